@@ -1,0 +1,141 @@
+package record
+
+// Recorder takes one sample in the producer's unit. Single writer, no lock,
+// no allocation; values out of range are counted in an overflow bucket,
+// never dropped.
+type Recorder interface {
+	Record(v uint64)
+}
+
+// Linear is a fixed-width bucket histogram, the layout of seed
+// 000_b19799733a2511c2: buckets are Width wide starting at Origin, every
+// value below Origin falls in bucket "0", and every value ≥ Overflow falls in
+// the overflow bucket ("8256+"). The zero value is unusable; use NewLinear.
+// Single writer; readers take a Snapshot after the writer stopped.
+type Linear struct {
+	width, origin, overflow uint64
+	counts                  []uint64 // counts[0] = [0,origin); counts[i] = [origin+(i-1)w, origin+iw)
+	over                    uint64
+	total, sum              uint64
+	min, max                uint64
+}
+
+var _ Recorder = (*Linear)(nil)
+
+// NewLinear returns a histogram with buckets width wide from origin up to
+// overflow (rounded up to a bucket edge). width must be > 0; overflow > origin.
+func NewLinear(width, origin, overflow uint64) *Linear {
+	if width == 0 {
+		width = 1
+	}
+	if overflow <= origin {
+		overflow = origin + width
+	}
+	n := (overflow - origin + width - 1) / width
+	return &Linear{
+		width: width, origin: origin, overflow: origin + n*width,
+		counts: make([]uint64, n+1),
+		min:    ^uint64(0),
+	}
+}
+
+// Record adds one sample. It does not allocate.
+func (h *Linear) Record(v uint64) {
+	h.total++
+	h.sum += v
+	if v < h.min {
+		h.min = v
+	}
+	if v > h.max {
+		h.max = v
+	}
+	switch {
+	case v >= h.overflow:
+		h.over++
+	case v < h.origin:
+		h.counts[0]++
+	default:
+		h.counts[1+(v-h.origin)/h.width]++
+	}
+}
+
+// Reset clears all counts, keeping the layout.
+func (h *Linear) Reset() {
+	clear(h.counts)
+	h.over, h.total, h.sum, h.max = 0, 0, 0, 0
+	h.min = ^uint64(0)
+}
+
+// Total is the number of samples recorded.
+func (h *Linear) Total() uint64 { return h.total }
+
+// Snapshot copies the histogram into a serialisable form.
+func (h *Linear) Snapshot(unit string) Snapshot {
+	s := Snapshot{
+		Unit: unit, Width: h.width, Origin: h.origin, Overflow: h.overflow,
+		Counts: append([]uint64(nil), h.counts...), OverflowCount: h.over,
+		Total: h.total, Sum: h.sum, Max: h.max,
+	}
+	if h.total > 0 {
+		s.Min = h.min
+	}
+	return s
+}
+
+// Snapshot is a Linear histogram at rest, as stored in summary.json.
+// Counts[0] holds values in [0, Origin); Counts[i] (i ≥ 1) holds values in
+// [Origin+(i-1)*Width, Origin+i*Width); OverflowCount holds values ≥ Overflow.
+type Snapshot struct {
+	Unit          string   `json:"unit"`
+	Width         uint64   `json:"bucket_width"`
+	Origin        uint64   `json:"bucket_origin"`
+	Overflow      uint64   `json:"overflow"`
+	Counts        []uint64 `json:"counts"`
+	OverflowCount uint64   `json:"overflow_count"`
+	Total         uint64   `json:"total"`
+	Sum           uint64   `json:"sum"`
+	Min           uint64   `json:"min"`
+	Max           uint64   `json:"max"`
+}
+
+// Lower returns the lower edge (the row label) of bucket i.
+func (s Snapshot) Lower(i int) uint64 {
+	if i == 0 {
+		return 0
+	}
+	return s.Origin + uint64(i-1)*s.Width
+}
+
+// Mean returns the mean sample, or 0 when empty.
+func (s Snapshot) Mean() float64 {
+	if s.Total == 0 {
+		return 0
+	}
+	return float64(s.Sum) / float64(s.Total)
+}
+
+// Add merges o into s; both must have the same layout (else s is returned unchanged and ok false).
+func (s Snapshot) Add(o Snapshot) (Snapshot, bool) {
+	if s.Total == 0 && len(s.Counts) == 0 {
+		o.Counts = append([]uint64(nil), o.Counts...)
+		return o, true
+	}
+	if o.Width != s.Width || o.Origin != s.Origin || o.Overflow != s.Overflow || len(o.Counts) != len(s.Counts) {
+		return s, false
+	}
+	r := s
+	r.Counts = append([]uint64(nil), s.Counts...)
+	for i, c := range o.Counts {
+		r.Counts[i] += c
+	}
+	r.OverflowCount += o.OverflowCount
+	if o.Total > 0 && (r.Total == 0 || o.Min < r.Min) {
+		r.Min = o.Min
+	}
+	if o.Max > r.Max {
+		r.Max = o.Max
+	}
+	r.Total += o.Total
+	r.Sum += o.Sum
+	return r, true
+}

@@ -1,0 +1,64 @@
+package record
+
+import "sync/atomic"
+
+// Ring is a single-producer single-consumer ring of T, preallocated. The
+// real-time thread Puts, one non-real-time goroutine Drains. No locks, no
+// allocation, no channels: only two atomic indices.
+type Ring[T any] struct {
+	buf     []T
+	mask    uint64
+	head    atomic.Uint64 // next slot to write (producer)
+	tail    atomic.Uint64 // next slot to read (consumer)
+	dropped atomic.Uint64
+}
+
+// NewRing returns a ring holding at least n items (rounded up to a power of two).
+func NewRing[T any](n int) *Ring[T] {
+	size := uint64(1)
+	for size < uint64(n) {
+		size <<= 1
+	}
+	return &Ring[T]{buf: make([]T, size), mask: size - 1}
+}
+
+// Put appends v; it returns false and counts a drop when the ring is full.
+// Producer only.
+func (r *Ring[T]) Put(v T) bool {
+	h := r.head.Load()
+	if h-r.tail.Load() > r.mask {
+		r.dropped.Add(1)
+		return false
+	}
+	r.buf[h&r.mask] = v
+	r.head.Store(h + 1)
+	return true
+}
+
+// Drain calls f for every item available now, in order, and returns how
+// many it passed. Consumer only.
+func (r *Ring[T]) Drain(f func(*T)) int {
+	t := r.tail.Load()
+	h := r.head.Load()
+	for i := t; i < h; i++ {
+		f(&r.buf[i&r.mask])
+	}
+	r.tail.Store(h)
+	return int(h - t)
+}
+
+// Dropped is the number of items Put could not store.
+func (r *Ring[T]) Dropped() uint64 { return r.dropped.Load() }
+
+// Wakeup is one tick of a real-time reader, as logged per wakeup.
+// Times are CLOCK_MONOTONIC nanoseconds.
+type Wakeup struct {
+	Tick       uint64 // k in start + k*period
+	DeadlineNs int64  // absolute deadline, CLOCK_MONOTONIC ns
+	LatencyNs  int64  // wake time − deadline, ns
+	DrainNs    int64  // time spent draining all sockets, ns
+	Messages   uint32 // messages received this tick
+	Calls      uint32 // recv calls this tick (data + EAGAIN + errors)
+	EAGAIN     uint32 // calls that returned EAGAIN
+	Missed     uint32 // ticks skipped before this one (overrun)
+}

@@ -1,0 +1,614 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rtload/rtload/record"
+)
+
+// column is one (variant, reader) column of Report, merged over rounds.
+type column struct {
+	label  string
+	rounds int
+
+	all, data, eagain record.Snapshot
+	calls, dataCalls  uint64
+	eagainCalls, errs uint64
+	messages, bytes   uint64
+	lost, reordered   uint64
+	dups, drops       uint64
+	wakeups, overruns uint64
+	ringDropped       uint64
+
+	socketsReadMin, sockets int
+	rcvbufMin, rcvbufMax    int
+	sent, sendErrors        uint64
+	inFlight                int64
+	trafficKnown            bool
+
+	wake, drain, oneWay []Latency
+	applied             Applied
+}
+
+// Report writes the end-of-run report for s to w, built only from s: a
+// header (scenario, run window, what one clock tick is, degraded and
+// stopped banners), the per-call tables for all calls, data calls and
+// EAGAIN calls (one column per variant, or per variant/reader when a trial
+// has several readers; rounds of a variant merged), per-column call stats,
+// wakeup latency and drain time, message accounting, noise work and the
+// GC check. It fits 100 columns for up to four columns. It fails only on
+// a write error or per-call histograms whose layouts differ.
+func Report(w io.Writer, s *Summary) error {
+	var b strings.Builder
+	writeHeader(&b, s)
+	cols, err := columns(s)
+	if err != nil {
+		return err
+	}
+	if len(cols) == 0 {
+		b.WriteString("\nno readers: nothing measured\n")
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	unit, unitLong := tickUnit(s.Clock)
+	merged := roundsNote(cols)
+	tables := []struct {
+		title string
+		hist  func(c *column) record.Snapshot
+	}{
+		{"per-call cost in " + unitLong + ", all calls (data + EAGAIN)", func(c *column) record.Snapshot { return c.all }},
+		{"per-call cost in " + unitLong + ", data calls only", func(c *column) record.Snapshot { return c.data }},
+		{"per-call cost in " + unitLong + ", EAGAIN calls only", func(c *column) record.Snapshot { return c.eagain }},
+	}
+	for _, t := range tables {
+		tc := make([]Column, len(cols))
+		for i := range cols {
+			tc[i] = Column{Label: cols[i].label, Hist: t.hist(&cols[i])}
+		}
+		b.WriteByte('\n')
+		if err := Table(&b, tc, TableOptions{Title: t.title + merged, Unit: unit}); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+	}
+	b.WriteByte('\n')
+	writeStats(&b, s, cols, unit, unitLong)
+	b.WriteByte('\n')
+	writeLatency(&b, cols)
+	b.WriteByte('\n')
+	writeMessages(&b, cols)
+	b.WriteByte('\n')
+	writeNoise(&b, s)
+	writeGC(&b, s)
+	_, err = io.WriteString(w, b.String())
+	return err
+}
+
+func writeHeader(b *strings.Builder, s *Summary) {
+	name := s.Scenario
+	if name == "" {
+		name = "(unnamed)"
+	}
+	fmt.Fprintf(b, "rtload report: scenario %s", name)
+	if s.File != "" {
+		fmt.Fprintf(b, " (%s)", s.File)
+	}
+	b.WriteByte('\n')
+	if !s.Start.IsZero() {
+		fmt.Fprintf(b, "run: %s", s.Start.Format(time.RFC3339))
+		if !s.End.IsZero() {
+			fmt.Fprintf(b, " to %s (%s)", s.End.Format(time.RFC3339), s.End.Sub(s.Start).Round(time.Millisecond))
+		}
+		b.WriteString(", ")
+	}
+	variants, rounds := shape(s)
+	fmt.Fprintf(b, "%d trials: %d variants × %d rounds\n", len(s.Trials), variants, rounds)
+	b.WriteString(clockLine(s.Clock))
+	b.WriteByte('\n')
+	if s.Clock.Note != "" {
+		fmt.Fprintf(b, "  %s\n", s.Clock.Note)
+	}
+	for _, f := range s.Clock.Fallbacks {
+		fmt.Fprintf(b, "  fallback: %s\n", f)
+	}
+	if s.Degraded {
+		b.WriteString("\n*** DEGRADED: run without some privileges (--allow-degraded); not comparable to a privileged run\n")
+		for _, r := range s.DegradedReasons {
+			fmt.Fprintf(b, "    - %s\n", r)
+		}
+	}
+	if s.Stopped {
+		b.WriteString("\n*** STOPPED EARLY")
+		if s.StoppedAt != nil {
+			fmt.Fprintf(b, " at %s", s.StoppedAt.Format(time.RFC3339))
+		}
+		b.WriteString(": interrupted; the last trial is partial and rounds may be missing\n")
+	}
+}
+
+// shape counts distinct variants and the most rounds any variant ran.
+func shape(s *Summary) (variants, rounds int) {
+	per := map[string]int{}
+	for _, t := range s.Trials {
+		per[t.Variant]++
+	}
+	for _, n := range per {
+		rounds = max(rounds, n)
+	}
+	return len(per), rounds
+}
+
+// clockLine states what one tick is, honestly.
+func clockLine(c ClockInfo) string {
+	switch {
+	case c.Kind == "tsc":
+		l := "clock: tsc, 1 tick = 1/" + hz(c.Hz) + " (TSC ticks are not core cycles)"
+		if c.Invariant {
+			l += ", invariant TSC"
+		} else {
+			l += ", TSC NOT invariant: ticks may not be constant time"
+		}
+		return l
+	case c.Kind == "monotonic" && (c.Hz == 1e9 || c.Hz == 0):
+		return "clock: monotonic, 1 tick = 1 ns"
+	case c.Kind == "":
+		return "clock: unknown (summary has no clock info): per-call units unknown"
+	default:
+		return "clock: " + c.Kind + ", 1 tick = 1/" + hz(c.Hz)
+	}
+}
+
+func hz(v float64) string {
+	switch {
+	case v <= 0:
+		return "? Hz (frequency unknown)"
+	case v >= 1e9:
+		return strconv.FormatFloat(v/1e9, 'f', 3, 64) + " GHz"
+	case v >= 1e6:
+		return strconv.FormatFloat(v/1e6, 'f', 3, 64) + " MHz"
+	default:
+		return strconv.FormatFloat(v, 'f', 0, 64) + " Hz"
+	}
+}
+
+// tickUnit is the short unit heading the tables and the long one for titles.
+func tickUnit(c ClockInfo) (short, long string) {
+	switch c.Kind {
+	case "tsc":
+		return "ticks", "TSC ticks"
+	case "monotonic":
+		return "ns", "ns"
+	}
+	if c.Unit != "" {
+		return c.Unit, c.Unit
+	}
+	return "ticks", "ticks"
+}
+
+// columns merges the trials into one column per variant (or per
+// variant/reader when there are several readers), in run order.
+func columns(s *Summary) ([]column, error) {
+	readers := map[string]bool{}
+	for _, t := range s.Trials {
+		for _, r := range t.Readers {
+			readers[r.Name] = true
+		}
+	}
+	perReader := len(readers) > 1
+	var cols []column
+	index := map[[2]string]int{}
+	for _, t := range s.Trials {
+		for ri, r := range t.Readers {
+			key := [2]string{t.Variant, r.Name}
+			i, ok := index[key]
+			if !ok {
+				label := t.Variant
+				if label == "" {
+					label = "run"
+				}
+				if perReader {
+					name := r.Name
+					if name == "" {
+						name = "reader" + strconv.Itoa(ri)
+					}
+					label += "/" + name
+				}
+				i = len(cols)
+				index[key] = i
+				cols = append(cols, column{
+					label:          label,
+					socketsReadMin: r.SocketsRead, rcvbufMin: r.RcvBuf, rcvbufMax: r.RcvBuf,
+					applied: r.Applied,
+				})
+			}
+			c := &cols[i]
+			if err := c.add(t, r, len(t.Readers)); err != nil {
+				return nil, fmt.Errorf("report: %s round %d: %w", c.label, t.Round, err)
+			}
+		}
+	}
+	return cols, nil
+}
+
+func (c *column) add(t Trial, r Reader, nReaders int) error {
+	c.rounds++
+	for _, m := range []struct {
+		name string
+		dst  *record.Snapshot
+		src  record.Snapshot
+	}{
+		{"all", &c.all, r.PerCall.All},
+		{"data", &c.data, r.PerCall.Data},
+		{"eagain", &c.eagain, r.PerCall.EAGAIN},
+	} {
+		if len(m.src.Counts) == 0 {
+			continue
+		}
+		sum, ok := m.dst.Add(m.src)
+		if !ok {
+			return fmt.Errorf("per-call %s histogram layout %s differs from earlier rounds %s", m.name, layoutString(m.src), layoutString(*m.dst))
+		}
+		*m.dst = sum
+	}
+	c.calls += r.Calls
+	c.dataCalls += r.Data
+	c.eagainCalls += r.EAGAIN
+	c.errs += r.Errors
+	c.messages += r.Messages
+	c.bytes += r.Bytes
+	c.lost += r.Lost
+	c.reordered += r.Reordered
+	c.dups += r.Duplicates
+	c.drops += r.Drops
+	c.wakeups += r.Wakeups
+	c.overruns += r.Overruns
+	c.ringDropped += r.RingDropped
+	c.socketsReadMin = min(c.socketsReadMin, r.SocketsRead)
+	c.sockets = max(c.sockets, r.Sockets)
+	c.rcvbufMin = min(c.rcvbufMin, r.RcvBuf)
+	c.rcvbufMax = max(c.rcvbufMax, r.RcvBuf)
+	c.wake = append(c.wake, r.WakeupLatency)
+	c.drain = append(c.drain, r.Drain)
+	c.oneWay = append(c.oneWay, r.OneWayDelay)
+	// Traffic belongs to this reader when it names the endpoint, or when
+	// the reader is alone in its trial.
+	for _, tr := range t.Traffic {
+		if (r.Endpoint != "" && tr.Endpoint == r.Endpoint) || (r.Endpoint == "" && nReaders == 1) {
+			c.sent += tr.Sent
+			c.sendErrors += tr.SendErrors
+			c.inFlight += tr.InFlight
+			c.trafficKnown = true
+		}
+	}
+	return nil
+}
+
+// roundsNote says how many rounds each column merges, or "" for one.
+func roundsNote(cols []column) string {
+	same := true
+	for _, c := range cols {
+		same = same && c.rounds == cols[0].rounds
+	}
+	if same {
+		if cols[0].rounds <= 1 {
+			return ""
+		}
+		return fmt.Sprintf(" (%d rounds merged)", cols[0].rounds)
+	}
+	parts := make([]string, len(cols))
+	for i, c := range cols {
+		parts[i] = fmt.Sprintf("%s %d", c.label, c.rounds)
+	}
+	return " (rounds merged: " + strings.Join(parts, ", ") + ")"
+}
+
+// kv is a block of named rows, one cell per column, right-aligned.
+type kv struct {
+	title  string
+	labels []string
+	rows   [][]string // rows[i][0] is the name
+}
+
+func (k *kv) add(name string, cells ...string) {
+	k.rows = append(k.rows, append([]string{name}, cells...))
+}
+
+func (k *kv) write(b *strings.Builder) {
+	nameW := 0
+	for _, r := range k.rows {
+		nameW = max(nameW, runeLen(r[0]))
+	}
+	nameW = max(nameW+2, 24)
+	widths := make([]int, len(k.labels))
+	for i, l := range k.labels {
+		widths[i] = max(12, runeLen(l))
+		for _, r := range k.rows {
+			if i+1 < len(r) {
+				widths[i] = max(widths[i], runeLen(r[i+1]))
+			}
+		}
+	}
+	b.WriteString(k.title)
+	b.WriteByte('\n')
+	line := strings.Repeat(" ", nameW)
+	for i, l := range k.labels {
+		line += "  " + pad(l, widths[i])
+	}
+	writeLine(b, line)
+	for _, r := range k.rows {
+		line := padRight("  "+r[0], nameW)
+		for i := range k.labels {
+			cell := ""
+			if i+1 < len(r) {
+				cell = r[i+1]
+			}
+			line += "  " + pad(cell, widths[i])
+		}
+		writeLine(b, line)
+	}
+}
+
+func labels(cols []column) []string {
+	l := make([]string, len(cols))
+	for i, c := range cols {
+		l[i] = c.label
+	}
+	return l
+}
+
+// cells maps f over the columns.
+func cells(cols []column, f func(c *column) string) []string {
+	out := make([]string, len(cols))
+	for i := range cols {
+		out[i] = f(&cols[i])
+	}
+	return out
+}
+
+func u(v uint64) string { return strconv.FormatUint(v, 10) }
+
+func writeStats(b *strings.Builder, s *Summary, cols []column, unit, unitLong string) {
+	k := kv{title: "per-call stats (" + unitLong + "; percentiles are bucket lower edges)", labels: labels(cols)}
+	k.add("calls", cells(cols, func(c *column) string { return u(c.calls) })...)
+	k.add("data calls", cells(cols, func(c *column) string { return u(c.dataCalls) })...)
+	k.add("EAGAIN calls", cells(cols, func(c *column) string { return u(c.eagainCalls) })...)
+	k.add("other errors", cells(cols, func(c *column) string { return u(c.errs) })...)
+	k.add("mean "+unit+"/call", cells(cols, func(c *column) string { return f1(c.all.Mean()) })...)
+	if s.Clock.Kind == "tsc" && s.Clock.Hz > 0 {
+		k.add("mean ns/call", cells(cols, func(c *column) string { return f1(c.all.Mean() * 1e9 / s.Clock.Hz) })...)
+	}
+	k.add("mean "+unit+"/data call", cells(cols, func(c *column) string { return f1(c.data.Mean()) })...)
+	k.add("mean "+unit+"/EAGAIN call", cells(cols, func(c *column) string { return f1(c.eagain.Mean()) })...)
+	for _, q := range []struct {
+		name string
+		q    float64
+	}{{"p50", 0.50}, {"p99", 0.99}} {
+		k.add(q.name+" "+unit, cells(cols, func(c *column) string { return edge(c.all, Percentile(c.all, q.q)) })...)
+	}
+	k.add("max "+unit, cells(cols, func(c *column) string { return u(c.all.Max) })...)
+	k.add("sched (read back)", cells(cols, func(c *column) string { return sched(c.applied) })...)
+	k.write(b)
+}
+
+// edge prints a bucket edge, "8256+" for the overflow bucket.
+func edge(s record.Snapshot, v uint64) string {
+	if s.Total > 0 && v == s.Overflow {
+		return u(v) + "+"
+	}
+	return u(v)
+}
+
+func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+
+func us(ns int64) string { return strconv.FormatFloat(float64(ns)/1e3, 'f', 1, 64) }
+
+// sched is the applied policy in a few characters: "FIFO 80 cpu 1 mlock".
+func sched(a Applied) string {
+	if a.Policy == "" {
+		return "?"
+	}
+	p := strings.TrimPrefix(a.Policy, "SCHED_")
+	switch p {
+	case "FIFO", "RR":
+		p += " " + strconv.Itoa(a.Priority)
+	default:
+		if a.Nice != 0 {
+			p += " nice " + strconv.Itoa(a.Nice)
+		}
+	}
+	if len(a.CPUs) > 0 {
+		p += " cpu " + cpuList(a.CPUs)
+	}
+	if a.Mlocked {
+		p += " mlock"
+	}
+	return p
+}
+
+// cpuList prints CPUs as ranges: "0-3,6".
+func cpuList(cpus []int) string {
+	c := slices.Clone(cpus)
+	slices.Sort(c)
+	c = slices.Compact(c)
+	var parts []string
+	for i := 0; i < len(c); {
+		j := i
+		for j+1 < len(c) && c[j+1] == c[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, strconv.Itoa(c[i])+"-"+strconv.Itoa(c[j]))
+		} else {
+			parts = append(parts, strconv.Itoa(c[i]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ",")
+}
+
+func writeLatency(b *strings.Builder, cols []column) {
+	wake := make([]Latency, len(cols))
+	drain := make([]Latency, len(cols))
+	oneWay := make([]Latency, len(cols))
+	exact := true
+	anyOneWay := false
+	for i, c := range cols {
+		var e1, e2, e3 bool
+		wake[i], e1 = MergeLatency(c.wake...)
+		drain[i], e2 = MergeLatency(c.drain...)
+		oneWay[i], e3 = MergeLatency(c.oneWay...)
+		exact = exact && e1 && e2 && e3
+		anyOneWay = anyOneWay || oneWay[i].Count > 0
+	}
+	k := kv{title: "wakeup latency (µs, wake time − deadline)", labels: labels(cols)}
+	k.add("wakeups", cells(cols, func(c *column) string { return u(c.wakeups) })...)
+	k.add("overruns (missed ticks)", cells(cols, func(c *column) string { return u(c.overruns) })...)
+	k.add("log records dropped", cells(cols, func(c *column) string { return u(c.ringDropped) })...)
+	addLat := func(l []Latency, which []string) {
+		for _, name := range which {
+			row := make([]string, len(l))
+			for i, x := range l {
+				if x.Count == 0 {
+					row[i] = "-"
+					continue
+				}
+				row[i] = latField(x, name)
+			}
+			k.add(name, row...)
+		}
+	}
+	addLat(wake, []string{"min", "avg", "p50", "p90", "p99", "p99.9", "max"})
+	k.write(b)
+	k = kv{title: "drain time per wakeup (µs)", labels: labels(cols)}
+	addLat(drain, []string{"p50", "p99", "max"})
+	k.write(b)
+	if anyOneWay {
+		k = kv{title: "one-way delay send → receive (µs)", labels: labels(cols)}
+		addLat(oneWay, []string{"p50", "p99", "max"})
+		k.write(b)
+	}
+	if !exact {
+		b.WriteString("  note: some rounds carry no HDR histogram; merged percentiles are the worst round's\n")
+	}
+}
+
+func latField(l Latency, name string) string {
+	switch name {
+	case "min":
+		return us(l.MinNs)
+	case "avg":
+		return strconv.FormatFloat(l.MeanNs/1e3, 'f', 1, 64)
+	case "p50":
+		return us(l.P50Ns)
+	case "p90":
+		return us(l.P90Ns)
+	case "p99":
+		return us(l.P99Ns)
+	case "p99.9":
+		return us(l.P999Ns)
+	default:
+		return us(l.MaxNs)
+	}
+}
+
+func writeMessages(b *strings.Builder, cols []column) {
+	k := kv{title: "message accounting", labels: labels(cols)}
+	known := func(f func(c *column) string) func(c *column) string {
+		return func(c *column) string {
+			if !c.trafficKnown {
+				return "-"
+			}
+			return f(c)
+		}
+	}
+	k.add("sent", cells(cols, known(func(c *column) string { return u(c.sent) }))...)
+	k.add("send errors", cells(cols, known(func(c *column) string { return u(c.sendErrors) }))...)
+	k.add("received", cells(cols, func(c *column) string { return u(c.messages) })...)
+	k.add("received bytes", cells(cols, func(c *column) string { return u(c.bytes) })...)
+	k.add("in flight at end", cells(cols, known(func(c *column) string { return strconv.FormatInt(c.inFlight, 10) }))...)
+	k.add("lost", cells(cols, func(c *column) string { return u(c.lost) })...)
+	k.add("reordered", cells(cols, func(c *column) string { return u(c.reordered) })...)
+	k.add("duplicates", cells(cols, func(c *column) string { return u(c.dups) })...)
+	k.add("kernel drops", cells(cols, func(c *column) string { return u(c.drops) })...)
+	k.add("sockets read / sockets", cells(cols, func(c *column) string {
+		return strconv.Itoa(c.socketsReadMin) + "/" + strconv.Itoa(c.sockets)
+	})...)
+	k.add("rcvbuf given by kernel", cells(cols, func(c *column) string {
+		if c.rcvbufMin == c.rcvbufMax {
+			return strconv.Itoa(c.rcvbufMin) + " B"
+		}
+		return strconv.Itoa(c.rcvbufMin) + "-" + strconv.Itoa(c.rcvbufMax) + " B"
+	})...)
+	k.write(b)
+	if len(cols) > 1 || cols[0].rounds > 1 {
+		b.WriteString("  sockets read is the fewest in any round\n")
+	}
+}
+
+// writeNoise prints each variant's background work, summed over rounds.
+func writeNoise(b *strings.Builder, s *Summary) {
+	type key struct{ variant, kind, unit string }
+	type work struct {
+		threads int
+		count   uint64
+		seconds float64
+	}
+	var order []key
+	sum := map[key]*work{}
+	for _, t := range s.Trials {
+		for _, n := range t.Noise {
+			k := key{t.Variant, n.Kind, n.Unit}
+			w, ok := sum[k]
+			if !ok {
+				w = &work{}
+				sum[k] = w
+				order = append(order, k)
+			}
+			w.threads = max(w.threads, n.Threads)
+			w.count += n.Count
+			w.seconds += n.Seconds
+		}
+	}
+	if len(order) == 0 {
+		b.WriteString("noise: none\n")
+		return
+	}
+	b.WriteString("noise (achieved work, summed over rounds)\n")
+	for _, k := range order {
+		w := sum[k]
+		v := k.variant
+		if v == "" {
+			v = "run"
+		}
+		rate := "-"
+		if w.seconds > 0 {
+			rate = strconv.FormatFloat(float64(w.count)/w.seconds, 'f', 0, 64)
+		}
+		fmt.Fprintf(b, "  %s: %s × %d threads: %d %s in %.1f s = %s %s/s\n",
+			v, k.kind, w.threads, w.count, k.unit, w.seconds, rate, k.unit)
+	}
+}
+
+// writeGC checks that no garbage collection ran in a measured window.
+func writeGC(b *strings.Builder, s *Summary) {
+	var total uint64
+	var where []string
+	for _, t := range s.Trials {
+		if t.GCDuring > 0 {
+			total += uint64(t.GCDuring)
+			where = append(where, fmt.Sprintf("trial %d (%s round %d): %d", t.Index, t.Variant, t.Round, t.GCDuring))
+		}
+	}
+	if total == 0 {
+		b.WriteString("gc during measured windows: 0\n")
+		return
+	}
+	fmt.Fprintf(b, "WARNING: %d GC cycles during measured windows; those samples may include GC work\n", total)
+	for _, w := range where {
+		fmt.Fprintf(b, "  %s\n", w)
+	}
+}

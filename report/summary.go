@@ -1,0 +1,180 @@
+package report
+
+import (
+	"time"
+
+	"github.com/rtload/rtload/record"
+)
+
+// Summary is the contract of a results directory: summary.json holds one.
+// Every report (terminal table, compare) is rebuilt from it.
+type Summary struct {
+	// Version of this format. Currently 1.
+	Version int `json:"version"`
+	// Scenario is the name of the scenario; File the source it came from.
+	Scenario string `json:"scenario"`
+	File     string `json:"file"`
+	// Spec is the scenario as run (defaults filled, before variants), as JSON.
+	Spec any `json:"spec"`
+	// Env is the `rtload env` facts, as JSON.
+	Env any `json:"env"`
+	// Start and End of the whole run, wall clock.
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+	// Stopped is true when the run was interrupted (SIGINT/SIGTERM); StoppedAt says when.
+	Stopped   bool       `json:"stopped"`
+	StoppedAt *time.Time `json:"stopped_at,omitempty"`
+	// Degraded is true when any privilege was missing and --allow-degraded ran anyway.
+	Degraded bool `json:"degraded"`
+	// DegradedReasons lists what was given up.
+	DegradedReasons []string `json:"degraded_reasons,omitempty"`
+	// Clock says what one tick of every per-call histogram is.
+	Clock ClockInfo `json:"clock"`
+	// Trials in run order (variant × round).
+	Trials []Trial `json:"trials"`
+}
+
+// ClockInfo describes the per-call clock.
+type ClockInfo struct {
+	// Kind is "tsc" or "monotonic".
+	Kind string `json:"kind"`
+	// Unit names one tick in reports: "TSC ticks" or "ns".
+	Unit string `json:"unit"`
+	// Hz is ticks per second (TSC frequency for tsc, 1e9 for monotonic).
+	Hz float64 `json:"hz"`
+	// Invariant is true for an invariant (constant/nonstop) TSC.
+	Invariant bool `json:"invariant"`
+	// Note says how Hz was found and that TSC ticks are not core cycles.
+	Note string `json:"note"`
+	// Fallbacks lists counters tried and why they were not used.
+	Fallbacks []string `json:"fallbacks,omitempty"`
+}
+
+// Trial is the result of one variant in one round.
+type Trial struct {
+	Index   int    `json:"index"`
+	Round   int    `json:"round"`
+	Variant string `json:"variant"`
+	// Overrides is the variant's path=value set.
+	Overrides map[string]string `json:"overrides,omitempty"`
+	// DurationNs is the measured time.
+	DurationNs int64 `json:"duration_ns"`
+	// GCBefore/GCAfter are runtime.MemStats.NumGC around the measured window;
+	// GCDuring = GCAfter-GCBefore must be 0 for a clean run.
+	GCBefore uint32    `json:"gc_before"`
+	GCAfter  uint32    `json:"gc_after"`
+	GCDuring uint32    `json:"gc_during"`
+	Readers  []Reader  `json:"readers"`
+	Traffic  []Traffic `json:"traffic"`
+	Noise    []Noise   `json:"noise"`
+	// WakeupLog is the per-wakeup CSV file name(s) relative to the results dir.
+	WakeupLog []string `json:"wakeup_log,omitempty"`
+}
+
+// Reader is one real-time reader's results in one trial.
+type Reader struct {
+	Name    string `json:"name"`
+	Method  string `json:"method"`
+	Sockets int    `json:"sockets"`
+	// Endpoint names the Traffic entry (Traffic.Endpoint) feeding this
+	// reader's sockets; empty means every Traffic entry of the trial.
+	// Reports use it to put "sent" and "in flight" in the right column.
+	Endpoint string `json:"endpoint,omitempty"`
+	// Applied is what the kernel reports for the thread (read back, not intended).
+	Applied Applied `json:"applied"`
+	// Calls is recv calls made; Data those that returned data; EAGAIN those that found nothing.
+	Calls  uint64 `json:"calls"`
+	Data   uint64 `json:"data_calls"`
+	EAGAIN uint64 `json:"eagain_calls"`
+	// Errors counts calls failing with anything else.
+	Errors uint64 `json:"errors"`
+	// Messages received, bytes received.
+	Messages uint64 `json:"messages"`
+	Bytes    uint64 `json:"bytes"`
+	// Lost, Reordered, Duplicates from per-socket sequence numbers.
+	Lost       uint64 `json:"lost"`
+	Reordered  uint64 `json:"reordered"`
+	Duplicates uint64 `json:"duplicates"`
+	// Drops is the kernel's SO_RXQ_OVFL count (or /proc drop counter) over the trial.
+	Drops uint64 `json:"drops"`
+	// SocketsRead is how many distinct sockets returned at least one message.
+	SocketsRead int `json:"sockets_read"`
+	// RcvBuf is the SO_RCVBUF value the kernel reports, in bytes.
+	RcvBuf int `json:"rcvbuf_bytes"`
+	// Wakeups is ticks run; Overruns ticks missed (deadline passed before wait).
+	Wakeups  uint64 `json:"wakeups"`
+	Overruns uint64 `json:"overruns"`
+	// RingDropped counts per-wakeup records dropped because the ring was full.
+	RingDropped uint64 `json:"ring_dropped"`
+	// PerCall histograms in clock ticks: All (data+EAGAIN, the seed's table), Data, EAGAIN.
+	PerCall PerCall `json:"per_call"`
+	// WakeupLatency in ns (HDR-based stats + linear histogram).
+	WakeupLatency Latency `json:"wakeup_latency"`
+	// Drain time per tick in ns.
+	Drain Latency `json:"drain"`
+	// OneWayDelay send→receive in ns (CLOCK_MONOTONIC).
+	OneWayDelay Latency `json:"one_way_delay"`
+}
+
+// PerCall holds the three per-call histograms.
+type PerCall struct {
+	Unit   string          `json:"unit"`
+	All    record.Snapshot `json:"all"`
+	Data   record.Snapshot `json:"data"`
+	EAGAIN record.Snapshot `json:"eagain"`
+}
+
+// Latency is a summary of a latency distribution in nanoseconds.
+type Latency struct {
+	Count  uint64  `json:"count"`
+	MinNs  int64   `json:"min_ns"`
+	MeanNs float64 `json:"mean_ns"`
+	P50Ns  int64   `json:"p50_ns"`
+	P90Ns  int64   `json:"p90_ns"`
+	P99Ns  int64   `json:"p99_ns"`
+	P999Ns int64   `json:"p99_9_ns"`
+	MaxNs  int64   `json:"max_ns"`
+	// HDR is the distribution itself: the HdrHistogram V2 compressed,
+	// base64 encoding (hdrhistogram-go Encode, the .hlog line format), so
+	// rounds can be merged exactly. Empty when not recorded; merges then
+	// fall back to worst-round percentiles and say so.
+	HDR string `json:"hdr,omitempty"`
+}
+
+// Applied is the scheduling state read back from the kernel for one thread.
+type Applied struct {
+	TID      int    `json:"tid"`
+	Policy   string `json:"policy"`
+	Priority int    `json:"priority"`
+	Nice     int    `json:"nice"`
+	CPUs     []int  `json:"cpus"`
+	Mlocked  bool   `json:"mlocked"`
+	// Notes lists anything not applied and why (degraded mode).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Traffic is one sender's accounting.
+type Traffic struct {
+	Endpoint string `json:"endpoint"`
+	Sockets  int    `json:"sockets"`
+	// Sent messages, SendErrors calls that failed (EAGAIN/ENOBUFS etc.).
+	Sent       uint64 `json:"sent"`
+	SendErrors uint64 `json:"send_errors"`
+	// TargetRate and AchievedRate in messages per second (all sockets).
+	TargetRate   float64 `json:"target_rate"`
+	AchievedRate float64 `json:"achieved_rate"`
+	// InFlight is sent minus received when the trial ended (read after a final drain).
+	InFlight int64 `json:"in_flight"`
+	// SendLag is how late sends went out against the schedule, in ns.
+	SendLag Latency `json:"send_lag"`
+}
+
+// Noise is one background source's achieved work.
+type Noise struct {
+	Kind    string  `json:"kind"`
+	Threads int     `json:"threads"`
+	Unit    string  `json:"unit"`
+	Count   uint64  `json:"count"`
+	Seconds float64 `json:"seconds"`
+	PerSec  float64 `json:"per_sec"`
+}

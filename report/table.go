@@ -1,0 +1,242 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/rtload/rtload/record"
+)
+
+// Column is one column of a per-call table: a label and its histogram. A
+// label "group/sub" (variant/reader) puts group on a header line of its
+// own, centred over consecutive columns sharing it, as the seed puts
+// "recvfrom" over "unhard" and "hard".
+type Column struct {
+	Label string
+	Hist  record.Snapshot
+}
+
+// TableOptions titles a Table. The zero value prints no title and an empty
+// unit header.
+type TableOptions struct {
+	// Title is printed on its own line above the table, e.g.
+	// "per-call cost, all calls (data + EAGAIN)".
+	Title string
+	// Unit heads the row-label column, e.g. "ticks" or "cycles".
+	Unit string
+}
+
+// minCountWidth is the narrowest count column, wide enough for the seed's
+// 7-digit totals with room to spare.
+const minCountWidth = 10
+
+// Table prints cols side by side in the shape of seed 000_b19799733a2511c2:
+// one row per bucket, labelled with its lower edge ("   1472:"), from the
+// first bucket populated in any column up to the last bucket below the
+// overflow edge (empty rows in between kept), then the overflow row
+// ("  8256+:"), a dashed line and a "Total:" row. Counts are right-aligned
+// in columns at least 10 wide. A column whose Snapshot is the zero value
+// (no buckets) prints as all zeros; columns whose bucket layouts differ
+// are an error. When every column is empty Table prints the header and
+// "(no samples)".
+func Table(w io.Writer, cols []Column, opt TableOptions) error {
+	if len(cols) == 0 {
+		return errors.New("table: no columns")
+	}
+	var lay *record.Snapshot
+	for i := range cols {
+		h := &cols[i].Hist
+		if len(h.Counts) == 0 {
+			if h.Total != 0 || h.OverflowCount != 0 {
+				return fmt.Errorf("table: column %s: %d samples but no buckets", cols[i].Label, h.Total)
+			}
+			continue
+		}
+		if lay == nil {
+			lay = h
+			continue
+		}
+		if !sameLayout(*lay, *h) {
+			return fmt.Errorf("table: column %s: layout %s differs from %s", cols[i].Label, layoutString(*h), layoutString(*lay))
+		}
+	}
+
+	// Row labels are right-aligned to the seed's 7 characters, or wider.
+	overLabel := ""
+	nb := 0
+	if lay != nil {
+		overLabel = strconv.FormatUint(lay.Overflow, 10) + "+"
+		nb = len(lay.Counts)
+	}
+	labelW := max(7, len(overLabel), len("Total"))
+	if lay != nil {
+		labelW = max(labelW, len(strconv.FormatUint(lay.Lower(nb-1), 10)))
+	}
+	labelW = max(labelW, len(opt.Unit)+1) // the unit header fits in labelW+1 with a space
+
+	// Per-column totals and widths.
+	first := -1
+	totals := make([]uint64, len(cols))
+	widths := make([]int, len(cols))
+	for c, col := range cols {
+		var widest uint64
+		for i, n := range col.Hist.Counts {
+			totals[c] += n
+			widest = max(widest, n)
+			if n > 0 && (first < 0 || i < first) {
+				first = i
+			}
+		}
+		totals[c] += col.Hist.OverflowCount
+		_, sub := splitLabel(col.Label)
+		widths[c] = max(minCountWidth, len(strconv.FormatUint(totals[c], 10)), runeLen(sub)+1)
+	}
+	groups := columnGroups(cols)
+	for _, g := range groups {
+		span := 0
+		for c := g.from; c < g.to; c++ {
+			span += 1 + widths[c]
+		}
+		if need := runeLen(g.name) + 2; g.name != "" && span-1 < need {
+			widths[g.to-1] += need - (span - 1)
+		}
+	}
+	lineW := labelW + 1
+	for _, wd := range widths {
+		lineW += 1 + wd
+	}
+
+	var b strings.Builder
+	if opt.Title != "" {
+		b.WriteString(opt.Title)
+		b.WriteByte('\n')
+	}
+	// Group line, only when some label is "group/sub".
+	if len(groups) < len(cols) || groups[0].name != "" {
+		line := strings.Repeat(" ", labelW+1)
+		for _, g := range groups {
+			span := 0
+			for c := g.from; c < g.to; c++ {
+				span += 1 + widths[c]
+			}
+			line += "|" + center(g.name, span-1)
+		}
+		writeLine(&b, line)
+	}
+	line := center(opt.Unit, labelW+1)
+	for c, col := range cols {
+		_, sub := splitLabel(col.Label)
+		line += "|" + pad(sub, widths[c]-1) + " "
+	}
+	writeLine(&b, line)
+	dashes := strings.Repeat("-", lineW)
+	b.WriteString(dashes)
+	b.WriteByte('\n')
+
+	var all uint64
+	for _, t := range totals {
+		all += t
+	}
+	if all == 0 {
+		b.WriteString("(no samples)\n")
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	row := func(label string, count func(c int) uint64) {
+		b.WriteString(pad(label, labelW))
+		b.WriteByte(':')
+		for c := range cols {
+			b.WriteByte(' ')
+			b.WriteString(pad(strconv.FormatUint(count(c), 10), widths[c]))
+		}
+		b.WriteByte('\n')
+	}
+	if first >= 0 {
+		for i := first; i < nb; i++ {
+			row(strconv.FormatUint(lay.Lower(i), 10), func(c int) uint64 {
+				if cs := cols[c].Hist.Counts; i < len(cs) {
+					return cs[i]
+				}
+				return 0
+			})
+		}
+	}
+	row(overLabel, func(c int) uint64 { return cols[c].Hist.OverflowCount })
+	b.WriteString(dashes)
+	b.WriteByte('\n')
+	row("Total", func(c int) uint64 { return totals[c] })
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func sameLayout(a, b record.Snapshot) bool {
+	return a.Width == b.Width && a.Origin == b.Origin && a.Overflow == b.Overflow && len(a.Counts) == len(b.Counts)
+}
+
+func layoutString(s record.Snapshot) string {
+	return fmt.Sprintf("(width %d, origin %d, overflow %d, %d buckets)", s.Width, s.Origin, s.Overflow, len(s.Counts))
+}
+
+// group is a run of consecutive columns [from, to) sharing a label prefix.
+type group struct {
+	name     string
+	from, to int
+}
+
+func columnGroups(cols []Column) []group {
+	var gs []group
+	for c, col := range cols {
+		name, _ := splitLabel(col.Label)
+		if n := len(gs); n > 0 && gs[n-1].name == name && name != "" {
+			gs[n-1].to = c + 1
+			continue
+		}
+		gs = append(gs, group{name: name, from: c, to: c + 1})
+	}
+	return gs
+}
+
+// splitLabel splits "variant/reader" at the first slash; a label without
+// one has no group.
+func splitLabel(l string) (group, sub string) {
+	if g, s, ok := strings.Cut(l, "/"); ok {
+		return g, s
+	}
+	return "", l
+}
+
+// pad right-aligns s in n runes.
+func pad(s string, n int) string {
+	if k := n - runeLen(s); k > 0 {
+		return strings.Repeat(" ", k) + s
+	}
+	return s
+}
+
+// padRight left-aligns s in n runes.
+func padRight(s string, n int) string {
+	if k := n - runeLen(s); k > 0 {
+		return s + strings.Repeat(" ", k)
+	}
+	return s
+}
+
+// center centres s in n runes, the extra space going right.
+func center(s string, n int) string {
+	k := n - runeLen(s)
+	if k <= 0 {
+		return s
+	}
+	return strings.Repeat(" ", k/2) + s + strings.Repeat(" ", k-k/2)
+}
+
+func runeLen(s string) int { return len([]rune(s)) }
+
+// writeLine writes line without trailing spaces, and a newline.
+func writeLine(b *strings.Builder, line string) {
+	b.WriteString(strings.TrimRight(line, " "))
+	b.WriteByte('\n')
+}

@@ -1,0 +1,247 @@
+package rt
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Policy is a Linux scheduling policy.
+type Policy int
+
+// Policies, values as in sched(7).
+const (
+	Other Policy = unix.SCHED_NORMAL
+	FIFO  Policy = unix.SCHED_FIFO
+	RR    Policy = unix.SCHED_RR
+)
+
+// ParsePolicy maps "fifo", "rr", "other" to a Policy.
+func ParsePolicy(s string) (Policy, error) {
+	switch s {
+	case "fifo":
+		return FIFO, nil
+	case "rr":
+		return RR, nil
+	case "other", "":
+		return Other, nil
+	}
+	return Other, fmt.Errorf("policy %q unknown (allowed: fifo, rr, other)", s)
+}
+
+func (p Policy) String() string {
+	switch p {
+	case FIFO:
+		return "SCHED_FIFO"
+	case RR:
+		return "SCHED_RR"
+	case Other:
+		return "SCHED_OTHER"
+	case unix.SCHED_BATCH:
+		return "SCHED_BATCH"
+	case unix.SCHED_IDLE:
+		return "SCHED_IDLE"
+	case unix.SCHED_DEADLINE:
+		return "SCHED_DEADLINE"
+	}
+	return fmt.Sprintf("policy(%d)", int(p))
+}
+
+// Sched is what a thread asks of the kernel. The zero value is an unpinned
+// SCHED_OTHER thread at nice 0 with no memory locking.
+type Sched struct {
+	// CPUs to pin to (sched_setaffinity); empty = leave affinity alone.
+	CPUs []int
+	// Policy and Priority (1–99 for FIFO/RR, 0 for Other).
+	Policy   Policy
+	Priority int
+	// Nice for SCHED_OTHER, -20–19.
+	Nice int
+	// Mlock calls mlockall(MCL_CURRENT|MCL_FUTURE) (process-wide).
+	Mlock bool
+	// AllowDegraded: when a privilege is missing, carry on at SCHED_OTHER
+	// (or without mlock / affinity) and note it in Applied.Notes instead of
+	// failing with a *PrivilegeError.
+	AllowDegraded bool
+	// TimerSlackNs sets PR_SET_TIMERSLACK for the thread; 0 leaves the
+	// default (50 µs for SCHED_OTHER; RT threads have none).
+	TimerSlackNs int
+}
+
+// Applied is the thread's state as read back from the kernel after Start.
+type Applied struct {
+	TID      int
+	Policy   Policy
+	Priority int
+	Nice     int
+	CPUs     []int
+	Mlocked  bool
+	// Degraded lists what was asked but not applied, and why.
+	Degraded []string
+}
+
+// Thread is a goroutine locked to its own OS thread with Sched applied.
+type Thread struct {
+	done chan struct{}
+	err  error
+}
+
+// Wait blocks until the thread's body returned.
+func (t *Thread) Wait() { <-t.done }
+
+// Start runs body on a new goroutine locked to a new OS thread after
+// applying s to that thread and reading it back. It returns once s is
+// applied (or failed): on failure body never runs and the error is a
+// *PrivilegeError (errors.Is ErrNoPrivilege) for EPERM, else the syscall
+// error. The thread is never unlocked: its kernel state changed, so it exits
+// with the goroutine.
+func Start(s Sched, body func(Applied)) (*Thread, error) {
+	t := &Thread{done: make(chan struct{})}
+	ready := make(chan error, 1)
+	go func() {
+		defer close(t.done)
+		runtime.LockOSThread()
+		// No UnlockOSThread: the thread's affinity/policy changed; it exits with this goroutine.
+		a, err := apply(s)
+		ready <- err
+		if err != nil {
+			return
+		}
+		body(a)
+	}()
+	if err := <-ready; err != nil {
+		<-t.done
+		return nil, err
+	}
+	return t, nil
+}
+
+func apply(s Sched) (Applied, error) {
+	var a Applied
+	a.TID = unix.Gettid()
+	if s.TimerSlackNs > 0 {
+		if err := unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(s.TimerSlackNs), 0, 0, 0); err != nil {
+			a.Degraded = append(a.Degraded, "timer slack: "+err.Error())
+		}
+	}
+	if len(s.CPUs) > 0 {
+		var set unix.CPUSet
+		for _, c := range s.CPUs {
+			set.Set(c)
+		}
+		if err := unix.SchedSetaffinity(0, &set); err != nil {
+			if !errors.Is(err, unix.EPERM) && !errors.Is(err, unix.EINVAL) || !s.AllowDegraded {
+				if errors.Is(err, unix.EPERM) {
+					return a, &PrivilegeError{Op: fmt.Sprintf("sched_setaffinity(cpus %v)", s.CPUs), Cap: "CAP_SYS_NICE",
+						Degraded: "run unpinned and mark results degraded", Err: err}
+				}
+				return a, fmt.Errorf("sched_setaffinity(cpus %v): %w (the CPU may be offline or outside this process's cpuset)", s.CPUs, os.NewSyscallError("sched_setaffinity", err))
+			}
+			a.Degraded = append(a.Degraded, fmt.Sprintf("affinity cpus %v not applied: %v", s.CPUs, err))
+		}
+	}
+	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: uint32(s.Policy)}
+	if s.Policy == FIFO || s.Policy == RR {
+		attr.Priority = uint32(s.Priority)
+	} else {
+		attr.Nice = int32(s.Nice)
+	}
+	if err := unix.SchedSetAttr(0, &attr, 0); err != nil {
+		op := fmt.Sprintf("sched_setattr(%s %d)", s.Policy, s.Priority)
+		if s.Policy == Other {
+			op = fmt.Sprintf("sched_setattr(SCHED_OTHER nice %d)", s.Nice)
+		}
+		if !errors.Is(err, unix.EPERM) {
+			return a, fmt.Errorf("%s: %w", op, os.NewSyscallError("sched_setattr", err))
+		}
+		if !s.AllowDegraded {
+			return a, &PrivilegeError{Op: op, Cap: "CAP_SYS_NICE",
+				Degraded: "run at SCHED_OTHER and mark results degraded", Err: err}
+		}
+		a.Degraded = append(a.Degraded, op+": not permitted (needs CAP_SYS_NICE): ran at SCHED_OTHER")
+	}
+	if s.Mlock {
+		if err := unix.Mlockall(unix.MCL_CURRENT | unix.MCL_FUTURE); err != nil {
+			if !s.AllowDegraded {
+				if errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOMEM) {
+					return a, &PrivilegeError{Op: "mlockall(MCL_CURRENT|MCL_FUTURE)", Cap: "CAP_IPC_LOCK",
+						Degraded: "run with memory unlocked (page faults may show as latency) and mark results degraded", Err: err}
+				}
+				return a, os.NewSyscallError("mlockall", err)
+			}
+			a.Degraded = append(a.Degraded, "mlockall: "+err.Error()+" (needs CAP_IPC_LOCK or RLIMIT_MEMLOCK): memory not locked")
+		} else {
+			a.Mlocked = true
+		}
+	}
+	return readBack(a)
+}
+
+// readBack fills a from what the kernel reports for the calling thread.
+func readBack(a Applied) (Applied, error) {
+	got, err := unix.SchedGetAttr(0, 0)
+	if err != nil {
+		return a, os.NewSyscallError("sched_getattr", err)
+	}
+	a.Policy = Policy(got.Policy)
+	a.Priority = int(got.Priority)
+	a.Nice = int(got.Nice)
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return a, os.NewSyscallError("sched_getaffinity", err)
+	}
+	a.CPUs = cpuList(&set)
+	if a.Mlocked {
+		a.Mlocked = vmLocked()
+	}
+	return a, nil
+}
+
+func cpuList(set *unix.CPUSet) []int {
+	var cpus []int
+	for c := 0; c < len(set)*64; c++ {
+		if set.IsSet(c) {
+			cpus = append(cpus, c)
+		}
+	}
+	return cpus
+}
+
+// vmLocked reports whether /proc/self/status shows locked memory (VmLck > 0).
+func vmLocked() bool {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return false
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmLck:") {
+			f := strings.Fields(l)
+			return len(f) >= 2 && f[1] != "0"
+		}
+	}
+	return false
+}
+
+// Munlockall undoes Mlock (process-wide). Call after every RT thread ended.
+func Munlockall() error { return os.NewSyscallError("munlockall", unix.Munlockall()) }
+
+// ThreadSched reads the scheduling policy, priority and affinity of any
+// thread by TID from the kernel (for tests and reports).
+func ThreadSched(tid int) (Applied, error) {
+	a := Applied{TID: tid}
+	got, err := unix.SchedGetAttr(tid, 0)
+	if err != nil {
+		return a, os.NewSyscallError("sched_getattr", err)
+	}
+	a.Policy, a.Priority, a.Nice = Policy(got.Policy), int(got.Priority), int(got.Nice)
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(tid, &set); err != nil {
+		return a, os.NewSyscallError("sched_getaffinity", err)
+	}
+	a.CPUs = cpuList(&set)
+	return a, nil
+}

@@ -1,0 +1,114 @@
+package scenario
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// ErrInvalid is matched by every *Error and ErrorList, so callers can branch
+// with errors.Is(err, scenario.ErrInvalid) (exit code 2 in rtload).
+var ErrInvalid = errors.New("invalid scenario")
+
+// Error is one problem in a scenario, located by file, line and column
+// (1-based; Line 0 when the value did not come from the file, e.g. --set).
+type Error struct {
+	// File is the scenario source name as given to Load.
+	File string
+	// Line and Col locate the offending value; 0 when unknown.
+	Line, Col int
+	// Path is the field path, e.g. "readers[0].priority" or "--set duration".
+	Path string
+	// Msg says what is wrong, e.g. "120 out of range".
+	Msg string
+	// Allowed lists the accepted values, e.g. "1–99"; empty when not useful.
+	Allowed string
+}
+
+// Error formats e compiler-style:
+// "file:line:col: path: msg (allowed: …)". Parts that are unknown are left out.
+func (e *Error) Error() string {
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File)
+		if e.Line > 0 {
+			fmt.Fprintf(&b, ":%d", e.Line)
+			if e.Col > 0 {
+				fmt.Fprintf(&b, ":%d", e.Col)
+			}
+		}
+		b.WriteString(": ")
+	} else if e.Line > 0 {
+		fmt.Fprintf(&b, "line %d: ", e.Line)
+	}
+	if e.Path != "" {
+		b.WriteString(e.Path)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	if e.Allowed != "" {
+		fmt.Fprintf(&b, " (allowed: %s)", e.Allowed)
+	}
+	return b.String()
+}
+
+// Is reports whether target is ErrInvalid.
+func (e *Error) Is(target error) bool { return target == ErrInvalid }
+
+// ErrorList is every problem found in one scenario, sorted by line.
+type ErrorList []*Error
+
+// Error prints a title line "scenario <file>: N problem(s)" followed by one
+// problem per line.
+func (l ErrorList) Error() string {
+	file := ""
+	for _, e := range l {
+		if e.File != "" {
+			file = " " + e.File
+			break
+		}
+	}
+	noun := "problems"
+	if len(l) == 1 {
+		noun = "problem"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "scenario%s: %d %s", file, len(l), noun)
+	for _, e := range l {
+		b.WriteString("\n")
+		b.WriteString(e.Error())
+	}
+	return b.String()
+}
+
+// Is reports whether target is ErrInvalid.
+func (l ErrorList) Is(target error) bool { return target == ErrInvalid }
+
+// Unwrap returns the problems, so errors.As(err, &e) finds the first *Error.
+func (l ErrorList) Unwrap() []error {
+	errs := make([]error, len(l))
+	for i, e := range l {
+		errs[i] = e
+	}
+	return errs
+}
+
+// sort orders the list by line, then column, keeping insertion order otherwise.
+func (l ErrorList) sort() {
+	slices.SortStableFunc(l, func(a, b *Error) int {
+		if a.Line != b.Line {
+			return a.Line - b.Line
+		}
+		return a.Col - b.Col
+	})
+}
+
+// err returns l sorted as an error, or nil when l is empty (never a typed nil).
+func (l ErrorList) err() error {
+	if len(l) == 0 {
+		return nil
+	}
+	l.sort()
+	return l
+}

@@ -1,0 +1,156 @@
+package scenario
+
+import "time"
+
+// Spec is one scenario as decoded from YAML, with defaults filled in by Load.
+// It is pure data: nothing here touches the kernel. Field paths used in
+// errors and in --set follow the yaml tags, e.g. "readers[0].method".
+type Spec struct {
+	// Name identifies the scenario in results directory names and reports.
+	Name string `yaml:"name" json:"name"`
+	// Description is a one-line summary shown by `rtload list` and before a run.
+	Description string `yaml:"description" json:"description"`
+	// Duration is the measured time of one trial (one variant in one round).
+	// Default 10s. Must be > 0 for now (0 = forever is reserved for soak).
+	Duration Duration `yaml:"duration" json:"duration"`
+	// Warmup runs the trial unmeasured before Duration starts. Default 0.
+	Warmup Duration `yaml:"warmup" json:"warmup"`
+	// Clock chooses the per-call timer: auto (TSC if invariant, else monotonic),
+	// tsc, or monotonic. Default auto.
+	Clock string `yaml:"clock" json:"clock"`
+	// Rounds is how many times the variant list runs, in alternating order
+	// (A B A B …). Default 1.
+	Rounds int `yaml:"rounds" json:"rounds"`
+
+	Endpoints []Endpoint `yaml:"endpoints" json:"endpoints"`
+	Traffic   []Traffic  `yaml:"traffic" json:"traffic"`
+	Readers   []Reader   `yaml:"readers" json:"readers"`
+	Noise     []Noise    `yaml:"noise" json:"noise"`
+	Variants  []Variant  `yaml:"variants" json:"variants"`
+	Report    Report     `yaml:"report" json:"report"`
+
+	// File is the source name used in error messages (not decoded).
+	File string `yaml:"-" json:"-"`
+	// pos maps field paths ("readers[0].priority") to their source position.
+	pos map[string]Pos
+	// defaulted holds paths whose value Load derived from another field
+	// (readers[i].priority from policy), so Apply can re-derive them.
+	defaulted map[string]bool
+}
+
+// Pos is a line and column in the scenario source, 1-based.
+type Pos struct {
+	Line, Col int
+}
+
+// Endpoint is a group of receive sockets.
+type Endpoint struct {
+	// Name is how traffic and readers refer to the group. Default "ep<i>".
+	Name string `yaml:"name" json:"name"`
+	// Kind is the endpoint type: udp (tap comes later). Default udp.
+	Kind string `yaml:"kind" json:"kind"`
+	// Count is the number of sockets (the fanout). Must be ≥ 1.
+	Count int `yaml:"count" json:"count"`
+	// Address is the bind address: loopback only (127.0.0.0/8 or ::1). Default 127.0.0.1.
+	Address string `yaml:"address" json:"address"`
+	// Port is the first port; sockets take consecutive ports. 0 = ephemeral. Default 0.
+	Port int `yaml:"port" json:"port"`
+	// RcvBuf is SO_RCVBUF in bytes; 0 keeps the kernel default.
+	RcvBuf Size `yaml:"rcvbuf" json:"rcvbuf"`
+}
+
+// Traffic is a paced sender feeding one endpoint group.
+type Traffic struct {
+	// Endpoint names the target group.
+	Endpoint string `yaml:"endpoint" json:"endpoint"`
+	// Interval between two messages to the same socket (20ms in the seed).
+	// Exactly one of Interval and Rate is set.
+	Interval Duration `yaml:"interval" json:"interval"`
+	// Rate is messages per second per socket; alternative to Interval.
+	Rate float64 `yaml:"rate" json:"rate"`
+	// Size is the UDP payload size in bytes. Default 64. Minimum 16 (sequence + timestamp).
+	Size Size `yaml:"size" json:"size"`
+	// Spread places sockets' sends within an interval: even, burst, poisson. Default even.
+	Spread string `yaml:"spread" json:"spread"`
+	// CPU pins the sender thread; nil = unpinned.
+	CPU *int `yaml:"cpu" json:"cpu,omitempty"`
+}
+
+// Reader is a real-time thread draining endpoint groups on every tick.
+type Reader struct {
+	// Name labels the reader in reports. Default "reader<i>".
+	Name string `yaml:"name" json:"name"`
+	// Endpoints lists the groups drained each tick, in order. May be empty
+	// (a pure timer-latency probe, like cyclictest).
+	Endpoints []string `yaml:"endpoints" json:"endpoints"`
+	// CPU is the CPU the thread is pinned to. Default 0.
+	CPU int `yaml:"cpu" json:"cpu"`
+	// Policy is fifo, rr or other. Default fifo.
+	Policy string `yaml:"policy" json:"policy"`
+	// Priority is the SCHED_FIFO/RR priority, 1–99 (0 for other). Default 80 for fifo/rr.
+	Priority int `yaml:"priority" json:"priority"`
+	// Period between ticks (absolute deadlines start + k*period). Default 10ms.
+	Period Duration `yaml:"period" json:"period"`
+	// Method is the recv call: recvfrom, recvmsg, recvmmsg. Default recvfrom.
+	Method string `yaml:"method" json:"method"`
+	// Batch is the vlen for recvmmsg (1–1024). Default 8; ignored otherwise.
+	Batch int `yaml:"batch" json:"batch"`
+	// Overrun says what to do after missed ticks: skip (next future deadline)
+	// or catchup (run every missed tick back to back). Default skip.
+	Overrun string `yaml:"overrun" json:"overrun"`
+}
+
+// Noise is background load.
+type Noise struct {
+	// Kind of load: spin. Default spin.
+	Kind string `yaml:"kind" json:"kind"`
+	// Threads is the number of OS threads. Must be ≥ 1.
+	Threads int `yaml:"threads" json:"threads"`
+	// CPUs pins thread i to CPUs[i % len(CPUs)]; empty = unpinned.
+	CPUs []int `yaml:"cpus" json:"cpus"`
+	// Nice is the nice value, -20–19. Default 0.
+	Nice int `yaml:"nice" json:"nice"`
+}
+
+// Variant is a named set of overrides applied on top of the base spec, with
+// the same path syntax as --set ("readers[0].method": "recvmsg").
+type Variant struct {
+	Name string            `yaml:"name" json:"name"`
+	Set  map[string]string `yaml:"set" json:"set"`
+}
+
+// Report shapes the terminal histogram table (the seed's layout).
+type Report struct {
+	// BucketWidth in clock ticks. Default 128 (the seed's).
+	BucketWidth uint64 `yaml:"bucket_width" json:"bucket_width"`
+	// BucketOrigin is the lower edge of the first bucket; values below it go
+	// to a bucket labelled 0. Default 64, which gives the seed's labels
+	// (1472, 1600, …).
+	BucketOrigin uint64 `yaml:"bucket_origin" json:"bucket_origin"`
+	// Overflow is the lower edge of the overflow row. Default 8256 ("8256+").
+	Overflow uint64 `yaml:"overflow" json:"overflow"`
+}
+
+// Trial is one run of the scenario: one variant in one round, fully resolved.
+type Trial struct {
+	// Index is the position in run order, 0-based.
+	Index int
+	// Round is the 0-based round number.
+	Round int
+	// Variant is the variant name, or "base" when the scenario has none.
+	Variant string
+	// Spec is a deep copy with the variant's overrides applied.
+	Spec Spec
+}
+
+// Host describes the machine for Validate.
+type Host struct {
+	// NumCPU is the number of CPUs the process may use (CPU ids 0..NumCPU-1).
+	NumCPU int
+}
+
+// Duration is a time.Duration that decodes from Go duration strings ("10ms").
+type Duration time.Duration
+
+// Size is a byte count that decodes from "64", "256KiB", "1MiB", "4KB".
+type Size uint64

@@ -1,0 +1,23 @@
+// Package sysinfo gathers the facts that `rtload env` prints and that every
+// results summary embeds: kernel release and build, CPU model and flags,
+// online and allowed CPUs, clocksource and TSC flags, which counters work
+// (perf cycles, perf task-clock, TSC, CLOCK_MONOTONIC), the process's
+// capabilities and RT-relevant rlimits, RT throttling, isolcpus/nohz_full,
+// cmdline hardening switches and the matching kernel config options.
+//
+// Gather never fails: an item it cannot read keeps its zero value, and where
+// the struct has a field for it (KernelConfigSource, Counter.Note,
+// PerfEventParanoid = -99) it says why. Facts.Text renders the report with
+// one-line hints ("RT throttling OFF: …", "TSC ticks are not core cycles").
+//
+// Sources are /proc, /sys and a few syscalls: uname(2),
+// sched_getaffinity(2), getrlimit(2), clock_gettime(2), clock_getres(2) and
+// perf_event_open(2). Each counter probe opens and closes its own fd; nothing
+// is left behind. The parsers (/proc/cpuinfo, /proc/cmdline,
+// /proc/self/status, kernel config plain or gzipped, CPU lists) are pure
+// functions over strings and readers, tested against testdata files, and the
+// file-backed part of Gather reads through an fs.FS so a fake /proc and /sys
+// tree exercises it without the kernel.
+//
+// Linux only. Imports the standard library and golang.org/x/sys/unix.
+package sysinfo
