@@ -62,3 +62,19 @@ type Wakeup struct {
 	EAGAIN     uint32 // calls that returned EAGAIN
 	Missed     uint32 // ticks skipped before this one (overrun)
 }
+
+// Work is what a background source really did, so a report can show that
+// its noise was there: Count units of Unit in Elapsed.
+type Work struct {
+	Unit    string
+	Count   uint64
+	Elapsed int64 // ns
+}
+
+// PerSec is Count per second of Elapsed.
+func (w Work) PerSec() float64 {
+	if w.Elapsed <= 0 {
+		return 0
+	}
+	return float64(w.Count) / (float64(w.Elapsed) / 1e9)
+}

@@ -76,13 +76,14 @@ func Report(w io.Writer, s *Summary) error {
 		}
 	}
 	b.WriteByte('\n')
-	writeStats(&b, s, cols, unit, unitLong)
-	b.WriteByte('\n')
-	writeLatency(&b, cols)
-	b.WriteByte('\n')
-	writeMessages(&b, cols)
+	var blocks []*kv
+	blocks = append(blocks, stats(s, cols, unit, unitLong))
+	blocks = append(blocks, latency(cols)...)
+	blocks = append(blocks, messages(cols))
+	writeBlocks(&b, labels(cols), blocks)
 	b.WriteByte('\n')
 	writeNoise(&b, s)
+	b.WriteByte('\n')
 	writeGC(&b, s)
 	_, err = io.WriteString(w, b.String())
 	return err
@@ -106,7 +107,7 @@ func writeHeader(b *strings.Builder, s *Summary) {
 		b.WriteString(", ")
 	}
 	variants, rounds := shape(s)
-	fmt.Fprintf(b, "%d trials: %d variants × %d rounds\n", len(s.Trials), variants, rounds)
+	fmt.Fprintf(b, "%s: %s × %s\n", plural(len(s.Trials), "trial"), plural(variants, "variant"), plural(rounds, "round"))
 	b.WriteString(clockLine(s.Clock))
 	b.WriteByte('\n')
 	if s.Clock.Note != "" {
@@ -126,8 +127,16 @@ func writeHeader(b *strings.Builder, s *Summary) {
 		if s.StoppedAt != nil {
 			fmt.Fprintf(b, " at %s", s.StoppedAt.Format(time.RFC3339))
 		}
-		b.WriteString(": interrupted; the last trial is partial and rounds may be missing\n")
+		b.WriteString(": interrupted; last trial partial, rounds may be missing\n")
 	}
+}
+
+// plural prints "1 round", "2 rounds".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
 }
 
 // shape counts distinct variants and the most rounds any variant ran.
@@ -308,47 +317,60 @@ func roundsNote(cols []column) string {
 
 // kv is a block of named rows, one cell per column, right-aligned.
 type kv struct {
-	title  string
-	labels []string
-	rows   [][]string // rows[i][0] is the name
+	title string
+	rows  [][]string // rows[i][0] is the name
+	notes []string   // printed under the block
 }
 
 func (k *kv) add(name string, cells ...string) {
 	k.rows = append(k.rows, append([]string{name}, cells...))
 }
 
-func (k *kv) write(b *strings.Builder) {
-	nameW := 0
-	for _, r := range k.rows {
-		nameW = max(nameW, runeLen(r[0]))
-	}
-	nameW = max(nameW+2, 24)
-	widths := make([]int, len(k.labels))
-	for i, l := range k.labels {
+// writeBlocks prints blocks under one set of column widths so their
+// columns line up.
+func writeBlocks(b *strings.Builder, labels []string, blocks []*kv) {
+	nameW := 24
+	widths := make([]int, len(labels))
+	for i, l := range labels {
 		widths[i] = max(12, runeLen(l))
+	}
+	for _, k := range blocks {
 		for _, r := range k.rows {
-			if i+1 < len(r) {
-				widths[i] = max(widths[i], runeLen(r[i+1]))
+			nameW = max(nameW, runeLen(r[0])+4)
+			for i := range labels {
+				if i+1 < len(r) {
+					widths[i] = max(widths[i], runeLen(r[i+1]))
+				}
 			}
 		}
 	}
-	b.WriteString(k.title)
-	b.WriteByte('\n')
-	line := strings.Repeat(" ", nameW)
-	for i, l := range k.labels {
-		line += "  " + pad(l, widths[i])
-	}
-	writeLine(b, line)
-	for _, r := range k.rows {
-		line := padRight("  "+r[0], nameW)
-		for i := range k.labels {
-			cell := ""
-			if i+1 < len(r) {
-				cell = r[i+1]
-			}
-			line += "  " + pad(cell, widths[i])
+	for n, k := range blocks {
+		if n > 0 {
+			b.WriteByte('\n')
+		}
+		line := padRight(k.title, nameW)
+		if runeLen(k.title) > nameW-2 {
+			writeLine(b, k.title)
+			line = strings.Repeat(" ", nameW)
+		}
+		for i, l := range labels {
+			line += "  " + pad(l, widths[i])
 		}
 		writeLine(b, line)
+		for _, r := range k.rows {
+			line := padRight("  "+r[0], nameW)
+			for i := range labels {
+				cell := ""
+				if i+1 < len(r) {
+					cell = r[i+1]
+				}
+				line += "  " + pad(cell, widths[i])
+			}
+			writeLine(b, line)
+		}
+		for _, note := range k.notes {
+			fmt.Fprintf(b, "  %s\n", note)
+		}
 	}
 }
 
@@ -371,8 +393,9 @@ func cells(cols []column, f func(c *column) string) []string {
 
 func u(v uint64) string { return strconv.FormatUint(v, 10) }
 
-func writeStats(b *strings.Builder, s *Summary, cols []column, unit, unitLong string) {
-	k := kv{title: "per-call stats (" + unitLong + "; percentiles are bucket lower edges)", labels: labels(cols)}
+// stats is the per-column call counts and per-call cost.
+func stats(s *Summary, cols []column, unit, unitLong string) *kv {
+	k := &kv{title: "per-call stats (" + unitLong + "; p50/p99 are bucket lower edges)"}
 	k.add("calls", cells(cols, func(c *column) string { return u(c.calls) })...)
 	k.add("data calls", cells(cols, func(c *column) string { return u(c.dataCalls) })...)
 	k.add("EAGAIN calls", cells(cols, func(c *column) string { return u(c.eagainCalls) })...)
@@ -390,8 +413,17 @@ func writeStats(b *strings.Builder, s *Summary, cols []column, unit, unitLong st
 		k.add(q.name+" "+unit, cells(cols, func(c *column) string { return edge(c.all, Percentile(c.all, q.q)) })...)
 	}
 	k.add("max "+unit, cells(cols, func(c *column) string { return u(c.all.Max) })...)
-	k.add("sched (read back)", cells(cols, func(c *column) string { return sched(c.applied) })...)
-	k.write(b)
+	k.add("policy (read back)", cells(cols, func(c *column) string { return policy(c.applied) })...)
+	k.add("cpus", cells(cols, func(c *column) string { return cpuList(c.applied.CPUs) })...)
+	k.add("mlockall", cells(cols, func(c *column) string { return yesNo(c.applied.Mlocked) })...)
+	return k
+}
+
+func yesNo(v bool) string {
+	if v {
+		return "yes"
+	}
+	return "no"
 }
 
 // edge prints a bucket edge, "8256+" for the overflow bucket.
@@ -406,31 +438,28 @@ func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 
 func us(ns int64) string { return strconv.FormatFloat(float64(ns)/1e3, 'f', 1, 64) }
 
-// sched is the applied policy in a few characters: "FIFO 80 cpu 1 mlock".
-func sched(a Applied) string {
+// policy is the applied policy in a few characters: "FIFO 80", "OTHER".
+func policy(a Applied) string {
 	if a.Policy == "" {
 		return "?"
 	}
 	p := strings.TrimPrefix(a.Policy, "SCHED_")
 	switch p {
-	case "FIFO", "RR":
+	case "FIFO", "RR", "DEADLINE":
 		p += " " + strconv.Itoa(a.Priority)
 	default:
 		if a.Nice != 0 {
 			p += " nice " + strconv.Itoa(a.Nice)
 		}
 	}
-	if len(a.CPUs) > 0 {
-		p += " cpu " + cpuList(a.CPUs)
-	}
-	if a.Mlocked {
-		p += " mlock"
-	}
 	return p
 }
 
-// cpuList prints CPUs as ranges: "0-3,6".
+// cpuList prints CPUs as ranges: "0-3,6", or "any" for an empty set.
 func cpuList(cpus []int) string {
+	if len(cpus) == 0 {
+		return "any"
+	}
 	c := slices.Clone(cpus)
 	slices.Sort(c)
 	c = slices.Compact(c)
@@ -450,7 +479,8 @@ func cpuList(cpus []int) string {
 	return strings.Join(parts, ",")
 }
 
-func writeLatency(b *strings.Builder, cols []column) {
+// latency is the wakeup latency, drain time and one-way delay blocks.
+func latency(cols []column) []*kv {
 	wake := make([]Latency, len(cols))
 	drain := make([]Latency, len(cols))
 	oneWay := make([]Latency, len(cols))
@@ -464,7 +494,7 @@ func writeLatency(b *strings.Builder, cols []column) {
 		exact = exact && e1 && e2 && e3
 		anyOneWay = anyOneWay || oneWay[i].Count > 0
 	}
-	k := kv{title: "wakeup latency (µs, wake time − deadline)", labels: labels(cols)}
+	k := &kv{title: "wakeup latency (µs, wake − deadline)"}
 	k.add("wakeups", cells(cols, func(c *column) string { return u(c.wakeups) })...)
 	k.add("overruns (missed ticks)", cells(cols, func(c *column) string { return u(c.overruns) })...)
 	k.add("log records dropped", cells(cols, func(c *column) string { return u(c.ringDropped) })...)
@@ -482,18 +512,19 @@ func writeLatency(b *strings.Builder, cols []column) {
 		}
 	}
 	addLat(wake, []string{"min", "avg", "p50", "p90", "p99", "p99.9", "max"})
-	k.write(b)
-	k = kv{title: "drain time per wakeup (µs)", labels: labels(cols)}
+	blocks := []*kv{k}
+	k = &kv{title: "drain time per wakeup (µs)"}
 	addLat(drain, []string{"p50", "p99", "max"})
-	k.write(b)
+	blocks = append(blocks, k)
 	if anyOneWay {
-		k = kv{title: "one-way delay send → receive (µs)", labels: labels(cols)}
+		k = &kv{title: "one-way delay send → recv (µs)"}
 		addLat(oneWay, []string{"p50", "p99", "max"})
-		k.write(b)
+		blocks = append(blocks, k)
 	}
 	if !exact {
-		b.WriteString("  note: some rounds carry no HDR histogram; merged percentiles are the worst round's\n")
+		k.notes = append(k.notes, "note: some rounds carry no HDR histogram; merged percentiles are the worst round's")
 	}
+	return blocks
 }
 
 func latField(l Latency, name string) string {
@@ -515,8 +546,9 @@ func latField(l Latency, name string) string {
 	}
 }
 
-func writeMessages(b *strings.Builder, cols []column) {
-	k := kv{title: "message accounting", labels: labels(cols)}
+// messages is the message accounting block.
+func messages(cols []column) *kv {
+	k := &kv{title: "message accounting"}
 	known := func(f func(c *column) string) func(c *column) string {
 		return func(c *column) string {
 			if !c.trafficKnown {
@@ -543,10 +575,10 @@ func writeMessages(b *strings.Builder, cols []column) {
 		}
 		return strconv.Itoa(c.rcvbufMin) + "-" + strconv.Itoa(c.rcvbufMax) + " B"
 	})...)
-	k.write(b)
-	if len(cols) > 1 || cols[0].rounds > 1 {
-		b.WriteString("  sockets read is the fewest in any round\n")
+	if cols[0].rounds > 1 {
+		k.notes = append(k.notes, "sockets read is the fewest in any round")
 	}
+	return k
 }
 
 // writeNoise prints each variant's background work, summed over rounds.
@@ -607,7 +639,7 @@ func writeGC(b *strings.Builder, s *Summary) {
 		b.WriteString("gc during measured windows: 0\n")
 		return
 	}
-	fmt.Fprintf(b, "WARNING: %d GC cycles during measured windows; those samples may include GC work\n", total)
+	fmt.Fprintf(b, "WARNING: %s during measured windows (want 0); those samples may include GC work\n", plural(int(total), "GC cycle"))
 	for _, w := range where {
 		fmt.Fprintf(b, "  %s\n", w)
 	}

@@ -21,7 +21,7 @@ const SummaryVersion = 1
 // and fsyncs dir, so a crash leaves either the old file or the new one,
 // never a torn one. A zero s.Version is written as SummaryVersion (s itself
 // is not modified). dir must exist.
-func WriteSummary(dir string, s *Summary) (err error) {
+func WriteSummary(dir string, s *Summary) error {
 	if s == nil {
 		return errors.New("write summary: nil Summary")
 	}

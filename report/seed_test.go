@@ -61,5 +61,5 @@ var seedRows = []struct {
 	{8128, [4]uint64{1264, 1266, 1313, 792}},
 }
 
-// seedOverflow is the seed's 8256+ row.
-var seedOverflow = [4]uint64{19252, 19450, 34703, 30228}
+// seedOverflowRow is the seed's 8256+ row.
+var seedOverflowRow = [4]uint64{19252, 19450, 34703, 30228}

@@ -126,12 +126,12 @@ func (s *Spec) set(path, value string, at Pos) (string, *Error) {
 			delete(s.pos, k)
 		}
 	}
-	if at != (Pos{}) {
-		if s.pos == nil {
-			s.pos = map[string]Pos{}
-		}
-		s.pos[cur] = at
+	// A zero Pos (from --set) is recorded too: errors about cur then carry
+	// no line instead of pointing at the enclosing section.
+	if s.pos == nil {
+		s.pos = map[string]Pos{}
 	}
+	s.pos[cur] = at
 	delete(s.defaulted, cur)
 	// A defaulted priority follows its reader's policy.
 	for i := range s.Readers {

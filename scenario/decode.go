@@ -78,6 +78,55 @@ func parseDocument(file string, data []byte) (root *yaml.Node, err error) {
 			root, err = nil, ErrorList{{File: file, Msg: fmt.Sprintf("yaml: %v", r)}}
 		}
 	}()
+	root, err = parseOne(file, data)
+	if err != nil {
+		// Plain flow-mapping keys cannot hold '[' in YAML, so the natural
+		// variant form `set: {readers[0].method: recvmsg}` is a syntax
+		// error. Retry with the brackets of such keys swapped for
+		// look-alike runes (same column count), which the decoder swaps
+		// back; keep the original error if that fails too.
+		if fixed, n := flowKeyFix(data); n > 0 {
+			if r, err2 := parseOne(file, fixed); err2 == nil {
+				return r, nil
+			}
+		}
+	}
+	return root, err
+}
+
+// Look-alike runes standing for '[' and ']' in flow-mapping keys.
+const (
+	flowOpen  = "⟦" // ⟦
+	flowClose = "⟧" // ⟧
+)
+
+// flowKey matches a plain flow-mapping key holding an index, such as
+// "{readers[0].method:" or ", noise[0].threads:".
+var flowKey = regexp.MustCompile(`([{,][ \t]*)([A-Za-z_][A-Za-z0-9_.]*\[[0-9]+\][A-Za-z0-9_.\[\]]*)([ \t]*:[ \t])`)
+
+// flowKeyFix rewrites the brackets of indexed flow-mapping keys to
+// flowOpen/flowClose and returns the new text and the number of keys changed.
+func flowKeyFix(data []byte) ([]byte, int) {
+	n := 0
+	out := flowKey.ReplaceAllFunc(data, func(m []byte) []byte {
+		n++
+		sub := flowKey.FindSubmatch(m)
+		key := strings.NewReplacer("[", flowOpen, "]", flowClose).Replace(string(sub[2]))
+		return append(append(append([]byte{}, sub[1]...), key...), sub[3]...)
+	})
+	return out, n
+}
+
+// unfixKey undoes flowKeyFix on one mapping key.
+func unfixKey(key string) string {
+	if !strings.Contains(key, flowOpen) && !strings.Contains(key, flowClose) {
+		return key
+	}
+	return strings.NewReplacer(flowOpen, "[", flowClose, "]").Replace(key)
+}
+
+// parseOne parses data, which must hold exactly one non-empty document.
+func parseOne(file string, data []byte) (*yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err == io.EOF {
@@ -203,7 +252,7 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) {
 			d.fail(n.Content[i], path, problem{msg: fmt.Sprintf("mapping key must be a string, got %s", kindName(k))})
 			continue
 		}
-		key := k.Value
+		key := unfixKey(k.Value)
 		if line, dup := seen[key]; dup {
 			d.fail(n.Content[i], join(path, key), problem{msg: fmt.Sprintf("duplicate key %q (first on line %d)", key, line)})
 			continue
@@ -246,7 +295,7 @@ func (d *decoder) stringMap(n *yaml.Node, v reflect.Value, path string) {
 			d.fail(n.Content[i], path, problem{msg: fmt.Sprintf("mapping key must be a string, got %s", kindName(k))})
 			continue
 		}
-		key := k.Value
+		key := unfixKey(k.Value)
 		if line, dup := seen[key]; dup {
 			d.fail(n.Content[i], join(path, key), problem{msg: fmt.Sprintf("duplicate key %q (first on line %d)", key, line)})
 			continue

@@ -18,7 +18,7 @@
 //
 // Every problem is an *Error printed compiler-style,
 //
-//	configs/laight-450.yaml:24:15: readers[0].priority: 120 out of range (allowed: 1–99)
+//	configs/laight-450.yaml:23:15: readers[0].priority: 120 out of range (allowed: 1–99)
 //
 // and problems are collected in an ErrorList sorted by line. Both match
 // ErrInvalid with errors.Is.

@@ -63,14 +63,12 @@ func probeCounters(tscFlags []string, paranoid int) []Counter {
 	}
 }
 
-// spinSink keeps the probe spin from being optimized away.
-var spinSink uint64
-
 // probePerf opens a counting perf event on this thread (pid 0, cpu -1,
-// user and kernel counted, enabled at open) with perf_event_open(2), spins
-// briefly, reads the count and closes the fd. It works when the open
-// succeeds and the count moved: some VMs accept PERF_TYPE_HARDWARE and
-// count nothing.
+// user and kernel counted, enabled at open) with perf_event_open(2), makes
+// 200 getppid(2) calls, reads the count and closes the fd. It works when
+// the open succeeds and the count moved: some VMs accept
+// PERF_TYPE_HARDWARE and count nothing. When perf_event_paranoid refuses,
+// the note says whether an exclude_kernel event would open.
 func probePerf(name string, typ uint32, config uint64, paranoid int) Counter {
 	c := Counter{Name: name}
 	attr := unix.PerfEventAttr{Type: typ, Config: config}
@@ -78,14 +76,20 @@ func probePerf(name string, typ uint32, config uint64, paranoid int) Counter {
 	fd, err := unix.PerfEventOpen(&attr, 0, -1, -1, unix.PERF_FLAG_FD_CLOEXEC)
 	if err != nil {
 		c.Note = perfErrNote(err, paranoid)
+		if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
+			// Say whether user-space-only counting (what paranoid 2 allows) would do.
+			attr.Bits = unix.PerfBitExcludeKernel | unix.PerfBitExcludeHv
+			if ufd, uerr := unix.PerfEventOpen(&attr, 0, -1, -1, unix.PERF_FLAG_FD_CLOEXEC); uerr == nil {
+				unix.Close(ufd)
+				c.Note += "; user-space-only counting opens"
+			}
+		}
 		return c
 	}
 	defer unix.Close(fd)
-	x := uint64(1)
-	for i := range 100_000 {
-		x = x*6364136223846793005 + uint64(i)
+	for range 200 { // work the compiler cannot drop, in user and kernel mode
+		unix.Getppid()
 	}
-	spinSink = x
 	var buf [8]byte
 	n, err := unix.Read(fd, buf[:])
 	switch {

@@ -125,8 +125,8 @@ var tscFlagNames = []string{
 
 // Gather collects the Facts of this machine and process. It never fails:
 // see Facts for what an unreadable item looks like. It opens and closes a
-// few perf_event fds (one per counter probed) and spins for well under a
-// millisecond to see the counters move.
+// perf_event fd per perf counter probed, makes a few hundred getppid(2)
+// calls to see it move, and closes it.
 func Gather() Facts {
 	var f Facts
 	f.Hostname, f.Kernel, f.KernelVersion, f.Arch = uname()

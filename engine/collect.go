@@ -1,0 +1,85 @@
+package engine
+
+import (
+	"strings"
+	"time"
+
+	"github.com/rtload/rtload/probe"
+	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/rt"
+	"github.com/rtload/rtload/scenario"
+)
+
+func unitName(c string) string { return c }
+
+// collect turns the trial's counters and histograms into report types.
+func collect(res *report.Trial, sp *scenario.Spec, senders []*sender, readers []*reader) {
+	// Messages sent per group, to compute in-flight per reader.
+	for _, s := range senders {
+		elapsed := float64(max(1, s.ended-s.start)) / 1e9
+		interval := time.Duration(s.spec.Interval)
+		if interval <= 0 && s.spec.Rate > 0 {
+			interval = time.Duration(float64(time.Second) / s.spec.Rate)
+		}
+		nsock := len(s.group.FDs())
+		res.Traffic = append(res.Traffic, report.Traffic{
+			Endpoint: s.spec.Endpoint, Sockets: nsock, Sent: s.sent, SendErrors: s.errs,
+			TargetRate:   float64(nsock) / interval.Seconds(),
+			AchievedRate: float64(s.sent) / elapsed,
+			SendLag:      report.LatencyFromHDR(s.lag.Histogram()),
+		})
+	}
+	for _, r := range readers {
+		c := r.drain.Counts()
+		clockUnit := "ticks"
+		rr := report.Reader{
+			Name: r.spec.Name, Method: r.spec.Method, Sockets: len(r.drain.FDs()), Endpoint: strings.Join(r.spec.Endpoints, ","),
+			Applied: appliedReport(r.applied),
+			Calls:   c.Calls, Data: c.Data, EAGAIN: c.EAGAIN, Errors: c.Errors,
+			Messages: c.Messages, Bytes: c.Bytes, Lost: c.Lost, Reordered: c.Reordered,
+			SocketsRead: r.drain.SocketsRead(),
+			Wakeups:     r.loop.MeasuredTicks, Overruns: r.loop.Overruns,
+			RingDropped:   r.loop.Wakeups.Dropped(),
+			WakeupLatency: report.LatencyFromHDR(r.loop.Latency.Histogram()),
+			Drain:         report.LatencyFromHDR(r.loop.DrainTime.Histogram()),
+			OneWayDelay:   report.LatencyFromHDR(r.drain.Delay.Histogram()),
+		}
+		rr.PerCall = report.PerCall{Unit: clockUnit,
+			All: r.drain.All.Snapshot(clockUnit), Data: r.drain.Data.Snapshot(clockUnit), EAGAIN: r.drain.EAGAIN.Snapshot(clockUnit)}
+		for _, g := range r.groups {
+			if d, err := g.Drops(); err == nil {
+				rr.Drops += d
+			}
+			rr.RcvBuf = g.RcvBuf()
+		}
+		// Messages still in flight when the window closed were read in the
+		// tail ticks; anything sent but never read is lost.
+		var sent uint64
+		for _, s := range senders {
+			for _, g := range r.groups {
+				if s.group == g {
+					sent += s.sent
+				}
+			}
+		}
+		tail := r.loop.TailMessages
+		for i := range res.Traffic {
+			for _, g := range r.groups {
+				if senders[i].group == g {
+					res.Traffic[i].InFlight += int64(tail)
+				}
+			}
+		}
+		if sent > c.Messages {
+			rr.Lost = max(rr.Lost, sent-c.Messages)
+		}
+		res.Readers = append(res.Readers, rr)
+	}
+}
+
+func appliedReport(a rt.Applied) report.Applied {
+	return report.Applied{TID: a.TID, Policy: a.Policy.String(), Priority: a.Priority, Nice: a.Nice,
+		CPUs: a.CPUs, Mlocked: a.Mlocked, Notes: a.Degraded}
+}
+
+var _ = probe.Counts{}

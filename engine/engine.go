@@ -1,0 +1,507 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync"
+	"time"
+
+	"github.com/rtload/rtload/net/udp"
+	"github.com/rtload/rtload/noise"
+	"github.com/rtload/rtload/pace"
+	"github.com/rtload/rtload/probe"
+	"github.com/rtload/rtload/record"
+	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/rt"
+	"github.com/rtload/rtload/scenario"
+)
+
+// Options control a run.
+type Options struct {
+	// AllowDegraded runs without a missing privilege (SCHED_OTHER instead of
+	// FIFO, unpinned, memory unlocked) and marks results degraded.
+	AllowDegraded bool
+	// OutDir is the results directory (must exist); per-wakeup logs go there.
+	OutDir string
+	// Log receives one line per trial phase; nil discards.
+	Log io.Writer
+	// Progress, when set, is called about 5 times a second during a trial
+	// with the trial index, the number of trials and the fraction done.
+	Progress func(trial, trials int, frac float64)
+	// NoWakeupLog skips the per-wakeup CSV files.
+	NoWakeupLog bool
+}
+
+// ErrStopped is returned (wrapped) when ctx ended the run early; the
+// summary is complete for what ran.
+var ErrStopped = errors.New("run stopped")
+
+// Run executes trials in order and returns the summary of what ran. When
+// ctx is cancelled it stops the current trial cleanly, marks the summary
+// Stopped and returns it with an error wrapping ErrStopped. Kernel objects
+// are closed on every path.
+func Run(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt Options) (*report.Summary, error) {
+	if opt.Log == nil {
+		opt.Log = io.Discard
+	}
+	clock, err := rt.NewClock(spec.Clock)
+	if err != nil {
+		return nil, fmt.Errorf("clock: %w", err)
+	}
+	ci := clock.Info()
+	sum := &report.Summary{Version: 1, Scenario: spec.Name, File: spec.File, Start: time.Now(),
+		Clock: report.ClockInfo{Kind: ci.Kind, Unit: ci.Unit(), Hz: ci.Hz, Invariant: ci.Invariant, Note: ci.Note, Fallbacks: ci.Fallbacks}}
+	// Every locked thread of a trial (readers sleep in raw syscalls and keep
+	// their P) gets a P of its own, so the Go scheduler never multiplexes
+	// them: the kernel alone schedules our threads.
+	need := runtime.NumCPU() + 4
+	for _, tr := range trials {
+		n := runtime.NumCPU() + 4 + len(tr.Spec.Readers) + len(tr.Spec.Traffic)
+		for _, nz := range tr.Spec.Noise {
+			n += nz.Threads
+		}
+		need = max(need, n)
+	}
+	if runtime.GOMAXPROCS(0) < need {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(need))
+	}
+	for i, tr := range trials {
+		if ctx.Err() != nil {
+			break
+		}
+		fmt.Fprintf(opt.Log, "trial %d/%d: variant %s, round %d\n", i+1, len(trials), tr.Variant, tr.Round+1)
+		res, degraded, err := runTrial(ctx, tr, len(trials), clock, opt)
+		if res != nil {
+			sum.Trials = append(sum.Trials, *res)
+		}
+		for _, d := range degraded {
+			sum.Degraded = true
+			sum.DegradedReasons = appendUnique(sum.DegradedReasons, d)
+		}
+		if err != nil {
+			sum.End = time.Now()
+			return sum, fmt.Errorf("trial %d (%s, round %d): %w", i+1, tr.Variant, tr.Round+1, err)
+		}
+	}
+	sum.End = time.Now()
+	if ctx.Err() != nil {
+		now := time.Now()
+		sum.Stopped, sum.StoppedAt = true, &now
+		return sum, fmt.Errorf("%w: %v", ErrStopped, context.Cause(ctx))
+	}
+	return sum, nil
+}
+
+func appendUnique(l []string, s string) []string {
+	for _, x := range l {
+		if x == s {
+			return l
+		}
+	}
+	return append(l, s)
+}
+
+// reader is one real-time reader's state in a trial.
+type reader struct {
+	spec    scenario.Reader
+	drain   *probe.Drain
+	loop    *probe.Loop
+	groups  []*udp.Group
+	thread  *rt.Thread
+	applied rt.Applied
+	csv     *report.WakeupCSV
+	csvName string
+	csvErr  error
+}
+
+// sender is one traffic entry's paced sender.
+type sender struct {
+	spec   scenario.Traffic
+	group  *udp.Group
+	tx     *udp.Sender
+	pacer  pace.Pacer
+	lag    *record.HDR
+	thread *rt.Thread
+	stop   chanFlag
+	sent   uint64
+	errs   uint64
+	err    error
+	start  int64
+	end    int64
+	ended  int64
+}
+
+// chanFlag is a stop flag for non-real-time loops.
+type chanFlag struct {
+	mu   sync.Mutex
+	done bool
+}
+
+func (f *chanFlag) set() { f.mu.Lock(); f.done = true; f.mu.Unlock() }
+func (f *chanFlag) get() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.done
+}
+
+// gcCycles reads the GC count without stopping the world (runtime/metrics).
+func gcCycles() uint32 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return uint32(s[0].Value.Uint64())
+}
+
+func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clock, opt Options) (res *report.Trial, degraded []string, err error) {
+	sp := &tr.Spec
+	res = &report.Trial{Index: tr.Index, Round: tr.Round, Variant: tr.Variant, Overrides: variantSet(sp, tr.Variant)}
+
+	// Kernel objects, closed on every path.
+	groups := map[string]*udp.Group{}
+	var senders []*sender
+	var readers []*reader
+	var noises []noise.Source
+	defer func() {
+		for _, s := range senders {
+			s.tx.Close()
+		}
+		for _, g := range groups {
+			g.Close()
+		}
+		for _, r := range readers {
+			if r.csv != nil {
+				r.csv.Close()
+			}
+		}
+	}()
+
+	bufSize := 2048
+	for _, t := range sp.Traffic {
+		bufSize = max(bufSize, int(t.Size))
+	}
+	for _, e := range sp.Endpoints {
+		addr, perr := netip.ParseAddr(e.Address)
+		if perr != nil {
+			return res, nil, fmt.Errorf("endpoint %s: address %q: %w", e.Name, e.Address, perr)
+		}
+		g, err := udp.Open(udp.Config{Count: e.Count, Addr: addr, Port: e.Port, RcvBuf: int(e.RcvBuf)})
+		if err != nil {
+			return res, nil, fmt.Errorf("endpoint %s: %w", e.Name, err)
+		}
+		groups[e.Name] = g
+	}
+	for _, t := range sp.Traffic {
+		g := groups[t.Endpoint]
+		tx, err := udp.NewSender(g, int(t.Size), 64)
+		if err != nil {
+			return res, nil, fmt.Errorf("traffic to %s: %w", t.Endpoint, err)
+		}
+		interval := time.Duration(t.Interval)
+		if interval <= 0 && t.Rate > 0 {
+			interval = time.Duration(float64(time.Second) / t.Rate)
+		}
+		var p pace.Pacer
+		switch t.Spread {
+		case "burst":
+			p = pace.Burst{Count: len(g.FDs()), Interval: interval}
+		case "poisson":
+			p = pace.NewPoisson(len(g.FDs()), interval, uint64(tr.Index)+1)
+		default:
+			p = pace.Even{Count: len(g.FDs()), Interval: interval}
+		}
+		senders = append(senders, &sender{spec: t, group: g, tx: tx, pacer: p, lag: record.NewHDR(int64(10 * time.Second))})
+	}
+	rep := sp.Report
+	for i, rs := range sp.Readers {
+		var fds []int
+		var gs []*udp.Group
+		for _, name := range rs.Endpoints {
+			fds = append(fds, groups[name].FDs()...)
+			gs = append(gs, groups[name])
+		}
+		rx, err := udp.NewReceiver(rs.Method, bufSize, rs.Batch)
+		if err != nil {
+			return res, nil, fmt.Errorf("reader %s: %w", rs.Name, err)
+		}
+		d := probe.NewDrain(probe.DrainConfig{FDs: fds, Receiver: rx, Clock: clock,
+			All:    record.NewLinear(rep.BucketWidth, rep.BucketOrigin, rep.Overflow),
+			Data:   record.NewLinear(rep.BucketWidth, rep.BucketOrigin, rep.Overflow),
+			EAGAIN: record.NewLinear(rep.BucketWidth, rep.BucketOrigin, rep.Overflow),
+			AllHDR: record.NewHDR(1 << 40), Delay: record.NewHDR(int64(10 * time.Second))})
+		r := &reader{spec: rs, drain: d, groups: gs, loop: &probe.Loop{Probe: d, Drain: d,
+			Wakeups: record.NewRing[record.Wakeup](1 << 14),
+			Latency: record.NewHDR(int64(10 * time.Second)), DrainTime: record.NewHDR(int64(10 * time.Second))}}
+		if !opt.NoWakeupLog && opt.OutDir != "" {
+			r.csvName = fmt.Sprintf("wakeups-%02d-%s-r%d-%s.csv", tr.Index, safeName(tr.Variant), tr.Round, safeName(rs.Name))
+			if r.csv, err = report.CreateWakeupCSV(filepath.Join(opt.OutDir, r.csvName)); err != nil {
+				return res, nil, err
+			}
+			res.WakeupLog = append(res.WakeupLog, r.csvName)
+		}
+		_ = i
+		readers = append(readers, r)
+	}
+
+	// Quiet the runtime for the measured window: collect now, then no GC
+	// until the trial ends (GC count before/after goes in the results).
+	runtime.GC()
+	oldGC := debug.SetGCPercent(-1)
+	defer debug.SetGCPercent(oldGC)
+	res.GCBefore = gcCycles()
+
+	for _, nz := range sp.Noise {
+		src, err := noise.NewSpin(noise.SpinConfig{Threads: nz.Threads, CPUs: nz.CPUs, Nice: nz.Nice, AllowDegraded: opt.AllowDegraded})
+		if err != nil {
+			return res, degraded, err
+		}
+		if err := src.Start(); err != nil {
+			stopNoise(noises)
+			return res, degraded, fmt.Errorf("noise %s: %w", nz.Kind, err)
+		}
+		noises = append(noises, src)
+	}
+
+	period0 := int64(10 * time.Millisecond)
+	if len(sp.Readers) > 0 {
+		period0 = int64(sp.Readers[0].Period)
+	}
+	t0 := rt.Monotonic() + int64(200*time.Millisecond)
+	measureFrom := t0 + int64(sp.Warmup)
+	measureUntil := measureFrom + int64(sp.Duration)
+
+	// Real-time readers.
+	var startErr error
+	for _, r := range readers {
+		pol, _ := rt.ParsePolicy(r.spec.Policy)
+		r.loop.Ticker = rt.NewTicker(t0, int64(r.spec.Period), r.spec.Overrun == "catchup")
+		r.loop.MeasureFrom, r.loop.MeasureUntil = measureFrom, measureUntil
+		r.loop.HardStop = measureUntil + int64(5*time.Second)
+		loop := r.loop
+		applied := &r.applied
+		ready := make(chan struct{})
+		th, err := rt.Start(rt.Sched{CPUs: []int{r.spec.CPU}, Policy: pol, Priority: r.spec.Priority,
+			Mlock: true, AllowDegraded: opt.AllowDegraded}, func(a rt.Applied) {
+			*applied = a
+			close(ready)
+			loop.Run()
+		})
+		if err != nil {
+			startErr = fmt.Errorf("reader %s: %w", r.spec.Name, err)
+			break
+		}
+		<-ready
+		r.thread = th
+		for _, d := range r.applied.Degraded {
+			degraded = append(degraded, fmt.Sprintf("reader %s: %s", r.spec.Name, d))
+		}
+	}
+	// Senders run from t0 to the end of the measured window.
+	if startErr == nil {
+		for _, s := range senders {
+			s.start, s.end = t0, measureUntil
+			sched := rt.Sched{Policy: rt.Other, TimerSlackNs: 1, AllowDegraded: true}
+			if s.spec.CPU != nil {
+				sched.CPUs = []int{*s.spec.CPU}
+			}
+			th, err := rt.Start(sched, s.run)
+			if err != nil {
+				startErr = fmt.Errorf("sender to %s: %w", s.spec.Endpoint, err)
+				break
+			}
+			s.thread = th
+		}
+	}
+
+	// Writer: streams per-wakeup records to disk off the real-time threads.
+	writerDone := make(chan struct{})
+	writerStop := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				drainRings(readers)
+			case <-writerStop:
+				drainRings(readers)
+				return
+			}
+		}
+	}()
+
+	stopped := false
+	if startErr == nil {
+		progress := time.NewTicker(200 * time.Millisecond)
+	wait:
+		for {
+			now := rt.Monotonic()
+			if now >= measureUntil {
+				break
+			}
+			if opt.Progress != nil {
+				opt.Progress(tr.Index, ntrials, math.Max(0, float64(now-t0))/float64(measureUntil-t0))
+			}
+			select {
+			case <-ctx.Done():
+				stopped = true
+				break wait
+			case <-progress.C:
+			}
+		}
+		progress.Stop()
+		if opt.Progress != nil && !stopped {
+			opt.Progress(tr.Index, ntrials, 1)
+		}
+	}
+	// Stop senders, let in-flight messages land, then stop readers: their
+	// tail ticks read what was in flight at the end of the window.
+	for _, s := range senders {
+		s.stop.set()
+	}
+	for _, s := range senders {
+		if s.thread != nil {
+			s.thread.Wait()
+		}
+	}
+	time.Sleep(3 * time.Duration(period0))
+	for _, r := range readers {
+		r.loop.Stop.Store(true)
+	}
+	for _, r := range readers {
+		if r.thread != nil {
+			r.thread.Wait()
+		}
+	}
+	close(writerStop)
+	<-writerDone
+	res.GCAfter = gcCycles()
+	res.GCDuring = res.GCAfter - res.GCBefore
+	for _, nz := range noises {
+		w, _ := nz.Stop()
+		res.Noise = append(res.Noise, report.Noise{Kind: "spin", Unit: w.Unit, Count: w.Count,
+			Seconds: float64(w.Elapsed) / 1e9, PerSec: w.PerSec()})
+	}
+	for i, nz := range sp.Noise {
+		if i < len(res.Noise) {
+			res.Noise[i].Kind, res.Noise[i].Threads = nz.Kind, nz.Threads
+		}
+	}
+	if r := rt.Munlockall(); r != nil {
+		fmt.Fprintf(opt.Log, "warning: %v\n", r)
+	}
+	res.DurationNs = int64(sp.Duration)
+	if stopped {
+		res.DurationNs = max(0, rt.Monotonic()-measureFrom)
+	}
+	collect(res, sp, senders, readers)
+	if startErr != nil {
+		return res, degraded, startErr
+	}
+	for _, r := range readers {
+		if r.csvErr != nil {
+			return res, degraded, fmt.Errorf("wakeup log %s: %w", r.csvName, r.csvErr)
+		}
+		if r.csv != nil {
+			if err := r.csv.Close(); err != nil {
+				return res, degraded, fmt.Errorf("wakeup log %s: %w", r.csvName, err)
+			}
+		}
+	}
+	if stopped {
+		return res, degraded, nil
+	}
+	return res, degraded, nil
+}
+
+func stopNoise(ns []noise.Source) {
+	for _, n := range ns {
+		n.Stop()
+	}
+}
+
+func drainRings(readers []*reader) {
+	for _, r := range readers {
+		r.loop.Wakeups.Drain(func(w *record.Wakeup) {
+			if r.csv != nil && r.csvErr == nil {
+				r.csvErr = r.csv.Write(w)
+			}
+		})
+	}
+}
+
+// run is the sender thread: event n is due at start + pacer.Next(n) and goes
+// to socket n % count; every event due now goes out in one sendmmsg batch;
+// between batches the thread sleeps to the next due time (timer slack 1 ns).
+func (s *sender) run(rt.Applied) {
+	count := uint64(len(s.group.FDs()))
+	dst := make([]int, 0, 64)
+	var n uint64
+	for {
+		if s.stop.get() {
+			break
+		}
+		now := rt.Monotonic()
+		if now >= s.end {
+			break
+		}
+		due := s.start + int64(s.pacer.Next(n))
+		if due > now {
+			wake := min(due, s.end, now+int64(10*time.Millisecond))
+			ts := unixTimespec(wake)
+			sleepUntil(&ts)
+			continue
+		}
+		dst = dst[:0]
+		for len(dst) < cap(dst) {
+			due := s.start + int64(s.pacer.Next(n))
+			if due > now || due >= s.end {
+				break
+			}
+			dst = append(dst, int(n%count))
+			s.lag.RecordSigned(now - due)
+			n++
+		}
+		sent, err := s.tx.Send(dst, rt.Monotonic())
+		s.sent += uint64(sent)
+		if err != nil {
+			s.errs++
+			s.err = err
+			// Skip the failed messages: their sequence numbers were not used.
+		}
+	}
+	s.ended = rt.Monotonic()
+}
+
+func safeName(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
+func variantSet(sp *scenario.Spec, name string) map[string]string {
+	for _, v := range sp.Variants {
+		if v.Name == name {
+			return v.Set
+		}
+	}
+	return nil
+}
+
+// Remove removes a results directory created by a failed run (used by cmd).
+func Remove(dir string) error { return os.RemoveAll(dir) }

@@ -1,0 +1,181 @@
+package probe
+
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/rtload/rtload/net/udp"
+	"github.com/rtload/rtload/record"
+	"github.com/rtload/rtload/rt"
+)
+
+// Probe is one unit of measured work. Step must not allocate, lock, block
+// or use channels.
+type Probe interface {
+	Step()
+}
+
+// Counts is a Drain's accounting; every field counts since construction.
+type Counts struct {
+	Calls, Data, EAGAIN, Errors uint64
+	LastErrno                   unix.Errno
+	Messages, Bytes             uint64
+	// Lost counts sequence gaps (messages skipped), Reordered messages that
+	// arrived with a sequence number below the next expected one, Short
+	// messages too small to carry a header.
+	Lost, Reordered, Short uint64
+}
+
+// Tick is what the last Step did.
+type Tick struct {
+	Messages, Calls, EAGAIN uint32
+}
+
+// Drain reads every socket of its list until EAGAIN on each Step, timing
+// every recv call with the clock. With Measure set, each call's duration
+// (clock ticks) goes into All and into Data or EAGAIN; the message
+// accounting runs always.
+type Drain struct {
+	fds   []int
+	rx    udp.Receiver
+	clock *rt.Clock
+
+	// Measure turns histogram recording on (the measured window).
+	Measure bool
+	// All, Data, EAGAIN: per-call cost in clock ticks. All holds every call
+	// (the seed's table), Data those that returned a message, EAGAIN those
+	// that found the socket empty.
+	All, Data, EAGAIN *record.Linear
+	// AllHDR holds every call too, for percentiles.
+	AllHDR *record.HDR
+	// Delay is the one-way delay send→receive in ns (measured window only).
+	Delay *record.HDR
+
+	expect []uint64 // next expected sequence number per socket
+	perSock []uint64 // messages received per socket
+	c      Counts
+	tick   Tick
+}
+
+var _ Probe = (*Drain)(nil)
+
+// DrainConfig configures a Drain. Histograms are supplied by the caller so
+// that their layout comes from the scenario.
+type DrainConfig struct {
+	FDs                []int
+	Receiver           udp.Receiver
+	Clock              *rt.Clock
+	All, Data, EAGAIN  *record.Linear
+	AllHDR, Delay      *record.HDR
+}
+
+// NewDrain preallocates per-socket state for len(cfg.FDs) sockets.
+func NewDrain(cfg DrainConfig) *Drain {
+	return &Drain{fds: cfg.FDs, rx: cfg.Receiver, clock: cfg.Clock,
+		All: cfg.All, Data: cfg.Data, EAGAIN: cfg.EAGAIN, AllHDR: cfg.AllHDR, Delay: cfg.Delay,
+		expect: make([]uint64, len(cfg.FDs)), perSock: make([]uint64, len(cfg.FDs))}
+}
+
+// Step drains each socket once, in order, until EAGAIN (or another error).
+//
+//go:nosplit
+func (d *Drain) Step() {
+	d.tick = Tick{}
+	for i, fd := range d.fds {
+		d.drainOne(i, fd)
+	}
+}
+
+//go:nosplit
+func (d *Drain) drainOne(i, fd int) {
+	for {
+		t0 := d.clock.Now()
+		n, bytes, errno := d.rx.Recv(fd)
+		t1 := d.clock.Now()
+		dt := uint64(t1 - t0)
+		d.c.Calls++
+		d.tick.Calls++
+		if d.Measure {
+			d.All.Record(dt)
+			d.AllHDR.Record(dt)
+		}
+		if errno != 0 {
+			if errno == unix.EAGAIN {
+				d.c.EAGAIN++
+				d.tick.EAGAIN++
+				if d.Measure {
+					d.EAGAIN.Record(dt)
+				}
+			} else {
+				d.c.Errors++
+				d.c.LastErrno = errno
+			}
+			return
+		}
+		d.c.Data++
+		if d.Measure {
+			d.Data.Record(dt)
+		}
+		d.account(i, n, bytes)
+	}
+}
+
+//go:nosplit
+func (d *Drain) account(i, n, bytes int) {
+	d.c.Messages += uint64(n)
+	d.c.Bytes += uint64(bytes)
+	d.tick.Messages += uint32(n)
+	d.perSock[i] += uint64(n)
+	var now int64
+	if d.Measure {
+		now = rt.Monotonic()
+	}
+	for m := 0; m < n; m++ {
+		h, ok := udp.ReadHeader(d.rx.Msg(m))
+		if !ok {
+			d.c.Short++
+			continue
+		}
+		switch e := d.expect[i]; {
+		case h.Seq == e:
+			d.expect[i] = e + 1
+		case h.Seq > e:
+			d.c.Lost += h.Seq - e
+			d.expect[i] = h.Seq + 1
+		default:
+			d.c.Reordered++
+			if d.c.Lost > 0 {
+				d.c.Lost--
+			}
+		}
+		if d.Measure {
+			d.Delay.RecordSigned(now - h.SentNs)
+		}
+	}
+}
+
+// Counts returns the accounting so far. Call from the reader thread or after it stopped.
+func (d *Drain) Counts() Counts { return d.c }
+
+// LastTick returns what the last Step did.
+func (d *Drain) LastTick() Tick { return d.tick }
+
+// SocketsRead is the number of sockets that returned at least one message.
+func (d *Drain) SocketsRead() int {
+	n := 0
+	for _, c := range d.perSock {
+		if c > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// Received returns the messages received on socket i.
+func (d *Drain) Received(i int) uint64 { return d.perSock[i] }
+
+// Expected returns the next expected sequence number on socket i (= the
+// number of messages sent to it, once every in-flight message is read).
+func (d *Drain) Expected(i int) uint64 { return d.expect[i] }
+
+// FDs returns the sockets drained, in order.
+func (d *Drain) FDs() []int { return d.fds }

@@ -1,0 +1,303 @@
+package record
+
+import (
+	"math"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// The seed's layout: 128-wide buckets from 64, overflow at 8256.
+const (
+	width    = 128
+	origin   = 64
+	overflow = 8256
+)
+
+func TestLinearBucketing(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		v      uint64
+		bucket int // -1 = overflow
+	}{
+		{"zero lands in the below-origin bucket", 0, 0},
+		{"origin-1 is still below origin", origin - 1, 0},
+		{"origin opens bucket 1", origin, 1},
+		{"origin+width-1 closes bucket 1", origin + width - 1, 1},
+		{"origin+width opens bucket 2", origin + width, 2},
+		{"seed row 1472", 1472, 12},
+		{"overflow-1 is the last bucket (8128)", overflow - 1, 64},
+		{"overflow edge counts as overflow", overflow, -1},
+		{"huge value counts as overflow", math.MaxUint64, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := NewLinear(width, origin, overflow)
+			h.Record(tc.v)
+			s := h.Snapshot("ticks")
+			want := make([]uint64, 65)
+			var over uint64
+			if tc.bucket < 0 {
+				over = 1
+			} else {
+				want[tc.bucket] = 1
+			}
+			if diff := cmp.Diff(want, s.Counts); diff != "" {
+				t.Errorf("Counts (-want +got):\n%s", diff)
+			}
+			if s.OverflowCount != over || s.Total != 1 || s.Min != tc.v || s.Max != tc.v {
+				t.Errorf("overflow %d total %d min %d max %d, want %d 1 %d %d", s.OverflowCount, s.Total, s.Min, s.Max, over, tc.v, tc.v)
+			}
+			if tc.bucket >= 0 {
+				lo := s.Lower(tc.bucket)
+				if tc.v < lo || (tc.bucket > 0 && tc.v >= lo+width) {
+					t.Errorf("value %d outside its bucket's range [%d, %d)", tc.v, lo, lo+width)
+				}
+			}
+		})
+	}
+}
+
+func TestNewLinearLayout(t *testing.T) {
+	for _, tc := range []struct {
+		name                    string
+		width, origin, overflow uint64
+		wantOverflow            uint64
+		wantBuckets             int
+	}{
+		{"seed layout", 128, 64, 8256, 8256, 65},
+		{"overflow rounded up to a bucket edge", 128, 64, 8200, 8256, 65},
+		{"zero width becomes 1", 0, 0, 4, 4, 5},
+		{"overflow at or below origin gives one bucket", 10, 100, 50, 110, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewLinear(tc.width, tc.origin, tc.overflow).Snapshot("")
+			if s.Overflow != tc.wantOverflow || len(s.Counts) != tc.wantBuckets {
+				t.Errorf("overflow %d, %d buckets; want %d, %d", s.Overflow, len(s.Counts), tc.wantOverflow, tc.wantBuckets)
+			}
+		})
+	}
+}
+
+func TestLinearReset(t *testing.T) {
+	h := NewLinear(width, origin, overflow)
+	h.Record(100)
+	h.Record(1 << 40)
+	h.Reset()
+	want := NewLinear(width, origin, overflow).Snapshot("ticks")
+	if diff := cmp.Diff(want, h.Snapshot("ticks")); diff != "" {
+		t.Errorf("after Reset (-want +got):\n%s", diff)
+	}
+}
+
+func TestSnapshotLower(t *testing.T) {
+	s := NewLinear(width, origin, overflow).Snapshot("")
+	for _, tc := range []struct {
+		i    int
+		want uint64
+	}{
+		{0, 0},     // [0, origin)
+		{1, 64},    // first full bucket
+		{12, 1472}, // the seed's first row
+		{64, 8128}, // the seed's last row before 8256+
+	} {
+		if got := s.Lower(tc.i); got != tc.want {
+			t.Errorf("Lower(%d) = %d, want %d", tc.i, got, tc.want)
+		}
+	}
+}
+
+func TestSnapshotMean(t *testing.T) {
+	h := NewLinear(width, origin, overflow)
+	if m := h.Snapshot("").Mean(); m != 0 {
+		t.Errorf("empty Mean = %v, want 0", m)
+	}
+	for _, v := range []uint64{100, 200, 9000} {
+		h.Record(v)
+	}
+	if m := h.Snapshot("").Mean(); m != 3100 {
+		t.Errorf("Mean = %v, want 3100 (overflow samples count at their value)", m)
+	}
+}
+
+func TestSnapshotAdd(t *testing.T) {
+	a, b := NewLinear(width, origin, overflow), NewLinear(width, origin, overflow)
+	a.Record(100)
+	a.Record(9000)
+	b.Record(10)
+	b.Record(2000)
+	b.Record(20000)
+	sa, sb := a.Snapshot("ticks"), b.Snapshot("ticks")
+
+	both := NewLinear(width, origin, overflow)
+	for _, v := range []uint64{100, 9000, 10, 2000, 20000} {
+		both.Record(v)
+	}
+	got, ok := sa.Add(sb)
+	if !ok {
+		t.Fatal("Add of equal layouts not ok")
+	}
+	if diff := cmp.Diff(both.Snapshot("ticks"), got); diff != "" {
+		t.Errorf("Add (-want +got):\n%s", diff)
+	}
+	if sa.Counts[1] != 1 || sa.Total != 2 {
+		t.Error("Add modified its receiver's counts")
+	}
+
+	t.Run("into zero Snapshot copies", func(t *testing.T) {
+		got, ok := Snapshot{}.Add(sa)
+		if !ok {
+			t.Fatal("not ok")
+		}
+		if diff := cmp.Diff(sa, got); diff != "" {
+			t.Errorf("(-want +got):\n%s", diff)
+		}
+		got.Counts[1]++
+		if sa.Counts[1] != 1 {
+			t.Error("result shares Counts with its argument")
+		}
+	})
+	t.Run("empty argument keeps min", func(t *testing.T) {
+		got, _ := sa.Add(NewLinear(width, origin, overflow).Snapshot("ticks"))
+		if got.Min != 100 || got.Max != 9000 || got.Total != 2 {
+			t.Errorf("min %d max %d total %d", got.Min, got.Max, got.Total)
+		}
+	})
+	t.Run("mismatched layout", func(t *testing.T) {
+		other := NewLinear(100, 0, 1000).Snapshot("ticks")
+		got, ok := sa.Add(other)
+		if ok {
+			t.Error("ok for different layouts")
+		}
+		if diff := cmp.Diff(sa, got); diff != "" {
+			t.Errorf("receiver changed (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func TestHDRClamp(t *testing.T) {
+	h := NewHDR(1000)
+	h.Record(10)
+	h.Record(5000)
+	h.RecordSigned(-7)
+	if h.Clamped() != 1 {
+		t.Errorf("Clamped = %d, want 1", h.Clamped())
+	}
+	if n := h.Histogram().TotalCount(); n != 3 {
+		t.Errorf("TotalCount = %d, want 3", n)
+	}
+	if m := h.Histogram().Min(); m != 0 {
+		t.Errorf("Min = %d, want 0 (negative clamped)", m)
+	}
+	h.Reset()
+	if h.Clamped() != 0 || h.Histogram().TotalCount() != 0 {
+		t.Error("Reset left samples")
+	}
+}
+
+func TestPair(t *testing.T) {
+	l, h := NewLinear(width, origin, overflow), NewHDR(1e9)
+	p := Pair{A: l, B: h}
+	p.Record(1500)
+	if l.Total() != 1 || h.Histogram().TotalCount() != 1 {
+		t.Errorf("Pair recorded %d and %d, want 1 each", l.Total(), h.Histogram().TotalCount())
+	}
+}
+
+func TestRingFull(t *testing.T) {
+	r := NewRing[int](3) // rounded up to 4
+	for i := range 4 {
+		if !r.Put(i) {
+			t.Fatalf("Put(%d) on a ring with room returned false", i)
+		}
+	}
+	if r.Put(99) || r.Put(100) {
+		t.Error("Put on a full ring returned true")
+	}
+	if r.Dropped() != 2 {
+		t.Errorf("Dropped = %d, want 2", r.Dropped())
+	}
+	var got []int
+	if n := r.Drain(func(v *int) { got = append(got, *v) }); n != 4 {
+		t.Errorf("Drain = %d, want 4", n)
+	}
+	if diff := cmp.Diff([]int{0, 1, 2, 3}, got); diff != "" {
+		t.Errorf("Drain order (-want +got):\n%s", diff)
+	}
+	if n := r.Drain(func(*int) { t.Error("Drain of an empty ring called f") }); n != 0 {
+		t.Errorf("second Drain = %d, want 0", n)
+	}
+}
+
+func TestRingWraparound(t *testing.T) {
+	r := NewRing[uint64](8)
+	var next, want uint64
+	// Uneven put/drain batches so the indices wrap the 8 slots many times.
+	for round := range 100 {
+		for range round%7 + 1 {
+			if !r.Put(next) {
+				t.Fatalf("round %d: Put(%d) false with %d pending", round, next, next-want)
+			}
+			next++
+		}
+		r.Drain(func(v *uint64) {
+			if *v != want {
+				t.Fatalf("round %d: got %d, want %d", round, *v, want)
+			}
+			want++
+		})
+	}
+	if want != next || r.Dropped() != 0 {
+		t.Errorf("drained %d of %d, dropped %d", want, next, r.Dropped())
+	}
+}
+
+func TestZeroAllocs(t *testing.T) {
+	l := NewLinear(width, origin, overflow)
+	h := NewHDR(1e10)
+	r := NewRing[Wakeup](1024)
+	w := Wakeup{Tick: 1, LatencyNs: 2000}
+	var v uint64
+	for _, tc := range []struct {
+		name string
+		f    func()
+	}{
+		{"Linear.Record", func() { v += 97; l.Record(v) }},
+		{"HDR.Record", func() { v += 97; h.Record(v) }},
+		{"Ring.Put", func() {
+			if !r.Put(w) {
+				r.Drain(func(*Wakeup) {})
+			}
+		}},
+	} {
+		if a := testing.AllocsPerRun(1000, tc.f); a != 0 {
+			t.Errorf("%s allocs %v per call, want 0", tc.name, a)
+		}
+	}
+}
+
+func BenchmarkRecord(b *testing.B) {
+	b.Run("linear", func(b *testing.B) {
+		h := NewLinear(width, origin, overflow)
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			h.Record(uint64(i) & 0x3fff)
+		}
+	})
+	b.Run("hdr", func(b *testing.B) {
+		h := NewHDR(1e10)
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			h.Record(uint64(i) & 0xfffff)
+		}
+	})
+	b.Run("ring", func(b *testing.B) {
+		r := NewRing[Wakeup](1024)
+		w := Wakeup{Tick: 1}
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			if !r.Put(w) {
+				r.Drain(func(*Wakeup) {})
+			}
+		}
+	})
+}

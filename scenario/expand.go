@@ -1,0 +1,74 @@
+package scenario
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// Expand returns the trials to run: Rounds rounds, each running every
+// variant once in declaration order (round 0: A B, round 1: A B, …), or one
+// trial named "base" per round when there are no variants. Each Trial.Spec
+// is a deep copy of s with its variant's overrides applied (in sorted key
+// order) and Variants cleared, since they are consumed. Expand does not
+// validate: call Validate first.
+func (s *Spec) Expand() ([]Trial, error) {
+	if s.Rounds < 1 || s.Rounds > maxRounds {
+		p := s.posOf("rounds")
+		return nil, ErrorList{{File: s.File, Line: p.Line, Col: p.Col, Path: "rounds", Msg: fmt.Sprintf("%d out of range", s.Rounds), Allowed: fmt.Sprintf("1–%d", maxRounds)}}
+	}
+	variants := s.Variants
+	if len(variants) == 0 {
+		variants = []Variant{{Name: "base"}}
+	}
+	trials := make([]Trial, 0, s.Rounds*len(variants))
+	for r := range s.Rounds {
+		for i, v := range variants {
+			c := s.Clone()
+			c.Variants = nil
+			if errs := c.applyVariant(i, v, s.posOf); len(errs) > 0 {
+				for _, e := range errs {
+					e.File = s.File
+				}
+				return nil, errs.err()
+			}
+			trials = append(trials, Trial{Index: len(trials), Round: r, Variant: v.Name, Spec: *c})
+		}
+	}
+	return trials, nil
+}
+
+// Clone returns a deep copy of s: no slice, map or pointer is shared.
+func (s *Spec) Clone() *Spec {
+	c := *s
+	c.Endpoints = slices.Clone(s.Endpoints)
+	c.Traffic = slices.Clone(s.Traffic)
+	for i, t := range c.Traffic {
+		if t.CPU != nil {
+			cpu := *t.CPU
+			c.Traffic[i].CPU = &cpu
+		}
+	}
+	c.Readers = slices.Clone(s.Readers)
+	for i := range c.Readers {
+		c.Readers[i].Endpoints = slices.Clone(c.Readers[i].Endpoints)
+	}
+	c.Noise = slices.Clone(s.Noise)
+	for i := range c.Noise {
+		c.Noise[i].CPUs = slices.Clone(c.Noise[i].CPUs)
+	}
+	c.Variants = slices.Clone(s.Variants)
+	for i := range c.Variants {
+		c.Variants[i].Set = maps.Clone(c.Variants[i].Set)
+	}
+	c.pos = maps.Clone(s.pos)
+	c.defaulted = maps.Clone(s.defaulted)
+	return &c
+}
+
+// Pos returns the source position of the value at path
+// ("readers[0].priority"). For a field the source left out, it returns the
+// position of the nearest enclosing section that was given ("readers[0]");
+// the zero Pos when none was (a Spec built in code) or when the value came
+// from Apply (--set).
+func (s *Spec) Pos(path string) Pos { return s.posOf(path) }

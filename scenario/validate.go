@@ -1,0 +1,274 @@
+package scenario
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+	"time"
+)
+
+// Limits enforced by Validate.
+const (
+	maxRounds   = 1000
+	maxCount    = 100000
+	maxThreads  = 1024
+	maxBatch    = 1024
+	minSize     = 16    // sequence number + send timestamp
+	maxSize     = 65507 // largest IPv4 UDP payload
+	minPeriod   = Duration(100 * time.Microsecond)
+	maxPriority = 99
+)
+
+// Validate checks every field against its rules and the host, and returns
+// an ErrorList holding every problem, sorted by line, or nil. Each variant is
+// also applied to a copy and validated; its problems (those not already in
+// the base spec) are reported with Path "variants[i]: <path>". Validate never
+// changes s. A Host with NumCPU ≤ 0 skips the CPU-range checks.
+func (s *Spec) Validate(h Host) error {
+	errs := s.check(h)
+	base := map[string]bool{}
+	for _, e := range errs {
+		base[e.Path+"\x00"+e.Msg] = true
+	}
+	for i, v := range s.Variants {
+		c := s.Clone()
+		c.Variants = nil
+		vpos := s.posOf(fmt.Sprintf("variants[%d]", i))
+		if aerrs := c.applyVariant(i, v, s.posOf); len(aerrs) > 0 {
+			for _, e := range aerrs {
+				e.File = s.File
+			}
+			errs = append(errs, aerrs...)
+			continue
+		}
+		for _, e := range c.check(h) {
+			if base[e.Path+"\x00"+e.Msg] {
+				continue
+			}
+			if !setByVariant(e.Path, v) {
+				// The variant broke a field it did not set: point at it.
+				e.Line, e.Col = vpos.Line, vpos.Col
+			}
+			e.Path = fmt.Sprintf("variants[%d]: %s", i, e.Path)
+			errs = append(errs, e)
+		}
+	}
+	return errs.err()
+}
+
+// setByVariant reports whether path is, or lies below, a key v sets.
+func setByVariant(path string, v Variant) bool {
+	for k := range v.Set {
+		k = strings.TrimSpace(k)
+		if path == k || strings.HasPrefix(path, k+".") || strings.HasPrefix(path, k+"[") {
+			return true
+		}
+	}
+	return false
+}
+
+// posOf returns the position of path, or of its nearest recorded parent
+// (defaulted fields point at their section), or the zero Pos.
+func (s *Spec) posOf(path string) Pos {
+	for {
+		if p, ok := s.pos[path]; ok {
+			return p
+		}
+		if path == "" {
+			return Pos{}
+		}
+		path = parent(path)
+	}
+}
+
+// parent strips the last ".key" or "[i]" from path.
+func parent(path string) string {
+	if strings.HasSuffix(path, "]") {
+		if i := strings.LastIndexByte(path, '['); i >= 0 {
+			return path[:i]
+		}
+	}
+	if i := strings.LastIndexAny(path, ".["); i >= 0 {
+		return path[:i]
+	}
+	return ""
+}
+
+// checker collects validation problems for one spec.
+type checker struct {
+	s    *Spec
+	h    Host
+	errs ErrorList
+}
+
+func (c *checker) add(path, allowed, format string, args ...any) {
+	p := c.s.posOf(path)
+	c.errs = append(c.errs, &Error{File: c.s.File, Line: p.Line, Col: p.Col, Path: path, Msg: fmt.Sprintf(format, args...), Allowed: allowed})
+}
+
+func (c *checker) intRange(path string, v, lo, hi int) {
+	if v < lo || v > hi {
+		c.add(path, fmt.Sprintf("%d–%d", lo, hi), "%d out of range", v)
+	}
+}
+
+func (c *checker) oneOf(path, v string, allowed ...string) {
+	for _, a := range allowed {
+		if v == a {
+			return
+		}
+	}
+	noun := path[strings.LastIndexByte(path, '.')+1:]
+	c.add(path, strings.Join(allowed, ", "), "unknown %s %q", noun, v)
+}
+
+func (c *checker) cpu(path string, cpu int) {
+	if c.h.NumCPU <= 0 {
+		if cpu < 0 {
+			c.add(path, "≥ 0", "%d out of range", cpu)
+		}
+		return
+	}
+	if cpu < 0 || cpu >= c.h.NumCPU {
+		allowed := "0"
+		if c.h.NumCPU > 1 {
+			allowed = fmt.Sprintf("0–%d", c.h.NumCPU-1)
+		}
+		c.add(path, allowed, "CPU %d out of range for this host (%d CPUs)", cpu, c.h.NumCPU)
+	}
+}
+
+func (c *checker) nameRef(path, name string, names []string, what string) {
+	for _, n := range names {
+		if n == name {
+			return
+		}
+	}
+	allowed := strings.Join(names, ", ")
+	if allowed == "" {
+		allowed = "none: no endpoints defined"
+	}
+	c.add(path, allowed, "unknown %s %q", what, name)
+}
+
+// unique reports an empty or repeated name; seen maps names to first path.
+func (c *checker) unique(path, name, what string, seen map[string]string) {
+	if name == "" {
+		c.add(path, "a non-empty name", "empty %s name", what)
+		return
+	}
+	if first, dup := seen[name]; dup {
+		c.add(path, "unique names", "duplicate %s name %q (also %s)", what, name, first)
+		return
+	}
+	seen[name] = path
+}
+
+// check applies every rule to s alone (variants are not applied).
+func (s *Spec) check(h Host) ErrorList {
+	c := &checker{s: s, h: h}
+	if s.Duration <= 0 {
+		c.add("duration", "> 0", "%s out of range", s.Duration)
+	}
+	if s.Warmup < 0 {
+		c.add("warmup", "≥ 0", "%s out of range", s.Warmup)
+	}
+	c.oneOf("clock", s.Clock, "auto", "tsc", "monotonic")
+	c.intRange("rounds", s.Rounds, 1, maxRounds)
+	if len(s.Readers) == 0 {
+		c.add("readers", "at least one reader", "no readers")
+	}
+
+	var epNames []string
+	seen := map[string]string{}
+	for i, e := range s.Endpoints {
+		p := fmt.Sprintf("endpoints[%d].", i)
+		c.unique(p+"name", e.Name, "endpoint", seen)
+		epNames = append(epNames, e.Name)
+		c.oneOf(p+"kind", e.Kind, "udp")
+		c.intRange(p+"count", e.Count, 1, maxCount)
+		if a, err := netip.ParseAddr(e.Address); err != nil {
+			c.add(p+"address", "127.0.0.0/8, ::1", "%q is not an IP address", e.Address)
+		} else if !a.IsLoopback() || a.Zone() != "" {
+			c.add(p+"address", "127.0.0.0/8, ::1", "%s is not a loopback address", e.Address)
+		}
+		c.intRange(p+"port", e.Port, 0, 65535)
+		if e.Port > 0 && e.Port <= 65535 && e.Count >= 1 && e.Port+e.Count-1 > 65535 {
+			c.add(p+"port", fmt.Sprintf("port + count - 1 ≤ 65535 (port ≤ %d for count %d)", 65536-min(e.Count, 65536), e.Count),
+				"ports %d–%d exceed 65535", e.Port, e.Port+e.Count-1)
+		}
+	}
+
+	for i, t := range s.Traffic {
+		p := fmt.Sprintf("traffic[%d].", i)
+		c.nameRef(p+"endpoint", t.Endpoint, epNames, "endpoint")
+		switch {
+		case t.Interval < 0:
+			c.add(p+"interval", "> 0", "%s out of range", t.Interval)
+		case t.Rate < 0:
+			c.add(p+"rate", "> 0", "%g out of range", t.Rate)
+		case t.Interval > 0 && t.Rate > 0:
+			c.add(p+"interval", "exactly one of interval and rate", "both interval (%s) and rate (%g) set", t.Interval, t.Rate)
+		case t.Interval == 0 && t.Rate == 0:
+			c.add(p+"interval", "exactly one of interval and rate", "neither interval nor rate set")
+		}
+		if t.Size < minSize || t.Size > maxSize {
+			c.add(p+"size", fmt.Sprintf("%d B–%d B", minSize, maxSize), "%d B out of range", uint64(t.Size))
+		}
+		c.oneOf(p+"spread", t.Spread, "even", "burst", "poisson")
+		if t.CPU != nil {
+			c.cpu(p+"cpu", *t.CPU)
+		}
+	}
+
+	seen = map[string]string{}
+	for i, r := range s.Readers {
+		p := fmt.Sprintf("readers[%d].", i)
+		c.unique(p+"name", r.Name, "reader", seen)
+		for j, ep := range r.Endpoints {
+			c.nameRef(fmt.Sprintf("%sendpoints[%d]", p, j), ep, epNames, "endpoint")
+		}
+		c.cpu(p+"cpu", r.CPU)
+		c.oneOf(p+"policy", r.Policy, "fifo", "rr", "other")
+		switch r.Policy {
+		case "fifo", "rr":
+			c.intRange(p+"priority", r.Priority, 1, maxPriority)
+		case "other":
+			if r.Priority != 0 {
+				c.add(p+"priority", "0 for policy other", "%d out of range", r.Priority)
+			}
+		}
+		switch {
+		case r.Period <= 0:
+			c.add(p+"period", "> 0", "%s out of range", r.Period)
+		case r.Period < minPeriod:
+			c.add(p+"period", "≥ "+minPeriod.String(), "%s too short", r.Period)
+		}
+		c.oneOf(p+"method", r.Method, "recvfrom", "recvmsg", "recvmmsg")
+		c.intRange(p+"batch", r.Batch, 1, maxBatch)
+		c.oneOf(p+"overrun", r.Overrun, "skip", "catchup")
+	}
+
+	for i, n := range s.Noise {
+		p := fmt.Sprintf("noise[%d].", i)
+		c.oneOf(p+"kind", n.Kind, "spin")
+		c.intRange(p+"threads", n.Threads, 1, maxThreads)
+		for j, cpu := range n.CPUs {
+			c.cpu(fmt.Sprintf("%scpus[%d]", p, j), cpu)
+		}
+		c.intRange(p+"nice", n.Nice, -20, 19)
+	}
+
+	seen = map[string]string{}
+	for i, v := range s.Variants {
+		c.unique(fmt.Sprintf("variants[%d].name", i), v.Name, "variant", seen)
+	}
+
+	if s.Report.BucketWidth == 0 {
+		c.add("report.bucket_width", "> 0", "0 out of range")
+	}
+	if s.Report.Overflow <= s.Report.BucketOrigin {
+		c.add("report.overflow", fmt.Sprintf("> bucket_origin (%d)", s.Report.BucketOrigin), "%d out of range", s.Report.Overflow)
+	}
+	return c.errs
+}

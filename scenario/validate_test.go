@@ -1,0 +1,191 @@
+package scenario
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// base is a small valid scenario; rows below append to or replace its parts.
+const (
+	baseEP  = "endpoints: [{name: e, count: 1}]\n"
+	baseTr  = "traffic: [{endpoint: e, interval: 1ms}]\n"
+	baseRd  = "readers: [{endpoints: [e]}]\n"
+	baseDoc = baseEP + baseTr + baseRd
+)
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		yaml string
+		want string // substring of the error; "" = valid
+	}{
+		{"base is valid", baseDoc, ""},
+		{"seed-like variants are valid", baseDoc + "variants: [{name: a, set: {readers[0].method: recvmsg}}, {name: b, set: {\"readers[0].policy\": other}}]\n", ""},
+		{"reader without endpoints is valid", "readers: [{}]\n", ""},
+		{"ipv6 loopback is valid", "endpoints: [{count: 1, address: \"::1\"}]\n" + "readers: [{}]\n", ""},
+		{"top port fits exactly", "endpoints: [{count: 36, port: 65500}]\nreaders: [{}]\n", ""},
+
+		// Top level.
+		{"duration zero", "duration: 0\n" + baseDoc, "x.yaml:1:11: duration: 0s out of range (allowed: > 0)"},
+		{"duration negative", "duration: -1s\n" + baseDoc, "duration: -1s out of range (allowed: > 0)"},
+		{"warmup negative", "warmup: -5ms\n" + baseDoc, "warmup: -5ms out of range (allowed: ≥ 0)"},
+		{"clock unknown", "clock: rdtsc\n" + baseDoc, "x.yaml:1:8: clock: unknown clock \"rdtsc\" (allowed: auto, tsc, monotonic)"},
+		{"rounds zero", "rounds: 0\n" + baseDoc, "rounds: 0 out of range (allowed: 1–1000)"},
+		{"rounds too many", "rounds: 1001\n" + baseDoc, "rounds: 1001 out of range (allowed: 1–1000)"},
+		{"no readers", baseEP, "readers: no readers (allowed: at least one reader)"},
+
+		// Endpoints.
+		{"endpoint kind", "endpoints: [{name: e, count: 1, kind: tap}]\n" + baseTr + baseRd, "endpoints[0].kind: unknown kind \"tap\" (allowed: udp)"},
+		{"count zero", "endpoints: [{name: e, count: 0}]\n" + baseTr + baseRd, "endpoints[0].count: 0 out of range (allowed: 1–100000)"},
+		{"count missing points at the section", "endpoints:\n  - name: e\n" + baseTr + baseRd, "x.yaml:2:5: endpoints[0].count: 0 out of range (allowed: 1–100000)"},
+		{"count negative", "endpoints: [{name: e, count: -3}]\n" + baseTr + baseRd, "endpoints[0].count: -3 out of range (allowed: 1–100000)"},
+		{"count too large", "endpoints: [{name: e, count: 100001}]\n" + baseTr + baseRd, "endpoints[0].count: 100001 out of range"},
+		{"address not loopback", "endpoints: [{name: e, count: 1, address: 10.0.0.1}]\n" + baseTr + baseRd, "endpoints[0].address: 10.0.0.1 is not a loopback address (allowed: 127.0.0.0/8, ::1)"},
+		{"address v6 not loopback", "endpoints: [{name: e, count: 1, address: \"fe80::1\"}]\n" + baseTr + baseRd, "endpoints[0].address: fe80::1 is not a loopback address"},
+		{"address not an ip", "endpoints: [{name: e, count: 1, address: localhost}]\n" + baseTr + baseRd, "endpoints[0].address: \"localhost\" is not an IP address (allowed: 127.0.0.0/8, ::1)"},
+		{"port out of range", "endpoints: [{name: e, count: 1, port: 70000}]\n" + baseTr + baseRd, "endpoints[0].port: 70000 out of range (allowed: 0–65535)"},
+		{"port negative", "endpoints: [{name: e, count: 1, port: -1}]\n" + baseTr + baseRd, "endpoints[0].port: -1 out of range (allowed: 0–65535)"},
+		{"ports overflow", "endpoints: [{name: e, count: 100, port: 65500}]\n" + baseTr + baseRd, "endpoints[0].port: ports 65500–65599 exceed 65535 (allowed: port + count - 1 ≤ 65535 (port ≤ 65436 for count 100))"},
+		{"duplicate endpoint name", "endpoints: [{name: e, count: 1}, {name: e, count: 1}]\n" + baseTr + baseRd, "endpoints[1].name: duplicate endpoint name \"e\" (also endpoints[0].name)"},
+
+		// Traffic.
+		{"traffic unknown endpoint", baseEP + "traffic: [{endpoint: f, interval: 1ms}]\n" + baseRd, "traffic[0].endpoint: unknown endpoint \"f\" (allowed: e)"},
+		{"traffic without endpoints", "traffic: [{endpoint: f, interval: 1ms}]\nreaders: [{}]\n", "traffic[0].endpoint: unknown endpoint \"f\" (allowed: none: no endpoints defined)"},
+		{"interval and rate", baseEP + "traffic: [{endpoint: e, interval: 1ms, rate: 5}]\n" + baseRd, "traffic[0].interval: both interval (1ms) and rate (5) set (allowed: exactly one of interval and rate)"},
+		{"neither interval nor rate", baseEP + "traffic: [{endpoint: e}]\n" + baseRd, "traffic[0].interval: neither interval nor rate set"},
+		{"negative interval", baseEP + "traffic: [{endpoint: e, interval: -1ms}]\n" + baseRd, "traffic[0].interval: -1ms out of range (allowed: > 0)"},
+		{"negative rate", baseEP + "traffic: [{endpoint: e, rate: -1}]\n" + baseRd, "traffic[0].rate: -1 out of range (allowed: > 0)"},
+		{"size too small", baseEP + "traffic: [{endpoint: e, interval: 1ms, size: 8}]\n" + baseRd, "traffic[0].size: 8 B out of range (allowed: 16 B–65507 B)"},
+		{"size too large", baseEP + "traffic: [{endpoint: e, interval: 1ms, size: 64KiB}]\n" + baseRd, "traffic[0].size: 65536 B out of range (allowed: 16 B–65507 B)"},
+		{"spread unknown", baseEP + "traffic: [{endpoint: e, interval: 1ms, spread: random}]\n" + baseRd, "traffic[0].spread: unknown spread \"random\" (allowed: even, burst, poisson)"},
+		{"traffic cpu missing on host", baseEP + "traffic: [{endpoint: e, interval: 1ms, cpu: 5}]\n" + baseRd, "traffic[0].cpu: CPU 5 out of range for this host (2 CPUs) (allowed: 0–1)"},
+
+		// Readers.
+		{"reader unknown endpoint", baseEP + baseTr + "readers: [{endpoints: [e, g]}]\n", "readers[0].endpoints[1]: unknown endpoint \"g\" (allowed: e)"},
+		{"reader cpu missing on host", baseEP + baseTr + "readers:\n  - cpu: 5\n", "x.yaml:4:10: readers[0].cpu: CPU 5 out of range for this host (2 CPUs) (allowed: 0–1)"},
+		{"reader cpu negative", baseEP + baseTr + "readers: [{cpu: -1}]\n", "readers[0].cpu: CPU -1 out of range"},
+		{"duplicate reader name", baseEP + baseTr + "readers: [{name: r}, {name: r}]\n", "readers[1].name: duplicate reader name \"r\""},
+		{"policy unknown", baseEP + baseTr + "readers: [{policy: deadline}]\n", "readers[0].policy: unknown policy \"deadline\" (allowed: fifo, rr, other)"},
+		{"priority 120", baseEP + baseTr + "readers: [{priority: 120}]\n", "readers[0].priority: 120 out of range (allowed: 1–99)"},
+		{"priority 0 for rr", baseEP + baseTr + "readers: [{policy: rr, priority: 0}]\n", "readers[0].priority: 0 out of range (allowed: 1–99)"},
+		{"priority for other", baseEP + baseTr + "readers: [{policy: other, priority: 5}]\n", "readers[0].priority: 5 out of range (allowed: 0 for policy other)"},
+		{"period zero", baseEP + baseTr + "readers: [{period: 0}]\n", "readers[0].period: 0s out of range (allowed: > 0)"},
+		{"period negative", baseEP + baseTr + "readers: [{period: -1ms}]\n", "readers[0].period: -1ms out of range (allowed: > 0)"},
+		{"period too short", baseEP + baseTr + "readers: [{period: 50us}]\n", "readers[0].period: 50µs too short (allowed: ≥ 100µs)"},
+		{"method unknown", baseEP + baseTr + "readers: [{method: read}]\n", "readers[0].method: unknown method \"read\" (allowed: recvfrom, recvmsg, recvmmsg)"},
+		{"batch zero", baseEP + baseTr + "readers: [{batch: 0}]\n", "readers[0].batch: 0 out of range (allowed: 1–1024)"},
+		{"batch too large", baseEP + baseTr + "readers: [{batch: 1025}]\n", "readers[0].batch: 1025 out of range (allowed: 1–1024)"},
+		{"overrun unknown", baseEP + baseTr + "readers: [{overrun: drop}]\n", "readers[0].overrun: unknown overrun \"drop\" (allowed: skip, catchup)"},
+
+		// Noise.
+		{"noise kind", baseDoc + "noise: [{kind: memory, threads: 1}]\n", "noise[0].kind: unknown kind \"memory\" (allowed: spin)"},
+		{"noise threads zero", baseDoc + "noise: [{threads: 0}]\n", "noise[0].threads: 0 out of range (allowed: 1–1024)"},
+		{"noise threads missing", baseDoc + "noise: [{kind: spin}]\n", "noise[0].threads: 0 out of range (allowed: 1–1024)"},
+		{"noise threads too many", baseDoc + "noise: [{threads: 5000}]\n", "noise[0].threads: 5000 out of range"},
+		{"noise cpu missing on host", baseDoc + "noise: [{threads: 1, cpus: [0, 7]}]\n", "noise[0].cpus[1]: CPU 7 out of range for this host (2 CPUs) (allowed: 0–1)"},
+		{"noise nice", baseDoc + "noise: [{threads: 1, nice: 20}]\n", "noise[0].nice: 20 out of range (allowed: -20–19)"},
+
+		// Variants.
+		{"variant without name", baseDoc + "variants: [{set: {duration: 1s}}]\n", "variants[0].name: empty variant name (allowed: a non-empty name)"},
+		{"duplicate variant", baseDoc + "variants: [{name: a}, {name: a}]\n", "variants[1].name: duplicate variant name \"a\""},
+		{"variant unknown path", baseDoc + "variants:\n  - name: a\n    set: {readers[0].prority: 1}\n", "x.yaml:6:31: variants[0]: readers[0].prority: unknown field \"prority\" (allowed: name, endpoints, cpu, policy, priority, period, method, batch, overrun)"},
+		{"variant index out of range", baseDoc + "variants: [{name: a, set: {readers[3].cpu: 1}}]\n", "variants[0]: readers[3]: index 3 out of range (allowed: 0–0)"},
+		{"variant bad value", baseDoc + "variants: [{name: a, set: {duration: soon}}]\n", "variants[0]: duration: invalid duration \"soon\""},
+		{"variant sets variants", baseDoc + "variants: [{name: a, set: {variants[0].name: b}}]\n", "variants[0]: variants[0].name: a variant cannot set variants"},
+		{"variant priority 120", baseDoc + "variants:\n  - name: hi\n    set: {readers[0].priority: 120}\n", "x.yaml:6:32: variants[0]: readers[0].priority: 120 out of range (allowed: 1–99)"},
+		{"variant breaks a field it does not set", baseDoc + "variants:\n  - name: lo\n    set: {endpoints[0].name: f}\n", "x.yaml:5:5: variants[0]: traffic[0].endpoint: unknown endpoint \"e\" (allowed: f)"},
+
+		// Report.
+		{"bucket width zero", baseDoc + "report: {bucket_width: 0}\n", "report.bucket_width: 0 out of range (allowed: > 0)"},
+		{"overflow below origin", baseDoc + "report: {bucket_origin: 100, overflow: 100}\n", "report.overflow: 100 out of range (allowed: > bucket_origin (100))"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := Load("x.yaml", []byte(tt.yaml))
+			if err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			before := s.Clone()
+			err = s.Validate(Host{NumCPU: 2})
+			if diff := cmp.Diff(before, s, cmp.AllowUnexported(Spec{})); diff != "" {
+				t.Errorf("Validate mutated the spec (-before +after):\n%s", diff)
+			}
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("Validate: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Validate passed, want %q", tt.want)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error\n%v\nwant substring\n%s", err, tt.want)
+			}
+			if !errors.Is(err, ErrInvalid) {
+				t.Errorf("errors.Is(err, ErrInvalid) = false")
+			}
+		})
+	}
+}
+
+// TestValidateExactLine pins the compiler-style format on the seed scenario
+// with one value broken.
+func TestValidateExactLine(t *testing.T) {
+	data := strings.Replace(readSeed(t), "priority: 80", "priority: 120", 1)
+	s, err := Load("configs/laight-450.yaml", []byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Validate(Host{NumCPU: 2})
+	var list ErrorList
+	if !errors.As(err, &list) || len(list) != 1 {
+		t.Fatalf("Validate = %v, want one problem", err)
+	}
+	const want = "configs/laight-450.yaml:23:15: readers[0].priority: 120 out of range (allowed: 1–99)"
+	if got := list[0].Error(); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if got, want := err.Error(), "scenario configs/laight-450.yaml: 1 problem\n"+want; got != want {
+		t.Errorf("list:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestValidateSortsAndCollects checks that every problem is reported, in
+// line order.
+func TestValidateSortsAndCollects(t *testing.T) {
+	s, err := Load("x.yaml", []byte("readers:\n  - cpu: 9\n    priority: 0\nduration: 0\nclock: x\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Validate(Host{NumCPU: 2})
+	var list ErrorList
+	if !errors.As(err, &list) {
+		t.Fatalf("Validate = %v", err)
+	}
+	var got []string
+	for _, e := range list {
+		got = append(got, e.Path)
+	}
+	want := []string{"readers[0].cpu", "readers[0].priority", "duration", "clock"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("paths (-want +got):\n%s", diff)
+	}
+}
+
+// TestValidateUnknownHost skips CPU range checks when NumCPU is unknown.
+func TestValidateUnknownHost(t *testing.T) {
+	s, err := Load("x.yaml", []byte("readers: [{cpu: 64}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Validate(Host{}); err != nil {
+		t.Errorf("Validate(Host{}) = %v", err)
+	}
+	if err := s.Validate(Host{NumCPU: 1}); err == nil || !strings.Contains(err.Error(), "(allowed: 0)") {
+		t.Errorf("Validate(NumCPU 1) = %v", err)
+	}
+}
