@@ -38,8 +38,8 @@ func collect(res *report.Trial, sp *scenario.Spec, senders []*sender, readers []
 			Calls:   c.Calls, Data: c.Data, EAGAIN: c.EAGAIN, Errors: c.Errors,
 			Messages: c.Messages, Bytes: c.Bytes, Lost: c.Lost, Reordered: c.Reordered,
 			SocketsRead: r.drain.SocketsRead(),
-			Wakeups:     r.loop.MeasuredTicks, Overruns: r.loop.Overruns,
-			RingDropped:   r.loop.Wakeups.Dropped(),
+			Wakeups:     r.loop.MeasuredTicks, Overruns: r.loop.Overruns, RingDropped: r.loop.Wakeups.Dropped(),
+
 			WakeupLatency: report.LatencyFromHDR(r.loop.Latency.Histogram()),
 			Drain:         report.LatencyFromHDR(r.loop.DrainTime.Histogram()),
 			OneWayDelay:   report.LatencyFromHDR(r.drain.Delay.Histogram()),

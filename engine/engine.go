@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/rtload/rtload/net/udp"
 	"github.com/rtload/rtload/noise"
 	"github.com/rtload/rtload/pace"
@@ -410,6 +412,9 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 		return res, degraded, startErr
 	}
 	for _, r := range readers {
+		if r.loop.Errno != 0 {
+			return res, degraded, fmt.Errorf("reader %s: clock_nanosleep: %w", r.spec.Name, unix.Errno(r.loop.Errno))
+		}
 		if r.csvErr != nil {
 			return res, degraded, fmt.Errorf("wakeup log %s: %w", r.csvName, r.csvErr)
 		}
@@ -418,9 +423,6 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 				return res, degraded, fmt.Errorf("wakeup log %s: %w", r.csvName, err)
 			}
 		}
-	}
-	if stopped {
-		return res, degraded, nil
 	}
 	return res, degraded, nil
 }

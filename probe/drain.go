@@ -14,7 +14,9 @@ type Probe interface {
 	Step()
 }
 
-// Counts is a Drain's accounting; every field counts since construction.
+// Counts is a Drain's accounting since construction. Calls, Data and
+// EAGAIN count calls made while Measure was set (so they match the
+// histograms' totals); Errors and the message fields count every call.
 type Counts struct {
 	Calls, Data, EAGAIN, Errors uint64
 	LastErrno                   unix.Errno
@@ -50,10 +52,10 @@ type Drain struct {
 	// Delay is the one-way delay send→receive in ns (measured window only).
 	Delay *record.HDR
 
-	expect []uint64 // next expected sequence number per socket
+	expect  []uint64 // next expected sequence number per socket
 	perSock []uint64 // messages received per socket
-	c      Counts
-	tick   Tick
+	c       Counts
+	tick    Tick
 }
 
 var _ Probe = (*Drain)(nil)
@@ -61,11 +63,11 @@ var _ Probe = (*Drain)(nil)
 // DrainConfig configures a Drain. Histograms are supplied by the caller so
 // that their layout comes from the scenario.
 type DrainConfig struct {
-	FDs                []int
-	Receiver           udp.Receiver
-	Clock              *rt.Clock
-	All, Data, EAGAIN  *record.Linear
-	AllHDR, Delay      *record.HDR
+	FDs               []int
+	Receiver          udp.Receiver
+	Clock             *rt.Clock
+	All, Data, EAGAIN *record.Linear
+	AllHDR, Delay     *record.HDR
 }
 
 // NewDrain preallocates per-socket state for len(cfg.FDs) sockets.
@@ -92,17 +94,17 @@ func (d *Drain) drainOne(i, fd int) {
 		n, bytes, errno := d.rx.Recv(fd)
 		t1 := d.clock.Now()
 		dt := uint64(t1 - t0)
-		d.c.Calls++
 		d.tick.Calls++
 		if d.Measure {
+			d.c.Calls++
 			d.All.Record(dt)
 			d.AllHDR.Record(dt)
 		}
 		if errno != 0 {
 			if errno == unix.EAGAIN {
-				d.c.EAGAIN++
 				d.tick.EAGAIN++
 				if d.Measure {
+					d.c.EAGAIN++
 					d.EAGAIN.Record(dt)
 				}
 			} else {
@@ -111,8 +113,8 @@ func (d *Drain) drainOne(i, fd int) {
 			}
 			return
 		}
-		d.c.Data++
 		if d.Measure {
+			d.c.Data++
 			d.Data.Record(dt)
 		}
 		d.account(i, n, bytes)

@@ -34,8 +34,8 @@ type Loop struct {
 	Latency, DrainTime *record.HDR
 	// Stats counted by Run.
 	Ticks, MeasuredTicks, Overruns, MissedTicks uint64
-	TailMessages                               uint64
-	Errno                                      uintptr
+	TailMessages                                uint64
+	Errno                                       uintptr
 }
 
 // Run loops until Stop or HardStop. Call it on the real-time thread.

@@ -559,9 +559,9 @@ func messages(cols []column) *kv {
 	}
 	k.add("sent", cells(cols, known(func(c *column) string { return u(c.sent) }))...)
 	k.add("send errors", cells(cols, known(func(c *column) string { return u(c.sendErrors) }))...)
-	k.add("received", cells(cols, func(c *column) string { return u(c.messages) })...)
+	k.add("received (incl. in flight)", cells(cols, func(c *column) string { return u(c.messages) })...)
 	k.add("received bytes", cells(cols, func(c *column) string { return u(c.bytes) })...)
-	k.add("in flight at end", cells(cols, known(func(c *column) string { return strconv.FormatInt(c.inFlight, 10) }))...)
+	k.add("  of which in flight at end", cells(cols, known(func(c *column) string { return strconv.FormatInt(c.inFlight, 10) }))...)
 	k.add("lost", cells(cols, func(c *column) string { return u(c.lost) })...)
 	k.add("reordered", cells(cols, func(c *column) string { return u(c.reordered) })...)
 	k.add("duplicates", cells(cols, func(c *column) string { return u(c.dups) })...)

@@ -61,7 +61,7 @@ type Sched struct {
 	Priority int
 	// Nice for SCHED_OTHER, -20–19.
 	Nice int
-	// Mlock calls mlockall(MCL_CURRENT|MCL_FUTURE) (process-wide).
+	// Mlock calls mlockall(MCL_CURRENT|MCL_FUTURE|MCL_ONFAULT) (process-wide; see mlockFlags).
 	Mlock bool
 	// AllowDegraded: when a privilege is missing, carry on at SCHED_OTHER
 	// (or without mlock / affinity) and note it in Applied.Notes instead of
@@ -165,10 +165,10 @@ func apply(s Sched) (Applied, error) {
 		a.Degraded = append(a.Degraded, op+": not permitted (needs CAP_SYS_NICE): ran at SCHED_OTHER")
 	}
 	if s.Mlock {
-		if err := unix.Mlockall(unix.MCL_CURRENT | unix.MCL_FUTURE); err != nil {
+		if err := unix.Mlockall(mlockFlags()); err != nil {
 			if !s.AllowDegraded {
 				if errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOMEM) {
-					return a, &PrivilegeError{Op: "mlockall(MCL_CURRENT|MCL_FUTURE)", Cap: "CAP_IPC_LOCK",
+					return a, &PrivilegeError{Op: "mlockall(MCL_CURRENT|MCL_FUTURE|MCL_ONFAULT)", Cap: "CAP_IPC_LOCK",
 						Degraded: "run with memory unlocked (page faults may show as latency) and mark results degraded", Err: err}
 				}
 				return a, os.NewSyscallError("mlockall", err)
@@ -244,4 +244,20 @@ func ThreadSched(tid int) (Applied, error) {
 	}
 	a.CPUs = cpuList(&set)
 	return a, nil
+}
+
+// mlockFlags is MCL_CURRENT|MCL_FUTURE|MCL_ONFAULT unless RTLOAD_MLOCK
+// says otherwise (for experiments). MCL_ONFAULT (Linux 4.4) locks pages as
+// they are touched instead of populating every mapping up front: the Go
+// runtime reserves large address ranges, and populating each new heap arena
+// under the mm lock (plain MCL_FUTURE) stalled every thread of the process,
+// the real-time reader included, for hundreds of milliseconds in our tests.
+func mlockFlags() int {
+	switch os.Getenv("RTLOAD_MLOCK") {
+	case "future":
+		return unix.MCL_CURRENT | unix.MCL_FUTURE
+	case "current":
+		return unix.MCL_CURRENT
+	}
+	return unix.MCL_CURRENT | unix.MCL_FUTURE | unix.MCL_ONFAULT
 }

@@ -84,6 +84,7 @@ func parsePath(path string) ([]segment, bool) {
 // it set, or an *Error with Path relative to the spec and no file. at is the
 // source position to record for the new value (zero for --set).
 func (s *Spec) set(path, value string, at Pos) (string, *Error) {
+	path = strings.TrimSpace(path)
 	segs, ok := parsePath(path)
 	if !ok {
 		return "", &Error{Path: path, Msg: "malformed path", Allowed: "key(.key|[index])*, e.g. readers[0].method"}

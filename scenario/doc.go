@@ -16,6 +16,12 @@
 // kept under its path ("readers[0].priority") so that Validate can point at
 // the source. Defaults are filled by Load, never by Validate.
 //
+// Variant overrides use --set paths as keys. In YAML flow style a plain key
+// may not contain '[', so `set: {readers[0].method: recvmsg}` is strictly a
+// syntax error; Load accepts it anyway (indexed flow keys only, and only when
+// the document does not parse as written). Quoting the key, or block style,
+// is the portable form.
+//
 // Every problem is an *Error printed compiler-style,
 //
 //	configs/laight-450.yaml:23:15: readers[0].priority: 120 out of range (allowed: 1–99)

@@ -10,8 +10,8 @@ import (
 // variant once in declaration order (round 0: A B, round 1: A B, …), or one
 // trial named "base" per round when there are no variants. Each Trial.Spec
 // is a deep copy of s with its variant's overrides applied (in sorted key
-// order) and Variants cleared, since they are consumed. Expand does not
-// validate: call Validate first.
+// order); its Variants list is kept, so Trial.Spec.Variants still shows the
+// overrides of Trial.Variant. Expand does not validate: call Validate first.
 func (s *Spec) Expand() ([]Trial, error) {
 	if s.Rounds < 1 || s.Rounds > maxRounds {
 		p := s.posOf("rounds")
@@ -25,7 +25,6 @@ func (s *Spec) Expand() ([]Trial, error) {
 	for r := range s.Rounds {
 		for i, v := range variants {
 			c := s.Clone()
-			c.Variants = nil
 			if errs := c.applyVariant(i, v, s.posOf); len(errs) > 0 {
 				for _, e := range errs {
 					e.File = s.File

@@ -23,8 +23,8 @@ func TestExpand(t *testing.T) {
 	var got []row
 	for _, tr := range trials {
 		got = append(got, row{tr.Index, tr.Round, tr.Variant, tr.Spec.Readers[0].Method})
-		if tr.Spec.Variants != nil {
-			t.Errorf("trial %d keeps variants", tr.Index)
+		if diff := cmp.Diff(s.Variants, tr.Spec.Variants); diff != "" {
+			t.Errorf("trial %d variants (-want +got):\n%s", tr.Index, diff)
 		}
 		if err := tr.Spec.Validate(Host{NumCPU: 2}); err != nil {
 			t.Errorf("trial %d: %v", tr.Index, err)
@@ -85,7 +85,7 @@ func TestExpandErrors(t *testing.T) {
 		want string
 	}{
 		{"rounds zero", "rounds: 0\nreaders: [{}]\n", "x.yaml:1:9: rounds: 0 out of range (allowed: 1–1000)"},
-		{"bad variant", "readers: [{}]\nvariants: [{name: a, set: {readers[2].cpu: 1}}]\n", "x.yaml:2:41: variants[0]: readers[2]: index 2 out of range"},
+		{"bad variant", "readers: [{}]\nvariants: [{name: a, set: {readers[2].cpu: 1}}]\n", "x.yaml:2:44: variants[0]: readers[2]: index 2 out of range"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func intp(v int) *int { return &v }
@@ -129,6 +131,8 @@ func TestLoadErrors(t *testing.T) {
 		{"cpu pointer wrong", "traffic: [{cpu: x}]\n", "traffic[0].cpu: expected an integer, got \"x\""},
 		{"set value a mapping", "variants: [{set: {a: {b: c}}}]\n", "variants[0].set.a: expected a value, got a mapping"},
 		{"set key not scalar", "variants: [{set: {[a]: b}}]\n", "variants[0].set: mapping key must be a string"},
+		{"bad flow mapping keeps the parser's error", "variants: [{set: {readers[0].cpu: [}}]\n", "x.yaml: yaml: did not find expected ',' or '}'"},
+		{"unknown indexed flow key shown as written", "report: {bucket[0]: 1}\n", "report.bucket[0]: unknown field \"bucket[0]\""},
 		{"all problems listed", "rounds: x\nclock: [a]\n", "scenario x.yaml: 2 problems\nx.yaml:1:9: rounds:"},
 	}
 	for _, tt := range tests {
@@ -318,4 +322,49 @@ func readSeed(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestJSONRoundTrip checks that a Spec survives encoding/json, durations and
+// sizes as text ("10ms", "256KiB"), as report writes it into summary.json.
+func TestJSONRoundTrip(t *testing.T) {
+	s, err := LoadFile(filepath.Join("testdata", "fuzz", "full.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"duration":"2s"`) || !strings.Contains(string(b), `"rcvbuf":"1MiB"`) {
+		t.Errorf("JSON does not use text units: %s", b)
+	}
+	var back Spec
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(s, &back, cmpopts.IgnoreUnexported(Spec{}), cmpopts.IgnoreFields(Spec{}, "File")); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+}
+
+// TestConfigs loads and validates every shipped scenario in ../configs.
+func TestConfigs(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "configs", "*.yaml"))
+	if len(files) == 0 {
+		t.Skip("no ../configs/*.yaml")
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			s, err := LoadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Validate(Host{NumCPU: 2}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Expand(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
 }

@@ -1,0 +1,184 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/scenario"
+)
+
+const e2eYAML = `
+name: e2e-450
+description: "test: seed 000 shape, short"
+duration: 2s
+warmup: 200ms
+endpoints:
+  - name: socks
+    count: 450
+    rcvbuf: 256KiB
+traffic:
+  - endpoint: socks
+    interval: 20ms
+    size: 64
+readers:
+  - name: rt
+    endpoints: [socks]
+    cpu: 1
+    policy: fifo
+    priority: 80
+    period: 10ms
+    method: recvmsg
+noise:
+  - kind: spin
+    threads: 1
+`
+
+func requireRT(t *testing.T) {
+	t.Helper()
+	var missing []string
+	if !isRoot() {
+		missing = append(missing, "root (SCHED_FIFO, mlockall)")
+	}
+	if runtime.NumCPU() < 2 {
+		missing = append(missing, "2 CPUs (reader pinned to CPU 1)")
+	}
+	if len(missing) > 0 {
+		t.Skipf("needs %v", missing)
+	}
+}
+
+func load(t *testing.T, y string, sets ...string) (*scenario.Spec, []scenario.Trial) {
+	t.Helper()
+	spec, err := scenario.Load("e2e.yaml", []byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := spec.Apply(sets); err != nil {
+		t.Fatal(err)
+	}
+	if err := spec.Validate(scenario.Host{NumCPU: runtime.NumCPU()}); err != nil {
+		t.Fatal(err)
+	}
+	trials, err := spec.Expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spec, trials
+}
+
+// TestRun450 runs the seed's workload for 2 s and checks the accounting:
+// every message sent is received (those in flight at the end of the window
+// are read in the tail ticks and counted), nothing is lost or dropped, every
+// socket is read, the number of wakeups is duration/period, the reader ran
+// SCHED_FIFO 80 on CPU 1 as read back from the kernel, and no GC ran.
+func TestRun450(t *testing.T) {
+	requireRT(t)
+	spec, trials := load(t, e2eYAML)
+	dir := t.TempDir()
+	sum, err := Run(context.Background(), spec, trials, Options{OutDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Trials) != 1 {
+		t.Fatalf("trials = %d, want 1", len(sum.Trials))
+	}
+	tr := sum.Trials[0]
+	if len(tr.Traffic) != 1 || len(tr.Readers) != 1 {
+		t.Fatalf("traffic %d readers %d, want 1 and 1", len(tr.Traffic), len(tr.Readers))
+	}
+	tx, rx := tr.Traffic[0], tr.Readers[0]
+	// 450 sockets × (2.2 s / 20 ms) = 49500 messages.
+	if want := 450.0 * 2.2 / 0.020; float64(tx.Sent) < want*0.99 || float64(tx.Sent) > want*1.01 {
+		t.Errorf("sent %d, want %.0f ±1%%", tx.Sent, want)
+	}
+	if rx.Messages != tx.Sent {
+		t.Errorf("received %d (of which %d in flight at the end) != sent %d", rx.Messages, tx.InFlight, tx.Sent)
+	}
+	if tx.InFlight <= 0 || tx.InFlight > 450 {
+		t.Errorf("in flight at end = %d, want 1..450 (one interval of sends at most)", tx.InFlight)
+	}
+	if rx.Lost != 0 || rx.Reordered != 0 || rx.Drops != 0 {
+		t.Errorf("lost %d reordered %d kernel drops %d, want 0", rx.Lost, rx.Reordered, rx.Drops)
+	}
+	if rx.SocketsRead != 450 {
+		t.Errorf("sockets read = %d, want 450", rx.SocketsRead)
+	}
+	if rx.Wakeups < 195 || rx.Wakeups > 201 {
+		t.Errorf("wakeups = %d, want 200 (2 s / 10 ms) ±5", rx.Wakeups)
+	}
+	if rx.Applied.Policy != "SCHED_FIFO" || rx.Applied.Priority != 80 || !slices.Equal(rx.Applied.CPUs, []int{1}) {
+		t.Errorf("applied = %+v, want SCHED_FIFO 80 on [1]", rx.Applied)
+	}
+	if !rx.Applied.Mlocked {
+		t.Errorf("memory not locked")
+	}
+	if tr.GCDuring != 0 {
+		t.Errorf("GC cycles during the measured window = %d, want 0", tr.GCDuring)
+	}
+	if rx.PerCall.All.Total != rx.Calls || rx.PerCall.Data.Total != rx.Data || rx.PerCall.EAGAIN.Total != rx.EAGAIN {
+		t.Errorf("histogram totals %d/%d/%d != calls %d/%d/%d", rx.PerCall.All.Total, rx.PerCall.Data.Total,
+			rx.PerCall.EAGAIN.Total, rx.Calls, rx.Data, rx.EAGAIN)
+	}
+	if rx.Data+rx.EAGAIN != rx.Calls {
+		t.Errorf("data %d + EAGAIN %d != calls %d", rx.Data, rx.EAGAIN, rx.Calls)
+	}
+	// Every measured tick ends each socket with one EAGAIN.
+	if rx.EAGAIN != 450*rx.Wakeups {
+		t.Errorf("EAGAIN calls = %d, want 450 × %d wakeups", rx.EAGAIN, rx.Wakeups)
+	}
+	if rx.WakeupLatency.Count != rx.Wakeups || rx.WakeupLatency.MaxNs <= 0 {
+		t.Errorf("wakeup latency %+v for %d wakeups", rx.WakeupLatency, rx.Wakeups)
+	}
+	if len(tr.WakeupLog) != 1 {
+		t.Fatalf("wakeup logs %v", tr.WakeupLog)
+	}
+	rows, err := report.ReadWakeupCSV(filepath.Join(dir, tr.WakeupLog[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if uint64(len(rows)) != rx.Wakeups {
+		t.Errorf("wakeup log rows = %d, want %d", len(rows), rx.Wakeups)
+	}
+	var msgs uint64
+	for i, r := range rows {
+		msgs += uint64(r.Messages)
+		if i > 0 && r.DeadlineNs-rows[i-1].DeadlineNs != int64(10*time.Millisecond)*int64(r.Tick-rows[i-1].Tick) {
+			t.Fatalf("row %d: deadlines not on the 10 ms grid: %+v after %+v", i, r, rows[i-1])
+		}
+	}
+	if msgs == 0 || msgs > rx.Messages {
+		t.Errorf("messages in wakeup log = %d, want 1..%d", msgs, rx.Messages)
+	}
+	if len(tr.Noise) != 1 || tr.Noise[0].Count == 0 {
+		t.Errorf("noise work %+v, want loops > 0", tr.Noise)
+	}
+}
+
+// TestRunStopped cancels a run midway: the summary must still hold the
+// trial, marked stopped, and the error wraps ErrStopped.
+func TestRunStopped(t *testing.T) {
+	requireRT(t)
+	spec, trials := load(t, e2eYAML, "duration=5s", "endpoints[0].count=50")
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(700*time.Millisecond, cancel)
+	start := time.Now()
+	sum, err := Run(ctx, spec, trials, Options{OutDir: t.TempDir()})
+	if !errors.Is(err, ErrStopped) {
+		t.Fatalf("err = %v, want ErrStopped", err)
+	}
+	if el := time.Since(start); el > 4*time.Second {
+		t.Errorf("stop took %v after cancel at 0.7 s", el)
+	}
+	if sum == nil || !sum.Stopped || sum.StoppedAt == nil || len(sum.Trials) != 1 {
+		t.Fatalf("summary %+v, want stopped with 1 trial", sum)
+	}
+	if sum.Trials[0].Readers[0].Wakeups == 0 {
+		t.Errorf("no wakeups recorded before the stop")
+	}
+}

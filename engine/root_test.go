@@ -1,0 +1,5 @@
+package engine
+
+import "os"
+
+func isRoot() bool { return os.Geteuid() == 0 }

@@ -1,0 +1,316 @@
+package rt_test
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
+
+	"github.com/rtload/rtload/internal/testutil"
+	"github.com/rtload/rtload/rt"
+)
+
+func TestMain(m *testing.M) { testutil.Main(m) }
+
+// autoClock calibrates the auto clock once per test binary (100 ms of
+// calibration per NewClock).
+var autoClock = sync.OnceValues(func() (*rt.Clock, error) { return rt.NewClock("auto") })
+
+func TestNewClockMonotonic(t *testing.T) {
+	c, err := rt.NewClock("monotonic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := c.Info()
+	if info.Kind != "monotonic" || info.Hz != 1e9 || !info.Invariant || info.Unit() != "ns" {
+		t.Errorf("Info() = %+v, Unit %q; want monotonic, 1e9 Hz, invariant, ns", info, info.Unit())
+	}
+	if len(info.Fallbacks) != 0 {
+		t.Errorf("asked-for monotonic lists fallbacks %v", info.Fallbacks)
+	}
+}
+
+func TestNewClockAuto(t *testing.T) {
+	c, err := autoClock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := c.Info()
+	if info.Kind != "tsc" {
+		// This machine has an invariant TSC; elsewhere auto falls back and says why.
+		if len(info.Fallbacks) == 0 {
+			t.Fatalf("auto fell back to %q without a reason", info.Kind)
+		}
+		t.Skipf("no usable TSC here (%s): fallback %v", info.Kind, info.Fallbacks)
+	}
+	if info.Hz < 1e8 || info.Hz > 1e10 {
+		t.Errorf("TSC Hz %.0f outside [1e8, 1e10]", info.Hz)
+	}
+	if !info.Invariant {
+		t.Error("tsc clock not marked invariant")
+	}
+	if !strings.Contains(info.Note, "not core cycles") {
+		t.Errorf("Note %q does not say TSC ticks are not core cycles", info.Note)
+	}
+	if info.Unit() != "TSC ticks" {
+		t.Errorf("Unit() = %q, want TSC ticks", info.Unit())
+	}
+}
+
+func TestNewClockErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, kind string
+		want       string
+	}{
+		{"unknown kind", "bogus", `clock "bogus": not supported (allowed: auto, tsc, monotonic)`},
+		{"cycles is refused until implemented", "cycles", `clock "cycles": not supported`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := rt.NewClock(tc.kind)
+			if !errors.Is(err, rt.ErrNotSupported) {
+				t.Fatalf("NewClock(%q) = %v, %v; want ErrNotSupported", tc.kind, c, err)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q lacks %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestClockNowNonDecreasing(t *testing.T) {
+	auto, err := autoClock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mono, err := rt.NewClock("monotonic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []*rt.Clock{auto, mono} {
+		t.Run(c.Info().Kind, func(t *testing.T) {
+			prev := c.Now()
+			for i := 0; i < 1000; i++ {
+				now := c.Now()
+				if now < prev {
+					t.Fatalf("read %d: %d after %d", i, now, prev)
+				}
+				prev = now
+			}
+		})
+	}
+}
+
+func TestClockAgreesWithMonotonic(t *testing.T) {
+	// Ticks/Hz over a 10 ms busy window matches CLOCK_MONOTONIC within 5 %:
+	// Hz really is ticks per second. A ratio, not a speed assertion.
+	c, err := autoClock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0, n0 := c.Now(), rt.Monotonic()
+	for i := 0; i < 1e8 && rt.Monotonic()-n0 < int64(10*time.Millisecond); i++ {
+	}
+	t1, n1 := c.Now(), rt.Monotonic()
+	gotNs := float64(t1-t0) / c.Info().Hz * 1e9
+	if r := gotNs / float64(n1-n0); r < 0.95 || r > 1.05 {
+		t.Errorf("%s measured %.0f ns over %d ns of CLOCK_MONOTONIC (ratio %.3f)", c.Info().Kind, gotNs, n1-n0, r)
+	}
+}
+
+func TestStartFIFOReadBack(t *testing.T) {
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
+	want := rt.Sched{CPUs: []int{1}, Policy: rt.FIFO, Priority: 80}
+	tids := make(chan int, 1)
+	release := make(chan struct{})
+	var applied rt.Applied
+	th, err := rt.Start(want, func(a rt.Applied) {
+		applied = a
+		tids <- a.TID
+		select { // blocks parked, not spinning, so CPU 1 stays usable
+		case <-release:
+		case <-time.After(10 * time.Second):
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		close(release)
+		waitThread(t, th)
+	}()
+	var tid int
+	select {
+	case tid = <-tids:
+	case <-time.After(10 * time.Second):
+		t.Fatal("body did not start within 10 s")
+	}
+	// Read back from the test goroutine: another thread's state, as the
+	// kernel holds it, not what Start meant to set.
+	got, err := rt.ThreadSched(tid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantGot := rt.Applied{TID: tid, Policy: rt.FIFO, Priority: 80, CPUs: []int{1}}
+	if diff := cmp.Diff(wantGot, got); diff != "" {
+		t.Errorf("ThreadSched(%d) (-want +got):\n%s", tid, diff)
+	}
+	if tid == unix.Gettid() {
+		t.Errorf("body ran on the test's thread %d", tid)
+	}
+	if applied.Policy != rt.FIFO || applied.Priority != 80 || !cmp.Equal(applied.CPUs, []int{1}) || len(applied.Degraded) != 0 {
+		t.Errorf("Applied = %+v", applied)
+	}
+}
+
+func waitThread(t *testing.T, th *rt.Thread) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { th.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Error("thread did not end within 10 s")
+	}
+}
+
+func TestStartOtherReadBack(t *testing.T) {
+	// Unprivileged settings: nice 5 and the CPUs we already have.
+	th, err := rt.Start(rt.Sched{Policy: rt.Other, Nice: 5}, func(a rt.Applied) {
+		if a.Policy != rt.Other || a.Nice != 5 || len(a.Degraded) != 0 {
+			t.Errorf("Applied = %+v", a)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitThread(t, th)
+}
+
+func TestPrivilegeError(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  *rt.PrivilegeError
+		want string
+	}{
+		{"style guide's sched_setattr text",
+			&rt.PrivilegeError{Op: "sched_setattr(SCHED_FIFO 80)", Cap: "CAP_SYS_NICE",
+				Degraded: "run at SCHED_OTHER and mark results degraded", Err: unix.EPERM},
+			"sched_setattr(SCHED_FIFO 80): needs CAP_SYS_NICE (run as root, or --allow-degraded to run at SCHED_OTHER and mark results degraded): operation not permitted"},
+		{"no degraded mode, no syscall error",
+			&rt.PrivilegeError{Op: "mlockall(MCL_CURRENT|MCL_FUTURE)", Cap: "CAP_IPC_LOCK"},
+			"mlockall(MCL_CURRENT|MCL_FUTURE): needs CAP_IPC_LOCK"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.err.Error(); got != tc.want {
+				t.Errorf("Error() = %q\nwant      %q", got, tc.want)
+			}
+			var err error = tc.err
+			wrapped := errors.Join(errors.New("reader 0"), err)
+			if !errors.Is(wrapped, rt.ErrNoPrivilege) {
+				t.Error("errors.Is(err, ErrNoPrivilege) = false")
+			}
+			if errors.Is(err, rt.ErrNotSupported) {
+				t.Error("PrivilegeError matches ErrNotSupported")
+			}
+			if tc.err.Err != nil && !errors.Is(err, unix.EPERM) {
+				t.Error("PrivilegeError does not unwrap to its syscall error")
+			}
+			var pe *rt.PrivilegeError
+			if !errors.As(wrapped, &pe) || pe.Cap != tc.err.Cap {
+				t.Errorf("errors.As = %v, %+v", pe != nil, pe)
+			}
+		})
+	}
+}
+
+// childEnv marks the re-executed, unprivileged test binary.
+const childEnv = "RTLOAD_RT_TEST_UNPRIVILEGED"
+
+// TestStartUnprivileged proves what Start(SCHED_FIFO) needs: without
+// CAP_SYS_NICE it fails with a *PrivilegeError naming it, and with
+// AllowDegraded it runs at SCHED_OTHER and says so. Go cannot drop a
+// capability for the thread Start will create, so as root the test
+// re-executes itself as nobody (no capabilities, RLIMIT_RTPRIO 0).
+func TestStartUnprivileged(t *testing.T) {
+	if os.Geteuid() != 0 {
+		checkUnprivileged(t)
+		return
+	}
+	testutil.Requires(t, testutil.Root)
+	if os.Getenv(childEnv) != "" {
+		t.Fatal("child still root")
+	}
+	var rl unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_RTPRIO, &rl); err != nil || rl.Cur >= 80 {
+		t.Skipf("RLIMIT_RTPRIO %d would let nobody use SCHED_FIFO 80 (err %v)", rl.Cur, err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The test binary sits in a 0700 build directory: copy it where nobody can run it.
+	dir, err := os.MkdirTemp("", "rtload-rt-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyExe := filepath.Join(dir, "rt.test")
+	if err := os.WriteFile(copyExe, bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(copyExe, "-test.run=^TestStartUnprivileged$", "-test.v", "-test.count=1", "-test.timeout=60s")
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	t.Logf("child as nobody:\n%s", out)
+	if err != nil {
+		t.Fatalf("child: %v", err)
+	}
+	if !strings.Contains(string(out), "--- PASS: TestStartUnprivileged") {
+		t.Fatal("child did not pass TestStartUnprivileged")
+	}
+}
+
+func checkUnprivileged(t *testing.T) {
+	if len(testutil.Unmet(testutil.Cap("CAP_SYS_NICE"))) == 0 {
+		t.Skip("CAP_SYS_NICE in the effective set: SCHED_FIFO is permitted")
+	}
+	ran := false
+	th, err := rt.Start(rt.Sched{Policy: rt.FIFO, Priority: 80}, func(rt.Applied) { ran = true })
+	if th != nil || ran {
+		t.Fatalf("Start(FIFO 80) unprivileged: thread %v, body ran %v", th, ran)
+	}
+	if !errors.Is(err, rt.ErrNoPrivilege) || !errors.Is(err, unix.EPERM) {
+		t.Fatalf("Start(FIFO 80) unprivileged: %v; want ErrNoPrivilege wrapping EPERM", err)
+	}
+	want := "sched_setattr(SCHED_FIFO 80): needs CAP_SYS_NICE (run as root, or --allow-degraded to run at SCHED_OTHER and mark results degraded)"
+	if !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("error %q\nwant prefix %q", err, want)
+	}
+
+	th, err = rt.Start(rt.Sched{Policy: rt.FIFO, Priority: 80, AllowDegraded: true}, func(a rt.Applied) {
+		if a.Policy != rt.Other || len(a.Degraded) != 1 || !strings.Contains(a.Degraded[0], "ran at SCHED_OTHER") {
+			t.Errorf("degraded Applied = %+v", a)
+		}
+	})
+	if err != nil {
+		t.Fatalf("Start(FIFO 80, AllowDegraded): %v", err)
+	}
+	waitThread(t, th)
+}
