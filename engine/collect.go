@@ -4,13 +4,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rtload/rtload/probe"
 	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
 )
-
-func unitName(c string) string { return c }
 
 // collect turns the trial's counters and histograms into report types.
 func collect(res *report.Trial, sp *scenario.Spec, senders []*sender, readers []*reader) {
@@ -81,5 +78,3 @@ func appliedReport(a rt.Applied) report.Applied {
 	return report.Applied{TID: a.TID, Policy: a.Policy.String(), Priority: a.Priority, Nice: a.Nice,
 		CPUs: a.CPUs, Mlocked: a.Mlocked, Notes: a.Degraded}
 }
-
-var _ = probe.Counts{}

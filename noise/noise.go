@@ -5,7 +5,6 @@ package noise
 
 import (
 	"fmt"
-	"sync"
 	"sync/atomic"
 
 	"github.com/rtload/rtload/record"
@@ -39,7 +38,6 @@ type Spin struct {
 	stop    atomic.Bool
 	threads []*rt.Thread
 	counts  []paddedCount
-	wg      sync.WaitGroup
 	start   int64
 	elapsed int64
 	stopped bool

@@ -87,7 +87,6 @@ type Applied struct {
 // Thread is a goroutine locked to its own OS thread with Sched applied.
 type Thread struct {
 	done chan struct{}
-	err  error
 }
 
 // Wait blocks until the thread's body returned.

@@ -13,7 +13,6 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
-func intp(v int) *int { return &v }
 
 // TestLoadSeed decodes the seed scenario and checks every field, defaults
 // included.

@@ -1,0 +1,159 @@
+package archtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// pkg is the part of `go list -json` output the rules look at.
+type pkg struct {
+	ImportPath   string
+	Name         string
+	Standard     bool
+	Module       *struct{ Path string }
+	Imports      []string // non-test imports
+	TestImports  []string
+	XTestImports []string
+}
+
+const unixPkg = "golang.org/x/sys/unix"
+
+// goList runs the go command in the module root and returns its output.
+func goList(t *testing.T, args ...string) []byte {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("go command not in PATH: %v", err)
+	}
+	gomod, err := exec.Command(goBin, "env", "GOMOD").Output()
+	if err != nil {
+		t.Fatalf("go env GOMOD: %v", err)
+	}
+	root := filepath.Dir(strings.TrimSpace(string(gomod)))
+	if root == "." || strings.TrimSpace(string(gomod)) == "/dev/null" {
+		t.Skip("not inside a module")
+	}
+	cmd := exec.Command(goBin, append([]string{"list"}, args...)...)
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return out
+}
+
+// load returns the module's packages (by path relative to the module
+// root, "." for the root), the module path, and the standard library's
+// import paths.
+func load(t *testing.T) (mod map[string]pkg, modPath string, std map[string]bool) {
+	t.Helper()
+	std = map[string]bool{}
+	for _, p := range strings.Fields(string(goList(t, "std"))) {
+		std[p] = true
+	}
+	modPath = strings.TrimSpace(string(goList(t, "-m")))
+	mod = map[string]pkg{}
+	dec := json.NewDecoder(bytes.NewReader(goList(t, "-deps", "-json", "./...")))
+	for {
+		var p pkg
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("go list -json: %v", err)
+		}
+		if p.Standard || p.Module == nil || p.Module.Path != modPath {
+			continue
+		}
+		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, modPath), "/")
+		if rel == "" {
+			rel = "."
+		}
+		mod[rel] = p
+	}
+	if len(mod) == 0 {
+		t.Fatal("go list found no packages of the module")
+	}
+	return mod, modPath, std
+}
+
+func TestPackageNames(t *testing.T) {
+	mod, _, std := load(t)
+	// Every name a stdlib package goes by: top-level paths ("net") and the
+	// last element of every public path ("http", "json").
+	stdNames := map[string]string{}
+	for p := range std {
+		if strings.Contains(p, "internal") || strings.HasPrefix(p, "vendor/") {
+			continue
+		}
+		for _, name := range []string{path.Base(p), strings.SplitN(p, "/", 2)[0]} {
+			switch _, seen := stdNames[name]; {
+			case std[name]:
+				stdNames[name] = name // the package whose path is the name
+			case !seen:
+				stdNames[name] = p
+			}
+		}
+	}
+	for rel, p := range mod {
+		if sp, ok := stdNames[p.Name]; ok {
+			t.Errorf("package %s is named %q like the standard library's %s", rel, p.Name, sp)
+		}
+		if p.Name != "main" && p.Name != path.Base(p.ImportPath) {
+			t.Errorf("package %s is named %q, not after its folder %q", rel, p.Name, path.Base(p.ImportPath))
+		}
+	}
+	if p, ok := mod["net"]; ok {
+		t.Errorf("net/ holds Go files (package %s): it must hold only subpackages", p.Name)
+	}
+}
+
+func TestImportBoundaries(t *testing.T) {
+	mod, modPath, std := load(t)
+	unixAllowed := []string{"rt", "net/udp", "net/tap", "net/netns", "probe", "noise", "sysinfo", "engine", "cmd/rtload", "internal/testutil"}
+	for rel, p := range mod {
+		if slices.Contains(p.Imports, unixPkg) && !slices.Contains(unixAllowed, rel) {
+			t.Errorf("%s imports %s (allowed only in %s)", rel, unixPkg, strings.Join(unixAllowed, ", "))
+		}
+		if slices.Contains(p.Imports, "testing") && rel != "internal/testutil" {
+			t.Errorf("%s imports testing from non-test code", rel)
+		}
+		for _, imps := range [][]string{p.Imports, p.TestImports, p.XTestImports} {
+			if slices.Contains(imps, modPath+"/cmd/rtload") {
+				t.Errorf("%s imports cmd/rtload: nothing may", rel)
+			}
+		}
+	}
+
+	// Packages whose non-test imports are limited to the standard library
+	// plus a short list (STYLE.md "Package layout").
+	for _, rule := range []struct {
+		pkg   string
+		allow []string
+	}{
+		{"scenario", []string{"go.yaml.in/yaml/v3"}}, // pure data: validation runs and fuzzes anywhere
+		{"pace", nil},
+		{"configs", nil},
+		{"record", []string{"github.com/HdrHistogram/hdrhistogram-go"}},
+	} {
+		p, ok := mod[rule.pkg]
+		if !ok {
+			t.Errorf("package %s missing from go list", rule.pkg)
+			continue
+		}
+		for _, imp := range p.Imports {
+			if !std[imp] && !slices.Contains(rule.allow, imp) {
+				t.Errorf("%s imports %s (allowed: stdlib%s)", rule.pkg, imp, strings.Join(append([]string{""}, rule.allow...), ", "))
+			}
+		}
+	}
+}

@@ -1,0 +1,395 @@
+package probe_test
+
+import (
+	"sync"
+	"testing"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/rtload/rtload/internal/testutil"
+	"github.com/rtload/rtload/net/udp"
+	"github.com/rtload/rtload/probe"
+	"github.com/rtload/rtload/record"
+	"github.com/rtload/rtload/rt"
+)
+
+func TestMain(m *testing.M) { testutil.Main(m) }
+
+const seedCount = 450
+
+var autoClock = sync.OnceValues(func() (*rt.Clock, error) { return rt.NewClock("auto") })
+
+func clock(t testing.TB) *rt.Clock {
+	t.Helper()
+	c, err := autoClock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// newDrain builds a Drain with the seed's histogram layout.
+func newDrain(t testing.TB, fds []int, rx udp.Receiver) *probe.Drain {
+	t.Helper()
+	return probe.NewDrain(probe.DrainConfig{
+		FDs: fds, Receiver: rx, Clock: clock(t),
+		All: record.NewLinear(128, 64, 8256), Data: record.NewLinear(128, 64, 8256), EAGAIN: record.NewLinear(128, 64, 8256),
+		AllHDR: record.NewHDR(1 << 30), Delay: record.NewHDR(int64(10 * time.Second)),
+	})
+}
+
+func openGroup(t testing.TB, count int) (*udp.Group, *udp.Sender) {
+	t.Helper()
+	g, err := udp.Open(udp.Config{Count: count, RcvBuf: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	s, err := udp.NewSender(g, 64, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return g, s
+}
+
+// waitQueued waits (at most 2 s) until every socket has a datagram queued
+// (SIOCINQ > 0), so a single Step sees everything that was sent.
+func waitQueued(t testing.TB, fds []int) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for i, fd := range fds {
+		for n := 0; n < 1e6; n++ {
+			q, err := unix.IoctlGetInt(fd, unix.SIOCINQ)
+			if err != nil {
+				t.Fatalf("socket %d: SIOCINQ: %v", i, err)
+			}
+			if q > 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("socket %d: nothing queued after 2 s", i)
+			}
+		}
+	}
+}
+
+func seq(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}
+
+func TestDrainStep450(t *testing.T) {
+	g, s := openGroup(t, seedCount)
+	d := newDrain(t, g.FDs(), udp.NewRecvFrom(2048))
+	d.Measure = true
+	if n, err := s.Send(seq(seedCount), rt.Monotonic()); n != seedCount || err != nil {
+		t.Fatalf("Send = %d, %v", n, err)
+	}
+	waitQueued(t, g.FDs())
+	d.Step()
+
+	c := d.Counts()
+	if c.Messages != seedCount || c.Bytes != 64*seedCount || c.Lost != 0 || c.Reordered != 0 || c.Short != 0 || c.Errors != 0 {
+		t.Errorf("Counts = %+v; want %d messages of 64 bytes, nothing lost, reordered, short or failed", c, seedCount)
+	}
+	if got := d.SocketsRead(); got != seedCount {
+		t.Errorf("SocketsRead = %d, want %d", got, seedCount)
+	}
+	if tk := d.LastTick(); tk != (probe.Tick{Messages: seedCount, Calls: 2 * seedCount, EAGAIN: seedCount}) {
+		t.Errorf("LastTick = %+v; want one data and one EAGAIN call per socket", tk)
+	}
+	if c.Calls != 2*seedCount || c.Data != seedCount || c.EAGAIN != seedCount {
+		t.Errorf("Calls %d Data %d EAGAIN %d; want %d, %d, %d", c.Calls, c.Data, c.EAGAIN, 2*seedCount, seedCount, seedCount)
+	}
+	all, data, eagain := d.All.Total(), d.Data.Total(), d.EAGAIN.Total()
+	if all != c.Calls || data+eagain != all || data != c.Data || eagain != c.EAGAIN {
+		t.Errorf("histogram totals All %d Data %d EAGAIN %d; Counts Calls %d Data %d EAGAIN %d",
+			all, data, eagain, c.Calls, c.Data, c.EAGAIN)
+	}
+	if n := d.AllHDR.Histogram().TotalCount(); uint64(n) != all {
+		t.Errorf("AllHDR count %d, All %d", n, all)
+	}
+	if n := d.Delay.Histogram().TotalCount(); n != seedCount {
+		t.Errorf("Delay count %d, want %d", n, seedCount)
+	}
+	for i := range g.FDs() {
+		if d.Received(i) != 1 || d.Expected(i) != s.SentTo(i) {
+			t.Fatalf("socket %d: received %d, expects seq %d, sender sent %d", i, d.Received(i), d.Expected(i), s.SentTo(i))
+		}
+	}
+
+	// Outside the measured window the accounting goes on, the histograms stop.
+	d.Measure = false
+	d.Step()
+	if tk := d.LastTick(); tk != (probe.Tick{Calls: seedCount, EAGAIN: seedCount}) {
+		t.Errorf("empty Step: LastTick = %+v", tk)
+	}
+	if d.All.Total() != all || d.Counts().Calls != c.Calls {
+		t.Errorf("unmeasured Step recorded: All %d → %d, Calls %d → %d", all, d.All.Total(), c.Calls, d.Counts().Calls)
+	}
+}
+
+// fakeRx is a udp.Receiver over payloads queued per fd: each Recv returns
+// the next one, then EAGAIN. It fakes at the Receiver seam, not the kernel.
+type fakeRx struct {
+	q   map[int][][]byte
+	cur []byte
+}
+
+var _ udp.Receiver = (*fakeRx)(nil)
+
+func (f *fakeRx) Recv(fd int) (int, int, unix.Errno) {
+	if len(f.q[fd]) == 0 {
+		return 0, 0, unix.EAGAIN
+	}
+	f.cur, f.q[fd] = f.q[fd][0], f.q[fd][1:]
+	return 1, len(f.cur), 0
+}
+
+func (f *fakeRx) Msg(int) []byte { return f.cur }
+
+func payload(seq uint64) []byte {
+	b := make([]byte, 32)
+	udp.PutHeader(b, udp.Header{Seq: seq, SentNs: rt.Monotonic()})
+	return b
+}
+
+func TestDrainSequence(t *testing.T) {
+	for _, tc := range []struct {
+		name                   string
+		seqs                   []uint64 // arrival order on one socket; ^0 = a 5-byte runt
+		lost, reordered, short uint64
+		expect                 uint64
+	}{
+		{"in order", []uint64{0, 1, 2, 3}, 0, 0, 0, 4},
+		{"2 and 3 swapped: the gap at 2 is forgiven when 2 arrives", []uint64{0, 1, 3, 2}, 0, 1, 0, 4},
+		{"gap of 4", []uint64{0, 5}, 4, 0, 0, 6},
+		{"first message lost", []uint64{1, 2}, 1, 0, 0, 3},
+		{"duplicate counts as reordered", []uint64{0, 1, 1}, 0, 1, 0, 2},
+		{"runt has no header", []uint64{0, ^uint64(0), 1}, 0, 0, 1, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rx := &fakeRx{q: map[int][][]byte{}}
+			for _, s := range tc.seqs {
+				if s == ^uint64(0) {
+					rx.q[7] = append(rx.q[7], make([]byte, 5))
+					continue
+				}
+				rx.q[7] = append(rx.q[7], payload(s))
+			}
+			d := newDrain(t, []int{7}, rx)
+			d.Measure = true
+			d.Step()
+			c := d.Counts()
+			if c.Lost != tc.lost || c.Reordered != tc.reordered || c.Short != tc.short {
+				t.Errorf("Lost %d Reordered %d Short %d; want %d %d %d", c.Lost, c.Reordered, c.Short, tc.lost, tc.reordered, tc.short)
+			}
+			if c.Messages != uint64(len(tc.seqs)) || d.Expected(0) != tc.expect {
+				t.Errorf("Messages %d, Expected %d; want %d, %d", c.Messages, d.Expected(0), len(tc.seqs), tc.expect)
+			}
+			if d.Delay.Histogram().TotalCount() != int64(len(tc.seqs))-int64(tc.short) {
+				t.Errorf("Delay count %d", d.Delay.Histogram().TotalCount())
+			}
+		})
+	}
+}
+
+func TestDrainErrno(t *testing.T) {
+	// A socket error other than EAGAIN ends that socket's drain and is counted.
+	d := newDrain(t, []int{-1}, udp.NewRecvFrom(2048))
+	d.Measure = true
+	d.Step()
+	c := d.Counts()
+	if c.Errors != 1 || c.LastErrno != unix.EBADF || c.EAGAIN != 0 || c.Calls != 1 {
+		t.Errorf("Counts = %+v; want 1 call, 1 error EBADF", c)
+	}
+	if d.All.Total() != 1 || d.EAGAIN.Total() != 0 || d.Data.Total() != 0 {
+		t.Errorf("All %d EAGAIN %d Data %d; want 1 0 0", d.All.Total(), d.EAGAIN.Total(), d.Data.Total())
+	}
+}
+
+func TestDrainStepAllocsEmpty(t *testing.T) {
+	g, _ := openGroup(t, seedCount)
+	for _, r := range []struct {
+		name string
+		rx   udp.Receiver
+	}{{"recvfrom", udp.NewRecvFrom(2048)}, {"recvmsg", udp.NewRecvMsg(2048)}, {"recvmmsg8", udp.NewRecvMMsg(2048, 8)}} {
+		t.Run(r.name, func(t *testing.T) {
+			d := newDrain(t, g.FDs(), r.rx)
+			d.Measure = true
+			if a := testing.AllocsPerRun(100, d.Step); a != 0 {
+				t.Errorf("Step allocs %v on %d empty sockets, want 0", a, seedCount)
+			}
+			if c := d.Counts(); c.EAGAIN != 101*seedCount || c.Messages != 0 {
+				t.Errorf("Counts = %+v; want %d EAGAIN calls", c, 101*seedCount)
+			}
+		})
+	}
+}
+
+// rawSender sends one datagram to each of a group's sockets with sendmmsg(2)
+// from buffers built once: unlike udp.Sender (whose netpoller wait
+// allocates) it allocates nothing per call, so it can refill sockets inside
+// AllocsPerRun without hiding the Step's own allocations.
+type rawSender struct {
+	fd   int
+	sas  []unix.RawSockaddrInet4
+	buf  []byte
+	iov  unix.Iovec
+	hdrs []mmsghdr
+	seq  uint64
+}
+
+// mmsghdr is struct mmsghdr of sendmmsg(2).
+type mmsghdr struct {
+	hdr unix.Msghdr
+	len uint32
+	_   [4]byte
+}
+
+func newRawSender(t testing.TB, g *udp.Group) *rawSender {
+	t.Helper()
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(fd) })
+	s := &rawSender{fd: fd, buf: make([]byte, 64), sas: make([]unix.RawSockaddrInet4, len(g.Addrs())), hdrs: make([]mmsghdr, len(g.Addrs()))}
+	s.iov.Base = &s.buf[0]
+	s.iov.SetLen(len(s.buf))
+	for i, ap := range g.Addrs() {
+		s.sas[i].Family = unix.AF_INET
+		s.sas[i].Addr = ap.Addr().As4()
+		p := (*[2]byte)(unsafe.Pointer(&s.sas[i].Port))
+		p[0], p[1] = byte(ap.Port()>>8), byte(ap.Port())
+		s.hdrs[i].hdr.Name = (*byte)(unsafe.Pointer(&s.sas[i]))
+		s.hdrs[i].hdr.Namelen = unix.SizeofSockaddrInet4
+		s.hdrs[i].hdr.Iov = &s.iov
+		s.hdrs[i].hdr.SetIovlen(1)
+	}
+	return s
+}
+
+// send delivers message seq to every socket (all share one buffer, so one
+// sequence number per round) and returns how many were sent.
+func (s *rawSender) send() int {
+	udp.PutHeader(s.buf, udp.Header{Seq: s.seq, SentNs: rt.Monotonic()})
+	s.seq++
+	n, _, e := unix.RawSyscall6(unix.SYS_SENDMMSG, uintptr(s.fd), uintptr(unsafe.Pointer(&s.hdrs[0])), uintptr(len(s.hdrs)), 0, 0, 0)
+	if e != 0 {
+		return 0
+	}
+	return int(n)
+}
+
+func TestDrainStepAllocsData(t *testing.T) {
+	// Each run sends one message to each of the 450 sockets with a
+	// non-allocating sendmmsg, then Steps: every Step reads 450 messages
+	// (data path, header check, Delay record) and 450 EAGAINs. The totals
+	// checked afterwards prove the data path ran in every run.
+	g, _ := openGroup(t, seedCount)
+	tx := newRawSender(t, g)
+	d := newDrain(t, g.FDs(), udp.NewRecvFrom(2048))
+	d.Measure = true
+	sent, short := 0, 0
+	a := testing.AllocsPerRun(100, func() {
+		n := tx.send()
+		sent += n
+		if n != seedCount {
+			short++
+		}
+		d.Step()
+	})
+	if a != 0 {
+		t.Errorf("send+Step allocs %v per run, want 0", a)
+	}
+	c := d.Counts()
+	if short != 0 || sent != 101*seedCount {
+		t.Fatalf("sent %d (%d short rounds), want %d", sent, short, 101*seedCount)
+	}
+	// Loopback delivery completes inside sendmmsg, so each Step saw its round;
+	// allow a straggler or two to show up one Step late, but not missing.
+	d.Step()
+	if c = d.Counts(); c.Messages != uint64(sent) || c.Lost != 0 || c.Reordered != 0 {
+		t.Errorf("Counts = %+v; want %d messages, none lost or reordered", c, sent)
+	}
+	if c.Data != uint64(sent) || d.Data.Total() != uint64(sent) {
+		t.Errorf("Data calls %d, Data histogram %d; want %d", c.Data, d.Data.Total(), sent)
+	}
+}
+
+func TestLoop(t *testing.T) {
+	// A 1 ms ticker on the test goroutine (not real-time) over 3 fake empty
+	// sockets: ticks 0–4 warm up, 5–24 are measured, 25–29 are tail, and
+	// HardStop ends the loop at tick 29's deadline.
+	rx := &fakeRx{q: map[int][][]byte{}}
+	d := newDrain(t, []int{1, 2, 3}, rx)
+	tk := rt.NewTicker(rt.Monotonic()+2*int64(time.Millisecond), int64(time.Millisecond), false)
+	l := &probe.Loop{
+		Ticker: tk, Probe: d, Drain: d,
+		MeasureFrom: tk.Deadline(5), MeasureUntil: tk.Deadline(25), HardStop: tk.Deadline(29),
+		Wakeups:   record.NewRing[record.Wakeup](64),
+		Latency:   record.NewHDR(int64(time.Second)),
+		DrainTime: record.NewHDR(int64(time.Second)),
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); l.Run() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		l.Stop.Store(true)
+		t.Fatal("Loop.Run did not end by HardStop within 10 s")
+	}
+	if l.Errno != 0 {
+		t.Fatalf("Errno %v", unix.Errno(l.Errno))
+	}
+	if l.MeasuredTicks < 18 || l.MeasuredTicks > 20 {
+		t.Errorf("MeasuredTicks %d, want 20 (18 if a preemption skipped ticks; missed %d)", l.MeasuredTicks, l.MissedTicks)
+	}
+	var wakeups []record.Wakeup
+	l.Wakeups.Drain(func(w *record.Wakeup) { wakeups = append(wakeups, *w) })
+	if uint64(len(wakeups)) != l.MeasuredTicks || l.Wakeups.Dropped() != 0 {
+		t.Errorf("%d wakeups logged (%d dropped), want %d", len(wakeups), l.Wakeups.Dropped(), l.MeasuredTicks)
+	}
+	if n := l.Latency.Histogram().TotalCount(); uint64(n) != l.MeasuredTicks {
+		t.Errorf("Latency count %d, MeasuredTicks %d", n, l.MeasuredTicks)
+	}
+	if n := l.DrainTime.Histogram().TotalCount(); uint64(n) != l.MeasuredTicks {
+		t.Errorf("DrainTime count %d, MeasuredTicks %d", n, l.MeasuredTicks)
+	}
+	for i, w := range wakeups {
+		if w.DeadlineNs < l.MeasureFrom || w.DeadlineNs >= l.MeasureUntil || w.DeadlineNs != tk.Deadline(w.Tick) ||
+			w.LatencyNs < 0 || w.Calls != 3 || w.EAGAIN != 3 || w.Messages != 0 {
+			t.Errorf("wakeup %d = %+v", i, w)
+		}
+	}
+	// Measure followed the phase: only measured ticks reached the histograms.
+	if c := d.Counts(); c.Calls != 3*l.MeasuredTicks || d.All.Total() != c.Calls {
+		t.Errorf("Drain measured %d calls (All %d), want 3 × %d", c.Calls, d.All.Total(), l.MeasuredTicks)
+	}
+	if d.Measure {
+		t.Error("Drain.Measure still set after the measured window")
+	}
+	if l.Ticks < l.MeasuredTicks+5 || l.Ticks > 30 {
+		t.Errorf("Ticks %d; want warm-up + measured + tail ≤ 30", l.Ticks)
+	}
+}
+
+func TestLoopStop(t *testing.T) {
+	// Stop set before Run: one tick, one Step, then out.
+	d := newDrain(t, []int{1}, &fakeRx{q: map[int][][]byte{}})
+	tk := rt.NewTicker(rt.Monotonic(), int64(time.Millisecond), false)
+	l := &probe.Loop{Ticker: tk, Probe: d, Drain: d, HardStop: tk.Deadline(1000),
+		Wakeups: record.NewRing[record.Wakeup](4), Latency: record.NewHDR(int64(time.Second)), DrainTime: record.NewHDR(int64(time.Second))}
+	l.Stop.Store(true)
+	l.Run()
+	if l.Ticks != 1 || d.LastTick().Calls != 1 {
+		t.Errorf("Ticks %d, last Step calls %d; want 1, 1", l.Ticks, d.LastTick().Calls)
+	}
+}
