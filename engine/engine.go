@@ -407,10 +407,17 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 	if stopped {
 		res.DurationNs = max(0, rt.Monotonic()-measureFrom)
 	}
-	collect(res, sp, senders, readers)
 	if startErr != nil {
-		return res, degraded, startErr
+		// Nothing was measured: leave no partial trial and no empty logs.
+		for _, r := range readers {
+			if r.csv != nil {
+				r.csv.Close()
+				os.Remove(filepath.Join(opt.OutDir, r.csvName))
+			}
+		}
+		return nil, degraded, startErr
 	}
+	collect(res, sp, senders, readers)
 	for _, r := range readers {
 		if r.loop.Errno != 0 {
 			return res, degraded, fmt.Errorf("reader %s: clock_nanosleep: %w", r.spec.Name, unix.Errno(r.loop.Errno))

@@ -35,6 +35,12 @@ Exit codes: 0 ok, 1 run failed, 2 usage or invalid scenario,
 		SilenceErrors: true,
 	}
 	root.AddCommand(newRunCmd(), newValidateCmd(), newListCmd(), newEnvCmd(), newReportCmd())
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	for _, c := range root.Commands() {
+		if c.Args != nil {
+			c.Args = usageArgs(c.Args)
+		}
+	}
 	return root
 }
 
@@ -129,4 +135,14 @@ func loadSpec(arg string, sets []string) (*scenario.Spec, error) {
 		return nil, err
 	}
 	return spec, nil
+}
+
+// usageArgs marks argument-count errors as usage errors (exit 2).
+func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
 }

@@ -126,7 +126,11 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 	if bar != nil {
 		_ = bar.Finish()
 	}
-	if sum == nil {
+	if sum == nil || (runErr != nil && len(sum.Trials) == 0) {
+		if f.out == "" {
+			os.Remove(dir) // only if empty: never removes results
+			os.Remove(filepath.Dir(dir))
+		}
 		return runErr
 	}
 	sum.Spec = spec

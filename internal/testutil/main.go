@@ -83,7 +83,7 @@ func runtimeOwned(target string) bool {
 	switch target {
 	case "anon_inode:[eventpoll]", // netpoller (epoll_create1)
 		"anon_inode:[eventfd]", // netpoller wakeup (Go ≥ 1.21)
-		"anon_inode:[pidfd]": // os/exec and os.StartProcess pidfd probes
+		"anon_inode:[pidfd]":   // os/exec and os.StartProcess pidfd probes
 		return true
 	}
 	// The netpoller's wakeup pipe on kernels or Go versions without eventfd.

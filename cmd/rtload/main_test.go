@@ -1,0 +1,244 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rtload/rtload/report"
+)
+
+var binary string
+
+// TestMain builds the rtload binary once; every test runs it as a user would.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "rtload-cli-")
+	if err != nil {
+		panic(err)
+	}
+	// World-readable so a test can run it as an unprivileged user.
+	_ = os.Chmod(dir, 0o755)
+	binary = filepath.Join(dir, "rtload")
+	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
+	if err != nil {
+		os.Stderr.Write(out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func rtload(t *testing.T, cred *syscall.Credential, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	if cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	}
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		code := 0
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return result{code, o.String(), e.String()}
+	case <-time.After(3 * time.Minute):
+		cmd.Process.Kill()
+		t.Fatalf("rtload %v: no exit after 3 min", args)
+	}
+	return result{}
+}
+
+func requireRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 || runtime.NumCPU() < 2 {
+		t.Skip("needs root (SCHED_FIFO, mlockall, credentials) and 2 CPUs")
+	}
+}
+
+func TestValidate(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte("name: bad\nreaders:\n  - cpu: 0\n    priority: 120\n"), 0o644)
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		code     int
+		contains string
+	}{
+		{"built-in ok", []string{"validate", "laight-450"}, 0, "ok"},
+		{"file ok", []string{"validate", "../../configs/laight-450.yaml"}, 0, "ok"},
+		{"priority out of range, with file:line:col", []string{"validate", bad}, 2, bad + ":4:15: readers[0].priority: 120 out of range (allowed: 1–99)"},
+		{"unknown scenario", []string{"validate", "nope"}, 2, `no built-in scenario "nope"`},
+		{"bad --set path", []string{"validate", "laight-450", "--set", "readers[0].colour=red"}, 2, "colour"},
+		{"missing argument", []string{"validate"}, 2, "accepts 1 arg"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rtload(t, nil, tc.args...)
+			if r.code != tc.code || !strings.Contains(r.stdout+r.stderr, tc.contains) {
+				t.Errorf("exit %d, want %d; output lacks %q:\n%s%s", r.code, tc.code, tc.contains, r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
+func TestUsageExitCode(t *testing.T) {
+	r := rtload(t, nil, "run", "--no-such-flag")
+	if r.code != 2 {
+		t.Errorf("unknown flag: exit %d, want 2 (%s)", r.code, r.stderr)
+	}
+}
+
+func TestList(t *testing.T) {
+	r := rtload(t, nil, "list")
+	if r.code != 0 || !strings.Contains(r.stdout, "laight-450 (default)") || !strings.Contains(r.stdout, "timer-only") {
+		t.Errorf("exit %d:\n%s", r.code, r.stdout)
+	}
+}
+
+func TestEnvJSON(t *testing.T) {
+	r := rtload(t, nil, "env", "--json")
+	var f struct {
+		Kernel string `json:"kernel"`
+		CPUs   int    `json:"cpus"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &f); err != nil || f.Kernel == "" || f.CPUs < 1 {
+		t.Fatalf("env --json: %v %+v\n%s", err, f, r.stdout)
+	}
+	if r := rtload(t, nil, "env"); !strings.Contains(r.stdout, "sched_rt_runtime_us") {
+		t.Errorf("env text lacks sched_rt_runtime_us:\n%s", r.stdout)
+	}
+}
+
+// TestRunDefault runs the default scenario shortened to 1 s trials and one
+// round: the seed's table with both columns, wakeup latency, no loss, and a
+// results directory that reads back.
+func TestRunDefault(t *testing.T) {
+	requireRoot(t)
+	out := t.TempDir()
+	r := rtload(t, nil, "run", "--duration", "1s", "--set", "rounds=1", "--set", "warmup=200ms", "--out", out, "-q")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"recvfrom", "recvmsg", "8256+:", "Total:", "wakeup latency", "TSC ticks are not core cycles", "results: " + out} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	s, err := report.ReadSummary(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Trials) != 2 || s.Trials[0].Variant != "recvfrom" || s.Trials[1].Variant != "recvmsg" {
+		t.Fatalf("trials %+v", s.Trials)
+	}
+	for _, tr := range s.Trials {
+		rd := tr.Readers[0]
+		if rd.Lost != 0 || rd.Messages != tr.Traffic[0].Sent || rd.SocketsRead != 450 || tr.GCDuring != 0 {
+			t.Errorf("%s: lost %d, received %d of %d sent, sockets read %d, gc %d", tr.Variant, rd.Lost, rd.Messages, tr.Traffic[0].Sent, rd.SocketsRead, tr.GCDuring)
+		}
+		if rd.Applied.Policy != "SCHED_FIFO" || s.Degraded {
+			t.Errorf("%s: policy %s degraded %v", tr.Variant, rd.Applied.Policy, s.Degraded)
+		}
+		for _, f := range tr.WakeupLog {
+			if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+}
+
+// TestRunInterrupted sends SIGINT and SIGTERM mid-run: exit 130, and a
+// complete summary marked stopped.
+func TestRunInterrupted(t *testing.T) {
+	requireRoot(t)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			out := t.TempDir()
+			cmd := exec.Command(binary, "run", "--duration", "20s", "--set", "rounds=1", "--out", out, "-q")
+			var o bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &o, &o
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(1500 * time.Millisecond)
+			cmd.Process.Signal(sig)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				cmd.Process.Kill()
+				t.Fatal("no exit 20 s after the signal")
+			}
+			if c := cmd.ProcessState.ExitCode(); c != 130 {
+				t.Errorf("exit %d, want 130\n%s", c, o.String())
+			}
+			s, err := report.ReadSummary(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !s.Stopped || s.StoppedAt == nil || len(s.Trials) != 1 || s.Trials[0].Readers[0].Wakeups == 0 {
+				t.Errorf("summary stopped=%v trials=%d", s.Stopped, len(s.Trials))
+			}
+		})
+	}
+}
+
+// TestRunUnprivileged runs as nobody: without --allow-degraded the run
+// stops with the missing capability named (exit 3); with it, it runs at
+// SCHED_OTHER and the results say degraded.
+func TestRunUnprivileged(t *testing.T) {
+	requireRoot(t)
+	nobody := &syscall.Credential{Uid: 65534, Gid: 65534}
+	out, err := os.MkdirTemp("", "rtload-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(out) })
+	os.Chmod(out, 0o777)
+	r := rtload(t, nobody, "run", "--duration", "300ms", "--set", "rounds=1", "--set", "noise[0].threads=1", "--out", out, "-q")
+	if r.code != 3 || !strings.Contains(r.stderr, "CAP_SYS_NICE") || !strings.Contains(r.stderr, "--allow-degraded") {
+		t.Fatalf("exit %d, want 3 naming CAP_SYS_NICE and --allow-degraded:\n%s", r.code, r.stderr)
+	}
+	out2 := filepath.Join(out, "degraded")
+	os.Mkdir(out2, 0o777)
+	os.Chmod(out2, 0o777)
+	r = rtload(t, nobody, "run", "--duration", "300ms", "--set", "rounds=1", "--set", "noise[0].threads=1", "--out", out2, "-q", "--allow-degraded")
+	if r.code != 0 {
+		t.Fatalf("--allow-degraded: exit %d\n%s", r.code, r.stderr)
+	}
+	s, err := report.ReadSummary(out2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Degraded || len(s.DegradedReasons) == 0 || s.Trials[0].Readers[0].Applied.Policy != "SCHED_OTHER" {
+		t.Errorf("degraded %v reasons %v policy %s", s.Degraded, s.DegradedReasons, s.Trials[0].Readers[0].Applied.Policy)
+	}
+	if !strings.Contains(r.stdout, "DEGRADED") && !strings.Contains(r.stdout, "degraded") {
+		t.Errorf("report does not say degraded:\n%s", r.stdout)
+	}
+}
