@@ -21,10 +21,11 @@ type Counts struct {
 	Calls, Data, EAGAIN, Errors uint64
 	LastErrno                   unix.Errno
 	Messages, Bytes             uint64
-	// Lost counts sequence gaps (messages skipped), Reordered messages that
-	// arrived with a sequence number below the next expected one, Short
-	// messages too small to carry a header.
-	Lost, Reordered, Short uint64
+	// Lost counts sequence gaps (messages skipped, less those that arrived
+	// late), Reordered messages that arrived with a sequence number below
+	// the next expected one, Duplicates a sequence number seen twice (within
+	// the last 64), Short messages too small to carry a header.
+	Lost, Reordered, Duplicates, Short uint64
 }
 
 // Tick is what the last Step did.
@@ -53,6 +54,7 @@ type Drain struct {
 	Delay *record.HDR
 
 	expect  []uint64 // next expected sequence number per socket
+	seen    []uint64 // bit i: sequence number expect-1-i arrived
 	perSock []uint64 // messages received per socket
 	c       Counts
 	tick    Tick
@@ -74,7 +76,7 @@ type DrainConfig struct {
 func NewDrain(cfg DrainConfig) *Drain {
 	return &Drain{fds: cfg.FDs, rx: cfg.Receiver, clock: cfg.Clock,
 		All: cfg.All, Data: cfg.Data, EAGAIN: cfg.EAGAIN, AllHDR: cfg.AllHDR, Delay: cfg.Delay,
-		expect: make([]uint64, len(cfg.FDs)), perSock: make([]uint64, len(cfg.FDs))}
+		expect: make([]uint64, len(cfg.FDs)), seen: make([]uint64, len(cfg.FDs)), perSock: make([]uint64, len(cfg.FDs))}
 }
 
 // Step drains each socket once, in order, until EAGAIN (or another error).
@@ -137,20 +139,43 @@ func (d *Drain) account(i, n, bytes int) {
 			d.c.Short++
 			continue
 		}
-		switch e := d.expect[i]; {
-		case h.Seq == e:
-			d.expect[i] = e + 1
-		case h.Seq > e:
-			d.c.Lost += h.Seq - e
-			d.expect[i] = h.Seq + 1
-		default:
-			d.c.Reordered++
-			if d.c.Lost > 0 {
-				d.c.Lost--
-			}
-		}
+		d.sequence(i, h.Seq)
 		if d.Measure {
 			d.Delay.RecordSigned(now - h.SentNs)
+		}
+	}
+}
+
+// sequence accounts for sequence number seq on socket i.
+//
+//go:nosplit
+func (d *Drain) sequence(i int, seq uint64) {
+	e := d.expect[i]
+	switch {
+	case seq == e:
+		d.seen[i] = d.seen[i]<<1 | 1
+		d.expect[i] = e + 1
+	case seq > e:
+		gap := seq - e
+		d.c.Lost += gap
+		if gap >= 63 {
+			d.seen[i] = 1
+		} else {
+			d.seen[i] = d.seen[i]<<(gap+1) | 1
+		}
+		d.expect[i] = seq + 1
+	default:
+		back := e - 1 - seq
+		if back < 64 {
+			if d.seen[i]&(1<<back) != 0 {
+				d.c.Duplicates++
+				return
+			}
+			d.seen[i] |= 1 << back
+		}
+		d.c.Reordered++
+		if d.c.Lost > 0 {
+			d.c.Lost--
 		}
 	}
 }

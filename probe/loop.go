@@ -26,7 +26,8 @@ type Loop struct {
 	MeasureFrom, MeasureUntil int64
 	// Stop ends the loop at the next tick (set by the engine once senders stopped).
 	Stop atomic.Bool
-	// HardStop is the deadline after which the loop ends even without Stop.
+	// HardStop is the deadline (CLOCK_MONOTONIC ns) after which the loop
+	// ends even without Stop; it must be set (0 stops after the first tick).
 	HardStop int64
 	// Wakeups is the per-wakeup log ring (measured ticks only).
 	Wakeups *record.Ring[record.Wakeup]

@@ -166,13 +166,16 @@ func TestDrainSequence(t *testing.T) {
 		seqs                   []uint64 // arrival order on one socket; ^0 = a 5-byte runt
 		lost, reordered, short uint64
 		expect                 uint64
+		dups                   uint64
 	}{
-		{"in order", []uint64{0, 1, 2, 3}, 0, 0, 0, 4},
-		{"2 and 3 swapped: the gap at 2 is forgiven when 2 arrives", []uint64{0, 1, 3, 2}, 0, 1, 0, 4},
-		{"gap of 4", []uint64{0, 5}, 4, 0, 0, 6},
-		{"first message lost", []uint64{1, 2}, 1, 0, 0, 3},
-		{"duplicate counts as reordered", []uint64{0, 1, 1}, 0, 1, 0, 2},
-		{"runt has no header", []uint64{0, ^uint64(0), 1}, 0, 0, 1, 2},
+		{"in order", []uint64{0, 1, 2, 3}, 0, 0, 0, 4, 0},
+		{"2 and 3 swapped: the gap at 2 is forgiven when 2 arrives", []uint64{0, 1, 3, 2}, 0, 1, 0, 4, 0},
+		{"gap of 4", []uint64{0, 5}, 4, 0, 0, 6, 0},
+		{"first message lost", []uint64{1, 2}, 1, 0, 0, 3, 0},
+		{"duplicate is a duplicate, not a reordering", []uint64{0, 1, 1}, 0, 0, 0, 2, 1},
+		{"duplicate does not forgive a gap: 0,2,2 lost 1", []uint64{0, 2, 2}, 1, 0, 0, 3, 1},
+		{"late arrival after a gap, then its duplicate", []uint64{0, 3, 1, 1, 2}, 0, 2, 0, 4, 1},
+		{"runt has no header", []uint64{0, ^uint64(0), 1}, 0, 0, 1, 2, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rx := &fakeRx{q: map[int][][]byte{}}
@@ -187,8 +190,8 @@ func TestDrainSequence(t *testing.T) {
 			d.Measure = true
 			d.Step()
 			c := d.Counts()
-			if c.Lost != tc.lost || c.Reordered != tc.reordered || c.Short != tc.short {
-				t.Errorf("Lost %d Reordered %d Short %d; want %d %d %d", c.Lost, c.Reordered, c.Short, tc.lost, tc.reordered, tc.short)
+			if c.Lost != tc.lost || c.Reordered != tc.reordered || c.Short != tc.short || c.Duplicates != tc.dups {
+				t.Errorf("Lost %d Reordered %d Short %d Duplicates %d; want %d %d %d %d", c.Lost, c.Reordered, c.Short, c.Duplicates, tc.lost, tc.reordered, tc.short, tc.dups)
 			}
 			if c.Messages != uint64(len(tc.seqs)) || d.Expected(0) != tc.expect {
 				t.Errorf("Messages %d, Expected %d; want %d, %d", c.Messages, d.Expected(0), len(tc.seqs), tc.expect)

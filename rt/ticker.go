@@ -17,8 +17,10 @@ type Ticker struct {
 }
 
 // NewTicker returns a ticker whose tick 0 is due at startNs (CLOCK_MONOTONIC
-// ns). With catchUp, missed ticks run back to back; without it, Wait skips
-// to the next deadline still in the future and reports how many it skipped.
+// ns). With catchUp, missed ticks run back to back; without it, when Wait
+// is called a period or more after the next deadline it skips to the latest
+// deadline already due (which then runs at once, less than a period late)
+// and reports how many ticks it skipped.
 func NewTicker(startNs, periodNs int64, catchUp bool) *Ticker {
 	return &Ticker{start: startNs, period: periodNs, catchUp: catchUp}
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
-
 // TestLoadSeed decodes the seed scenario and checks every field, defaults
 // included.
 func TestLoadSeed(t *testing.T) {

@@ -57,6 +57,7 @@ func Open(cfg Config) (g *Group, err error) {
 	defer func() {
 		if err != nil {
 			g.Close()
+			g = nil
 		}
 	}()
 	domain := unix.AF_INET
