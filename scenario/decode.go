@@ -268,6 +268,13 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) {
 }
 
 func (d *decoder) sequence(n *yaml.Node, v reflect.Value, path string) {
+	if n.Kind == yaml.ScalarNode && v.Type().Elem() == sizeType {
+		// A single size may be written without brackets: size: 64.
+		s := reflect.MakeSlice(v.Type(), 1, 1)
+		d.decode(n, s.Index(0), path+"[0]")
+		v.Set(s)
+		return
+	}
 	if n.Kind != yaml.SequenceNode {
 		d.fail(n, path, problem{msg: fmt.Sprintf("expected %s, got %s", typeDesc(v.Type()), kindName(n))})
 		return
@@ -493,8 +500,19 @@ func (s *Spec) fillDefaults() {
 		if e.Kind == "" {
 			e.Kind = "udp"
 		}
-		if e.Address == "" {
+		if e.Address == "" && e.Kind == "udp" {
 			e.Address = "127.0.0.1"
+		}
+		if e.Kind == "tap" {
+			if e.Devices == 0 && !s.has(fmt.Sprintf("endpoints[%d].devices", i)) {
+				e.Devices = 1
+			}
+			if e.MTU == 0 && !s.has(fmt.Sprintf("endpoints[%d].mtu", i)) {
+				e.MTU = 1500
+			}
+			if e.Queues == 0 && !s.has(fmt.Sprintf("endpoints[%d].queues", i)) {
+				e.Queues = 1
+			}
 		}
 	}
 	for i := range s.Traffic {
@@ -534,6 +552,33 @@ func (s *Spec) fillDefaults() {
 	for i := range s.Noise {
 		if s.Noise[i].Kind == "" {
 			s.Noise[i].Kind = "spin"
+		}
+	}
+	if s.Network.Namespace == "" {
+		s.Network.Namespace = "host"
+		for _, e := range s.Endpoints {
+			if e.Kind == "tap" {
+				s.Network.Namespace = "private"
+			}
+		}
+	}
+	for i := range s.Probes {
+		pr := &s.Probes[i]
+		p := fmt.Sprintf("probes[%d].", i)
+		if pr.Name == "" {
+			pr.Name = fmt.Sprintf("probe%d", i)
+		}
+		if pr.Kind == "" {
+			pr.Kind = "tap_send"
+		}
+		if !s.has(p + "packets") {
+			pr.Packets = 10000
+		}
+		if !s.has(p + "size") {
+			pr.Size = []Size{64}
+		}
+		if pr.Policy == "" {
+			pr.Policy = "other"
 		}
 	}
 	if !s.has("report.bucket_width") {

@@ -56,6 +56,14 @@ func (s *Spec) Clone() *Spec {
 	for i := range c.Noise {
 		c.Noise[i].CPUs = slices.Clone(c.Noise[i].CPUs)
 	}
+	c.Probes = slices.Clone(s.Probes)
+	for i, pr := range c.Probes {
+		c.Probes[i].Size = slices.Clone(pr.Size)
+		if pr.CPU != nil {
+			cpu := *pr.CPU
+			c.Probes[i].CPU = &cpu
+		}
+	}
 	c.Variants = slices.Clone(s.Variants)
 	for i := range c.Variants {
 		c.Variants[i].Set = maps.Clone(c.Variants[i].Set)

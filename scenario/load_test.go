@@ -27,6 +27,7 @@ func TestLoadSeed(t *testing.T) {
 		Warmup:      Duration(500 * time.Millisecond),
 		Clock:       "auto",
 		Rounds:      2,
+		Network:     Network{Namespace: "host"},
 		Endpoints:   []Endpoint{{Name: "socks", Kind: "udp", Count: 450, Address: "127.0.0.1", RcvBuf: 256 << 10}},
 		Traffic:     []Traffic{{Endpoint: "socks", Interval: Duration(20 * time.Millisecond), Size: 64, Spread: "even"}},
 		Readers: []Reader{{Name: "rt", Endpoints: []string{"socks"}, CPU: 1, Policy: "fifo", Priority: 80,
@@ -70,7 +71,7 @@ func TestLoadDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &Spec{
-		Name: "my-test", Duration: Duration(10 * time.Second), Clock: "auto", Rounds: 1,
+		Name: "my-test", Duration: Duration(10 * time.Second), Clock: "auto", Rounds: 1, Network: Network{Namespace: "host"},
 		Endpoints: []Endpoint{{Name: "ep0", Kind: "udp", Count: 1, Address: "127.0.0.1"}},
 		Traffic:   []Traffic{{Endpoint: "ep0", Rate: 1, Size: 64, Spread: "even"}},
 		Readers: []Reader{
@@ -103,7 +104,7 @@ func TestLoadErrors(t *testing.T) {
 		{"multiple documents", "readers: [{}]\n---\nreaders: [{}]\n", "x.yaml:2:1: multiple documents"},
 		{"syntax error wrapped with file", "readers:\n  - name: x\n   cpu: 1\n", "x.yaml:1: yaml: line 1: did not find expected '-' indicator"},
 		{"top-level sequence", "- a\n", "x.yaml:1:1: expected a mapping, got a sequence (allowed: name, description, duration"},
-		{"unknown top-level field", "readers: [{}]\ndurration: 1s\n", "x.yaml:2:1: durration: unknown field \"durration\" (allowed: name, description, duration, warmup, clock, rounds, endpoints, traffic, readers, noise, variants, report)"},
+		{"unknown top-level field", "readers: [{}]\ndurration: 1s\n", "x.yaml:2:1: durration: unknown field \"durration\" (allowed: name, description, duration, warmup, clock, rounds, network, endpoints, traffic, readers, noise, probes, variants, report)"},
 		{"unknown nested field lists its section's keys", "readers:\n  - prority: 3\n", "x.yaml:2:5: readers[0].prority: unknown field \"prority\" (allowed: name, endpoints, cpu, policy, priority, period, method, batch, overrun)"},
 		{"unknown field under report", "report: {width: 1}\n", "x.yaml:1:10: report.width: unknown field \"width\" (allowed: bucket_width, bucket_origin, overflow)"},
 		{"file is not decoded", "File: x\n", "unknown field \"File\""},

@@ -22,12 +22,18 @@ type Spec struct {
 	// (A B A B …). Default 1.
 	Rounds int `yaml:"rounds" json:"rounds"`
 
+	// Network says where endpoints live: the host's loopback, or a private
+	// network namespace rtload creates for the run (required by tap).
+	Network Network `yaml:"network" json:"network"`
+
 	Endpoints []Endpoint `yaml:"endpoints" json:"endpoints"`
 	Traffic   []Traffic  `yaml:"traffic" json:"traffic"`
 	Readers   []Reader   `yaml:"readers" json:"readers"`
 	Noise     []Noise    `yaml:"noise" json:"noise"`
-	Variants  []Variant  `yaml:"variants" json:"variants"`
-	Report    Report     `yaml:"report" json:"report"`
+	// Probes are measured workloads other than readers (tap_send).
+	Probes   []Probe   `yaml:"probes" json:"probes"`
+	Variants []Variant `yaml:"variants" json:"variants"`
+	Report   Report    `yaml:"report" json:"report"`
 
 	// File is the source name used in error messages (not decoded).
 	File string `yaml:"-" json:"-"`
@@ -43,16 +49,40 @@ type Pos struct {
 	Line, Col int
 }
 
+// Network places the run's endpoints.
+type Network struct {
+	// Namespace is host (sockets on the host's loopback) or private: rtload
+	// creates a network namespace named rtl<pid>-<run id>, builds every
+	// endpoint inside it and deletes it at the end. Default host, or private
+	// when any endpoint is a tap.
+	Namespace string `yaml:"namespace" json:"namespace"`
+}
+
 // Endpoint is a group of receive sockets.
 type Endpoint struct {
 	// Name is how traffic and readers refer to the group. Default "ep<i>".
 	Name string `yaml:"name" json:"name"`
-	// Kind is the endpoint type: udp (tap comes later). Default udp.
+	// Kind is the endpoint type: udp (sockets on loopback, fed by sendto)
+	// or tap (sockets bound to tap devices' addresses in rtload's private
+	// namespace, fed by frames written into the devices). Default udp.
 	Kind string `yaml:"kind" json:"kind"`
 	// Count is the number of sockets (the fanout). Must be ≥ 1.
 	Count int `yaml:"count" json:"count"`
-	// Address is the bind address: loopback only (127.0.0.0/8 or ::1). Default 127.0.0.1.
+	// Address is the bind address of a udp group: loopback only
+	// (127.0.0.0/8 or ::1). Default 127.0.0.1. A tap group's addresses are
+	// assigned by rtload from 198.18.0.0/15 (device k gets 198.18.k.1/24)
+	// and this field must be left out.
 	Address string `yaml:"address" json:"address"`
+	// Devices is the number of tap devices of a tap group; socket i is
+	// behind device i % devices. Default 1.
+	Devices int `yaml:"devices" json:"devices,omitempty"`
+	// MTU of each tap device, 68–65521. Default 1500.
+	MTU int `yaml:"mtu" json:"mtu,omitempty"`
+	// Queues per tap device (IFF_MULTI_QUEUE when > 1), 1–16. Default 1.
+	Queues int `yaml:"queues" json:"queues,omitempty"`
+	// VnetHdr opens tap devices with IFF_VNET_HDR (each frame is prefixed
+	// with a zeroed virtio_net_hdr). Default false.
+	VnetHdr bool `yaml:"vnet_hdr" json:"vnet_hdr,omitempty"`
 	// Port is the first port; sockets take consecutive ports. 0 = ephemeral. Default 0.
 	Port int `yaml:"port" json:"port"`
 	// RcvBuf is SO_RCVBUF in bytes; 0 keeps the kernel default.
@@ -110,6 +140,28 @@ type Noise struct {
 	CPUs []int `yaml:"cpus" json:"cpus"`
 	// Nice is the nice value, -20–19. Default 0.
 	Nice int `yaml:"nice" json:"nice"`
+}
+
+// Probe is a measured workload that is not a socket reader.
+type Probe struct {
+	// Name labels the probe in reports. Default "probe<i>".
+	Name string `yaml:"name" json:"name"`
+	// Kind is tap_send: write Packets frames of each Size into the first
+	// device of a tap endpoint group, timing every write(2) (seed 004).
+	Kind string `yaml:"kind" json:"kind"`
+	// Endpoint names the tap group whose device the frames are written into.
+	Endpoint string `yaml:"endpoint" json:"endpoint"`
+	// Packets written per size, 1–10,000,000. Default 10000 (the seed's).
+	Packets int `yaml:"packets" json:"packets"`
+	// Size lists the frame sizes swept, in bytes from the Ethernet header on
+	// (a vnet header comes on top): 60–65535 and ≤ mtu + 14. A single value
+	// may be written without brackets. Default [64].
+	Size []Size `yaml:"size" json:"size"`
+	// CPU pins the probe thread; nil = unpinned.
+	CPU *int `yaml:"cpu" json:"cpu,omitempty"`
+	// Policy and Priority of the probe thread, as for readers. Default other.
+	Policy   string `yaml:"policy" json:"policy"`
+	Priority int    `yaml:"priority" json:"priority"`
 }
 
 // Variant is a named set of overrides applied on top of the base spec, with

@@ -175,28 +175,54 @@ func (s *Spec) check(h Host) ErrorList {
 	}
 	c.oneOf("clock", s.Clock, "auto", "tsc", "monotonic")
 	c.intRange("rounds", s.Rounds, 1, maxRounds)
-	if len(s.Readers) == 0 {
-		c.add("readers", "at least one reader", "no readers")
+	if len(s.Readers) == 0 && len(s.Probes) == 0 {
+		c.add("readers", "at least one reader or probe", "no readers and no probes")
 	}
+	c.oneOf("network.namespace", s.Network.Namespace, "host", "private")
 
 	var epNames []string
+	taps := 0
 	seen := map[string]string{}
 	for i, e := range s.Endpoints {
 		p := fmt.Sprintf("endpoints[%d].", i)
 		c.unique(p+"name", e.Name, "endpoint", seen)
 		epNames = append(epNames, e.Name)
-		c.oneOf(p+"kind", e.Kind, "udp")
+		c.oneOf(p+"kind", e.Kind, "udp", "tap")
 		c.intRange(p+"count", e.Count, 1, maxCount)
-		if a, err := netip.ParseAddr(e.Address); err != nil {
-			c.add(p+"address", "127.0.0.0/8, ::1", "%q is not an IP address", e.Address)
-		} else if !a.IsLoopback() || a.Zone() != "" {
-			c.add(p+"address", "127.0.0.0/8, ::1", "%s is not a loopback address", e.Address)
+		if e.Kind == "tap" {
+			if e.Address != "" {
+				c.add(p+"address", "leave out: tap addresses are assigned from 198.18.0.0/15", "%s set on a tap group", e.Address)
+			}
+			c.intRange(p+"devices", e.Devices, 1, 256)
+			c.intRange(p+"mtu", e.MTU, 68, 65521)
+			c.intRange(p+"queues", e.Queues, 1, 16)
+			if s.Network.Namespace == "host" {
+				c.add("network.namespace", "private (tap devices live only in rtload's own namespace)", "tap endpoint %s in the host namespace", e.Name)
+			}
+			taps += e.Devices
+		} else {
+			if e.Devices != 0 || e.MTU != 0 || e.Queues != 0 || e.VnetHdr {
+				c.add(p+"kind", "tap (devices, mtu, queues, vnet_hdr are tap fields)", "udp group with tap fields")
+			}
+			if a, err := netip.ParseAddr(e.Address); err != nil {
+				c.add(p+"address", "127.0.0.0/8, ::1", "%q is not an IP address", e.Address)
+			} else if !a.IsLoopback() || a.Zone() != "" {
+				c.add(p+"address", "127.0.0.0/8, ::1", "%s is not a loopback address", e.Address)
+			}
 		}
 		c.intRange(p+"port", e.Port, 0, 65535)
 		if e.Port > 0 && e.Port <= 65535 && e.Count >= 1 && e.Port+e.Count-1 > 65535 {
 			c.add(p+"port", fmt.Sprintf("port + count - 1 ≤ 65535 (port ≤ %d for count %d)", 65536-min(e.Count, 65536), e.Count),
 				"ports %d–%d exceed 65535", e.Port, e.Port+e.Count-1)
 		}
+	}
+
+	if taps > 256 {
+		c.add("endpoints", "≤ 256 tap devices in all (one /24 of 198.18.0.0/16 each)", "%d tap devices", taps)
+	}
+	kinds := map[string]Endpoint{}
+	for _, e := range s.Endpoints {
+		kinds[e.Name] = e
 	}
 
 	for i, t := range s.Traffic {
@@ -257,6 +283,51 @@ func (s *Spec) check(h Host) ErrorList {
 			c.cpu(fmt.Sprintf("%scpus[%d]", p, j), cpu)
 		}
 		c.intRange(p+"nice", n.Nice, -20, 19)
+	}
+
+	for i, pr := range s.Probes {
+		p := fmt.Sprintf("probes[%d].", i)
+		c.unique(p+"name", pr.Name, "probe", seen)
+		c.oneOf(p+"kind", pr.Kind, "tap_send")
+		ep, ok := kinds[pr.Endpoint]
+		var tapNames []string
+		for _, e := range s.Endpoints {
+			if e.Kind == "tap" {
+				tapNames = append(tapNames, e.Name)
+			}
+		}
+		if !ok || ep.Kind != "tap" {
+			allowed := strings.Join(tapNames, ", ")
+			if allowed == "" {
+				allowed = "none: no tap endpoints defined"
+			}
+			c.add(p+"endpoint", allowed, "%q is not a tap endpoint", pr.Endpoint)
+		}
+		c.intRange(p+"packets", pr.Packets, 1, 10_000_000)
+		if len(pr.Size) == 0 {
+			c.add(p+"size", "one or more sizes", "no sizes")
+		}
+		for j, sz := range pr.Size {
+			hi := 65535
+			if ok && ep.Kind == "tap" && ep.MTU >= 68 {
+				hi = min(hi, ep.MTU+14)
+			}
+			if sz < 60 || int(sz) > hi {
+				c.add(fmt.Sprintf("%ssize[%d]", p, j), fmt.Sprintf("60 B–%d B (frame size; ≤ mtu + 14)", hi), "%d B out of range", uint64(sz))
+			}
+		}
+		if pr.CPU != nil {
+			c.cpu(p+"cpu", *pr.CPU)
+		}
+		c.oneOf(p+"policy", pr.Policy, "fifo", "rr", "other")
+		switch pr.Policy {
+		case "fifo", "rr":
+			c.intRange(p+"priority", pr.Priority, 1, maxPriority)
+		case "other":
+			if pr.Priority != 0 {
+				c.add(p+"priority", "0 for policy other", "%d out of range", pr.Priority)
+			}
+		}
 	}
 
 	seen = map[string]string{}
