@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -15,8 +14,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
+	"github.com/rtload/rtload/net/netns"
 	"github.com/rtload/rtload/net/udp"
 	"github.com/rtload/rtload/noise"
 	"github.com/rtload/rtload/pace"
@@ -76,12 +77,35 @@ func Run(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt 
 	if runtime.GOMAXPROCS(0) < need {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(need))
 	}
+	// A private namespace serves the whole run; leftovers of dead runs are
+	// swept first (a SIGKILLed run cannot clean up after itself).
+	var ns *netns.NS
+	for _, tr := range trials {
+		if tr.Spec.Network.Namespace != "private" {
+			continue
+		}
+		if removed, err := netns.Sweep(); err != nil {
+			fmt.Fprintf(opt.Log, "warning: sweeping leftover namespaces: %v\n", err)
+		} else if len(removed) > 0 {
+			fmt.Fprintf(opt.Log, "removed leftovers of dead runs: %v\n", removed)
+		}
+		if ns, err = netns.New(netns.NewRunID()); err != nil {
+			return nil, fmt.Errorf("private network namespace: %w", err)
+		}
+		defer ns.Close()
+		fmt.Fprintf(opt.Log, "network namespace %s\n", ns.Name())
+		break
+	}
 	for i, tr := range trials {
 		if ctx.Err() != nil {
 			break
 		}
 		fmt.Fprintf(opt.Log, "trial %d/%d: variant %s, round %d\n", i+1, len(trials), tr.Variant, tr.Round+1)
-		res, degraded, err := runTrial(ctx, tr, len(trials), clock, opt)
+		var tns *netns.NS
+		if tr.Spec.Network.Namespace == "private" {
+			tns = ns
+		}
+		res, degraded, err := runTrial(ctx, tr, len(trials), clock, tns, opt)
 		if res != nil {
 			sum.Trials = append(sum.Trials, *res)
 		}
@@ -129,7 +153,7 @@ type reader struct {
 type sender struct {
 	spec   scenario.Traffic
 	group  *udp.Group
-	tx     *udp.Sender
+	tx     Injector
 	pacer  pace.Pacer
 	lag    *record.HDR
 	thread *rt.Thread
@@ -165,21 +189,26 @@ func gcCycles() uint32 {
 	return uint32(s[0].Value.Uint64())
 }
 
-func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clock, opt Options) (res *report.Trial, degraded []string, err error) {
+func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clock, ns *netns.NS, opt Options) (res *report.Trial, degraded []string, err error) {
 	sp := &tr.Spec
 	res = &report.Trial{Index: tr.Index, Round: tr.Round, Variant: tr.Variant, Overrides: variantSet(sp, tr.Variant)}
 
 	// Kernel objects, closed on every path.
 	groups := map[string]*udp.Group{}
+	eps := map[string]*endpoint{}
 	var senders []*sender
 	var readers []*reader
+	var probes []*tapSend
 	var noises []noise.Source
 	defer func() {
 		for _, s := range senders {
 			s.tx.Close()
 		}
-		for _, g := range groups {
-			g.Close()
+		for _, p := range probes {
+			p.close()
+		}
+		for _, e := range eps {
+			e.Close()
 		}
 		for _, r := range readers {
 			if r.csv != nil {
@@ -187,28 +216,60 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 			}
 		}
 	}()
+	if ns != nil {
+		res.Namespace = ns.Name()
+	}
 
 	bufSize := 2048
 	for _, t := range sp.Traffic {
 		bufSize = max(bufSize, int(t.Size))
 	}
-	for _, e := range sp.Endpoints {
-		addr, perr := netip.ParseAddr(e.Address)
-		if perr != nil {
-			return res, nil, fmt.Errorf("endpoint %s: address %q: %w", e.Name, e.Address, perr)
+	// Endpoints and senders are created on a thread inside the run's
+	// namespace (when private): sockets and tap fds stay in it.
+	txs := make([]Injector, len(sp.Traffic))
+	build := func() error {
+		dev := 0
+		for _, e := range sp.Endpoints {
+			ep, err := openEndpoint(e, ns, dev)
+			if err != nil {
+				return err
+			}
+			dev += len(ep.devices)
+			eps[e.Name] = ep
+			groups[e.Name] = ep.group
 		}
-		g, err := udp.Open(udp.Config{Count: e.Count, Addr: addr, Port: e.Port, RcvBuf: int(e.RcvBuf)})
-		if err != nil {
-			return res, nil, fmt.Errorf("endpoint %s: %w", e.Name, err)
+		for i, t := range sp.Traffic {
+			tx, err := newInjector(eps[t.Endpoint], int(t.Size))
+			if err != nil {
+				return fmt.Errorf("traffic to %s: %w", t.Endpoint, err)
+			}
+			txs[i] = tx
 		}
-		groups[e.Name] = g
+		for _, ps := range sp.Probes {
+			p, err := newTapSend(ps, eps[ps.Endpoint], clock, sp.Report)
+			if err != nil {
+				return fmt.Errorf("probe %s: %w", ps.Name, err)
+			}
+			probes = append(probes, p)
+		}
+		return nil
 	}
-	for _, t := range sp.Traffic {
-		g := groups[t.Endpoint]
-		tx, err := udp.NewSender(g, int(t.Size), 64)
-		if err != nil {
-			return res, nil, fmt.Errorf("traffic to %s: %w", t.Endpoint, err)
+	var berr error
+	if ns != nil {
+		berr = ns.Do(build)
+	} else {
+		berr = build()
+	}
+	for i, tx := range txs {
+		if tx != nil {
+			senders = append(senders, &sender{spec: sp.Traffic[i], group: groups[sp.Traffic[i].Endpoint], tx: tx})
 		}
+	}
+	if berr != nil {
+		return res, nil, berr
+	}
+	for _, s := range senders {
+		t, g := s.spec, s.group
 		interval := time.Duration(t.Interval)
 		if interval <= 0 && t.Rate > 0 {
 			interval = time.Duration(float64(time.Second) / t.Rate)
@@ -222,7 +283,7 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 		default:
 			p = pace.Even{Count: len(g.FDs()), Interval: interval}
 		}
-		senders = append(senders, &sender{spec: t, group: g, tx: tx, pacer: p, lag: record.NewHDR(int64(10 * time.Second))})
+		s.pacer, s.lag = p, record.NewHDR(int64(10*time.Second))
 	}
 	rep := sp.Report
 	for i, rs := range sp.Readers {
@@ -325,6 +386,37 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 		}
 	}
 
+	// Probes (tap_send) on their own threads.
+	if startErr == nil && len(probes) > 0 {
+		var h *netlink.Handle
+		if ns != nil {
+			if h, err = ns.Handle(); err != nil {
+				startErr = fmt.Errorf("netlink handle in %s: %w", ns.Name(), err)
+			} else {
+				defer h.Close()
+			}
+		}
+		for _, p := range probes {
+			if startErr != nil {
+				break
+			}
+			d, err := p.start(h, opt.AllowDegraded)
+			if err != nil {
+				startErr = err
+				break
+			}
+			degraded = append(degraded, d...)
+		}
+	}
+	probesDone := func() bool {
+		for _, p := range probes {
+			if p.thread != nil && !p.done.Load() {
+				return false
+			}
+		}
+		return true
+	}
+
 	// Writer: streams per-wakeup records to disk off the real-time threads.
 	writerDone := make(chan struct{})
 	writerStop := make(chan struct{})
@@ -349,7 +441,7 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 	wait:
 		for {
 			now := rt.Monotonic()
-			if now >= measureUntil {
+			if now >= measureUntil && probesDone() {
 				break
 			}
 			if opt.Progress != nil {
@@ -369,6 +461,12 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 	}
 	// Stop senders, let in-flight messages land, then stop readers: their
 	// tail ticks read what was in flight at the end of the window.
+	for _, p := range probes {
+		// Even when interrupted, a probe finishes its sweep (bounded by
+		// its packet count), so its results are complete.
+		p.wait()
+		res.Probes = append(res.Probes, p.res)
+	}
 	for _, s := range senders {
 		s.stop.set()
 	}

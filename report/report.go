@@ -51,7 +51,15 @@ func Report(w io.Writer, s *Summary) error {
 		return err
 	}
 	if len(cols) == 0 {
-		b.WriteString("\nno readers: nothing measured\n")
+		if hasProbes(s) {
+			writeProbes(&b, s)
+			b.WriteByte('\n')
+			writeNoise(&b, s)
+			b.WriteByte('\n')
+			writeGC(&b, s)
+		} else {
+			b.WriteString("\nno readers: nothing measured\n")
+		}
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
@@ -81,6 +89,9 @@ func Report(w io.Writer, s *Summary) error {
 	blocks = append(blocks, latency(cols)...)
 	blocks = append(blocks, messages(cols))
 	writeBlocks(&b, labels(cols), blocks)
+	if hasProbes(s) {
+		writeProbes(&b, s)
+	}
 	b.WriteByte('\n')
 	writeNoise(&b, s)
 	b.WriteByte('\n')

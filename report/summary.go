@@ -67,6 +67,10 @@ type Trial struct {
 	Readers  []Reader  `json:"readers"`
 	Traffic  []Traffic `json:"traffic"`
 	Noise    []Noise   `json:"noise"`
+	// Probes holds tap_send (and later) probe results.
+	Probes []Probe `json:"probes,omitempty"`
+	// Namespace is the private network namespace the trial ran in, if any.
+	Namespace string `json:"namespace,omitempty"`
 	// WakeupLog is the per-wakeup CSV file name(s) relative to the results dir.
 	WakeupLog []string `json:"wakeup_log,omitempty"`
 }
@@ -177,4 +181,48 @@ type Noise struct {
 	Count   uint64  `json:"count"`
 	Seconds float64 `json:"seconds"`
 	PerSec  float64 `json:"per_sec"`
+}
+
+// Probe is one measured probe's result in one trial.
+type Probe struct {
+	Name string `json:"name"`
+	// Kind is "tap_send".
+	Kind string `json:"kind"`
+	// Device is the tap device written into; VnetHdr and Queues its setup.
+	Device  string `json:"device,omitempty"`
+	VnetHdr bool   `json:"vnet_hdr"`
+	Queues  int    `json:"queues,omitempty"`
+	MTU     int    `json:"mtu,omitempty"`
+	// Applied is the probe thread's scheduling state read back from the kernel.
+	Applied Applied `json:"applied"`
+	// Sizes holds one result per frame size swept, in order.
+	Sizes []ProbeSize `json:"sizes"`
+}
+
+// ProbeSize is the result of writing Packets frames of one size.
+type ProbeSize struct {
+	// Size of each frame in bytes from the Ethernet header on (a vnet header
+	// comes on top when VnetHdr).
+	Size int `json:"size_bytes"`
+	// Packets is write(2) calls made; Written those that took the whole
+	// frame; Errors those that failed (LastError names the last errno).
+	Packets   uint64 `json:"packets"`
+	Written   uint64 `json:"written"`
+	Errors    uint64 `json:"errors"`
+	LastError string `json:"last_error,omitempty"`
+	// MeanNs is the mean time per write(2) in ns: the seed's "time per packet".
+	MeanNs float64 `json:"mean_ns_per_packet"`
+	// PerWrite is the per-write latency distribution in ns.
+	PerWrite Latency `json:"per_write"`
+	// Hist is the per-write histogram in clock ticks (Summary.Clock).
+	Hist record.Snapshot `json:"per_write_ticks"`
+	// RxPackets and RxDropped are the device's rx counter deltas over the
+	// writes (frames written into a tap are the device's rx): what the
+	// kernel accepted and dropped.
+	RxPackets uint64 `json:"rx_packets"`
+	RxDropped uint64 `json:"rx_dropped"`
+	// SinkReceived and SinkDrops count the frames that reached the UDP sink
+	// socket behind the device, and those it dropped (sk_drops).
+	SinkReceived uint64 `json:"sink_received"`
+	SinkDrops    uint64 `json:"sink_drops"`
 }

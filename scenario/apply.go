@@ -29,6 +29,11 @@ func (s *Spec) Apply(sets []string) error {
 			e.File = s.File
 			e.Path = "--set " + e.Path
 			errs = append(errs, e)
+		} else {
+			if s.cmdline == nil {
+				s.cmdline = map[string]bool{}
+			}
+			s.cmdline[path] = true
 		}
 	}
 	return errs.err()

@@ -116,7 +116,7 @@ func TestApplyThenValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = s.Validate(Host{NumCPU: 2})
-	const want = "scenario x.yaml: 1 problem\nx.yaml: readers[0].priority: 120 out of range (allowed: 1–99)"
+	const want = "scenario x.yaml: 1 problem\nx.yaml: --set readers[0].priority: 120 out of range (allowed: 1–99)"
 	if err == nil || err.Error() != want {
 		t.Errorf("Validate =\n%v\nwant\n%s", err, want)
 	}
@@ -137,5 +137,23 @@ func TestApplyCollectsAll(t *testing.T) {
 	}
 	if s.Duration != Duration(3*time.Second) {
 		t.Errorf("good entry not applied: %v", s.Duration)
+	}
+}
+
+// TestSetBlamesCommandLine: a bad value given with --set is reported as
+// "--set path", not as if the file held it.
+func TestSetBlamesCommandLine(t *testing.T) {
+	s, err := Load("x.yaml", []byte("readers:\n  - cpu: 0\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply([]string{"readers[0].cpu=9", "rounds=0"}); err != nil {
+		t.Fatal(err)
+	}
+	err = s.Validate(Host{NumCPU: 2})
+	for _, want := range []string{"x.yaml: --set readers[0].cpu: CPU 9 out of range", "x.yaml: --set rounds: 0 out of range (allowed: 1–1000)"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v lacks %q", err, want)
+		}
 	}
 }

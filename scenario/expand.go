@@ -69,6 +69,7 @@ func (s *Spec) Clone() *Spec {
 		c.Variants[i].Set = maps.Clone(c.Variants[i].Set)
 	}
 	c.pos = maps.Clone(s.pos)
+	c.cmdline = maps.Clone(s.cmdline)
 	c.defaulted = maps.Clone(s.defaulted)
 	return &c
 }

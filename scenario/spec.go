@@ -39,6 +39,9 @@ type Spec struct {
 	File string `yaml:"-" json:"-"`
 	// pos maps field paths ("readers[0].priority") to their source position.
 	pos map[string]Pos
+	// cmdline holds the paths set by Apply (--set), so that Validate
+	// blames the command line, not the file, for their values.
+	cmdline map[string]bool
 	// defaulted holds paths whose value Load derived from another field
 	// (readers[i].priority from policy), so Apply can re-derive them.
 	defaulted map[string]bool

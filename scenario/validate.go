@@ -103,7 +103,11 @@ type checker struct {
 
 func (c *checker) add(path, allowed, format string, args ...any) {
 	p := c.s.posOf(path)
-	c.errs = append(c.errs, &Error{File: c.s.File, Line: p.Line, Col: p.Col, Path: path, Msg: fmt.Sprintf(format, args...), Allowed: allowed})
+	shown := path
+	if c.s.cmdline[path] {
+		shown = "--set " + path
+	}
+	c.errs = append(c.errs, &Error{File: c.s.File, Line: p.Line, Col: p.Col, Path: shown, Msg: fmt.Sprintf(format, args...), Allowed: allowed})
 }
 
 func (c *checker) intRange(path string, v, lo, hi int) {
@@ -266,7 +270,7 @@ func (s *Spec) check(h Host) ErrorList {
 		}
 		switch {
 		case r.Period <= 0:
-			c.add(p+"period", "> 0", "%s out of range", r.Period)
+			c.add(p+"period", "≥ "+minPeriod.String(), "%s out of range", r.Period)
 		case r.Period < minPeriod:
 			c.add(p+"period", "≥ "+minPeriod.String(), "%s too short", r.Period)
 		}

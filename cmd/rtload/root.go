@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -34,8 +35,11 @@ Exit codes: 0 ok, 1 run failed, 2 usage or invalid scenario,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCmd(), newValidateCmd(), newListCmd(), newEnvCmd(), newReportCmd())
+	root.AddCommand(newRunCmd(), newValidateCmd(), newListCmd(), newEnvCmd(), newReportCmd(), newCleanupCmd())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.Args = cobra.NoArgs // an unknown command is a usage error (exit 2)
+	root.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+	root.Args = usageArgs(root.Args)
 	for _, c := range root.Commands() {
 		if c.Args != nil {
 			c.Args = usageArgs(c.Args)
@@ -60,7 +64,11 @@ func newValidateCmd() *cobra.Command {
 			if _, err := spec.Expand(); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok (%s)\n", spec.File, spec.Description)
+			if spec.Description != "" {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: ok (%s)\n", spec.File, spec.Description)
+			} else {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: ok\n", spec.File)
+			}
 			return nil
 		},
 	}
@@ -123,7 +131,7 @@ func loadSpec(arg string, sets []string) (*scenario.Spec, error) {
 		if rerr != nil {
 			return nil, usageError{fmt.Errorf("%s: not a file, and %w", arg, rerr)}
 		}
-		spec, err = scenario.Load("configs/"+arg+".yaml", data)
+		spec, err = scenario.Load(strings.TrimSuffix(arg, ".yaml")+" (built-in)", data)
 	}
 	if err != nil {
 		return nil, err

@@ -87,6 +87,9 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 	if dir == "" {
 		dir = filepath.Join("results", fmt.Sprintf("%s-%s", spec.Name, time.Now().Format("20060102-150405")))
 	}
+	if _, err := os.Stat(filepath.Join(dir, report.SummaryFile)); err == nil {
+		return usageError{fmt.Errorf("results directory %s already holds a run (%s): choose another --out or remove it", dir, report.SummaryFile)}
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("results directory: %w", err)
 	}

@@ -22,7 +22,15 @@ type Config struct {
 	// RcvBuf is SO_RCVBUF in bytes (the kernel doubles it and caps it at
 	// net.core.rmem_max unless root uses SO_RCVBUFFORCE); 0 = kernel default.
 	RcvBuf int
+	// Namespaced says the caller runs on a thread inside rtload's own
+	// network namespace: addresses in 198.18.0.0/15 (the tap devices') are
+	// then accepted besides loopback.
+	Namespaced bool
 }
+
+// benchNet is 198.18.0.0/15 (RFC 2544), the only non-loopback range rtload
+// binds to, and only inside its own namespace.
+var benchNet = netip.MustParsePrefix("198.18.0.0/15")
 
 // ErrNotLoopback is returned for a bind address outside 127.0.0.0/8 and ::1.
 var ErrNotLoopback = errors.New("address is not loopback (allowed: 127.0.0.0/8, ::1)")
@@ -44,7 +52,7 @@ func Open(cfg Config) (g *Group, err error) {
 	if !addr.IsValid() {
 		addr = netip.MustParseAddr("127.0.0.1")
 	}
-	if !addr.IsLoopback() {
+	if !addr.IsLoopback() && !(cfg.Namespaced && benchNet.Contains(addr)) {
 		return nil, fmt.Errorf("udp group %s: %w", addr, ErrNotLoopback)
 	}
 	if cfg.Count < 1 {
@@ -185,4 +193,20 @@ func ReadHeader(b []byte) (h Header, ok bool) {
 		return h, false
 	}
 	return Header{Seq: binary.LittleEndian.Uint64(b[0:8]), SentNs: int64(binary.LittleEndian.Uint64(b[8:16]))}, true
+}
+
+// Merge makes one group of the sockets of several (e.g. one per tap
+// device): fds and addrs give the merged order. The merged group owns every
+// socket: closing it closes them all, and the parts must not be closed.
+func Merge(parts []*Group, fds []int, addrs []netip.AddrPort) *Group {
+	g := &Group{fds: fds, addrs: addrs}
+	if len(parts) > 0 && parts[0] != nil {
+		g.rcvbuf = parts[0].rcvbuf
+	}
+	for _, p := range parts {
+		if p != nil {
+			p.closed = true // ownership moved to g
+		}
+	}
+	return g
 }
