@@ -56,6 +56,9 @@ func Run(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt 
 	if opt.Log == nil {
 		opt.Log = io.Discard
 	}
+	if err := Preflight(trials, opt.AllowDegraded); err != nil {
+		return nil, err
+	}
 	clock, err := rt.NewClock(spec.Clock)
 	if err != nil {
 		return nil, fmt.Errorf("clock: %w", err)
@@ -314,6 +317,21 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 		}
 		_ = i
 		readers = append(readers, r)
+	}
+
+	// Keep CPUs out of deep idle states, as cyclictest does.
+	res.CPUDMALatencyUs = -1
+	if sp.CPUDMALatency >= 0 {
+		f, err := rt.HoldCPUDMALatency(int32(sp.CPUDMALatency))
+		switch {
+		case err == nil:
+			defer f.Close()
+			res.CPUDMALatencyUs = sp.CPUDMALatency
+		case errors.Is(err, rt.ErrNoPrivilege) && opt.AllowDegraded:
+			degraded = append(degraded, err.Error())
+		default:
+			return nil, degraded, err
+		}
 	}
 
 	// Quiet the runtime for the measured window: collect now, then no GC

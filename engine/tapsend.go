@@ -40,7 +40,6 @@ type tapSend struct {
 	sinkRecv atomic.Uint64
 	thread   *rt.Thread
 	done     atomic.Bool
-	err      error
 }
 
 // newTapSend prepares the probe: a sink socket on the device address (in

@@ -65,6 +65,20 @@ func Report(w io.Writer, s *Summary) error {
 	}
 	unit, unitLong := tickUnit(s.Clock)
 	merged := roundsNote(cols)
+	timerOnly := true // readers with no sockets: a cyclictest-like timer probe
+	for _, c := range cols {
+		timerOnly = timerOnly && c.sockets == 0
+	}
+	if timerOnly {
+		b.WriteString("\nreaders drain no sockets: wakeup latency only\n\n")
+		writeBlocks(&b, labels(cols), latency(cols)[:1])
+		b.WriteByte('\n')
+		writeNoise(&b, s)
+		b.WriteByte('\n')
+		writeGC(&b, s)
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
 	tables := []struct {
 		title string
 		hist  func(c *column) record.Snapshot
@@ -568,7 +582,7 @@ func messages(cols []column) *kv {
 			return f(c)
 		}
 	}
-	k.add("sent", cells(cols, known(func(c *column) string { return u(c.sent) }))...)
+	k.add("sent (warm-up + window)", cells(cols, known(func(c *column) string { return u(c.sent) }))...)
 	k.add("send errors", cells(cols, known(func(c *column) string { return u(c.sendErrors) }))...)
 	k.add("received (incl. in flight)", cells(cols, func(c *column) string { return u(c.messages) })...)
 	k.add("received bytes", cells(cols, func(c *column) string { return u(c.bytes) })...)

@@ -69,6 +69,9 @@ type Trial struct {
 	Noise    []Noise   `json:"noise"`
 	// Probes holds tap_send (and later) probe results.
 	Probes []Probe `json:"probes,omitempty"`
+	// CPUDMALatencyUs is the PM QoS request held during the trial (µs), or
+	// -1 when none was (scenario -1, or not permitted in degraded mode).
+	CPUDMALatencyUs int `json:"cpu_dma_latency_us"`
 	// Namespace is the private network namespace the trial ran in, if any.
 	Namespace string `json:"namespace,omitempty"`
 	// WakeupLog is the per-wakeup CSV file name(s) relative to the results dir.

@@ -21,6 +21,10 @@ type Spec struct {
 	// Rounds is how many times the variant list runs, in alternating order
 	// (A B A B …). Default 1.
 	Rounds int `yaml:"rounds" json:"rounds"`
+	// CPUDMALatency is held in /dev/cpu_dma_latency (µs) during every
+	// trial, as cyclictest does: 0 keeps CPUs out of deep idle states.
+	// -1 leaves the machine's setting alone. Default 0.
+	CPUDMALatency int `yaml:"cpu_dma_latency" json:"cpu_dma_latency"`
 
 	// Network says where endpoints live: the host's loopback, or a private
 	// network namespace rtload creates for the run (required by tap).

@@ -131,7 +131,7 @@ func loadSpec(arg string, sets []string) (*scenario.Spec, error) {
 		if rerr != nil {
 			return nil, usageError{fmt.Errorf("%s: not a file, and %w", arg, rerr)}
 		}
-		spec, err = scenario.Load(strings.TrimSuffix(arg, ".yaml")+" (built-in)", data)
+		spec, err = scenario.Load("built-in:"+strings.TrimSuffix(arg, ".yaml")+".yaml", data)
 	}
 	if err != nil {
 		return nil, err

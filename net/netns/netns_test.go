@@ -578,6 +578,7 @@ func checkUnprivileged(t *testing.T) {
 		n.Close()
 		t.Fatalf("New unprivileged returned %s", n.Name())
 	}
+	t.Logf("New as euid %d: %v", os.Geteuid(), err)
 	if !errors.Is(err, rt.ErrNoPrivilege) {
 		t.Fatalf("New unprivileged: %v; want ErrNoPrivilege", err)
 	}

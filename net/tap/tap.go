@@ -211,18 +211,24 @@ func Create(cfg Config) (d *Device, err error) {
 	return d, nil
 }
 
-// checkPrivateNS refuses to run on a thread in the process's own network
-// namespace (that of the thread group leader, which rtload never moves).
+// processNS is the network namespace of the thread that initialised the
+// package (the main thread during package initialisation, before any
+// goroutine could move a thread), read as "net:[inode]". /proc/self/ns/net
+// would not do: it is the thread group leader's, and a locked goroutine
+// that entered the private namespace may be running on the leader.
+var processNS, processNSErr = os.Readlink("/proc/thread-self/ns/net")
+
+// checkPrivateNS refuses to run on a thread in the process's original
+// network namespace.
 func checkPrivateNS() error {
-	self, err := os.Readlink("/proc/self/ns/net")
-	if err != nil {
-		return fmt.Errorf("network namespace check: %w", err)
+	if processNSErr != nil {
+		return fmt.Errorf("network namespace check: %w", processNSErr)
 	}
 	thread, err := os.Readlink("/proc/thread-self/ns/net")
 	if err != nil {
 		return fmt.Errorf("network namespace check: %w", err)
 	}
-	if self == thread {
+	if thread == processNS {
 		return ErrHostNamespace
 	}
 	return nil
