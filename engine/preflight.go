@@ -86,7 +86,6 @@ func (e *PreflightError) Error() string {
 // Unwrap returns the individual *rt.PrivilegeError values.
 func (e *PreflightError) Unwrap() []error { return e.Missing }
 
-
 func upper(p string) string {
 	switch p {
 	case "fifo":
