@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -241,4 +242,99 @@ func TestRunUnprivileged(t *testing.T) {
 	if !strings.Contains(r.stdout, "DEGRADED") && !strings.Contains(r.stdout, "degraded") {
 		t.Errorf("report does not say degraded:\n%s", r.stdout)
 	}
+}
+
+// ownedNamespaces lists /run/netns entries created by pid.
+func ownedNamespaces(t *testing.T, pid int) []string {
+	t.Helper()
+	ents, err := os.ReadDir("/run/netns")
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	var own []string
+	prefix := "rtl" + strconv.Itoa(pid) + "-"
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), prefix) {
+			own = append(own, e.Name())
+		}
+	}
+	return own
+}
+
+// TestTapNothingLeftBehind runs laight-450-tap and stops it three ways:
+// SIGINT (orderly: exit 130, namespace gone), SIGINT twice (forced exit,
+// namespace still removed) and SIGKILL (namespace left, then removed by
+// rtload cleanup without touching a foreign-looking one).
+func TestTapNothingLeftBehind(t *testing.T) {
+	requireRoot(t)
+	if _, err := os.Stat("/dev/net/tun"); err != nil {
+		t.Skip("needs /dev/net/tun")
+	}
+	start := func(t *testing.T) (*exec.Cmd, *bytes.Buffer) {
+		cmd := exec.Command(binary, "run", "laight-450-tap", "--duration", "20s", "--set", "rounds=1", "--out", t.TempDir(), "-q")
+		var o bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &o, &o
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Wait (bounded) until its namespace exists.
+		for i := 0; i < 100 && len(ownedNamespaces(t, cmd.Process.Pid)) == 0; i++ {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if len(ownedNamespaces(t, cmd.Process.Pid)) != 1 {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("no namespace for pid %d after 5 s\n%s", cmd.Process.Pid, o.String())
+		}
+		time.Sleep(1500 * time.Millisecond)
+		return cmd, &o
+	}
+	wait := func(t *testing.T, cmd *exec.Cmd) int {
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill()
+			t.Fatal("no exit 20 s after the signal")
+		}
+		return cmd.ProcessState.ExitCode()
+	}
+	t.Run("SIGINT", func(t *testing.T) {
+		cmd, o := start(t)
+		cmd.Process.Signal(syscall.SIGINT)
+		if c := wait(t, cmd); c != 130 {
+			t.Errorf("exit %d, want 130\n%s", c, o.String())
+		}
+		if left := ownedNamespaces(t, cmd.Process.Pid); len(left) != 0 {
+			t.Errorf("left behind: %v", left)
+		}
+	})
+	t.Run("SIGINT twice", func(t *testing.T) {
+		cmd, o := start(t)
+		cmd.Process.Signal(syscall.SIGINT)
+		cmd.Process.Signal(syscall.SIGINT)
+		if c := wait(t, cmd); c != 130 {
+			t.Errorf("exit %d, want 130\n%s", c, o.String())
+		}
+		if left := ownedNamespaces(t, cmd.Process.Pid); len(left) != 0 {
+			t.Errorf("left behind: %v", left)
+		}
+	})
+	t.Run("SIGKILL then cleanup", func(t *testing.T) {
+		cmd, _ := start(t)
+		cmd.Process.Kill()
+		wait(t, cmd)
+		left := ownedNamespaces(t, cmd.Process.Pid)
+		if len(left) != 1 {
+			t.Fatalf("after SIGKILL: %v, want the run's namespace", left)
+		}
+		r := rtload(t, nil, "cleanup")
+		if r.code != 0 || !strings.Contains(r.stdout, "removed "+left[0]) {
+			t.Errorf("cleanup: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		if left := ownedNamespaces(t, cmd.Process.Pid); len(left) != 0 {
+			t.Errorf("after cleanup: %v", left)
+		}
+	})
 }

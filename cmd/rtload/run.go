@@ -16,6 +16,7 @@ import (
 
 	"github.com/rtload/rtload/configs"
 	"github.com/rtload/rtload/engine"
+	"github.com/rtload/rtload/net/netns"
 	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/sysinfo"
 )
@@ -108,6 +109,13 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 		cancel(fmt.Errorf("signal %v", s))
 		if s2, ok := <-sigs; ok {
 			fmt.Fprintf(errw, "rtload: %v again: exiting now\n", s2)
+			// No time for an orderly close: remove our namespaces (and the
+			// tap devices in them) so nothing is left behind.
+			if removed, err := netns.RemoveOwned(os.Getpid()); err != nil {
+				fmt.Fprintf(errw, "rtload: %v (rtload cleanup removes it later)\n", err)
+			} else if len(removed) > 0 {
+				fmt.Fprintf(errw, "rtload: removed %v\n", removed)
+			}
 			os.Exit(ExitInterrupted)
 		}
 	}()

@@ -115,3 +115,28 @@ func statusField(status, key string) string {
 	}
 	return ""
 }
+
+// RemoveOwned deletes every rtload namespace whose name carries pid (this
+// process's, on a forced exit that cannot wait for Close) and returns their
+// names. Names that ParseName rejects are never touched.
+func RemoveOwned(pid int) ([]string, error) {
+	entries, err := List()
+	if err != nil {
+		return nil, err
+	}
+	var (
+		removed []string
+		errs    []error
+	)
+	for _, e := range entries {
+		if e.PID != pid {
+			continue
+		}
+		if err := removeNamed(Dir + "/" + e.Name); err != nil {
+			errs = append(errs, fmt.Errorf("netns %s: %w", e.Name, err))
+			continue
+		}
+		removed = append(removed, e.Name)
+	}
+	return removed, errors.Join(errs...)
+}
