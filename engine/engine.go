@@ -74,6 +74,17 @@ func Run(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt 
 		n := runtime.NumCPU() + 4 + len(tr.Spec.Readers) + len(tr.Spec.Traffic)
 		for _, nz := range tr.Spec.Noise {
 			n += nz.Threads
+			if nz.Kind == "messaging" {
+				n += 2 * max(nz.Groups, 1) * max(nz.FDs, 4)
+			}
+		}
+		// hackbench's workers block in read/write by the hundred: with a P
+		// each, they never queue for the runtime's scheduler slots.
+		for _, p := range tr.Spec.Probes {
+			n++
+			if p.Kind == "messaging" {
+				n += 2 * p.Groups * p.FDs
+			}
 		}
 		need = max(need, n)
 	}
@@ -201,7 +212,7 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 	eps := map[string]*endpoint{}
 	var senders []*sender
 	var readers []*reader
-	var probes []*tapSend
+	var probes []probeRunner
 	var noises []noise.Source
 	defer func() {
 		for _, s := range senders {
@@ -249,7 +260,7 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 			txs[i] = tx
 		}
 		for _, ps := range sp.Probes {
-			p, err := newTapSend(ps, eps[ps.Endpoint], clock, sp.Report)
+			p, err := newProbe(ps, eps, clock, sp.Report)
 			if err != nil {
 				return fmt.Errorf("probe %s: %w", ps.Name, err)
 			}
@@ -342,9 +353,17 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 	res.GCBefore = gcCycles()
 
 	for _, nz := range sp.Noise {
-		src, err := noise.NewSpin(noise.SpinConfig{Threads: nz.Threads, CPUs: nz.CPUs, Nice: nz.Nice, AllowDegraded: opt.AllowDegraded})
+		pol, _ := rt.ParsePolicy(nz.Policy)
+		cfg := noise.Config{Kind: nz.Kind, Threads: nz.Threads, CPUs: nz.CPUs, Policy: pol, Priority: nz.Priority, Nice: nz.Nice,
+			On: time.Duration(nz.Duty.On), Off: time.Duration(nz.Duty.Off), AllowRT: sp.AllowRTNoise, AllowDegraded: opt.AllowDegraded,
+			Size: int(nz.Size), Rate: nz.Rate, Syscall: nz.Syscall, Dir: nz.Dir, Blocks: nz.Blocks, Groups: nz.Groups, FDs: nz.FDs, Loops: nz.Loops}
+		for _, w := range noise.Warnings(cfg) {
+			fmt.Fprintf(opt.Log, "warning: noise %s: %s\n", nz.Kind, w)
+		}
+		src, err := noise.New(cfg)
 		if err != nil {
-			return res, degraded, err
+			stopNoise(noises)
+			return res, degraded, fmt.Errorf("noise %s: %w", nz.Kind, err)
 		}
 		if err := src.Start(); err != nil {
 			stopNoise(noises)
@@ -428,7 +447,7 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 	}
 	probesDone := func() bool {
 		for _, p := range probes {
-			if p.thread != nil && !p.done.Load() {
+			if !p.finished() {
 				return false
 			}
 		}
@@ -480,10 +499,11 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 	// Stop senders, let in-flight messages land, then stop readers: their
 	// tail ticks read what was in flight at the end of the window.
 	for _, p := range probes {
-		// Even when interrupted, a probe finishes its sweep (bounded by
-		// its packet count), so its results are complete.
+		if stopped {
+			p.stop() // file_write and messaging end early; a tap sweep is bounded
+		}
 		p.wait()
-		res.Probes = append(res.Probes, p.res)
+		res.Probes = append(res.Probes, p.result())
 	}
 	for _, s := range senders {
 		s.stop.set()
@@ -508,8 +528,11 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 	res.GCDuring = res.GCAfter - res.GCBefore
 	for _, nz := range noises {
 		w, _ := nz.Stop()
-		res.Noise = append(res.Noise, report.Noise{Kind: "spin", Unit: w.Unit, Count: w.Count,
-			Seconds: float64(w.Elapsed) / 1e9, PerSec: w.PerSec()})
+		n := report.Noise{Unit: w.Unit, Count: w.Count, Seconds: float64(w.Elapsed) / 1e9, PerSec: w.PerSec(), Duty: 1}
+		if d, ok := nz.(interface{ DutyObserved() float64 }); ok {
+			n.Duty = d.DutyObserved()
+		}
+		res.Noise = append(res.Noise, n)
 	}
 	for i, nz := range sp.Noise {
 		if i < len(res.Noise) {

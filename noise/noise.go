@@ -1,11 +1,32 @@
 // Package noise is background load that runs beside the measured readers:
-// each Source starts its own OS threads, does real work, and reports the
+// each Source starts its own OS threads (rt.Start: policy, priority, nice
+// and affinity applied and read back), does real work, and reports the
 // work it achieved (record.Work) so a report proves the noise was there.
+//
+// Kinds (Config.Kind): spin (busy loop, loops), memory (streaming copies
+// between the halves of a buffer, bytes), syscall (a tight loop of a cheap
+// raw syscall, syscalls), messaging (probe.Messaging rounds, the hackbench
+// model, messages received), file_write (probe.FileWrite passes, the fstime
+// loop, bytes written), udp (a paced loopback flood into a sink socket the
+// same thread drains, messages sent).
+//
+// Every thread checks a stop flag after each slice of work (well under
+// 1 ms for spin, memory, syscall and udp; one write pass for file_write;
+// one probe.Messaging round, which watches the flag itself, for messaging),
+// and counts its work in atomics on its own cache lines.
 package noise
 
 import (
+	"errors"
 	"fmt"
+	"math"
+	"net/netip"
+	"sync"
 	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/rt"
@@ -19,99 +40,391 @@ type Source interface {
 	Stop() (record.Work, error)
 }
 
-// SpinConfig configures Spin.
-type SpinConfig struct {
-	// Threads is the number of busy threads, ≥ 1.
+// Work is everything a Noise did: the record.Work a report prints (Count
+// in the kind's Unit over Elapsed ns) plus the other counters.
+type Work struct {
+	record.Work
+	// Kind is the Config's kind ("" read as spin).
+	Kind string
+	// Threads is the number of noise threads started (1 for messaging:
+	// the thread that runs the rounds).
 	Threads int
-	// CPUs pins thread i to CPUs[i%len(CPUs)]; empty = unpinned.
-	CPUs []int
-	// Nice for the threads (SCHED_OTHER), -20–19.
-	Nice int
-	// AllowDegraded carries on unpinned / at nice 0 when not permitted.
-	AllowDegraded bool
+	// Bytes moved: memory copied, file_write written, messaging and udp
+	// payload bytes (udp: sent).
+	Bytes uint64
+	// Sent and Received messages (messaging, udp); 0 for other kinds.
+	Sent, Received uint64
+	// Drops is udp's sink drop counter (sk_drops) at Stop.
+	Drops uint64
+	// OnNs is the time the threads spent in the "on" phase, summed over
+	// threads; Duty = OnNs / (Threads × Elapsed).
+	OnNs int64
+	Duty float64
+	// Applied is each thread's scheduling state read back from the kernel.
+	Applied []rt.Applied
 }
 
-// Spin is Threads busy loops (the seed's "5 other threads are also busy").
-// Work is counted in loop iterations.
-type Spin struct {
-	cfg     SpinConfig
+// Noise is one running noise entry: Threads OS threads doing one kind of
+// work, with an optional duty cycle. Create it with New; Start and Stop
+// once each. Report, State, DutyObserved and TIDs are safe to call from any
+// goroutine at any time.
+type Noise struct {
+	cfg Config
+
+	mu      sync.Mutex // Start/Stop
+	state   atomic.Int32
 	stop    atomic.Bool
+	quit    chan struct{} // closed by Stop: wakes threads sleeping in "off"
+	begin   chan struct{} // closed by Start once every thread is ready
+	t0      atomic.Int64  // CLOCK_MONOTONIC ns at which the threads began
+	end     atomic.Int64  // ns at which Stop ended the threads
 	threads []*rt.Thread
-	counts  []paddedCount
-	start   int64
-	elapsed int64
-	stopped bool
+	workers []worker
+	applied []rt.Applied // written by thread i before Start returns
+	errnos  []unix.Errno // written by thread i before it ends
+	slots   []slot
+	addrs   []netip.AddrPort // udp sinks
+	closed  error            // workers' close errors, from Stop
 }
 
-type paddedCount struct {
-	n atomic.Uint64
-	_ [56]byte // own cache line: counters must not share one
+var _ Source = (*Noise)(nil)
+
+// Noise states (State).
+const (
+	idle int32 = iota
+	running
+	stopped
+)
+
+// slot is one thread's counters, written only by that thread. It fills
+// two cache lines so no two threads' counters share one, nor a pair the
+// adjacent-line prefetcher fetches together.
+type slot struct {
+	units atomic.Uint64 // in the kind's Unit
+	bytes atomic.Uint64
+	sent  atomic.Uint64
+	recv  atomic.Uint64
+	onNs  atomic.Int64 // completed "on" phases
+	since atomic.Int64 // start of the current "on" phase; 0 while off
+	drops atomic.Uint64
+	_     [128 - 7*8]byte
 }
 
-var _ Source = (*Spin)(nil)
+var _ [0]struct{} = [unsafe.Sizeof(slot{}) % 128]struct{}{}
 
-// NewSpin returns a stopped Spin.
-func NewSpin(cfg SpinConfig) (*Spin, error) {
-	if cfg.Threads < 1 {
-		return nil, fmt.Errorf("spin noise: threads %d < 1", cfg.Threads)
+// worker is one thread's work of one kind. Its methods run on that thread
+// only, except finish (after the thread ended) and interrupt.
+type worker interface {
+	// phase is called at the start of every "on" phase (now in ns).
+	phase(now int64)
+	// step does one slice of work, adds it to s, and returns; end is the
+	// phase's end (CLOCK_MONOTONIC ns; MaxInt64 when always on), which
+	// paced kinds do not sleep past. A non-zero errno ends the thread.
+	step(s *slot, end int64) unix.Errno
+	// finish does the last accounting into s and releases what the
+	// worker holds (fds, files, buffers). Called once, after the thread
+	// ended, or on a Start error path.
+	finish(s *slot) error
+}
+
+// interrupter is a worker whose step blocks beyond one slice (messaging):
+// Stop calls interrupt after setting the stop flag.
+type interrupter interface{ interrupt() }
+
+// New validates cfg (see Config.Validate) and returns a stopped Noise.
+// FIFO/RR without AllowRT is refused with an error wrapping ErrRTNoise.
+// Nothing is opened or allocated on the kernel side until Start.
+func New(cfg Config) (*Noise, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
-	return &Spin{cfg: cfg, counts: make([]paddedCount, cfg.Threads)}, nil
+	cfg.CPUs = append([]int(nil), cfg.CPUs...) // our copy; the caller's stays theirs
+	n := threadCount(cfg)
+	return &Noise{cfg: cfg, quit: make(chan struct{}), begin: make(chan struct{}),
+		slots: make([]slot, n), applied: make([]rt.Applied, n), errnos: make([]unix.Errno, n)}, nil
 }
 
-// Start launches the threads.
-func (s *Spin) Start() error {
-	s.start = rt.Monotonic()
-	for i := 0; i < s.cfg.Threads; i++ {
-		sched := rt.Sched{Policy: rt.Other, Nice: s.cfg.Nice, AllowDegraded: s.cfg.AllowDegraded}
-		if len(s.cfg.CPUs) > 0 {
-			sched.CPUs = []int{s.cfg.CPUs[i%len(s.cfg.CPUs)]}
-		}
-		c := &s.counts[i].n
-		t, err := rt.Start(sched, func(rt.Applied) { spin(&s.stop, c) })
+// threadCount is the number of threads Start runs for cfg.
+func threadCount(cfg Config) int {
+	if cfg.kind() == "messaging" {
+		return 1
+	}
+	return cfg.Threads
+}
+
+// newWorker builds thread i's worker (sockets, files, buffers) before the
+// thread starts.
+func newWorker(cfg Config, stop *atomic.Bool) (worker, error) {
+	switch cfg.kind() {
+	case "spin":
+		return &spinWorker{}, nil
+	case "memory":
+		return newMemoryWorker(cfg.size()), nil
+	case "syscall":
+		return newSyscallWorker(orDefault(cfg.Syscall, DefaultSyscall)), nil
+	case "udp":
+		return newUDPWorker(cfg.size(), orDefault(cfg.Rate, DefaultRate))
+	case "file_write":
+		return newFileWriteWorker(cfg)
+	case "messaging":
+		return newMessagingWorker(cfg, stop)
+	}
+	return nil, fmt.Errorf("kind %q unknown", cfg.Kind)
+}
+
+// sched is thread i's scheduling request.
+func (n *Noise) sched(i int) rt.Sched {
+	c := n.cfg
+	s := rt.Sched{Policy: c.Policy, AllowDegraded: c.AllowDegraded}
+	if c.isRT() {
+		s.Priority = c.Priority
+	} else {
+		s.Nice = c.Nice
+	}
+	if c.kind() == "messaging" {
+		// The thread only runs rounds; probe.Messaging applies CPUs and
+		// Nice to the workers that do the messaging.
+		return rt.Sched{AllowDegraded: c.AllowDegraded}
+	}
+	if len(c.CPUs) > 0 {
+		s.CPUs = []int{c.CPUs[i%len(c.CPUs)]}
+	}
+	return s
+}
+
+// Start builds every thread's worker, starts the threads with their
+// scheduling applied and read back (rt.Start), and returns once all run
+// from a common start time. On error every thread already started is
+// stopped and everything opened is closed. Start may be called once.
+func (n *Noise) Start() (err error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.state.Load() != idle {
+		return fmt.Errorf("noise %s: already started", n.cfg.kind())
+	}
+	n.state.Store(stopped) // a failed Start leaves the Noise stopped
+	defer func() {
 		if err != nil {
-			s.Stop()
-			return fmt.Errorf("spin noise thread %d: %w", i, err)
+			n.stop.Store(true)
+			close(n.begin)
+			n.endThreads()
+			n.closed = n.finishWorkers()
 		}
-		s.threads = append(s.threads, t)
+	}()
+	var ready sync.WaitGroup
+	for i := range n.slots {
+		w, err := newWorker(n.cfg, &n.stop)
+		if err != nil {
+			return fmt.Errorf("noise %s thread %d: %w", n.cfg.kind(), i, err)
+		}
+		n.workers = append(n.workers, w)
+		if u, ok := w.(*udpWorker); ok {
+			n.addrs = append(n.addrs, u.addr())
+		}
+		ready.Add(1)
+		t, err := rt.Start(n.sched(i), func(a rt.Applied) {
+			n.applied[i] = a
+			ready.Done()
+			<-n.begin
+			n.errnos[i] = n.run(&n.slots[i], w)
+		})
+		if err != nil {
+			ready.Done()
+			return fmt.Errorf("noise %s thread %d: %w", n.cfg.kind(), i, err)
+		}
+		n.threads = append(n.threads, t)
 	}
+	ready.Wait()
+	n.t0.Store(rt.Monotonic())
+	n.state.Store(running)
+	close(n.begin)
 	return nil
 }
 
-// spin counts loop iterations in batches until stop is set.
-func spin(stop *atomic.Bool, count *atomic.Uint64) {
-	for !stop.Load() {
-		sink.Store(spinBatch(sink.Load()))
-		count.Add(1 << 16)
+// run is one thread's life: work slices until stop, in "on" phases when
+// a duty cycle is set. It returns the errno that ended it early, or 0.
+func (n *Noise) run(s *slot, w worker) unix.Errno {
+	if n.stop.Load() {
+		return 0
 	}
-}
-
-// spinBatch is 2^16 dependent integer operations. It is a real call (not
-// inlined) so its prologue is a preemption point even with
-// GODEBUG=asyncpreemptoff=1: a stop-the-world never waits on a spinner.
-//
-//go:noinline
-func spinBatch(x uint64) uint64 {
-	for i := 0; i < 1<<16; i++ {
-		x += uint64(i) ^ x>>3
+	on, off := int64(n.cfg.On), int64(n.cfg.Off)
+	if off <= 0 {
+		return n.onPhase(s, w, rt.Monotonic(), math.MaxInt64)
 	}
-	return x
-}
-
-var sink atomic.Uint64
-
-// Stop ends the threads and returns the iterations done. Idempotent.
-func (s *Spin) Stop() (record.Work, error) {
-	if !s.stopped {
-		s.stopped = true
-		s.stop.Store(true)
-		for _, t := range s.threads {
-			t.Wait()
+	period := on + off
+	t0 := n.t0.Load()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for !n.stop.Load() {
+		now := rt.Monotonic()
+		k := (now - t0) / period
+		start := t0 + k*period
+		if now < start+on {
+			if errno := n.onPhase(s, w, now, start+on); errno != 0 {
+				return errno
+			}
 		}
-		s.elapsed = rt.Monotonic() - s.start
+		// Off: sleep to the next cycle, or until Stop closes quit.
+		timer.Reset(time.Duration(start + period - rt.Monotonic()))
+		select {
+		case <-timer.C:
+		case <-n.quit:
+			return 0
+		}
 	}
-	var total uint64
-	for i := range s.counts {
-		total += s.counts[i].n.Load()
-	}
-	return record.Work{Unit: "loops", Count: total, Elapsed: s.elapsed}, nil
+	return 0
 }
+
+// onPhase works from now until end (ns) or stop, keeping s's phase clock.
+func (n *Noise) onPhase(s *slot, w worker, now, end int64) unix.Errno {
+	s.since.Store(now)
+	w.phase(now)
+	var errno unix.Errno
+	for !n.stop.Load() {
+		if errno = w.step(s, end); errno != 0 {
+			break
+		}
+		if end != math.MaxInt64 && rt.Monotonic() >= end {
+			break
+		}
+	}
+	s.onNs.Add(rt.Monotonic() - now)
+	s.since.Store(0)
+	return errno
+}
+
+// endThreads sets stop, interrupts blocking workers and waits for every
+// thread.
+func (n *Noise) endThreads() {
+	n.stop.Store(true)
+	for _, w := range n.workers {
+		if i, ok := w.(interrupter); ok {
+			i.interrupt()
+		}
+	}
+	select {
+	case <-n.quit:
+	default:
+		close(n.quit)
+	}
+	for _, t := range n.threads {
+		t.Wait()
+	}
+}
+
+// finishWorkers lets every worker do its last accounting and close.
+func (n *Noise) finishWorkers() error {
+	var errs []error
+	for i, w := range n.workers {
+		if err := w.finish(&n.slots[i]); err != nil {
+			errs = append(errs, fmt.Errorf("noise %s thread %d: %w", n.cfg.kind(), i, err))
+		}
+	}
+	n.workers = nil // let buffers go
+	return errors.Join(errs...)
+}
+
+// Stop ends every thread, closes what Start opened (sockets, files) and
+// returns the work done; a thread that ended early on a syscall error is
+// reported in err, with the work still counted. Idempotent; before Start
+// it returns zero work.
+func (n *Noise) Stop() (record.Work, error) {
+	n.mu.Lock()
+	if n.state.Load() == running {
+		n.endThreads()
+		n.end.Store(rt.Monotonic())
+		n.state.Store(stopped)
+		n.closed = n.finishWorkers()
+	}
+	n.mu.Unlock()
+	var errs []error
+	for i, e := range n.errnos {
+		if e != 0 {
+			errs = append(errs, fmt.Errorf("noise %s thread %d ended early: %w", n.cfg.kind(), i, e))
+		}
+	}
+	if n.closed != nil {
+		errs = append(errs, n.closed)
+	}
+	return n.Report().Work, errors.Join(errs...)
+}
+
+// Report returns the work done so far (all of it after Stop).
+func (n *Noise) Report() Work {
+	w := Work{Work: record.Work{Unit: Unit(n.cfg.kind())}, Kind: n.cfg.kind()}
+	st := n.state.Load()
+	t0 := n.t0.Load()
+	if t0 == 0 {
+		return w
+	}
+	now := rt.Monotonic()
+	if st == stopped {
+		now = n.end.Load()
+	}
+	w.Elapsed = now - t0
+	w.Threads = len(n.slots)
+	for i := range n.slots {
+		s := &n.slots[i]
+		w.Count += s.units.Load()
+		w.Bytes += s.bytes.Load()
+		w.Sent += s.sent.Load()
+		w.Received += s.recv.Load()
+		w.OnNs += s.onNs.Load()
+		w.Drops += s.drops.Load()
+		if since := s.since.Load(); since != 0 && st == running {
+			w.OnNs += max(0, now-since)
+		}
+	}
+	if w.Elapsed > 0 {
+		w.Duty = float64(w.OnNs) / (float64(w.Threads) * float64(w.Elapsed))
+	}
+	// t0 is stored after every thread wrote its applied entry.
+	w.Applied = append([]rt.Applied(nil), n.applied...)
+	return w
+}
+
+// DutyObserved is the fraction of wall time since Start (to Stop) that
+// the threads were in their "on" phase, averaged over threads, measured
+// with CLOCK_MONOTONIC: ≈ On/(On+Off) with a duty cycle, ≈ 1 without.
+func (n *Noise) DutyObserved() float64 { return n.Report().Duty }
+
+// State is "on" while any thread is in its "on" phase, "off" while all
+// sleep in "off", and "stopped" before Start and after Stop. It allocates
+// nothing and can tag wakeups.
+func (n *Noise) State() string {
+	if n.state.Load() != running {
+		return "stopped"
+	}
+	for i := range n.slots {
+		if n.slots[i].since.Load() != 0 {
+			return "on"
+		}
+	}
+	return "off"
+}
+
+// TIDs returns the kernel thread ids of the noise threads (nil before
+// Start), for reading their scheduling back (rt.ThreadSched).
+func (n *Noise) TIDs() []int {
+	if n.t0.Load() == 0 { // t0 is stored after every thread wrote its applied entry
+		return nil
+	}
+	tids := make([]int, len(n.applied))
+	for i, a := range n.applied {
+		tids[i] = a.TID
+	}
+	return tids
+}
+
+// Addrs returns the udp kind's sink addresses, one per thread, all on
+// 127.0.0.1: the only destinations it sends to. Nil for other kinds and
+// before Start.
+func (n *Noise) Addrs() []netip.AddrPort {
+	if n.t0.Load() == 0 {
+		return nil
+	}
+	return append([]netip.AddrPort(nil), n.addrs...)
+}
+
+// Config returns the configuration n was built from.
+func (n *Noise) Config() Config { return n.cfg }

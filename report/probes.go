@@ -25,11 +25,15 @@ type probeCol struct {
 // — for every size, one column per trial (variant, and round when several),
 // then the per-write percentiles and what the device accepted and dropped.
 func writeProbes(b *strings.Builder, s *Summary) {
+	writeRepeated(b, s)
 	_, rounds := shape(s)
 	byName := map[string][]probeCol{}
 	var names []string
 	for _, t := range s.Trials {
 		for _, p := range t.Probes {
+			if p.Kind != "tap_send" {
+				continue
+			}
 			if _, ok := byName[p.Name]; !ok {
 				names = append(names, p.Name)
 			}

@@ -178,6 +178,8 @@ type Traffic struct {
 
 // Noise is one background source's achieved work.
 type Noise struct {
+	// Duty is the observed fraction of time the noise was on (1 = always).
+	Duty    float64 `json:"duty_observed,omitempty"`
 	Kind    string  `json:"kind"`
 	Threads int     `json:"threads"`
 	Unit    string  `json:"unit"`
@@ -198,8 +200,49 @@ type Probe struct {
 	MTU     int    `json:"mtu,omitempty"`
 	// Applied is the probe thread's scheduling state read back from the kernel.
 	Applied Applied `json:"applied"`
-	// Sizes holds one result per frame size swept, in order.
-	Sizes []ProbeSize `json:"sizes"`
+	// Sizes holds one result per frame size swept, in order (tap_send).
+	Sizes []ProbeSize `json:"sizes,omitempty"`
+	// FileWrite is the file_write (fstime) result.
+	FileWrite *FileWriteResult `json:"file_write,omitempty"`
+	// Messaging is the messaging (hackbench) result.
+	Messaging *MessagingResult `json:"messaging,omitempty"`
+}
+
+// FileWriteResult is one run of the fstime write loop (seed 002).
+type FileWriteResult struct {
+	BlockBytes int   `json:"block_bytes"`
+	Blocks     int   `json:"blocks_per_pass"`
+	DurationNs int64 `json:"duration_ns"`
+	// Passes completed, Writes made, Bytes written (all writes).
+	Passes, Writes, Bytes, ShortWrites, Errors uint64
+	// KBps is Bytes/1024 per second, unixbench's "KB/sec"; WritesPerSec likewise.
+	KBps         float64 `json:"kb_per_sec"`
+	WritesPerSec float64 `json:"writes_per_sec"`
+	// FileSize is the file's size at the end (Blocks × BlockBytes).
+	FileSize int64 `json:"file_size"`
+	// PerWrite is the per-write(2) latency in ns; Hist in clock ticks.
+	PerWrite Latency         `json:"per_write"`
+	Hist     record.Snapshot `json:"per_write_ticks"`
+}
+
+// MessagingResult is one hackbench-model run (seed 001).
+type MessagingResult struct {
+	Groups    int    `json:"groups"`
+	FDs       int    `json:"fds"`
+	Loops     int    `json:"loops"`
+	Size      int    `json:"size_bytes"`
+	Transport string `json:"transport"`
+	Workers   int    `json:"workers"`
+	// ElapsedNs is wall time from release to the last worker's exit;
+	// UserNs and SysNs the workers' CPU time (sum of RUSAGE_THREAD).
+	ElapsedNs int64 `json:"elapsed_ns"`
+	UserNs    int64 `json:"user_ns"`
+	SysNs     int64 `json:"sys_ns"`
+	// Sent and Received messages, counted at each end.
+	Sent     uint64 `json:"sent"`
+	Received uint64 `json:"received"`
+	Bytes    uint64 `json:"bytes"`
+	Stopped  bool   `json:"stopped"`
 }
 
 // ProbeSize is the result of writing Packets frames of one size.

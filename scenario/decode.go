@@ -550,9 +550,18 @@ func (s *Spec) fillDefaults() {
 		}
 	}
 	for i := range s.Noise {
-		if s.Noise[i].Kind == "" {
-			s.Noise[i].Kind = "spin"
+		n := &s.Noise[i]
+		p := fmt.Sprintf("noise[%d].", i)
+		if n.Kind == "" {
+			n.Kind = "spin"
 		}
+		if n.Policy == "" {
+			n.Policy = "other"
+		}
+		// Kind parameters (size, rate, blocks, groups, fds, loops) stay 0
+		// here, meaning "the kind's default" (applied by the noise package):
+		// a variant may change the kind.
+		_ = p
 	}
 	if s.Network.Namespace == "" {
 		s.Network.Namespace = "host"
@@ -571,11 +580,40 @@ func (s *Spec) fillDefaults() {
 		if pr.Kind == "" {
 			pr.Kind = "tap_send"
 		}
-		if !s.has(p + "packets") {
-			pr.Packets = 10000
-		}
-		if !s.has(p + "size") {
-			pr.Size = []Size{64}
+		switch pr.Kind {
+		case "tap_send":
+			if !s.has(p + "packets") {
+				pr.Packets = 10000
+			}
+			if !s.has(p + "size") {
+				pr.Size = []Size{64}
+			}
+		case "file_write":
+			if !s.has(p + "block") {
+				pr.Block = 256
+			}
+			if !s.has(p + "blocks") {
+				pr.Blocks = 2000
+			}
+			if !s.has(p + "duration") {
+				pr.Duration = Duration(10 * time.Second)
+			}
+		case "messaging":
+			if !s.has(p + "groups") {
+				pr.Groups = 10
+			}
+			if !s.has(p + "fds") {
+				pr.FDs = 20
+			}
+			if !s.has(p + "loops") {
+				pr.Loops = 100
+			}
+			if !s.has(p + "size") {
+				pr.Size = []Size{100}
+			}
+			if pr.Transport == "" {
+				pr.Transport = "socket"
+			}
 		}
 		if pr.Policy == "" {
 			pr.Policy = "other"

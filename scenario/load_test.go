@@ -32,7 +32,7 @@ func TestLoadSeed(t *testing.T) {
 		Traffic:     []Traffic{{Endpoint: "socks", Interval: Duration(20 * time.Millisecond), Size: 64, Spread: "even"}},
 		Readers: []Reader{{Name: "rt", Endpoints: []string{"socks"}, CPU: 1, Policy: "fifo", Priority: 80,
 			Period: Duration(10 * time.Millisecond), Method: "recvfrom", Batch: 8, Overrun: "skip"}},
-		Noise: []Noise{{Kind: "spin", Threads: 5}},
+		Noise: []Noise{{Kind: "spin", Threads: 5, Policy: "other"}},
 		Variants: []Variant{
 			{Name: "recvfrom", Set: map[string]string{"readers[0].method": "recvfrom"}},
 			{Name: "recvmsg", Set: map[string]string{"readers[0].method": "recvmsg"}},
@@ -78,7 +78,7 @@ func TestLoadDefaults(t *testing.T) {
 			{Name: "reader0", Policy: "fifo", Priority: 80, Period: Duration(10 * time.Millisecond), Method: "recvfrom", Batch: 8, Overrun: "skip"},
 			{Name: "reader1", Policy: "other", Priority: 0, Period: Duration(10 * time.Millisecond), Method: "recvfrom", Batch: 8, Overrun: "skip"},
 		},
-		Noise:  []Noise{{Kind: "spin", Threads: 1}},
+		Noise:  []Noise{{Kind: "spin", Threads: 1, Policy: "other"}},
 		Report: Report{BucketWidth: 128, BucketOrigin: 64, Overflow: 8256},
 		File:   "dir/my-test.yml",
 	}
@@ -104,7 +104,7 @@ func TestLoadErrors(t *testing.T) {
 		{"multiple documents", "readers: [{}]\n---\nreaders: [{}]\n", "x.yaml:2:1: multiple documents"},
 		{"syntax error wrapped with file", "readers:\n  - name: x\n   cpu: 1\n", "x.yaml:1: yaml: line 1: did not find expected '-' indicator"},
 		{"top-level sequence", "- a\n", "x.yaml:1:1: expected a mapping, got a sequence (allowed: name, description, duration"},
-		{"unknown top-level field", "readers: [{}]\ndurration: 1s\n", "x.yaml:2:1: durration: unknown field \"durration\" (allowed: name, description, duration, warmup, clock, rounds, cpu_dma_latency, network, endpoints, traffic, readers, noise, probes, variants, report)"},
+		{"unknown top-level field", "readers: [{}]\ndurration: 1s\n", "x.yaml:2:1: durration: unknown field \"durration\" (allowed: name, description, duration, warmup, clock, rounds, cpu_dma_latency, allow_rt_noise, network, endpoints, traffic, readers, noise, probes, variants, report)"},
 		{"unknown nested field lists its section's keys", "readers:\n  - prority: 3\n", "x.yaml:2:5: readers[0].prority: unknown field \"prority\" (allowed: name, endpoints, cpu, policy, priority, period, method, batch, overrun)"},
 		{"unknown field under report", "report: {width: 1}\n", "x.yaml:1:10: report.width: unknown field \"width\" (allowed: bucket_width, bucket_origin, overflow)"},
 		{"file is not decoded", "File: x\n", "unknown field \"File\""},

@@ -25,6 +25,9 @@ type Spec struct {
 	// trial, as cyclictest does: 0 keeps CPUs out of deep idle states.
 	// -1 leaves the machine's setting alone. Default 0.
 	CPUDMALatency int `yaml:"cpu_dma_latency" json:"cpu_dma_latency"`
+	// AllowRTNoise permits noise at SCHED_FIFO/RR, which can starve every
+	// CPU it runs on. Default false: such noise is refused.
+	AllowRTNoise bool `yaml:"allow_rt_noise" json:"allow_rt_noise"`
 
 	// Network says where endpoints live: the host's loopback, or a private
 	// network namespace rtload creates for the run (required by tap).
@@ -139,22 +142,57 @@ type Reader struct {
 
 // Noise is background load.
 type Noise struct {
-	// Kind of load: spin. Default spin.
+	// Kind of load: spin (busy loop), memory (streaming copies over a
+	// buffer), syscall (a tight loop of a cheap syscall), messaging (the
+	// hackbench model), file_write (the fstime loop), udp (a loopback flood
+	// at a rate). Default spin.
 	Kind string `yaml:"kind" json:"kind"`
-	// Threads is the number of OS threads. Must be ≥ 1.
+	// Threads is the number of OS threads. Must be ≥ 1. (messaging: its
+	// groups × fds × 2 workers instead.)
 	Threads int `yaml:"threads" json:"threads"`
 	// CPUs pins thread i to CPUs[i % len(CPUs)]; empty = unpinned.
 	CPUs []int `yaml:"cpus" json:"cpus"`
+	// Policy is other (default), fifo or rr; fifo/rr need allow_rt_noise.
+	Policy string `yaml:"policy" json:"policy"`
+	// Priority for fifo/rr, 1–99.
+	Priority int `yaml:"priority" json:"priority"`
 	// Nice is the nice value, -20–19. Default 0.
 	Nice int `yaml:"nice" json:"nice"`
+	// Duty makes the noise bursty: work for On, idle for Off, repeat.
+	// Off 0 (default) = always on.
+	Duty Duty `yaml:"duty" json:"duty"`
+	// Size: memory buffer (default 64MiB), message size for messaging
+	// (100), block for file_write (256), payload for udp (64).
+	Size Size `yaml:"size" json:"size"`
+	// Rate of a udp flood, messages per second per thread. Default 10000.
+	Rate float64 `yaml:"rate" json:"rate"`
+	// Syscall for kind syscall: getppid (default), clock_gettime, sched_yield.
+	Syscall string `yaml:"syscall" json:"syscall,omitempty"`
+	// Dir for file_write ("" = a temporary directory, removed after).
+	Dir string `yaml:"dir" json:"dir,omitempty"`
+	// Blocks per pass for file_write (default 2000).
+	Blocks int `yaml:"blocks" json:"blocks,omitempty"`
+	// Groups, FDs, Loops of each messaging round (defaults 1, 4, 100).
+	Groups int `yaml:"groups" json:"groups,omitempty"`
+	FDs    int `yaml:"fds" json:"fds,omitempty"`
+	Loops  int `yaml:"loops" json:"loops,omitempty"`
+}
+
+// Duty is an on/off cycle.
+type Duty struct {
+	On  Duration `yaml:"on" json:"on"`
+	Off Duration `yaml:"off" json:"off"`
 }
 
 // Probe is a measured workload that is not a socket reader.
 type Probe struct {
 	// Name labels the probe in reports. Default "probe<i>".
 	Name string `yaml:"name" json:"name"`
-	// Kind is tap_send: write Packets frames of each Size into the first
-	// device of a tap endpoint group, timing every write(2) (seed 004).
+	// Kind is tap_send (write Packets frames of each Size into the first
+	// device of a tap endpoint group, timing every write(2); seed 004),
+	// file_write (Block-byte write(2) calls, Blocks per pass then lseek to
+	// 0, for Duration; seed 002's fstime) or messaging (hackbench: Groups of
+	// FDs senders and FDs receivers, Loops messages of Size bytes; seed 001).
 	Kind string `yaml:"kind" json:"kind"`
 	// Endpoint names the tap group whose device the frames are written into.
 	Endpoint string `yaml:"endpoint" json:"endpoint"`
@@ -169,6 +207,21 @@ type Probe struct {
 	// Policy and Priority of the probe thread, as for readers. Default other.
 	Policy   string `yaml:"policy" json:"policy"`
 	Priority int    `yaml:"priority" json:"priority"`
+	// Block is bytes per write(2) for file_write (default 256).
+	Block Size `yaml:"block" json:"block,omitempty"`
+	// Blocks is writes per pass before lseek to 0, file_write (default 2000).
+	Blocks int `yaml:"blocks" json:"blocks,omitempty"`
+	// Duration of the file_write loop (default 10s, the seed's alarm(10)).
+	Duration Duration `yaml:"duration" json:"duration,omitempty"`
+	// Dir holds the file_write file ("" = a temporary directory, removed after).
+	Dir string `yaml:"dir" json:"dir,omitempty"`
+	// Groups, FDs, Loops of messaging (hackbench defaults 10, 20, 100); its
+	// message size is Size[0] (default 100).
+	Groups int `yaml:"groups" json:"groups,omitempty"`
+	FDs    int `yaml:"fds" json:"fds,omitempty"`
+	Loops  int `yaml:"loops" json:"loops,omitempty"`
+	// Transport of messaging: socket (AF_UNIX socketpair, default) or pipe.
+	Transport string `yaml:"transport" json:"transport,omitempty"`
 }
 
 // Variant is a named set of overrides applied on top of the base spec, with

@@ -282,18 +282,68 @@ func (s *Spec) check(h Host) ErrorList {
 
 	for i, n := range s.Noise {
 		p := fmt.Sprintf("noise[%d].", i)
-		c.oneOf(p+"kind", n.Kind, "spin")
+		c.oneOf(p+"kind", n.Kind, "spin", "memory", "syscall", "messaging", "file_write", "udp")
 		c.intRange(p+"threads", n.Threads, 1, maxThreads)
 		for j, cpu := range n.CPUs {
 			c.cpu(fmt.Sprintf("%scpus[%d]", p, j), cpu)
 		}
+		c.oneOf(p+"policy", n.Policy, "other", "fifo", "rr")
+		switch n.Policy {
+		case "fifo", "rr":
+			c.intRange(p+"priority", n.Priority, 1, maxPriority)
+			if !s.AllowRTNoise {
+				c.add(p+"policy", "other; or set allow_rt_noise: true",
+					"SCHED_%s %d noise can starve the machine (every CPU it runs on is lost to everything below priority %d)", strings.ToUpper(n.Policy), n.Priority, n.Priority)
+			}
+		default:
+			if n.Priority != 0 {
+				c.add(p+"priority", "0 for policy other", "%d out of range", n.Priority)
+			}
+		}
 		c.intRange(p+"nice", n.Nice, -20, 19)
+		if n.Duty.On < 0 || n.Duty.Off < 0 || (n.Duty.Off > 0 && n.Duty.On <= 0) {
+			c.add(p+"duty", "on > 0 and off ≥ 0 (off 0 = always on)", "on %s off %s", n.Duty.On, n.Duty.Off)
+		}
+		// 0 means the kind's default for every kind parameter.
+		switch n.Kind {
+		case "memory":
+			if n.Size != 0 && (n.Size < 2<<10 || n.Size > 16<<30) {
+				c.add(p+"size", "2KiB–16GiB (0 = 64MiB)", "%s out of range", n.Size)
+			}
+		case "messaging":
+			if n.Size > 1<<20 {
+				c.add(p+"size", "1 B–1MiB (0 = 100 B)", "%s out of range", n.Size)
+			}
+			c.intRange(p+"groups", n.Groups, 0, 64)
+			c.intRange(p+"fds", n.FDs, 0, 64)
+			c.intRange(p+"loops", n.Loops, 0, 1_000_000)
+		case "file_write":
+			if n.Size > 1<<20 {
+				c.add(p+"size", "1 B–1MiB block (0 = 256 B)", "%s out of range", n.Size)
+			}
+			c.intRange(p+"blocks", n.Blocks, 0, 1_000_000)
+		case "udp":
+			if n.Size != 0 && (n.Size < minSize || n.Size > maxSize) {
+				c.add(p+"size", fmt.Sprintf("%d B–%d B (0 = 64 B)", minSize, maxSize), "%s out of range", n.Size)
+			}
+			if n.Rate < 0 || n.Rate > 10_000_000 {
+				c.add(p+"rate", "0–10000000 messages/s per thread (0 = 10000)", "%g out of range", n.Rate)
+			}
+		case "syscall":
+			if n.Syscall != "" {
+				c.oneOf(p+"syscall", n.Syscall, "getppid", "clock_gettime", "sched_yield")
+			}
+		}
 	}
 
 	for i, pr := range s.Probes {
 		p := fmt.Sprintf("probes[%d].", i)
 		c.unique(p+"name", pr.Name, "probe", seen)
-		c.oneOf(p+"kind", pr.Kind, "tap_send")
+		c.oneOf(p+"kind", pr.Kind, "tap_send", "file_write", "messaging")
+		if pr.Kind != "tap_send" {
+			c.probeOther(p, pr)
+			continue
+		}
 		ep, ok := kinds[pr.Endpoint]
 		var tapNames []string
 		for _, e := range s.Endpoints {
@@ -347,4 +397,38 @@ func (s *Spec) check(h Host) ErrorList {
 		c.add("report.overflow", fmt.Sprintf("> bucket_origin (%d)", s.Report.BucketOrigin), "%d out of range", s.Report.Overflow)
 	}
 	return c.errs
+}
+
+// probeOther checks the file_write and messaging probes.
+func (c *checker) probeOther(p string, pr Probe) {
+	if pr.CPU != nil {
+		c.cpu(p+"cpu", *pr.CPU)
+	}
+	c.oneOf(p+"policy", pr.Policy, "fifo", "rr", "other")
+	switch pr.Policy {
+	case "fifo", "rr":
+		c.intRange(p+"priority", pr.Priority, 1, maxPriority)
+	case "other":
+		if pr.Priority != 0 {
+			c.add(p+"priority", "0 for policy other", "%d out of range", pr.Priority)
+		}
+	}
+	switch pr.Kind {
+	case "file_write":
+		if pr.Block < 1 || pr.Block > 1<<20 {
+			c.add(p+"block", "1 B–1MiB", "%s out of range", pr.Block)
+		}
+		c.intRange(p+"blocks", pr.Blocks, 1, 1_000_000)
+		if pr.Duration <= 0 {
+			c.add(p+"duration", "> 0", "%s out of range", pr.Duration)
+		}
+	case "messaging":
+		c.intRange(p+"groups", pr.Groups, 1, 64)
+		c.intRange(p+"fds", pr.FDs, 1, 64)
+		c.intRange(p+"loops", pr.Loops, 1, 10_000_000)
+		if len(pr.Size) != 1 || pr.Size[0] < 1 || pr.Size[0] > 1<<20 {
+			c.add(p+"size", "one size, 1 B–1MiB (bytes per message)", "%v", pr.Size)
+		}
+		c.oneOf(p+"transport", pr.Transport, "socket", "pipe")
+	}
 }

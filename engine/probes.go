@@ -1,0 +1,184 @@
+package engine
+
+import (
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/rtload/rtload/probe"
+	"github.com/rtload/rtload/record"
+	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/rt"
+	"github.com/rtload/rtload/scenario"
+)
+
+// probeRunner is one measured probe of a trial, run on its own thread(s).
+type probeRunner interface {
+	// start launches the probe; h is a netlink handle in the run's
+	// namespace (nil without one). It returns degraded-mode notes.
+	start(h *netlink.Handle, allowDegraded bool) ([]string, error)
+	// finished reports whether the probe is done (true if never started).
+	finished() bool
+	// stop asks the probe to end early (interrupt); wait waits for it.
+	stop()
+	wait()
+	result() report.Probe
+	close()
+}
+
+var (
+	_ probeRunner = (*tapSend)(nil)
+	_ probeRunner = (*fileWriteProbe)(nil)
+	_ probeRunner = (*messagingProbe)(nil)
+)
+
+func (p *tapSend) finished() bool       { return p.thread == nil || p.done.Load() }
+func (p *tapSend) stop()                {} // a tap sweep is bounded by its packet count
+func (p *tapSend) result() report.Probe { return p.res }
+
+// newProbe builds the probe of spec ps (on a thread inside the namespace
+// when the run has one: tap_send binds a sink socket there).
+func newProbe(ps scenario.Probe, eps map[string]*endpoint, clock *rt.Clock, rep scenario.Report) (probeRunner, error) {
+	switch ps.Kind {
+	case "tap_send":
+		return newTapSend(ps, eps[ps.Endpoint], clock, rep)
+	case "file_write":
+		return newFileWriteProbe(ps, clock, rep)
+	case "messaging":
+		return newMessagingProbe(ps)
+	}
+	return nil, fmt.Errorf("probe kind %q not supported", ps.Kind)
+}
+
+func probeSched(ps scenario.Probe, allowDegraded bool) rt.Sched {
+	pol, _ := rt.ParsePolicy(ps.Policy)
+	s := rt.Sched{Policy: pol, Priority: ps.Priority, Mlock: pol != rt.Other, AllowDegraded: allowDegraded}
+	if ps.CPU != nil {
+		s.CPUs = []int{*ps.CPU}
+	}
+	return s
+}
+
+func degradedNotes(name string, a rt.Applied) []string {
+	var d []string
+	for _, x := range a.Degraded {
+		d = append(d, fmt.Sprintf("probe %s: %s", name, x))
+	}
+	return d
+}
+
+// fileWriteProbe is seed 002's fstime loop on its own thread.
+type fileWriteProbe struct {
+	spec   scenario.Probe
+	fw     *probe.FileWrite
+	clock  *rt.Clock
+	hist   *record.Linear
+	hdr    *record.HDR
+	thread *rt.Thread
+	done   atomic.Bool
+	halt   atomic.Bool
+	res    report.Probe
+	out    probe.FileWriteResult
+}
+
+func newFileWriteProbe(ps scenario.Probe, clock *rt.Clock, rep scenario.Report) (*fileWriteProbe, error) {
+	p := &fileWriteProbe{spec: ps, clock: clock,
+		hist: record.NewLinear(rep.BucketWidth, rep.BucketOrigin, rep.Overflow), hdr: record.NewHDR(int64(time.Second))}
+	fw, err := probe.NewFileWrite(probe.FileWriteConfig{Dir: ps.Dir, Block: int(ps.Block), Blocks: ps.Blocks, Clock: clock, Hist: p.hist, HDR: p.hdr})
+	if err != nil {
+		return nil, err
+	}
+	p.fw = fw
+	p.res = report.Probe{Name: ps.Name, Kind: ps.Kind}
+	return p, nil
+}
+
+func (p *fileWriteProbe) start(_ *netlink.Handle, allowDegraded bool) ([]string, error) {
+	applied := make(chan rt.Applied, 1)
+	th, err := rt.Start(probeSched(p.spec, allowDegraded), func(a rt.Applied) {
+		applied <- a
+		defer p.done.Store(true)
+		p.out = p.fw.Run(rt.Monotonic()+int64(p.spec.Duration), &p.halt)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("probe %s: %w", p.spec.Name, err)
+	}
+	p.thread = th
+	a := <-applied
+	p.res.Applied = appliedReport(a)
+	return degradedNotes(p.spec.Name, a), nil
+}
+
+func (p *fileWriteProbe) finished() bool { return p.thread == nil || p.done.Load() }
+func (p *fileWriteProbe) stop()          { p.halt.Store(true) }
+func (p *fileWriteProbe) wait() {
+	if p.thread != nil {
+		p.thread.Wait()
+	}
+}
+
+func (p *fileWriteProbe) result() report.Probe {
+	r := p.res
+	o := p.out
+	r.FileWrite = &report.FileWriteResult{BlockBytes: int(p.spec.Block), Blocks: p.spec.Blocks, DurationNs: o.ElapsedNs,
+		Passes: o.Passes, Writes: o.Writes, Bytes: o.Bytes, ShortWrites: o.ShortWrites, Errors: o.Errors,
+		KBps: o.KBps, WritesPerSec: o.WritesPerSec, FileSize: o.FileSize,
+		PerWrite: report.LatencyFromHDR(p.hdr.Histogram()), Hist: p.hist.Snapshot(p.clock.Info().Unit())}
+	return r
+}
+
+func (p *fileWriteProbe) close() { p.fw.Close() }
+
+// messagingProbe is seed 001's hackbench model.
+type messagingProbe struct {
+	spec scenario.Probe
+	m    *probe.Messaging
+	halt atomic.Bool
+	done atomic.Bool
+	ch   chan struct{}
+	out  probe.MessagingResult
+	res  report.Probe
+}
+
+func newMessagingProbe(ps scenario.Probe) (*messagingProbe, error) {
+	cfg := probe.MessagingConfig{Groups: ps.Groups, FDs: ps.FDs, Loops: ps.Loops, Size: int(ps.Size[0]), Transport: ps.Transport}
+	if ps.CPU != nil {
+		cfg.CPUs = []int{*ps.CPU}
+	}
+	m, err := probe.NewMessaging(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &messagingProbe{spec: ps, m: m, res: report.Probe{Name: ps.Name, Kind: ps.Kind}}, nil
+}
+
+func (p *messagingProbe) start(*netlink.Handle, bool) ([]string, error) {
+	p.ch = make(chan struct{})
+	go func() {
+		defer close(p.ch)
+		defer p.done.Store(true)
+		p.out = p.m.Run(&p.halt)
+	}()
+	return nil, nil
+}
+
+func (p *messagingProbe) finished() bool { return p.ch == nil || p.done.Load() }
+func (p *messagingProbe) stop()          { p.halt.Store(true) }
+func (p *messagingProbe) wait() {
+	if p.ch != nil {
+		<-p.ch
+	}
+}
+
+func (p *messagingProbe) result() report.Probe {
+	r := p.res
+	o := p.out
+	r.Messaging = &report.MessagingResult{Groups: p.spec.Groups, FDs: p.spec.FDs, Loops: p.spec.Loops, Size: int(p.spec.Size[0]),
+		Transport: p.spec.Transport, Workers: o.Workers, ElapsedNs: o.ElapsedNs, UserNs: o.UserNs, SysNs: o.SysNs,
+		Sent: o.Sent, Received: o.Received, Bytes: o.Bytes, Stopped: o.Stopped}
+	return r
+}
+
+func (p *messagingProbe) close() { p.m.Close() }

@@ -1,0 +1,82 @@
+package noise
+
+import (
+	"math"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/rtload/rtload/probe"
+	"github.com/rtload/rtload/rt"
+)
+
+// messagingWorker is the messaging kind: hackbench's model as load.
+// probe.Messaging rounds (Groups × FDs senders each writing Loops
+// messages of Size bytes to each of FDs receivers over AF_UNIX
+// socketpairs) run back to back until Stop or the end of an "on" phase,
+// counted in messages received. Config.Threads does not apply: one noise
+// thread runs the rounds, and each round starts its own Groups × FDs × 2
+// worker threads at Config.Nice, pinned round-robin to Config.CPUs.
+type messagingWorker struct {
+	m     *probe.Messaging
+	stop  *atomic.Bool // the Noise's
+	halt  atomic.Bool  // Run's stop: set by Stop or at the end of the phase
+	timer *time.Timer  // sets halt at the end of the phase
+	err   error        // the set-up error that ended the thread
+}
+
+func newMessagingWorker(cfg Config, stop *atomic.Bool) (*messagingWorker, error) {
+	m, err := probe.NewMessaging(probe.MessagingConfig{
+		Groups: orDefault(cfg.Groups, DefaultGroups), FDs: orDefault(cfg.FDs, DefaultFDs),
+		Loops: orDefault(cfg.Loops, DefaultLoops), Size: cfg.size(),
+		CPUs: cfg.CPUs, Nice: cfg.Nice,
+	})
+	if err != nil {
+		return nil, err
+	}
+	w := &messagingWorker{m: m, stop: stop}
+	w.timer = time.AfterFunc(time.Hour, func() { w.halt.Store(true) })
+	w.timer.Stop()
+	return w, nil
+}
+
+func (*messagingWorker) phase(int64) {}
+
+// interrupt ends the running round (senders stop between messages).
+func (w *messagingWorker) interrupt() { w.halt.Store(true) }
+
+// step runs one round, cut short at end or Stop.
+func (w *messagingWorker) step(s *slot, end int64) unix.Errno {
+	w.halt.Store(false)
+	if w.stop.Load() { // Stop set stop before interrupt: seen here or by Run
+		return 0
+	}
+	if end != math.MaxInt64 {
+		w.timer.Reset(time.Duration(end - rt.Monotonic()))
+	}
+	r := w.m.Run(&w.halt)
+	if end != math.MaxInt64 {
+		w.timer.Stop()
+	}
+	s.units.Add(r.Received)
+	s.recv.Add(r.Received)
+	s.sent.Add(r.Sent)
+	s.bytes.Add(r.Bytes)
+	switch {
+	case r.Err != nil:
+		w.err = r.Err
+		return unix.EIO
+	case r.Errors > 0 && !r.Stopped:
+		return r.LastErrno
+	}
+	return 0
+}
+
+func (w *messagingWorker) finish(*slot) error {
+	w.timer.Stop()
+	if err := w.m.Close(); err != nil {
+		return err
+	}
+	return w.err
+}

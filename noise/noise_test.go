@@ -1,0 +1,454 @@
+package noise
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/rtload/rtload/internal/testutil"
+	"github.com/rtload/rtload/rt"
+)
+
+func TestMain(m *testing.M) { testutil.Main(m) }
+
+// run starts a Noise for cfg, lets it work for d, stops it, and checks
+// that Stop returned within 1 s and every thread really ended.
+func run(t *testing.T, cfg Config, d time.Duration) (*Noise, Work) {
+	t.Helper()
+	n, err := New(cfg)
+	if err != nil {
+		t.Fatalf("New(%+v): %v", cfg, err)
+	}
+	if err := n.Start(); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	tids := n.TIDs()
+	if len(tids) != threadCount(cfg) {
+		t.Errorf("TIDs %v, want %d", tids, threadCount(cfg))
+	}
+	time.Sleep(d) // the noise must run for real
+	if s := n.State(); s != "on" && s != "off" {
+		t.Errorf("State while running = %q, want on or off", s)
+	}
+	t0 := time.Now()
+	w, err := n.Stop()
+	if err != nil {
+		t.Errorf("Stop: %v", err)
+	}
+	if took := time.Since(t0); took > time.Second {
+		t.Errorf("Stop took %v, want ≤ 1s", took)
+	}
+	if s := n.State(); s != "stopped" {
+		t.Errorf("State after Stop = %q, want stopped", s)
+	}
+	waitGone(t, tids)
+	rep := n.Report()
+	if rep.Work != w {
+		t.Errorf("Report().Work %+v != Stop's %+v", rep.Work, w)
+	}
+	return n, rep
+}
+
+// waitGone fails unless every tid leaves /proc/self/task within 1 s: a
+// locked goroutine that returns takes its OS thread with it.
+func waitGone(t *testing.T, tids []int) {
+	t.Helper()
+	deadline := time.Now().Add(time.Second)
+	for _, tid := range tids {
+		for i := 0; ; i++ {
+			if _, err := os.Stat(fmt.Sprintf("/proc/self/task/%d", tid)); errors.Is(err, os.ErrNotExist) {
+				break
+			}
+			if time.Now().After(deadline) || i > 1000 {
+				t.Errorf("thread %d still exists after Stop", tid)
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
+func TestKindsWork(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+	}{
+		// Default config of each kind, one thread.
+		{"spin", Config{Kind: "spin", Threads: 1}},
+		{"default kind is spin", Config{Threads: 1}},
+		{"memory 64MiB", Config{Kind: "memory", Threads: 1}},
+		{"syscall getppid", Config{Kind: "syscall", Threads: 1}},
+		{"syscall clock_gettime", Config{Kind: "syscall", Threads: 1, Syscall: "clock_gettime"}},
+		{"syscall sched_yield", Config{Kind: "syscall", Threads: 1, Syscall: "sched_yield"}},
+		{"messaging", Config{Kind: "messaging", Threads: 1}},
+		{"file_write", Config{Kind: "file_write", Threads: 1}},
+		{"udp", Config{Kind: "udp", Threads: 1}},
+		// Two threads, with a small memory buffer and nice 5.
+		{"spin x2", Config{Kind: "spin", Threads: 2, Nice: 5}},
+		{"memory x2 1MiB", Config{Kind: "memory", Threads: 2, Size: 1 << 20}},
+		{"udp x2", Config{Kind: "udp", Threads: 2, Rate: 5000}},
+		{"file_write x2", Config{Kind: "file_write", Threads: 2, Size: 4096, Blocks: 100}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, w := run(t, tc.cfg, 200*time.Millisecond)
+			if w.Count == 0 {
+				t.Errorf("work %+v: count 0", w)
+			}
+			if want := Unit(tc.cfg.Kind); w.Unit != want {
+				t.Errorf("unit %q, want %q", w.Unit, want)
+			}
+			if w.Threads != threadCount(tc.cfg) {
+				t.Errorf("threads %d, want %d", w.Threads, threadCount(tc.cfg))
+			}
+			for i, a := range w.Applied {
+				if a.Policy != rt.Other || a.Nice != tc.cfg.Nice {
+					t.Errorf("thread %d applied %s nice %d, want SCHED_OTHER nice %d", i, a.Policy, a.Nice, tc.cfg.Nice)
+				}
+			}
+			if w.Duty < 0.9 || w.Duty > 1.0001 {
+				t.Errorf("always-on duty %.3f, want ≈ 1", w.Duty)
+			}
+			// No speed assertion: the rate is logged for the record.
+			t.Logf("%s: %d %s in %v = %.4g %s/s (bytes %d, sent %d, received %d)",
+				tc.name, w.Count, w.Unit, time.Duration(w.Elapsed), w.PerSec(), w.Unit, w.Bytes, w.Sent, w.Received)
+		})
+	}
+}
+
+func TestPinned(t *testing.T) {
+	testutil.Requires(t, testutil.CPUs(2))
+	_, w := run(t, Config{Kind: "syscall", Threads: 2, CPUs: []int{1, 0}}, 50*time.Millisecond)
+	var got [][]int
+	for _, a := range w.Applied {
+		got = append(got, a.CPUs)
+	}
+	if diff := cmp.Diff([][]int{{1}, {0}}, got); diff != "" {
+		t.Errorf("affinity read back (-want +got):\n%s", diff)
+	}
+}
+
+func TestDutyCycle(t *testing.T) {
+	always, err := New(Config{Kind: "spin", Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	duty, err := New(Config{Kind: "spin", Threads: 1, On: 20 * time.Millisecond, Off: 30 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	measure := func(n *Noise) (Work, map[string]int) {
+		if err := n.Start(); err != nil {
+			t.Fatal(err)
+		}
+		tids := n.TIDs()
+		seen := map[string]int{}
+		// Sample State every ms for ~1 s (bounded by count and deadline).
+		deadline := time.Now().Add(time.Second)
+		for i := 0; i < 2000 && time.Now().Before(deadline); i++ {
+			seen[n.State()]++
+			time.Sleep(time.Millisecond)
+		}
+		if _, err := n.Stop(); err != nil {
+			t.Fatal(err)
+		}
+		waitGone(t, tids)
+		return n.Report(), seen
+	}
+	wa, _ := measure(always)
+	wd, seen := measure(duty)
+	t.Logf("always on: %d loops in %v (duty %.3f); 20ms/30ms: %d loops in %v (duty %.3f); states %v",
+		wa.Count, time.Duration(wa.Elapsed), wa.Duty, wd.Count, time.Duration(wd.Elapsed), wd.Duty, seen)
+	if got := duty.DutyObserved(); math.Abs(got-0.4) > 0.1 {
+		t.Errorf("DutyObserved %.3f, want 0.4 ± 0.1", got)
+	}
+	if seen["on"] == 0 || seen["off"] == 0 || seen["stopped"] != 0 {
+		t.Errorf("states seen %v, want both on and off, never stopped", seen)
+	}
+	// The work rate must be clearly below always-on; 0.4 expected, the
+	// bound is generous for a loaded machine.
+	ra, rd := wa.PerSec(), wd.PerSec()
+	if rd >= 0.75*ra {
+		t.Errorf("duty-cycled rate %.4g loops/s not clearly below always-on %.4g", rd, ra)
+	}
+}
+
+func TestRTNoise(t *testing.T) {
+	testutil.Requires(t, testutil.Cap("CAP_SYS_NICE"), testutil.CPUs(2))
+	cpu := 1
+	n, err := New(Config{Kind: "spin", Threads: 1, CPUs: []int{cpu}, Policy: rt.FIFO, Priority: 1, AllowRT: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer n.Stop() // never leave an RT spinner behind, even on Fatal
+	tids := n.TIDs()
+	if len(tids) != 1 {
+		t.Fatalf("TIDs %v", tids)
+	}
+	time.Sleep(20 * time.Millisecond)
+	a, err := rt.ThreadSched(tids[0]) // read from the kernel while it spins
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Policy != rt.FIFO || a.Priority != 1 || !cmp.Equal(a.CPUs, []int{cpu}) {
+		t.Errorf("thread %d: %s %d cpus %v, want SCHED_FIFO 1 cpus [%d]", tids[0], a.Policy, a.Priority, a.CPUs, cpu)
+	}
+	time.Sleep(80 * time.Millisecond)
+	t0 := time.Now()
+	w, err := n.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(t0); took > time.Second {
+		t.Errorf("Stop took %v", took)
+	}
+	waitGone(t, tids)
+	if w.Count == 0 {
+		t.Errorf("work %+v", w)
+	}
+}
+
+func TestUDPLoopback(t *testing.T) {
+	const rate = 20000.0
+	n, w := run(t, Config{Kind: "udp", Threads: 2, Rate: rate, Size: 100}, 200*time.Millisecond)
+	addrs := n.Addrs()
+	if len(addrs) != 2 {
+		t.Fatalf("Addrs %v, want 2 sinks", addrs)
+	}
+	for _, a := range addrs {
+		if a.Addr().String() != "127.0.0.1" || a.Port() == 0 {
+			t.Errorf("sink %v, want 127.0.0.1:<port>", a)
+		}
+	}
+	if w.Sent == 0 || w.Count != w.Sent || w.Bytes != 100*w.Sent {
+		t.Errorf("work %+v: want count = sent > 0, bytes = 100 × sent", w)
+	}
+	// Stop drained every sink: what was sent was received or dropped.
+	if w.Received+w.Drops != w.Sent || w.Received == 0 {
+		t.Errorf("sent %d, received %d, dropped %d: want sent = received + dropped, received > 0", w.Sent, w.Received, w.Drops)
+	}
+	// The pacer never runs ahead: at most rate × elapsed + 1 per thread.
+	if max := 2 * (rate*float64(w.Elapsed)/1e9 + 1); float64(w.Sent) > max {
+		t.Errorf("sent %d in %v, more than the pacer allows (%.0f)", w.Sent, time.Duration(w.Elapsed), max)
+	}
+}
+
+func TestFileWriteRemovesFiles(t *testing.T) {
+	dir := t.TempDir()
+	n, err := New(Config{Kind: "file_write", Threads: 2, Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	during, _ := filepath.Glob(filepath.Join(dir, "*"))
+	w, err := n.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, _ := filepath.Glob(filepath.Join(dir, "*"))
+	if len(during) != 2 || len(after) != 0 {
+		t.Errorf("files while running %v (want 2), after Stop %v (want none)", during, after)
+	}
+	if w.Count == 0 || w.Count%DefaultBlock != 0 {
+		t.Errorf("work %+v: want a positive multiple of %d bytes", w, DefaultBlock)
+	}
+
+	// Dir "": temporary directories, removed too.
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	run(t, Config{Kind: "file_write", Threads: 1}, 50*time.Millisecond)
+	if left, _ := filepath.Glob(filepath.Join(tmp, "*")); len(left) != 0 {
+		t.Errorf("left in TMPDIR after Stop: %v", left)
+	}
+}
+
+func TestMessagingCounts(t *testing.T) {
+	_, w := run(t, Config{Kind: "messaging", Threads: 1, Groups: 1, FDs: 2, Loops: 50, Size: 64}, 200*time.Millisecond)
+	if w.Received == 0 || w.Count != w.Received || w.Received > w.Sent || w.Bytes != 64*w.Received {
+		t.Errorf("work %+v: want count = received > 0, received ≤ sent, bytes = 64 × received", w)
+	}
+}
+
+func TestStartErrorCleansUp(t *testing.T) {
+	// CPU 1000 does not exist: thread 1 fails after thread 0 and both
+	// sinks were made; everything must be closed (TestMain checks fds).
+	n, err := New(Config{Kind: "udp", Threads: 2, CPUs: []int{0, 1000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = n.Start()
+	if err == nil || !strings.Contains(err.Error(), "noise udp thread 1: sched_setaffinity(cpus [1000])") {
+		t.Fatalf("Start error %v, want thread 1's sched_setaffinity error", err)
+	}
+	if s := n.State(); s != "stopped" {
+		t.Errorf("State after failed Start = %q", s)
+	}
+	if w, err := n.Stop(); err != nil || w.Count != 0 {
+		t.Errorf("Stop after failed Start: %+v, %v", w, err)
+	}
+	if err := n.Start(); err == nil {
+		t.Error("second Start succeeded")
+	}
+}
+
+func TestLifecycle(t *testing.T) {
+	n, err := NewSpin(SpinConfig{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := n.State(); s != "stopped" {
+		t.Errorf("State before Start = %q", s)
+	}
+	if w, err := n.Stop(); err != nil || w.Count != 0 || w.Unit != "loops" {
+		t.Errorf("Stop before Start: %+v, %v", w, err)
+	}
+	if n.TIDs() != nil || n.DutyObserved() != 0 {
+		t.Error("TIDs or DutyObserved set before Start")
+	}
+	if err := n.Start(); err == nil {
+		t.Error("Start after Stop succeeded")
+	}
+}
+
+func TestStopIdempotent(t *testing.T) {
+	n, err := New(Config{Kind: "memory", Threads: 1, Size: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w1, err1 := n.Stop()
+	w2, err2 := n.Stop()
+	if w1 != w2 || err1 != nil || err2 != nil {
+		t.Errorf("Stop twice: %+v %v, then %+v %v", w1, err1, w2, err2)
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		cfg    Config
+		want   string // the whole message
+		wantRT bool   // errors.Is ErrRTNoise
+	}{
+		// The refusal names the setting that allows it.
+		{"fifo without allow_rt", Config{Kind: "spin", Threads: 1, Policy: rt.FIFO, Priority: 50},
+			"noise spin: SCHED_FIFO 50 noise can starve the machine (every CPU it runs on is lost to everything below priority 50): set allow_rt_noise: true in the scenario to allow it", true},
+		{"rr without allow_rt", Config{Kind: "udp", Threads: 1, Policy: rt.RR, Priority: 10},
+			"noise udp: SCHED_RR 10 noise can starve the machine (every CPU it runs on is lost to everything below priority 10): set allow_rt_noise: true in the scenario to allow it", true},
+		{"threads 0", Config{Kind: "spin"}, "noise spin: threads 0 out of range (allowed: 1–1024)", false},
+		{"unknown kind", Config{Kind: "disk", Threads: 1},
+			`noise "disk": unknown kind (allowed: spin, memory, syscall, messaging, file_write, udp)`, false},
+		// Every problem is listed, not only the first.
+		{"several", Config{Kind: "memory", Threads: 0, Nice: 40, Size: 100},
+			"noise memory: threads 0 out of range (allowed: 1–1024); nice 40 out of range (allowed: -20–19); size 100 out of range (allowed: ≥ 8192 bytes)", false},
+		{"fifo priority 0", Config{Kind: "spin", Threads: 1, Policy: rt.FIFO, AllowRT: true},
+			"noise spin: priority 0 out of range for SCHED_FIFO (allowed: 1–99)", false},
+		{"other with priority", Config{Kind: "spin", Threads: 1, Priority: 5},
+			"noise spin: priority 5 out of range for SCHED_OTHER (allowed: 0)", false},
+		{"duty never on", Config{Kind: "spin", Threads: 1, Off: time.Millisecond},
+			"noise spin: duty cycle on 0 off 1ms: the noise would never run (set on > 0, or off 0 for always on)", false},
+		{"cpu negative", Config{Kind: "spin", Threads: 1, CPUs: []int{-1}},
+			"noise spin: cpus[0] -1 out of range (allowed: 0–1023)", false},
+		{"udp payload", Config{Kind: "udp", Threads: 1, Size: 8},
+			"noise udp: size 8 out of range (allowed: 16–65507 bytes)", false},
+		{"udp rate", Config{Kind: "udp", Threads: 1, Rate: -1},
+			"noise udp: rate -1 out of range (allowed: > 0 – 1e+07 messages/s per thread; 0 = 10000)", false},
+		{"syscall", Config{Kind: "syscall", Threads: 1, Syscall: "getpid"},
+			`noise syscall: syscall "getpid" unknown (allowed: getppid, clock_gettime, sched_yield)`, false},
+		{"messaging fifo", Config{Kind: "messaging", Threads: 1, Policy: rt.FIFO, Priority: 1, AllowRT: true},
+			"noise messaging: policy SCHED_FIFO not supported (messaging workers run at SCHED_OTHER; use nice)", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n, err := New(tc.cfg)
+			if err == nil {
+				n.Stop()
+				t.Fatalf("New(%+v) succeeded", tc.cfg)
+			}
+			if err.Error() != tc.want {
+				t.Errorf("error:\n got %s\nwant %s", err, tc.want)
+			}
+			if errors.Is(err, ErrRTNoise) != tc.wantRT {
+				t.Errorf("errors.Is(err, ErrRTNoise) = %v, want %v", !tc.wantRT, tc.wantRT)
+			}
+		})
+	}
+}
+
+func TestNewKeepsConfig(t *testing.T) {
+	cpus := []int{0}
+	cfg := Config{Kind: "udp", Threads: 1, CPUs: cpus}
+	n, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpus[0] = 7
+	if n.Config().CPUs[0] != 0 || n.Config().Size != 0 || n.Config().Rate != 0 {
+		t.Errorf("config %+v: New must copy CPUs and leave defaults unfilled", n.Config())
+	}
+}
+
+func TestWarnings(t *testing.T) {
+	rtCfg := Config{Kind: "spin", Threads: 1, Policy: rt.FIFO, Priority: 1, AllowRT: true}
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		off  bool
+		err  error
+		want []string
+	}{
+		{"rt, throttling off", rtCfg, true, nil, []string{"RT throttling is off (sched_rt_runtime_us = -1): real-time noise may hang CPUs"}},
+		{"rt, throttling on", rtCfg, false, nil, nil},
+		{"other, throttling off", Config{Kind: "spin", Threads: 1}, true, nil, nil},
+		{"rt, unreadable", rtCfg, false, os.ErrPermission, []string{"RT throttling state unknown (permission denied): real-time noise may hang CPUs if it is off"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, warnings(tc.cfg, tc.off, tc.err)); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s", diff)
+			}
+		})
+	}
+	off, err := RTThrottlingOff()
+	if err != nil {
+		t.Skipf("RTThrottlingOff: %v", err)
+	}
+	t.Logf("RT throttling off: %v; Warnings: %q", off, Warnings(rtCfg))
+}
+
+// TestStepAllocs proves the work slices of the kinds that run on the
+// engine's GC-off window allocate nothing.
+func TestStepAllocs(t *testing.T) {
+	var s slot
+	u, err := newUDPWorker(64, 1e6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.finish(&s)
+	u.phase(0) // everything is due: every step sends a batch
+	for _, tc := range []struct {
+		name string
+		w    worker
+	}{
+		{"spin", &spinWorker{}},
+		{"memory", newMemoryWorker(1 << 20)},
+		{"syscall", newSyscallWorker("clock_gettime")},
+		{"udp", u},
+	} {
+		if a := testing.AllocsPerRun(100, func() { tc.w.step(&s, math.MaxInt64) }); a != 0 {
+			t.Errorf("%s step allocs %v", tc.name, a)
+		}
+	}
+}

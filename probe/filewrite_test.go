@@ -1,0 +1,288 @@
+package probe_test
+
+import (
+	"errors"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/rtload/rtload/probe"
+	"github.com/rtload/rtload/record"
+	"github.com/rtload/rtload/rt"
+)
+
+// The seed's fstime shape (002_6f10e0e6388b30c2): 256-byte writes, 2000 per pass.
+const (
+	fstimeBlock  = 256
+	fstimeBlocks = 2000
+)
+
+func newFileWrite(t testing.TB, cfg probe.FileWriteConfig) *probe.FileWrite {
+	t.Helper()
+	f, err := probe.NewFileWrite(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// TestFileWriteRun runs the seed's loop for 300 ms. Passes are never cut
+// short by the deadline (it is checked between passes), so without errors
+// Writes is exactly Passes*Blocks.
+func TestFileWriteRun(t *testing.T) {
+	c := clock(t)
+	hist := record.NewLinear(128, 64, 8256)
+	hdr := record.NewHDR(int64(time.Second))
+	f := newFileWrite(t, probe.FileWriteConfig{Dir: t.TempDir(), Block: fstimeBlock, Blocks: fstimeBlocks,
+		Clock: c, Hist: hist, HDR: hdr})
+	var stop atomic.Bool
+	r := f.Run(rt.Monotonic()+int64(300*time.Millisecond), &stop)
+	t.Logf("%+v", r)
+
+	if r.Passes == 0 || r.Errors != 0 || r.ShortWrites != 0 || r.LastErrno != 0 {
+		t.Fatalf("Run = %+v; want passes and no errors or short writes", r)
+	}
+	if r.Writes != r.Passes*fstimeBlocks {
+		t.Errorf("Writes %d != Passes %d × Blocks %d", r.Writes, r.Passes, fstimeBlocks)
+	}
+	if r.Bytes != r.Writes*fstimeBlock {
+		t.Errorf("Bytes %d != Writes %d × Block %d", r.Bytes, r.Writes, fstimeBlock)
+	}
+	if r.FileSize != fstimeBlocks*fstimeBlock {
+		t.Errorf("FileSize %d, want %d (the file never grows past one pass)", r.FileSize, fstimeBlocks*fstimeBlock)
+	}
+	if r.ElapsedNs < int64(300*time.Millisecond) {
+		t.Errorf("ElapsedNs %d ends before the 300 ms deadline", r.ElapsedNs)
+	}
+	secs := float64(r.ElapsedNs) / 1e9
+	if want := float64(r.Bytes) / 1024 / secs; math.Abs(r.KBps-want) > 1e-9*want {
+		t.Errorf("KBps %f, want Bytes/1024/s = %f", r.KBps, want)
+	}
+	if want := float64(r.Writes) / secs; math.Abs(r.WritesPerSec-want) > 1e-9*want {
+		t.Errorf("WritesPerSec %f, want %f", r.WritesPerSec, want)
+	}
+	if hist.Total() != r.Writes {
+		t.Errorf("Hist.Total %d, Writes %d", hist.Total(), r.Writes)
+	}
+	if n := hdr.Histogram().TotalCount(); uint64(n) != r.Writes {
+		t.Errorf("HDR count %d, Writes %d", n, r.Writes)
+	}
+	if off, errno := f.Offset(); off != 0 || errno != 0 {
+		t.Errorf("offset after Run = %d, %v; want 0", off, errno)
+	}
+	if got := f.Result(); got.Passes != r.Passes || got.Writes != r.Writes || got.ElapsedNs != r.ElapsedNs {
+		t.Errorf("Result() = %+v after one Run %+v", got, r)
+	}
+
+	// A second Run returns its own counts; Result sums both.
+	stop.Store(true)
+	if r2 := f.Run(rt.Monotonic()+int64(time.Second), &stop); r2.Passes != 0 || r2.Writes != 0 {
+		t.Errorf("Run with stop set = %+v; want no pass", r2)
+	}
+	if r3 := f.Run(0, nil); r3.Passes != 0 {
+		t.Errorf("Run past its deadline = %+v; want no pass", r3)
+	}
+	if got := f.Result(); got.Writes != r.Writes {
+		t.Errorf("Result().Writes %d after empty Runs, want %d", got.Writes, r.Writes)
+	}
+}
+
+// TestFileWriteOffset checks the position arithmetic: a Pass ends at 0,
+// k raw writes end at k*Block.
+func TestFileWriteOffset(t *testing.T) {
+	const block, blocks = 100, 7
+	f := newFileWrite(t, probe.FileWriteConfig{Dir: t.TempDir(), Block: block, Blocks: blocks})
+	if errno := f.Pass(); errno != 0 {
+		t.Fatal(errno)
+	}
+	if off, errno := f.Offset(); off != 0 || errno != 0 {
+		t.Errorf("offset after Pass = %d, %v; want 0", off, errno)
+	}
+	if tk := f.LastTick(); tk != (probe.Tick{Calls: blocks + 1}) {
+		t.Errorf("LastTick = %+v; want %d writes + 1 lseek", tk, blocks)
+	}
+	for k := 1; k <= 3*blocks; k++ { // past one pass: the file grows
+		if errno := f.Write(); errno != 0 {
+			t.Fatal(errno)
+		}
+		if off, errno := f.Offset(); off != int64(k*block) || errno != 0 {
+			t.Fatalf("offset after %d writes = %d, %v; want %d", k, off, errno, k*block)
+		}
+	}
+	if r := f.Result(); r.FileSize != 3*blocks*block || r.Passes != 1 || r.Writes != 4*blocks {
+		t.Errorf("Result = %+v; want size %d, 1 pass, %d writes", r, 3*blocks*block, 4*blocks)
+	}
+	if errno := f.Rewind(); errno != 0 {
+		t.Fatal(errno)
+	}
+	if off, _ := f.Offset(); off != 0 {
+		t.Errorf("offset after Rewind = %d", off)
+	}
+	b, err := os.ReadFile(f.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range b {
+		if c != byte(i%block) {
+			t.Fatalf("file byte %d = %d, want the pattern %d", i, c, byte(i%block))
+		}
+	}
+}
+
+func TestFileWriteTempDir(t *testing.T) {
+	f, err := probe.NewFileWrite(probe.FileWriteConfig{Block: 16, Blocks: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := f.Path()
+	dir := filepath.Dir(path)
+	if !strings.HasPrefix(filepath.Base(path), "rtload-fstime-") || filepath.Dir(dir) != filepath.Clean(os.TempDir()) {
+		t.Errorf("file %s: want rtload-fstime-… in a new directory under %s", path, os.TempDir())
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want 0600", st.Mode().Perm())
+	}
+	if errno := f.Pass(); errno != 0 {
+		t.Fatal(errno)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("temp dir %s after Close: %v; want it removed", dir, err)
+	}
+	if err := f.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if errno := f.Pass(); errno != unix.EBADF {
+		t.Errorf("Pass after Close = %v, want EBADF", errno)
+	}
+	if r := f.Result(); r.Errors == 0 || r.LastErrno != unix.EBADF || r.FileSize != -1 {
+		t.Errorf("Result after Close = %+v; want the EBADF counted and no size", r)
+	}
+}
+
+func TestFileWriteCloseKeepsDir(t *testing.T) {
+	dir := t.TempDir()
+	a := newFileWrite(t, probe.FileWriteConfig{Dir: dir, Block: 8, Blocks: 2})
+	b := newFileWrite(t, probe.FileWriteConfig{Dir: dir, Block: 8, Blocks: 2})
+	if a.Path() == b.Path() {
+		t.Fatalf("two FileWrites share %s", a.Path())
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(a.Path()); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("file after Close: %v", err)
+	}
+	if _, err := os.Stat(b.Path()); err != nil {
+		t.Errorf("other FileWrite's file: %v", err)
+	}
+	if _, err := os.Stat(dir); err != nil {
+		t.Errorf("caller's Dir removed: %v", err)
+	}
+}
+
+func TestNewFileWriteErrors(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing")
+	for _, tc := range []struct {
+		name string
+		cfg  probe.FileWriteConfig
+		want []string // substrings of the error
+		is   error
+	}{
+		{"missing dir is named", probe.FileWriteConfig{Dir: missing, Block: 256, Blocks: 2000},
+			[]string{"open " + missing + "/rtload-fstime-", "no such file or directory"}, fs.ErrNotExist},
+		{"every config problem listed", probe.FileWriteConfig{Block: 0, Blocks: -1, Hist: record.NewLinear(1, 0, 10)},
+			[]string{"filewrite config", "block 0 bytes: must be ≥ 1", "blocks -1 per pass: must be ≥ 1", "without a clock"}, nil},
+		{"hdr without clock", probe.FileWriteConfig{Block: 1, Blocks: 1, HDR: record.NewHDR(10)},
+			[]string{"hist/hdr set without a clock"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := probe.NewFileWrite(tc.cfg)
+			if err == nil {
+				f.Close()
+				t.Fatal("no error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+			if tc.is != nil && !errors.Is(err, tc.is) {
+				t.Errorf("error %v is not %v", err, tc.is)
+			}
+		})
+	}
+	if _, err := os.Stat(missing); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("failed NewFileWrite left %s: %v", missing, err)
+	}
+}
+
+func TestFileWritePassAllocs(t *testing.T) {
+	c := clock(t)
+	for _, tc := range []struct {
+		name string
+		cfg  probe.FileWriteConfig
+	}{
+		{"raw", probe.FileWriteConfig{Block: fstimeBlock, Blocks: 16}},
+		{"timed+recorded", probe.FileWriteConfig{Block: fstimeBlock, Blocks: 16, Clock: c,
+			Hist: record.NewLinear(128, 64, 8256), HDR: record.NewHDR(int64(time.Second))}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.cfg.Dir = t.TempDir()
+			f := newFileWrite(t, tc.cfg)
+			if a := testing.AllocsPerRun(100, func() { f.Pass() }); a != 0 {
+				t.Errorf("Pass allocs %v", a)
+			}
+			if a := testing.AllocsPerRun(100, f.Step); a != 0 {
+				t.Errorf("Step allocs %v", a)
+			}
+			if r := f.Result(); r.Errors != 0 || r.Passes != 202 {
+				t.Errorf("Result = %+v; want 202 passes (AllocsPerRun's warm-up + 100, twice), no errors", r)
+			}
+		})
+	}
+}
+
+// BenchmarkFileWritePass times b.N seed-shaped passes (2000 × 256-byte
+// writes + lseek), raw and with per-write timing into both recorders.
+func BenchmarkFileWritePass(b *testing.B) {
+	c := clock(b)
+	for _, bc := range []struct {
+		name string
+		cfg  probe.FileWriteConfig
+	}{
+		{"raw", probe.FileWriteConfig{Block: fstimeBlock, Blocks: fstimeBlocks}},
+		{"timed+recorded", probe.FileWriteConfig{Block: fstimeBlock, Blocks: fstimeBlocks, Clock: c,
+			Hist: record.NewLinear(128, 64, 8256), HDR: record.NewHDR(int64(time.Second))}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			bc.cfg.Dir = b.TempDir()
+			f := newFileWrite(b, bc.cfg)
+			b.ReportAllocs()
+			t0 := rt.Monotonic()
+			for b.Loop() {
+				if errno := f.Pass(); errno != 0 {
+					b.Fatal(errno)
+				}
+			}
+			ns := float64(rt.Monotonic() - t0)
+			r := f.Result()
+			b.ReportMetric(ns/float64(r.Writes), "ns/write")
+			b.ReportMetric(float64(r.Bytes)/1024/(ns/1e9), "KB/s")
+		})
+	}
+}
