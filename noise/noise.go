@@ -327,9 +327,10 @@ func (n *Noise) finishWorkers() error {
 // Stop ends every thread, closes what Start opened (sockets, files) and
 // returns the work done; a thread that ended early on a syscall error is
 // reported in err, with the work still counted. Idempotent; before Start
-// it returns zero work.
+// it returns zero work and Start is refused afterwards.
 func (n *Noise) Stop() (record.Work, error) {
 	n.mu.Lock()
+	n.state.CompareAndSwap(idle, stopped) // Stop before Start: no Start after it
 	if n.state.Load() == running {
 		n.endThreads()
 		n.end.Store(rt.Monotonic())

@@ -85,7 +85,8 @@ func TestMessagingStop(t *testing.T) {
 			m := newMessaging(t, cfg)
 			for run := 0; run < 2; run++ {
 				var stop atomic.Bool
-				timer := time.AfterFunc(20*time.Millisecond, func() { stop.Store(true) })
+				// 300 ms: starting 80 threads can take tens of ms on a loaded 2-CPU machine.
+				timer := time.AfterFunc(300*time.Millisecond, func() { stop.Store(true) })
 				r := runBounded(t, m, &stop, 5*time.Second)
 				timer.Stop()
 				t.Logf("run %d: %+v", run, r)

@@ -5,12 +5,19 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"syscall"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"
+
+// init keeps the main goroutine on the process's main thread. Go never
+// ends the main thread: a goroutine that changed its thread's scheduling
+// (rt.Start) and exits while on it would leave it parked with that policy
+// and affinity. Locked here, no rt.Start goroutine ever runs on it.
+func init() { runtime.LockOSThread() }
 
 func main() {
 	reexecQuiet()

@@ -26,6 +26,7 @@ type Sender struct {
 	todo  int // messages in hdrs not yet sent
 	done  int
 	write func(fd int) error
+	fd    int // the socket's fd, for the direct (allocation-free) path
 	sent  uint64
 }
 
@@ -81,6 +82,13 @@ func NewSender(g *Group, size, batch int) (s *Sender, err error) {
 		s.hdrs[i].hdr.Namelen = s.dlen
 	}
 	s.write = s.sendmmsg
+	rc, err := conn.SyscallConn()
+	if err != nil {
+		return nil, fmt.Errorf("udp sender: %w", err)
+	}
+	if err := rc.Control(func(fd uintptr) { s.fd = int(fd) }); err != nil {
+		return nil, fmt.Errorf("udp sender: %w", err)
+	}
 	return s, nil
 }
 
@@ -114,7 +122,12 @@ func (s *Sender) Send(dst []int, nowNs int64) (int, error) {
 			s.hdrs[i].hdr.Namelen = s.dlen
 		}
 		s.todo, s.done = n, 0
-		err := s.conn.WriteFunc(context.Background(), "sendmmsg", s.write)
+		// Direct sendmmsg first (no allocation); only when the socket's
+		// send queue is full does the netpoller wait (WriteFunc allocates).
+		err := s.sendmmsg(s.fd)
+		if err == unix.EAGAIN {
+			err = s.conn.WriteFunc(context.Background(), "sendmmsg", s.write)
+		}
 		total += s.done
 		s.sent += uint64(s.done)
 		if err != nil {

@@ -480,3 +480,31 @@ func TestNewSenderErrors(t *testing.T) {
 		t.Errorf("second Close: %v", err)
 	}
 }
+
+// TestSenderAllocs: sending a batch allocates nothing when the socket's
+// send queue has room (the netpoller path is only for a full queue).
+func TestSenderAllocs(t *testing.T) {
+	g, err := udp.Open(udp.Config{Count: 8, RcvBuf: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	s, err := udp.NewSender(g, 64, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	dst := []int{0, 1, 2, 3, 4, 5, 6, 7}
+	rx := udp.NewRecvFrom(2048)
+	allocs := testing.AllocsPerRun(100, func() {
+		if n, err := s.Send(dst, 1); n != 8 || err != nil {
+			t.Fatalf("Send = %d, %v", n, err)
+		}
+		for _, fd := range g.FDs() {
+			rx.Recv(fd)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("Send allocates %v per batch, want 0", allocs)
+	}
+}
