@@ -38,6 +38,7 @@ func collect(res *report.Trial, sp *scenario.Spec, senders []*sender, readers []
 			Wakeups:     r.loop.MeasuredTicks, Overruns: r.loop.Overruns, RingDropped: r.loop.Wakeups.Dropped(),
 
 			WakeupLatency: report.LatencyFromHDR(r.loop.Latency.Histogram()),
+			PerCallTicks:  report.LatencyFromHDR(r.drain.AllHDR.Histogram()),
 			Drain:         report.LatencyFromHDR(r.loop.DrainTime.Histogram()),
 			OneWayDelay:   report.LatencyFromHDR(r.drain.Delay.Histogram()),
 		}

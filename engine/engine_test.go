@@ -182,3 +182,48 @@ func TestRunStopped(t *testing.T) {
 		t.Errorf("no wakeups recorded before the stop")
 	}
 }
+
+// TestRunEachNoiseKind runs a small socket workload under each noise kind
+// in turn: every source reports work done, and the reader loses nothing.
+func TestRunEachNoiseKind(t *testing.T) {
+	requireRT(t)
+	spec, trials := load(t, `
+name: e2e-noise
+duration: 300ms
+warmup: 100ms
+endpoints: [{name: s, count: 50}]
+traffic: [{endpoint: s, interval: 20ms}]
+readers: [{name: rt, endpoints: [s], cpu: 1, period: 10ms}]
+noise: [{kind: spin, threads: 1}]
+variants:
+  - {name: spin, set: {"noise[0].kind": spin}}
+  - {name: memory, set: {"noise[0].kind": memory, "noise[0].size": 4MiB}}
+  - {name: syscall, set: {"noise[0].kind": syscall}}
+  - {name: messaging, set: {"noise[0].kind": messaging}}
+  - {name: file_write, set: {"noise[0].kind": file_write}}
+  - {name: udp, set: {"noise[0].kind": udp}}
+  - {name: bursty, set: {"noise[0].kind": spin, "noise[0].duty.on": 20ms, "noise[0].duty.off": 30ms}}
+`)
+	sum, err := Run(context.Background(), spec, trials, Options{OutDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"spin": "loops", "memory": "bytes", "syscall": "syscalls", "messaging": "messages", "file_write": "bytes", "udp": "messages", "bursty": "loops"}
+	for _, tr := range sum.Trials {
+		if len(tr.Noise) != 1 || tr.Noise[0].Count == 0 || tr.Noise[0].Unit != want[tr.Variant] {
+			t.Errorf("%s: noise %+v, want %s > 0", tr.Variant, tr.Noise, want[tr.Variant])
+			continue
+		}
+		rx := tr.Readers[0]
+		if rx.Lost != 0 || rx.Messages != tr.Traffic[0].Sent {
+			t.Errorf("%s: received %d of %d, lost %d", tr.Variant, rx.Messages, tr.Traffic[0].Sent, rx.Lost)
+		}
+		d := tr.Noise[0].Duty
+		if tr.Variant == "bursty" && (d < 0.25 || d > 0.55) {
+			t.Errorf("bursty: observed duty %.2f, want 0.4 ± 0.15", d)
+		}
+		if tr.Variant != "bursty" && d < 0.95 {
+			t.Errorf("%s: observed duty %.2f, want always on", tr.Variant, d)
+		}
+	}
+}

@@ -115,6 +115,10 @@ type Reader struct {
 	RingDropped uint64 `json:"ring_dropped"`
 	// PerCall histograms in clock ticks: All (data+EAGAIN, the seed's table), Data, EAGAIN.
 	PerCall PerCall `json:"per_call"`
+	// PerCallTicks summarises every call's cost from an HdrHistogram, in
+	// clock TICKS (not ns, despite the field names of Latency): its HDR
+	// field is the full histogram, for percentiles finer than a bucket.
+	PerCallTicks Latency `json:"per_call_ticks"`
 	// WakeupLatency in ns (HDR-based stats + linear histogram).
 	WakeupLatency Latency `json:"wakeup_latency"`
 	// Drain time per tick in ns.
