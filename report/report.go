@@ -103,6 +103,7 @@ func Report(w io.Writer, s *Summary) error {
 	blocks = append(blocks, latency(cols)...)
 	blocks = append(blocks, messages(cols))
 	writeBlocks(&b, labels(cols), blocks)
+	writeRounds(&b, s)
 	if hasProbes(s) {
 		writeProbes(&b, s)
 	}

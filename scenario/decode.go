@@ -489,7 +489,10 @@ func (s *Spec) fillDefaults() {
 	if s.Clock == "" {
 		s.Clock = "auto"
 	}
-	if !s.has("rounds") {
+	if s.has("repeat") && !s.has("rounds") {
+		s.Rounds = s.Repeat
+	}
+	if !s.has("rounds") && !s.has("repeat") {
 		s.Rounds = 1
 	}
 	for i := range s.Endpoints {

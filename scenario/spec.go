@@ -21,6 +21,9 @@ type Spec struct {
 	// Rounds is how many times the variant list runs, in alternating order
 	// (A B A B …). Default 1.
 	Rounds int `yaml:"rounds" json:"rounds"`
+	// Repeat is another name for Rounds (the whole scenario N times,
+	// variants alternating inside each repeat); give one or the other.
+	Repeat int `yaml:"repeat" json:"repeat,omitempty"`
 	// CPUDMALatency is held in /dev/cpu_dma_latency (µs) during every
 	// trial, as cyclictest does: 0 keeps CPUs out of deep idle states.
 	// -1 leaves the machine's setting alone. Default 0.

@@ -179,6 +179,9 @@ func (s *Spec) check(h Host) ErrorList {
 	}
 	c.oneOf("clock", s.Clock, "auto", "tsc", "monotonic")
 	c.intRange("rounds", s.Rounds, 1, maxRounds)
+	if s.Repeat != 0 && s.Repeat != s.Rounds {
+		c.add("repeat", "the same value as rounds, or only one of them", "repeat %d and rounds %d differ", s.Repeat, s.Rounds)
+	}
 	c.intRange("cpu_dma_latency", s.CPUDMALatency, -1, 1_000_000)
 	if len(s.Readers) == 0 && len(s.Probes) == 0 {
 		c.add("readers", "at least one reader or probe", "no readers and no probes")

@@ -23,6 +23,7 @@ import (
 
 type runFlags struct {
 	duration      string
+	repeat        int
 	sets          []string
 	out           string
 	allowDegraded bool
@@ -58,6 +59,7 @@ Ctrl-C stops the run early and still writes complete results (exit 130).`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.duration, "duration", "", "measured time per trial, a Go duration (overrides the scenario's duration)")
+	fl.IntVar(&f.repeat, "repeat", 0, "run the whole scenario N times (variants alternating inside each repeat); same as --set rounds=N")
 	fl.StringArrayVar(&f.sets, "set", nil, "override a scenario field: path=value, e.g. readers[0].method=recvmsg (repeatable)")
 	fl.StringVar(&f.out, "out", "", "results directory (default results/<scenario>-<timestamp>)")
 	fl.BoolVar(&f.allowDegraded, "allow-degraded", false, "run without missing privileges (SCHED_OTHER, unpinned, unlocked memory) and mark results degraded")
@@ -70,6 +72,9 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 	sets := f.sets
 	if f.duration != "" {
 		sets = append([]string{"duration=" + f.duration}, sets...)
+	}
+	if f.repeat > 0 {
+		sets = append([]string{fmt.Sprintf("rounds=%d", f.repeat), fmt.Sprintf("repeat=%d", f.repeat)}, sets...)
 	}
 	spec, err := loadSpec(name, sets)
 	if err != nil {
