@@ -28,6 +28,7 @@ func collect(res *report.Trial, sp *scenario.Spec, senders []*sender, readers []
 	}
 	for _, r := range readers {
 		c := r.drain.Counts()
+		t := r.total // every interval merged (the writer's finish included the last)
 		clockUnit := "ticks"
 		rr := report.Reader{
 			Name: r.spec.Name, Method: r.spec.Method, Sockets: len(r.drain.FDs()), Endpoint: strings.Join(r.spec.Endpoints, ","),
@@ -36,14 +37,20 @@ func collect(res *report.Trial, sp *scenario.Spec, senders []*sender, readers []
 			Messages: c.Messages, Bytes: c.Bytes, Lost: c.Lost, Reordered: c.Reordered, Duplicates: c.Duplicates,
 			SocketsRead: r.drain.SocketsRead(),
 			Wakeups:     r.loop.MeasuredTicks, Overruns: r.loop.Overruns, RingDropped: r.loop.Wakeups.Dropped(),
+			Spikes: r.loop.Spikes, BrokeTraceAtNs: r.loop.BrokeAt, Intervals: r.intervals,
 
-			WakeupLatency: report.LatencyFromHDR(r.loop.Latency.Histogram()),
-			PerCallTicks:  report.LatencyFromHDR(r.drain.AllHDR.Histogram()),
-			Drain:         report.LatencyFromHDR(r.loop.DrainTime.Histogram()),
-			OneWayDelay:   report.LatencyFromHDR(r.drain.Delay.Histogram()),
+			WakeupLatency: report.LatencyFromHDR(t.Latency.Histogram()),
+			PerCallTicks:  report.LatencyFromHDR(t.AllHDR.Histogram()),
+			Drain:         report.LatencyFromHDR(t.DrainTime.Histogram()),
+			OneWayDelay:   report.LatencyFromHDR(t.Delay.Histogram()),
 		}
 		rr.PerCall = report.PerCall{Unit: clockUnit,
-			All: r.drain.All.Snapshot(clockUnit), Data: r.drain.Data.Snapshot(clockUnit), EAGAIN: r.drain.EAGAIN.Snapshot(clockUnit)}
+			All: t.All.Snapshot(clockUnit), Data: t.Data.Snapshot(clockUnit), EAGAIN: t.EAGAIN.Snapshot(clockUnit)}
+		if r.log != nil {
+			st := r.log.Stats()
+			res.WakeupLog = append(res.WakeupLog, st.Files...)
+			rr.WakeupLogRows, rr.WakeupLogDropped = st.Rows, st.RowsDropped
+		}
 		for _, g := range r.groups {
 			if d, err := g.Drops(); err == nil {
 				rr.Drops += d

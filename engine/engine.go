@@ -11,12 +11,15 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
+	"github.com/rtload/rtload/exporter"
 	"github.com/rtload/rtload/net/netns"
 	"github.com/rtload/rtload/net/udp"
 	"github.com/rtload/rtload/noise"
@@ -42,6 +45,18 @@ type Options struct {
 	Progress func(trial, trials int, frac float64)
 	// NoWakeupLog skips the per-wakeup CSV files.
 	NoWakeupLog bool
+	// OnInterval, when set, receives every interval record (soak runs) on
+	// the writer goroutine: keep it short.
+	OnInterval func(report.Interval)
+	// OnCheckpoint, when set, receives the current trial as measured so far
+	// after each interval (soak runs), to checkpoint summary.json.
+	OnCheckpoint func(*report.Summary)
+	// Exporter, when set, receives every interval (Prometheus endpoint).
+	Exporter *exporter.Server
+	// checkpoint wraps OnCheckpoint with the run's summary so far.
+	checkpoint func(report.Trial)
+	// Run-wide interval and spike logs, opened by the first trial needing them.
+	intervals, spikes *report.JSONLWriter
 }
 
 // ErrStopped is returned (wrapped) when ctx ended the run early; the
@@ -59,6 +74,10 @@ func Run(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt 
 	if err := Preflight(trials, opt.AllowDegraded); err != nil {
 		return nil, err
 	}
+	defer func() {
+		opt.intervals.Close()
+		opt.spikes.Close()
+	}()
 	clock, err := rt.NewClock(spec.Clock)
 	if err != nil {
 		return nil, fmt.Errorf("clock: %w", err)
@@ -110,6 +129,17 @@ func Run(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt 
 		fmt.Fprintf(opt.Log, "network namespace %s\n", ns.Name())
 		break
 	}
+	if opt.OnCheckpoint != nil {
+		// Called on a trial's writer goroutine; sum.Trials only grows
+		// between trials, on this goroutine, so reading it here is safe.
+		opt.checkpoint = func(t report.Trial) {
+			s := *sum
+			s.Trials = append(slices.Clone(sum.Trials), t)
+			s.InProgress = true
+			s.End = time.Now()
+			opt.OnCheckpoint(&s)
+		}
+	}
 	for i, tr := range trials {
 		if ctx.Err() != nil {
 			break
@@ -119,7 +149,7 @@ func Run(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt 
 		if tr.Spec.Network.Namespace == "private" {
 			tns = ns
 		}
-		res, degraded, err := runTrial(ctx, tr, len(trials), clock, tns, opt)
+		res, degraded, err := runTrial(ctx, tr, len(trials), clock, tns, &opt)
 		if res != nil {
 			sum.Trials = append(sum.Trials, *res)
 		}
@@ -158,26 +188,51 @@ type reader struct {
 	groups  []*udp.Group
 	thread  *rt.Thread
 	applied rt.Applied
-	csv     *report.WakeupCSV
-	csvName string
-	csvErr  error
+	// Per-wakeup log (chunked when the scenario sets log_chunk).
+	log     *report.WakeupLog
+	logBase string
+	logErr  error
+	// Interval mode: the thread hands full Recorders over; total holds the
+	// trial's merged histograms (the writer's alone while the trial runs).
+	intervalNs int64
+	handoff    *probe.Handoff
+	total      *probe.Recorders
+	// Writer state for interval deltas and spikes.
+	lastCounts                          probe.Counts
+	lastTicks, lastOverruns, lastSpikes uint64
+	lastSent, lastNoise                 []uint64
+	intervals                           int
+	prevDrain                           int64
+	traceFiles                          []*os.File
+}
+
+// newRecorders makes one set of a reader's histograms in the scenario's layout.
+func newRecorders(rep scenario.Report) *probe.Recorders {
+	return &probe.Recorders{
+		All:    record.NewLinear(rep.BucketWidth, rep.BucketOrigin, rep.Overflow),
+		Data:   record.NewLinear(rep.BucketWidth, rep.BucketOrigin, rep.Overflow),
+		EAGAIN: record.NewLinear(rep.BucketWidth, rep.BucketOrigin, rep.Overflow),
+		AllHDR: record.NewHDR(1 << 40), Delay: record.NewHDR(int64(10 * time.Second)),
+		Latency: record.NewHDR(int64(10 * time.Second)), DrainTime: record.NewHDR(int64(10 * time.Second)),
+	}
 }
 
 // sender is one traffic entry's paced sender.
 type sender struct {
-	spec   scenario.Traffic
-	group  *udp.Group
-	tx     Injector
-	pacer  pace.Pacer
-	lag    *record.HDR
-	thread *rt.Thread
-	stop   chanFlag
-	sent   uint64
-	errs   uint64
-	err    error
-	start  int64
-	end    int64
-	ended  int64
+	spec      scenario.Traffic
+	group     *udp.Group
+	tx        Injector
+	pacer     pace.Pacer
+	lag       *record.HDR
+	thread    *rt.Thread
+	stop      chanFlag
+	sent      uint64
+	sentCount atomic.Uint64 // sent, readable by the writer while the sender runs
+	errs      uint64
+	err       error
+	start     int64
+	end       int64
+	ended     int64
 }
 
 // chanFlag is a stop flag for non-real-time loops.
@@ -203,8 +258,18 @@ func gcCycles() uint32 {
 	return uint32(s[0].Value.Uint64())
 }
 
-func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clock, ns *netns.NS, opt Options) (res *report.Trial, degraded []string, err error) {
-	sp := &tr.Spec
+func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clock, ns *netns.NS, opt *Options) (res *report.Trial, degraded []string, err error) {
+	sp := &tr.Spec // the trial's own copy
+	if sp.Duration == 0 {
+		// A soak run (also when --duration forever came after Load):
+		// intervals and a rotating wakeup log unless the scenario set them.
+		if sp.Interval == 0 {
+			sp.Interval = scenario.Duration(10 * time.Second)
+		}
+		if sp.LogChunk == 0 {
+			sp.LogChunk = 16 << 20
+		}
+	}
 	res = &report.Trial{Index: tr.Index, Round: tr.Round, Variant: tr.Variant, Overrides: variantSet(sp, tr.Variant)}
 
 	// Kernel objects, closed on every path.
@@ -213,7 +278,7 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 	var senders []*sender
 	var readers []*reader
 	var probes []probeRunner
-	var noises []noise.Source
+	var noises []*noise.Noise
 	defer func() {
 		for _, s := range senders {
 			s.tx.Close()
@@ -225,8 +290,11 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 			e.Close()
 		}
 		for _, r := range readers {
-			if r.csv != nil {
-				r.csv.Close()
+			if r.log != nil {
+				r.log.Close()
+			}
+			for _, f := range r.traceFiles {
+				f.Close()
 			}
 		}
 	}()
@@ -311,22 +379,29 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 		if err != nil {
 			return res, nil, fmt.Errorf("reader %s: %w", rs.Name, err)
 		}
+		cur := newRecorders(rep)
 		d := probe.NewDrain(probe.DrainConfig{FDs: fds, Receiver: rx, Clock: clock,
-			All:    record.NewLinear(rep.BucketWidth, rep.BucketOrigin, rep.Overflow),
-			Data:   record.NewLinear(rep.BucketWidth, rep.BucketOrigin, rep.Overflow),
-			EAGAIN: record.NewLinear(rep.BucketWidth, rep.BucketOrigin, rep.Overflow),
-			AllHDR: record.NewHDR(1 << 40), Delay: record.NewHDR(int64(10 * time.Second))})
-		r := &reader{spec: rs, drain: d, groups: gs, loop: &probe.Loop{Probe: d, Drain: d,
-			Wakeups: record.NewRing[record.Wakeup](1 << 14),
-			Latency: record.NewHDR(int64(10 * time.Second)), DrainTime: record.NewHDR(int64(10 * time.Second))}}
+			All: cur.All, Data: cur.Data, EAGAIN: cur.EAGAIN, AllHDR: cur.AllHDR, Delay: cur.Delay})
+		r := &reader{spec: rs, drain: d, groups: gs, total: newRecorders(rep), intervalNs: int64(sp.Interval),
+			loop: &probe.Loop{Probe: d, Drain: d, Rec: cur, Interval: int64(sp.Interval),
+				Wakeups: record.NewRing[record.Wakeup](1 << 14), Threshold: int64(rs.Threshold)}}
+		if sp.Interval > 0 {
+			r.handoff = probe.NewHandoff(newRecorders(rep))
+			r.loop.Handoff = r.handoff
+		}
+		if rs.BreakTrace {
+			if err := r.openTrace(i); err != nil {
+				fmt.Fprintf(opt.Log, "warning: reader %s: breaktrace: %v\n", rs.Name, err)
+			}
+		}
 		if !opt.NoWakeupLog && opt.OutDir != "" {
-			r.csvName = fmt.Sprintf("wakeups-%02d-%s-r%d-%s.csv", tr.Index, safeName(tr.Variant), tr.Round, safeName(rs.Name))
-			if r.csv, err = report.CreateWakeupCSV(filepath.Join(opt.OutDir, r.csvName)); err != nil {
+			r.logBase = fmt.Sprintf("wakeups-%02d-%s-r%d-%s", tr.Index, safeName(tr.Variant), tr.Round, safeName(rs.Name))
+			r.log, err = report.CreateWakeupLog(report.WakeupLogConfig{Dir: opt.OutDir, Base: r.logBase,
+				ChunkBytes: int64(sp.LogChunk), LimitBytes: int64(sp.LogLimit), Compress: sp.LogChunk > 0})
+			if err != nil {
 				return res, nil, err
 			}
-			res.WakeupLog = append(res.WakeupLog, r.csvName)
 		}
-		_ = i
 		readers = append(readers, r)
 	}
 
@@ -347,9 +422,15 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 
 	// Quiet the runtime for the measured window: collect now, then no GC
 	// until the trial ends (GC count before/after goes in the results).
+	// A run with intervals (soak) keeps GC on instead: over hours the
+	// writer's small allocations would otherwise grow the heap without
+	// bound. GC cannot stop a reader inside a timed call (the measured path
+	// has no preemption point), and its cycles are counted per interval.
 	runtime.GC()
-	oldGC := debug.SetGCPercent(-1)
-	defer debug.SetGCPercent(oldGC)
+	if sp.Interval == 0 {
+		oldGC := debug.SetGCPercent(-1)
+		defer debug.SetGCPercent(oldGC)
+	}
 	res.GCBefore = gcCycles()
 
 	for _, nz := range sp.Noise {
@@ -379,6 +460,10 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 	t0 := rt.Monotonic() + int64(200*time.Millisecond)
 	measureFrom := t0 + int64(sp.Warmup)
 	measureUntil := measureFrom + int64(sp.Duration)
+	forever := sp.Duration == 0
+	if forever {
+		measureUntil = math.MaxInt64 / 4 // a soak: until stopped
+	}
 
 	// Real-time readers.
 	var startErr error
@@ -386,6 +471,7 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 		pol, _ := rt.ParsePolicy(r.spec.Policy)
 		r.loop.Ticker = rt.NewTicker(t0, int64(r.spec.Period), r.spec.Overrun == "catchup")
 		r.loop.MeasureFrom, r.loop.MeasureUntil = measureFrom, measureUntil
+		r.loop.Rec.FromNs = measureFrom
 		r.loop.HardStop = measureUntil + int64(5*time.Second)
 		loop := r.loop
 		applied := &r.applied
@@ -454,7 +540,32 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 		return true
 	}
 
-	// Writer: streams per-wakeup records to disk off the real-time threads.
+	// Writer: streams per-wakeup records to disk off the real-time
+	// threads, merges interval handoffs, writes intervals and spikes.
+	w := &trialWriter{trial: tr.Index, variant: tr.Variant, round: tr.Round, readers: readers, senders: senders,
+		onIv: opt.OnInterval, onCheckpoint: opt.checkpoint, base: *res, scenario: sp.Name, exporter: opt.Exporter}
+	if opt.Exporter != nil {
+		opt.Exporter.SetTrial(tr.Index)
+	}
+	for _, n := range noises {
+		w.noises = append(w.noises, noiseView{n})
+	}
+	if opt.OutDir != "" && sp.Interval > 0 {
+		if opt.intervals == nil {
+			if opt.intervals, err = report.CreateJSONL(filepath.Join(opt.OutDir, report.IntervalsFile)); err != nil {
+				startErr = err
+			}
+		}
+		w.intervals = opt.intervals
+	}
+	if opt.OutDir != "" && hasThreshold(sp) {
+		if opt.spikes == nil {
+			if opt.spikes, err = report.CreateJSONL(filepath.Join(opt.OutDir, report.SpikesFile)); err != nil {
+				startErr = err
+			}
+		}
+		w.spikes = opt.spikes
+	}
 	writerDone := make(chan struct{})
 	writerStop := make(chan struct{})
 	go func() {
@@ -464,9 +575,8 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 		for {
 			select {
 			case <-tick.C:
-				drainRings(readers)
+				w.poll()
 			case <-writerStop:
-				drainRings(readers)
 				return
 			}
 		}
@@ -481,7 +591,7 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 			if now >= measureUntil && probesDone() {
 				break
 			}
-			if opt.Progress != nil {
+			if opt.Progress != nil && !forever {
 				opt.Progress(tr.Index, ntrials, math.Max(0, float64(now-t0))/float64(measureUntil-t0))
 			}
 			select {
@@ -524,15 +634,19 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 	}
 	close(writerStop)
 	<-writerDone
+	w.finish() // the readers are done: the last, partial interval
+	if w.intervals != nil {
+		w.intervals.Sync()
+	}
+	if w.spikes != nil {
+		w.spikes.Sync()
+	}
 	res.GCAfter = gcCycles()
 	res.GCDuring = res.GCAfter - res.GCBefore
 	for _, nz := range noises {
-		w, _ := nz.Stop()
-		n := report.Noise{Unit: w.Unit, Count: w.Count, Seconds: float64(w.Elapsed) / 1e9, PerSec: w.PerSec(), Duty: 1}
-		if d, ok := nz.(interface{ DutyObserved() float64 }); ok {
-			n.Duty = d.DutyObserved()
-		}
-		res.Noise = append(res.Noise, n)
+		wk, _ := nz.Stop()
+		res.Noise = append(res.Noise, report.Noise{Unit: wk.Unit, Count: wk.Count, Seconds: float64(wk.Elapsed) / 1e9,
+			PerSec: wk.PerSec(), Duty: nz.DutyObserved()})
 	}
 	for i, nz := range sp.Noise {
 		if i < len(res.Noise) {
@@ -549,44 +663,51 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 	if startErr != nil {
 		// Nothing was measured: leave no partial trial and no empty logs.
 		for _, r := range readers {
-			if r.csv != nil {
-				r.csv.Close()
-				os.Remove(filepath.Join(opt.OutDir, r.csvName))
+			if r.log != nil {
+				r.log.Close()
+				for _, f := range r.log.Stats().Files {
+					os.Remove(filepath.Join(opt.OutDir, f))
+				}
+				r.log = nil
 			}
 		}
 		return nil, degraded, startErr
+	}
+	for _, r := range readers {
+		if r.log != nil {
+			if err := r.log.Close(); err != nil && r.logErr == nil {
+				r.logErr = err
+			}
+		}
 	}
 	collect(res, sp, senders, readers)
 	for _, r := range readers {
 		if r.loop.Errno != 0 {
 			return res, degraded, fmt.Errorf("reader %s: clock_nanosleep: %w", r.spec.Name, unix.Errno(r.loop.Errno))
 		}
-		if r.csvErr != nil {
-			return res, degraded, fmt.Errorf("wakeup log %s: %w", r.csvName, r.csvErr)
+		if r.logErr != nil {
+			return res, degraded, fmt.Errorf("wakeup log %s: %w", r.logBase, r.logErr)
 		}
-		if r.csv != nil {
-			if err := r.csv.Close(); err != nil {
-				return res, degraded, fmt.Errorf("wakeup log %s: %w", r.csvName, err)
-			}
-		}
+	}
+	if w.err != nil {
+		return res, degraded, fmt.Errorf("interval or spike log: %w", w.err)
 	}
 	return res, degraded, nil
 }
 
-func stopNoise(ns []noise.Source) {
+func stopNoise(ns []*noise.Noise) {
 	for _, n := range ns {
 		n.Stop()
 	}
 }
 
-func drainRings(readers []*reader) {
-	for _, r := range readers {
-		r.loop.Wakeups.Drain(func(w *record.Wakeup) {
-			if r.csv != nil && r.csvErr == nil {
-				r.csvErr = r.csv.Write(w)
-			}
-		})
+func hasThreshold(sp *scenario.Spec) bool {
+	for _, r := range sp.Readers {
+		if r.Threshold > 0 {
+			return true
+		}
 	}
+	return false
 }
 
 // run is the sender thread: event n is due at start + pacer.Next(n) and goes
@@ -623,6 +744,7 @@ func (s *sender) run(rt.Applied) {
 		}
 		sent, err := s.tx.Send(dst, rt.Monotonic())
 		s.sent += uint64(sent)
+		s.sentCount.Store(s.sent)
 		if err != nil {
 			s.errs++
 			s.err = err

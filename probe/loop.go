@@ -2,6 +2,9 @@ package probe
 
 import (
 	"sync/atomic"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/rt"
@@ -33,16 +36,50 @@ type Loop struct {
 	Wakeups *record.Ring[record.Wakeup]
 	// Latency (wakeup latency, ns) and DrainTime (ns) of measured ticks.
 	Latency, DrainTime *record.HDR
+	// Interval (ns) > 0 hands the current Recorders to Handoff every
+	// Interval of measured ticks (soak runs); Rec is the set in use, which
+	// Run installs into the Loop and its Drain. With Interval 0 Rec is
+	// simply recorded into for the whole run.
+	Interval int64
+	Handoff  *Handoff
+	Rec      *Recorders
+	// Threshold (ns) > 0 marks wakeups later than it as spikes (counted in
+	// Spikes; the writer logs them from the wakeup records). With
+	// BreakTrace, the first spike writes Marker to the ftrace trace_marker
+	// fd and "0" to the tracing_on fd, as cyclictest's breaktrace does, so
+	// the kernel trace ends at the spike.
+	Threshold             int64
+	BreakTrace            bool
+	MarkerFD, TracingOnFD int
+	Marker                []byte
+	Spikes                uint64
+	BrokeAt               int64 // deadline of the spike that stopped tracing, 0 = none
 	// Stats counted by Run.
 	Ticks, MeasuredTicks, Overruns, MissedTicks uint64
 	TailMessages                                uint64
 	Errno                                       uintptr
 }
 
+// install makes r the set recorded into by the loop and its drain.
+//
+//go:nosplit
+func (l *Loop) install(r *Recorders) {
+	l.Rec = r
+	l.Latency, l.DrainTime = r.Latency, r.DrainTime
+	if l.Drain != nil {
+		l.Drain.All, l.Drain.Data, l.Drain.EAGAIN = r.All, r.Data, r.EAGAIN
+		l.Drain.AllHDR, l.Drain.Delay = r.AllHDR, r.Delay
+	}
+}
+
 // Run loops until Stop or HardStop. Call it on the real-time thread.
 //
 //go:nosplit
 func (l *Loop) Run() {
+	if l.Rec != nil {
+		l.install(l.Rec)
+	}
+	nextHandoff := l.MeasureFrom + l.Interval
 	for {
 		k, deadline, lat, missed, errno := l.Ticker.Wait()
 		if errno != 0 {
@@ -69,11 +106,47 @@ func (l *Loop) Run() {
 			tk := l.Probe.LastTick()
 			l.Wakeups.Put(record.Wakeup{Tick: k, DeadlineNs: deadline, LatencyNs: lat, DrainNs: t1 - t0,
 				Messages: tk.Messages, Calls: tk.Calls, EAGAIN: tk.EAGAIN, Missed: uint32(missed)})
+			if l.Threshold > 0 && lat > l.Threshold {
+				l.Spikes++
+				if l.BreakTrace && l.BrokeAt == 0 {
+					l.BrokeAt = deadline
+					l.breakTrace()
+				}
+			}
+			if l.Interval > 0 && deadline >= nextHandoff && l.Handoff != nil {
+				l.Rec.ToNs = deadline
+				if l.Drain != nil {
+					l.Rec.Counts = l.Drain.c
+				}
+				l.Rec.Ticks, l.Rec.Overruns, l.Rec.MissedTicks = l.MeasuredTicks, l.Overruns, l.MissedTicks
+				if next := l.Handoff.swap(l.Rec); next != nil {
+					next.FromNs = deadline
+					l.install(next)
+					nextHandoff += l.Interval
+					for nextHandoff <= deadline {
+						nextHandoff += l.Interval
+					}
+				}
+			}
 		} else if deadline >= l.MeasureUntil {
 			l.TailMessages += uint64(l.Probe.LastTick().Messages)
 		}
 		if stop {
 			return
 		}
+	}
+}
+
+// breakTrace writes the marker to trace_marker and stops ftrace (raw
+// write(2) calls on fds opened before the run; no allocation).
+//
+//go:nosplit
+func (l *Loop) breakTrace() {
+	if l.MarkerFD > 0 && len(l.Marker) > 0 {
+		unix.RawSyscall(unix.SYS_WRITE, uintptr(l.MarkerFD), uintptr(unsafe.Pointer(&l.Marker[0])), uintptr(len(l.Marker)))
+	}
+	if l.TracingOnFD > 0 {
+		zero := [1]byte{'0'}
+		unix.RawSyscall(unix.SYS_WRITE, uintptr(l.TracingOnFD), uintptr(unsafe.Pointer(&zero[0])), 1)
 	}
 }

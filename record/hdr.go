@@ -52,3 +52,13 @@ type Pair struct{ A, B Recorder }
 
 // Record adds v to both.
 func (p Pair) Record(v uint64) { p.A.Record(v); p.B.Record(v) }
+
+// Merge adds o's samples into h (HdrHistogram Merge); it returns the number
+// of samples that fell outside h's range (none when both share a range).
+func (h *HDR) Merge(o *HDR) int64 {
+	h.clamped += o.clamped
+	return h.h.Merge(o.h)
+}
+
+// Count is the number of samples recorded.
+func (h *HDR) Count() int64 { return h.h.TotalCount() }

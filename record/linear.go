@@ -139,3 +139,22 @@ func (s Snapshot) Add(o Snapshot) (Snapshot, bool) {
 	r.Sum += o.Sum
 	return r, true
 }
+
+// Merge adds o's counts into h. Both must have the same layout (else ok is
+// false and h is unchanged). Not for use while either is being written.
+func (h *Linear) Merge(o *Linear) bool {
+	if o.width != h.width || o.origin != h.origin || o.overflow != h.overflow || len(o.counts) != len(h.counts) {
+		return false
+	}
+	for i, c := range o.counts {
+		h.counts[i] += c
+	}
+	h.over += o.over
+	h.total += o.total
+	h.sum += o.sum
+	if o.total > 0 {
+		h.min = min(h.min, o.min)
+		h.max = max(h.max, o.max)
+	}
+	return true
+}

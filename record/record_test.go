@@ -301,3 +301,33 @@ func BenchmarkRecord(b *testing.B) {
 		}
 	})
 }
+
+func TestLinearMerge(t *testing.T) {
+	a, b := NewLinear(128, 64, 8256), NewLinear(128, 64, 8256)
+	for _, v := range []uint64{0, 100, 1500, 9000} {
+		a.Record(v)
+	}
+	for _, v := range []uint64{1500, 30, 8300} {
+		b.Record(v)
+	}
+	if !a.Merge(b) {
+		t.Fatal("same layout refused")
+	}
+	s := a.Snapshot("ticks")
+	if s.Total != 7 || s.Min != 0 || s.Max != 9000 || s.OverflowCount != 2 || s.Sum != 0+100+1500+9000+1500+30+8300 {
+		t.Errorf("merged %+v", s)
+	}
+	if s.Counts[0] != 2 || s.Counts[1] != 1 || s.Counts[1+(1500-64)/128] != 2 {
+		t.Errorf("merged counts %v", s.Counts)
+	}
+	if NewLinear(64, 0, 1024).Merge(b) {
+		t.Error("different layout merged")
+	}
+	h1, h2 := NewHDR(1e9), NewHDR(1e9)
+	h1.Record(10)
+	h2.Record(20)
+	h2.Record(30)
+	if h1.Merge(h2); h1.Count() != 3 || h1.Histogram().Max() < 30 {
+		t.Errorf("HDR merge: count %d max %d", h1.Count(), h1.Histogram().Max())
+	}
+}

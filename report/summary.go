@@ -24,6 +24,9 @@ type Summary struct {
 	// Stopped is true when the run was interrupted (SIGINT/SIGTERM); StoppedAt says when.
 	Stopped   bool       `json:"stopped"`
 	StoppedAt *time.Time `json:"stopped_at,omitempty"`
+	// InProgress marks a checkpoint written during a run (soak): the run
+	// had not ended when it was written; a later write replaces it.
+	InProgress bool `json:"in_progress,omitempty"`
 	// Degraded is true when any privilege was missing and --allow-degraded ran anyway.
 	Degraded bool `json:"degraded"`
 	// DegradedReasons lists what was given up.
@@ -111,6 +114,16 @@ type Reader struct {
 	// Wakeups is ticks run; Overruns ticks missed (deadline passed before wait).
 	Wakeups  uint64 `json:"wakeups"`
 	Overruns uint64 `json:"overruns"`
+	// Spikes counts wakeups above the reader's threshold (spikes.jsonl);
+	// BrokeTraceAtNs is the deadline of the spike that stopped ftrace.
+	Spikes         uint64 `json:"spikes,omitempty"`
+	BrokeTraceAtNs int64  `json:"broke_trace_at_ns,omitempty"`
+	// Intervals is how many interval records the reader wrote.
+	Intervals int `json:"intervals,omitempty"`
+	// WakeupLogRows and WakeupLogDropped: rows written to the per-wakeup
+	// log, and rows deleted with old chunks by log_limit.
+	WakeupLogRows    uint64 `json:"wakeup_log_rows,omitempty"`
+	WakeupLogDropped uint64 `json:"wakeup_log_dropped,omitempty"`
 	// RingDropped counts per-wakeup records dropped because the ring was full.
 	RingDropped uint64 `json:"ring_dropped"`
 	// PerCall histograms in clock ticks: All (data+EAGAIN, the seed's table), Data, EAGAIN.

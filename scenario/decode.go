@@ -489,6 +489,15 @@ func (s *Spec) fillDefaults() {
 	if s.Clock == "" {
 		s.Clock = "auto"
 	}
+	if s.has("duration") && s.Duration == 0 {
+		// A soak run: intervals and a rotating wakeup log unless set.
+		if !s.has("interval") {
+			s.Interval = Duration(10 * time.Second)
+		}
+		if !s.has("log_chunk") {
+			s.LogChunk = 16 << 20
+		}
+	}
 	if s.has("repeat") && !s.has("rounds") {
 		s.Rounds = s.Repeat
 	}

@@ -11,8 +11,19 @@ type Spec struct {
 	// Description is a one-line summary shown by `rtload list` and before a run.
 	Description string `yaml:"description" json:"description"`
 	// Duration is the measured time of one trial (one variant in one round).
-	// Default 10s. Must be > 0 for now (0 = forever is reserved for soak).
+	// Default 10s. 0 runs until stopped (a soak run: SIGINT/SIGTERM end it
+	// and the results are still complete).
 	Duration Duration `yaml:"duration" json:"duration"`
+	// Interval > 0 emits one interval record per Interval (intervals.jsonl,
+	// a live terminal line, the metrics endpoint) and checkpoints
+	// summary.json, for soak runs. Default 0 (none; 10s when Duration is 0).
+	Interval Duration `yaml:"interval" json:"interval"`
+	// LogChunk rotates each per-wakeup log at this size (closed chunks are
+	// gzipped); 0 = one plain file. Default 0 (16MiB when Duration is 0).
+	LogChunk Size `yaml:"log_chunk" json:"log_chunk"`
+	// LogLimit caps the disk used by each per-wakeup log (oldest chunks are
+	// deleted, and the summary says how many rows); 0 = no cap.
+	LogLimit Size `yaml:"log_limit" json:"log_limit"`
 	// Warmup runs the trial unmeasured before Duration starts. Default 0.
 	Warmup Duration `yaml:"warmup" json:"warmup"`
 	// Clock chooses the per-call timer: auto (TSC if invariant, else monotonic),
@@ -141,6 +152,13 @@ type Reader struct {
 	// Overrun says what to do after missed ticks: skip (next future deadline)
 	// or catchup (run every missed tick back to back). Default skip.
 	Overrun string `yaml:"overrun" json:"overrun"`
+	// Threshold > 0 logs every wakeup later than it to spikes.jsonl, with
+	// its context (e.g. 200µs). Default 0 (none).
+	Threshold Duration `yaml:"threshold" json:"threshold"`
+	// BreakTrace, with Threshold, writes a marker to the ftrace
+	// trace_marker and stops tracing (tracing_on = 0) at the first spike,
+	// as cyclictest -b does, so the kernel trace ends at the spike.
+	BreakTrace bool `yaml:"breaktrace" json:"breaktrace"`
 }
 
 // Noise is background load.

@@ -171,8 +171,17 @@ func (c *checker) unique(path, name, what string, seen map[string]string) {
 // check applies every rule to s alone (variants are not applied).
 func (s *Spec) check(h Host) ErrorList {
 	c := &checker{s: s, h: h}
-	if s.Duration <= 0 {
-		c.add("duration", "> 0", "%s out of range", s.Duration)
+	if s.Duration < 0 {
+		c.add("duration", "≥ 0 (0 = until stopped)", "%s out of range", s.Duration)
+	}
+	if s.Interval < 0 || (s.Interval > 0 && s.Interval < Duration(100*time.Millisecond)) {
+		c.add("interval", "0 (none) or ≥ 100ms", "%s out of range", s.Interval)
+	}
+	if s.LogChunk != 0 && s.LogChunk < 4<<10 {
+		c.add("log_chunk", "0 (no rotation) or ≥ 4KiB", "%s out of range", s.LogChunk)
+	}
+	if s.LogLimit != 0 && s.LogLimit < s.LogChunk*2 {
+		c.add("log_limit", "0 (no cap) or ≥ 2 × log_chunk", "%s out of range", s.LogLimit)
 	}
 	if s.Warmup < 0 {
 		c.add("warmup", "≥ 0", "%s out of range", s.Warmup)
@@ -281,6 +290,12 @@ func (s *Spec) check(h Host) ErrorList {
 		c.oneOf(p+"method", r.Method, "recvfrom", "recvmsg", "recvmmsg")
 		c.intRange(p+"batch", r.Batch, 1, maxBatch)
 		c.oneOf(p+"overrun", r.Overrun, "skip", "catchup")
+		if r.Threshold < 0 {
+			c.add(p+"threshold", "≥ 0 (0 = none)", "%s out of range", r.Threshold)
+		}
+		if r.BreakTrace && r.Threshold == 0 {
+			c.add(p+"breaktrace", "a threshold to break at", "breaktrace without threshold")
+		}
 	}
 
 	for i, n := range s.Noise {

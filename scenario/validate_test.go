@@ -29,8 +29,10 @@ func TestValidate(t *testing.T) {
 		{"top port fits exactly", "endpoints: [{count: 36, port: 65500}]\nreaders: [{}]\n", ""},
 
 		// Top level.
-		{"duration zero", "duration: 0\n" + baseDoc, "x.yaml:1:11: duration: 0s out of range (allowed: > 0)"},
-		{"duration negative", "duration: -1s\n" + baseDoc, "duration: -1s out of range (allowed: > 0)"},
+		{"duration negative", "duration: -1s\n" + baseDoc, "x.yaml:1:11: duration: -1s out of range (allowed: ≥ 0 (0 = until stopped))"},
+		{"interval too short", "interval: 10ms\n" + baseDoc, "interval: 10ms out of range (allowed: 0 (none) or ≥ 100ms)"},
+		{"log limit below two chunks", "log_chunk: 1MiB\nlog_limit: 1MiB\n" + baseDoc, "log_limit: 1MiB out of range (allowed: 0 (no cap) or ≥ 2 × log_chunk)"},
+		{"breaktrace needs a threshold", baseEP + baseTr + "readers: [{endpoints: [e], cpu: 0, breaktrace: true}]\n", "readers[0].breaktrace: breaktrace without threshold (allowed: a threshold to break at)"},
 		{"warmup negative", "warmup: -5ms\n" + baseDoc, "warmup: -5ms out of range (allowed: ≥ 0)"},
 		{"clock unknown", "clock: rdtsc\n" + baseDoc, "x.yaml:1:8: clock: unknown clock \"rdtsc\" (allowed: auto, tsc, monotonic)"},
 		{"rounds zero", "rounds: 0\n" + baseDoc, "rounds: 0 out of range (allowed: 1–1000)"},
@@ -108,7 +110,7 @@ func TestValidate(t *testing.T) {
 		// Variants.
 		{"variant without name", baseDoc + "variants: [{set: {duration: 1s}}]\n", "variants[0].name: empty variant name (allowed: a non-empty name)"},
 		{"duplicate variant", baseDoc + "variants: [{name: a}, {name: a}]\n", "variants[1].name: duplicate variant name \"a\""},
-		{"variant unknown path", baseDoc + "variants:\n  - name: a\n    set: {readers[0].prority: 1}\n", "x.yaml:6:31: variants[0]: readers[0].prority: unknown field \"prority\" (allowed: name, endpoints, cpu, policy, priority, period, method, batch, overrun)"},
+		{"variant unknown path", baseDoc + "variants:\n  - name: a\n    set: {readers[0].prority: 1}\n", "x.yaml:6:31: variants[0]: readers[0].prority: unknown field \"prority\" (allowed: name, endpoints, cpu, policy, priority, period, method, batch, overrun, threshold, breaktrace)"},
 		{"variant index out of range", baseDoc + "variants: [{name: a, set: {readers[3].cpu: 1}}]\n", "variants[0]: readers[3]: index 3 out of range (allowed: 0–0)"},
 		{"variant bad value", baseDoc + "variants: [{name: a, set: {duration: soon}}]\n", "variants[0]: duration: invalid duration \"soon\""},
 		{"variant sets variants", baseDoc + "variants: [{name: a, set: {variants[0].name: b}}]\n", "variants[0]: variants[0].name: a variant cannot set variants"},
@@ -174,7 +176,7 @@ func TestValidateExactLine(t *testing.T) {
 // TestValidateSortsAndCollects checks that every problem is reported, in
 // line order.
 func TestValidateSortsAndCollects(t *testing.T) {
-	s, err := Load("x.yaml", []byte("readers:\n  - cpu: 9\n    priority: 0\nduration: 0\nclock: x\n"))
+	s, err := Load("x.yaml", []byte("readers:\n  - cpu: 9\n    priority: 0\nduration: -1s\nclock: x\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

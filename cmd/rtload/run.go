@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/rtload/rtload/configs"
 	"github.com/rtload/rtload/engine"
+	"github.com/rtload/rtload/exporter"
 	"github.com/rtload/rtload/net/netns"
 	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/sysinfo"
@@ -24,6 +26,8 @@ import (
 type runFlags struct {
 	duration      string
 	repeat        int
+	interval      string
+	metricsAddr   string
 	sets          []string
 	out           string
 	allowDegraded bool
@@ -58,7 +62,9 @@ Ctrl-C stops the run early and still writes complete results (exit 130).`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.duration, "duration", "", "measured time per trial, a Go duration (overrides the scenario's duration)")
+	fl.StringVar(&f.duration, "duration", "", "measured time per trial, a Go duration, or forever (a soak run until Ctrl-C)")
+	fl.StringVar(&f.interval, "interval", "", "emit an interval record every D (intervals.jsonl, a live line); default 10s for soak runs")
+	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (loopback only, e.g. 127.0.0.1:9100)")
 	fl.IntVar(&f.repeat, "repeat", 0, "run the whole scenario N times (variants alternating inside each repeat); same as --set rounds=N")
 	fl.StringArrayVar(&f.sets, "set", nil, "override a scenario field: path=value, e.g. readers[0].method=recvmsg (repeatable)")
 	fl.StringVar(&f.out, "out", "", "results directory (default results/<scenario>-<timestamp>)")
@@ -70,8 +76,14 @@ Ctrl-C stops the run early and still writes complete results (exit 130).`,
 
 func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 	sets := f.sets
+	if f.duration == "forever" {
+		f.duration = "0"
+	}
 	if f.duration != "" {
 		sets = append([]string{"duration=" + f.duration}, sets...)
+	}
+	if f.interval != "" {
+		sets = append([]string{"interval=" + f.interval}, sets...)
 	}
 	if f.repeat > 0 {
 		sets = append([]string{fmt.Sprintf("rounds=%d", f.repeat), fmt.Sprintf("repeat=%d", f.repeat)}, sets...)
@@ -87,7 +99,11 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 	out := cmd.OutOrStdout()
 	errw := cmd.ErrOrStderr()
 	fmt.Fprintf(out, "rtload %s: %s\n", spec.Name, spec.Description)
-	fmt.Fprintf(out, "%d trial(s) of %v (+%v warm-up) each\n", len(trials), time.Duration(spec.Duration), time.Duration(spec.Warmup))
+	if spec.Duration == 0 {
+		fmt.Fprintf(out, "%d trial(s), each until stopped (Ctrl-C ends the current one and writes the results)\n", len(trials))
+	} else {
+		fmt.Fprintf(out, "%d trial(s) of %v (+%v warm-up) each\n", len(trials), time.Duration(spec.Duration), time.Duration(spec.Warmup))
+	}
 
 	dir := f.out
 	if dir == "" {
@@ -127,7 +143,7 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 
 	opt := engine.Options{AllowDegraded: f.allowDegraded, OutDir: dir, NoWakeupLog: f.noWakeupLog}
 	var bar *progressbar.ProgressBar
-	if !f.quiet && term.IsTerminal(int(os.Stderr.Fd())) {
+	if !f.quiet && spec.Interval == 0 && term.IsTerminal(int(os.Stderr.Fd())) {
 		bar = progressbar.NewOptions(1000, progressbar.OptionSetWriter(errw), progressbar.OptionSetWidth(30),
 			progressbar.OptionSetDescription("running"), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100*time.Millisecond))
 		opt.Progress = func(trial, n int, frac float64) {
@@ -138,7 +154,26 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 		opt.Log = errw
 	}
 	env := sysinfo.Gather()
+	live := newLiveLine(errw, term.IsTerminal(int(os.Stderr.Fd())))
+	opt.OnInterval = live.update
+	opt.OnCheckpoint = func(s *report.Summary) {
+		s.Spec, s.Env = spec, env
+		if err := report.WriteSummary(dir, s); err != nil {
+			fmt.Fprintf(errw, "rtload: checkpoint: %v\n", err)
+		}
+	}
+	if f.metricsAddr != "" {
+		srv, err := exporter.Listen(f.metricsAddr, false)
+		if err != nil {
+			return usageError{fmt.Errorf("--metrics-addr: %w", err)}
+		}
+		defer srv.Close()
+		srv.SetRunInfo(spec.Name, "", env.Kernel)
+		opt.Exporter = srv
+		fmt.Fprintf(errw, "metrics: http://%s/metrics\n", srv.Addr())
+	}
 	sum, runErr := engine.Run(ctx, spec, trials, opt)
+	live.done()
 	if bar != nil {
 		_ = bar.Finish()
 	}
@@ -154,6 +189,11 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 	if err := report.WriteSummary(dir, sum); err != nil {
 		return errors.Join(runErr, err)
 	}
+	// The same histograms in formats other tools read: HdrHistogram
+	// interval logs and cyclictest's -h layout.
+	if _, err := report.WriteInterop(dir, sum); err != nil {
+		fmt.Fprintf(errw, "rtload: interop files: %v\n", err)
+	}
 	if len(sum.Trials) > 0 {
 		if err := report.Report(out, sum); err != nil {
 			return errors.Join(runErr, err)
@@ -161,4 +201,38 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 	}
 	fmt.Fprintf(out, "\nresults: %s\n", dir)
 	return runErr
+}
+
+// liveLine prints one line per interval record: the current interval and
+// the worst wakeup latency so far (rewritten in place on a terminal).
+type liveLine struct {
+	w       io.Writer
+	tty     bool
+	worst   int64
+	worstAt time.Time
+	printed bool
+}
+
+func newLiveLine(w io.Writer, tty bool) *liveLine { return &liveLine{w: w, tty: tty} }
+
+func (l *liveLine) update(iv report.Interval) {
+	if iv.WakeupLatency.MaxNs > l.worst {
+		l.worst, l.worstAt = iv.WakeupLatency.MaxNs, iv.Time
+	}
+	line := fmt.Sprintf("%s %s/%s #%d: wakeup p99 %.1fµs max %.1fµs (worst %.1fµs at %s) | call p99 %d ticks | msgs %d lost %d | spikes %d | rss %.1fMiB fds %d",
+		iv.Time.Format("15:04:05"), iv.Variant, iv.Reader, iv.Seq, float64(iv.WakeupLatency.P99Ns)/1e3, float64(iv.WakeupLatency.MaxNs)/1e3,
+		float64(l.worst)/1e3, l.worstAt.Format("15:04:05"), iv.PerCallTicks.P99Ns, iv.Messages, iv.Lost, iv.Spikes,
+		float64(iv.RSSBytes)/(1<<20), iv.FDs)
+	if l.tty {
+		fmt.Fprintf(l.w, "\r\033[K%s", line)
+	} else {
+		fmt.Fprintln(l.w, line)
+	}
+	l.printed = true
+}
+
+func (l *liveLine) done() {
+	if l.tty && l.printed {
+		fmt.Fprintln(l.w)
+	}
 }

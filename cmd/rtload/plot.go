@@ -1,0 +1,55 @@
+package main
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rtload/rtload/plot"
+)
+
+func newPlotCmd() *cobra.Command {
+	var (
+		o      plot.Options
+		labels string
+	)
+	cmd := &cobra.Command{
+		Use:   "plot DIR [DIR ...] --out FILE.png|.svg",
+		Short: "Draw per-call histograms, wakeup latency over time and latency CDFs into one image",
+		Long: `Draw one image from one or more results directories, three panels stacked:
+per-call cost histograms overlaid (one colour per column), wakeup latency over
+time (a point per logged wakeup, so spikes and their times show), and wakeup
+latency CDFs. The --out extension picks the format: .png or .svg.`,
+		Example: "  rtload plot results/laight-450-20261130-101500 --out laight.png\n" +
+			"  rtload plot old/ new/ --label before,after --log --calls data --out cmp.svg",
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.Out == "" {
+				return usageError{errors.New("plot: --out FILE.png|.svg is required")}
+			}
+			if err := o.Validate(); err != nil {
+				return usageError{err}
+			}
+			var ls []string
+			if labels != "" {
+				ls = strings.Split(labels, ",")
+				if len(ls) != len(args) {
+					return usageError{errors.New("plot: --label needs one label per results directory")}
+				}
+			}
+			cols, err := plot.Load(args, ls)
+			if err != nil {
+				return err
+			}
+			return plot.Render(cols, o)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&o.Out, "out", "o", "", "image file to write: .png or .svg (required)")
+	fl.StringVar(&labels, "label", "", "comma-separated run labels, one per DIR (default: directory names)")
+	fl.BoolVar(&o.LogCounts, "log", false, "per-call counts on a log scale")
+	fl.StringVar(&o.Hist, "calls", "all", "per-call histogram: all, data or eagain")
+	fl.StringVar(&o.Title, "title", "", "image title (default: scenario and run names)")
+	return cmd
+}

@@ -1,0 +1,133 @@
+package compare
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/rtload/rtload/record"
+	"github.com/rtload/rtload/report"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden with the current output")
+
+// golden compares got with testdata/name.golden, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./compare -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
+	}
+}
+
+// Seed layout: 128-wide buckets from 64, overflow at 8256.
+const (
+	seedWidth    = 128
+	seedOrigin   = 64
+	seedOverflow = 8256
+)
+
+// seedSnapshot is seed column col (0 recvfrom unhard, 1 recvfrom hard,
+// 2 recvmsg unhard, 3 recvmsg hard) with every bucket moved up by shift
+// buckets (counts pushed past the last bucket land in overflow). Sum
+// assumes samples mid-bucket and overflow samples at 12000.
+func seedSnapshot(col, shift int) record.Snapshot {
+	s := record.Snapshot{
+		Unit: "TSC ticks", Width: seedWidth, Origin: seedOrigin, Overflow: seedOverflow,
+		Counts: make([]uint64, 1+(seedOverflow-seedOrigin)/seedWidth),
+	}
+	add := func(i int, n uint64) {
+		if n == 0 {
+			return
+		}
+		s.Total += n
+		if i >= len(s.Counts) {
+			s.OverflowCount += n
+			s.Sum += n * 12000
+			s.Max = 48211
+			return
+		}
+		s.Counts[i] += n
+		lower := s.Lower(i)
+		s.Sum += n * (lower + seedWidth/2)
+		if s.Min == 0 || lower+5 < s.Min {
+			s.Min = lower + 5
+		}
+		s.Max = max(s.Max, lower+100)
+	}
+	for _, r := range seedRows {
+		add(1+int((r.lower-seedOrigin)/seedWidth)+shift, r.n[col])
+	}
+	add(len(s.Counts), seedOverflowRow[col])
+	return s
+}
+
+// seedSummary is one run of the seed's two variants (recvfrom, recvmsg)
+// on one kernel: cols are the seed columns of recvfrom and recvmsg, one
+// round each, per-call buckets moved up by shift.
+func seedSummary(kernel string, cols [2]int, shift int) *report.Summary {
+	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	s := &report.Summary{
+		Version: report.SummaryVersion, Scenario: "laight-450", File: "configs/laight-450.yaml",
+		Spec:  map[string]any{"name": "laight-450", "period": "10ms", "readers": []any{map[string]any{"cpu": 1.0}}},
+		Env:   map[string]any{"kernel": kernel, "cpu_model": "Intel(R) Core(TM) i7-3770", "clocksource": "tsc", "cmdline": "quiet"},
+		Start: start, End: start.Add(45 * time.Second),
+		Clock: report.ClockInfo{Kind: "tsc", Unit: "TSC ticks", Hz: 3.4e9, Invariant: true},
+	}
+	for i, v := range []string{"recvfrom", "recvmsg"} {
+		all := seedSnapshot(cols[i], shift)
+		s.Trials = append(s.Trials, report.Trial{
+			Index: i, Round: 0, Variant: v,
+			Readers: []report.Reader{{
+				Name: "rt", Method: v, Sockets: 450, Calls: all.Total,
+				PerCall:       report.PerCall{Unit: "TSC ticks", All: all},
+				WakeupLatency: latencyNs(1000, 2_000+int64(shift)*100, 37),
+				Drain:         latencyNs(1000, 700_000, 211),
+			}},
+			WakeupLog: []string{"wakeups-" + v + ".csv"},
+		})
+	}
+	return s
+}
+
+// seedRuns is the seed itself: run "unhard" (seed columns 0, 2) and run
+// "hard" (columns 1, 3).
+func seedRuns() []Run {
+	return []Run{
+		{Label: "unhard", Dir: "results/unhard", Summary: seedSummary("5.4.0-rc7", [2]int{0, 2}, 0)},
+		{Label: "hard", Dir: "results/hard", Summary: seedSummary("5.4.0-rc7-hardened", [2]int{1, 3}, 0)},
+	}
+}
+
+// latencyNs is a Latency over an HDR holding n samples base, base+step, ….
+func latencyNs(n int, base, step int64) report.Latency {
+	h := record.NewHDR(10_000_000_000)
+	for i := range n {
+		h.RecordSigned(base + int64(i)*step)
+	}
+	return report.LatencyFromHDR(h.Histogram())
+}
+
+// wakeupLog is n per-wakeup rows with latency base+i·step ns and drain
+// time drain ns.
+func wakeupLog(n int, base, step, drain int64) []record.Wakeup {
+	w := make([]record.Wakeup, n)
+	for i := range w {
+		w[i] = record.Wakeup{Tick: uint64(i), LatencyNs: base + int64(i)*step, DrainNs: drain + int64(i%7)}
+	}
+	return w
+}

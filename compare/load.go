@@ -1,0 +1,112 @@
+package compare
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/rtload/rtload/record"
+	"github.com/rtload/rtload/report"
+)
+
+// Run is one results directory under the label that names its columns
+// ("unhard", "hard").
+type Run struct {
+	Label string
+	// Dir is the results directory (or summary.json) it was read from.
+	Dir     string
+	Summary *report.Summary
+	// Wakeups holds the per-wakeup logs found next to summary.json, keyed by
+	// the file names in Trial.WakeupLog. Missing logs are simply absent:
+	// metrics that would bootstrap over them then need ≥ 2 rounds.
+	Wakeups map[string][]record.Wakeup
+	// Notes says which logs could not be read, and why.
+	Notes []string
+}
+
+// Load reads the Summary of every results directory in dirs (see
+// report.ReadSummary) and its per-wakeup CSV logs. labels names the runs;
+// empty means the base name of each directory. Labels must be as many as
+// dirs, non-empty, unique, and free of "/" (which splits a table header).
+func Load(dirs, labels []string) ([]Run, error) {
+	if len(dirs) == 0 {
+		return nil, errors.New("compare: no results directories")
+	}
+	if len(labels) == 0 {
+		labels = defaultLabels(dirs)
+	}
+	if err := CheckLabels(dirs, labels); err != nil {
+		return nil, err
+	}
+	runs := make([]Run, len(dirs))
+	for i, d := range dirs {
+		s, err := report.ReadSummary(d)
+		if err != nil {
+			return nil, fmt.Errorf("compare %s: %w", labels[i], err)
+		}
+		runs[i] = Run{Label: labels[i], Dir: d, Summary: s, Wakeups: map[string][]record.Wakeup{}}
+		base := d
+		if fi, err := os.Stat(d); err == nil && !fi.IsDir() {
+			base = filepath.Dir(d)
+		}
+		for _, t := range s.Trials {
+			for _, name := range t.WakeupLog {
+				w, err := report.ReadWakeupCSV(filepath.Join(base, name))
+				if err != nil {
+					runs[i].Notes = append(runs[i].Notes, err.Error())
+					continue
+				}
+				runs[i].Wakeups[name] = w
+			}
+		}
+	}
+	return runs, nil
+}
+
+// CheckLabels reports why labels cannot name the runs in dirs, or nil.
+func CheckLabels(dirs, labels []string) error {
+	if len(labels) != len(dirs) {
+		return fmt.Errorf("compare: %d labels for %d results directories (give one --label per directory, comma-separated)", len(labels), len(dirs))
+	}
+	seen := map[string]bool{}
+	for _, l := range labels {
+		switch {
+		case strings.TrimSpace(l) == "":
+			return errors.New("compare: empty label")
+		case strings.Contains(l, "/"):
+			return fmt.Errorf("compare: label %q contains \"/\"", l)
+		case seen[l]:
+			return fmt.Errorf("compare: label %q given twice", l)
+		}
+		seen[l] = true
+	}
+	return nil
+}
+
+// defaultLabels names runs after their directories, or "run1", "run2", …
+// when two base names clash.
+func defaultLabels(dirs []string) []string {
+	out := make([]string, len(dirs))
+	seen := map[string]bool{}
+	clash := false
+	for i, d := range dirs {
+		b := filepath.Base(filepath.Clean(d))
+		if b == report.SummaryFile {
+			b = filepath.Base(filepath.Dir(filepath.Clean(d)))
+		}
+		b = strings.ReplaceAll(b, "/", "_")
+		if b == "" || b == "." || seen[b] {
+			clash = true
+		}
+		seen[b] = true
+		out[i] = b
+	}
+	if clash {
+		for i := range out {
+			out[i] = fmt.Sprintf("run%d", i+1)
+		}
+	}
+	return out
+}

@@ -1,0 +1,494 @@
+package compare
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rtload/rtload/report"
+)
+
+// Formats are the output formats Write accepts.
+var Formats = []string{"text", "json", "csv", "markdown"}
+
+// Write renders r to w in format: "text" (aligned, the seed's table
+// first), "json" (Result, indented), "csv" (one row per column × metric)
+// or "markdown" (tables, the histogram in a code block).
+func Write(w io.Writer, r *Result, format string) error {
+	switch format {
+	case "text", "":
+		return r.Text(w)
+	case "json":
+		return r.JSON(w)
+	case "csv":
+		return r.CSV(w)
+	case "markdown", "md":
+		return r.Markdown(w)
+	}
+	return fmt.Errorf("compare: format %q unknown (allowed: %s)", format, strings.Join(Formats, ", "))
+}
+
+// JSON writes r as indented JSON.
+func (r *Result) JSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// CSVHeader is the first row of CSV output.
+var CSVHeader = []string{"metric", "unit", "higher_is_better", "column", "baseline", "value", "baseline_value",
+	"change_pct", "diff", "ci_low", "ci_high", "confidence", "method", "method_note", "verdict"}
+
+// CSV writes one row per column × headline metric under CSVHeader; empty
+// cells mean "none" (no change for a baseline, no interval).
+func (r *Result) CSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(CSVHeader); err != nil {
+		return err
+	}
+	opt := func(p *float64) string {
+		if p == nil {
+			return ""
+		}
+		return strconv.FormatFloat(*p, 'g', 10, 64)
+	}
+	for _, m := range r.Metrics {
+		conf := ""
+		if m.CILow != nil {
+			conf = strconv.FormatFloat(Confidence, 'g', -1, 64)
+		}
+		if err := cw.Write([]string{m.Name, m.Unit, strconv.FormatBool(m.HigherIsBetter), m.Column, m.Baseline,
+			strconv.FormatFloat(m.Value, 'g', 10, 64), strconv.FormatFloat(m.BaselineValue, 'g', 10, 64),
+			opt(m.ChangePct), opt(m.Diff), opt(m.CILow), opt(m.CIHigh), conf, m.Method, m.MethodNote, m.Verdict}); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// Text writes r as aligned text: the runs, the warnings, the seed's
+// histogram table, the percentile tables and the headline metrics.
+func (r *Result) Text(w io.Writer) error {
+	var b strings.Builder
+	r.writeHead(&b, "")
+	if len(r.Columns) > 0 {
+		b.WriteByte('\n')
+		if err := r.histogram(&b); err != nil {
+			fmt.Fprintf(&b, "per-call histogram table skipped: %v\n", err)
+		}
+		b.WriteByte('\n')
+		labels := r.labels()
+		writeGrid(&b, "per-call cost percentiles ("+r.TickUnit+"; "+r.pctSource(func(c Column) Percentiles { return c.PerCallTicks })+")",
+			labels, r.pctRows(func(c Column) Percentiles { return c.PerCallTicks }, "%.0f"))
+		b.WriteByte('\n')
+		writeGrid(&b, "wakeup latency percentiles (µs, wake − deadline; "+r.pctSource(func(c Column) Percentiles { return c.WakeupUs })+")",
+			labels, r.pctRows(func(c Column) Percentiles { return c.WakeupUs }, "%.1f"))
+	}
+	if len(r.Metrics) > 0 {
+		b.WriteByte('\n')
+		fmt.Fprintf(&b, "headline metrics: change against the first run of each variant, %.0f%% CI of the difference\n", Confidence*100)
+		rows := [][]string{{"metric", "column", "value", "change", fmt.Sprintf("%.0f%% CI", Confidence*100), "verdict", "method"}}
+		for _, name := range r.metricNames() {
+			first := true
+			for _, m := range r.Metrics {
+				if metricKey(m) != name {
+					continue
+				}
+				label := ""
+				if first {
+					label = name
+				}
+				first = false
+				rows = append(rows, []string{label, m.Column, fmtVal(m.Value, m.Unit), change(m), ci(m), m.Verdict, m.MethodNote})
+			}
+		}
+		writeAligned(&b, rows, []bool{false, false, true, true, true, false, false})
+		b.WriteString(methodsNote)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// methodsNote states how every interval is computed.
+var methodsNote = fmt.Sprintf(`methods: welch = Welch's t-test on per-round values (CI of the difference of
+  round means, Welch–Satterthwaite df); bootstrap = %d resamples (PCG seed %d) of
+  per-call samples rebuilt from the linear histogram (bucket midpoints) or of
+  per-wakeup log rows, percentile CI of the difference, centred on the exact one.
+  A per-call bootstrap treats calls as independent and cannot see run-to-run
+  variation: run rounds ≥ 2 for Welch. "within noise" = the CI contains 0.
+`, Resamples, BootstrapSeed)
+
+// Markdown writes r as Markdown: a runs table, warnings, the seed's table
+// in a code block, percentile tables and the metrics table.
+func (r *Result) Markdown(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("# rtload compare\n\n| run | dir | scenario | kernel | start | trials |\n|---|---|---|---|---|---|\n")
+	for _, ri := range r.Runs {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d |\n", md(ri.Label), md(ri.Dir), md(ri.Scenario), md(ri.Kernel), startString(ri.Start), ri.Trials)
+	}
+	if len(r.Warnings)+len(r.Info)+len(r.Notes) > 0 {
+		b.WriteByte('\n')
+		for _, d := range r.Warnings {
+			fmt.Fprintf(&b, "- **WARNING**: runs differ in %s: %s\n", md(d.Field), md(r.values(d)))
+		}
+		for _, d := range r.Info {
+			fmt.Fprintf(&b, "- info: runs differ in %s (expected): %s\n", md(d.Field), md(r.values(d)))
+		}
+		for _, n := range r.Notes {
+			fmt.Fprintf(&b, "- note: %s\n", md(n))
+		}
+	}
+	if len(r.Columns) > 0 {
+		b.WriteString("\n## Per-call cost histogram\n\n```text\n")
+		if err := r.histogram(&b); err != nil {
+			fmt.Fprintf(&b, "skipped: %v\n", err)
+		}
+		b.WriteString("```\n")
+		for _, t := range []struct {
+			title  string
+			get    func(c Column) Percentiles
+			format string
+		}{
+			{"Per-call cost percentiles (" + r.TickUnit + ")", func(c Column) Percentiles { return c.PerCallTicks }, "%.0f"},
+			{"Wakeup latency percentiles (µs)", func(c Column) Percentiles { return c.WakeupUs }, "%.1f"},
+		} {
+			fmt.Fprintf(&b, "\n## %s\n\n|  |", t.title)
+			for _, l := range r.labels() {
+				fmt.Fprintf(&b, " %s |", md(l))
+			}
+			b.WriteString("\n|---|" + strings.Repeat("---:|", len(r.Columns)) + "\n")
+			for _, row := range r.pctRows(t.get, t.format) {
+				b.WriteString("| " + strings.Join(row, " | ") + " |\n")
+			}
+		}
+	}
+	if len(r.Metrics) > 0 {
+		fmt.Fprintf(&b, "\n## Headline metrics\n\n| metric | column | value | change | %.0f%% CI | verdict | method |\n|---|---|---:|---:|---:|---|---|\n", Confidence*100)
+		for _, name := range r.metricNames() {
+			for _, m := range r.Metrics {
+				if metricKey(m) == name {
+					fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", md(name), md(m.Column), fmtVal(m.Value, m.Unit), change(m), ci(m), m.Verdict, md(m.MethodNote))
+				}
+			}
+		}
+		b.WriteString("\n" + strings.ReplaceAll(methodsNote, "\n  ", " "))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func md(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+func (r *Result) writeHead(b *strings.Builder, _ string) {
+	fmt.Fprintf(b, "rtload compare: %d runs\n", len(r.Runs))
+	rows := make([][]string, 0, len(r.Runs))
+	for _, ri := range r.Runs {
+		desc := "scenario " + orNone(ri.Scenario) + ", kernel " + ri.Kernel + fmt.Sprintf(", %d trials", ri.Trials)
+		if s := startString(ri.Start); s != "" {
+			desc += ", " + s
+		}
+		if ri.Degraded {
+			desc += ", DEGRADED"
+		}
+		if ri.Stopped {
+			desc += ", STOPPED EARLY"
+		}
+		rows = append(rows, []string{"  " + ri.Label, ri.Dir, desc})
+	}
+	writeAligned(b, rows, []bool{false, false, false})
+	if len(r.Runs) > 0 {
+		fmt.Fprintf(b, "  per-call unit: %s (%s)\n", r.TickUnit, clockString(r.Runs[0].Clock))
+	}
+	if len(r.Info)+len(r.Warnings)+len(r.Notes) > 0 {
+		b.WriteByte('\n')
+	}
+	for _, d := range r.Info {
+		fmt.Fprintf(b, "info: runs differ in %s (expected): %s\n", d.Field, r.values(d))
+	}
+	for _, d := range r.Warnings {
+		fmt.Fprintf(b, "WARNING: runs differ in %s: %s\n", d.Field, r.values(d))
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(b, "note: %s\n", n)
+	}
+}
+
+func startString(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.Format(time.RFC3339)
+}
+
+func clockString(c report.ClockInfo) string {
+	switch {
+	case c.Kind == "tsc" && c.Hz > 0:
+		return fmt.Sprintf("tsc at %.3f MHz; TSC ticks are not core cycles", c.Hz/1e6)
+	case c.Kind == "":
+		return "clock unknown"
+	}
+	return c.Kind
+}
+
+// values prints a Difference as label="value" pairs.
+func (r *Result) values(d Difference) string {
+	parts := make([]string, len(d.Values))
+	for i, v := range d.Values {
+		l := strconv.Itoa(i)
+		if i < len(r.Runs) {
+			l = r.Runs[i].Label
+		}
+		parts[i] = l + "=" + strconv.Quote(v)
+	}
+	return strings.Join(parts, " ")
+}
+
+func (r *Result) labels() []string {
+	l := make([]string, len(r.Columns))
+	for i, c := range r.Columns {
+		l[i] = c.Label
+	}
+	return l
+}
+
+// histogram prints the seed's table: the all-calls per-call histogram,
+// one column per (variant, run).
+func (r *Result) histogram(b *strings.Builder) error {
+	cols := make([]report.Column, len(r.Columns))
+	merged := false
+	for i, c := range r.Columns {
+		cols[i] = report.Column{Label: c.Label, Hist: c.PerCall}
+		merged = merged || c.Rounds > 1
+	}
+	unit := "ticks"
+	if r.TickUnit == "ns" {
+		unit = "ns"
+	}
+	title := "per-call cost in " + r.TickUnit + ", all calls (data + EAGAIN)"
+	if merged {
+		title += ", rounds merged"
+	}
+	return report.Table(b, cols, report.TableOptions{Title: title, Unit: unit})
+}
+
+func (r *Result) pctSource(get func(c Column) Percentiles) string {
+	var srcs []string
+	for _, c := range r.Columns {
+		if s := get(c).Source; s != "" && !contains(srcs, s) {
+			srcs = append(srcs, s)
+		}
+	}
+	names := map[string]string{
+		"hdr": "HdrHistogram", "hdr worst round": "HdrHistogram, worst round (no HDR to merge)",
+		"linear": "bucket lower edges",
+	}
+	for i, s := range srcs {
+		srcs[i] = names[s]
+	}
+	if len(srcs) == 0 {
+		return "no samples"
+	}
+	return strings.Join(srcs, " / ")
+}
+
+func (r *Result) pctRows(get func(c Column) Percentiles, format string) [][]string {
+	names := []string{"count", "p50", "p90", "p99", "p99.9", "max"}
+	rows := make([][]string, len(names))
+	for i, n := range names {
+		rows[i] = []string{n}
+		for _, c := range r.Columns {
+			p := get(c)
+			if p.Count == 0 {
+				rows[i] = append(rows[i], "-")
+				continue
+			}
+			v := []float64{float64(p.Count), p.P50, p.P90, p.P99, p.P999, p.Max}[i]
+			f := format
+			if i == 0 {
+				f = "%.0f"
+			}
+			cell := fmt.Sprintf(f, v)
+			if i > 0 && i < 5 && p.Source == "linear" && c.PerCall.Total > 0 && v >= float64(c.PerCall.Overflow) {
+				cell += "+" // the overflow bucket, as the table prints it
+			}
+			rows[i] = append(rows[i], cell)
+		}
+	}
+	return rows
+}
+
+// metricKey names a metric with its unit: "mean per-call cost (ns)".
+func metricKey(m Metric) string { return m.Name + " (" + m.Unit + ")" }
+
+func (r *Result) metricNames() []string {
+	var names []string
+	for _, m := range r.Metrics {
+		if k := metricKey(m); !contains(names, k) {
+			names = append(names, k)
+		}
+	}
+	return names
+}
+
+// fmtVal prints v with the precision its unit deserves.
+func fmtVal(v float64, unit string) string {
+	switch unit {
+	case "s":
+		return strconv.FormatFloat(v, 'f', 3, 64)
+	case "KB/s":
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
+}
+
+func signed(v float64, unit string) string {
+	s := fmtVal(v, unit)
+	if v >= 0 {
+		s = "+" + s
+	}
+	return s
+}
+
+func change(m Metric) string {
+	switch {
+	case m.Verdict == VerdictBaseline:
+		return "baseline"
+	case m.ChangePct == nil:
+		return "-"
+	}
+	return fmt.Sprintf("%+.2f%%", *m.ChangePct)
+}
+
+func ci(m Metric) string {
+	if m.CILow == nil || m.CIHigh == nil {
+		return "-"
+	}
+	return "[" + signed(*m.CILow, m.Unit) + ", " + signed(*m.CIHigh, m.Unit) + "]"
+}
+
+// writeAligned prints rows as columns two spaces apart, right-aligned
+// where right[i], without trailing spaces.
+func writeAligned(b *strings.Builder, rows [][]string, right []bool) {
+	var widths []int
+	for _, row := range rows {
+		for i, c := range row {
+			if i >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], runeLen(c))
+		}
+	}
+	for _, row := range rows {
+		var line strings.Builder
+		for i, c := range row {
+			if i > 0 {
+				line.WriteString("  ")
+			}
+			gap := strings.Repeat(" ", widths[i]-runeLen(c))
+			if i < len(right) && right[i] {
+				line.WriteString(gap + c)
+			} else {
+				line.WriteString(c + gap)
+			}
+		}
+		b.WriteString(strings.TrimRight(line.String(), " "))
+		b.WriteByte('\n')
+	}
+}
+
+// writeGrid prints rows (name, one cell per column) under "group/sub"
+// labels: the group centred over its columns on one line, the subs on the
+// next, as report.Table heads the seed's table.
+func writeGrid(b *strings.Builder, title string, labels []string, rows [][]string) {
+	nameW := 10
+	for _, r := range rows {
+		nameW = max(nameW, runeLen(r[0])+2)
+	}
+	nameW = max(nameW, 8)
+	widths := make([]int, len(labels))
+	groups := make([]string, len(labels))
+	subs := make([]string, len(labels))
+	for i, l := range labels {
+		g, s, ok := strings.Cut(l, "/")
+		if !ok {
+			g, s = "", l
+		}
+		groups[i], subs[i] = g, s
+		widths[i] = max(10, runeLen(s)+1)
+		for _, r := range rows {
+			if i+1 < len(r) {
+				widths[i] = max(widths[i], runeLen(r[i+1])+1)
+			}
+		}
+	}
+	// Widen the last column of a group too narrow for its name.
+	for i := 0; i < len(labels); {
+		j := i
+		span := 0
+		for j < len(labels) && groups[j] == groups[i] {
+			span += 1 + widths[j]
+			j++
+		}
+		if need := runeLen(groups[i]) + 2; span-1 < need {
+			widths[j-1] += need - (span - 1)
+		}
+		i = j
+	}
+	b.WriteString(title)
+	b.WriteByte('\n')
+	line := strings.Repeat(" ", nameW)
+	for i := 0; i < len(labels); {
+		j := i
+		span := 0
+		for j < len(labels) && groups[j] == groups[i] {
+			span += 1 + widths[j]
+			j++
+		}
+		line += "|" + center(groups[i], span-1)
+		i = j
+	}
+	b.WriteString(strings.TrimRight(line, " ") + "\n")
+	line = strings.Repeat(" ", nameW)
+	for i := range labels {
+		line += "|" + padLeft(subs[i], widths[i]-1) + " "
+	}
+	b.WriteString(strings.TrimRight(line, " ") + "\n")
+	total := nameW
+	for _, w := range widths {
+		total += 1 + w
+	}
+	b.WriteString(strings.Repeat("-", total) + "\n")
+	for _, r := range rows {
+		line := "  " + r[0] + strings.Repeat(" ", max(0, nameW-2-runeLen(r[0])))
+		for i := range labels {
+			c := ""
+			if i+1 < len(r) {
+				c = r[i+1]
+			}
+			line += " " + padLeft(c, widths[i])
+		}
+		b.WriteString(strings.TrimRight(line, " ") + "\n")
+	}
+}
+
+func padLeft(s string, n int) string {
+	if k := n - runeLen(s); k > 0 {
+		return strings.Repeat(" ", k) + s
+	}
+	return s
+}
+
+func center(s string, n int) string {
+	k := n - runeLen(s)
+	if k <= 0 {
+		return s
+	}
+	return strings.Repeat(" ", k/2) + s + strings.Repeat(" ", k-k/2)
+}
+
+func runeLen(s string) int { return len([]rune(s)) }

@@ -1,0 +1,265 @@
+package engine
+
+import (
+	"math"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rtload/rtload/exporter"
+	"github.com/rtload/rtload/noise"
+	"github.com/rtload/rtload/probe"
+	"github.com/rtload/rtload/record"
+	"github.com/rtload/rtload/report"
+)
+
+// trialWriter is the non-real-time side of a trial: every 50 ms it drains
+// the readers' wakeup rings into their logs (and spikes.jsonl), takes the
+// Recorders the readers handed over at interval ends, merges them into the
+// trial totals, and emits interval records. It is the only goroutine that
+// touches the totals while the trial runs.
+type trialWriter struct {
+	trial     int
+	variant   string
+	round     int
+	readers   []*reader
+	senders   []*sender
+	noises    []noiseSource
+	intervals *report.JSONLWriter
+	spikes    *report.JSONLWriter
+	onIv      func(report.Interval)
+	// onCheckpoint receives the trial so far after intervals (soak), so
+	// summary.json survives a SIGKILL; base carries the trial's identity.
+	onCheckpoint func(report.Trial)
+	base         report.Trial
+	scenario     string
+	exporter     *exporter.Server
+	err          error
+}
+
+// export feeds one interval to the Prometheus endpoint: counters as deltas,
+// the interval's wakeup latency and per-call cost distributions as buckets.
+func (w *trialWriter) export(r *reader, set *probe.Recorders, iv report.Interval) {
+	x := exporter.Interval{Scenario: w.scenario, Variant: w.variant, Round: w.round, Reader: r.spec.Name,
+		Wakeups: iv.Wakeups, Overruns: iv.Overruns, DataCalls: iv.Data, EAGAINCalls: iv.EAGAIN,
+		Received: iv.Messages, Sent: iv.Sent, Lost: iv.Lost, IntervalMaxWakeupNs: iv.WakeupLatency.MaxNs,
+		CallCostBucketWidthTicks: r.total.All.Snapshot("").Width}
+	for _, bar := range set.Latency.Histogram().Distribution() {
+		if bar.Count > 0 {
+			x.WakeupLatencyNs = append(x.WakeupLatencyNs, exporter.BucketCount{UpperBound: float64(bar.To), Count: uint64(bar.Count)})
+		}
+	}
+	x.WakeupLatencySumNs = iv.WakeupLatency.MeanNs * float64(iv.WakeupLatency.Count)
+	snap := set.All.Snapshot("")
+	for i, c := range snap.Counts {
+		if c > 0 {
+			x.CallCostTicks = append(x.CallCostTicks, exporter.BucketCount{UpperBound: float64(snap.Lower(i) + snap.Width - 1), Count: c})
+		}
+	}
+	if snap.OverflowCount > 0 {
+		x.CallCostTicks = append(x.CallCostTicks, exporter.BucketCount{UpperBound: math.Inf(1), Count: snap.OverflowCount})
+	}
+	x.CallCostSumTicks = float64(snap.Sum)
+	for _, n := range iv.Noise {
+		x.Noise = append(x.Noise, exporter.NoiseWork{Kind: n.Kind, Unit: n.Unit, Count: n.Count})
+	}
+	w.exporter.Update(x)
+}
+
+// noiseSource is what the writer reads of a running noise source.
+type noiseSource interface {
+	Kind() string
+	Unit() string
+	Count() uint64
+	State() string
+}
+
+// poll drains rings and handoffs once.
+func (w *trialWriter) poll() {
+	any := false
+	for _, r := range w.readers {
+		w.drainRing(r)
+		if r.handoff != nil {
+			if set := r.handoff.Take(); set != nil {
+				w.interval(r, set)
+				set.Reset()
+				r.handoff.Give(set)
+				any = true
+			}
+		}
+	}
+	if any && w.onCheckpoint != nil {
+		w.onCheckpoint(w.checkpoint())
+	}
+}
+
+// checkpoint is the trial so far, built only from what the writer owns
+// (the merged totals and the counters handed over with them) and from
+// atomics: never from state the real-time threads are writing.
+func (w *trialWriter) checkpoint() report.Trial {
+	t := w.base
+	t.Readers, t.Traffic = nil, nil
+	for _, s := range w.senders {
+		t.Traffic = append(t.Traffic, report.Traffic{Endpoint: s.spec.Endpoint, Sockets: len(s.group.FDs()), Sent: s.sentCount.Load()})
+	}
+	for _, r := range w.readers {
+		c := r.lastCounts
+		tot := r.total
+		rr := report.Reader{Name: r.spec.Name, Method: r.spec.Method, Sockets: len(r.drain.FDs()), Endpoint: strings.Join(r.spec.Endpoints, ","),
+			Applied: appliedReport(r.applied), Calls: c.Calls, Data: c.Data, EAGAIN: c.EAGAIN, Errors: c.Errors,
+			Messages: c.Messages, Bytes: c.Bytes, Lost: c.Lost, Reordered: c.Reordered, Duplicates: c.Duplicates,
+			Wakeups: r.lastTicks, Overruns: r.lastOverruns, Intervals: r.intervals,
+			WakeupLatency: report.LatencyFromHDR(tot.Latency.Histogram()),
+			PerCallTicks:  report.LatencyFromHDR(tot.AllHDR.Histogram()),
+			Drain:         report.LatencyFromHDR(tot.DrainTime.Histogram()),
+			OneWayDelay:   report.LatencyFromHDR(tot.Delay.Histogram()),
+			PerCall: report.PerCall{Unit: "ticks", All: tot.All.Snapshot("ticks"), Data: tot.Data.Snapshot("ticks"),
+				EAGAIN: tot.EAGAIN.Snapshot("ticks")}}
+		if r.log != nil {
+			st := r.log.Stats()
+			t.WakeupLog = append(t.WakeupLog, st.Files...)
+			rr.WakeupLogRows, rr.WakeupLogDropped = st.Rows, st.RowsDropped
+		}
+		t.Readers = append(t.Readers, rr)
+	}
+	return t
+}
+
+// finish runs after every reader thread ended: the last ring records, any
+// set still handed over, then the set each reader was recording into (the
+// last, partial interval).
+func (w *trialWriter) finish() {
+	w.poll()
+	for _, r := range w.readers {
+		cur := r.loop.Rec
+		if cur == nil {
+			continue
+		}
+		cur.Counts = r.drain.Counts()
+		cur.Ticks, cur.Overruns, cur.MissedTicks = r.loop.MeasuredTicks, r.loop.Overruns, r.loop.MissedTicks
+		if cur.ToNs == 0 || cur.ToNs < cur.FromNs {
+			cur.ToNs = r.loop.Ticker.Deadline(0) + int64(r.loop.Ticks)*int64(r.spec.Period)
+		}
+		w.interval(r, cur)
+	}
+}
+
+func (w *trialWriter) drainRing(r *reader) {
+	r.loop.Wakeups.Drain(func(wk *record.Wakeup) {
+		if r.log != nil && r.logErr == nil {
+			r.logErr = r.log.Write(wk)
+		}
+		if r.spec.Threshold > 0 && wk.LatencyNs > int64(r.spec.Threshold) && w.spikes != nil {
+			sp := report.Spike{Time: time.Now(), Trial: w.trial, Variant: w.variant, Reader: r.spec.Name,
+				Tick: wk.Tick, DeadlineNs: wk.DeadlineNs, LatencyNs: wk.LatencyNs, ThresholdNs: int64(r.spec.Threshold),
+				DrainNs: wk.DrainNs, PrevDrainNs: r.prevDrain, Messages: wk.Messages, Calls: wk.Calls, EAGAIN: wk.EAGAIN,
+				Missed: wk.Missed, Noise: w.noiseStates(), BrokeTrace: r.loop.BrokeAt == wk.DeadlineNs && r.loop.BrokeAt != 0}
+			if err := w.spikes.Write(sp); err != nil && w.err == nil {
+				w.err = err
+			}
+		}
+		r.prevDrain = wk.DrainNs
+	})
+}
+
+func (w *trialWriter) noiseStates() []report.NoiseInterval {
+	var out []report.NoiseInterval
+	for _, n := range w.noises {
+		out = append(out, report.NoiseInterval{Kind: n.Kind(), Unit: n.Unit(), State: n.State()})
+	}
+	return out
+}
+
+// interval merges set into r's totals and, in interval mode, writes its record.
+func (w *trialWriter) interval(r *reader, set *probe.Recorders) {
+	r.total.Merge(set)
+	if r.intervalNs == 0 {
+		r.lastCounts = set.Counts
+		return
+	}
+	prev := r.lastCounts
+	c := set.Counts
+	iv := report.Interval{Time: time.Now(), Trial: w.trial, Variant: w.variant, Round: w.round, Reader: r.spec.Name,
+		Seq: r.intervals, FromNs: set.FromNs, ToNs: set.ToNs,
+		Wakeups: set.Ticks - r.lastTicks, Overruns: set.Overruns - r.lastOverruns,
+		Calls: c.Calls - prev.Calls, Data: c.Data - prev.Data, EAGAIN: c.EAGAIN - prev.EAGAIN,
+		Messages: c.Messages - prev.Messages, Lost: c.Lost - min(prev.Lost, c.Lost),
+		PerCallTicks:  report.LatencyFromHDR(set.AllHDR.Histogram()),
+		WakeupLatency: report.LatencyFromHDR(set.Latency.Histogram()),
+		Drain:         report.LatencyFromHDR(set.DrainTime.Histogram()),
+		LateHandoffs:  r.handoff.Late.Load(),
+		RSSBytes:      rss(), FDs: openFDs(), Goroutines: runtime.NumGoroutine(), GCCycles: gcCycles(),
+	}
+	// The HDR encodings stay in the summary; the interval log keeps numbers.
+	iv.PerCallTicks.HDR, iv.WakeupLatency.HDR, iv.Drain.HDR = "", "", ""
+	iv.Spikes = r.loop.Spikes - r.lastSpikes
+	if len(r.lastSent) < len(w.senders) {
+		r.lastSent = make([]uint64, len(w.senders))
+	}
+	for i, s := range w.senders {
+		for _, g := range r.groups {
+			if s.group == g {
+				n := s.sentCount.Load()
+				iv.Sent += n - r.lastSent[i]
+				r.lastSent[i] = n
+			}
+		}
+	}
+	if len(r.lastNoise) < len(w.noises) {
+		r.lastNoise = make([]uint64, len(w.noises))
+	}
+	for i, n := range w.noises {
+		c := n.Count()
+		iv.Noise = append(iv.Noise, report.NoiseInterval{Kind: n.Kind(), Unit: n.Unit(), Count: c - r.lastNoise[i], State: n.State()})
+		r.lastNoise[i] = c
+	}
+	r.lastCounts, r.lastTicks, r.lastOverruns, r.lastSpikes = c, set.Ticks, set.Overruns, r.loop.Spikes
+	r.intervals++
+	if w.intervals != nil {
+		if err := w.intervals.Write(iv); err != nil && w.err == nil {
+			w.err = err
+		}
+	}
+	if r.log != nil && r.logErr == nil {
+		r.logErr = r.log.Sync()
+	}
+	if w.onIv != nil {
+		w.onIv(iv)
+	}
+	if w.exporter != nil {
+		w.export(r, set, iv)
+	}
+}
+
+// noiseView adapts a running noise source for the writer.
+type noiseView struct{ n *noise.Noise }
+
+func (v noiseView) Kind() string  { return v.n.Config().Kind }
+func (v noiseView) Unit() string  { return noise.Unit(v.n.Config().Kind) }
+func (v noiseView) Count() uint64 { return v.n.Report().Count }
+func (v noiseView) State() string { return v.n.State() }
+
+// rss returns the resident set size in bytes (/proc/self/statm).
+func rss() int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseInt(f[1], 10, 64)
+	return pages * int64(os.Getpagesize())
+}
+
+// openFDs counts /proc/self/fd entries.
+func openFDs() int {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return 0
+	}
+	return len(ents)
+}

@@ -1,0 +1,33 @@
+// Package exporter serves rtload's live counters and latency histograms in
+// the Prometheus text format at http://ADDR/metrics, for dashboards that
+// scrape long soak runs while they run.
+//
+// The engine's interval writer (a normal goroutine, never a real-time
+// thread) calls [Server.Update] once per interval and reader with that
+// interval's deltas and distributions; HTTP scrapes read the accumulated
+// totals. Nothing here is on the measured path: Update takes a mutex.
+//
+// The server has its own registry (never the global one) holding rtload's
+// collector plus the Go and process collectors, and listens on a loopback
+// address unless the caller explicitly allows any address.
+//
+// Metric families (labels scenario, variant, round, reader unless noted):
+//
+//	rtload_wakeups_total                        ticks run
+//	rtload_overruns_total                       ticks missed
+//	rtload_recv_calls_total{result}             recv calls; result = data | eagain | error
+//	rtload_messages_received_total              messages received
+//	rtload_messages_sent_total                  messages sent to the reader's sockets
+//	rtload_messages_lost_total                  gaps in per-socket sequence numbers
+//	rtload_kernel_drops_total                   kernel drops (SO_RXQ_OVFL)
+//	rtload_wakeup_latency_seconds               histogram, 1 µs … 10 s, 24 exponential buckets
+//	rtload_recv_call_cost_ticks                 histogram in clock ticks, bucket width … 1e6
+//	rtload_interval_wakeup_latency_max_seconds  gauge: max wakeup latency of the last interval
+//	rtload_noise_work_total{kind,unit}          noise work done (scenario, variant, round, kind, unit)
+//	rtload_run_info{scenario,clock,kernel}      always 1
+//	rtload_trial                                current trial index
+//
+// A tick of rtload_recv_call_cost_ticks is one unit of the clock named by
+// rtload_run_info's clock label ("tsc": TSC ticks, not core cycles;
+// "monotonic": ns).
+package exporter

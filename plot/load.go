@@ -1,0 +1,234 @@
+// Package plot draws the results of one or more rtload runs into one image
+// (PNG or SVG) with gonum.org/v1/plot: per-call cost histograms overlaid,
+// wakeup latency over time, and wakeup latency CDFs, one colour per column.
+// It reads only results directories (summary.json and the per-wakeup CSV
+// logs), like every other report.
+package plot
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/rtload/rtload/record"
+	"github.com/rtload/rtload/report"
+)
+
+// Column is one line of every panel: one (run, variant) of the results,
+// or (run, variant, reader) when a run's trials have several readers, with
+// its rounds merged.
+type Column struct {
+	// Label names the column in legends: "variant", "variant/reader", and
+	// "run variant…" when several runs are plotted.
+	Label string
+	// Run is the run's label (--label, or the directory's base name);
+	// Scenario the scenario it ran.
+	Run, Scenario string
+	// Rounds is how many trials were merged into the column.
+	Rounds int
+	// Unit names one tick of the per-call histograms ("TSC ticks", "ns").
+	Unit string
+	// All, Data and EAGAIN are the per-call histograms in clock ticks,
+	// summed over rounds (report.PerCall).
+	All, Data, EAGAIN record.Snapshot
+	// Wakeups is one sample per logged wakeup, in time order within each
+	// round; empty when the run wrote no per-wakeup logs.
+	Wakeups []Wakeup
+	// Latency is the wakeup latency distribution in ns, the HDR
+	// histograms of every round merged; nil when no round carried one.
+	Latency *hdrhistogram.Histogram
+}
+
+// Wakeup is one real-time wakeup placed in its run.
+type Wakeup struct {
+	// Seconds is the wakeup's deadline minus the first deadline logged in
+	// the run (all trials of the directory), in seconds.
+	Seconds float64
+	// LatencyUs is wake time minus deadline, in µs.
+	LatencyUs float64
+}
+
+// Load reads each results directory in dirs and returns its columns, runs
+// in the order given. labels names the runs (one per dir, or nil for the
+// directories' base names). Per-call histograms of a column whose rounds
+// have different layouts are an error, as in report.Report; so is a
+// per-wakeup log listed in summary.json that cannot be read.
+func Load(dirs, labels []string) ([]Column, error) {
+	if len(dirs) == 0 {
+		return nil, errors.New("plot: no results directories")
+	}
+	if labels != nil && len(labels) != len(dirs) {
+		return nil, fmt.Errorf("plot: %d labels for %d results directories", len(labels), len(dirs))
+	}
+	var cols []Column
+	for i, dir := range dirs {
+		run := filepath.Base(filepath.Clean(dir))
+		if labels != nil {
+			run = labels[i]
+		}
+		c, err := loadRun(dir, run, len(dirs) > 1)
+		if err != nil {
+			return nil, err
+		}
+		cols = append(cols, c...)
+	}
+	return cols, nil
+}
+
+// loadRun builds the columns of one results directory: one per variant,
+// or per variant/reader when a trial has several readers (report's rule).
+func loadRun(dir, run string, prefix bool) ([]Column, error) {
+	s, err := report.ReadSummary(dir)
+	if err != nil {
+		return nil, fmt.Errorf("plot: %w", err)
+	}
+	readers := map[string]bool{}
+	for _, t := range s.Trials {
+		for _, r := range t.Readers {
+			readers[r.Name] = true
+		}
+	}
+	perReader := len(readers) > 1
+	var cols []Column
+	index := map[[2]string]int{}
+	raw := map[int][]record.Wakeup{}    // logged wakeups per column
+	first, haveFirst := int64(0), false // first deadline of the run, ns
+	for _, t := range s.Trials {
+		for ri, r := range t.Readers {
+			key := [2]string{t.Variant, r.Name}
+			i, ok := index[key]
+			if !ok {
+				label := t.Variant
+				if label == "" {
+					label = "run"
+				}
+				if perReader {
+					name := r.Name
+					if name == "" {
+						name = "reader" + strconv.Itoa(ri)
+					}
+					label += "/" + name
+				}
+				if prefix {
+					label = run + " " + label
+				}
+				i = len(cols)
+				index[key] = i
+				cols = append(cols, Column{Label: label, Run: run, Scenario: s.Scenario, Unit: unit(s, r)})
+			}
+			c := &cols[i]
+			c.Rounds++
+			if err := c.addPerCall(r.PerCall); err != nil {
+				return nil, fmt.Errorf("plot: %s: %s round %d: %w", dir, c.Label, t.Round, err)
+			}
+			if err := c.addLatency(r.WakeupLatency); err != nil {
+				return nil, fmt.Errorf("plot: %s: %s round %d: wakeup latency: %w", dir, c.Label, t.Round, err)
+			}
+			for _, name := range wakeupLogs(t, ri) {
+				ws, err := report.ReadWakeupCSV(filepath.Join(dir, name))
+				if err != nil {
+					return nil, fmt.Errorf("plot: %w", err)
+				}
+				for _, w := range ws {
+					if !haveFirst || w.DeadlineNs < first {
+						first, haveFirst = w.DeadlineNs, true
+					}
+				}
+				raw[i] = append(raw[i], ws...)
+			}
+		}
+	}
+	for i, ws := range raw {
+		c := &cols[i]
+		c.Wakeups = make([]Wakeup, len(ws))
+		for j, w := range ws {
+			c.Wakeups[j] = Wakeup{Seconds: float64(w.DeadlineNs-first) / 1e9, LatencyUs: float64(w.LatencyNs) / 1e3}
+		}
+	}
+	return cols, nil
+}
+
+// unit names one per-call tick of r: the run's clock unit with its
+// frequency ("TSC ticks, 2.1 GHz"), else the histogram's own unit.
+func unit(s *report.Summary, r report.Reader) string {
+	switch {
+	case s.Clock.Unit != "" && s.Clock.Kind == "tsc" && s.Clock.Hz > 0:
+		return fmt.Sprintf("%s, %.4g GHz", s.Clock.Unit, s.Clock.Hz/1e9)
+	case s.Clock.Unit != "":
+		return s.Clock.Unit
+	case r.PerCall.Unit != "":
+		return r.PerCall.Unit
+	}
+	return "ticks"
+}
+
+// wakeupLogs returns the per-wakeup logs of reader ri of t. The engine
+// names each log after its reader ("wakeups-00-A-r0-rt.csv", chunks
+// "…-rt.1.csv" and so on); a trial with one reader owns every log, and
+// with several a log goes to the reader whose name ends its base name, or
+// failing that by position (one log per reader, in reader order).
+func wakeupLogs(t report.Trial, ri int) []string {
+	if len(t.Readers) == 1 {
+		return t.WakeupLog
+	}
+	var out []string
+	name := t.Readers[ri].Name
+	for _, f := range t.WakeupLog {
+		base, _, _ := strings.Cut(f, ".")
+		if name != "" && strings.HasSuffix(base, "-"+name) {
+			out = append(out, f)
+		}
+	}
+	if out == nil && len(t.WakeupLog) == len(t.Readers) {
+		out = t.WakeupLog[ri : ri+1]
+	}
+	return out
+}
+
+func (c *Column) addPerCall(p report.PerCall) error {
+	for _, m := range []struct {
+		name string
+		dst  *record.Snapshot
+		src  record.Snapshot
+	}{
+		{"all", &c.All, p.All},
+		{"data", &c.Data, p.Data},
+		{"eagain", &c.EAGAIN, p.EAGAIN},
+	} {
+		if len(m.src.Counts) == 0 {
+			continue
+		}
+		sum, ok := m.dst.Add(m.src)
+		if !ok {
+			return fmt.Errorf("per-call %s histogram layout (width %d, origin %d, overflow %d) differs from earlier rounds (width %d, origin %d, overflow %d)",
+				m.name, m.src.Width, m.src.Origin, m.src.Overflow, m.dst.Width, m.dst.Origin, m.dst.Overflow)
+		}
+		*m.dst = sum
+	}
+	return nil
+}
+
+// addLatency merges l's HDR encoding into c.Latency; a round without one
+// adds nothing (the CDF then falls back to the logged wakeups when no
+// round had one).
+func (c *Column) addLatency(l report.Latency) error {
+	if l.HDR == "" {
+		return nil
+	}
+	h, err := hdrhistogram.Decode([]byte(l.HDR))
+	if err != nil {
+		return fmt.Errorf("decode hdr: %w", err)
+	}
+	if c.Latency == nil {
+		c.Latency = h
+		return nil
+	}
+	if dropped := c.Latency.Merge(h); dropped != 0 {
+		return fmt.Errorf("merge hdr: %d values out of range", dropped)
+	}
+	return nil
+}

@@ -1,0 +1,99 @@
+package probe
+
+import (
+	"sync/atomic"
+
+	"github.com/rtload/rtload/record"
+)
+
+// Recorders is one set of histograms a reader's real-time thread records
+// into, plus the counters it had reached when it handed the set over. With
+// intervals (soak runs) the thread swaps between two sets: it hands the
+// full one to a non-real-time writer and records into the spare, so the
+// writer can read, merge and reset a set while nothing writes to it.
+type Recorders struct {
+	// Per-call cost in clock ticks (Drain), one-way delay in ns.
+	All, Data, EAGAIN *record.Linear
+	AllHDR, Delay     *record.HDR
+	// Wakeup latency and drain time per tick in ns (Loop).
+	Latency, DrainTime *record.HDR
+	// FromNs and ToNs are the deadlines of the first tick recorded into the
+	// set and of the tick at which it was handed over (CLOCK_MONOTONIC ns).
+	FromNs, ToNs int64
+	// Counts is the Drain's accounting and Ticks, Overruns, MissedTicks
+	// the Loop's counters when the set was handed over (cumulative).
+	Counts                       Counts
+	Ticks, Overruns, MissedTicks uint64
+}
+
+// Reset clears every histogram of the set.
+func (r *Recorders) Reset() {
+	for _, l := range []*record.Linear{r.All, r.Data, r.EAGAIN} {
+		if l != nil {
+			l.Reset()
+		}
+	}
+	for _, h := range []*record.HDR{r.AllHDR, r.Delay, r.Latency, r.DrainTime} {
+		if h != nil {
+			h.Reset()
+		}
+	}
+}
+
+// Merge adds o's histograms into r (same layouts).
+func (r *Recorders) Merge(o *Recorders) {
+	for _, p := range [][2]*record.Linear{{r.All, o.All}, {r.Data, o.Data}, {r.EAGAIN, o.EAGAIN}} {
+		if p[0] != nil && p[1] != nil {
+			p[0].Merge(p[1])
+		}
+	}
+	for _, p := range [][2]*record.HDR{{r.AllHDR, o.AllHDR}, {r.Delay, o.Delay}, {r.Latency, o.Latency}, {r.DrainTime, o.DrainTime}} {
+		if p[0] != nil && p[1] != nil {
+			p[0].Merge(p[1])
+		}
+	}
+}
+
+// Handoff passes full Recorders from the real-time thread to the writer
+// and spare ones back: two atomic pointers, no lock, no channel.
+type Handoff struct {
+	full, spare atomic.Pointer[Recorders]
+	// Late counts interval ends at which the writer had not yet returned a
+	// spare set; the thread then keeps recording into the current set and
+	// retries at the next tick (the interval grows, nothing is lost).
+	Late atomic.Uint64
+}
+
+// NewHandoff returns a handoff holding spare as the first spare set.
+func NewHandoff(spare *Recorders) *Handoff {
+	h := &Handoff{}
+	h.spare.Store(spare)
+	return h
+}
+
+// Take returns the set handed over by the real-time thread, or nil. The
+// writer must Give a set back (usually the same one, reset) before the
+// thread can hand over the next.
+func (h *Handoff) Take() *Recorders { return h.full.Swap(nil) }
+
+// Give makes r the next spare set.
+func (h *Handoff) Give(r *Recorders) { h.spare.Store(r) }
+
+// swap is called by the real-time thread: it hands cur over and returns the
+// spare, or returns nil (and counts Late) when no spare is ready or the
+// writer has not taken the previous set.
+//
+//go:nosplit
+func (h *Handoff) swap(cur *Recorders) *Recorders {
+	if h.full.Load() != nil {
+		h.Late.Add(1)
+		return nil
+	}
+	next := h.spare.Swap(nil)
+	if next == nil {
+		h.Late.Add(1)
+		return nil
+	}
+	h.full.Store(cur)
+	return next
+}

@@ -1,0 +1,148 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"strconv"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Interoperable files WriteInterop writes into a results directory.
+const (
+	// WakeupHlogFile holds wakeup latency (ns) as an HdrHistogram interval
+	// log, one interval per trial and reader.
+	WakeupHlogFile = "wakeup.hlog"
+	// PerCallHlogFile holds per-call cost (clock ticks) likewise.
+	PerCallHlogFile = "per-call.hlog"
+	// WakeupCyclictestFile holds wakeup latency in cyclictest -h layout,
+	// one column per trial and reader.
+	WakeupCyclictestFile = "wakeup-cyclictest.txt"
+)
+
+// Max-value divisors of the Interval_Max column (HdrHistogram's
+// maxValueUnitRatio).
+const (
+	// WakeupMaxDivisor prints wakeup Interval_Max in µs (ns / 1e3), the
+	// unit cyclictest and most RT latency plots use; HdrHistogram's default
+	// of 1e6 (ms) would print typical wakeups as 0.000.
+	WakeupMaxDivisor = 1e3
+	// PerCallMaxDivisor prints per-call Interval_Max in raw clock ticks,
+	// the histogram's own unit.
+	PerCallMaxDivisor = 1
+)
+
+// Cyclictest row counts WriteInterop chooses between.
+const (
+	// CyclictestBuckets is the default number of 1 µs rows (-h 1000).
+	CyclictestBuckets = 1000
+	// CyclictestMaxBuckets caps the rows when latencies run longer; larger
+	// values are counted as overflows.
+	CyclictestMaxBuckets = 100000
+)
+
+// WriteInterop writes s's wakeup and per-call histograms into dir in
+// formats other tools read, and returns the names written (relative to
+// dir), in this order, each only when some trial has data for it:
+//
+//	wakeup.hlog            HdrHistogram interval log of WakeupLatency (ns)
+//	per-call.hlog          HdrHistogram interval log of PerCallTicks (clock ticks)
+//	wakeup-cyclictest.txt  cyclictest -h layout of WakeupLatency (µs rows)
+//
+// Each trial's reader is one interval (Tag "<variant>/r<round>/<reader>")
+// or one column. A Summary records no per-trial start time, so interval k
+// starts at the sum of the DurationNs of the trials before it, relative to
+// s.Start (StartTime/BaseTime): setup time between trials is left out.
+// Intervals are as long as their trial. The cyclictest file has
+// CyclictestBuckets rows, or the largest wakeup rounded up to a multiple
+// of 1000 µs when that is longer, at most CyclictestMaxBuckets. Readers
+// whose Latency carries no HDR encoding are skipped; an HDR that does not
+// decode is an error naming the trial and reader. Files are written
+// atomically.
+func WriteInterop(dir string, s *Summary) ([]string, error) {
+	if s == nil {
+		return nil, fmt.Errorf("write interop %s: nil Summary", dir)
+	}
+	wake := &HlogFile{Start: s.Start, Comments: []string{
+		"rtload: wakeup latency, values in ns",
+		"rtload: Interval_Max is the max in us (ns / 1000)",
+	}}
+	unit := s.Clock.Unit
+	if unit == "" {
+		unit = "clock ticks"
+	}
+	call := &HlogFile{Start: s.Start, Comments: []string{
+		fmt.Sprintf("rtload: per-call cost, values in %s at %s Hz", unit, strconv.FormatFloat(s.Clock.Hz, 'f', -1, 64)),
+		"rtload: Interval_Max is the max in the same unit",
+	}}
+	var cols []CyclictestColumn
+	var offset float64
+	var maxUs uint64
+	for _, t := range s.Trials {
+		length := float64(t.DurationNs) / 1e9
+		for _, r := range t.Readers {
+			tag := hlogTag(fmt.Sprintf("%s/r%d/%s", t.Variant, t.Round, r.Name))
+			wh, err := decodeLatency(r.WakeupLatency)
+			if err != nil {
+				return nil, fmt.Errorf("write interop: trial %d reader %s: wakeup latency: %w", t.Index, r.Name, err)
+			}
+			if wh != nil {
+				wake.Intervals = append(wake.Intervals, HlogInterval{Tag: tag, StartSec: offset, LengthSec: length, Hist: wh, MaxValueDivisor: WakeupMaxDivisor})
+				cols = append(cols, CyclictestColumn{Name: tag, Hist: wh})
+				maxUs = max(maxUs, cyclictestMaxUs(wh))
+			}
+			ch, err := decodeLatency(r.PerCallTicks)
+			if err != nil {
+				return nil, fmt.Errorf("write interop: trial %d reader %s: per-call ticks: %w", t.Index, r.Name, err)
+			}
+			if ch != nil {
+				call.Intervals = append(call.Intervals, HlogInterval{Tag: tag, StartSec: offset, LengthSec: length, Hist: ch, MaxValueDivisor: PerCallMaxDivisor})
+			}
+		}
+		offset += length
+	}
+	var written []string
+	for _, f := range []struct {
+		name string
+		log  *HlogFile
+	}{{WakeupHlogFile, wake}, {PerCallHlogFile, call}} {
+		if len(f.log.Intervals) == 0 {
+			continue
+		}
+		if err := WriteHlogFile(filepath.Join(dir, f.name), f.log); err != nil {
+			return written, fmt.Errorf("write interop: %w", err)
+		}
+		written = append(written, f.name)
+	}
+	if len(cols) > 0 {
+		var b bytes.Buffer
+		if err := WriteCyclictestHist(&b, cols, cyclictestBuckets(maxUs)); err != nil {
+			return written, fmt.Errorf("write interop %s: %w", filepath.Join(dir, WakeupCyclictestFile), err)
+		}
+		if err := writeFileAtomic(dir, WakeupCyclictestFile, b.Bytes()); err != nil {
+			return written, fmt.Errorf("write interop %s: %w", filepath.Join(dir, WakeupCyclictestFile), err)
+		}
+		written = append(written, WakeupCyclictestFile)
+	}
+	return written, nil
+}
+
+// cyclictestBuckets returns CyclictestBuckets, or maxUs+1 rounded up to a
+// multiple of 1000 when larger, capped at CyclictestMaxBuckets.
+func cyclictestBuckets(maxUs uint64) int {
+	n := (maxUs + 1 + 999) / 1000 * 1000
+	return int(min(max(n, CyclictestBuckets), CyclictestMaxBuckets))
+}
+
+// decodeLatency decodes l.HDR, or returns nil when l carries none.
+func decodeLatency(l Latency) (*hdrhistogram.Histogram, error) {
+	if l.HDR == "" {
+		return nil, nil
+	}
+	h, err := hdrhistogram.Decode([]byte(l.HDR))
+	if err != nil {
+		return nil, fmt.Errorf("decode hdr: %w", err)
+	}
+	return h, nil
+}

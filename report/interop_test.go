@@ -1,0 +1,183 @@
+package report
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/rtload/rtload/record"
+)
+
+// interopLatency returns the Latency of an HDR (record.HDR, as runs
+// record) holding n values base, base+step, ….
+func interopLatency(n int, base, step int64) Latency {
+	h := record.NewHDR(10_000_000_000)
+	for i := range n {
+		h.RecordSigned(base + int64(i)*step)
+	}
+	return LatencyFromHDR(h.Histogram())
+}
+
+// interopSummary is 2 variants × 1 round, two readers each; the second
+// reader of the second trial has no HDR data (an old summary) and is
+// skipped.
+func interopSummary() *Summary {
+	s := &Summary{
+		Version: SummaryVersion, Scenario: "interop",
+		Start: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC),
+		Clock: ClockInfo{Kind: "tsc", Unit: "TSC ticks", Hz: 2_995_200_000},
+	}
+	for i, v := range []string{"recvfrom", "recvmsg"} {
+		tr := Trial{Index: i, Round: 0, Variant: v, DurationNs: int64(1500 * time.Millisecond)}
+		for j, name := range []string{"drain0", "drain1"} {
+			r := Reader{Name: name,
+				WakeupLatency: interopLatency(1000, 2_000+int64(1000*i+100*j), 37),
+				PerCallTicks:  interopLatency(5000, 1_200+int64(i), 3),
+			}
+			if i == 1 && j == 1 {
+				r.WakeupLatency.HDR, r.PerCallTicks.HDR = "", ""
+			}
+			tr.Readers = append(tr.Readers, r)
+		}
+		s.Trials = append(s.Trials, tr)
+	}
+	// A 2.5 ms wakeup stretches the cyclictest file to 3000 rows.
+	s.Trials[1].Readers[0].WakeupLatency = interopLatency(3, 2_000, 1_249_000)
+	return s
+}
+
+func TestWriteInterop(t *testing.T) {
+	dir := t.TempDir()
+	s := interopSummary()
+	names, err := WriteInterop(dir, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"wakeup.hlog", "per-call.hlog", "wakeup-cyclictest.txt"}, names); diff != "" {
+		t.Errorf("names (-want +got):\n%s", diff)
+	}
+	wantTags := []string{"recvfrom/r0/drain0", "recvfrom/r0/drain1", "recvmsg/r0/drain0"}
+	src := []Reader{s.Trials[0].Readers[0], s.Trials[0].Readers[1], s.Trials[1].Readers[0]}
+
+	for _, tc := range []struct {
+		file, comment string
+		divisor       float64
+		latency       func(Reader) Latency
+	}{
+		{WakeupHlogFile, "#[rtload: wakeup latency, values in ns]", WakeupMaxDivisor, func(r Reader) Latency { return r.WakeupLatency }},
+		{PerCallHlogFile, "#[rtload: per-call cost, values in TSC ticks at 2995200000 Hz]", PerCallMaxDivisor, func(r Reader) Latency { return r.PerCallTicks }},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			path := filepath.Join(dir, tc.file)
+			raw, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if first, _, _ := strings.Cut(string(raw), "\n"); first != tc.comment {
+				t.Errorf("first line %q, want %q", first, tc.comment)
+			}
+			f, err := ReadHlogFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !f.Start.Equal(s.Start) {
+				t.Errorf("start %v, want %v", f.Start, s.Start)
+			}
+			if len(f.Intervals) != len(wantTags) {
+				t.Fatalf("%d intervals, want %d", len(f.Intervals), len(wantTags))
+			}
+			wantStart := []float64{0, 0, 1.5}
+			for i, iv := range f.Intervals {
+				if iv.Tag != wantTags[i] || iv.StartSec != wantStart[i] || iv.LengthSec != 1.5 || iv.MaxValueDivisor != tc.divisor {
+					t.Errorf("interval %d: %q at %v for %v, divisor %v; want %q at %v for 1.5, divisor %v",
+						i, iv.Tag, iv.StartSec, iv.LengthSec, iv.MaxValueDivisor, wantTags[i], wantStart[i], tc.divisor)
+				}
+				if diff := cmp.Diff(tc.latency(src[i]), LatencyFromHDR(iv.Hist)); diff != "" {
+					t.Errorf("interval %d latency (-summary +hlog):\n%s", i, diff)
+				}
+			}
+		})
+	}
+
+	t.Run(WakeupCyclictestFile, func(t *testing.T) {
+		fd, err := os.Open(filepath.Join(dir, WakeupCyclictestFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fd.Close()
+		cols, meta, err := ReadCyclictestHist(fd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if meta.Buckets != 3000 {
+			t.Errorf("%d rows, want 3000 (max 2.5 ms rounded up)", meta.Buckets)
+		}
+		var got []string
+		for _, c := range cols {
+			got = append(got, c.Name)
+		}
+		if diff := cmp.Diff(wantTags, got); diff != "" {
+			t.Errorf("columns (-want +got):\n%s", diff)
+		}
+		for i, c := range cols {
+			// Latency.MaxNs is the HDR bucket's highest equivalent value, the
+			// file's max its median (the row it is counted in): at 2.5 ms,
+			// with 2048 ns HDR buckets, they may differ by one µs.
+			l := src[i].WakeupLatency
+			maxOK := meta.Max[i] <= uint64(l.MaxNs/1000) && meta.Max[i]+1 >= uint64(l.MaxNs/1000)
+			if uint64(c.Hist.TotalCount()) != l.Count || meta.Min[i] != uint64(l.MinNs/1000) || !maxOK {
+				t.Errorf("column %d: count %d, min %d µs, max %d µs; want %d, %d, %d (-1)",
+					i, c.Hist.TotalCount(), meta.Min[i], meta.Max[i], l.Count, l.MinNs/1000, l.MaxNs/1000)
+			}
+		}
+	})
+}
+
+func TestWriteInteropEmptyAndCorrupt(t *testing.T) {
+	dir := t.TempDir()
+	s := interopSummary()
+	for i := range s.Trials {
+		for j := range s.Trials[i].Readers {
+			s.Trials[i].Readers[j].WakeupLatency.HDR = ""
+		}
+	}
+	names, err := WriteInterop(dir, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"per-call.hlog"}, names); diff != "" {
+		t.Errorf("names without wakeup HDR (-want +got):\n%s", diff)
+	}
+	if _, err := os.Stat(filepath.Join(dir, WakeupHlogFile)); !os.IsNotExist(err) {
+		t.Errorf("wakeup.hlog written without data (stat: %v)", err)
+	}
+
+	s.Trials[1].Readers[0].PerCallTicks.HDR = "HISTnot-base64"
+	_, err = WriteInterop(t.TempDir(), s)
+	if err == nil || !strings.Contains(err.Error(), "write interop: trial 1 reader drain0: per-call ticks: decode hdr:") {
+		t.Errorf("corrupt HDR: err %v", err)
+	}
+}
+
+func TestCyclictestBuckets(t *testing.T) {
+	for _, tc := range []struct {
+		maxUs uint64
+		want  int
+	}{
+		{0, 1000},          // empty: the default
+		{998, 1000},        // fits
+		{999, 1000},        // last row
+		{1000, 2000},       // would overflow: next thousand
+		{2500, 3000},       //
+		{99_999, 100_000},  // the cap exactly
+		{500_000, 100_000}, // capped: the rest are overflows
+	} {
+		if got := cyclictestBuckets(tc.maxUs); got != tc.want {
+			t.Errorf("cyclictestBuckets(%d) = %d, want %d", tc.maxUs, got, tc.want)
+		}
+	}
+}
