@@ -59,6 +59,10 @@ type Options struct {
 	intervals, spikes *report.JSONLWriter
 }
 
+// SoakHeapHeadroom is how far the heap may grow during a soak trial before
+// a garbage collection runs (bytes).
+const SoakHeapHeadroom = 256 << 20
+
 // ErrStopped is returned (wrapped) when ctx ended the run early; the
 // summary is complete for what ran.
 var ErrStopped = errors.New("run stopped")
@@ -427,9 +431,17 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 	// bound. GC cannot stop a reader inside a timed call (the measured path
 	// has no preemption point), and its cycles are counted per interval.
 	runtime.GC()
-	if sp.Interval == 0 {
-		oldGC := debug.SetGCPercent(-1)
-		defer debug.SetGCPercent(oldGC)
+	oldGC := debug.SetGCPercent(-1)
+	defer debug.SetGCPercent(oldGC)
+	if sp.Interval > 0 {
+		// A soak run allocates a little per interval (records, logs): a
+		// memory limit lets GC run only when the heap has grown by
+		// SoakHeapHeadroom, which at rtload's allocation rate is hours
+		// apart, keeping memory bounded while GC stays out of the way.
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		old := debug.SetMemoryLimit(int64(ms.HeapSys) + SoakHeapHeadroom)
+		defer debug.SetMemoryLimit(old)
 	}
 	res.GCBefore = gcCycles()
 

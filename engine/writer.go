@@ -32,11 +32,12 @@ type trialWriter struct {
 	onIv      func(report.Interval)
 	// onCheckpoint receives the trial so far after intervals (soak), so
 	// summary.json survives a SIGKILL; base carries the trial's identity.
-	onCheckpoint func(report.Trial)
-	base         report.Trial
-	scenario     string
-	exporter     *exporter.Server
-	err          error
+	onCheckpoint   func(report.Trial)
+	base           report.Trial
+	scenario       string
+	lastCheckpoint time.Time
+	exporter       *exporter.Server
+	err            error
 }
 
 // export feeds one interval to the Prometheus endpoint: counters as deltas,
@@ -46,11 +47,9 @@ func (w *trialWriter) export(r *reader, set *probe.Recorders, iv report.Interval
 		Wakeups: iv.Wakeups, Overruns: iv.Overruns, DataCalls: iv.Data, EAGAINCalls: iv.EAGAIN,
 		Received: iv.Messages, Sent: iv.Sent, Lost: iv.Lost, IntervalMaxWakeupNs: iv.WakeupLatency.MaxNs,
 		CallCostBucketWidthTicks: r.total.All.Snapshot("").Width}
-	for _, bar := range set.Latency.Histogram().Distribution() {
-		if bar.Count > 0 {
-			x.WakeupLatencyNs = append(x.WakeupLatencyNs, exporter.BucketCount{UpperBound: float64(bar.To), Count: uint64(bar.Count)})
-		}
-	}
+	set.Latency.Buckets(func(lo, width, count uint64) {
+		x.WakeupLatencyNs = append(x.WakeupLatencyNs, exporter.BucketCount{UpperBound: float64(lo + width - 1), Count: count})
+	})
 	x.WakeupLatencySumNs = iv.WakeupLatency.MeanNs * float64(iv.WakeupLatency.Count)
 	snap := set.All.Snapshot("")
 	for i, c := range snap.Counts {
@@ -90,7 +89,10 @@ func (w *trialWriter) poll() {
 			}
 		}
 	}
-	if any && w.onCheckpoint != nil {
+	// Checkpoint summary.json at most every 10 s: enough for a SIGKILL to
+	// lose little, cheap for hours-long runs.
+	if any && w.onCheckpoint != nil && time.Since(w.lastCheckpoint) >= 10*time.Second {
+		w.lastCheckpoint = time.Now()
 		w.onCheckpoint(w.checkpoint())
 	}
 }
@@ -111,10 +113,11 @@ func (w *trialWriter) checkpoint() report.Trial {
 			Applied: appliedReport(r.applied), Calls: c.Calls, Data: c.Data, EAGAIN: c.EAGAIN, Errors: c.Errors,
 			Messages: c.Messages, Bytes: c.Bytes, Lost: c.Lost, Reordered: c.Reordered, Duplicates: c.Duplicates,
 			Wakeups: r.lastTicks, Overruns: r.lastOverruns, Intervals: r.intervals,
-			WakeupLatency: report.LatencyFromHDR(tot.Latency.Histogram()),
-			PerCallTicks:  report.LatencyFromHDR(tot.AllHDR.Histogram()),
-			Drain:         report.LatencyFromHDR(tot.DrainTime.Histogram()),
-			OneWayDelay:   report.LatencyFromHDR(tot.Delay.Histogram()),
+			// No HDR encodings in checkpoints: they must stay cheap.
+			WakeupLatency: report.LatencyOf(tot.Latency),
+			PerCallTicks:  report.LatencyOf(tot.AllHDR),
+			Drain:         report.LatencyOf(tot.DrainTime),
+			OneWayDelay:   report.LatencyOf(tot.Delay),
 			PerCall: report.PerCall{Unit: "ticks", All: tot.All.Snapshot("ticks"), Data: tot.Data.Snapshot("ticks"),
 				EAGAIN: tot.EAGAIN.Snapshot("ticks")}}
 		if r.log != nil {
@@ -186,14 +189,12 @@ func (w *trialWriter) interval(r *reader, set *probe.Recorders) {
 		Wakeups: set.Ticks - r.lastTicks, Overruns: set.Overruns - r.lastOverruns,
 		Calls: c.Calls - prev.Calls, Data: c.Data - prev.Data, EAGAIN: c.EAGAIN - prev.EAGAIN,
 		Messages: c.Messages - prev.Messages, Lost: c.Lost - min(prev.Lost, c.Lost),
-		PerCallTicks:  report.LatencyFromHDR(set.AllHDR.Histogram()),
-		WakeupLatency: report.LatencyFromHDR(set.Latency.Histogram()),
-		Drain:         report.LatencyFromHDR(set.DrainTime.Histogram()),
+		PerCallTicks:  report.LatencyOf(set.AllHDR),
+		WakeupLatency: report.LatencyOf(set.Latency),
+		Drain:         report.LatencyOf(set.DrainTime),
 		LateHandoffs:  r.handoff.Late.Load(),
 		RSSBytes:      rss(), FDs: openFDs(), Goroutines: runtime.NumGoroutine(), GCCycles: gcCycles(),
 	}
-	// The HDR encodings stay in the summary; the interval log keeps numbers.
-	iv.PerCallTicks.HDR, iv.WakeupLatency.HDR, iv.Drain.HDR = "", "", ""
 	iv.Spikes = r.loop.Spikes - r.lastSpikes
 	if len(r.lastSent) < len(w.senders) {
 		r.lastSent = make([]uint64, len(w.senders))

@@ -184,6 +184,8 @@ func (d *Drain) sequence(i int, seq uint64) {
 func (d *Drain) Counts() Counts { return d.c }
 
 // LastTick returns what the last Step did.
+//
+//go:nosplit
 func (d *Drain) LastTick() Tick { return d.tick }
 
 // SocketsRead is the number of sockets that returned at least one message.

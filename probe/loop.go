@@ -134,8 +134,28 @@ func (l *Loop) Run() {
 		if stop {
 			return
 		}
+		// The tick's work is done and recorded: the one place where the Go
+		// runtime may stop this thread (see SafePoint).
+		SafePoint()
 	}
 }
+
+// SafePoint is the real-time loop's only preemption point, reached once per
+// tick after the tick's work. Everything else the loop runs is
+// //go:nosplit, and the thread sleeps in a raw system call, so without it a
+// stop-the-world (a garbage collection) could never complete while the
+// loop runs. Normal runs disable GC for the measured window, and soak runs
+// keep it hours apart (engine.SoakHeapHeadroom), so the runtime rarely
+// stops here; when it does, it is after the tick, never inside a timed
+// call. It is an ordinary (non-inlined) Go function with a stack check in
+// its prologue (it is not a leaf, so the compiler keeps the check), which is
+// all a preemption point is.
+//
+//go:noinline
+func SafePoint() { safePointLeaf() }
+
+//go:noinline
+func safePointLeaf() {}
 
 // breakTrace writes the marker to trace_marker and stops ftrace (raw
 // write(2) calls on fds opened before the run; no allocation).

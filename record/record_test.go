@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -329,5 +330,69 @@ func TestLinearMerge(t *testing.T) {
 	h2.Record(30)
 	if h1.Merge(h2); h1.Count() != 3 || h1.Histogram().Max() < 30 {
 		t.Errorf("HDR merge: count %d max %d", h1.Count(), h1.Histogram().Max())
+	}
+}
+
+// TestHDRLayout checks the log-linear layout: exact below 2048, every
+// value inside its bucket, bucket width ≤ value/1024 (3 significant
+// digits), indexes contiguous.
+func TestHDRLayout(t *testing.T) {
+	prev := -1
+	for _, v := range []uint64{0, 1, 2047, 2048, 2049, 4095, 4096, 1 << 20, 1<<20 + 12345, 1 << 30, 1<<40 - 1} {
+		i := hdrIndex(v)
+		lo, w := hdrBounds(i)
+		if v < lo || v >= lo+w {
+			t.Errorf("v %d: bucket %d = [%d, %d)", v, i, lo, lo+w)
+		}
+		if v < 2048 && (w != 1 || lo != v) {
+			t.Errorf("v %d not exact: [%d, +%d)", v, lo, w)
+		}
+		if v >= 2048 && float64(w) > float64(v)/1024 {
+			t.Errorf("v %d: bucket width %d > v/1024", v, w)
+		}
+		if i < prev {
+			t.Errorf("index not monotonic at %d", v)
+		}
+		prev = i
+	}
+	for i := 0; i < hdrIndex(1<<40); i++ {
+		lo, w := hdrBounds(i)
+		if hdrIndex(lo) != i || hdrIndex(lo+w-1) != i || hdrIndex(lo+w) != i+1 {
+			t.Fatalf("bucket %d [%d, +%d) not contiguous", i, lo, w)
+		}
+	}
+}
+
+// TestHDRMatchesHdrHistogram: percentiles from HDR.Histogram agree with a
+// reference hdrhistogram-go fed the same samples, within 3 significant digits.
+func TestHDRMatchesHdrHistogram(t *testing.T) {
+	h := NewHDR(1 << 40)
+	ref := hdrhistogram.New(0, 1<<40, 3)
+	x := uint64(12345)
+	for i := 0; i < 100000; i++ {
+		x = x*6364136223846793005 + 1442695040888963407
+		v := (x >> 20) % 5_000_000
+		h.Record(v)
+		ref.RecordValue(int64(v))
+	}
+	got := h.Histogram()
+	for _, q := range []float64{50, 90, 99, 99.9, 100} {
+		a, b := float64(got.ValueAtQuantile(q)), float64(ref.ValueAtQuantile(q))
+		if d := (a - b) / b; d > 0.002 || d < -0.002 {
+			t.Errorf("p%v: %v vs reference %v", q, a, b)
+		}
+	}
+	if got.TotalCount() != 100000 || got.Max() < ref.Max()-ref.Max()/1000 {
+		t.Errorf("count %d max %d, reference max %d", got.TotalCount(), got.Max(), ref.Max())
+	}
+	if h.Max() != uint64(ref.Max()) && h.Max() > uint64(ref.Max()) {
+		t.Errorf("exact max %d > reference %d", h.Max(), ref.Max())
+	}
+	if a := testing.AllocsPerRun(1000, func() { h.Record(777) }); a != 0 {
+		t.Errorf("Record allocates %v", a)
+	}
+	h.Record(1 << 41)
+	if h.Clamped() != 1 {
+		t.Errorf("clamped %d, want 1", h.Clamped())
 	}
 }

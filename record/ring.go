@@ -23,7 +23,9 @@ func NewRing[T any](n int) *Ring[T] {
 }
 
 // Put appends v; it returns false and counts a drop when the ring is full.
-// Producer only.
+// Producer only. No allocation, no preemption point.
+//
+//go:nosplit
 func (r *Ring[T]) Put(v T) bool {
 	h := r.head.Load()
 	if h-r.tail.Load() > r.mask {

@@ -126,3 +126,15 @@ func Percentile(s record.Snapshot, q float64) uint64 {
 	}
 	return s.Overflow
 }
+
+// LatencyOf summarises h like LatencyFromHDR but straight from rtload's own
+// histogram, without converting or encoding it (no HDR field): cheap
+// enough for every interval of a soak run.
+func LatencyOf(h *record.HDR) Latency {
+	if h == nil || h.Count() == 0 {
+		return Latency{}
+	}
+	return Latency{Count: uint64(h.Count()), MinNs: int64(h.Min()), MeanNs: h.Mean(),
+		P50Ns: int64(h.Quantile(0.50)), P90Ns: int64(h.Quantile(0.90)), P99Ns: int64(h.Quantile(0.99)),
+		P999Ns: int64(h.Quantile(0.999)), MaxNs: int64(h.Max())}
+}

@@ -97,7 +97,15 @@ func (w *WakeupCSV) Close() error {
 
 // ReadWakeupCSV reads a whole per-wakeup log written by WakeupCSV. Errors
 // name the file and line ("wakeups-A.csv:12: latency_ns: …").
+//
+// A chunk of a rotating log (".csv.gz" or ".csv") is read the same way;
+// a torn last line (a writer killed mid-row) is skipped.
 func ReadWakeupCSV(path string) ([]record.Wakeup, error) {
+	if strings.HasSuffix(path, ".gz") || isChunkName(path) {
+		var out []record.Wakeup
+		_, err := readWakeupChunk(path, strings.HasSuffix(path, ".gz"), true, &out)
+		return out, err
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("wakeup csv: %w", err)
@@ -149,4 +157,19 @@ func ReadWakeupCSV(path string) ([]record.Wakeup, error) {
 		return nil, fmt.Errorf("%s: empty, want header %q", path, WakeupCSVHeader)
 	}
 	return out, nil
+}
+
+// isChunkName reports whether path looks like an open chunk "<base>.NNNN.csv".
+func isChunkName(path string) bool {
+	name := strings.TrimSuffix(path, ".csv")
+	i := strings.LastIndexByte(name, '.')
+	if i < 0 || len(name)-i-1 < 4 {
+		return false
+	}
+	for _, c := range name[i+1:] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }

@@ -33,9 +33,12 @@ func (t *Ticker) Deadline(k uint64) int64 { return t.start + int64(k)*t.period }
 // (time of wake − deadline, in ns, ≥ 0 in practice). missed counts ticks
 // whose deadline had already passed by more than a period before Wait was
 // called (an overrun), skipped unless catchUp. EINTR is retried: the
-// deadline is absolute. Raw syscall, no allocation, no preemption point: the
-// thread keeps its P while asleep, so the Go scheduler has no part in the
-// wakeup.
+// deadline is absolute. No allocation and no preemption point. The sleep
+// is a raw system call: the thread keeps its P, so waking up involves no
+// Go scheduler at all. (Going through the runtime's syscall entry instead
+// let the P be taken while asleep, and reacquiring it on wake added
+// milliseconds to some wakeups on this project's test machine: measured
+// A/B, 3 runs each, max wakeup latency 1.4–6.2 ms against 29–369 µs.)
 //
 //go:nosplit
 func (t *Ticker) Wait() (k uint64, deadline, latency int64, missed uint64, errno unix.Errno) {

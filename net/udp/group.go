@@ -188,6 +188,8 @@ func PutHeader(b []byte, h Header) {
 }
 
 // ReadHeader reads the header of b; ok is false when b is shorter than HeaderSize.
+//
+//go:nosplit
 func ReadHeader(b []byte) (h Header, ok bool) {
 	if len(b) < HeaderSize {
 		return h, false

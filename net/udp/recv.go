@@ -66,6 +66,8 @@ func (r *RecvFrom) Recv(fd int) (int, int, unix.Errno) {
 }
 
 // Msg returns the last payload.
+//
+//go:nosplit
 func (r *RecvFrom) Msg(int) []byte { return r.buf[:r.n] }
 
 // RecvMsg calls recvmsg(2) with MSG_DONTWAIT, one iovec and a source address,
@@ -106,6 +108,8 @@ func (r *RecvMsg) Recv(fd int) (int, int, unix.Errno) {
 }
 
 // Msg returns the last payload.
+//
+//go:nosplit
 func (r *RecvMsg) Msg(int) []byte { return r.buf[:r.n] }
 
 // mmsghdr is struct mmsghdr of recvmmsg(2).
@@ -161,6 +165,8 @@ func (r *RecvMMsg) Recv(fd int) (int, int, unix.Errno) {
 }
 
 // Msg returns payload i of the last call.
+//
+//go:nosplit
 func (r *RecvMMsg) Msg(i int) []byte {
 	off := i * r.size
 	return r.bufs[off : off+int(r.hdrs[i].len)]
