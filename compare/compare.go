@@ -489,7 +489,6 @@ func probeSubjects(runs []Run) []subject {
 		group string
 		run   int
 	}
-	var order []key
 	probes := map[key][]report.Probe{}
 	clocks := map[key]report.ClockInfo{}
 	var groups []string
@@ -502,7 +501,6 @@ func probeSubjects(runs []Run) []subject {
 			for _, p := range t.Probes {
 				k := key{v + ":" + p.Name, ri}
 				if _, ok := probes[k]; !ok {
-					order = append(order, k)
 					if !contains(groups, k.group) {
 						groups = append(groups, k.group)
 					}
