@@ -1,0 +1,108 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rtload/rtload/report"
+)
+
+// TestSoak runs a soak of about a minute with a 1 s interval and checks
+// the interval records, that the process does not grow (RSS, fds,
+// goroutines) and that the per-wakeup log rotated with its cap held.
+//
+// Tolerances, between the second interval and the last full one: RSS may grow by at
+// most 24 MiB (rtload keeps GC off until the heap grows by
+// SoakHeapHeadroom, so small per-interval allocations show up here; a leak
+// of per-wakeup or per-call state would exceed this several times over:
+// 100 wakeups and 3000 calls a second for 55 s), fds and goroutines by at
+// most 2.
+func TestSoak(t *testing.T) {
+	requireRT(t)
+	if testing.Short() {
+		t.Skip("a minute long")
+	}
+	spec, trials := load(t, `
+name: soak-test
+duration: 60s
+interval: 1s
+log_chunk: 8KiB
+log_limit: 32KiB
+endpoints: [{name: s, count: 100}]
+traffic: [{endpoint: s, interval: 20ms}]
+readers: [{name: rt, endpoints: [s], cpu: 1, period: 10ms, threshold: 5ms}]
+noise: [{kind: spin, threads: 1, duty: {on: 200ms, off: 300ms}}]
+`)
+	dir := t.TempDir()
+	var ivs []report.Interval
+	sum, err := Run(context.Background(), spec, trials, Options{OutDir: dir, OnInterval: func(iv report.Interval) { ivs = append(ivs, iv) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, torn, err := report.ReadJSONL[report.Interval](filepath.Join(dir, report.IntervalsFile))
+	if err != nil || torn != 0 {
+		t.Fatalf("intervals.jsonl: %v (torn %d)", err, torn)
+	}
+	if len(recs) < 58 || len(recs) > 62 || len(recs) != len(ivs) {
+		t.Fatalf("%d interval records (%d via OnInterval), want 60 ±2", len(recs), len(ivs))
+	}
+	var wakeups, msgs uint64
+	for i, r := range recs {
+		if r.Seq != i || r.Reader != "rt" || r.Variant != "base" || r.Time.IsZero() || r.ToNs <= r.FromNs {
+			t.Fatalf("record %d: %+v", i, r)
+		}
+		if i < len(recs)-1 && (r.Wakeups < 95 || r.Wakeups > 105 || r.WakeupLatency.Count != r.Wakeups || r.Calls == 0) {
+			t.Errorf("record %d: %d wakeups (latency count %d), %d calls; want ~100", i, r.Wakeups, r.WakeupLatency.Count, r.Calls)
+		}
+		if len(r.Noise) != 1 || r.Noise[0].Unit != "loops" || r.RSSBytes <= 0 || r.FDs <= 0 || r.Goroutines <= 0 {
+			t.Errorf("record %d: noise %+v rss %d fds %d goroutines %d", i, r.Noise, r.RSSBytes, r.FDs, r.Goroutines)
+		}
+		wakeups += r.Wakeups
+		msgs += r.Messages
+	}
+	rx := sum.Trials[0].Readers[0]
+	if wakeups != rx.Wakeups || rx.Intervals != len(recs) {
+		t.Errorf("interval wakeups sum %d != trial wakeups %d; intervals %d", wakeups, rx.Wakeups, rx.Intervals)
+	}
+	if rx.Lost != 0 || rx.Messages != sum.Trials[0].Traffic[0].Sent {
+		t.Errorf("lost %d, received %d of %d", rx.Lost, rx.Messages, sum.Trials[0].Traffic[0].Sent)
+	}
+	// The very last record is the partial interval taken after every
+	// thread stopped: compare the second with the one before it.
+	first, last := recs[1], recs[len(recs)-2]
+	if grow := last.RSSBytes - first.RSSBytes; grow > 24<<20 {
+		t.Errorf("RSS grew %d MiB between interval 1 and %d (tolerance 24 MiB)", grow>>20, last.Seq)
+	}
+	if d := last.FDs - first.FDs; d > 2 || d < -2 {
+		t.Errorf("fds %d → %d", first.FDs, last.FDs)
+	}
+	if d := last.Goroutines - first.Goroutines; d > 2 || d < -2 {
+		t.Errorf("goroutines %d → %d", first.Goroutines, last.Goroutines)
+	}
+	// Rotation with a cap: several gzip chunks kept, old ones dropped, and
+	// the log's files within the cap.
+	var size int64
+	for _, f := range sum.Trials[0].WakeupLog {
+		st, err := os.Stat(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		size += st.Size()
+		if !strings.HasSuffix(f, ".csv.gz") {
+			t.Errorf("closed chunk %s not gzipped", f)
+		}
+	}
+	if len(sum.Trials[0].WakeupLog) < 2 || rx.WakeupLogDropped == 0 || size > 32<<10 {
+		t.Errorf("wakeup log: %d chunks, %d rows dropped, %d bytes on disk (cap 32 KiB)", len(sum.Trials[0].WakeupLog), rx.WakeupLogDropped, size)
+	}
+	if rx.WakeupLogRows != rx.Wakeups {
+		t.Errorf("wakeup log rows %d != wakeups %d", rx.WakeupLogRows, rx.Wakeups)
+	}
+	t.Logf("%d intervals; RSS %d → %d MiB; fds %d → %d; wakeup log %d chunks, %d rows dropped; gc %d",
+		len(recs), first.RSSBytes>>20, last.RSSBytes>>20, first.FDs, last.FDs, len(sum.Trials[0].WakeupLog), rx.WakeupLogDropped, last.GCCycles)
+	_ = time.Second
+}
