@@ -447,7 +447,7 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 
 	for _, nz := range sp.Noise {
 		pol, _ := rt.ParsePolicy(nz.Policy)
-		cfg := noise.Config{Kind: nz.Kind, Threads: nz.Threads, CPUs: nz.CPUs, Policy: pol, Priority: nz.Priority, Nice: nz.Nice,
+		cfg := noise.Config{Kind: nz.Kind, Threads: max(nz.Threads, 1), CPUs: nz.CPUs, Policy: pol, Priority: nz.Priority, Nice: nz.Nice,
 			On: time.Duration(nz.Duty.On), Off: time.Duration(nz.Duty.Off), AllowRT: sp.AllowRTNoise, AllowDegraded: opt.AllowDegraded,
 			Size: int(nz.Size), Rate: nz.Rate, Syscall: nz.Syscall, Dir: nz.Dir, Blocks: nz.Blocks, Groups: nz.Groups, FDs: nz.FDs, Loops: nz.Loops}
 		for _, w := range noise.Warnings(cfg) {

@@ -301,7 +301,11 @@ func (s *Spec) check(h Host) ErrorList {
 	for i, n := range s.Noise {
 		p := fmt.Sprintf("noise[%d].", i)
 		c.oneOf(p+"kind", n.Kind, "spin", "memory", "syscall", "messaging", "file_write", "udp")
-		c.intRange(p+"threads", n.Threads, 1, maxThreads)
+		if n.Kind == "messaging" {
+			c.intRange(p+"threads", n.Threads, 0, maxThreads) // its groups × fds decide
+		} else {
+			c.intRange(p+"threads", n.Threads, 1, maxThreads)
+		}
 		for j, cpu := range n.CPUs {
 			c.cpu(fmt.Sprintf("%scpus[%d]", p, j), cpu)
 		}

@@ -338,3 +338,87 @@ func TestTapNothingLeftBehind(t *testing.T) {
 		}
 	})
 }
+
+// TestSoakSignals runs a soak (--duration forever, 1 s intervals) and ends
+// it three ways. SIGINT and SIGTERM: exit 130, a complete summary marked
+// stopped, intervals and gzip-closed logs. SIGKILL: whatever survives —
+// the checkpointed summary, intervals.jsonl, the wakeup log chunks — parses,
+// and rtload compare and plot read the directory.
+func TestSoakSignals(t *testing.T) {
+	requireRoot(t)
+	start := func(t *testing.T, out string) *exec.Cmd {
+		cmd := exec.Command(binary, "run", "laight-450", "--duration", "forever", "--interval", "1s",
+			"--set", "rounds=1", "--set", "noise[0].threads=1", "--set", "readers[0].threshold=2ms", "--out", out, "-q")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(3500 * time.Millisecond)
+		return cmd
+	}
+	waitExit := func(t *testing.T, cmd *exec.Cmd) int {
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill()
+			t.Fatal("no exit 20 s after the signal")
+		}
+		return cmd.ProcessState.ExitCode()
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			out := t.TempDir()
+			cmd := start(t, out)
+			cmd.Process.Signal(sig)
+			if c := waitExit(t, cmd); c != 130 {
+				t.Errorf("exit %d, want 130", c)
+			}
+			s, err := report.ReadSummary(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !s.Stopped || s.InProgress || len(s.Trials) != 1 || s.Trials[0].Readers[0].Intervals < 2 {
+				t.Fatalf("summary stopped=%v in_progress=%v trials=%d", s.Stopped, s.InProgress, len(s.Trials))
+			}
+			ivs, torn, err := report.ReadJSONL[report.Interval](filepath.Join(out, report.IntervalsFile))
+			if err != nil || torn != 0 || len(ivs) < 2 {
+				t.Errorf("intervals: %d records, torn %d, %v", len(ivs), torn, err)
+			}
+			rows, st, err := report.ReadWakeupLog(out, "wakeups-00-recvfrom-r0-rt")
+			if err != nil || uint64(len(rows)) != s.Trials[0].Readers[0].Wakeups || st.TornRows != 0 {
+				t.Errorf("wakeup log: %d rows of %d wakeups, %+v, %v", len(rows), s.Trials[0].Readers[0].Wakeups, st, err)
+			}
+		})
+	}
+	t.Run("SIGKILL", func(t *testing.T) {
+		out := t.TempDir()
+		cmd := start(t, out)
+		cmd.Process.Kill()
+		waitExit(t, cmd)
+		s, err := report.ReadSummary(out)
+		if err != nil {
+			t.Fatalf("checkpointed summary: %v", err)
+		}
+		if !s.InProgress || len(s.Trials) != 1 || s.Trials[0].Readers[0].Wakeups == 0 {
+			t.Errorf("checkpoint: in_progress=%v trials=%d", s.InProgress, len(s.Trials))
+		}
+		ivs, _, err := report.ReadJSONL[report.Interval](filepath.Join(out, report.IntervalsFile))
+		if err != nil || len(ivs) < 2 {
+			t.Errorf("intervals after SIGKILL: %d, %v", len(ivs), err)
+		}
+		if _, _, err := report.ReadWakeupLog(out, "wakeups-00-recvfrom-r0-rt"); err != nil {
+			t.Errorf("wakeup log after SIGKILL: %v", err)
+		}
+		if r := rtload(t, nil, "compare", out); r.code != 0 || !strings.Contains(r.stdout, "Total:") {
+			t.Errorf("compare: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		png := filepath.Join(t.TempDir(), "k.png")
+		if r := rtload(t, nil, "plot", out, "--out", png); r.code != 0 {
+			t.Errorf("plot: exit %d\n%s", r.code, r.stderr)
+		}
+		if st, err := os.Stat(png); err != nil || st.Size() < 10000 {
+			t.Errorf("plot output: %v", err)
+		}
+	})
+}
