@@ -422,3 +422,47 @@ func TestSoakSignals(t *testing.T) {
 		}
 	})
 }
+
+// TestCompareTwoRealRuns makes two results directories of laight-450 with
+// one setting changed (the message size) and compares them: seed 000's
+// four-column table, the percentile tables, verdicts, and the warning that
+// names the difference. Then a repeat run prints seed 001's statistics.
+func TestCompareTwoRealRuns(t *testing.T) {
+	requireRoot(t)
+	a, b := t.TempDir(), t.TempDir()
+	for _, run := range []struct{ dir, size string }{{a, "64"}, {b, "512"}} {
+		r := rtload(t, nil, "run", "laight-450", "--duration", "700ms", "--set", "warmup=200ms", "--set", "rounds=2",
+			"--set", "traffic[0].size="+run.size, "--set", "noise[0].threads=1", "--out", run.dir, "-q")
+		if r.code != 0 {
+			t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+		}
+	}
+	r := rtload(t, nil, "compare", a, b, "--label", "unhard,hard")
+	if r.code != 0 {
+		t.Fatalf("compare: exit %d\n%s", r.code, r.stderr)
+	}
+	for _, want := range []string{"recvfrom", "recvmsg", "unhard |     hard |   unhard |     hard", "Total:", "8256+:",
+		"p99", "WARNING: runs differ in spec traffic[0].size", "Welch t"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("compare output lacks %q", want)
+		}
+	}
+	if !strings.Contains(r.stdout, "within noise") && !strings.Contains(r.stdout, "slower") && !strings.Contains(r.stdout, "faster") {
+		t.Errorf("no verdicts in compare output")
+	}
+	for _, f := range []string{"json", "csv", "markdown"} {
+		if r := rtload(t, nil, "compare", a, b, "--format", f); r.code != 0 || len(r.stdout) < 200 {
+			t.Errorf("compare --format %s: exit %d, %d bytes", f, r.code, len(r.stdout))
+		}
+	}
+	rep := rtload(t, nil, "run", "laight-450", "--duration", "300ms", "--set", "warmup=100ms", "--repeat", "5",
+		"--set", "noise[0].threads=1", "--out", t.TempDir(), "-q")
+	if rep.code != 0 {
+		t.Fatalf("repeat run: exit %d\n%s", rep.code, rep.stderr)
+	}
+	for _, want := range []string{"per round (5 rounds", "Runs: ", "Min: ", "Max: ", "Mean: ", "Std Dev: ", "than recvfrom"} {
+		if !strings.Contains(rep.stdout, want) {
+			t.Errorf("repeat output lacks %q", want)
+		}
+	}
+}
