@@ -86,18 +86,11 @@ func writeRounds(b *strings.Builder, s *Summary) {
 			if len(cols) > 1 && k.reader != cols[0].reader {
 				label += "/" + k.reader
 			}
-			vals := make([]string, len(xs))
-			for j, x := range xs {
-				vals[j] = fmt.Sprintf(m.format, x)
-			}
-			st := Summarize(xs)
-			fmt.Fprintf(tw, "  %s\tRuns: %s\n", label, strings.Join(vals, " "))
-			fmt.Fprintf(tw, "  \tMin: "+m.format+" Max: "+m.format+" Mean: "+m.format+" Std Dev: "+m.format+"\n", st.Min, st.Max, st.Mean, st.Std)
+			var base []float64
 			if i > 0 {
-				if base := runs[cols[0]]; len(base) > 0 {
-					fmt.Fprintf(tw, "  \t%s than %s\n", Change(Summarize(base), st, false), cols[0].variant)
-				}
+				base = runs[cols[0]]
 			}
+			writeSamples(tw, label, m.format, xs, base, cols[0].variant, false)
 		}
 		tw.Flush()
 	}

@@ -271,16 +271,8 @@ func (s *Spec) check(h Host) ErrorList {
 		for j, ep := range r.Endpoints {
 			c.nameRef(fmt.Sprintf("%sendpoints[%d]", p, j), ep, epNames, "endpoint")
 		}
-		c.cpu(p+"cpu", r.CPU)
-		c.oneOf(p+"policy", r.Policy, "fifo", "rr", "other")
-		switch r.Policy {
-		case "fifo", "rr":
-			c.intRange(p+"priority", r.Priority, 1, maxPriority)
-		case "other":
-			if r.Priority != 0 {
-				c.add(p+"priority", "0 for policy other", "%d out of range", r.Priority)
-			}
-		}
+		cpu := r.CPU
+		c.threadSched(p, &cpu, r.Policy, r.Priority)
 		switch {
 		case r.Period <= 0:
 			c.add(p+"period", "≥ "+minPeriod.String(), "%s out of range", r.Period)
@@ -393,18 +385,7 @@ func (s *Spec) check(h Host) ErrorList {
 				c.add(fmt.Sprintf("%ssize[%d]", p, j), fmt.Sprintf("60 B–%d B (frame size; ≤ mtu + 14)", hi), "%d B out of range", uint64(sz))
 			}
 		}
-		if pr.CPU != nil {
-			c.cpu(p+"cpu", *pr.CPU)
-		}
-		c.oneOf(p+"policy", pr.Policy, "fifo", "rr", "other")
-		switch pr.Policy {
-		case "fifo", "rr":
-			c.intRange(p+"priority", pr.Priority, 1, maxPriority)
-		case "other":
-			if pr.Priority != 0 {
-				c.add(p+"priority", "0 for policy other", "%d out of range", pr.Priority)
-			}
-		}
+		c.threadSched(p, pr.CPU, pr.Policy, pr.Priority)
 	}
 
 	seen = map[string]string{}
@@ -423,18 +404,7 @@ func (s *Spec) check(h Host) ErrorList {
 
 // probeOther checks the file_write and messaging probes.
 func (c *checker) probeOther(p string, pr Probe) {
-	if pr.CPU != nil {
-		c.cpu(p+"cpu", *pr.CPU)
-	}
-	c.oneOf(p+"policy", pr.Policy, "fifo", "rr", "other")
-	switch pr.Policy {
-	case "fifo", "rr":
-		c.intRange(p+"priority", pr.Priority, 1, maxPriority)
-	case "other":
-		if pr.Priority != 0 {
-			c.add(p+"priority", "0 for policy other", "%d out of range", pr.Priority)
-		}
-	}
+	c.threadSched(p, pr.CPU, pr.Policy, pr.Priority)
 	switch pr.Kind {
 	case "file_write":
 		if pr.Block < 1 || pr.Block > 1<<20 {
@@ -452,5 +422,22 @@ func (c *checker) probeOther(p string, pr Probe) {
 			c.add(p+"size", "one size, 1 B–1MiB (bytes per message)", "%v", pr.Size)
 		}
 		c.oneOf(p+"transport", pr.Transport, "socket", "pipe")
+	}
+}
+
+// threadSched checks a thread's cpu (when set), policy and priority: 1–99
+// for fifo/rr, 0 for other. p is the path prefix ("readers[0].").
+func (c *checker) threadSched(p string, cpu *int, policy string, priority int) {
+	if cpu != nil {
+		c.cpu(p+"cpu", *cpu)
+	}
+	c.oneOf(p+"policy", policy, "fifo", "rr", "other")
+	switch policy {
+	case "fifo", "rr":
+		c.intRange(p+"priority", priority, 1, maxPriority)
+	case "other":
+		if priority != 0 {
+			c.add(p+"priority", "0 for policy other", "%d out of range", priority)
+		}
 	}
 }
