@@ -58,6 +58,9 @@ type RunInfo struct {
 	Trials   int              `json:"trials"`
 	Degraded bool             `json:"degraded"`
 	Stopped  bool             `json:"stopped"`
+	// InProgress marks a checkpoint of a run that never finished (killed):
+	// its data end at the checkpoint.
+	InProgress bool `json:"in_progress,omitempty"`
 	Clock    report.ClockInfo `json:"clock"`
 }
 
@@ -172,7 +175,11 @@ func Compare(runs []Run) (*Result, error) {
 		res.Runs = append(res.Runs, RunInfo{
 			Label: r.Label, Dir: r.Dir, Scenario: s.Scenario, Kernel: envString(s.Env, "kernel"),
 			Start: s.Start, Trials: len(s.Trials), Degraded: s.Degraded, Stopped: s.Stopped, Clock: s.Clock,
+			InProgress: s.InProgress,
 		})
+		if s.InProgress {
+			res.Notes = append(res.Notes, fmt.Sprintf("%s: summary.json is a checkpoint written at %s by a run that never finished (killed?): its data end there; intervals.jsonl and the wakeup log may go further", r.Label, s.End.Format("15:04:05")))
+		}
 		for _, n := range r.Notes {
 			res.Notes = append(res.Notes, r.Label+": "+n)
 		}

@@ -198,6 +198,9 @@ func (r *Result) writeHead(b *strings.Builder, _ string) {
 		if ri.Stopped {
 			desc += ", STOPPED EARLY"
 		}
+		if ri.InProgress {
+			desc += ", INCOMPLETE (checkpoint of a run that never finished)"
+		}
 		rows = append(rows, []string{"  " + ri.Label, ri.Dir, desc})
 	}
 	writeAligned(b, rows, []bool{false, false, false})

@@ -58,7 +58,7 @@ func TestListenRejects(t *testing.T) {
 		want       []string
 	}{
 		// The default bind-everything address must be refused, with the way out.
-		{"any IPv4", "0.0.0.0:9100", true, []string{"0.0.0.0:9100", "loopback only", "allow any address"}},
+		{"any IPv4", "0.0.0.0:9100", true, []string{"0.0.0.0:9100", "loopback only", "takes a loopback address"}},
 		{"any IPv6", "[::]:9100", true, []string{"[::]:9100", "loopback only"}},
 		// An empty host listens on every interface.
 		{"empty host", ":9100", true, []string{":9100", "every interface", "loopback only"}},

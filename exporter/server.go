@@ -95,7 +95,7 @@ func Listen(addr string, allowAny bool) (*Server, error) {
 }
 
 const loopbackRule = "metrics listen on loopback only by default (127.0.0.0/8, ::1, localhost); " +
-	"allow any address explicitly to expose them to the network"
+	"rtload run --metrics-addr takes a loopback address only (e.g. 127.0.0.1:9100)"
 
 // checkAddr applies Listen's address rule without touching the network.
 func checkAddr(addr string, allowAny bool) error {

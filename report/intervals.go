@@ -64,7 +64,7 @@ type Interval struct {
 type NoiseInterval struct {
 	Kind  string `json:"kind"`
 	Unit  string `json:"unit"`
-	Count uint64 `json:"count"`
+	Count uint64 `json:"count,omitempty"`
 	State string `json:"state,omitempty"`
 }
 

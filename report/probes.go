@@ -80,6 +80,8 @@ func writeProbes(b *strings.Builder, s *Summary) {
 			}
 		}
 		tw.Flush()
-		fmt.Fprintf(b, "vnet_hdr: %v; thread: %s, cpus %s\n", p0.VnetHdr, policy(p0.Applied), cpuList(p0.Applied.CPUs))
+		for _, c := range cols {
+			fmt.Fprintf(b, "  %s: vnet_hdr %v, queues %d; thread %s, cpus %s\n", c.label, c.p.VnetHdr, c.p.Queues, policy(c.p.Applied), cpuList(c.p.Applied.CPUs))
+		}
 	}
 }

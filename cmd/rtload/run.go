@@ -98,9 +98,24 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 	}
 	out := cmd.OutOrStdout()
 	errw := cmd.ErrOrStderr()
+	// Every refusal comes before anything is printed or created.
+	var srv *exporter.Server
+	if f.metricsAddr != "" {
+		if srv, err = exporter.Listen(f.metricsAddr, false); err != nil {
+			return usageError{fmt.Errorf("--metrics-addr: %w", err)}
+		}
+		defer srv.Close()
+	}
+	if f.out != "" {
+		if _, err := os.Stat(filepath.Join(f.out, report.SummaryFile)); err == nil {
+			return usageError{fmt.Errorf("results directory %s already holds a run (%s): choose another --out or remove it", f.out, report.SummaryFile)}
+		}
+	}
 	fmt.Fprintf(out, "rtload %s: %s\n", spec.Name, spec.Description)
 	if spec.Duration == 0 {
 		fmt.Fprintf(out, "%d trial(s), each until stopped (Ctrl-C ends the current one and writes the results)\n", len(trials))
+	} else if len(spec.Readers) == 0 && len(spec.Probes) > 0 {
+		fmt.Fprintf(out, "%d trial(s), each running its probes to the end\n", len(trials))
 	} else {
 		fmt.Fprintf(out, "%d trial(s) of %v (+%v warm-up) each\n", len(trials), time.Duration(spec.Duration), time.Duration(spec.Warmup))
 	}
@@ -108,9 +123,6 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 	dir := f.out
 	if dir == "" {
 		dir = filepath.Join("results", fmt.Sprintf("%s-%s", spec.Name, time.Now().Format("20060102-150405")))
-	}
-	if _, err := os.Stat(filepath.Join(dir, report.SummaryFile)); err == nil {
-		return usageError{fmt.Errorf("results directory %s already holds a run (%s): choose another --out or remove it", dir, report.SummaryFile)}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("results directory: %w", err)
@@ -162,14 +174,10 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 			fmt.Fprintf(errw, "rtload: checkpoint: %v\n", err)
 		}
 	}
-	if f.metricsAddr != "" {
-		srv, err := exporter.Listen(f.metricsAddr, false)
-		if err != nil {
-			return usageError{fmt.Errorf("--metrics-addr: %w", err)}
-		}
-		defer srv.Close()
-		srv.SetRunInfo(spec.Name, "", env.Kernel)
+	if srv != nil {
+		srv.SetRunInfo(spec.Name, "", env.Kernel) // the clock is filled in by the engine once chosen
 		opt.Exporter = srv
+		opt.Kernel = env.Kernel
 		fmt.Fprintf(errw, "metrics: http://%s/metrics\n", srv.Addr())
 	}
 	sum, runErr := engine.Run(ctx, spec, trials, opt)
