@@ -50,18 +50,18 @@ type Result struct {
 
 // RunInfo describes one compared run.
 type RunInfo struct {
-	Label    string           `json:"label"`
-	Dir      string           `json:"dir"`
-	Scenario string           `json:"scenario"`
-	Kernel   string           `json:"kernel"`
-	Start    time.Time        `json:"start"`
-	Trials   int              `json:"trials"`
-	Degraded bool             `json:"degraded"`
-	Stopped  bool             `json:"stopped"`
+	Label    string    `json:"label"`
+	Dir      string    `json:"dir"`
+	Scenario string    `json:"scenario"`
+	Kernel   string    `json:"kernel"`
+	Start    time.Time `json:"start"`
+	Trials   int       `json:"trials"`
+	Degraded bool      `json:"degraded"`
+	Stopped  bool      `json:"stopped"`
 	// InProgress marks a checkpoint of a run that never finished (killed):
 	// its data end at the checkpoint.
-	InProgress bool `json:"in_progress,omitempty"`
-	Clock    report.ClockInfo `json:"clock"`
+	InProgress bool             `json:"in_progress,omitempty"`
+	Clock      report.ClockInfo `json:"clock"`
 }
 
 // Difference is one field in which the runs differ: Values holds each

@@ -51,8 +51,10 @@ type Options struct {
 	// OnCheckpoint, when set, receives the current trial as measured so far
 	// after each interval (soak runs), to checkpoint summary.json.
 	OnCheckpoint func(*report.Summary)
-	// Exporter, when set, receives every interval (Prometheus endpoint).
+	// Exporter, when set, receives every interval (Prometheus endpoint);
+	// Kernel labels its run_info.
 	Exporter *exporter.Server
+	Kernel   string
 	// checkpoint wraps OnCheckpoint with the run's summary so far.
 	checkpoint func(report.Trial)
 	// Run-wide interval and spike logs, opened by the first trial needing them.
@@ -87,6 +89,9 @@ func Run(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt 
 		return nil, fmt.Errorf("clock: %w", err)
 	}
 	ci := clock.Info()
+	if opt.Exporter != nil {
+		opt.Exporter.SetRunInfo(spec.Name, fmt.Sprintf("%s %.0f Hz", ci.Kind, ci.Hz), opt.Kernel)
+	}
 	sum := &report.Summary{Version: 1, Scenario: spec.Name, File: spec.File, Start: time.Now(),
 		Clock: report.ClockInfo{Kind: ci.Kind, Unit: ci.Unit(), Hz: ci.Hz, Invariant: ci.Invariant, Note: ci.Note, Fallbacks: ci.Fallbacks}}
 	// Every locked thread of a trial (readers sleep in raw syscalls and keep
@@ -216,6 +221,10 @@ func newRecorders(rep scenario.Report) *probe.Recorders {
 		All:    record.NewLinear(rep.BucketWidth, rep.BucketOrigin, rep.Overflow),
 		Data:   record.NewLinear(rep.BucketWidth, rep.BucketOrigin, rep.Overflow),
 		EAGAIN: record.NewLinear(rep.BucketWidth, rep.BucketOrigin, rep.Overflow),
+		Warm:   record.NewLinear(rep.BucketWidth, rep.BucketOrigin, rep.Overflow),
+		Cold:   record.NewLinear(rep.BucketWidth, rep.BucketOrigin, rep.Overflow),
+		First:  record.NewLinear(rep.BucketWidth, rep.BucketOrigin, rep.Overflow),
+		Rest:   record.NewLinear(rep.BucketWidth, rep.BucketOrigin, rep.Overflow),
 		AllHDR: record.NewHDR(1 << 40), Delay: record.NewHDR(int64(10 * time.Second)),
 		Latency: record.NewHDR(int64(10 * time.Second)), DrainTime: record.NewHDR(int64(10 * time.Second)),
 	}
@@ -385,7 +394,8 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 		}
 		cur := newRecorders(rep)
 		d := probe.NewDrain(probe.DrainConfig{FDs: fds, Receiver: rx, Clock: clock,
-			All: cur.All, Data: cur.Data, EAGAIN: cur.EAGAIN, AllHDR: cur.AllHDR, Delay: cur.Delay})
+			All: cur.All, Data: cur.Data, EAGAIN: cur.EAGAIN, AllHDR: cur.AllHDR, Delay: cur.Delay,
+			Warm: cur.Warm, Cold: cur.Cold, First: cur.First, Rest: cur.Rest})
 		r := &reader{spec: rs, drain: d, groups: gs, total: newRecorders(rep), intervalNs: int64(sp.Interval),
 			loop: &probe.Loop{Probe: d, Drain: d, Rec: cur, Interval: int64(sp.Interval),
 				Wakeups: record.NewRing[record.Wakeup](1 << 14), Threshold: int64(rs.Threshold)}}

@@ -35,7 +35,7 @@ Exit codes: 0 ok, 1 run failed, 2 usage or invalid scenario,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCmd(), newValidateCmd(), newListCmd(), newEnvCmd(), newReportCmd(), newCleanupCmd(), newPlotCmd(), newCompareCmd())
+	root.AddCommand(newRunCmd(), newValidateCmd(), newListCmd(), newEnvCmd(), newReportCmd(), newCleanupCmd(), newPlotCmd(), newCompareCmd(), newExplainCmd())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.Args = cobra.NoArgs // an unknown command is a usage error (exit 2)
 	root.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
