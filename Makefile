@@ -27,9 +27,17 @@ test:
 	$(GO) test -race -count=1 -timeout 8m ./...
 	$(GO) test -run '^$$' -bench . -benchtime=1x ./...
 
-## bench: benchmarks (per-call overhead rtload adds around a recv call, clocks, recorders)
-bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
+## bench: rtload vs a C drain, cyclictest and its own tick machinery; sender, scale, methods (root, ~6 min) -> BENCHMARKS.md
+bench: build
+	mkdir -p bin && gcc -O2 -Wall -Wextra -pthread -o bin/drain450 bench/drain450.c
+	command -v cyclictest >/dev/null || { apt-get update && apt-get install -y rt-tests; }
+	timeout 900 $(GO) run ./bench/cmd/benchrun -rtload $(BIN) -drain bin/drain450 -out BENCHMARKS.md
+
+## bench-quick: the same comparisons with shorter runs (~3 min), written to bench/BENCHMARKS-quick.md
+bench-quick: build
+	mkdir -p bin && gcc -O2 -Wall -Wextra -pthread -o bin/drain450 bench/drain450.c
+	command -v cyclictest >/dev/null || { apt-get update && apt-get install -y rt-tests; }
+	timeout 600 $(GO) run ./bench/cmd/benchrun -quick -rtload $(BIN) -drain bin/drain450 -out bench/BENCHMARKS-quick.md
 
 ## lint: gofmt, go vet, staticcheck
 lint:

@@ -1,0 +1,338 @@
+// drain450: seed 000 in plain C, the baseline `make bench` compares rtload
+// against. N UDP sockets bound on 127.0.0.1 ephemeral ports; a sender thread
+// sends one 64-byte message per socket per interval, spread evenly (event n
+// due at start + n*interval/N, socket n % N, due events batched into one
+// sendmmsg of up to 64, sleeping to the next due time with 1 ns timer slack,
+// as rtload's sender does); a reader thread pinned to one CPU at SCHED_FIFO
+// with mlockall wakes on absolute CLOCK_MONOTONIC ticks (clock_nanosleep
+// TIMER_ABSTIME) and drains every socket with MSG_DONTWAIT until EAGAIN,
+// timing each recv call with rdtscp;lfence before and after (rtload's
+// rt/clock_amd64.s). Spin threads (SCHED_OTHER, unpinned) are the seed's
+// "5 other threads busy".
+//
+// Per-call cost is kept in a 1-tick histogram up to 2^20 ticks (exact
+// percentiles) plus the seed's 128-tick table from origin 64.
+//
+// Usage:
+//   drain450 [-n sockets] [-m recvfrom,recvmsg] [-d seconds] [-w warmup]
+//            [-c cpu] [-p prio] [-P period_ms] [-i interval_ms] [-N spin]
+//            [-r rcvbuf]
+//   drain450 -S seconds -N threads     spin only (noise for cyclictest/rtload)
+//   drain450 -T reads                   cost of one rdtscp;lfence read, ns
+// Output: one JSON object per method on stdout, one line each.
+#define _GNU_SOURCE
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define FINE (1u << 20)
+#define WIDTH 128
+#define ORIGIN 64
+#define OVERFLOW 8256
+#define NBUCKETS (1 + (OVERFLOW - ORIGIN) / WIDTH)
+#define MAXTICKS 100000
+
+static int nsock = 450, cpu = 1, prio = 80, nspin = 5, rcvbuf = 256 * 1024;
+static double dur = 4, warm = 0.5, period_ms = 10, interval_ms = 20;
+static int *fds;
+static struct sockaddr_in *addrs;
+static atomic_int stop_all;
+static atomic_ullong spins;
+
+static inline uint64_t rdtscp(void) {
+	uint32_t lo, hi, aux;
+	__asm__ volatile("rdtscp\n\tlfence" : "=a"(lo), "=d"(hi), "=c"(aux)::"memory");
+	return ((uint64_t)hi << 32) | lo;
+}
+
+static int64_t mono(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void sleep_until(int64_t t) {
+	struct timespec ts = {t / 1000000000, t % 1000000000};
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+static void *spin(void *arg) {
+	(void)arg;
+	uint64_t n = 0;
+	while (!atomic_load_explicit(&stop_all, memory_order_relaxed))
+		n++;
+	atomic_fetch_add(&spins, n);
+	return NULL;
+}
+
+static void *sender(void *arg) {
+	(void)arg;
+	prctl(PR_SET_TIMERSLACK, 1);
+	int tx = socket(AF_INET, SOCK_DGRAM, 0);
+	struct mmsghdr mm[64];
+	struct iovec iov[64];
+	static char payload[64][64];
+	memset(mm, 0, sizeof mm);
+	int64_t step = (int64_t)(interval_ms * 1e6) / nsock, start = mono();
+	uint64_t n = 0;
+	while (!atomic_load(&stop_all)) {
+		int64_t now = mono(), due = start + (int64_t)n * step;
+		if (due > now) {
+			int64_t w = due < now + 10000000 ? due : now + 10000000;
+			sleep_until(w);
+			continue;
+		}
+		int k = 0;
+		while (k < 64 && start + (int64_t)n * step <= now) {
+			int s = n % nsock;
+			uint64_t *p = (uint64_t *)payload[k];
+			p[0] = n / nsock;
+			p[1] = now;
+			iov[k].iov_base = payload[k];
+			iov[k].iov_len = 64;
+			mm[k].msg_hdr.msg_iov = &iov[k];
+			mm[k].msg_hdr.msg_iovlen = 1;
+			mm[k].msg_hdr.msg_name = &addrs[s];
+			mm[k].msg_hdr.msg_namelen = sizeof addrs[s];
+			k++;
+			n++;
+		}
+		sendmmsg(tx, mm, k, 0);
+	}
+	close(tx);
+	return NULL;
+}
+
+struct result {
+	uint64_t calls, data, eagain, errs, wakeups, overruns, msgs, sum, max;
+	uint64_t buckets[NBUCKETS + 1];
+	double wake_ns[MAXTICKS], drain_ns[MAXTICKS];
+};
+static uint32_t *fine;
+static struct result res;
+static const char *method;
+
+static void *reader(void *arg) {
+	(void)arg;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof set, &set))
+		perror("sched_setaffinity");
+	struct sched_param sp = {.sched_priority = prio};
+	if (sched_setscheduler(0, SCHED_FIFO, &sp))
+		perror("sched_setscheduler");
+	prctl(PR_SET_TIMERSLACK, 1);
+	static char buf[2048];
+	struct sockaddr_storage sa;
+	socklen_t salen;
+	struct iovec iov = {buf, sizeof buf};
+	struct msghdr mh = {.msg_name = &sa, .msg_iov = &iov, .msg_iovlen = 1};
+	int use_msg = strcmp(method, "recvmsg") == 0;
+	int64_t period = (int64_t)(period_ms * 1e6);
+	int64_t start = mono() + period, measure_from = start + (int64_t)(warm * 1e9),
+		end = measure_from + (int64_t)(dur * 1e9);
+	int64_t deadline = start;
+	for (;;) {
+		sleep_until(deadline);
+		int64_t woke = mono();
+		if (deadline >= end)
+			break;
+		int rec = deadline >= measure_from;
+		uint64_t d0 = rdtscp();
+		for (int i = 0; i < nsock; i++) {
+			for (;;) {
+				ssize_t r;
+				uint64_t t0 = rdtscp();
+				if (use_msg) {
+					mh.msg_namelen = sizeof sa;
+					r = recvmsg(fds[i], &mh, MSG_DONTWAIT);
+				} else {
+					salen = sizeof sa;
+					r = recvfrom(fds[i], buf, sizeof buf, MSG_DONTWAIT, (struct sockaddr *)&sa, &salen);
+				}
+				uint64_t dt = rdtscp() - t0;
+				if (rec) {
+					res.calls++;
+					res.sum += dt;
+					if (dt > res.max)
+						res.max = dt;
+					fine[dt < FINE ? dt : FINE - 1]++;
+					res.buckets[dt < ORIGIN ? 0 : dt >= OVERFLOW ? NBUCKETS : 1 + (dt - ORIGIN) / WIDTH]++;
+					if (r >= 0)
+						res.data++, res.msgs++;
+					else if (errno == EAGAIN)
+						res.eagain++;
+					else
+						res.errs++;
+				}
+				if (r < 0)
+					break;
+			}
+		}
+		uint64_t d1 = rdtscp();
+		if (rec && res.wakeups < MAXTICKS) {
+			res.wake_ns[res.wakeups] = woke - deadline;
+			res.drain_ns[res.wakeups] = (double)(d1 - d0);
+			res.wakeups++;
+		}
+		deadline += period;
+		int64_t now = mono();
+		while (deadline <= now) { // skip: jump to the next due tick
+			deadline += period;
+			if (rec)
+				res.overruns++;
+		}
+	}
+	return NULL;
+}
+
+static uint64_t pct(double q) {
+	uint64_t want = (uint64_t)(q * res.calls + 0.999999), acc = 0;
+	if (want < 1)
+		want = 1;
+	for (uint32_t i = 0; i < FINE; i++) {
+		acc += fine[i];
+		if (acc >= want)
+			return i;
+	}
+	return res.max;
+}
+
+static int cmpd(const void *a, const void *b) {
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double dpct(double *v, uint64_t n, double q) {
+	if (!n)
+		return 0;
+	uint64_t i = (uint64_t)(q * n + 0.999999);
+	if (i < 1)
+		i = 1;
+	return v[i - 1];
+}
+
+static double tsc_hz(void) {
+	int64_t m0 = mono();
+	uint64_t t0 = rdtscp();
+	sleep_until(m0 + 100000000);
+	int64_t m1 = mono();
+	uint64_t t1 = rdtscp();
+	return (double)(t1 - t0) * 1e9 / (double)(m1 - m0);
+}
+
+int main(int argc, char **argv) {
+	char *methods = "recvfrom,recvmsg";
+	double spin_only = 0;
+	long clock_reads = 0;
+	int o;
+	while ((o = getopt(argc, argv, "n:m:d:w:c:p:P:i:N:r:S:T:")) != -1) {
+		switch (o) {
+		case 'n': nsock = atoi(optarg); break;
+		case 'm': methods = optarg; break;
+		case 'd': dur = atof(optarg); break;
+		case 'w': warm = atof(optarg); break;
+		case 'c': cpu = atoi(optarg); break;
+		case 'p': prio = atoi(optarg); break;
+		case 'P': period_ms = atof(optarg); break;
+		case 'i': interval_ms = atof(optarg); break;
+		case 'N': nspin = atoi(optarg); break;
+		case 'r': rcvbuf = atoi(optarg); break;
+		case 'S': spin_only = atof(optarg); break;
+		case 'T': clock_reads = atol(optarg); break;
+		default: fprintf(stderr, "usage: see the comment at the top of drain450.c\n"); return 2;
+		}
+	}
+	if (clock_reads > 0) {
+		volatile uint64_t sink = 0;
+		int64_t t0 = mono();
+		for (long i = 0; i < clock_reads; i++)
+			sink += rdtscp();
+		double ns = (double)(mono() - t0) / clock_reads;
+		printf("{\"clock_reads\":%ld,\"ns_per_read\":%.2f}\n", clock_reads, ns);
+		return 0;
+	}
+	pthread_t sp[64], tx, rx;
+	if (nspin > 64)
+		nspin = 64;
+	if (spin_only > 0) {
+		for (int i = 0; i < nspin; i++)
+			pthread_create(&sp[i], NULL, spin, NULL);
+		sleep_until(mono() + (int64_t)(spin_only * 1e9));
+		atomic_store(&stop_all, 1);
+		for (int i = 0; i < nspin; i++)
+			pthread_join(sp[i], NULL);
+		printf("{\"spin_threads\":%d,\"loops\":%llu}\n", nspin, (unsigned long long)spins);
+		return 0;
+	}
+	if (mlockall(MCL_CURRENT | MCL_FUTURE))
+		perror("mlockall");
+	fine = calloc(FINE, sizeof *fine);
+	fds = calloc(nsock, sizeof *fds);
+	addrs = calloc(nsock, sizeof *addrs);
+	int64_t setup0 = mono();
+	for (int i = 0; i < nsock; i++) {
+		fds[i] = socket(AF_INET, SOCK_DGRAM, 0);
+		if (fds[i] < 0) {
+			perror("socket");
+			return 1;
+		}
+		if (setsockopt(fds[i], SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof rcvbuf))
+			setsockopt(fds[i], SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+		struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+		if (bind(fds[i], (struct sockaddr *)&a, sizeof a)) {
+			perror("bind");
+			return 1;
+		}
+		socklen_t l = sizeof addrs[i];
+		getsockname(fds[i], (struct sockaddr *)&addrs[i], &l);
+	}
+	double setup_ms = (mono() - setup0) / 1e6;
+	double hz = tsc_hz();
+	for (int i = 0; i < nspin; i++)
+		pthread_create(&sp[i], NULL, spin, NULL);
+	pthread_create(&tx, NULL, sender, NULL);
+	for (char *m = strtok(strdup(methods), ","); m; m = strtok(NULL, ",")) {
+		method = m;
+		memset(&res, 0, sizeof res);
+		memset(fine, 0, FINE * sizeof *fine);
+		pthread_create(&rx, NULL, reader, NULL);
+		pthread_join(rx, NULL);
+		qsort(res.wake_ns, res.wakeups, sizeof(double), cmpd);
+		qsort(res.drain_ns, res.wakeups, sizeof(double), cmpd);
+		printf("{\"method\":\"%s\",\"sockets\":%d,\"tsc_hz\":%.0f,\"setup_ms\":%.3f,\"calls\":%llu,\"data_calls\":%llu,"
+		       "\"eagain_calls\":%llu,\"errors\":%llu,\"messages\":%llu,\"mean_ticks\":%.1f,\"p50_ticks\":%llu,"
+		       "\"p90_ticks\":%llu,\"p99_ticks\":%llu,\"p99_9_ticks\":%llu,\"max_ticks\":%llu,\"wakeups\":%llu,"
+		       "\"overruns\":%llu,\"wakeup_p50_ns\":%.0f,\"wakeup_p99_ns\":%.0f,\"wakeup_max_ns\":%.0f,"
+		       "\"drain_p50_ns\":%.0f,\"drain_p99_ns\":%.0f,\"buckets\":[",
+		       m, nsock, hz, setup_ms, (unsigned long long)res.calls, (unsigned long long)res.data,
+		       (unsigned long long)res.eagain, (unsigned long long)res.errs, (unsigned long long)res.msgs,
+		       res.calls ? (double)res.sum / res.calls : 0, (unsigned long long)pct(.5), (unsigned long long)pct(.9),
+		       (unsigned long long)pct(.99), (unsigned long long)pct(.999), (unsigned long long)res.max,
+		       (unsigned long long)res.wakeups, (unsigned long long)res.overruns, dpct(res.wake_ns, res.wakeups, .5),
+		       dpct(res.wake_ns, res.wakeups, .99), res.wakeups ? res.wake_ns[res.wakeups - 1] : 0,
+		       dpct(res.drain_ns, res.wakeups, .5) * 1e9 / hz, dpct(res.drain_ns, res.wakeups, .99) * 1e9 / hz);
+		for (int i = 0; i <= NBUCKETS; i++)
+			printf("%s%llu", i ? "," : "", (unsigned long long)res.buckets[i]);
+		printf("]}\n");
+		fflush(stdout);
+	}
+	atomic_store(&stop_all, 1);
+	pthread_join(tx, NULL);
+	for (int i = 0; i < nspin; i++)
+		pthread_join(sp[i], NULL);
+	return 0;
+}
