@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rtload/rtload/probe"
 	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
@@ -46,6 +47,9 @@ func collect(res *report.Trial, sp *scenario.Spec, senders []*sender, readers []
 		}
 		rr.PerCall = report.PerCall{Unit: clockUnit,
 			All: t.All.Snapshot(clockUnit), Data: t.Data.Snapshot(clockUnit), EAGAIN: t.EAGAIN.Snapshot(clockUnit)}
+		rr.PerCallClass = perCallClass(t, clockUnit)
+		rr.Counters, rr.CountersSkipped = r.readCounters(), r.countersSkipped
+		rr.CPUInterrupts = r.cpuInterrupts()
 		if r.log != nil {
 			st := r.log.Stats()
 			res.WakeupLog = append(res.WakeupLog, st.Files...)
@@ -80,6 +84,16 @@ func collect(res *report.Trial, sp *scenario.Spec, senders []*sender, readers []
 		}
 		res.Readers = append(res.Readers, rr)
 	}
+}
+
+// perCallClass snapshots the per-call context histograms of t (nil when the
+// set has none).
+func perCallClass(t *probe.Recorders, unit string) *report.PerCallClass {
+	if t.Warm == nil || t.Cold == nil || t.First == nil || t.Rest == nil {
+		return nil
+	}
+	return &report.PerCallClass{Unit: unit, FirstCalls: probe.FirstCalls,
+		Warm: t.Warm.Snapshot(unit), Cold: t.Cold.Snapshot(unit), First: t.First.Snapshot(unit), Rest: t.Rest.Snapshot(unit)}
 }
 
 func appliedReport(a rt.Applied) report.Applied {

@@ -206,6 +206,16 @@ type reader struct {
 	intervalNs int64
 	handoff    *probe.Handoff
 	total      *probe.Recorders
+	// perf_event_open counters on the reader thread (nil when none
+	// opened; countersSkipped says why for each event not counted), read
+	// by the writer; lastCtr is their value at the last interval.
+	counters        *probe.Counters
+	countersSkipped []string
+	lastCtr, ctrBuf []uint64
+	// Interrupts and softirqs on the reader's CPU, read by the writer:
+	// irqFrom at its first poll in the measured window, irqUntil at its
+	// first poll after it, irqLast at the last interval.
+	irqFrom, irqUntil, irqLast cpuIRQs
 	// Writer state for interval deltas and spikes.
 	lastCounts                          probe.Counts
 	lastTicks, lastOverruns, lastSpikes uint64
@@ -213,6 +223,33 @@ type reader struct {
 	intervals                           int
 	prevDrain                           int64
 	traceFiles                          []*os.File
+}
+
+// openCounters opens the perf counters on the reader's thread: software
+// events always, hardware ones where supported; what is skipped, and why,
+// goes to the results.
+func (r *reader) openCounters() {
+	events := append(append([]rt.PerfEvent(nil), rt.PerfSoftware...), rt.PerfHardware...)
+	c, err := probe.OpenCounters(r.applied.TID, events)
+	if err != nil {
+		r.countersSkipped = []string{err.Error()}
+		return
+	}
+	r.counters, r.countersSkipped = c, c.Skipped
+	r.lastCtr, r.ctrBuf = make([]uint64, len(c.Names)), make([]uint64, len(c.Names))
+}
+
+// readCounters returns the counters' values now (nil when none opened or
+// the read failed).
+func (r *reader) readCounters() []report.Counter {
+	if r.counters == nil || r.counters.Read(r.ctrBuf) != nil {
+		return nil
+	}
+	out := make([]report.Counter, len(r.ctrBuf))
+	for i, v := range r.ctrBuf {
+		out[i] = report.Counter{Name: r.counters.Names[i], Value: v}
+	}
+	return out
 }
 
 // newRecorders makes one set of a reader's histograms in the scenario's layout.
@@ -308,6 +345,9 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 			}
 			for _, f := range r.traceFiles {
 				f.Close()
+			}
+			if r.counters != nil {
+				r.counters.Close()
 			}
 		}
 	}()
@@ -510,6 +550,7 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 		}
 		<-ready
 		r.thread = th
+		r.openCounters()
 		for _, d := range r.applied.Degraded {
 			degraded = append(degraded, fmt.Sprintf("reader %s: %s", r.spec.Name, d))
 		}

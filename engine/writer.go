@@ -13,6 +13,7 @@ import (
 	"github.com/rtload/rtload/probe"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/rt"
 )
 
 // trialWriter is the non-real-time side of a trial: every 50 ms it drains
@@ -78,7 +79,9 @@ type noiseSource interface {
 // poll drains rings and handoffs once.
 func (w *trialWriter) poll() {
 	any := false
+	now := rt.Monotonic()
 	for _, r := range w.readers {
+		w.sampleIRQs(r, now)
 		w.drainRing(r)
 		if r.handoff != nil {
 			if set := r.handoff.Take(); set != nil {
@@ -119,7 +122,8 @@ func (w *trialWriter) checkpoint() report.Trial {
 			Drain:         report.LatencyOf(tot.DrainTime),
 			OneWayDelay:   report.LatencyOf(tot.Delay),
 			PerCall: report.PerCall{Unit: "ticks", All: tot.All.Snapshot("ticks"), Data: tot.Data.Snapshot("ticks"),
-				EAGAIN: tot.EAGAIN.Snapshot("ticks")}}
+				EAGAIN: tot.EAGAIN.Snapshot("ticks")},
+			PerCallClass: perCallClass(tot, "ticks"), Counters: r.readCounters(), CountersSkipped: r.countersSkipped}
 		if r.log != nil {
 			st := r.log.Stats()
 			t.WakeupLog = append(t.WakeupLog, st.Files...)
@@ -147,6 +151,40 @@ func (w *trialWriter) finish() {
 		}
 		w.interval(r, cur)
 	}
+}
+
+// sampleIRQs reads the reader CPU's interrupt counts at the window's edges
+// (to within one poll, 50 ms).
+func (w *trialWriter) sampleIRQs(r *reader, now int64) {
+	if r.loop.MeasureFrom == 0 || now < r.loop.MeasureFrom {
+		return
+	}
+	if r.irqFrom == nil {
+		if m, err := readCPUIRQs(r.spec.CPU); err == nil {
+			r.irqFrom, r.irqLast = m, m
+		}
+		return
+	}
+	if r.irqUntil == nil && now >= r.loop.MeasureUntil {
+		r.irqUntil, _ = readCPUIRQs(r.spec.CPU)
+	}
+}
+
+// cpuInterrupts is the reader CPU's interrupts over the measured window
+// (nil when not sampled).
+func (r *reader) cpuInterrupts() *report.CPUInterrupts {
+	if r.irqFrom == nil {
+		return nil
+	}
+	end := r.irqUntil
+	if end == nil {
+		var err error
+		if end, err = readCPUIRQs(r.spec.CPU); err != nil {
+			return nil
+		}
+	}
+	src, irqs, soft := end.delta(r.irqFrom)
+	return &report.CPUInterrupts{CPU: r.spec.CPU, IRQs: irqs, SoftIRQs: soft, Sources: src}
 }
 
 func (w *trialWriter) drainRing(r *reader) {
@@ -196,6 +234,19 @@ func (w *trialWriter) interval(r *reader, set *probe.Recorders) {
 		RSSBytes:      rss(), FDs: openFDs(), Goroutines: runtime.NumGoroutine(), GCCycles: gcCycles(),
 	}
 	iv.Spikes = r.loop.Spikes - r.lastSpikes
+	if r.irqLast != nil {
+		if m, err := readCPUIRQs(r.spec.CPU); err == nil {
+			src, irqs, soft := m.delta(r.irqLast)
+			iv.CPUInterrupts = &report.CPUInterrupts{CPU: r.spec.CPU, IRQs: irqs, SoftIRQs: soft, Sources: src}
+			r.irqLast = m
+		}
+	}
+	if now := r.readCounters(); now != nil {
+		for i, c := range now {
+			iv.Counters = append(iv.Counters, report.Counter{Name: c.Name, Value: c.Value - r.lastCtr[i]})
+			r.lastCtr[i] = c.Value
+		}
+	}
 	if len(r.lastSent) < len(w.senders) {
 		r.lastSent = make([]uint64, len(w.senders))
 	}

@@ -52,6 +52,12 @@ type Drain struct {
 	AllHDR *record.HDR
 	// Delay is the one-way delay send→receive in ns (measured window only).
 	Delay *record.HDR
+	// Per-call context (measured window; each may be nil): Warm holds
+	// EAGAIN calls on a socket that returned data earlier in the same
+	// drain, Cold EAGAIN calls on a socket that had nothing this tick (Data
+	// is the third class); First holds the first FirstCalls calls of each
+	// tick, Rest the later ones. See classify.
+	Warm, Cold, First, Rest *record.Linear
 
 	expect  []uint64 // next expected sequence number per socket
 	seen    []uint64 // bit i: sequence number expect-1-i arrived
@@ -70,12 +76,19 @@ type DrainConfig struct {
 	Clock             *rt.Clock
 	All, Data, EAGAIN *record.Linear
 	AllHDR, Delay     *record.HDR
+	// Per-call context histograms (optional): see Drain.
+	Warm, Cold, First, Rest *record.Linear
 }
+
+// FirstCalls is how many calls at the start of a tick (right after the
+// wakeup) the First histogram holds; later calls go to Rest.
+const FirstCalls = 3
 
 // NewDrain preallocates per-socket state for len(cfg.FDs) sockets.
 func NewDrain(cfg DrainConfig) *Drain {
 	return &Drain{fds: cfg.FDs, rx: cfg.Receiver, clock: cfg.Clock,
 		All: cfg.All, Data: cfg.Data, EAGAIN: cfg.EAGAIN, AllHDR: cfg.AllHDR, Delay: cfg.Delay,
+		Warm: cfg.Warm, Cold: cfg.Cold, First: cfg.First, Rest: cfg.Rest,
 		expect: make([]uint64, len(cfg.FDs)), seen: make([]uint64, len(cfg.FDs)), perSock: make([]uint64, len(cfg.FDs))}
 }
 
@@ -91,16 +104,19 @@ func (d *Drain) Step() {
 
 //go:nosplit
 func (d *Drain) drainOne(i, fd int) {
+	got := false // this socket returned data earlier in this drain
 	for {
 		t0 := d.clock.Now()
 		n, bytes, errno := d.rx.Recv(fd)
 		t1 := d.clock.Now()
 		dt := uint64(t1 - t0)
+		pos := d.tick.Calls
 		d.tick.Calls++
 		if d.Measure {
 			d.c.Calls++
 			d.All.Record(dt)
 			d.AllHDR.Record(dt)
+			d.classify(pos, dt, errno, got)
 		}
 		if errno != 0 {
 			if errno == unix.EAGAIN {
@@ -119,7 +135,35 @@ func (d *Drain) drainOne(i, fd int) {
 			d.c.Data++
 			d.Data.Record(dt)
 		}
+		got = true
 		d.account(i, n, bytes)
+	}
+}
+
+// classify records one measured call's cost dt by its context: its
+// position pos in the tick (0 = first call after the wakeup) into First or
+// Rest, and, for an EAGAIN, whether its socket had returned data earlier in
+// this drain (got: Warm) or not (Cold). Outside the timed call; no
+// allocation, no system call.
+//
+//go:nosplit
+func (d *Drain) classify(pos uint32, dt uint64, errno unix.Errno, got bool) {
+	if pos < FirstCalls {
+		if d.First != nil {
+			d.First.Record(dt)
+		}
+	} else if d.Rest != nil {
+		d.Rest.Record(dt)
+	}
+	if errno != unix.EAGAIN {
+		return
+	}
+	if got {
+		if d.Warm != nil {
+			d.Warm.Record(dt)
+		}
+	} else if d.Cold != nil {
+		d.Cold.Record(dt)
 	}
 }
 

@@ -15,6 +15,8 @@ type Recorders struct {
 	// Per-call cost in clock ticks (Drain), one-way delay in ns.
 	All, Data, EAGAIN *record.Linear
 	AllHDR, Delay     *record.HDR
+	// Per-call context in clock ticks (Drain.Warm, Cold, First, Rest).
+	Warm, Cold, First, Rest *record.Linear
 	// Wakeup latency and drain time per tick in ns (Loop).
 	Latency, DrainTime *record.HDR
 	// FromNs and ToNs are the deadlines of the first tick recorded into the
@@ -28,7 +30,7 @@ type Recorders struct {
 
 // Reset clears every histogram of the set.
 func (r *Recorders) Reset() {
-	for _, l := range []*record.Linear{r.All, r.Data, r.EAGAIN} {
+	for _, l := range []*record.Linear{r.All, r.Data, r.EAGAIN, r.Warm, r.Cold, r.First, r.Rest} {
 		if l != nil {
 			l.Reset()
 		}
@@ -42,7 +44,8 @@ func (r *Recorders) Reset() {
 
 // Merge adds o's histograms into r (same layouts).
 func (r *Recorders) Merge(o *Recorders) {
-	for _, p := range [][2]*record.Linear{{r.All, o.All}, {r.Data, o.Data}, {r.EAGAIN, o.EAGAIN}} {
+	for _, p := range [][2]*record.Linear{{r.All, o.All}, {r.Data, o.Data}, {r.EAGAIN, o.EAGAIN},
+		{r.Warm, o.Warm}, {r.Cold, o.Cold}, {r.First, o.First}, {r.Rest, o.Rest}} {
 		if p[0] != nil && p[1] != nil {
 			p[0].Merge(p[1])
 		}

@@ -58,6 +58,13 @@ type Loop struct {
 	Ticks, MeasuredTicks, Overruns, MissedTicks uint64
 	TailMessages                                uint64
 	Errno                                       uintptr
+
+	// ru and the counts at the last read: the thread's context switches
+	// (getrusage(RUSAGE_THREAD)), read once per tick after the drain; each
+	// wakeup record carries the switches since the previous read, so those
+	// of the sleep, the wakeup and the drain.
+	ru                 unix.Rusage
+	lastVol, lastInvol uint64
 }
 
 // install makes r the set recorded into by the loop and its drain.
@@ -69,6 +76,7 @@ func (l *Loop) install(r *Recorders) {
 	if l.Drain != nil {
 		l.Drain.All, l.Drain.Data, l.Drain.EAGAIN = r.All, r.Data, r.EAGAIN
 		l.Drain.AllHDR, l.Drain.Delay = r.AllHDR, r.Delay
+		l.Drain.Warm, l.Drain.Cold, l.Drain.First, l.Drain.Rest = r.Warm, r.Cold, r.First, r.Rest
 	}
 }
 
@@ -80,6 +88,7 @@ func (l *Loop) Run() {
 		l.install(l.Rec)
 	}
 	nextHandoff := l.MeasureFrom + l.Interval
+	l.lastVol, l.lastInvol, _ = threadSwitches(&l.ru)
 	for {
 		k, deadline, lat, missed, errno := l.Ticker.Wait()
 		if errno != 0 {
@@ -95,6 +104,9 @@ func (l *Loop) Run() {
 		t0 := rt.Monotonic()
 		l.Probe.Step()
 		t1 := rt.Monotonic()
+		vol, invol, _ := threadSwitches(&l.ru)
+		dVol, dInvol := vol-l.lastVol, invol-l.lastInvol
+		l.lastVol, l.lastInvol = vol, invol
 		if measured {
 			l.MeasuredTicks++
 			if missed > 0 {
@@ -105,7 +117,8 @@ func (l *Loop) Run() {
 			l.DrainTime.RecordSigned(t1 - t0)
 			tk := l.Probe.LastTick()
 			l.Wakeups.Put(record.Wakeup{Tick: k, DeadlineNs: deadline, LatencyNs: lat, DrainNs: t1 - t0,
-				Messages: tk.Messages, Calls: tk.Calls, EAGAIN: tk.EAGAIN, Missed: uint32(missed)})
+				Messages: tk.Messages, Calls: tk.Calls, EAGAIN: tk.EAGAIN, Missed: uint32(missed),
+				VolCS: uint32(dVol), InvolCS: uint32(dInvol)})
 			if l.Threshold > 0 && lat > l.Threshold {
 				l.Spikes++
 				if l.BreakTrace && l.BrokeAt == 0 {

@@ -37,6 +37,8 @@ func newDrain(t testing.TB, fds []int, rx udp.Receiver) *probe.Drain {
 		FDs: fds, Receiver: rx, Clock: clock(t),
 		All: record.NewLinear(128, 64, 8256), Data: record.NewLinear(128, 64, 8256), EAGAIN: record.NewLinear(128, 64, 8256),
 		AllHDR: record.NewHDR(1 << 30), Delay: record.NewHDR(int64(10 * time.Second)),
+		Warm: record.NewLinear(128, 64, 8256), Cold: record.NewLinear(128, 64, 8256),
+		First: record.NewLinear(128, 64, 8256), Rest: record.NewLinear(128, 64, 8256),
 	})
 }
 
@@ -232,6 +234,13 @@ func TestDrainStepAllocsEmpty(t *testing.T) {
 			if c := d.Counts(); c.EAGAIN != 101*seedCount || c.Messages != 0 {
 				t.Errorf("Counts = %+v; want %d EAGAIN calls", c, 101*seedCount)
 			}
+			// Every call is a cold EAGAIN; the first 3 of each Step are First.
+			if d.Cold.Total() != 101*seedCount || d.Warm.Total() != 0 {
+				t.Errorf("Cold %d Warm %d; want %d 0", d.Cold.Total(), d.Warm.Total(), 101*seedCount)
+			}
+			if d.First.Total() != 101*probe.FirstCalls || d.First.Total()+d.Rest.Total() != d.All.Total() {
+				t.Errorf("First %d Rest %d All %d; want First %d, First+Rest = All", d.First.Total(), d.Rest.Total(), d.All.Total(), 101*probe.FirstCalls)
+			}
 		})
 	}
 }
@@ -325,6 +334,17 @@ func TestDrainStepAllocsData(t *testing.T) {
 	if c.Data != uint64(sent) || d.Data.Total() != uint64(sent) {
 		t.Errorf("Data calls %d, Data histogram %d; want %d", c.Data, d.Data.Total(), sent)
 	}
+	// One message per socket per Step: data then a warm EAGAIN on each
+	// socket; the classes partition All, and so do the positions.
+	if d.Warm.Total()+d.Cold.Total() != c.EAGAIN || d.Data.Total()+d.Warm.Total()+d.Cold.Total() != d.All.Total() {
+		t.Errorf("Data %d + Warm %d + Cold %d != All %d (EAGAIN %d)", d.Data.Total(), d.Warm.Total(), d.Cold.Total(), d.All.Total(), c.EAGAIN)
+	}
+	if d.Warm.Total() < uint64(sent)-seedCount {
+		t.Errorf("Warm %d; want about %d (one per message)", d.Warm.Total(), sent)
+	}
+	if d.First.Total()+d.Rest.Total() != d.All.Total() || d.First.Total() != 102*probe.FirstCalls {
+		t.Errorf("First %d + Rest %d vs All %d; want First %d", d.First.Total(), d.Rest.Total(), d.All.Total(), 102*probe.FirstCalls)
+	}
 }
 
 func TestLoop(t *testing.T) {
@@ -374,6 +394,15 @@ func TestLoop(t *testing.T) {
 			w.LatencyNs < 0 || w.Calls != 3 || w.EAGAIN != 3 || w.Messages != 0 {
 			t.Errorf("wakeup %d = %+v", i, w)
 		}
+	}
+	// Every tick sleeps in clock_nanosleep: a voluntary switch each, which
+	// the per-wakeup getrusage(RUSAGE_THREAD) read must see.
+	var vol uint64
+	for _, w := range wakeups {
+		vol += uint64(w.VolCS)
+	}
+	if vol < l.MeasuredTicks/2 {
+		t.Errorf("%d voluntary switches over %d sleeping wakeups; want about one each", vol, l.MeasuredTicks)
 	}
 	// Measure followed the phase: only measured ticks reached the histograms.
 	if c := d.Counts(); c.Calls != 3*l.MeasuredTicks || d.All.Total() != c.Calls {

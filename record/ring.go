@@ -63,6 +63,10 @@ type Wakeup struct {
 	Calls      uint32 // recv calls this tick (data + EAGAIN + errors)
 	EAGAIN     uint32 // calls that returned EAGAIN
 	Missed     uint32 // ticks skipped before this one (overrun)
+	// VolCS and InvolCS are the reader thread's voluntary and involuntary
+	// context switches since the previous wakeup (getrusage(RUSAGE_THREAD)
+	// read at the tick boundary; 0 when not read).
+	VolCS, InvolCS uint32
 }
 
 // Work is what a background source really did, so a report can show that

@@ -47,6 +47,11 @@ type Interval struct {
 	Drain         Latency `json:"drain"`
 	// Spikes is wakeups above the reader's threshold in the interval.
 	Spikes uint64 `json:"spikes"`
+	// Counters are the reader thread's perf_event_open counters over the
+	// interval (deltas; see Reader.Counters).
+	Counters []Counter `json:"counters,omitempty"`
+	// CPUInterrupts is what the reader's CPU served in the interval.
+	CPUInterrupts *CPUInterrupts `json:"cpu_interrupts,omitempty"`
 	// Noise is each source's work in the interval.
 	Noise []NoiseInterval `json:"noise,omitempty"`
 	// Process state at the end of the interval: resident memory, open fds,

@@ -369,7 +369,7 @@ func TestWakeupCSV(t *testing.T) {
 	want := []record.Wakeup{
 		{Tick: 0, DeadlineNs: 1_000_000_000, LatencyNs: 2345, DrainNs: 712_000, Messages: 225, Calls: 675, EAGAIN: 450},
 		{Tick: 1, DeadlineNs: 1_010_000_000, LatencyNs: -3, DrainNs: 0, Messages: 0, Calls: 450, EAGAIN: 450},
-		{Tick: math.MaxUint64, DeadlineNs: math.MaxInt64, LatencyNs: math.MinInt64, DrainNs: 1, Messages: math.MaxUint32, Calls: math.MaxUint32, EAGAIN: 7, Missed: math.MaxUint32},
+		{Tick: math.MaxUint64, DeadlineNs: math.MaxInt64, LatencyNs: math.MinInt64, DrainNs: 1, Messages: math.MaxUint32, Calls: math.MaxUint32, EAGAIN: 7, Missed: math.MaxUint32, VolCS: math.MaxUint32, InvolCS: 3},
 	}
 	for i := range want {
 		if err := w.Write(&want[i]); err != nil {
@@ -408,9 +408,34 @@ func TestWakeupCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	head := WakeupCSVHeader + "\n0,1000000000,2345,712000,225,675,450,0\n1,1010000000,-3,0,0,450,450,0\n"
+	head := WakeupCSVHeader + "\n0,1000000000,2345,712000,225,675,450,0,0,0\n1,1010000000,-3,0,0,450,450,0,0,0\n"
 	if !strings.HasPrefix(string(raw), head) {
 		t.Errorf("file starts %q, want %q", raw[:len(head)], head)
+	}
+}
+
+// TestReadWakeupCSVV1 reads a log written before the context-switch
+// columns: both readers take it, with VolCS and InvolCS 0.
+func TestReadWakeupCSVV1(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "w.csv")
+	if err := os.WriteFile(path, []byte(WakeupCSVHeaderV1+"\n7,1000,2345,712000,225,675,450,1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := []record.Wakeup{{Tick: 7, DeadlineNs: 1000, LatencyNs: 2345, DrainNs: 712000, Messages: 225, Calls: 675, EAGAIN: 450, Missed: 1}}
+	got, err := ReadWakeupCSV(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ReadWakeupCSV (-want +got):\n%s", diff)
+	}
+	got, _, err = ReadWakeupLog(dir, "w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ReadWakeupLog (-want +got):\n%s", diff)
 	}
 }
 
@@ -419,9 +444,11 @@ func TestReadWakeupCSVErrors(t *testing.T) {
 	for _, tc := range []struct{ name, body, wantErr string }{
 		{"empty", "", "empty, want header"},
 		{"bad header", "a,b\n", ":1: header"},
-		{"short row", WakeupCSVHeader + "\n1,2,3\n", ":2: 3 fields, want 8"},
-		{"bad number", WakeupCSVHeader + "\n1,2,x,4,5,6,7,8\n", ":2: latency_ns:"},
-		{"uint32 overflow", WakeupCSVHeader + "\n1,2,3,4,4294967296,6,7,8\n", ":2: messages:"},
+		{"short row", WakeupCSVHeader + "\n1,2,3\n", ":2: 3 fields, want 10"},
+		{"bad number", WakeupCSVHeader + "\n1,2,x,4,5,6,7,8,9,10\n", ":2: latency_ns:"},
+		{"uint32 overflow", WakeupCSVHeader + "\n1,2,3,4,4294967296,6,7,8,9,10\n", ":2: messages:"},
+		{"bad invol_cs", WakeupCSVHeader + "\n1,2,3,4,5,6,7,8,9,-1\n", ":2: invol_cs:"},
+		{"v1 header, v2 row", WakeupCSVHeaderV1 + "\n1,2,3,4,5,6,7,8,9,10\n", ":2: 10 fields, want 8"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, "w.csv")

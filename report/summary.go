@@ -128,6 +128,19 @@ type Reader struct {
 	RingDropped uint64 `json:"ring_dropped"`
 	// PerCall histograms in clock ticks: All (data+EAGAIN, the seed's table), Data, EAGAIN.
 	PerCall PerCall `json:"per_call"`
+	// PerCallClass splits the same calls by context (what `rtload explain`
+	// attributes modes to); absent in results written before it existed.
+	PerCallClass *PerCallClass `json:"per_call_class,omitempty"`
+	// Counters are perf_event_open counters of the reader thread over its
+	// life in the trial (warm-up and tail included): software events
+	// (context-switches, cpu-migrations, page-faults, task-clock in ns)
+	// always, hardware ones where the CPU/VM and kernel settings allow.
+	// CountersSkipped names each event not counted and why.
+	Counters        []Counter `json:"counters,omitempty"`
+	CountersSkipped []string  `json:"counters_skipped,omitempty"`
+	// CPUInterrupts is what the reader's CPU served over the measured
+	// window (to within 50 ms: sampled by the non-real-time writer).
+	CPUInterrupts *CPUInterrupts `json:"cpu_interrupts,omitempty"`
 	// PerCallTicks summarises every call's cost from an HdrHistogram, in
 	// clock TICKS (not ns, despite the field names of Latency): its HDR
 	// field is the full histogram, for percentiles finer than a bucket.
@@ -146,6 +159,37 @@ type PerCall struct {
 	All    record.Snapshot `json:"all"`
 	Data   record.Snapshot `json:"data"`
 	EAGAIN record.Snapshot `json:"eagain"`
+}
+
+// CPUInterrupts counts the interrupts (/proc/interrupts) and softirqs
+// (/proc/softirqs) one CPU served over a span; Sources are the nonzero
+// ones by name ("irq:LOC", "irq:26 ttyS0", "softirq:TIMER"), largest first.
+type CPUInterrupts struct {
+	CPU      int       `json:"cpu"`
+	IRQs     uint64    `json:"irqs"`
+	SoftIRQs uint64    `json:"softirqs"`
+	Sources  []Counter `json:"sources,omitempty"`
+}
+
+// Counter is one perf_event_open counter's value.
+type Counter struct {
+	Name  string `json:"name"`
+	Value uint64 `json:"value"`
+}
+
+// PerCallClass holds the per-call histograms (clock ticks, same layout as
+// PerCall) split by each call's context. By class, Data (PerCall.Data),
+// Warm and Cold partition All: Warm is an EAGAIN on a socket that returned
+// data earlier in the same drain, Cold an EAGAIN on a socket that had
+// nothing that tick. By position, First (the first FirstCalls calls after
+// each wakeup) and Rest partition All.
+type PerCallClass struct {
+	Unit       string          `json:"unit"`
+	FirstCalls int             `json:"first_calls"`
+	Warm       record.Snapshot `json:"warm_eagain"`
+	Cold       record.Snapshot `json:"cold_eagain"`
+	First      record.Snapshot `json:"first"`
+	Rest       record.Snapshot `json:"rest"`
 }
 
 // Latency is a summary of a latency distribution in nanoseconds.

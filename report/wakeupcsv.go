@@ -14,8 +14,25 @@ import (
 // WakeupCSVHeader is the first line of a per-wakeup log. Columns, one row
 // per real-time wakeup (record.Wakeup): tick number k, absolute deadline
 // (CLOCK_MONOTONIC ns), wake latency (ns), drain time (ns), messages
-// received, recv calls, calls returning EAGAIN, ticks missed before this one.
-const WakeupCSVHeader = "tick,deadline_ns,latency_ns,drain_ns,messages,calls,eagain,missed"
+// received, recv calls, calls returning EAGAIN, ticks missed before this
+// one, and the reader thread's voluntary and involuntary context switches
+// since the previous wakeup (getrusage(RUSAGE_THREAD) at the tick boundary).
+const WakeupCSVHeader = "tick,deadline_ns,latency_ns,drain_ns,messages,calls,eagain,missed,vol_cs,invol_cs"
+
+// WakeupCSVHeaderV1 is the header of logs written before the context-switch
+// columns; readers accept it (VolCS and InvolCS read as 0).
+const WakeupCSVHeaderV1 = "tick,deadline_ns,latency_ns,drain_ns,messages,calls,eagain,missed"
+
+// wakeupHeaderColumns returns the column count of a known header, or 0.
+func wakeupHeaderColumns(h string) int {
+	switch h {
+	case WakeupCSVHeader:
+		return 10
+	case WakeupCSVHeaderV1:
+		return 8
+	}
+	return 0
+}
 
 // wakeupCSVBuffer is the bufio size: about a thousand rows per write(2).
 const wakeupCSVBuffer = 64 << 10
@@ -56,23 +73,7 @@ func (w *WakeupCSV) Write(r *record.Wakeup) error {
 	if w.f == nil {
 		return fmt.Errorf("wakeup csv %s: %w", w.path, os.ErrClosed)
 	}
-	b := w.row[:0]
-	b = strconv.AppendUint(b, r.Tick, 10)
-	b = append(b, ',')
-	b = strconv.AppendInt(b, r.DeadlineNs, 10)
-	b = append(b, ',')
-	b = strconv.AppendInt(b, r.LatencyNs, 10)
-	b = append(b, ',')
-	b = strconv.AppendInt(b, r.DrainNs, 10)
-	b = append(b, ',')
-	b = strconv.AppendUint(b, uint64(r.Messages), 10)
-	b = append(b, ',')
-	b = strconv.AppendUint(b, uint64(r.Calls), 10)
-	b = append(b, ',')
-	b = strconv.AppendUint(b, uint64(r.EAGAIN), 10)
-	b = append(b, ',')
-	b = strconv.AppendUint(b, uint64(r.Missed), 10)
-	b = append(b, '\n')
+	b := appendWakeupRow(w.row[:0], r)
 	w.row = b
 	if _, err := w.bw.Write(b); err != nil {
 		return fmt.Errorf("wakeup csv %s: %w", w.path, err)
@@ -119,9 +120,11 @@ func ReadWakeupCSV(path string) ([]record.Wakeup, error) {
 		line++
 		text := sc.Text()
 		if line == 1 {
-			if text != WakeupCSVHeader {
+			n := wakeupHeaderColumns(text)
+			if n == 0 {
 				return nil, fmt.Errorf("%s:1: header %q, want %q", path, text, WakeupCSVHeader)
 			}
+			names = names[:n]
 			continue
 		}
 		fields := strings.Split(text, ",")
@@ -129,7 +132,7 @@ func ReadWakeupCSV(path string) ([]record.Wakeup, error) {
 			return nil, fmt.Errorf("%s:%d: %d fields, want %d", path, line, len(fields), len(names))
 		}
 		var r record.Wakeup
-		var u [8]uint64
+		var u [10]uint64
 		var s [3]int64
 		for i, fld := range fields {
 			var err error
@@ -148,6 +151,7 @@ func ReadWakeupCSV(path string) ([]record.Wakeup, error) {
 		r.Tick = u[0]
 		r.DeadlineNs, r.LatencyNs, r.DrainNs = s[0], s[1], s[2]
 		r.Messages, r.Calls, r.EAGAIN, r.Missed = uint32(u[4]), uint32(u[5]), uint32(u[6]), uint32(u[7])
+		r.VolCS, r.InvolCS = uint32(u[8]), uint32(u[9])
 		out = append(out, r)
 	}
 	if err := sc.Err(); err != nil {

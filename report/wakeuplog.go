@@ -17,8 +17,8 @@ import (
 )
 
 // WakeupLogMinChunk is the smallest ChunkBytes WakeupLogConfig accepts
-// (bytes). A chunk always holds the header (67 bytes) and at least one row
-// (at most 128 bytes), so an open chunk never grows past ChunkBytes.
+// (bytes). A chunk always holds the header (83 bytes) and at least one row
+// (at most 150 bytes), so an open chunk never grows past ChunkBytes.
 const WakeupLogMinChunk = 1 << 10
 
 // wakeupLogGzipLevel trades a little ratio for a short rotation: the writer
@@ -169,7 +169,7 @@ func CreateWakeupLog(cfg WakeupLogConfig) (*WakeupLog, error) {
 	l := &WakeupLog{
 		cfg: cfg,
 		bw:  bufio.NewWriterSize(nil, wakeupCSVBuffer),
-		row: make([]byte, 0, 128),
+		row: make([]byte, 0, 160),
 	}
 	if cfg.Compress {
 		gz, err := gzip.NewWriterLevel(nil, wakeupLogGzipLevel)
@@ -464,6 +464,10 @@ func appendWakeupRow(b []byte, r *record.Wakeup) []byte {
 	b = strconv.AppendUint(b, uint64(r.EAGAIN), 10)
 	b = append(b, ',')
 	b = strconv.AppendUint(b, uint64(r.Missed), 10)
+	b = append(b, ',')
+	b = strconv.AppendUint(b, uint64(r.VolCS), 10)
+	b = append(b, ',')
+	b = strconv.AppendUint(b, uint64(r.InvolCS), 10)
 	return append(b, '\n')
 }
 
@@ -692,7 +696,7 @@ func readWakeupChunk(path string, gz, last bool, out *[]record.Wakeup) (torn int
 		r = zr
 	}
 	br := bufio.NewReaderSize(r, wakeupCSVBuffer)
-	line := 0
+	line, cols := 0, 0
 	for {
 		b, err := br.ReadSlice('\n')
 		long := false
@@ -722,12 +726,12 @@ func readWakeupChunk(path string, gz, last bool, out *[]record.Wakeup) (torn int
 		}
 		b = b[:len(b)-1]
 		if line == 1 {
-			if string(b) != WakeupCSVHeader {
+			if cols = wakeupHeaderColumns(string(b)); cols == 0 {
 				return 0, fmt.Errorf("%s:1: header %q, want %q", path, b, WakeupCSVHeader)
 			}
 			continue
 		}
-		w, err := parseWakeupRow(b)
+		w, err := parseWakeupRow(b, cols)
 		if err != nil {
 			return 0, fmt.Errorf("%s:%d: %w", path, line, err)
 		}
@@ -739,11 +743,12 @@ func readWakeupChunk(path string, gz, last bool, out *[]record.Wakeup) (torn int
 	return torn, nil
 }
 
-var wakeupColumns = [8]string{"tick", "deadline_ns", "latency_ns", "drain_ns", "messages", "calls", "eagain", "missed"}
+var wakeupColumns = [10]string{"tick", "deadline_ns", "latency_ns", "drain_ns", "messages", "calls", "eagain", "missed", "vol_cs", "invol_cs"}
 
-// parseWakeupRow parses one row (without newline) as WakeupCSV writes it.
-// It does not allocate unless it fails.
-func parseWakeupRow(b []byte) (record.Wakeup, error) {
+// parseWakeupRow parses one row (without newline) as WakeupCSV writes it,
+// with cols columns (10, or 8 for WakeupCSVHeaderV1 logs). It does not
+// allocate unless it fails.
+func parseWakeupRow(b []byte, cols int) (record.Wakeup, error) {
 	var w record.Wakeup
 	var fld [len(wakeupColumns)][]byte
 	n, start := 0, 0
@@ -757,20 +762,21 @@ func parseWakeupRow(b []byte) (record.Wakeup, error) {
 		n++
 		start = i + 1
 	}
-	if n != len(fld) {
-		return w, fmt.Errorf("%d fields, want %d", n, len(fld))
+	if n != cols {
+		return w, fmt.Errorf("%d fields, want %d", n, cols)
 	}
-	var ok [8]bool
+	var ok [10]bool
 	w.Tick, ok[0] = parseWakeupUint(fld[0], 1<<64-1)
 	w.DeadlineNs, ok[1] = parseWakeupInt(fld[1])
 	w.LatencyNs, ok[2] = parseWakeupInt(fld[2])
 	w.DrainNs, ok[3] = parseWakeupInt(fld[3])
-	var u [4]uint64
-	for i := range u {
+	var u [6]uint64
+	for i := range u[:cols-4] {
 		u[i], ok[4+i] = parseWakeupUint(fld[4+i], 1<<32-1)
 	}
 	w.Messages, w.Calls, w.EAGAIN, w.Missed = uint32(u[0]), uint32(u[1]), uint32(u[2]), uint32(u[3])
-	for i, good := range ok {
+	w.VolCS, w.InvolCS = uint32(u[4]), uint32(u[5])
+	for i, good := range ok[:cols] {
 		if !good {
 			return w, fmt.Errorf("%s: invalid value %q", wakeupColumns[i], fld[i])
 		}

@@ -33,6 +33,8 @@ func wlRow(i int) record.Wakeup {
 		Calls:      uint32(450 + i%451),
 		EAGAIN:     uint32(450 - i%300),
 		Missed:     uint32(i / 50_000),
+		VolCS:      uint32(1 + i%3),
+		InvolCS:    uint32(i % 7 / 6),
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 var hotPath = []string{
 	`probe.(*Loop).Run`, `probe.(*Loop).install`, `probe.(*Loop).breakTrace`, `probe.(*Handoff).swap`,
 	`probe.(*Drain).Step`, `probe.(*Drain).drainOne`, `probe.(*Drain).account`, `probe.(*Drain).sequence`, `probe.(*Drain).LastTick`,
+	`probe.(*Drain).classify`, `probe.threadSwitches`,
 	`rt.(*Ticker).Wait`, `rt.(*Clock).Now`, `rt.Monotonic`, `rt.rdtscp`,
 	`record.(*Linear).Record`, `record.(*HDR).Record`, `record.(*HDR).RecordSigned`, `record.hdrIndex`,
 	`udp.(*RecvFrom).Recv`, `udp.(*RecvFrom).Msg`, `udp.(*RecvMsg).Recv`, `udp.(*RecvMsg).Msg`,

@@ -1,0 +1,301 @@
+package explain
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/rtload/rtload/record"
+	"github.com/rtload/rtload/report"
+)
+
+// Parts is a range of per-call cost and what its calls were. Data, Warm
+// and Cold are the classes (Warm and Cold 0 without per-call context, when
+// EAGAIN holds every EAGAIN call); First the calls among the first
+// FirstCalls of a tick.
+type Parts struct {
+	// From and To bound the range [From, To) in clock ticks; To 0 means
+	// unbounded (the range includes the overflow bucket).
+	From, To                        uint64
+	Count                           uint64
+	Data, EAGAIN, Warm, Cold, First uint64
+}
+
+// ModeParts is a mode of the all-calls histogram and what it is made of.
+type ModeParts struct {
+	Mode
+	Parts
+}
+
+// ClassModes are the modes of one class's own histogram.
+type ClassModes struct {
+	Class string
+	Total uint64
+	Modes []Mode
+}
+
+// Wakeups is what the per-wakeup log says about the latency spikes.
+type Wakeups struct {
+	// Rows is the wakeups logged; Threshold the latency (ns) above which a
+	// wakeup counts as a spike and ThresholdFrom where it came from.
+	Rows          int
+	P50, P99, Max int64
+	Threshold     int64
+	ThresholdFrom string
+	Spikes        int
+	// Per factor: spikes with it, and all wakeups with it (the baseline).
+	Overrun, OverrunAll int
+	InvolCS, InvolCSAll int
+	NoiseOn             int
+	NoiseKnown          int    // spikes whose noise state spikes.jsonl recorded
+	NoiseAlways         string // noise kinds on throughout the trial (duty ≥ 99%)
+	Unexplained         int
+	HasCS               bool // the log has context-switch columns
+}
+
+// Reader is the explanation of one reader in one trial.
+type Reader struct {
+	Trial   int
+	Variant string
+	Round   int
+	Reader  string
+	Method  string
+	Unit    string
+	// FirstCalls is N of "the first N calls after a wakeup"; 0 when the
+	// results hold no per-call context.
+	FirstCalls int
+	All        Parts
+	Modes      []ModeParts
+	Classes    []ClassModes
+	// Tail is the calls at or above the bucket of the 99th percentile;
+	// Overflow those in the overflow bucket (nil when empty).
+	Tail, Overflow *Parts
+	Wakeups        *Wakeups
+	// Kernel context of the trial: perf counters of the reader thread and
+	// interrupts on its CPU (as recorded; nil/empty when not).
+	WakeupCount     uint64
+	Counters        []report.Counter
+	CountersSkipped []string
+	CPUInterrupts   *report.CPUInterrupts
+	Notes           []string
+}
+
+// Dir explains every reader of every trial of the results directory dir.
+func Dir(dir string) ([]Reader, error) {
+	s, err := report.ReadSummary(dir)
+	if err != nil {
+		return nil, err
+	}
+	spikes, _, err := report.ReadJSONL[report.Spike](filepath.Join(dir, report.SpikesFile))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	var out []Reader
+	for _, t := range s.Trials {
+		for _, r := range t.Readers {
+			x := Analyze(t, r)
+			if rows, note := wakeupRows(dir, t, r); rows != nil {
+				x.Wakeups = analyzeWakeups(t, r, rows, spikes)
+			} else if note != "" {
+				x.Notes = append(x.Notes, note)
+			}
+			out = append(out, x)
+		}
+	}
+	return out, nil
+}
+
+// wakeupRows reads reader r's per-wakeup log of trial t.
+func wakeupRows(dir string, t report.Trial, r report.Reader) ([]record.Wakeup, string) {
+	var rows []record.Wakeup
+	for _, f := range t.WakeupLog {
+		base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(f), ".gz"), ".csv")
+		if len(t.Readers) > 1 && !strings.Contains(base, "-"+safeName(r.Name)) {
+			continue
+		}
+		w, _, err := report.ReadWakeupLog(dir, f)
+		if err != nil {
+			return nil, fmt.Sprintf("wakeup log %s: %v", f, err)
+		}
+		rows = append(rows, w...)
+	}
+	if rows == nil {
+		return nil, "no per-wakeup log: wakeup spikes not explained"
+	}
+	return rows, ""
+}
+
+// safeName is the engine's file-name form of a reader name.
+func safeName(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
+// Analyze finds the modes of r's per-call histograms and attributes each
+// to classes and positions.
+func Analyze(t report.Trial, r report.Reader) Reader {
+	pc := r.PerCall
+	x := Reader{Trial: t.Index, Variant: t.Variant, Round: t.Round, Reader: r.Name, Method: r.Method, Unit: pc.Unit,
+		WakeupCount: r.Wakeups, Counters: r.Counters, CountersSkipped: r.CountersSkipped, CPUInterrupts: r.CPUInterrupts}
+	all := pc.All
+	cls := r.PerCallClass
+	if cls != nil && !sameLayout(all, cls.Warm, cls.Cold, cls.First, cls.Rest) {
+		x.Notes = append(x.Notes, "per-call context histograms have another layout than the all-calls one: ignored")
+		cls = nil
+	}
+	if cls == nil {
+		x.Notes = append(x.Notes, "no per-call context in these results (warm/cold EAGAIN, position): classes are data/EAGAIN only")
+	} else {
+		x.FirstCalls = cls.FirstCalls
+	}
+	parts := func(lo, hi int, over bool) Parts {
+		p := Parts{Count: span(all, lo, hi), Data: span(pc.Data, lo, hi), EAGAIN: span(pc.EAGAIN, lo, hi)}
+		if over {
+			p.Count += all.OverflowCount
+			p.Data += pc.Data.OverflowCount
+			p.EAGAIN += pc.EAGAIN.OverflowCount
+		}
+		if cls != nil {
+			p.Warm, p.Cold, p.First = span(cls.Warm, lo, hi), span(cls.Cold, lo, hi), span(cls.First, lo, hi)
+			if over {
+				p.Warm += cls.Warm.OverflowCount
+				p.Cold += cls.Cold.OverflowCount
+				p.First += cls.First.OverflowCount
+			}
+		}
+		return p
+	}
+	x.All = parts(0, len(all.Counts)-1, true)
+	for _, m := range Modes(all) {
+		p := parts(m.Lo, m.Hi, false)
+		p.From, p.To = m.From, m.To
+		x.Modes = append(x.Modes, ModeParts{Mode: m, Parts: p})
+	}
+	classes := []struct {
+		name string
+		s    record.Snapshot
+	}{{"data", pc.Data}, {"EAGAIN", pc.EAGAIN}}
+	if cls != nil {
+		classes = []struct {
+			name string
+			s    record.Snapshot
+		}{{"data", pc.Data}, {"warm EAGAIN", cls.Warm}, {"cold EAGAIN", cls.Cold},
+			{fmt.Sprintf("first %d calls", cls.FirstCalls), cls.First}, {"later calls", cls.Rest}}
+	}
+	for _, c := range classes {
+		x.Classes = append(x.Classes, ClassModes{Class: c.name, Total: c.s.Total, Modes: Modes(c.s)})
+	}
+	if all.Total > 0 {
+		p99 := report.Percentile(all, 0.99)
+		lo := len(all.Counts)
+		if p99 < all.Overflow {
+			lo = bucketOf(all, p99)
+		}
+		tail := parts(lo, len(all.Counts)-1, true)
+		tail.From = p99
+		x.Tail = &tail
+		if all.OverflowCount > 0 {
+			o := parts(len(all.Counts), len(all.Counts), true)
+			o.From = all.Overflow
+			x.Overflow = &o
+		}
+	}
+	return x
+}
+
+// bucketOf is the index of the bucket whose lower edge is v.
+func bucketOf(s record.Snapshot, v uint64) int {
+	if v < s.Origin || s.Width == 0 {
+		return 0
+	}
+	return 1 + int((v-s.Origin)/s.Width)
+}
+
+func sameLayout(a record.Snapshot, o ...record.Snapshot) bool {
+	for _, b := range o {
+		if b.Total == 0 && len(b.Counts) == 0 {
+			continue
+		}
+		if a.Width != b.Width || a.Origin != b.Origin || a.Overflow != b.Overflow || len(a.Counts) != len(b.Counts) {
+			return false
+		}
+	}
+	return true
+}
+
+// analyzeWakeups finds the latency spikes of the log and what coincided
+// with them.
+func analyzeWakeups(t report.Trial, r report.Reader, rows []record.Wakeup, spikes []report.Spike) *Wakeups {
+	w := &Wakeups{Rows: len(rows)}
+	if len(rows) == 0 {
+		return w
+	}
+	lat := make([]int64, len(rows))
+	for i, wk := range rows {
+		lat[i] = wk.LatencyNs
+		if wk.Missed > 0 {
+			w.OverrunAll++
+		}
+		if wk.InvolCS > 0 {
+			w.InvolCSAll++
+		}
+		if wk.VolCS > 0 || wk.InvolCS > 0 {
+			w.HasCS = true
+		}
+	}
+	slices.Sort(lat)
+	q := func(f float64) int64 { return lat[min(len(lat)-1, int(f*float64(len(lat))))] }
+	w.P50, w.P99, w.Max = q(0.5), q(0.99), lat[len(lat)-1]
+	byTick := map[uint64]report.Spike{}
+	for _, s := range spikes {
+		if s.Trial == t.Index && s.Reader == r.Name {
+			byTick[s.Tick] = s
+			w.Threshold, w.ThresholdFrom = s.ThresholdNs, "the reader's threshold"
+		}
+	}
+	if w.Threshold == 0 {
+		w.Threshold, w.ThresholdFrom = w.P99, "the 99th percentile of the log"
+	}
+	var always []string
+	for _, n := range t.Noise {
+		if n.Duty >= 0.99 {
+			always = append(always, n.Kind)
+		}
+	}
+	w.NoiseAlways = strings.Join(always, ", ")
+	for _, wk := range rows {
+		if wk.LatencyNs < w.Threshold || wk.LatencyNs == 0 {
+			continue
+		}
+		w.Spikes++
+		explained := false
+		if wk.Missed > 0 {
+			w.Overrun++
+			explained = true
+		}
+		if wk.InvolCS > 0 {
+			w.InvolCS++
+			explained = true
+		}
+		if s, ok := byTick[wk.Tick]; ok {
+			w.NoiseKnown++
+			if slices.ContainsFunc(s.Noise, func(n report.NoiseInterval) bool { return n.State == "on" }) {
+				w.NoiseOn++
+				// Noise on throughout coincides with every wakeup alike.
+				explained = explained || w.NoiseAlways == ""
+			}
+		}
+		if !explained {
+			w.Unexplained++
+		}
+	}
+	return w
+}

@@ -1,0 +1,215 @@
+package explain
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/rtload/rtload/record"
+	"github.com/rtload/rtload/report"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden with the current output")
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./explain -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
+	}
+}
+
+const nb = 65 // buckets of the seed's layout: below 64, then 64 × 128 up to 8256
+
+// calls is a synthetic reader's calls by class and position: [class][first?]
+// bucket counts, the last element being the overflow count.
+type calls [3][2][]uint64
+
+const (
+	cData = iota
+	cWarm
+	cCold
+)
+
+func newCalls() *calls {
+	var c calls
+	for i := range c {
+		for j := range c[i] {
+			c[i][j] = make([]uint64, nb+1)
+		}
+	}
+	return &c
+}
+
+func (c *calls) snap(pick func(class, first int) bool) record.Snapshot {
+	counts := make([]uint64, nb)
+	var over uint64
+	for i := range c {
+		for j := range c[i] {
+			if !pick(i, j) {
+				continue
+			}
+			for b := 0; b < nb; b++ {
+				counts[b] += c[i][j][b]
+			}
+			over += c[i][j][nb]
+		}
+	}
+	return snap(counts, over)
+}
+
+// reader builds the summary's histograms from c.
+func (c *calls) reader() report.Reader {
+	cls := func(k int) func(int, int) bool { return func(i, _ int) bool { return i == k } }
+	return report.Reader{Name: "rt", Method: "recvfrom",
+		PerCall: report.PerCall{Unit: "ticks", All: c.snap(func(int, int) bool { return true }),
+			Data: c.snap(cls(cData)), EAGAIN: c.snap(func(i, _ int) bool { return i != cData })},
+		PerCallClass: &report.PerCallClass{Unit: "ticks", FirstCalls: 3, Warm: c.snap(cls(cWarm)), Cold: c.snap(cls(cCold)),
+			First: c.snap(func(_, j int) bool { return j == 1 }), Rest: c.snap(func(_, j int) bool { return j == 0 })}}
+}
+
+// laight is a reader shaped like the seed: warm EAGAIN at ~576 ticks, cold
+// EAGAIN at ~1216, data at ~2112, and a tail (≥ 8256) two thirds of which
+// are first calls after a wakeup.
+func laight() *calls {
+	c := newCalls()
+	gauss(c[cWarm][0][:nb], 40000, 5, 1)
+	gauss(c[cCold][0][:nb], 20000, 10, 1.2)
+	gauss(c[cData][0][:nb], 30000, 17, 2.5)
+	// Each tick's first 3 calls: 600 ticks, mostly cold EAGAIN at ~1216.
+	gauss(c[cCold][1][:nb], 400, 10, 1)
+	c[cData][1][nb] = 200 // slow first data calls
+	c[cCold][1][nb] = 100
+	c[cData][0][nb] = 150 // and later ones
+	return c
+}
+
+func TestAnalyzeAttributes(t *testing.T) {
+	r := Analyze(report.Trial{Index: 0, Variant: "recvfrom"}, laight().reader())
+	if len(r.Modes) != 3 {
+		t.Fatalf("%d modes; want 3: %+v", len(r.Modes), r.Modes)
+	}
+	for i, c := range []struct {
+		at       uint64
+		class    string
+		minShare float64
+	}{{576, "warm", 0.90}, {1216, "cold", 0.85}, {2112, "data", 0.95}} {
+		m := r.Modes[i]
+		n := map[string]uint64{"warm": m.Warm, "cold": m.Cold, "data": m.Data}[c.class]
+		if m.PeakAt != c.at || float64(n) < c.minShare*float64(m.Parts.Count) {
+			t.Errorf("mode %d at %d: %s %d of %d; want at %d, ≥ %.0f%% %s", i, m.PeakAt, c.class, n, m.Parts.Count, c.at, 100*c.minShare, c.class)
+		}
+		if m.Data+m.Warm+m.Cold != m.Parts.Count {
+			t.Errorf("mode %d: classes %d+%d+%d do not add up to %d", i, m.Data, m.Warm, m.Cold, m.Parts.Count)
+		}
+	}
+	if r.Overflow == nil || r.Overflow.Count != 450 || r.Overflow.First != 300 {
+		t.Errorf("overflow %+v; want 450 calls, 300 first", r.Overflow)
+	}
+	if r.All.First+r.PerCallRest() != r.All.Count {
+		t.Errorf("first %d + rest %d != all %d", r.All.First, r.PerCallRest(), r.All.Count)
+	}
+}
+
+// PerCallRest is the later calls of all (test helper).
+func (r Reader) PerCallRest() uint64 { return r.All.Count - r.All.First }
+
+func TestAnalyzeWithoutContext(t *testing.T) {
+	rd := laight().reader()
+	rd.PerCallClass = nil
+	r := Analyze(report.Trial{}, rd)
+	if r.FirstCalls != 0 || len(r.Modes) != 3 || len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "no per-call context") {
+		t.Errorf("FirstCalls %d, %d modes, notes %q; want 0, 3, a note on the missing context", r.FirstCalls, len(r.Modes), r.Notes)
+	}
+}
+
+// wakeups is 100 quiet wakeups (10 µs) and three spikes (50 µs): one with
+// an overrun and an involuntary switch, one while the noise was on, one
+// with nothing recorded.
+func wakeups() ([]record.Wakeup, []report.Spike) {
+	var rows []record.Wakeup
+	for k := range 103 {
+		rows = append(rows, record.Wakeup{Tick: uint64(k), LatencyNs: 10000, VolCS: 1})
+	}
+	rows[20].InvolCS = 1 // a quiet wakeup with a switch too: the baseline
+	rows[40] = record.Wakeup{Tick: 40, LatencyNs: 50000, Missed: 1, InvolCS: 2}
+	rows[60] = record.Wakeup{Tick: 60, LatencyNs: 50000, VolCS: 1}
+	rows[80] = record.Wakeup{Tick: 80, LatencyNs: 50000, VolCS: 1}
+	on := []report.NoiseInterval{{Kind: "spin", State: "on"}}
+	off := []report.NoiseInterval{{Kind: "spin", State: "off"}}
+	sp := []report.Spike{{Reader: "rt", Tick: 40, LatencyNs: 50000, ThresholdNs: 40000, Noise: off},
+		{Reader: "rt", Tick: 60, LatencyNs: 50000, ThresholdNs: 40000, Noise: on},
+		{Reader: "rt", Tick: 80, LatencyNs: 50000, ThresholdNs: 40000, Noise: off},
+		{Reader: "other", Tick: 90, LatencyNs: 50000, ThresholdNs: 1}}
+	return rows, sp
+}
+
+func TestAnalyzeWakeups(t *testing.T) {
+	rows, sp := wakeups()
+	tr := report.Trial{Noise: []report.Noise{{Kind: "spin", Duty: 0.5}}}
+	w := analyzeWakeups(tr, report.Reader{Name: "rt"}, rows, sp)
+	want := Wakeups{Rows: 103, P50: 10000, P99: 50000, Max: 50000, Threshold: 40000, ThresholdFrom: "the reader's threshold",
+		Spikes: 3, Overrun: 1, OverrunAll: 1, InvolCS: 1, InvolCSAll: 2, NoiseOn: 1, NoiseKnown: 3, Unexplained: 1, HasCS: true}
+	if diff := cmp.Diff(want, *w); diff != "" {
+		t.Errorf("wakeups (-want +got):\n%s", diff)
+	}
+	// Noise on throughout explains nothing; no spikes.jsonl: threshold p99.
+	tr.Noise[0].Duty = 1
+	w = analyzeWakeups(tr, report.Reader{Name: "rt"}, rows, nil)
+	if w.ThresholdFrom != "the 99th percentile of the log" || w.Spikes != 3 || w.Unexplained != 2 || w.NoiseAlways != "spin" {
+		t.Errorf("without spikes.jsonl: %+v; want 3 spikes over p99, 2 unexplained, spin always on", w)
+	}
+}
+
+func TestWriteGolden(t *testing.T) {
+	rows, sp := wakeups()
+	tr := report.Trial{Index: 0, Variant: "recvfrom", Noise: []report.Noise{{Kind: "spin", Duty: 0.5}}}
+	a := Analyze(tr, laight().reader())
+	a.Wakeups = analyzeWakeups(tr, report.Reader{Name: "rt"}, rows, sp)
+	a.WakeupCount = 200
+	a.Counters = []report.Counter{{Name: "context-switches", Value: 398}, {Name: "cpu-migrations", Value: 0}, {Name: "task-clock", Value: 145744955}}
+	a.CountersSkipped = []string{"cycles: not supported by this CPU/VM: perf_event_open returned ENOENT"}
+	a.CPUInterrupts = &report.CPUInterrupts{CPU: 1, IRQs: 8692, SoftIRQs: 74, Sources: []report.Counter{
+		{Name: "irq:RES", Value: 7936}, {Name: "irq:LOC", Value: 756}, {Name: "softirq:SCHED", Value: 36}}}
+	rd := laight().reader()
+	rd.PerCallClass = nil
+	b := Analyze(report.Trial{Index: 1, Variant: "old"}, rd)
+	var out bytes.Buffer
+	if err := Write(&out, []Reader{a, b}); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "laight", out.Bytes())
+}
+
+func TestDir(t *testing.T) {
+	dir := t.TempDir()
+	s := &report.Summary{Version: 1, Scenario: "x", Trials: []report.Trial{{Variant: "recvfrom", Readers: []report.Reader{laight().reader()}}}}
+	if err := report.WriteSummary(dir, s); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := Dir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 1 || len(rs[0].Modes) != 3 || rs[0].Wakeups != nil || len(rs[0].Notes) != 1 {
+		t.Errorf("Dir = %+v; want one reader, 3 modes, a note that there is no wakeup log", rs)
+	}
+	if _, err := Dir(filepath.Join(dir, "missing")); err == nil {
+		t.Error("Dir of a missing directory: no error")
+	}
+}
