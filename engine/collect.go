@@ -38,7 +38,7 @@ func collect(res *report.Trial, sp *scenario.Spec, senders []*sender, readers []
 			Messages: c.Messages, Bytes: c.Bytes, Lost: c.Lost, Reordered: c.Reordered, Duplicates: c.Duplicates,
 			SocketsRead: r.drain.SocketsRead(),
 			Wakeups:     r.loop.MeasuredTicks, Overruns: r.loop.Overruns, RingDropped: r.loop.Wakeups.Dropped(),
-			Spikes: r.loop.Spikes, BrokeTraceAtNs: r.loop.BrokeAt, Intervals: r.intervals,
+			Spikes: r.loop.Spikes, BrokeTraceAtNs: r.loop.BrokeAt, Intervals: r.intervals, SafePointPasses: r.loop.Yields,
 
 			WakeupLatency: report.LatencyFromHDR(t.Latency.Histogram()),
 			PerCallTicks:  report.LatencyFromHDR(t.AllHDR.Histogram()),

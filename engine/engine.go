@@ -51,6 +51,9 @@ type Options struct {
 	// OnCheckpoint, when set, receives the current trial as measured so far
 	// after each interval (soak runs), to checkpoint summary.json.
 	OnCheckpoint func(*report.Summary)
+	// GCHeadroom is how far a soak run's heap may grow before its writer
+	// collects garbage (bytes); 0 means SoakHeapHeadroom.
+	GCHeadroom uint64
 	// Exporter, when set, receives every interval (Prometheus endpoint);
 	// Kernel labels its run_info.
 	Exporter *exporter.Server
@@ -63,7 +66,7 @@ type Options struct {
 
 // SoakHeapHeadroom is how far the heap may grow during a soak trial before
 // a garbage collection runs (bytes).
-const SoakHeapHeadroom = 256 << 20
+const SoakHeapHeadroom uint64 = 256 << 20
 
 // ErrStopped is returned (wrapped) when ctx ended the run early; the
 // summary is complete for what ran.
@@ -298,6 +301,17 @@ func (f *chanFlag) get() bool {
 	return f.done
 }
 
+// heapBytes reads the bytes of live and not yet swept heap objects without
+// stopping the world (runtime/metrics).
+func heapBytes() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}
+
 // gcCycles reads the GC count without stopping the world (runtime/metrics).
 func gcCycles() uint32 {
 	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
@@ -483,16 +497,13 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 	runtime.GC()
 	oldGC := debug.SetGCPercent(-1)
 	defer debug.SetGCPercent(oldGC)
-	if sp.Interval > 0 {
-		// A soak run allocates a little per interval (records, logs): a
-		// memory limit lets GC run only when the heap has grown by
-		// SoakHeapHeadroom, which at rtload's allocation rate is hours
-		// apart, keeping memory bounded while GC stays out of the way.
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		old := debug.SetMemoryLimit(int64(ms.HeapSys) + SoakHeapHeadroom)
-		defer debug.SetMemoryLimit(old)
-	}
+	// A soak run allocates a little per interval (records, logs): its
+	// writer collects garbage itself once the heap has grown by
+	// SoakHeapHeadroom (hours apart at rtload's rate), first asking the
+	// readers to pass their SafePoint (Loop.Yield), since nothing else can
+	// stop them. No automatic GC can start behind their back.
+	yield := &atomic.Bool{}
+	heapBase := heapBytes()
 	res.GCBefore = gcCycles()
 
 	for _, nz := range sp.Noise {
@@ -533,6 +544,7 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 		pol, _ := rt.ParsePolicy(r.spec.Policy)
 		r.loop.Ticker = rt.NewTicker(t0, int64(r.spec.Period), r.spec.Overrun == "catchup")
 		r.loop.MeasureFrom, r.loop.MeasureUntil = measureFrom, measureUntil
+		r.loop.Yield = yield
 		r.loop.Rec.FromNs = measureFrom
 		r.loop.HardStop = measureUntil + int64(5*time.Second)
 		loop := r.loop
@@ -609,6 +621,12 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 		onIv: opt.OnInterval, onCheckpoint: opt.checkpoint, base: *res, scenario: sp.Name, exporter: opt.Exporter}
 	if opt.Exporter != nil {
 		opt.Exporter.SetTrial(tr.Index)
+	}
+	if sp.Interval > 0 {
+		w.yield, w.heapBase, w.headroom = yield, heapBase, opt.GCHeadroom
+		if w.headroom == 0 {
+			w.headroom = SoakHeapHeadroom
+		}
 	}
 	for _, n := range noises {
 		w.noises = append(w.noises, noiseView{n})

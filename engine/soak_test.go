@@ -106,3 +106,48 @@ noise: [{kind: spin, threads: 1, duty: {on: 200ms, off: 300ms}}]
 		len(recs), first.RSSBytes>>20, last.RSSBytes>>20, first.FDs, last.FDs, len(sum.Trials[0].WakeupLog), rx.WakeupLogDropped, last.GCCycles)
 	_ = time.Second
 }
+
+// TestSoakCollectsThroughSafePoint makes a soak run's writer collect
+// garbage (a tiny headroom): the readers must let the runtime stop them at
+// their SafePoint, the collection must complete, and the run must go on
+// with nothing lost.
+func TestSoakCollectsThroughSafePoint(t *testing.T) {
+	requireRT(t)
+	spec, trials := load(t, `
+name: soak-gc
+duration: 3s
+interval: 100ms
+endpoints: [{name: s, count: 50}]
+traffic: [{endpoint: s, interval: 20ms}]
+readers: [{name: rt, endpoints: [s], cpu: 1, period: 10ms}]
+`)
+	done := make(chan struct{})
+	var sumErr error
+	var gc uint32
+	var passes, wakeups uint64
+	var lost uint64
+	go func() {
+		defer close(done)
+		sum, err := Run(context.Background(), spec, trials, Options{OutDir: t.TempDir(), GCHeadroom: 256 << 10})
+		sumErr = err
+		if err == nil {
+			tr := sum.Trials[0]
+			gc, passes, wakeups, lost = tr.GCDuring, tr.Readers[0].SafePointPasses, tr.Readers[0].Wakeups, tr.Readers[0].Lost
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("soak run with collections did not finish in 30 s (a stop-the-world waiting on a reader?)")
+	}
+	if sumErr != nil {
+		t.Fatal(sumErr)
+	}
+	if gc == 0 || passes == 0 {
+		t.Errorf("gc cycles %d, safepoint passes %d: want both > 0", gc, passes)
+	}
+	if wakeups < 290 || lost != 0 {
+		t.Errorf("wakeups %d (want ~300), lost %d", wakeups, lost)
+	}
+	t.Logf("gc cycles %d, safepoint passes %d, wakeups %d", gc, passes, wakeups)
+}

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/rtload/rtload/exporter"
@@ -33,9 +34,15 @@ type trialWriter struct {
 	onIv      func(report.Interval)
 	// onCheckpoint receives the trial so far after intervals (soak), so
 	// summary.json survives a SIGKILL; base carries the trial's identity.
-	onCheckpoint   func(report.Trial)
-	base           report.Trial
-	scenario       string
+	onCheckpoint func(report.Trial)
+	base         report.Trial
+	scenario     string
+	// yield and heapBase drive the soak run's own garbage collection.
+	yield    *atomic.Bool
+	heapBase uint64
+	headroom uint64
+	// Collections counts the collections the writer ran.
+	Collections    int
 	lastCheckpoint time.Time
 	exporter       *exporter.Server
 	err            error
@@ -76,8 +83,23 @@ type noiseSource interface {
 	State() string
 }
 
+// collect runs a garbage collection when a soak run's heap has grown by
+// SoakHeapHeadroom: it first makes every reader pass its SafePoint (the only
+// place the runtime can stop them), then collects, then lets them go.
+func (w *trialWriter) collect() {
+	if w.yield == nil || heapBytes() < w.heapBase+w.headroom {
+		return
+	}
+	w.yield.Store(true)
+	runtime.GC()
+	w.yield.Store(false)
+	w.heapBase = heapBytes()
+	w.Collections++
+}
+
 // poll drains rings and handoffs once.
 func (w *trialWriter) poll() {
+	w.collect()
 	any := false
 	now := rt.Monotonic()
 	for _, r := range w.readers {

@@ -54,6 +54,11 @@ type Loop struct {
 	Marker                []byte
 	Spikes                uint64
 	BrokeAt               int64 // deadline of the spike that stopped tracing, 0 = none
+	// Yield, when set, makes the loop pass SafePoint once per tick so that
+	// a garbage collection can stop the world (see SafePoint); Yields
+	// counts the passes.
+	Yield  *atomic.Bool
+	Yields uint64
 	// Stats counted by Run.
 	Ticks, MeasuredTicks, Overruns, MissedTicks uint64
 	TailMessages                                uint64
@@ -147,22 +152,29 @@ func (l *Loop) Run() {
 		if stop {
 			return
 		}
-		// The tick's work is done and recorded: the one place where the Go
-		// runtime may stop this thread (see SafePoint).
-		SafePoint()
+		// The tick's work is done and recorded: only here, and only when the
+		// engine asks (before it collects garbage), may the Go runtime stop
+		// this thread (see SafePoint).
+		if l.Yield != nil && l.Yield.Load() {
+			SafePoint()
+			l.Yields++
+		}
 	}
 }
 
-// SafePoint is the real-time loop's only preemption point, reached once per
-// tick after the tick's work. Everything else the loop runs is
-// //go:nosplit, and the thread sleeps in a raw system call, so without it a
-// stop-the-world (a garbage collection) could never complete while the
-// loop runs. Normal runs disable GC for the measured window, and soak runs
-// keep it hours apart (engine.SoakHeapHeadroom), so the runtime rarely
-// stops here; when it does, it is after the tick, never inside a timed
-// call. It is an ordinary (non-inlined) Go function with a stack check in
-// its prologue (it is not a leaf, so the compiler keeps the check), which is
-// all a preemption point is.
+// SafePoint is the real-time loop's only preemption point. Everything else
+// the loop runs is //go:nosplit and the thread sleeps in a raw system call,
+// so the Go runtime can never stop or deschedule it — which also means a
+// stop-the-world (a garbage collection) could not complete while the loop
+// runs. GC is therefore off during trials, and a soak run's writer collects
+// only after setting Loop.Yield: the loop then passes here once per tick,
+// after the tick's work, never inside a timed call, until the collection
+// is done. (Passing here on every tick instead let the runtime's sysmon
+// preempt the thread every ~10 ms and hand it back through a futex and an
+// ordinary-priority thread: 645 futex calls for 502 sleeps and wakeups up
+// to 28 ms late under noise, measured for BENCHMARKS.md.) It is an ordinary
+// (non-inlined, non-leaf) Go function with a stack check in its prologue,
+// which is all a preemption point is.
 //
 //go:noinline
 func SafePoint() { safePointLeaf() }

@@ -124,6 +124,9 @@ type Reader struct {
 	// log, and rows deleted with old chunks by log_limit.
 	WakeupLogRows    uint64 `json:"wakeup_log_rows,omitempty"`
 	WakeupLogDropped uint64 `json:"wakeup_log_dropped,omitempty"`
+	// SafePointPasses counts ticks on which the reader let the Go runtime
+	// stop it, for a garbage collection its soak run's writer asked for.
+	SafePointPasses uint64 `json:"safepoint_passes,omitempty"`
 	// RingDropped counts per-wakeup records dropped because the ring was full.
 	RingDropped uint64 `json:"ring_dropped"`
 	// PerCall histograms in clock ticks: All (data+EAGAIN, the seed's table), Data, EAGAIN.
