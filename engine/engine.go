@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -732,6 +733,9 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 	for i, nz := range sp.Noise {
 		if i < len(res.Noise) {
 			res.Noise[i].Kind, res.Noise[i].Threads = nz.Kind, nz.Threads
+			if nz.Kind == "messaging" { // its workers: groups × fds × 2 (defaults 1 and 4)
+				res.Noise[i].Threads = 2 * max(nz.Groups, 1) * cmp.Or(nz.FDs, 4)
+			}
 		}
 	}
 	if r := rt.Munlockall(); r != nil {

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"math"
 	"os"
 	"runtime"
 	"strconv"
@@ -66,7 +65,9 @@ func (w *trialWriter) export(r *reader, set *probe.Recorders, iv report.Interval
 		}
 	}
 	if snap.OverflowCount > 0 {
-		x.CallCostTicks = append(x.CallCostTicks, exporter.BucketCount{UpperBound: math.Inf(1), Count: snap.OverflowCount})
+		// The overflow bucket's calls lie between its edge and the largest
+		// call seen: count them at that max, not at +Inf.
+		x.CallCostTicks = append(x.CallCostTicks, exporter.BucketCount{UpperBound: float64(max(snap.Max, snap.Overflow)), Count: snap.OverflowCount})
 	}
 	x.CallCostSumTicks = float64(snap.Sum)
 	for _, n := range iv.Noise {
@@ -243,6 +244,9 @@ func (w *trialWriter) interval(r *reader, set *probe.Recorders) {
 		return
 	}
 	prev := r.lastCounts
+	if r.intervals == 0 {
+		prev = r.loop.StartCounts // published before the first handoff
+	}
 	c := set.Counts
 	iv := report.Interval{Time: time.Now(), Trial: w.trial, Variant: w.variant, Round: w.round, Reader: r.spec.Name,
 		Seq: r.intervals, FromNs: set.FromNs, ToNs: set.ToNs,

@@ -59,6 +59,9 @@ type Loop struct {
 	// counts the passes.
 	Yield  *atomic.Bool
 	Yields uint64
+	// StartCounts is the Drain's accounting when the measured window began.
+	StartCounts Counts
+	started     bool
 	// Stats counted by Run.
 	Ticks, MeasuredTicks, Overruns, MissedTicks uint64
 	TailMessages                                uint64
@@ -105,6 +108,12 @@ func (l *Loop) Run() {
 		measured := deadline >= l.MeasureFrom && deadline < l.MeasureUntil
 		if l.Drain != nil {
 			l.Drain.Measure = measured
+			if measured && !l.started {
+				// Counts at the start of the measured window: the first
+				// interval's message counts begin here, not in warm-up.
+				l.started = true
+				l.StartCounts = l.Drain.c
+			}
 		}
 		t0 := rt.Monotonic()
 		l.Probe.Step()

@@ -26,8 +26,10 @@ type Spec struct {
 	LogLimit Size `yaml:"log_limit" json:"log_limit"`
 	// Warmup runs the trial unmeasured before Duration starts. Default 0.
 	Warmup Duration `yaml:"warmup" json:"warmup"`
-	// Clock chooses the per-call timer: auto (TSC if invariant, else monotonic),
-	// tsc, or monotonic. Default auto.
+	// Clock chooses the per-call timer: auto (TSC if invariant, else
+	// monotonic), tsc, monotonic, or cycles (the PMU's core-cycle counter;
+	// refused with its reason where perf_event_open cannot count cycles).
+	// Default auto.
 	Clock string `yaml:"clock" json:"clock"`
 	// Rounds is how many times the variant list runs, in alternating order
 	// (A B A B …). Default 1.

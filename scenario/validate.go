@@ -186,7 +186,7 @@ func (s *Spec) check(h Host) ErrorList {
 	if s.Warmup < 0 {
 		c.add("warmup", "≥ 0", "%s out of range", s.Warmup)
 	}
-	c.oneOf("clock", s.Clock, "auto", "tsc", "monotonic")
+	c.oneOf("clock", s.Clock, "auto", "tsc", "monotonic", "cycles")
 	c.intRange("rounds", s.Rounds, 1, maxRounds)
 	if s.Repeat != 0 && s.Repeat != s.Rounds {
 		c.add("repeat", "the same value as rounds, or only one of them", "repeat %d and rounds %d differ", s.Repeat, s.Rounds)

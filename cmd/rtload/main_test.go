@@ -466,3 +466,28 @@ func TestCompareTwoRealRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestExplain runs laight-450 briefly and explains it: the EAGAIN and data
+// peaks are named with their class shares, the tail with the share of
+// first-calls-after-wakeup, and the cycles clock is refused with its reason.
+func TestExplain(t *testing.T) {
+	requireRoot(t)
+	out := t.TempDir()
+	if r := rtload(t, nil, "run", "laight-450", "--duration", "1s", "--set", "rounds=1", "--set", "noise[0].threads=1", "--out", out, "-q"); r.code != 0 {
+		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+	}
+	r := rtload(t, nil, "explain", out)
+	if r.code != 0 {
+		t.Fatalf("explain: exit %d\n%s", r.code, r.stderr)
+	}
+	for _, want := range []string{"peak at ~", "warm EAGAIN", "cold EAGAIN", "mostly data", "tail: calls ≥", "among the first 3 calls after a wakeup", "wakeup latency:", "reader CPU 1"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("explain output lacks %q", want)
+		}
+	}
+	if r := rtload(t, nil, "run", "timer-only", "--set", "clock=cycles", "--duration", "200ms", "--out", t.TempDir(), "-q"); r.code != 3 && r.code != 0 {
+		t.Errorf("clock=cycles: exit %d, want 3 (refused with its reason) or 0 (PMU present)\n%s", r.code, r.stderr)
+	} else if r.code == 3 && !strings.Contains(r.stderr, "cycles") {
+		t.Errorf("clock=cycles refusal does not name the counter: %s", r.stderr)
+	}
+}
