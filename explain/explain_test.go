@@ -2,8 +2,7 @@ package explain
 
 import (
 	"bytes"
-	"flag"
-	"os"
+	"github.com/rtload/rtload/internal/testutil"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,24 +13,9 @@ import (
 	"github.com/rtload/rtload/report"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/*.golden with the current output")
-
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./explain -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
-	}
+	testutil.Golden(t, name, got)
 }
 
 const nb = 65 // buckets of the seed's layout: below 64, then 64 × 128 up to 8256
