@@ -3,11 +3,8 @@ package rt_test
 import (
 	"errors"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -252,39 +249,7 @@ func TestStartUnprivileged(t *testing.T) {
 	if err := unix.Getrlimit(unix.RLIMIT_RTPRIO, &rl); err != nil || rl.Cur >= 80 {
 		t.Skipf("RLIMIT_RTPRIO %d would let nobody use SCHED_FIFO 80 (err %v)", rl.Cur, err)
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The test binary sits in a 0700 build directory: copy it where nobody can run it.
-	dir, err := os.MkdirTemp("", "rtload-rt-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	bin, err := os.ReadFile(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	copyExe := filepath.Join(dir, "rt.test")
-	if err := os.WriteFile(copyExe, bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(copyExe, "-test.run=^TestStartUnprivileged$", "-test.v", "-test.count=1", "-test.timeout=60s")
-	cmd.Env = append(os.Environ(), childEnv+"=1")
-	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	out, err := cmd.CombinedOutput()
-	t.Logf("child as nobody:\n%s", out)
-	if err != nil {
-		t.Fatalf("child: %v", err)
-	}
-	if !strings.Contains(string(out), "--- PASS: TestStartUnprivileged") {
-		t.Fatal("child did not pass TestStartUnprivileged")
-	}
+	testutil.RunTestAsNobody(t, "TestStartUnprivileged", childEnv)
 }
 
 func checkUnprivileged(t *testing.T) {

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -530,42 +529,7 @@ func TestNewUnprivileged(t *testing.T) {
 		checkUnprivileged(t)
 		return
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The test binary sits in a 0700 build directory: copy it where nobody can run it.
-	dir, err := os.MkdirTemp("", "rtload-netns-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	bin, err := os.ReadFile(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	copyExe := filepath.Join(dir, "netns.test")
-	if err := os.WriteFile(copyExe, bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(copyExe, "-test.run=^TestNewUnprivileged$", "-test.v", "-test.count=1", "-test.timeout=60s")
-	cmd.Env = append(os.Environ(), childEnv+"=1")
-	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	out, err := cmd.CombinedOutput()
-	t.Logf("child as nobody:\n%s", out)
-	if err != nil {
-		t.Fatalf("child: %v", err)
-	}
-	if !strings.Contains(string(out), "--- PASS: TestNewUnprivileged") {
-		t.Fatal("child did not pass TestNewUnprivileged")
-	}
-	if strings.Contains(string(out), "--- SKIP") {
-		t.Fatal("child skipped")
-	}
+	testutil.RunTestAsNobody(t, "TestNewUnprivileged", childEnv)
 }
 
 func checkUnprivileged(t *testing.T) {
