@@ -27,7 +27,7 @@ test:
 	$(GO) test -race -count=1 -timeout 8m ./...
 	$(GO) test -run '^$$' -bench . -benchtime=1x ./...
 
-## bench: rtload vs a C drain, cyclictest and its own tick machinery; sender, scale, methods (root, ~6 min) -> BENCHMARKS.md
+## bench: rtload vs a C drain, cyclictest and its own tick machinery; sender, scale, methods (root, ~4-6 min) -> BENCHMARKS.md
 bench: build
 	mkdir -p bin && gcc -O2 -Wall -Wextra -pthread -o bin/drain450 bench/drain450.c
 	command -v cyclictest >/dev/null || { apt-get update && apt-get install -y rt-tests; }

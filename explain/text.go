@@ -176,9 +176,10 @@ func classLine(r Reader, p Parts) string {
 		return "no calls"
 	}
 	lead := fmt.Sprintf("mostly %s: ", cs[0].name)
-	if 2*cs[0].n <= p.Count {
+	// "Mostly" means at least 60%: a 50/49 warm/cold split is not "mostly warm".
+	if 5*cs[0].n < 3*p.Count {
 		lead = "no class makes up most of it: "
-		if r.FirstCalls > 0 && 2*(p.Warm+p.Cold) > p.Count {
+		if r.FirstCalls > 0 && 5*(p.Warm+p.Cold) >= 3*p.Count {
 			lead = fmt.Sprintf("mostly EAGAIN, %s (%d), warm and cold alike: ", pct(p.Warm+p.Cold, p.Count), p.Warm+p.Cold)
 		}
 	}
