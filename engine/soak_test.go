@@ -55,7 +55,10 @@ noise: [{kind: spin, threads: 1, duty: {on: 200ms, off: 300ms}}]
 		if r.Seq != i || r.Reader != "rt" || r.Variant != "base" || r.Time.IsZero() || r.ToNs <= r.FromNs {
 			t.Fatalf("record %d: %+v", i, r)
 		}
-		if i < len(recs)-1 && (r.Wakeups < 95 || r.Wakeups > 105 || r.WakeupLatency.Count != r.Wakeups || r.Calls == 0) {
+		// ~100 wakeups an interval; one interval may stretch when the writer
+		// takes its handoff late (counted in late_handoffs) and the next
+		// shrinks, so each is checked loosely and their sum exactly below.
+		if i < len(recs)-1 && (r.Wakeups < 50 || r.Wakeups > 150 || r.WakeupLatency.Count != r.Wakeups || r.Calls == 0) {
 			t.Errorf("record %d: %d wakeups (latency count %d), %d calls; want ~100", i, r.Wakeups, r.WakeupLatency.Count, r.Calls)
 		}
 		if len(r.Noise) != 1 || r.Noise[0].Unit != "loops" || r.RSSBytes <= 0 || r.FDs <= 0 || r.Goroutines <= 0 {
