@@ -31,8 +31,18 @@ var specIgnore = []string{"name", "description"}
 // the scenario as run except its name and description) and info for what
 // is expected to differ (kernel release and build). Values are in run
 // order.
-func Differences(runs []Run) (warnings, info []Difference) {
+func Differences(all []Run) (warnings, info []Difference) {
 	warnings, info = []Difference{}, []Difference{}
+	// Runs read from another tool's histogram file have nothing to compare.
+	var runs []Run
+	for _, r := range all {
+		if !r.Foreign {
+			runs = append(runs, r)
+		}
+	}
+	if len(runs) < 2 {
+		return warnings, info
+	}
 	field := func(dst *[]Difference, name string, get func(r Run) string) {
 		vals := make([]string, len(runs))
 		for i, r := range runs {

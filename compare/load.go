@@ -24,6 +24,10 @@ type Run struct {
 	Wakeups map[string][]record.Wakeup
 	// Notes says which logs could not be read, and why.
 	Notes []string
+	// Foreign marks a run read from another tool's histogram file
+	// (cyclictest -h text, an HdrHistogram log): wakeup latency only, no
+	// scenario, environment or clock to compare.
+	Foreign bool
 }
 
 // Load reads the Summary of every results directory in dirs (see
@@ -42,6 +46,14 @@ func Load(dirs, labels []string) ([]Run, error) {
 	}
 	runs := make([]Run, len(dirs))
 	for i, d := range dirs {
+		if s, ok, err := readForeign(d); ok {
+			if err != nil {
+				return nil, fmt.Errorf("compare %s: %w", labels[i], err)
+			}
+			runs[i] = Run{Label: labels[i], Dir: d, Summary: s, Wakeups: map[string][]record.Wakeup{}, Foreign: true,
+				Notes: []string{"wakeup latency only, read from " + filepath.Base(d) + " (no scenario, environment or per-call data)"}}
+			continue
+		}
 		s, err := report.ReadSummary(d)
 		if err != nil {
 			return nil, fmt.Errorf("compare %s: %w", labels[i], err)

@@ -1,0 +1,73 @@
+package compare
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/rtload/rtload/report"
+)
+
+// readForeign reads a histogram file written by another tool (or by
+// rtload's interop writers) as a run: cyclictest's -h text layout (real
+// cyclictest output included; one reader per thread column) or an
+// HdrHistogram interval log of wakeup latency in ns (one trial per
+// interval, tags "<variant>/r<round>/<reader>" as rtload writes them). Only
+// wakeup latency is known, so only its tables and metrics have values.
+// ok is false when path is a directory or summary.json.
+func readForeign(path string) (s *report.Summary, ok bool, err error) {
+	fi, err := os.Stat(path)
+	if err != nil || fi.IsDir() || filepath.Base(path) == report.SummaryFile {
+		return nil, false, nil
+	}
+	name := filepath.Base(path)
+	s = &report.Summary{Version: report.SummaryVersion, Scenario: name, File: path,
+		Clock: report.ClockInfo{Kind: "monotonic", Unit: "ns", Hz: 1e9, Note: "wakeup latency read from " + name}}
+	if strings.HasSuffix(name, ".hlog") {
+		ivs, err := report.ReadHlog(path)
+		if err != nil {
+			return nil, true, err
+		}
+		for i, iv := range ivs {
+			variant, round, reader := parseTag(iv.Tag, i)
+			lat := report.LatencyFromHDR(iv.Hist)
+			s.Trials = append(s.Trials, report.Trial{Index: i, Round: round, Variant: variant,
+				Readers: []report.Reader{{Name: reader, Wakeups: lat.Count, WakeupLatency: lat}}})
+		}
+		return s, true, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, true, err
+	}
+	defer f.Close()
+	cols, _, err := report.ReadCyclictestHist(f)
+	if err != nil {
+		return nil, true, fmt.Errorf("%s: not a results directory, an .hlog or a cyclictest -h histogram: %w", path, err)
+	}
+	t := report.Trial{Variant: "base"}
+	for i, c := range cols {
+		name := c.Name
+		if name == "" {
+			name = fmt.Sprintf("T%d", i)
+		}
+		lat := report.LatencyFromHDR(c.Hist)
+		t.Readers = append(t.Readers, report.Reader{Name: name, Wakeups: lat.Count, WakeupLatency: lat})
+	}
+	s.Trials = []report.Trial{t}
+	return s, true, nil
+}
+
+// parseTag splits rtload's hlog tag "<variant>/r<round>/<reader>".
+func parseTag(tag string, i int) (variant string, round int, reader string) {
+	parts := strings.Split(tag, "/")
+	if len(parts) == 3 && strings.HasPrefix(parts[1], "r") {
+		fmt.Sscanf(parts[1], "r%d", &round)
+		return parts[0], round, parts[2]
+	}
+	if tag == "" {
+		tag = fmt.Sprintf("interval%d", i)
+	}
+	return "base", 0, tag
+}
