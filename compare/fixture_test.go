@@ -50,7 +50,7 @@ func seedSnapshot(col, shift int) record.Snapshot {
 		s.Max = max(s.Max, lower+100)
 	}
 	for _, r := range seedRows {
-		add(1+int((r.lower-seedOrigin)/seedWidth)+shift, r.n[col])
+		add(1+int((r.Lower-seedOrigin)/seedWidth)+shift, r.N[col])
 	}
 	add(len(s.Counts), seedOverflowRow[col])
 	return s

@@ -24,19 +24,19 @@ func seedSnapshot(col int, keep func(lower uint64) bool, part func(n uint64) uin
 		Counts: make([]uint64, 1+(seedOverflow-seedOrigin)/seedWidth),
 	}
 	for _, r := range seedRows {
-		if !keep(r.lower) {
+		if !keep(r.Lower) {
 			continue
 		}
-		n := part(r.n[col])
-		i := 1 + (r.lower-seedOrigin)/seedWidth
+		n := part(r.N[col])
+		i := 1 + (r.Lower-seedOrigin)/seedWidth
 		s.Counts[i] += n
 		s.Total += n
-		s.Sum += n * (r.lower + seedWidth/2)
+		s.Sum += n * (r.Lower + seedWidth/2)
 		if n > 0 {
-			if s.Min == 0 || r.lower+5 < s.Min {
-				s.Min = r.lower + 5
+			if s.Min == 0 || r.Lower+5 < s.Min {
+				s.Min = r.Lower + 5
 			}
-			s.Max = max(s.Max, r.lower+100)
+			s.Max = max(s.Max, r.Lower+100)
 		}
 	}
 	if withOverflow {
