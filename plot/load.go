@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -102,17 +101,7 @@ func loadRun(dir, run string, prefix bool) ([]Column, error) {
 			key := [2]string{t.Variant, r.Name}
 			i, ok := index[key]
 			if !ok {
-				label := t.Variant
-				if label == "" {
-					label = "run"
-				}
-				if perReader {
-					name := r.Name
-					if name == "" {
-						name = "reader" + strconv.Itoa(ri)
-					}
-					label += "/" + name
-				}
+				label := report.ColumnLabel(t.Variant, r.Name, ri, perReader)
 				if prefix {
 					label = run + " " + label
 				}

@@ -241,17 +241,7 @@ func columns(s *Summary) ([]column, error) {
 			key := [2]string{t.Variant, r.Name}
 			i, ok := index[key]
 			if !ok {
-				label := t.Variant
-				if label == "" {
-					label = "run"
-				}
-				if perReader {
-					name := r.Name
-					if name == "" {
-						name = "reader" + strconv.Itoa(ri)
-					}
-					label += "/" + name
-				}
+				label := ColumnLabel(t.Variant, r.Name, ri, perReader)
 				i = len(cols)
 				index[key] = i
 				cols = append(cols, column{
@@ -677,4 +667,21 @@ func writeGC(b *strings.Builder, s *Summary) {
 	for _, w := range where {
 		fmt.Fprintf(b, "  %s\n", w)
 	}
+}
+
+// ColumnLabel names a report column: the variant ("run" when it has none),
+// and with several readers in a trial "variant/reader" (reader i unnamed:
+// "reader<i>").
+func ColumnLabel(variant, reader string, i int, perReader bool) string {
+	label := variant
+	if label == "" {
+		label = "run"
+	}
+	if perReader {
+		if reader == "" {
+			reader = "reader" + strconv.Itoa(i)
+		}
+		label += "/" + reader
+	}
+	return label
 }
