@@ -857,6 +857,3 @@ func variantSet(sp *scenario.Spec, name string) map[string]string {
 	}
 	return nil
 }
-
-// Remove removes a results directory created by a failed run (used by cmd).
-func Remove(dir string) error { return os.RemoveAll(dir) }

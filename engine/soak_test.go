@@ -107,7 +107,6 @@ noise: [{kind: spin, threads: 1, duty: {on: 200ms, off: 300ms}}]
 	}
 	t.Logf("%d intervals; RSS %d → %d MiB; fds %d → %d; wakeup log %d chunks, %d rows dropped; gc %d",
 		len(recs), first.RSSBytes>>20, last.RSSBytes>>20, first.FDs, last.FDs, len(sum.Trials[0].WakeupLog), rx.WakeupLogDropped, last.GCCycles)
-	_ = time.Second
 }
 
 // TestSoakCollectsThroughSafePoint makes a soak run's writer collect

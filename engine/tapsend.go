@@ -10,7 +10,6 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
-	"github.com/rtload/rtload/net/netns"
 	"github.com/rtload/rtload/net/tap"
 	"github.com/rtload/rtload/net/udp"
 	"github.com/rtload/rtload/record"
@@ -193,5 +192,3 @@ func (p *tapSend) close() {
 		p.sink.Close()
 	}
 }
-
-var _ = netns.Prefix

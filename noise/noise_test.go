@@ -310,7 +310,7 @@ func TestStartErrorCleansUp(t *testing.T) {
 }
 
 func TestLifecycle(t *testing.T) {
-	n, err := NewSpin(SpinConfig{Threads: 1})
+	n, err := New(Config{Kind: "spin", Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

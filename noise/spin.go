@@ -33,25 +33,3 @@ func spinBatch(x uint64) uint64 {
 
 // spinSink keeps spinBatch's result alive so the loop is not optimised away.
 var spinSink atomic.Uint64
-
-// SpinConfig configures NewSpin.
-//
-// Deprecated: use Config with Kind "spin" and New; SpinConfig is kept for
-// callers written before the other kinds existed.
-type SpinConfig struct {
-	// Threads is the number of busy threads, ≥ 1.
-	Threads int
-	// CPUs pins thread i to CPUs[i%len(CPUs)]; empty = unpinned.
-	CPUs []int
-	// Nice for the threads (SCHED_OTHER), -20–19.
-	Nice int
-	// AllowDegraded carries on unpinned / at nice 0 when not permitted.
-	AllowDegraded bool
-}
-
-// NewSpin returns a stopped spin Noise: New(Config{Kind: "spin", …}).
-//
-// Deprecated: use New.
-func NewSpin(cfg SpinConfig) (*Noise, error) {
-	return New(Config{Kind: "spin", Threads: cfg.Threads, CPUs: cfg.CPUs, Nice: cfg.Nice, AllowDegraded: cfg.AllowDegraded})
-}

@@ -173,12 +173,6 @@ func (h *HDR) Merge(o *HDR) int64 {
 	return over
 }
 
-// Pair records into two recorders (e.g. Linear for the table and HDR for percentiles).
-type Pair struct{ A, B Recorder }
-
-// Record adds v to both.
-func (p Pair) Record(v uint64) { p.A.Record(v); p.B.Record(v) }
-
 // Quantile returns the value at quantile q (0–1): the midpoint of the
 // bucket holding it (exact below 2048), the exact max for q ≥ 1, 0 when
 // empty. No allocation.

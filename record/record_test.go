@@ -195,15 +195,6 @@ func TestHDRClamp(t *testing.T) {
 	}
 }
 
-func TestPair(t *testing.T) {
-	l, h := NewLinear(width, origin, overflow), NewHDR(1e9)
-	p := Pair{A: l, B: h}
-	p.Record(1500)
-	if l.Total() != 1 || h.Histogram().TotalCount() != 1 {
-		t.Errorf("Pair recorded %d and %d, want 1 each", l.Total(), h.Histogram().TotalCount())
-	}
-}
-
 func TestRingFull(t *testing.T) {
 	r := NewRing[int](3) // rounded up to 4
 	for i := range 4 {

@@ -187,15 +187,7 @@ func TestRunInterrupted(t *testing.T) {
 			}
 			time.Sleep(1500 * time.Millisecond)
 			cmd.Process.Signal(sig)
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			select {
-			case <-done:
-			case <-time.After(20 * time.Second):
-				cmd.Process.Kill()
-				t.Fatal("no exit 20 s after the signal")
-			}
-			if c := cmd.ProcessState.ExitCode(); c != 130 {
+			if c := waitExit(t, cmd); c != 130 {
 				t.Errorf("exit %d, want 130\n%s", c, o.String())
 			}
 			s, err := report.ReadSummary(out)
@@ -289,21 +281,10 @@ func TestTapNothingLeftBehind(t *testing.T) {
 		time.Sleep(1500 * time.Millisecond)
 		return cmd, &o
 	}
-	wait := func(t *testing.T, cmd *exec.Cmd) int {
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			cmd.Process.Kill()
-			t.Fatal("no exit 20 s after the signal")
-		}
-		return cmd.ProcessState.ExitCode()
-	}
 	t.Run("SIGINT", func(t *testing.T) {
 		cmd, o := start(t)
 		cmd.Process.Signal(syscall.SIGINT)
-		if c := wait(t, cmd); c != 130 {
+		if c := waitExit(t, cmd); c != 130 {
 			t.Errorf("exit %d, want 130\n%s", c, o.String())
 		}
 		if left := ownedNamespaces(t, cmd.Process.Pid); len(left) != 0 {
@@ -314,7 +295,7 @@ func TestTapNothingLeftBehind(t *testing.T) {
 		cmd, o := start(t)
 		cmd.Process.Signal(syscall.SIGINT)
 		cmd.Process.Signal(syscall.SIGINT)
-		if c := wait(t, cmd); c != 130 {
+		if c := waitExit(t, cmd); c != 130 {
 			t.Errorf("exit %d, want 130\n%s", c, o.String())
 		}
 		if left := ownedNamespaces(t, cmd.Process.Pid); len(left) != 0 {
@@ -324,7 +305,7 @@ func TestTapNothingLeftBehind(t *testing.T) {
 	t.Run("SIGKILL then cleanup", func(t *testing.T) {
 		cmd, _ := start(t)
 		cmd.Process.Kill()
-		wait(t, cmd)
+		waitExit(t, cmd)
 		left := ownedNamespaces(t, cmd.Process.Pid)
 		if len(left) != 1 {
 			t.Fatalf("after SIGKILL: %v, want the run's namespace", left)
@@ -354,17 +335,6 @@ func TestSoakSignals(t *testing.T) {
 		}
 		time.Sleep(3500 * time.Millisecond)
 		return cmd
-	}
-	waitExit := func(t *testing.T, cmd *exec.Cmd) int {
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			cmd.Process.Kill()
-			t.Fatal("no exit 20 s after the signal")
-		}
-		return cmd.ProcessState.ExitCode()
 	}
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
@@ -490,4 +460,20 @@ func TestExplain(t *testing.T) {
 	} else if r.code == 3 && !strings.Contains(r.stderr, "cycles") {
 		t.Errorf("clock=cycles refusal does not name the counter: %s", r.stderr)
 	}
+}
+
+// waitExit waits (at most 20 s, then kills) for a started rtload to exit
+// after a signal and returns its exit code.
+func waitExit(t *testing.T, cmd *exec.Cmd) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatal("no exit 20 s after the signal")
+	}
+	return cmd.ProcessState.ExitCode()
 }
