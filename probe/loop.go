@@ -123,10 +123,12 @@ func (l *Loop) Run() {
 		l.lastVol, l.lastInvol = vol, invol
 		if measured {
 			l.MeasuredTicks++
-			if missed > 0 {
+			// An overrun is a late tick (see rt.Ticker): skipped ticks in
+			// skip mode, back-to-back lateness in catch-up mode.
+			if l.Ticker.Overran() {
 				l.Overruns++
-				l.MissedTicks += missed
 			}
+			l.MissedTicks += missed
 			l.Latency.RecordSigned(lat)
 			l.DrainTime.RecordSigned(t1 - t0)
 			tk := l.Probe.LastTick()

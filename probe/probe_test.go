@@ -375,8 +375,8 @@ func TestLoop(t *testing.T) {
 	if l.Errno != 0 {
 		t.Fatalf("Errno %v", unix.Errno(l.Errno))
 	}
-	if l.MeasuredTicks != 20 || l.MissedTicks != 0 || l.Overruns != 0 {
-		t.Errorf("MeasuredTicks %d (missed %d, overruns %d), want 20 (0, 0)", l.MeasuredTicks, l.MissedTicks, l.Overruns)
+	if l.MeasuredTicks != 20 || l.MissedTicks != 0 {
+		t.Errorf("MeasuredTicks %d (missed %d), want 20 (0)", l.MeasuredTicks, l.MissedTicks)
 	}
 	var wakeups []record.Wakeup
 	l.Wakeups.Drain(func(w *record.Wakeup) { wakeups = append(wakeups, *w) })
@@ -388,6 +388,17 @@ func TestLoop(t *testing.T) {
 	}
 	if n := l.DrainTime.Histogram().TotalCount(); uint64(n) != l.MeasuredTicks {
 		t.Errorf("DrainTime count %d, MeasuredTicks %d", n, l.MeasuredTicks)
+	}
+	// A preemption of this goroutine makes the ticks after it run back to
+	// back: overruns, each at least a period late.
+	late := uint64(0)
+	for _, w := range wakeups {
+		if w.LatencyNs >= int64(time.Millisecond) {
+			late++
+		}
+	}
+	if l.Overruns > late {
+		t.Errorf("%d overruns, but only %d wakeups a period or more late", l.Overruns, late)
 	}
 	for i, w := range wakeups {
 		if w.Tick != uint64(5+i) || w.DeadlineNs != tk.Deadline(w.Tick) ||
@@ -413,6 +424,58 @@ func TestLoop(t *testing.T) {
 	}
 	if l.Ticks != 30 {
 		t.Errorf("Ticks %d; want 5 warm-up + 20 measured + 5 tail = 30", l.Ticks)
+	}
+}
+
+// stallProbe is a Ticked probe whose every 8th Step busy-waits 4 ms.
+type stallProbe struct{ n, stalls int }
+
+func (p *stallProbe) Step() {
+	if p.n++; p.n%8 == 0 {
+		p.stalls++
+		for end, i := rt.Monotonic()+4*int64(time.Millisecond), 0; i < 1e9 && rt.Monotonic() < end; i++ {
+		}
+	}
+}
+
+func (p *stallProbe) LastTick() probe.Tick { return probe.Tick{} }
+
+func TestLoopMissedSumsToMissedTicks(t *testing.T) {
+	// A 1 ms loop whose probe stalls 4 ms every 8th tick: every stall is
+	// an overrun. Skip mode misses the ticks; catch-up with a backlog
+	// limit of 2 must skip them too. Either way the wakeup log's missed
+	// column sums to the loop's MissedTicks.
+	for _, catchUp := range []bool{false, true} {
+		t.Run(map[bool]string{false: "skip", true: "catchup"}[catchUp], func(t *testing.T) {
+			ms := int64(time.Millisecond)
+			tk := rt.NewTicker(rt.Monotonic()+2*ms, ms, catchUp)
+			tk.SetMaxBacklog(2)
+			p := &stallProbe{}
+			l := &probe.Loop{Ticker: tk, Probe: p,
+				MeasureFrom: tk.Deadline(4), MeasureUntil: tk.Deadline(84), HardStop: tk.Deadline(84),
+				Wakeups: record.NewRing[record.Wakeup](128), Latency: record.NewHDR(int64(time.Second)), DrainTime: record.NewHDR(int64(time.Second))}
+			done := make(chan struct{})
+			go func() { defer close(done); l.Run() }()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				l.Stop.Store(true)
+				t.Fatal("Loop.Run did not end by HardStop within 10 s")
+			}
+			var sum uint64
+			l.Wakeups.Drain(func(w *record.Wakeup) { sum += uint64(w.Missed) })
+			st := tk.Stats()
+			if sum != l.MissedTicks || l.MissedTicks == 0 || l.MissedTicks > st.MissedTicks {
+				t.Errorf("wakeups' missed sum to %d, loop MissedTicks %d (ticker %d); want equal, > 0", sum, l.MissedTicks, st.MissedTicks)
+			}
+			// Every stall but one at the very end makes the next tick an overrun.
+			if l.Overruns < 2 || l.Overruns > st.Overruns || st.Overruns < uint64(p.stalls-1) {
+				t.Errorf("loop overruns %d, ticker %d, after %d stalls; want 2 ≤ loop ≤ ticker, ticker ≥ stalls-1", l.Overruns, st.Overruns, p.stalls)
+			}
+			if catchUp && st.BacklogSkips == 0 {
+				t.Errorf("catch-up ticker %+v: no backlog skip", st)
+			}
+		})
 	}
 }
 

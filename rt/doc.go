@@ -6,6 +6,15 @@
 // through rdtscp on amd64, calibrated against CLOCK_MONOTONIC, or
 // CLOCK_MONOTONIC itself).
 //
+// Around the real-time threads: Sched.Name names each thread (prctl
+// PR_SET_NAME: "rtl-rd/<reader>", "rtl-tx/<endpoint>", "rtl-nz/<kind>.<i>",
+// "rtl-writer"), ConfineHousekeeping keeps every other thread of the
+// process (the Go runtime's, main, the writer, the exporter) on the
+// housekeeping CPUs and re-applies it as threads appear, and Threads lists
+// every thread's name, policy, priority, nice and CPU mask as the kernel
+// holds them, with ReaderCPUWarnings for those that may run on a reader's
+// CPU.
+//
 // The measured path (Ticker.Wait, Clock.Now) makes raw system calls only,
 // allocates nothing and has no preemption points (//go:nosplit): the Go
 // runtime cannot deschedule the thread inside a tick.

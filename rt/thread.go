@@ -1,11 +1,13 @@
 package rt
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"runtime"
 	"strings"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -52,8 +54,21 @@ func (p Policy) String() string {
 }
 
 // Sched is what a thread asks of the kernel. The zero value is an unpinned
-// SCHED_OTHER thread at nice 0 with no memory locking.
+// SCHED_OTHER thread at nice 0 with no memory locking, keeping the name
+// the Go runtime gave it ("rtload", the executable's).
 type Sched struct {
+	// Name is the thread's name (prctl(2) PR_SET_NAME), shown by ps -L,
+	// top -H, perf and ftrace and in /proc/<pid>/task/<tid>/comm. Longer
+	// than CommLen bytes, it is shortened by Comm. Build it with
+	// ReaderName, SenderName, NoiseName or WriterName. "" leaves the name.
+	Name string
+	// Exempt, when set, exempts the thread from that housekeeping
+	// confinement: it is registered before its affinity is applied, so
+	// the watcher never overrides it, and with no CPUs below it gets the
+	// mask the process had before confinement instead of the one it may
+	// have inherited. Readers, senders and noise threads set it; rtload's
+	// own machinery (the writer) does not.
+	Exempt *Housekeeping
 	// CPUs to pin to (sched_setaffinity); empty = leave affinity alone.
 	CPUs []int
 	// Policy and Priority (1–99 for FIFO/RR, 0 for Other).
@@ -74,7 +89,10 @@ type Sched struct {
 
 // Applied is the thread's state as read back from the kernel after Start.
 type Applied struct {
-	TID      int
+	TID int
+	// Name is the thread's name as the kernel keeps it (PR_GET_NAME):
+	// Comm(Sched.Name), or the inherited one when Sched.Name was "".
+	Name     string
 	Policy   Policy
 	Priority int
 	Nice     int
@@ -122,6 +140,16 @@ func Start(s Sched, body func(Applied)) (*Thread, error) {
 func apply(s Sched) (Applied, error) {
 	var a Applied
 	a.TID = unix.Gettid()
+	if s.Exempt != nil {
+		if err := s.Exempt.exemptSelf(a.TID, len(s.CPUs) == 0); err != nil {
+			return a, err
+		}
+	}
+	if s.Name != "" {
+		if err := setName(s.Name); err != nil {
+			return a, err
+		}
+	}
 	if s.TimerSlackNs > 0 {
 		if err := unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(s.TimerSlackNs), 0, 0, 0); err != nil {
 			a.Degraded = append(a.Degraded, "timer slack: "+err.Error())
@@ -180,8 +208,39 @@ func apply(s Sched) (Applied, error) {
 	return readBack(a)
 }
 
+// setName sets the calling thread's name to Comm(name) with prctl(2)
+// PR_SET_NAME.
+func setName(name string) error {
+	var buf [CommLen + 1]byte
+	copy(buf[:CommLen], Comm(name))
+	// A raw call with the pointer converted in its argument list, so the
+	// buffer stays put for the call (unsafe.Pointer rule 4).
+	if _, _, errno := unix.RawSyscall(unix.SYS_PRCTL, unix.PR_SET_NAME, uintptr(unsafe.Pointer(&buf[0])), 0); errno != 0 {
+		return fmt.Errorf("thread name %q: %w", name, os.NewSyscallError("prctl PR_SET_NAME", errno))
+	}
+	return nil
+}
+
+// threadName returns the calling thread's name (prctl(2) PR_GET_NAME).
+func threadName() (string, error) {
+	var buf [CommLen + 1]byte
+	if _, _, errno := unix.RawSyscall(unix.SYS_PRCTL, unix.PR_GET_NAME, uintptr(unsafe.Pointer(&buf[0])), 0); errno != 0 {
+		return "", os.NewSyscallError("prctl PR_GET_NAME", errno)
+	}
+	n := bytes.IndexByte(buf[:], 0)
+	if n < 0 {
+		n = CommLen
+	}
+	return string(buf[:n]), nil
+}
+
 // readBack fills a from what the kernel reports for the calling thread.
 func readBack(a Applied) (Applied, error) {
+	name, err := threadName()
+	if err != nil {
+		return a, err
+	}
+	a.Name = name
 	got, err := unix.SchedGetAttr(0, 0)
 	if err != nil {
 		return a, os.NewSyscallError("sched_getattr", err)

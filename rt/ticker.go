@@ -6,52 +6,98 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// DefaultMaxBacklog is a catch-up Ticker's backlog limit unless
+// SetMaxBacklog says otherwise: with more than 100 further ticks already
+// due, it stops catching up and skips them.
+const DefaultMaxBacklog = 100
+
 // Ticker wakes a thread on absolute CLOCK_MONOTONIC deadlines
 // start + k*period, like cyclictest's absolute mode (-a -n). Not safe for
-// concurrent use: one Ticker per real-time thread.
+// concurrent use: one Ticker per real-time thread; read Stats from that
+// thread or after it ended.
+//
+// An overrun is a Wait entered a period or more after its tick's
+// deadline: the tick after it was already due too (the previous tick's
+// work, or the sleep's wakeup, ran into the next period). In skip mode an
+// overrun jumps to the latest deadline already due, and the ticks jumped
+// over are missed: never run. In catch-up mode the overdue ticks run back
+// to back, each still an overrun, until more than MaxBacklog further ticks
+// are due at once; then it skips like skip mode (a backlog skip) and those
+// ticks are missed.
 type Ticker struct {
 	start, period int64 // ns
 	k             uint64
 	catchUp       bool
+	overran       bool
+	maxBacklog    uint64
+	stats         TickerStats
 	ts            unix.Timespec
 }
 
-// NewTicker returns a ticker whose tick 0 is due at startNs (CLOCK_MONOTONIC
-// ns). With catchUp, missed ticks run back to back; without it, when Wait
-// is called a period or more after the next deadline it skips to the latest
-// deadline already due (which then runs at once, less than a period late)
-// and reports how many ticks it skipped.
-func NewTicker(startNs, periodNs int64, catchUp bool) *Ticker {
-	return &Ticker{start: startNs, period: periodNs, catchUp: catchUp}
+// TickerStats counts what Wait did since NewTicker.
+type TickerStats struct {
+	// Ticks is how many ticks Wait returned (ran).
+	Ticks uint64
+	// Overruns is how many Waits were entered a period or more after
+	// their tick's deadline (see Ticker), in either mode.
+	Overruns uint64
+	// MissedTicks is how many ticks were skipped and never run: the sum of
+	// every missed Wait returned. Ticks + MissedTicks is the number of
+	// deadlines passed.
+	MissedTicks uint64
+	// BacklogSkips is how many catch-up overruns had more than MaxBacklog
+	// further ticks due and skipped them (0 in skip mode).
+	BacklogSkips uint64
+	// PeakBacklog is the largest number of further ticks found due at once
+	// when an overrun began its tick (both modes).
+	PeakBacklog uint64
 }
+
+// NewTicker returns a ticker whose tick 0 is due at startNs (CLOCK_MONOTONIC
+// ns) and whose ticks are periodNs apart (> 0). With catchUp, missed ticks
+// run back to back up to DefaultMaxBacklog (see SetMaxBacklog); without
+// it, when Wait is called a period or more after the next deadline it
+// skips to the latest deadline already due (which then runs at once, less
+// than a period late) and reports how many ticks it skipped.
+func NewTicker(startNs, periodNs int64, catchUp bool) *Ticker {
+	return &Ticker{start: startNs, period: periodNs, catchUp: catchUp, maxBacklog: DefaultMaxBacklog}
+}
+
+// SetMaxBacklog sets how many further overdue ticks a catch-up ticker
+// runs back to back before it skips them instead (0: skip at once, as in
+// skip mode). Call before the first Wait; no effect in skip mode.
+func (t *Ticker) SetMaxBacklog(n uint64) { t.maxBacklog = n }
 
 // Deadline returns the absolute deadline of tick k in ns.
 func (t *Ticker) Deadline(k uint64) int64 { return t.start + int64(k)*t.period }
 
+// Stats returns the counts so far (see TickerStats).
+func (t *Ticker) Stats() TickerStats { return t.stats }
+
+// Overran reports whether the tick the last Wait returned was an overrun
+// (entered a period or more after its deadline; see Ticker). In skip mode
+// it is true exactly when that Wait's missed > 0; in catch-up mode it is
+// also true for every late tick run back to back.
+//
+//go:nosplit
+func (t *Ticker) Overran() bool { return t.overran }
+
 // Wait blocks in clock_nanosleep(2) (TIMER_ABSTIME) until the next tick's
 // deadline and returns its number k, the deadline, and the wakeup latency
 // (time of wake − deadline, in ns, ≥ 0 in practice). missed counts ticks
-// whose deadline had already passed by more than a period before Wait was
-// called (an overrun), skipped unless catchUp. EINTR is retried: the
-// deadline is absolute. No allocation and no preemption point. The sleep
-// is a raw system call: the thread keeps its P, so waking up involves no
-// Go scheduler at all. (Going through the runtime's syscall entry instead
-// let the P be taken while asleep, and reacquiring it on wake added
-// milliseconds to some wakeups on this project's test machine: measured
-// A/B, 3 runs each, max wakeup latency 1.4–6.2 ms against 29–369 µs.)
+// skipped before this one (see Ticker: an overrun in skip mode, a backlog
+// skip in catch-up mode); Overran says whether this tick was an overrun.
+// EINTR is retried: the deadline is absolute. No allocation and no
+// preemption point. The sleep is a raw system call: the thread keeps its
+// P, so waking up involves no Go scheduler at all. (Going through the
+// runtime's syscall entry instead let the P be taken while asleep, and
+// reacquiring it on wake added milliseconds to some wakeups on this
+// project's test machine: measured A/B, 3 runs each, max wakeup latency
+// 1.4–6.2 ms against 29–369 µs.)
 //
 //go:nosplit
 func (t *Ticker) Wait() (k uint64, deadline, latency int64, missed uint64, errno unix.Errno) {
-	now := nanotime()
-	deadline = t.start + int64(t.k)*t.period
-	if !t.catchUp && now-deadline >= t.period {
-		skip := uint64((now - deadline) / t.period)
-		t.k += skip
-		missed = skip
-		deadline = t.start + int64(t.k)*t.period
-	}
-	k = t.k
-	t.k++
+	k, deadline, missed = t.advance(nanotime())
 	t.ts.Sec = deadline / 1e9
 	t.ts.Nsec = deadline % 1e9
 	for {
@@ -62,5 +108,34 @@ func (t *Ticker) Wait() (k uint64, deadline, latency int64, missed uint64, errno
 		}
 	}
 	latency = nanotime() - deadline
+	return
+}
+
+// advance picks the tick to wait for when Wait is entered at now
+// (CLOCK_MONOTONIC ns) and counts it: pure arithmetic, no clock read.
+//
+//go:nosplit
+func (t *Ticker) advance(now int64) (k uint64, deadline int64, missed uint64) {
+	deadline = t.start + int64(t.k)*t.period
+	t.overran = now-deadline >= t.period
+	if t.overran {
+		t.stats.Overruns++
+		due := uint64((now - deadline) / t.period) // further ticks already due
+		if due > t.stats.PeakBacklog {
+			t.stats.PeakBacklog = due
+		}
+		if !t.catchUp || due > t.maxBacklog {
+			if t.catchUp {
+				t.stats.BacklogSkips++
+			}
+			t.k += due
+			missed = due
+			t.stats.MissedTicks += due
+			deadline = t.start + int64(t.k)*t.period
+		}
+	}
+	k = t.k
+	t.k++
+	t.stats.Ticks++
 	return
 }

@@ -19,5 +19,13 @@
 // file-backed part of Gather reads through an fs.FS so a fake /proc and /sys
 // tree exercises it without the kernel.
 //
+// During a trial, WatchKernel watches for what would make it another run
+// than the one asked for: clocksource switches (the kernel log's
+// "clocksource: Switched to clocksource …" and current_clocksource polls),
+// an unstable TSC or clocksource, and "sched: RT throttling activated";
+// InvalidReason words them for the report ("invalid: clocksource changed
+// (tsc → hpet at 12.3 s)"). ReadClocksource and ReadRTThrottling are the
+// cheap reads for every interval.
+//
 // Linux only. Imports the standard library and golang.org/x/sys/unix.
 package sysinfo

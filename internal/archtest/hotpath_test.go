@@ -18,6 +18,7 @@ var hotPath = []string{
 	`probe.(*Drain).Step`, `probe.(*Drain).drainOne`, `probe.(*Drain).account`, `probe.(*Drain).sequence`, `probe.(*Drain).LastTick`,
 	`probe.(*Drain).classify`, `probe.threadSwitches`,
 	`rt.(*Ticker).Wait`, `rt.(*Clock).Now`, `rt.Monotonic`, `rt.rdtscp`,
+	`rt.(*Ticker).advance`,
 	`record.(*Linear).Record`, `record.(*HDR).Record`, `record.(*HDR).RecordSigned`, `record.hdrIndex`,
 	`udp.(*RecvFrom).Recv`, `udp.(*RecvFrom).Msg`, `udp.(*RecvMsg).Recv`, `udp.(*RecvMsg).Msg`,
 	`udp.(*RecvMMsg).Recv`, `udp.(*RecvMMsg).Msg`, `udp.ReadHeader`,
