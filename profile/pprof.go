@@ -41,14 +41,15 @@ func (p *Profile) Pprof(binary string) *profile.Profile {
 	if p.Event != "" && p.Event != "cpu-clock" {
 		weight = &profile.ValueType{Type: p.Event, Unit: orDefault(p.Unit, "count")}
 	}
-	kmap := &profile.Mapping{ID: 1, Start: 1 << 63, Limit: ^uint64(0), File: KernelMapping, HasFunctions: true}
-	umap := &profile.Mapping{ID: 2, Start: 0, Limit: 1 << 63, File: binary, HasFunctions: true}
+	// The binary's mapping comes first: pprof names the first one "File:".
+	umap := &profile.Mapping{ID: 1, Start: 0, Limit: 1 << 63, File: binary, HasFunctions: true}
+	kmap := &profile.Mapping{ID: 2, Start: 1 << 63, Limit: ^uint64(0), File: KernelMapping, HasFunctions: true}
 	out := &profile.Profile{
 		SampleType:        []*profile.ValueType{{Type: "samples", Unit: "count"}, weight},
 		DefaultSampleType: weight.Type,
 		PeriodType:        &profile.ValueType{Type: weight.Type, Unit: weight.Unit},
 		Period:            int64(p.Period),
-		Mapping:           []*profile.Mapping{kmap, umap},
+		Mapping:           []*profile.Mapping{umap, kmap},
 		Comments:          p.comments(),
 	}
 	if p.EndNs > p.StartNs {

@@ -203,7 +203,10 @@ func (b *Batch) addSample(rec []byte, misc uint16, st uint64) error {
 	}
 	if st&SampleCallchain != 0 {
 		nr := r.u64()
-		if r.short || nr > uint64(len(r.b)-r.off)/8 {
+		if r.short {
+			return fmt.Errorf("%d bytes, shorter than sample_type %#x lays out", len(rec), st)
+		}
+		if nr > uint64(len(r.b)-r.off)/8 {
 			return fmt.Errorf("callchain of %d entries in a %d-byte record", nr, len(rec))
 		}
 		start := len(b.ips)
