@@ -54,7 +54,7 @@ var (
 )
 
 func TestDecode(t *testing.T) {
-	lost := rec(RecordLost, 0, 7, 12)    // id 7, 12 samples lost
+	lost := rec(RecordLost, 0, 7, 12) // id 7, 12 samples lost
 	throttle := rec(RecordThrottle, 0, 1, 2, 3)
 	unthrottle := rec(RecordUnthrottle, 0, 1, 2, 3)
 	comm := rec(3, 0, 0x6f6f6c, 0) // PERF_RECORD_COMM: skipped, counted
