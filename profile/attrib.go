@@ -9,7 +9,10 @@ import (
 )
 
 // Variant is one side of an attribution: a variant's profile and what was
-// measured in the same profiled trial(s).
+// measured in the same profiled trial(s). The samples count CPU time
+// (cpu-clock) while Drain is wall time: they agree for a SCHED_FIFO
+// reader that is not preempted; for others pass the profile's own
+// on-CPU drain time (Profile.PhaseWeight(PhaseDrain) for cpu-clock).
 type Variant struct {
 	Name    string
 	Profile *Profile // only its PhaseDrain stacks are used
@@ -124,6 +127,10 @@ func (o Options) withDefaults() Options {
 //     is a code path one variant takes and the other does not (its
 //     shared work is counted under other names on the other side), not
 //     a seat;
+//   - a function that, in half of its samples or more, calls a
+//     function whose cost does not differ is a different road to shared
+//     work (___sys_recvmsg and __sys_recvfrom both reach sock_recvmsg),
+//     not a seat;
 //   - a function passes the difference on, and is not a seat, when one
 //     callee carries at least 80% of its Diff with the same sign;
 //   - a function nested in an already chosen seat (in half of its

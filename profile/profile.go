@@ -55,6 +55,18 @@ func (p *Profile) PhaseSamples() [3]uint64 {
 	return n
 }
 
+// PhaseWeight is the sum of the sample periods of phase ph, in Unit: the
+// sampled thread's CPU time in that phase, in ns, for cpu-clock.
+func (p *Profile) PhaseWeight(ph Phase) uint64 {
+	var w uint64
+	for _, s := range p.Stacks {
+		if s.Phase == ph {
+			w += s.Weight
+		}
+	}
+	return w
+}
+
 // Select returns a copy of p holding only the stacks of phase ph (the
 // Stack values are shared, not deep-copied).
 func (p *Profile) Select(ph Phase) *Profile {

@@ -33,7 +33,7 @@ func seats(funcs []FuncDiff, total float64, sa, sb *side, opt Options) []Seat {
 		if d.Diff.Value < 0 {
 			dom = sb
 		}
-		if passesOn(k, d, byKey, sa, sb) || nestedIn(dom, k, out) {
+		if passesOn(k, d, byKey, sa, sb) || sharedBelow(dom, k, byKey) || nestedIn(dom, k, out) {
 			continue
 		}
 		out = append(out, Seat{FuncDiff: d, Path: commonPath(dom, k), Hooks: hooksBelow(dom, k)})
@@ -55,6 +55,25 @@ func passesOn(k fkey, d FuncDiff, byKey map[fkey]FuncDiff, sides ...*side) bool 
 		}
 	}
 	return false
+}
+
+// sharedBelow says that in at least half of k's samples in s, k calls
+// (directly or not) a function whose cost does not differ significantly:
+// k is then mostly a different road to shared work (__sys_recvfrom
+// against ___sys_recvmsg, both reaching sock_recvmsg), not a seat.
+func sharedBelow(s *side, k fkey, byKey map[fkey]FuncDiff) bool {
+	var shared uint64
+	for _, st := range s.stacks {
+		i := frameIndex(st.Frames, k)
+		for j := 0; j < i; j++ {
+			g := fkey{st.Frames[j].Func, st.Frames[j].Kernel}
+			if g != k && !byKey[g].Diff.Significant() {
+				shared += st.Count
+				break
+			}
+		}
+	}
+	return 2*shared >= s.incl[k]
 }
 
 // nestedIn says k runs below an already chosen seat in at least half of

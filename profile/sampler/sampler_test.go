@@ -116,7 +116,8 @@ type recvLoop struct {
 	tid   int
 	start chan struct{}
 	done  chan uint64
-	err   error
+	// recvNs is the total time of the receive calls, read after done.
+	recvNs int64
 }
 
 func startRecvLoop(t *testing.T, method string, calls uint64, limit time.Duration) *recvLoop {
@@ -160,7 +161,9 @@ func startRecvLoop(t *testing.T, method string, calls uint64, limit time.Duratio
 			if n%512 == 0 {
 				unix.ClockNanosleep(unix.CLOCK_MONOTONIC, 0, &ts, nil)
 			}
+			t0 := time.Now()
 			rx.Recv(g.FDs()[0])
+			l.recvNs += time.Since(t0).Nanoseconds()
 		}
 		l.done <- n
 	}()
