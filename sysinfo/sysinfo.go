@@ -116,6 +116,9 @@ type Privileges struct {
 var kernelConfigKeys = []string{
 	"CONFIG_HARDENED_USERCOPY", "CONFIG_INIT_ON_ALLOC_DEFAULT_ON", "CONFIG_INIT_ON_FREE_DEFAULT_ON",
 	"CONFIG_PREEMPT*", "CONFIG_HZ", "CONFIG_NO_HZ_FULL", "CONFIG_SLAB_FREELIST_HARDENED",
+	// The debug and hardening hooks profile.Hook.State names (profile.HookConfigKeys).
+	"CONFIG_HARDENED_USERCOPY_DEFAULT_ON", "CONFIG_KASAN", "CONFIG_KCSAN",
+	"CONFIG_PROVE_LOCKING", "CONFIG_DEBUG_LOCK_ALLOC", "CONFIG_LOCK_STAT",
 }
 
 // tscFlagNames are the cpuinfo flags TSCFlags keeps.

@@ -119,7 +119,7 @@ func TestPackageNames(t *testing.T) {
 
 func TestImportBoundaries(t *testing.T) {
 	mod, modPath, std := load(t)
-	unixAllowed := []string{"rt", "net/udp", "net/tap", "net/netns", "probe", "noise", "sysinfo", "engine", "cmd/rtload", "internal/testutil"}
+	unixAllowed := []string{"rt", "net/udp", "net/tap", "net/netns", "probe", "noise", "profile/sampler", "sysinfo", "engine", "cmd/rtload", "internal/testutil"}
 	for rel, p := range mod {
 		if slices.Contains(p.Imports, unixPkg) && !slices.Contains(unixAllowed, rel) {
 			t.Errorf("%s imports %s (allowed only in %s)", rel, unixPkg, strings.Join(unixAllowed, ", "))
@@ -144,6 +144,8 @@ func TestImportBoundaries(t *testing.T) {
 		{"pace", nil},
 		{"configs", nil},
 		{"record", []string{"github.com/HdrHistogram/hdrhistogram-go"}},
+		// Pure: explain and compare attribute from written profiles through it.
+		{"profile", []string{"github.com/google/pprof/profile"}},
 	} {
 		p, ok := mod[rule.pkg]
 		if !ok {
