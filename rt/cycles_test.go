@@ -14,6 +14,7 @@ import (
 
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/rt"
+	"github.com/rtload/rtload/scenario"
 )
 
 // TestCyclesClockHere asks for the cycles clock: where the PMU cannot give
@@ -233,6 +234,29 @@ func TestCountersHardware(t *testing.T) {
 		if s.Reason != "" {
 			t.Errorf("%s: %s", s.Event, s.Reason)
 		}
+	}
+}
+
+// TestCounterNamesAgreeWithScenario: the scenario accepts exactly the
+// counters rt can open (scenario cannot import rt, so the list is kept
+// twice; this test keeps the two equal).
+func TestCounterNamesAgreeWithScenario(t *testing.T) {
+	var names []string
+	for _, ev := range rt.CounterEvents {
+		names = append(names, ev.Name)
+	}
+	doc := "readers: [{counters: [" + strings.Join(names, ", ") + ", bogus]}]\n"
+	s, err := scenario.Load("x.yaml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Validate(scenario.Host{})
+	want := `readers[0].counters[5]: unknown counter "bogus" (allowed: ` + strings.Join(names, ", ") + ")"
+	if err == nil || !strings.Contains(err.Error(), want) || strings.Count(err.Error(), "counters[") != 1 {
+		t.Errorf("Validate = %v\nwant only %q", err, want)
+	}
+	if _, err := rt.NewCounters(rt.CountersConfig{Events: names}); err != nil {
+		t.Errorf("rt refuses its own names: %v", err)
 	}
 }
 
