@@ -43,9 +43,9 @@ func (p *tapSend) result() report.Probe { return p.res }
 func newProbe(ps scenario.Probe, eps map[string]*endpoint, clock *rt.Clock, rep scenario.Report) (probeRunner, error) {
 	switch ps.Kind {
 	case "tap_send":
-		return newTapSend(ps, eps[ps.Endpoint], clock, rep)
+		return newTapSend(ps, eps[ps.Endpoint], clock.ForThread(), rep)
 	case "file_write":
-		return newFileWriteProbe(ps, clock, rep)
+		return newFileWriteProbe(ps, clock.ForThread(), rep)
 	case "messaging":
 		return newMessagingProbe(ps)
 	}
@@ -97,9 +97,15 @@ func newFileWriteProbe(ps scenario.Probe, clock *rt.Clock, rep scenario.Report) 
 
 func (p *fileWriteProbe) start(_ *netlink.Handle, allowDegraded bool) ([]string, error) {
 	applied := make(chan rt.Applied, 1)
+	var bindErr error
 	th, err := rt.Start(probeSched(p.spec, allowDegraded), func(a rt.Applied) {
-		applied <- a
 		defer p.done.Store(true)
+		bindErr = p.clock.Bind() // the thread's own cycle counter, now that it is pinned
+		applied <- a
+		if bindErr != nil {
+			return
+		}
+		defer p.clock.Close()
 		p.out = p.fw.Run(rt.Monotonic()+int64(p.spec.Duration), &p.halt)
 	})
 	if err != nil {
@@ -107,6 +113,9 @@ func (p *fileWriteProbe) start(_ *netlink.Handle, allowDegraded bool) ([]string,
 	}
 	p.thread = th
 	a := <-applied
+	if bindErr != nil {
+		return nil, fmt.Errorf("probe %s: %w", p.spec.Name, bindErr)
+	}
 	p.res.Applied = appliedReport(a)
 	return degradedNotes(p.spec.Name, a), nil
 }

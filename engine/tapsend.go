@@ -88,8 +88,15 @@ func (p *tapSend) start(h *netlink.Handle, allowDegraded bool) ([]string, error)
 	p.sinkWG.Add(1)
 	go p.drainSink()
 	applied := make(chan rt.Applied, 1)
+	var bindErr error
 	th, err := rt.Start(sched, func(a rt.Applied) {
+		bindErr = p.clock.Bind() // the thread's own cycle counter, now that it is pinned
 		applied <- a
+		if bindErr != nil {
+			p.done.Store(true)
+			return
+		}
+		defer p.clock.Close()
 		p.run(h)
 	})
 	if err != nil {
@@ -99,6 +106,9 @@ func (p *tapSend) start(h *netlink.Handle, allowDegraded bool) ([]string, error)
 	}
 	p.thread = th
 	a := <-applied
+	if bindErr != nil {
+		return nil, fmt.Errorf("probe %s: %w", p.spec.Name, bindErr)
+	}
 	p.res.Applied = appliedReport(a)
 	var degraded []string
 	for _, d := range a.Degraded {

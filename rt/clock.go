@@ -4,57 +4,106 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
 // Ticks is a raw reading of the per-call clock. What one tick is depends on
-// the clock (ClockInfo.Hz): TSC ticks at the TSC's nominal frequency (not
-// core cycles), monotonic ticks are nanoseconds.
+// the clock (ClockInfo): core cycles of the reading thread (cycles), TSC
+// ticks at the TSC's nominal frequency (tsc: not core cycles), or
+// nanoseconds (monotonic).
 type Ticks uint64
 
 // ClockInfo says what one tick of a Clock is.
 type ClockInfo struct {
-	// Kind is "tsc" or "monotonic".
+	// Kind is "cycles", "tsc" or "monotonic".
 	Kind string
-	// Hz is ticks per second: the calibrated TSC frequency, or 1e9.
+	// Hz is ticks per second: the calibrated TSC frequency, 1e9, or for
+	// cycles the core clock measured while calibrating (an estimate: the
+	// core clock changes with frequency scaling and turbo).
 	Hz float64
-	// Invariant is true when the TSC runs at a constant rate in all
-	// P-/C-states (constant_tsc and nonstop_tsc flags).
+	// Invariant is true when a tick is a constant time in all P-/C-states:
+	// an invariant TSC (constant_tsc and nonstop_tsc), CLOCK_MONOTONIC.
+	// Never for cycles.
 	Invariant bool
-	// Note explains how Hz was found.
+	// CoreTSCRatio is core cycles per TSC tick measured with the cycles
+	// clock's calibration (0 when the clock is not cycles or there is no
+	// usable TSC).
+	CoreTSCRatio float64
+	// Note explains how Hz was found; for cycles it starts with Describe().
 	Note string
 	// Fallbacks lists clocks tried before this one and why each was refused.
 	Fallbacks []string
 }
 
-// Unit names one tick for reports.
+// Unit names one tick for reports and heads the histograms: "cycles",
+// "TSC ticks" or "ns".
 func (c ClockInfo) Unit() string {
-	if c.Kind == "tsc" {
+	switch c.Kind {
+	case "cycles":
+		return "cycles"
+	case "tsc":
 		return "TSC ticks"
 	}
 	return "ns"
 }
 
-// Clock is the per-call timer. It is a concrete type so that Now inlines to
-// one instruction sequence on the measured path.
-type Clock struct {
-	tsc  bool
-	info ClockInfo
+// CyclesDescription is what a report's header says the cycles clock counts.
+const CyclesDescription = "core cycles (PERF_COUNT_HW_CPU_CYCLES via rdpmc, kernel+user)"
+
+// Describe is the one-line header a report prints for the clock, e.g.
+// "core cycles (PERF_COUNT_HW_CPU_CYCLES via rdpmc, kernel+user)" or
+// "TSC ticks at 2.100 GHz (TSC ticks are not core cycles)".
+func (c ClockInfo) Describe() string {
+	switch c.Kind {
+	case "cycles":
+		return CyclesDescription
+	case "tsc":
+		return fmt.Sprintf("TSC ticks at %.3f GHz (TSC ticks are not core cycles)", c.Hz/1e9)
+	}
+	return "CLOCK_MONOTONIC, 1 tick = 1 ns"
 }
 
-// Now reads the clock: rdtscp;lfence for tsc, vDSO CLOCK_MONOTONIC otherwise.
-// No allocation, no syscall, no preemption point.
+// Clock is the per-call timer. It is a concrete type so that Now stays a
+// short instruction sequence on the measured path.
+//
+// A cycles Clock counts the core cycles of one thread: NewClock returns a
+// run-wide one that only describes the clock; each timing thread takes
+// ForThread and calls Bind on itself (locked and pinned) before its
+// measured window, and Status and Close after it. tsc and monotonic Clocks
+// can be read on any thread; ForThread returns them unchanged and Bind,
+// Status and Close do nothing.
+type Clock struct {
+	tsc bool
+	// pmc reads the cycles counter: &idle until Bind, the bound counter's
+	// reader after. nil for tsc and monotonic.
+	pmc *pmcReader
+	// idle reads an all-zero page (index 0): 0 on every read, counted.
+	idle pmcReader
+	ctr  *perfCounter // the bound counter, nil before Bind and after Close
+	// perThread is false for the run-wide cycles Clock (Bind refuses it).
+	perThread bool
+	info      ClockInfo
+}
+
+// Now reads the clock: rdpmc of the thread's core-cycle counter under the
+// user page's seqlock (cycles, LFENCE;RDPMC;LFENCE), RDTSCP;LFENCE (tsc),
+// or the vDSO's CLOCK_MONOTONIC. A cycles Clock not bound to the calling
+// thread reads 0 (counted in Status().Unbound). No allocation, no syscall,
+// no preemption point.
 //
 //go:nosplit
 func (c *Clock) Now() Ticks {
 	if c.tsc {
 		return Ticks(rdtscp())
+	}
+	if c.pmc != nil {
+		return Ticks(c.pmc.read())
 	}
 	return Ticks(nanotime())
 }
@@ -62,181 +111,188 @@ func (c *Clock) Now() Ticks {
 // Info says what one tick is.
 func (c *Clock) Info() ClockInfo { return c.info }
 
-// NewClock returns the clock of the given kind: "tsc", "monotonic" or "auto"
-// (tsc when the CPU has an invariant TSC with rdtscp, else monotonic; the
-// reason for a fallback is in Info().Fallbacks). Asking for "tsc" on a
-// machine without it fails with ErrNotSupported. "cycles" (the PMU's core
-// cycle counter read with rdpmc) is refused with ErrNotSupported and the
-// reason: perf_event_open's errno for PERF_COUNT_HW_CPU_CYCLES (ENOENT on a
-// CPU or VM without hardware counters; a *PerfError naming
-// kernel.perf_event_paranoid and CAP_PERFMON when not permitted), or, where
-// the counter opens, that reading it with rdpmc is not implemented yet.
-// "auto" tries cycles first and lists that reason in Fallbacks.
+// ForThread returns the Clock one thread times with: for cycles a new,
+// unbound Clock (Bind it on that thread), otherwise c itself.
+func (c *Clock) ForThread() *Clock {
+	if c.pmc == nil {
+		return c
+	}
+	t := &Clock{info: c.info, perThread: true}
+	t.idle.pg = new(unix.PerfEventMmapPage)
+	t.pmc = &t.idle
+	return t
+}
+
+// Bind opens the core-cycle counter of the calling thread
+// (perf_event_open(2) PERF_COUNT_HW_CPU_CYCLES, pid 0, any CPU, kernel and
+// user counted, exclude_hv, pinned), maps its user page and checks that
+// rdpmc can read it. Call it on the locked thread that will call Now,
+// after pinning it and before the measured window: only that thread can
+// read the counter. It does nothing for tsc and monotonic, and when
+// already bound. Errors wrap ErrNotSupported or ErrNoPrivilege (a
+// *PerfError) with what to change; a run-wide Clock from NewClock is
+// refused (take ForThread first).
+func (c *Clock) Bind() error {
+	if c.pmc == nil || c.ctr != nil {
+		return nil
+	}
+	if !c.perThread {
+		return errors.New("clock cycles: Bind on the run-wide Clock: bind a ForThread copy on each timing thread")
+	}
+	ctr, err := openCycles()
+	if err != nil {
+		return fmt.Errorf("clock cycles: %w", err)
+	}
+	c.ctr = ctr
+	c.pmc = &ctr.r
+	return nil
+}
+
+// Status says whether the cycles counter counted every read since Bind:
+// the kernel's time enabled and running (read(2)), reads that found it off
+// the PMU, torn or unbound reads, and the Reason to mark the trial with
+// ("" when none). ok is false for tsc and monotonic. Call it at the end of
+// the measured window, before Close.
+func (c *Clock) Status() (s PerfStatus, ok bool) {
+	if c.pmc == nil {
+		return PerfStatus{}, false
+	}
+	if c.ctr != nil {
+		return c.ctr.status(), true
+	}
+	s = PerfStatus{Event: "cycles", Unbound: c.idle.notLive}
+	s.Reason = statusReason(s, nil)
+	return s, true
+}
+
+// Close closes the counter Bind opened; afterwards Now reads 0 again.
+// Idempotent; nothing to do for tsc and monotonic.
+func (c *Clock) Close() error {
+	if c.ctr == nil {
+		return nil
+	}
+	c.pmc = &c.idle
+	err := c.ctr.close()
+	c.ctr = nil
+	return err
+}
+
+// NewClock returns the clock of the given kind:
+//   - "cycles": the PMU's core-cycle counter of each timing thread
+//     (PERF_COUNT_HW_CPU_CYCLES, kernel and user, read with rdpmc; see
+//     ForThread and Bind). NewClock opens it on the calling thread to
+//     check it and to measure Hz and CoreTSCRatio, then closes it. The
+//     refusal wraps ErrNotSupported or ErrNoPrivilege and says what to
+//     change: no PMU (ENOENT), kernel.perf_event_paranoid or CAP_PERFMON
+//     (EACCES), user-space rdpmc off (cap_user_rdpmc 0: RdpmcSysfs), the
+//     counter not on the PMU (index 0). It never falls back to counting
+//     user cycles only.
+//   - "tsc": RDTSCP, calibrated against CLOCK_MONOTONIC; ErrNotSupported
+//     without an invariant TSC.
+//   - "monotonic": CLOCK_MONOTONIC through the vDSO, in ns.
+//   - "auto" (or ""): cycles where usable, else tsc, else monotonic, each
+//     refusal in Info().Fallbacks ("cycles: not supported by this CPU/VM: …").
 func NewClock(kind string) (*Clock, error) {
-	mono := &Clock{info: ClockInfo{Kind: "monotonic", Hz: 1e9, Invariant: true,
-		Note: "CLOCK_MONOTONIC via vDSO; 1 tick = 1 ns"}}
 	switch kind {
 	case "monotonic":
-		return mono, nil
+		return newMonotonic(nil), nil
 	case "cycles":
-		return nil, fmt.Errorf("clock %q: %w", kind, cyclesUsable())
-	case "tsc", "auto", "":
-		var fallbacks []string
-		if kind != "tsc" {
-			fallbacks = append(fallbacks, "cycles: "+cyclesUsable().Error())
-		}
-		flags, ferr := cpuFlags()
-		err := tscUsable(flags, ferr)
+		c, err := newCycles()
 		if err != nil {
-			if kind == "tsc" {
-				return nil, err
-			}
-			mono.info.Fallbacks = append(fallbacks, err.Error())
-			return mono, nil
+			return nil, fmt.Errorf("clock %q: %w; clock: auto would fall back to tsc and record why", kind, err)
 		}
-		hz, note := calibrateTSC()
-		return &Clock{tsc: true, info: ClockInfo{Kind: "tsc", Hz: hz, Invariant: true,
-			Note: note + "; TSC ticks are not core cycles", Fallbacks: fallbacks}}, nil
+		return c, nil
+	case "tsc":
+		return newTSC(nil)
+	case "auto", "":
+		c, err := newCycles()
+		if err == nil {
+			return c, nil
+		}
+		fallbacks := []string{"cycles: " + err.Error()}
+		c, err = newTSC(fallbacks)
+		if err == nil {
+			return c, nil
+		}
+		return newMonotonic(append(fallbacks, err.Error())), nil
 	default:
-		return nil, fmt.Errorf("clock %q: %w (allowed: auto, tsc, monotonic)", kind, ErrNotSupported)
+		return nil, fmt.Errorf("clock %q: %w (allowed: auto, cycles, tsc, monotonic)", kind, ErrNotSupported)
 	}
 }
 
-// cyclesUsable says why the cycles clock cannot be used: it opens the
-// PMU's cycle counter on the calling thread to learn whether the CPU (or
-// VM) and the kernel's settings allow it, closes it, and returns the
-// refusal (always non-nil: rdpmc reading is not implemented yet).
-func cyclesUsable() error {
-	fd, err := OpenPerfEvent(PerfCycles, 0)
+func newMonotonic(fallbacks []string) *Clock {
+	return &Clock{info: ClockInfo{Kind: "monotonic", Hz: 1e9, Invariant: true,
+		Note: "CLOCK_MONOTONIC via vDSO; 1 tick = 1 ns", Fallbacks: fallbacks}}
+}
+
+// newTSC checks for an invariant TSC with rdtscp and calibrates it.
+func newTSC(fallbacks []string) (*Clock, error) {
+	flags, ferr := cpuFlags()
+	if err := tscUsable(flags, ferr); err != nil {
+		return nil, err
+	}
+	hz, note := calibrateTSC()
+	return &Clock{tsc: true, info: ClockInfo{Kind: "tsc", Hz: hz, Invariant: true,
+		Note: note + "; TSC ticks are not core cycles", Fallbacks: fallbacks}}, nil
+}
+
+// openCycles opens the calling thread's core-cycle counter, pinned.
+func openCycles() (*perfCounter, error) {
+	if !haveRdpmc {
+		return nil, fmt.Errorf("%w on %s: rtload reads core cycles with the x86 rdpmc instruction", ErrNotSupported, runtime.GOARCH)
+	}
+	return openPerfCounter(PerfCycles, -1, true)
+}
+
+// newCycles opens the core-cycle counter on this (locked) thread to learn
+// whether the CPU, the VM and the kernel's settings allow it, measures the
+// core clock against CLOCK_MONOTONIC and the TSC over five 20 ms busy
+// windows (medians), and closes it: the run-wide Clock it returns only
+// describes the clock.
+func newCycles() (*Clock, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread() // the counter is closed: the thread is as it was
+	ctr, err := openCycles()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	unix.Close(fd)
-	return fmt.Errorf("%w: the PMU cycle counter opens here, but reading it with rdpmc is not implemented yet", ErrNotSupported)
-}
-
-// PerfEvent names one perf_event_open(2) counter.
-type PerfEvent struct {
-	Name   string
-	Type   uint32
-	Config uint64
-}
-
-// Counters perf_event_open can count on a thread. Software events work on
-// any kernel with perf events; hardware ones need a PMU the CPU (or the
-// VM) exposes.
-var (
-	PerfCycles   = PerfEvent{"cycles", unix.PERF_TYPE_HARDWARE, unix.PERF_COUNT_HW_CPU_CYCLES}
-	PerfSoftware = []PerfEvent{
-		{"context-switches", unix.PERF_TYPE_SOFTWARE, unix.PERF_COUNT_SW_CONTEXT_SWITCHES},
-		{"cpu-migrations", unix.PERF_TYPE_SOFTWARE, unix.PERF_COUNT_SW_CPU_MIGRATIONS},
-		{"page-faults", unix.PERF_TYPE_SOFTWARE, unix.PERF_COUNT_SW_PAGE_FAULTS},
-		{"task-clock", unix.PERF_TYPE_SOFTWARE, unix.PERF_COUNT_SW_TASK_CLOCK},
-	}
-	PerfHardware = []PerfEvent{PerfCycles, {"instructions", unix.PERF_TYPE_HARDWARE, unix.PERF_COUNT_HW_INSTRUCTIONS}}
-)
-
-// PerfError is a perf_event_open(2) failure with its reason. It matches
-// ErrNotSupported when the CPU, VM or kernel lacks the event, and
-// ErrNoPrivilege when kernel.perf_event_paranoid (or a missing
-// CAP_PERFMON) forbids it.
-type PerfError struct {
-	Event string
-	Errno unix.Errno
-	// Paranoid is kernel.perf_event_paranoid when it was read, else -1.
-	Paranoid int
-}
-
-// Error is the reason alone; callers name the event ("cycles: …").
-func (e *PerfError) Error() string { return PerfReason(e.Errno, e.Paranoid) }
-
-// Is matches ErrNotSupported or ErrNoPrivilege by errno.
-func (e *PerfError) Is(target error) bool {
-	switch e.Errno {
-	case unix.ENOENT, unix.EOPNOTSUPP, unix.ENODEV, unix.ENOSYS:
-		return target == ErrNotSupported
-	case unix.EACCES, unix.EPERM:
-		return target == ErrNoPrivilege
-	}
-	return false
-}
-
-// Unwrap returns the errno.
-func (e *PerfError) Unwrap() error { return e.Errno }
-
-// PerfReason explains a perf_event_open errno; paranoid is
-// kernel.perf_event_paranoid (-1 if unknown).
-func PerfReason(errno unix.Errno, paranoid int) string {
-	name := unix.ErrnoName(errno)
-	if name == "" {
-		name = errno.Error()
-	}
-	switch errno {
-	case unix.ENOENT, unix.EOPNOTSUPP, unix.ENODEV:
-		return "not supported by this CPU/VM: perf_event_open returned " + name
-	case unix.ENOSYS:
-		return "not supported by this kernel (no perf events): perf_event_open returned " + name
-	case unix.EACCES, unix.EPERM:
-		s := "not permitted: perf_event_open returned " + name
-		if paranoid >= 0 {
-			s += fmt.Sprintf("; kernel.perf_event_paranoid is %d", paranoid)
+	defer ctr.close()
+	flags, ferr := cpuFlags()
+	tscOK := tscUsable(flags, ferr) == nil
+	var hzs, ratios []float64
+	for range 5 {
+		c0, t0, n0 := ctr.r.read(), uint64(0), nanotime()
+		if tscOK {
+			t0 = rdtscp()
 		}
-		return s + " (counting a thread's kernel time needs kernel.perf_event_paranoid ≤ 1, or CAP_PERFMON)"
-	case unix.ESRCH:
-		return "the thread is gone: perf_event_open returned " + name
-	}
-	return "perf_event_open returned " + name
-}
-
-// PerfParanoid reads kernel.perf_event_paranoid, or returns -1.
-func PerfParanoid() int {
-	b, err := os.ReadFile("/proc/sys/kernel/perf_event_paranoid")
-	if err != nil {
-		return -1
-	}
-	v, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		return -1
-	}
-	return v
-}
-
-// OpenPerfEvent wraps perf_event_open(2): counter ev on thread tid (0 =
-// the calling thread) on any CPU, user and kernel time, enabled at once,
-// close-on-exec. Its fd reads (read(2), ReadPerfEvent) the count with the
-// times enabled and running. Errors are *PerfError.
-func OpenPerfEvent(ev PerfEvent, tid int) (int, error) {
-	attr := unix.PerfEventAttr{Type: ev.Type, Config: ev.Config,
-		Read_format: unix.PERF_FORMAT_TOTAL_TIME_ENABLED | unix.PERF_FORMAT_TOTAL_TIME_RUNNING}
-	attr.Size = uint32(unsafe.Sizeof(attr))
-	attr.Bits = unix.PerfBitExcludeHv
-	fd, err := unix.PerfEventOpen(&attr, tid, -1, -1, unix.PERF_FLAG_FD_CLOEXEC)
-	if err != nil {
-		var errno unix.Errno
-		if !errors.As(err, &errno) {
-			errno = unix.EINVAL
+		for deadline := n0 + int64(20*time.Millisecond); nanotime() < deadline; {
 		}
-		return -1, &PerfError{Event: ev.Name, Errno: errno, Paranoid: PerfParanoid()}
+		c1, n1 := ctr.r.read(), nanotime()
+		hzs = append(hzs, float64(c1-c0)*1e9/float64(n1-n0))
+		if tscOK {
+			ratios = append(ratios, float64(c1-c0)/float64(rdtscp()-t0))
+		}
 	}
-	return fd, nil
+	if st := ctr.status(); st.NotLive > 0 || st.Torn > 0 {
+		return nil, fmt.Errorf("%w: the cycles counter opened but was not live while calibrating: %s", ErrNotSupported, st.Reason)
+	}
+	info := ClockInfo{Kind: "cycles", Hz: median(hzs)}
+	info.Note = fmt.Sprintf("%s, counted only while the timing thread runs; core clock %.3f GHz while calibrating (median of 5 × 20 ms busy windows against CLOCK_MONOTONIC",
+		CyclesDescription, info.Hz/1e9)
+	if tscOK {
+		info.CoreTSCRatio = median(ratios)
+		info.Note += fmt.Sprintf("; %.3f cycles per TSC tick", info.CoreTSCRatio)
+	}
+	info.Note += "): ns from cycles are estimates, the core clock varies with frequency scaling"
+	c := &Clock{info: info}
+	c.idle.pg = new(unix.PerfEventMmapPage)
+	c.pmc = &c.idle
+	return c, nil
 }
 
-// ReadPerfEvent reads an OpenPerfEvent fd: the count scaled to the time
-// enabled when the counter was multiplexed (running < enabled).
-func ReadPerfEvent(fd int) (uint64, error) {
-	var buf [3]uint64 // value, time enabled, time running
-	n, _, errno := unix.Syscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])), unsafe.Sizeof(buf))
-	if errno != 0 {
-		return 0, os.NewSyscallError("read perf event", errno)
-	}
-	if n != unsafe.Sizeof(buf) {
-		return 0, fmt.Errorf("read perf event: %d bytes, want %d", n, unsafe.Sizeof(buf))
-	}
-	v, enabled, running := buf[0], buf[1], buf[2]
-	if running > 0 && running < enabled {
-		v = uint64(float64(v) * float64(enabled) / float64(running))
-	}
-	return v, nil
+func median(v []float64) float64 {
+	sort.Float64s(v)
+	return v[len(v)/2]
 }
 
 func tscUsable(flags map[string]bool, ferr error) error {
@@ -290,8 +346,7 @@ func calibrateTSC() (float64, string) {
 		t1, n1 := rdtscp(), nanotime()
 		rates = append(rates, float64(t1-t0)*1e9/float64(n1-n0))
 	}
-	sort.Float64s(rates)
-	hz := rates[len(rates)/2]
+	hz := median(rates)
 	note := fmt.Sprintf("TSC calibrated against CLOCK_MONOTONIC: %.3f MHz (median of 5 × 20 ms)", hz/1e6)
 	if b, err := os.ReadFile("/sys/devices/system/cpu/cpu0/tsc_freq_khz"); err == nil {
 		if khz, err := strconv.ParseFloat(strings.TrimSpace(string(b)), 64); err == nil {

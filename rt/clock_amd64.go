@@ -1,6 +1,9 @@
 package rt
 
-const haveTSC = true
+const (
+	haveTSC   = true
+	haveRdpmc = true
+)
 
 // rdtscp reads the TSC with RDTSCP followed by LFENCE: RDTSCP waits for
 // every earlier instruction, LFENCE keeps later ones from starting early, so
@@ -8,3 +11,12 @@ const haveTSC = true
 //
 //go:noescape
 func rdtscp() uint64
+
+// rdpmc reads performance counter ecx with LFENCE;RDPMC;LFENCE (the same
+// bracketing as rdtscp: RDPMC is not serializing). ecx is the user page's
+// index - 1, bit 30 selecting a fixed-function counter. It faults (SIGSEGV)
+// unless the kernel allows user rdpmc: call it only through
+// pmcReader.read, which checks cap_user_rdpmc and index first.
+//
+//go:noescape
+func rdpmc(ecx uint32) uint64

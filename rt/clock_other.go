@@ -2,9 +2,17 @@
 
 package rt
 
-// haveTSC is false off amd64: there is no rdtscp, and NewClock("tsc")
-// returns ErrNotSupported; "auto" falls back to CLOCK_MONOTONIC.
-const haveTSC = false
+// haveTSC and haveRdpmc are false off amd64: there is no rdtscp nor
+// rdpmc, NewClock("tsc") and NewClock("cycles") return ErrNotSupported,
+// and "auto" falls back to CLOCK_MONOTONIC. (arm64's PMCCNTR_EL0 user
+// access, kernel.perf_user_access, is not implemented.)
+const (
+	haveTSC   = false
+	haveRdpmc = false
+)
 
 // rdtscp is never called off amd64 (Clock.tsc is always false there).
 func rdtscp() uint64 { return 0 }
+
+// rdpmc is never called off amd64: no counter is ever bound there.
+func rdpmc(uint32) uint64 { return 0 }

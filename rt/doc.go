@@ -2,9 +2,12 @@
 // goroutine to an OS thread, pins it (sched_setaffinity), sets its policy and
 // priority (sched_setattr), locks memory (mlockall) and reads every setting
 // back from the kernel; Ticker waits on absolute CLOCK_MONOTONIC deadlines
-// with clock_nanosleep(TIMER_ABSTIME); Clock reads the per-call counter (TSC
-// through rdtscp on amd64, calibrated against CLOCK_MONOTONIC, or
-// CLOCK_MONOTONIC itself).
+// with clock_nanosleep(TIMER_ABSTIME); Clock reads the per-call counter:
+// the thread's core cycles (PERF_COUNT_HW_CPU_CYCLES, kernel+user, read with
+// rdpmc from the perf event's user page), the TSC through rdtscp on amd64
+// (calibrated against CLOCK_MONOTONIC; TSC ticks are not core cycles), or
+// CLOCK_MONOTONIC itself. Counters reads further hardware events
+// (instructions, cache-misses, branch-misses, …) per call the same way.
 //
 // Around the real-time threads: Sched.Name names each thread (prctl
 // PR_SET_NAME: "rtl-rd/<reader>", "rtl-tx/<endpoint>", "rtl-nz/<kind>.<i>",
@@ -15,7 +18,19 @@
 // holds them, with ReaderCPUWarnings for those that may run on a reader's
 // CPU.
 //
-// The measured path (Ticker.Wait, Clock.Now) makes raw system calls only,
-// allocates nothing and has no preemption points (//go:nosplit): the Go
-// runtime cannot deschedule the thread inside a tick.
+// A perf counter counts one thread and only that thread can read it with
+// rdpmc, so the cycles Clock and Counters are opened on the timing thread
+// itself, after it is pinned and before its measured window:
+//
+//	clk := runClock.ForThread()   // before the thread starts
+//	ctr, err := rt.NewCounters(rt.CountersConfig{Events: names})
+//	// on the locked, pinned thread:
+//	err = clk.Bind()              // refusal says what to change
+//	err = ctr.Open()
+//	ctr.ReadInto(before); t0 := clk.Now(); call(); t1 := clk.Now(); ctr.ReadInto(after)
+//	// after the window: clk.Status(), ctr.Status() (mark the trial when a Reason is set); Close both
+//
+// The measured path (Ticker.Wait, Clock.Now, Counters.ReadInto) makes raw
+// system calls only, allocates nothing and has no preemption points
+// (//go:nosplit): the Go runtime cannot deschedule the thread inside a tick.
 package rt

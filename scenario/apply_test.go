@@ -27,6 +27,9 @@ func TestApply(t *testing.T) {
 		{"list", "readers[0].endpoints=ep0, ep1", func(s *Spec) bool {
 			return len(s.Readers[0].Endpoints) == 2 && s.Readers[0].Endpoints[1] == "ep1"
 		}},
+		{"counters", "readers[0].counters=instructions,branch-misses", func(s *Spec) bool {
+			return len(s.Readers[0].Counters) == 2 && s.Readers[0].Counters[1] == "branch-misses"
+		}},
 		{"empty list", "readers[0].endpoints=", func(s *Spec) bool { return len(s.Readers[0].Endpoints) == 0 }},
 		{"int list", "noise[0].cpus=1,0", func(s *Spec) bool { return len(s.Noise[0].CPUs) == 2 && s.Noise[0].CPUs[0] == 1 }},
 		{"list element", "noise[0].cpus[0]=1", func(s *Spec) bool { return s.Noise[0].CPUs[0] == 1 }},
@@ -60,7 +63,7 @@ func TestApplyErrors(t *testing.T) {
 		want string
 	}{
 		{"unknown top-level", "durration=1s", "x.yaml: --set durration: unknown field \"durration\" (allowed: name, description, duration, interval, log_chunk, log_limit, warmup, clock, rounds, repeat, cpu_dma_latency, allow_rt_noise, network, endpoints, traffic, readers, noise, probes, variants, report)"},
-		{"unknown nested", "readers[0].prority=1", "--set readers[0].prority: unknown field \"prority\" (allowed: name, endpoints, cpu, policy, priority, period, method, batch, overrun, threshold, breaktrace)"},
+		{"unknown nested", "readers[0].prority=1", "--set readers[0].prority: unknown field \"prority\" (allowed: name, endpoints, cpu, policy, priority, period, method, batch, overrun, threshold, breaktrace, counters)"},
 		{"index out of range", "readers[1].method=recvmsg", "--set readers[1]: index 1 out of range (allowed: 0–0)"},
 		{"index into empty list", "variants[0].name=a", "--set variants[0]: index 0 out of range (allowed: none: the list is empty)"},
 		{"index a scalar", "duration[0]=1s", "--set duration: not a list, cannot index"},

@@ -26,10 +26,11 @@ type Spec struct {
 	LogLimit Size `yaml:"log_limit" json:"log_limit"`
 	// Warmup runs the trial unmeasured before Duration starts. Default 0.
 	Warmup Duration `yaml:"warmup" json:"warmup"`
-	// Clock chooses the per-call timer: auto (TSC if invariant, else
-	// monotonic), tsc, monotonic, or cycles (the PMU's core-cycle counter;
-	// refused with its reason where perf_event_open cannot count cycles).
-	// Default auto.
+	// Clock chooses the per-call timer: auto (cycles where the PMU gives
+	// them, else TSC if invariant, else monotonic), cycles (the reader
+	// thread's core cycles, PERF_COUNT_HW_CPU_CYCLES kernel+user, read with
+	// rdpmc; refused with its reason where the machine cannot give them),
+	// tsc, monotonic. Default auto.
 	Clock string `yaml:"clock" json:"clock"`
 	// Rounds is how many times the variant list runs, in alternating order
 	// (A B A B …). Default 1.
@@ -161,6 +162,12 @@ type Reader struct {
 	// trace_marker and stops tracing (tracing_on = 0) at the first spike,
 	// as cyclictest -b does, so the kernel trace ends at the spike.
 	BreakTrace bool `yaml:"breaktrace" json:"breaktrace"`
+	// Counters are hardware events counted around every recv call with
+	// rdpmc, like the cycles clock, by perf(1)'s names: instructions,
+	// cache-references, cache-misses, branches, branch-misses; each at
+	// most once. Refused where the PMU cannot give them, or left out and
+	// marked with --allow-degraded. Default none.
+	Counters []string `yaml:"counters" json:"counters,omitempty"`
 }
 
 // Noise is background load.

@@ -3,6 +3,7 @@ package scenario
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 )
@@ -288,6 +289,7 @@ func (s *Spec) check(h Host) ErrorList {
 		if r.BreakTrace && r.Threshold == 0 {
 			c.add(p+"breaktrace", "a threshold to break at", "breaktrace without threshold")
 		}
+		c.counters(p, r.Counters)
 	}
 
 	for i, n := range s.Noise {
@@ -400,6 +402,25 @@ func (s *Spec) check(h Host) ErrorList {
 		c.add("report.overflow", fmt.Sprintf("> bucket_origin (%d)", s.Report.BucketOrigin), "%d out of range", s.Report.Overflow)
 	}
 	return c.errs
+}
+
+// counterNames are the per-call hardware counters a reader may ask for,
+// perf(1)'s names (rt.CounterEvents holds the same list).
+var counterNames = []string{"instructions", "cache-references", "cache-misses", "branches", "branch-misses"}
+
+// counters checks a reader's per-call counters: known names, each once.
+func (c *checker) counters(p string, names []string) {
+	seen := map[string]bool{}
+	for j, n := range names {
+		path := fmt.Sprintf("%scounters[%d]", p, j)
+		switch {
+		case !slices.Contains(counterNames, n):
+			c.add(path, strings.Join(counterNames, ", "), "unknown counter %q", n)
+		case seen[n]:
+			c.add(path, "each counter once", "counter %q listed twice", n)
+		}
+		seen[n] = true
+	}
 }
 
 // probeOther checks the file_write and messaging probes.
