@@ -19,7 +19,7 @@ func TestApply(t *testing.T) {
 		check func(*Spec) bool
 	}{
 		{"duration", "duration=2s", func(s *Spec) bool { return s.Duration == Duration(2*time.Second) }},
-		{"method", "readers[0].method=recvmsg", func(s *Spec) bool { return s.Readers[0].Method == "recvmsg" }},
+		{"method", "readers[0].method=recvmsg", func(s *Spec) bool { return s.Readers[0].Method == MethodRecvMsg }},
 		{"count", "endpoints[0].count=100", func(s *Spec) bool { return s.Endpoints[0].Count == 100 }},
 		{"threads zero", "noise[0].threads=0", func(s *Spec) bool { return s.Noise[0].Threads == 0 }},
 		{"pin sender", "traffic[0].cpu=1", func(s *Spec) bool { return s.Traffic[0].CPU != nil && *s.Traffic[0].CPU == 1 }},
@@ -34,7 +34,7 @@ func TestApply(t *testing.T) {
 		{"report", "report.overflow=9000", func(s *Spec) bool { return s.Report.Overflow == 9000 }},
 		{"value with equals sign", "description=a=b", func(s *Spec) bool { return s.Description == "a=b" }},
 		{"policy re-derives a defaulted priority", "readers[0].policy=other", func(s *Spec) bool {
-			return s.Readers[0].Policy == "other" && s.Readers[0].Priority == 0
+			return s.Readers[0].Policy == PolicyOther && s.Readers[0].Priority == 0
 		}},
 	}
 	for _, tt := range tests {

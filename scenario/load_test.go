@@ -25,14 +25,14 @@ func TestLoadSeed(t *testing.T) {
 		Description: "450 UDP sockets, 1 msg/socket/20ms, SCHED_FIFO reader on CPU 1 draining every 10ms, 5 spin threads; recvfrom vs recvmsg (seed 000)",
 		Duration:    Duration(10 * time.Second),
 		Warmup:      Duration(500 * time.Millisecond),
-		Clock:       "auto",
+		Clock:       ClockAuto,
 		Rounds:      2,
-		Network:     Network{Namespace: "host"},
-		Endpoints:   []Endpoint{{Name: "socks", Kind: "udp", Count: 450, Address: "127.0.0.1", RcvBuf: 256 << 10}},
-		Traffic:     []Traffic{{Endpoint: "socks", Interval: Duration(20 * time.Millisecond), Size: 64, Spread: "even"}},
-		Readers: []Reader{{Name: "rt", Endpoints: []string{"socks"}, CPU: 1, Policy: "fifo", Priority: 80,
-			Period: Duration(10 * time.Millisecond), Method: "recvfrom", Batch: 8, Overrun: "skip"}},
-		Noise: []Noise{{Kind: "spin", Threads: 5, Policy: "other"}},
+		Network:     Network{Namespace: NamespaceHost},
+		Endpoints:   []Endpoint{{Name: "socks", Kind: EndpointUDP, Count: 450, Address: "127.0.0.1", RcvBuf: 256 << 10}},
+		Traffic:     []Traffic{{Endpoint: "socks", Interval: Duration(20 * time.Millisecond), Size: 64, Spread: SpreadEven}},
+		Readers: []Reader{{Name: "rt", Endpoints: []string{"socks"}, CPU: 1, Policy: PolicyFIFO, Priority: 80,
+			Period: Duration(10 * time.Millisecond), Method: MethodRecvFrom, Batch: 8, Overrun: OverrunSkip}},
+		Noise: []Noise{{Kind: NoiseSpin, Threads: 5, Policy: PolicyOther}},
 		Variants: []Variant{
 			{Name: "recvfrom", Set: map[string]string{"readers[0].method": "recvfrom"}},
 			{Name: "recvmsg", Set: map[string]string{"readers[0].method": "recvmsg"}},
@@ -71,14 +71,14 @@ func TestLoadDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &Spec{
-		Name: "my-test", Duration: Duration(10 * time.Second), Clock: "auto", Rounds: 1, Network: Network{Namespace: "host"},
-		Endpoints: []Endpoint{{Name: "ep0", Kind: "udp", Count: 1, Address: "127.0.0.1"}},
-		Traffic:   []Traffic{{Endpoint: "ep0", Rate: 1, Size: 64, Spread: "even"}},
+		Name: "my-test", Duration: Duration(10 * time.Second), Clock: ClockAuto, Rounds: 1, Network: Network{Namespace: NamespaceHost},
+		Endpoints: []Endpoint{{Name: "ep0", Kind: EndpointUDP, Count: 1, Address: "127.0.0.1"}},
+		Traffic:   []Traffic{{Endpoint: "ep0", Rate: 1, Size: 64, Spread: SpreadEven}},
 		Readers: []Reader{
-			{Name: "reader0", Policy: "fifo", Priority: 80, Period: Duration(10 * time.Millisecond), Method: "recvfrom", Batch: 8, Overrun: "skip"},
-			{Name: "reader1", Policy: "other", Priority: 0, Period: Duration(10 * time.Millisecond), Method: "recvfrom", Batch: 8, Overrun: "skip"},
+			{Name: "reader0", Policy: PolicyFIFO, Priority: 80, Period: Duration(10 * time.Millisecond), Method: MethodRecvFrom, Batch: 8, Overrun: OverrunSkip},
+			{Name: "reader1", Policy: PolicyOther, Priority: 0, Period: Duration(10 * time.Millisecond), Method: MethodRecvFrom, Batch: 8, Overrun: OverrunSkip},
 		},
-		Noise:  []Noise{{Kind: "spin", Threads: 1, Policy: "other"}},
+		Noise:  []Noise{{Kind: NoiseSpin, Threads: 1, Policy: PolicyOther}},
 		Report: Report{BucketWidth: 128, BucketOrigin: 64, Overflow: 8256},
 		File:   "dir/my-test.yml",
 	}
