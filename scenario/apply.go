@@ -140,10 +140,16 @@ func (s *Spec) set(path, value string, at Pos) (string, *Error) {
 	}
 	// The value no longer comes from where Load saw it: drop what Load
 	// knew of cur and anything below it.
-	below := func(k string) bool { return k == cur || strings.HasPrefix(k, cur+".") || strings.HasPrefix(k, cur+"[") }
-	maps.DeleteFunc(s.pos, func(k string, _ Pos) bool { return below(k) })
-	maps.DeleteFunc(s.defaulted, func(k string, _ bool) bool { return below(k) })
-	maps.DeleteFunc(s.invalid, func(k string, _ *Error) bool { return below(k) })
+	// Only a list has paths below it (set refuses sections); a scalar
+	// spares a walk over every path of the spec.
+	if v.Kind() == reflect.Slice {
+		below := func(k string) bool { return strings.HasPrefix(k, cur+"[") }
+		maps.DeleteFunc(s.pos, func(k string, _ Pos) bool { return below(k) })
+		maps.DeleteFunc(s.defaulted, func(k string, _ bool) bool { return below(k) })
+	}
+	delete(s.pos, cur)
+	delete(s.defaulted, cur)
+	delete(s.invalid, cur)
 	// A zero Pos (from --set) is recorded too: errors about cur then carry
 	// no line instead of pointing at the enclosing section.
 	if s.pos == nil {

@@ -332,38 +332,53 @@ func (d *decoder) mergePairs(n *yaml.Node, path string, depth int) []pair {
 		out = append(out, pair{key: key, at: n.Content[i], val: n.Content[i+1]})
 	}
 	for _, m := range merges {
-		src := resolve(m)
-		maps := []*yaml.Node{src}
-		if src.Kind == yaml.SequenceNode {
-			maps = src.Content
+		items := []*yaml.Node{m}
+		if src := resolve(m); src.Kind == yaml.SequenceNode {
+			items = src.Content
 		}
-		for _, mm := range maps {
-			mm = resolve(mm)
-			if mm.Kind != yaml.MappingNode {
-				d.fail(m, join(path, "<<"), problem{msg: fmt.Sprintf("merge key: expected a mapping or a sequence of mappings, got %s", kindName(mm)),
-					allowed: "<<: *anchor, or <<: [*a, *b], naming mappings"})
-				break
-			}
-			if depth >= maxMergeDepth {
-				d.fail(m, join(path, "<<"), problem{msg: fmt.Sprintf("merge keys nested more than %d deep", maxMergeDepth)})
+		for _, it := range items {
+			if !d.merge(it, path, depth, seen, &out) {
 				return out
-			}
-			for _, kv := range d.mergePairs(mm, path, depth+1) {
-				if !d.spend(m, path) {
-					return out
-				}
-				if _, have := seen[kv.key]; have {
-					continue
-				}
-				seen[kv.key] = 0
-				if kv.via == nil && m.Kind == yaml.AliasNode {
-					kv.via = m
-				}
-				out = append(out, kv)
 			}
 		}
 	}
 	return out
+}
+
+// merge appends to out the pairs of the mapping that it (a mapping or an
+// alias of one) holds and seen lacks. It returns false when decoding must
+// stop: the node budget is spent (each merged mapping counts, so a mapping
+// that merges itself several times cannot fan out unbounded) or merges
+// nest deeper than maxMergeDepth.
+func (d *decoder) merge(it *yaml.Node, path string, depth int, seen map[string]int, out *[]pair) bool {
+	m := resolve(it)
+	if m.Kind != yaml.MappingNode {
+		d.fail(it, join(path, "<<"), problem{msg: fmt.Sprintf("merge key: expected a mapping or a sequence of mappings, got %s", kindName(m)),
+			allowed: "<<: *anchor, or <<: [*a, *b], naming mappings"})
+		return true
+	}
+	if it.Kind == yaml.AliasNode && d.alias == nil {
+		d.alias = it
+		defer func() { d.alias = nil }()
+	}
+	if !d.spend(it, path) {
+		return false
+	}
+	if depth >= maxMergeDepth {
+		d.fail(it, join(path, "<<"), problem{msg: fmt.Sprintf("merge keys nested more than %d deep", maxMergeDepth)})
+		return false
+	}
+	for _, kv := range d.mergePairs(m, path, depth+1) {
+		if _, have := seen[kv.key]; have {
+			continue
+		}
+		seen[kv.key] = 0
+		if kv.via == nil && it.Kind == yaml.AliasNode {
+			kv.via = it
+		}
+		*out = append(*out, kv)
+	}
+	return !d.over
 }
 
 func (d *decoder) sequence(n *yaml.Node, v reflect.Value, path string) {

@@ -28,7 +28,7 @@ const (
 	MaxNodes = 1 << 18
 	// MaxWork bounds the spec's nodes × (variants + 1), the nodes Validate
 	// copies and checks, and nodes × trials, the nodes Expand copies.
-	MaxWork = 1 << 22
+	MaxWork = 1 << 20
 	// MaxRounds is the largest rounds (repeat) value.
 	MaxRounds = 1000
 	// maxProblems bounds the distinct problems Validate collects; past it,
