@@ -19,15 +19,16 @@ const (
 	// MaxFileSize is the largest scenario source LoadFile reads and Load
 	// accepts, in bytes.
 	MaxFileSize = 1 << 20
-	// MaxTokens bounds the YAML tokens (scalars and indicators) of one
+	// MaxTokens bounds the YAML tokens (words and indicators) of one
 	// document, before alias expansion: the parser's tree then stays under
 	// about 60 MB.
 	MaxTokens = 1 << 17
 	// MaxNodes bounds the nodes of a document after aliases and merge keys
 	// are expanded ("billion laughs").
-	MaxNodes = 1 << 18
-	// MaxWork bounds the spec's nodes × (variants + 1), the nodes Validate
-	// copies and checks, and nodes × trials, the nodes Expand copies.
+	MaxNodes = 1 << 17
+	// MaxWork bounds the spec's entries (list items, see Spec.size) ×
+	// (variants + 1), what Validate copies and checks, and entries ×
+	// trials, what Expand copies. At the bound validate takes about 2 s.
 	MaxWork = 1 << 20
 	// MaxRounds is the largest rounds (repeat) value.
 	MaxRounds = 1000
@@ -93,82 +94,44 @@ func fileType(m fs.FileMode) string {
 	return "mode " + m.String()
 }
 
-// tooManyTokens counts the YAML tokens of data and returns a problem at the
-// line where the count passes limit, or nil. It is a pre-pass for the
-// parser, which builds the whole node tree before anyone can stop it: every
-// node the parser makes stands on a token counted here (a scalar's first
-// character, a quoted scalar, an alias, a flow bracket, or an indicator
-// that may stand for an empty node: '-', '?', ':', ','), and a block
-// mapping on its first key, so the tree has at most 2 × tokens + 1 nodes.
-// It over-counts (the words of a plain scalar, the text of block scalars)
-// and never under-counts; comments and the insides of quoted scalars are
-// skipped.
+// tooManyTokens counts the tokens of data, YAML's scalars and indicators
+// over-approximated, and returns a problem at the line where the count
+// passes limit, or nil. It is a pre-pass for the parser, which builds the
+// whole node tree before anyone can stop it. Every node the parser makes
+// stands on a token counted here (a word of a scalar, quoted or not, an
+// alias, a flow bracket, or an indicator that may stand for an empty
+// node: '-', '?', ':', ','), and a block mapping on its first key, so the
+// tree has at most 2 × tokens + 1 nodes. Nothing is skipped: telling a
+// comment or a quoted scalar apart takes YAML's grammar (a '#' or a quote
+// inside a plain scalar is text), and a pre-pass that guessed could be
+// made to skip real nodes. Comments and the words of a scalar count, so
+// the count only ever errs high.
 func tooManyTokens(file string, data []byte, limit int) *Error {
 	n, line := 0, 1
-	count := func() bool { n++; return n > limit }
 	for i := 0; i < len(data); i++ {
-		c := data[i]
-		switch {
+		switch c := data[i]; {
 		case c == '\n':
 			line++
-		case c == ' ' || c == '\t' || c == '\r':
-		case c == '#' && (i == 0 || isSpace(data[i-1])):
-			for i+1 < len(data) && data[i+1] != '\n' {
-				i++
-			}
-		case c == '"' || c == '\'':
-			if count() {
-				return tokenError(file, line, limit)
-			}
-			i, line = skipQuoted(data, i, line)
-		case c == '[' || c == '{' || c == ',' || c == '*' || c == '-' || c == '?' || c == ':':
-			if count() {
-				return tokenError(file, line, limit)
-			}
-		case c == ']' || c == '}':
-		default: // a plain scalar, anchor, tag or block-scalar header: one token per word
-			if count() {
-				return tokenError(file, line, limit)
-			}
+			continue
+		case isSpace(c) || c == ']' || c == '}':
+			continue
+		case isFlow(c) || c == ':' || c == '-' || c == '?' || c == '*':
+		default: // a word: up to a space, a flow indicator or ':'
 			for i+1 < len(data) && !isSpace(data[i+1]) && !isFlow(data[i+1]) && data[i+1] != ':' {
 				i++
 			}
+		}
+		if n++; n > limit {
+			return tokenError(file, line, limit)
 		}
 	}
 	return nil
 }
 
 func tokenError(file string, line, limit int) *Error {
-	return &Error{File: file, Line: line, Msg: fmt.Sprintf("document too large: more than %d YAML tokens (scalars and indicators)", limit),
+	return &Error{File: file, Line: line, Msg: fmt.Sprintf("document too large: more than %d YAML tokens (words and indicators, comments included)", limit),
 		Allowed: fmt.Sprintf("at most %d tokens before aliases are expanded", limit)}
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 func isFlow(c byte) bool  { return c == ',' || c == '[' || c == ']' || c == '{' || c == '}' }
-
-// skipQuoted returns the index of the quote closing the scalar that opens
-// at data[i], and the line it is on (the end of data if unclosed: the
-// parser reports that).
-func skipQuoted(data []byte, i, line int) (int, int) {
-	q := data[i]
-	for j := i + 1; j < len(data); j++ {
-		switch data[j] {
-		case '\n':
-			line++
-		case '\\':
-			if q == '"' {
-				j++
-				if j < len(data) && data[j] == '\n' {
-					line++
-				}
-			}
-		case q:
-			if q == '\'' && j+1 < len(data) && data[j+1] == '\'' {
-				j++ // '' is an escaped quote
-				continue
-			}
-			return j, line
-		}
-	}
-	return len(data), line
-}

@@ -141,7 +141,7 @@ func TestLoadErrors(t *testing.T) {
 		// A mapping that merges itself stops at the depth bound; one that
 		// merges itself four times a level (4^16 visits) at the node budget.
 		{"self merge", "readers:\n  - &r {cpu: 1, <<: *r}\n", "x.yaml:2:21: readers[0].<<: merge keys nested more than 16 deep"},
-		{"self merge fan-out", "readers:\n  - &r {cpu: 1, <<: [*r, *r, *r, *r]}\n", "alias *r expands the document past 262144 nodes"},
+		{"self merge fan-out", "readers:\n  - &r {cpu: 1, <<: [*r, *r, *r, *r]}\n", "alias *r expands the document past 131072 nodes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
