@@ -48,6 +48,7 @@ lint:
 ## fuzz: a short bounded run of the scenario parser fuzzer
 fuzz:
 	$(GO) test ./scenario -run '^$$' -fuzz FuzzLoad -fuzztime 30s
+	$(GO) test ./scenario -run '^$$' -fuzz FuzzApply -fuzztime 30s
 
 ## cross: vet for arm64 so the non-TSC fallback keeps compiling
 cross:

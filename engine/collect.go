@@ -32,7 +32,7 @@ func collect(res *report.Trial, sp *scenario.Spec, senders []*sender, readers []
 		t := r.total // every interval merged (the writer's finish included the last)
 		clockUnit := "ticks"
 		rr := report.Reader{
-			Name: r.spec.Name, Method: r.spec.Method, Sockets: len(r.drain.FDs()), Endpoint: strings.Join(r.spec.Endpoints, ","),
+			Name: r.spec.Name, Method: r.spec.Method.String(), Sockets: len(r.drain.FDs()), Endpoint: strings.Join(r.spec.Endpoints, ","),
 			Applied: appliedReport(r.applied),
 			Calls:   c.Calls, Data: c.Data, EAGAIN: c.EAGAIN, Errors: c.Errors,
 			Messages: c.Messages, Bytes: c.Bytes, Lost: c.Lost, Reordered: c.Reordered, Duplicates: c.Duplicates,

@@ -73,7 +73,7 @@ func openEndpoint(e scenario.Endpoint, ns *netns.NS, firstDevice int) (ep *endpo
 			ep = nil
 		}
 	}()
-	if e.Kind != "tap" {
+	if e.Kind != scenario.EndpointTap {
 		addr, perr := netip.ParseAddr(e.Address)
 		if perr != nil {
 			return ep, fmt.Errorf("endpoint %s: address %q: %w", e.Name, e.Address, perr)

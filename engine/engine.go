@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -88,7 +87,7 @@ func Run(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt 
 		opt.intervals.Close()
 		opt.spikes.Close()
 	}()
-	clock, err := rt.NewClock(spec.Clock)
+	clock, err := rt.NewClock(spec.Clock.String())
 	if err != nil {
 		return nil, fmt.Errorf("clock: %w", err)
 	}
@@ -105,16 +104,13 @@ func Run(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt 
 	for _, tr := range trials {
 		n := runtime.NumCPU() + 4 + len(tr.Spec.Readers) + len(tr.Spec.Traffic)
 		for _, nz := range tr.Spec.Noise {
-			n += nz.Threads
-			if nz.Kind == "messaging" {
-				n += 2 * max(nz.Groups, 1) * max(nz.FDs, 4)
-			}
+			n += nz.WorkerThreads() + 1 // + messaging's round runner (one spare otherwise)
 		}
 		// hackbench's workers block in read/write by the hundred: with a P
 		// each, they never queue for the runtime's scheduler slots.
 		for _, p := range tr.Spec.Probes {
 			n++
-			if p.Kind == "messaging" {
+			if p.Kind == scenario.ProbeMessaging {
 				n += 2 * p.Groups * p.FDs
 			}
 		}
@@ -127,7 +123,7 @@ func Run(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt 
 	// swept first (a SIGKILLed run cannot clean up after itself).
 	var ns *netns.NS
 	for _, tr := range trials {
-		if tr.Spec.Network.Namespace != "private" {
+		if tr.Spec.Network.Namespace != scenario.NamespacePrivate {
 			continue
 		}
 		if removed, err := netns.Sweep(); err != nil {
@@ -159,7 +155,7 @@ func Run(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt 
 		}
 		fmt.Fprintf(opt.Log, "trial %d/%d: variant %s, round %d\n", i+1, len(trials), tr.Variant, tr.Round+1)
 		var tns *netns.NS
-		if tr.Spec.Network.Namespace == "private" {
+		if tr.Spec.Network.Namespace == scenario.NamespacePrivate {
 			tns = ns
 		}
 		res, degraded, err := runTrial(ctx, tr, len(trials), clock, tns, &opt)
@@ -329,16 +325,6 @@ func gcCycles() uint32 {
 
 func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clock, ns *netns.NS, opt *Options) (res *report.Trial, degraded []string, err error) {
 	sp := &tr.Spec // the trial's own copy
-	if sp.Duration == 0 {
-		// A soak run (also when --duration forever came after Load):
-		// intervals and a rotating wakeup log unless the scenario set them.
-		if sp.Interval == 0 {
-			sp.Interval = scenario.Duration(10 * time.Second)
-		}
-		if sp.LogChunk == 0 {
-			sp.LogChunk = 16 << 20
-		}
-	}
 	res = &report.Trial{Index: tr.Index, Round: tr.Round, Variant: tr.Variant, Overrides: variantSet(sp, tr.Variant)}
 
 	// Kernel objects, closed on every path.
@@ -430,9 +416,9 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 		}
 		var p pace.Pacer
 		switch t.Spread {
-		case "burst":
+		case scenario.SpreadBurst:
 			p = pace.Burst{Count: len(g.FDs()), Interval: interval}
-		case "poisson":
+		case scenario.SpreadPoisson:
 			p = pace.NewPoisson(len(g.FDs()), interval, uint64(tr.Index)+1)
 		default:
 			p = pace.Even{Count: len(g.FDs()), Interval: interval}
@@ -447,7 +433,7 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 			fds = append(fds, groups[name].FDs()...)
 			gs = append(gs, groups[name])
 		}
-		rx, err := udp.NewReceiver(rs.Method, bufSize, rs.Batch)
+		rx, err := udp.NewReceiver(rs.Method.String(), bufSize, rs.Batch)
 		if err != nil {
 			return res, nil, fmt.Errorf("reader %s: %w", rs.Name, err)
 		}
@@ -517,10 +503,9 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 	res.GCBefore = gcCycles()
 
 	for _, nz := range sp.Noise {
-		pol, _ := rt.ParsePolicy(nz.Policy)
-		cfg := noise.Config{Kind: nz.Kind, Threads: max(nz.Threads, 1), CPUs: nz.CPUs, Policy: pol, Priority: nz.Priority, Nice: nz.Nice,
+		cfg := noise.Config{Kind: nz.Kind.String(), Threads: max(nz.Threads, 1), CPUs: nz.CPUs, Policy: schedPolicy(nz.Policy), Priority: nz.Priority, Nice: nz.Nice,
 			On: time.Duration(nz.Duty.On), Off: time.Duration(nz.Duty.Off), AllowRT: sp.AllowRTNoise, AllowDegraded: opt.AllowDegraded,
-			Size: int(nz.Size), Rate: nz.Rate, Syscall: nz.Syscall, Dir: nz.Dir, Blocks: nz.Blocks, Groups: nz.Groups, FDs: nz.FDs, Loops: nz.Loops}
+			Size: int(nz.Size), Rate: nz.Rate, Syscall: nz.Syscall.String(), Dir: nz.Dir, Blocks: nz.Blocks, Groups: nz.Groups, FDs: nz.FDs, Loops: nz.Loops}
 		for _, w := range noise.Warnings(cfg) {
 			fmt.Fprintf(opt.Log, "warning: noise %s: %s\n", nz.Kind, w)
 		}
@@ -551,8 +536,7 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 	// Real-time readers.
 	var startErr error
 	for _, r := range readers {
-		pol, _ := rt.ParsePolicy(r.spec.Policy)
-		r.loop.Ticker = rt.NewTicker(t0, int64(r.spec.Period), r.spec.Overrun == "catchup")
+		r.loop.Ticker = rt.NewTicker(t0, int64(r.spec.Period), r.spec.Overrun == scenario.OverrunCatchUp)
 		r.loop.MeasureFrom, r.loop.MeasureUntil = measureFrom, measureUntil
 		r.loop.Yield = yield
 		r.loop.Rec.FromNs = measureFrom
@@ -561,7 +545,7 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 		applied := &r.applied
 		ready := make(chan struct{})
 		var bindErr error
-		th, err := rt.Start(rt.Sched{CPUs: []int{r.spec.CPU}, Policy: pol, Priority: r.spec.Priority,
+		th, err := rt.Start(rt.Sched{CPUs: []int{r.spec.CPU}, Policy: schedPolicy(r.spec.Policy), Priority: r.spec.Priority,
 			Mlock: true, AllowDegraded: opt.AllowDegraded}, func(a rt.Applied) {
 			*applied = a
 			bindErr = r.clock.Bind() // the thread's own cycle counter, now that it is pinned
@@ -755,10 +739,7 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 	}
 	for i, nz := range sp.Noise {
 		if i < len(res.Noise) {
-			res.Noise[i].Kind, res.Noise[i].Threads = nz.Kind, nz.Threads
-			if nz.Kind == "messaging" { // its workers: groups × fds × 2 (defaults 1 and 4)
-				res.Noise[i].Threads = 2 * max(nz.Groups, 1) * cmp.Or(nz.FDs, 4)
-			}
+			res.Noise[i].Kind, res.Noise[i].Threads = nz.Kind.String(), nz.WorkerThreads()
 		}
 	}
 	if r := rt.Munlockall(); r != nil {

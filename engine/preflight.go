@@ -33,14 +33,14 @@ func Preflight(trials []scenario.Trial, allowDegraded bool) error {
 	for _, tr := range trials {
 		sp := tr.Spec
 		for _, r := range sp.Readers {
-			if (r.Policy == "fifo" || r.Policy == "rr") && !nice && rtprio.Cur < uint64(r.Priority) {
-				add(&rt.PrivilegeError{Op: fmt.Sprintf("sched_setattr(SCHED_%s %d) for reader %s", upper(r.Policy), r.Priority, r.Name),
+			if pol := schedPolicy(r.Policy); pol != rt.Other && !nice && rtprio.Cur < uint64(r.Priority) {
+				add(&rt.PrivilegeError{Op: fmt.Sprintf("sched_setattr(%s %d) for reader %s", pol, r.Priority, r.Name),
 					Cap: "CAP_SYS_NICE (or RLIMIT_RTPRIO ≥ priority)", Degraded: "run at SCHED_OTHER and mark results degraded"}, true)
 			}
 		}
 		for _, p := range sp.Probes {
-			if (p.Policy == "fifo" || p.Policy == "rr") && !nice && rtprio.Cur < uint64(p.Priority) {
-				add(&rt.PrivilegeError{Op: fmt.Sprintf("sched_setattr(SCHED_%s %d) for probe %s", upper(p.Policy), p.Priority, p.Name),
+			if pol := schedPolicy(p.Policy); pol != rt.Other && !nice && rtprio.Cur < uint64(p.Priority) {
+				add(&rt.PrivilegeError{Op: fmt.Sprintf("sched_setattr(%s %d) for probe %s", pol, p.Priority, p.Name),
 					Cap: "CAP_SYS_NICE (or RLIMIT_RTPRIO ≥ priority)", Degraded: "run at SCHED_OTHER and mark results degraded"}, true)
 			}
 		}
@@ -54,11 +54,11 @@ func Preflight(trials []scenario.Trial, allowDegraded bool) error {
 					Degraded: "let CPUs enter deep idle states (or set cpu_dma_latency: -1)"}, true)
 			}
 		}
-		if sp.Network.Namespace == "private" && !sysinfo.HasCap("CAP_SYS_ADMIN") {
+		if sp.Network.Namespace == scenario.NamespacePrivate && !sysinfo.HasCap("CAP_SYS_ADMIN") {
 			add(&rt.PrivilegeError{Op: "unshare(CLONE_NEWNET) for network.namespace: private", Cap: "CAP_SYS_ADMIN (run as root; --allow-degraded cannot replace a private namespace)"}, false)
 		}
 		for _, e := range sp.Endpoints {
-			if e.Kind == "tap" && !sysinfo.HasCap("CAP_NET_ADMIN") {
+			if e.Kind == scenario.EndpointTap && !sysinfo.HasCap("CAP_NET_ADMIN") {
 				add(&rt.PrivilegeError{Op: "TUNSETIFF for tap endpoints", Cap: "CAP_NET_ADMIN (run as root; --allow-degraded cannot replace tap devices)"}, false)
 			}
 		}
@@ -85,13 +85,3 @@ func (e *PreflightError) Error() string {
 
 // Unwrap returns the individual *rt.PrivilegeError values.
 func (e *PreflightError) Unwrap() []error { return e.Missing }
-
-func upper(p string) string {
-	switch p {
-	case "fifo":
-		return "FIFO"
-	case "rr":
-		return "RR"
-	}
-	return "OTHER"
-}

@@ -42,18 +42,18 @@ func (p *tapSend) result() report.Probe { return p.res }
 // when the run has one: tap_send binds a sink socket there).
 func newProbe(ps scenario.Probe, eps map[string]*endpoint, clock *rt.Clock, rep scenario.Report) (probeRunner, error) {
 	switch ps.Kind {
-	case "tap_send":
+	case scenario.ProbeTapSend:
 		return newTapSend(ps, eps[ps.Endpoint], clock.ForThread(), rep)
-	case "file_write":
+	case scenario.ProbeFileWrite:
 		return newFileWriteProbe(ps, clock.ForThread(), rep)
-	case "messaging":
+	case scenario.ProbeMessaging:
 		return newMessagingProbe(ps)
 	}
 	return nil, fmt.Errorf("probe kind %q not supported", ps.Kind)
 }
 
 func probeSched(ps scenario.Probe, allowDegraded bool) rt.Sched {
-	pol, _ := rt.ParsePolicy(ps.Policy)
+	pol := schedPolicy(ps.Policy)
 	s := rt.Sched{Policy: pol, Priority: ps.Priority, Mlock: pol != rt.Other, AllowDegraded: allowDegraded}
 	if ps.CPU != nil {
 		s.CPUs = []int{*ps.CPU}
@@ -91,7 +91,7 @@ func newFileWriteProbe(ps scenario.Probe, clock *rt.Clock, rep scenario.Report) 
 		return nil, err
 	}
 	p.fw = fw
-	p.res = report.Probe{Name: ps.Name, Kind: ps.Kind}
+	p.res = report.Probe{Name: ps.Name, Kind: ps.Kind.String()}
 	return p, nil
 }
 
@@ -152,7 +152,7 @@ type messagingProbe struct {
 }
 
 func newMessagingProbe(ps scenario.Probe) (*messagingProbe, error) {
-	cfg := probe.MessagingConfig{Groups: ps.Groups, FDs: ps.FDs, Loops: ps.Loops, Size: int(ps.Size[0]), Transport: ps.Transport}
+	cfg := probe.MessagingConfig{Groups: ps.Groups, FDs: ps.FDs, Loops: ps.Loops, Size: int(ps.Size[0]), Transport: ps.Transport.String()}
 	if ps.CPU != nil {
 		cfg.CPUs = []int{*ps.CPU}
 	}
@@ -160,7 +160,7 @@ func newMessagingProbe(ps scenario.Probe) (*messagingProbe, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &messagingProbe{spec: ps, m: m, res: report.Probe{Name: ps.Name, Kind: ps.Kind}}, nil
+	return &messagingProbe{spec: ps, m: m, res: report.Probe{Name: ps.Name, Kind: ps.Kind.String()}}, nil
 }
 
 func (p *messagingProbe) start(*netlink.Handle, bool) ([]string, error) {
@@ -185,7 +185,7 @@ func (p *messagingProbe) result() report.Probe {
 	r := p.res
 	o := p.out
 	r.Messaging = &report.MessagingResult{Groups: p.spec.Groups, FDs: p.spec.FDs, Loops: p.spec.Loops, Size: int(p.spec.Size[0]),
-		Transport: p.spec.Transport, Workers: o.Workers, ElapsedNs: o.ElapsedNs, UserNs: o.UserNs, SysNs: o.SysNs,
+		Transport: p.spec.Transport.String(), Workers: o.Workers, ElapsedNs: o.ElapsedNs, UserNs: o.UserNs, SysNs: o.SysNs,
 		Sent: o.Sent, Received: o.Received, Bytes: o.Bytes, Stopped: o.Stopped}
 	return r
 }

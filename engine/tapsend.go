@@ -73,14 +73,14 @@ func newTapSend(ps scenario.Probe, ep *endpoint, clock *rt.Clock, rep scenario.R
 		p.hist = append(p.hist, record.NewLinear(w, 0, w*64))
 		p.hdr = append(p.hdr, record.NewHDR(int64(time.Second)))
 	}
-	p.res = report.Probe{Name: ps.Name, Kind: ps.Kind, Device: dev.Name(), VnetHdr: ep.spec.VnetHdr, Queues: ep.spec.Queues, MTU: dev.MTU()}
+	p.res = report.Probe{Name: ps.Name, Kind: ps.Kind.String(), Device: dev.Name(), VnetHdr: ep.spec.VnetHdr, Queues: ep.spec.Queues, MTU: dev.MTU()}
 	return p, nil
 }
 
 // start runs the probe on its own thread; stats reads device counters
 // through h (a netlink handle in the namespace).
 func (p *tapSend) start(h *netlink.Handle, allowDegraded bool) ([]string, error) {
-	pol, _ := rt.ParsePolicy(p.spec.Policy)
+	pol := schedPolicy(p.spec.Policy)
 	sched := rt.Sched{Policy: pol, Priority: p.spec.Priority, Mlock: pol != rt.Other, AllowDegraded: allowDegraded}
 	if p.spec.CPU != nil {
 		sched.CPUs = []int{*p.spec.CPU}

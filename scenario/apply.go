@@ -36,6 +36,7 @@ func (s *Spec) Apply(sets []string) error {
 			s.cmdline[path] = true
 		}
 	}
+	s.rederive()
 	return errs.err()
 }
 
@@ -85,66 +86,76 @@ func parsePath(path string) ([]segment, bool) {
 	}
 }
 
-// set decodes value into the field at path. It returns the normalised path
-// it set, or an *Error with Path relative to the spec and no file. at is the
-// source position to record for the new value (zero for --set).
-func (s *Spec) set(path, value string, at Pos) (string, *Error) {
+// field walks path ("readers[0].endpoints") from the spec's root and
+// returns the field it names and its normalised path, or an *Error with
+// Path relative to the spec and no file.
+func (s *Spec) field(path string) (reflect.Value, string, *Error) {
 	path = strings.TrimSpace(path)
 	segs, ok := parsePath(path)
 	if !ok {
-		return "", &Error{Path: path, Msg: "malformed path", Allowed: "key(.key|[index])*, e.g. readers[0].method"}
+		return reflect.Value{}, "", &Error{Path: path, Msg: "malformed path", Allowed: "key(.key|[index])*, e.g. readers[0].method"}
 	}
 	v := reflect.ValueOf(s).Elem()
 	cur := ""
 	for _, sg := range segs {
 		if sg.index >= 0 {
 			if v.Kind() != reflect.Slice {
-				return "", &Error{Path: cur, Msg: "not a list, cannot index"}
+				return reflect.Value{}, "", &Error{Path: cur, Msg: "not a list, cannot index"}
 			}
 			if sg.index >= v.Len() {
 				allowed := "none: the list is empty"
 				if v.Len() > 0 {
 					allowed = fmt.Sprintf("0–%d", v.Len()-1)
 				}
-				return "", &Error{Path: fmt.Sprintf("%s[%d]", cur, sg.index), Msg: fmt.Sprintf("index %d out of range", sg.index), Allowed: allowed}
+				return reflect.Value{}, "", &Error{Path: fmt.Sprintf("%s[%d]", cur, sg.index), Msg: fmt.Sprintf("index %d out of range", sg.index), Allowed: allowed}
 			}
 			v = v.Index(sg.index)
 			cur = fmt.Sprintf("%s[%d]", cur, sg.index)
 			continue
 		}
 		if v.Kind() != reflect.Struct {
-			return "", &Error{Path: cur, Msg: fmt.Sprintf("has no field %q", sg.key)}
+			return reflect.Value{}, "", &Error{Path: cur, Msg: fmt.Sprintf("has no field %q", sg.key)}
 		}
 		f, ok := fieldIndex(v.Type(), sg.key)
 		if !ok {
-			return "", &Error{Path: join(cur, sg.key), Msg: fmt.Sprintf("unknown field %q", sg.key), Allowed: allowedKeys(v.Type())}
+			return reflect.Value{}, "", &Error{Path: join(cur, sg.key), Msg: fmt.Sprintf("unknown field %q", sg.key), Allowed: allowedKeys(v.Type())}
 		}
 		v = v.Field(f)
 		cur = join(cur, sg.key)
 	}
+	return v, cur, nil
+}
+
+// set decodes value into the field at path. It returns the normalised path
+// it set, or an *Error with Path relative to the spec and no file. at is the
+// source position to record for the new value (zero for --set). The
+// caller re-derives the defaults (rederive) once all its values are set.
+func (s *Spec) set(path, value string, at Pos) (string, *Error) {
+	v, cur, e := s.field(path)
+	if e != nil {
+		return "", e
+	}
 	if p := setValue(v, value); p != nil {
 		return "", &Error{Path: cur, Msg: p.msg, Allowed: p.allowed}
 	}
-	// The value no longer comes from where Load saw it: drop the old
-	// positions of cur and anything below it.
-	for k := range s.pos {
-		if k == cur || strings.HasPrefix(k, cur+".") || strings.HasPrefix(k, cur+"[") {
-			delete(s.pos, k)
-		}
+	// The value no longer comes from where Load saw it: drop what Load
+	// knew of cur and anything below it.
+	// Only a list has paths below it (set refuses sections); a scalar
+	// spares a walk over every path of the spec.
+	if v.Kind() == reflect.Slice {
+		below := func(k string) bool { return strings.HasPrefix(k, cur+"[") }
+		maps.DeleteFunc(s.pos, func(k string, _ Pos) bool { return below(k) })
+		maps.DeleteFunc(s.defaulted, func(k string, _ bool) bool { return below(k) })
 	}
+	delete(s.pos, cur)
+	delete(s.defaulted, cur)
+	delete(s.invalid, cur)
 	// A zero Pos (from --set) is recorded too: errors about cur then carry
 	// no line instead of pointing at the enclosing section.
 	if s.pos == nil {
 		s.pos = map[string]Pos{}
 	}
 	s.pos[cur] = at
-	delete(s.defaulted, cur)
-	// A defaulted priority follows its reader's policy.
-	for i := range s.Readers {
-		if cur == fmt.Sprintf("readers[%d].policy", i) && s.defaulted[fmt.Sprintf("readers[%d].priority", i)] {
-			s.defaultPriority(i)
-		}
-	}
 	return cur, nil
 }
 
@@ -212,5 +223,6 @@ func (s *Spec) applyVariant(i int, v Variant, posOf func(string) Pos) ErrorList 
 			errs = append(errs, e)
 		}
 	}
+	s.rederive()
 	return errs
 }

@@ -19,7 +19,7 @@ func TestApply(t *testing.T) {
 		check func(*Spec) bool
 	}{
 		{"duration", "duration=2s", func(s *Spec) bool { return s.Duration == Duration(2*time.Second) }},
-		{"method", "readers[0].method=recvmsg", func(s *Spec) bool { return s.Readers[0].Method == "recvmsg" }},
+		{"method", "readers[0].method=recvmsg", func(s *Spec) bool { return s.Readers[0].Method == MethodRecvMsg }},
 		{"count", "endpoints[0].count=100", func(s *Spec) bool { return s.Endpoints[0].Count == 100 }},
 		{"threads zero", "noise[0].threads=0", func(s *Spec) bool { return s.Noise[0].Threads == 0 }},
 		{"pin sender", "traffic[0].cpu=1", func(s *Spec) bool { return s.Traffic[0].CPU != nil && *s.Traffic[0].CPU == 1 }},
@@ -37,7 +37,14 @@ func TestApply(t *testing.T) {
 		{"report", "report.overflow=9000", func(s *Spec) bool { return s.Report.Overflow == 9000 }},
 		{"value with equals sign", "description=a=b", func(s *Spec) bool { return s.Description == "a=b" }},
 		{"policy re-derives a defaulted priority", "readers[0].policy=other", func(s *Spec) bool {
-			return s.Readers[0].Policy == "other" && s.Readers[0].Priority == 0
+			return s.Readers[0].Policy == PolicyOther && s.Readers[0].Priority == 0
+		}},
+		{"enum value trimmed", "readers[0].overrun= catchup ", func(s *Spec) bool { return s.Readers[0].Overrun == OverrunCatchUp }},
+		{"soak defaults after Load", "duration=0", func(s *Spec) bool {
+			return s.Interval == Duration(10*time.Second) && s.LogChunk == 16<<20
+		}},
+		{"noise kind re-derives its parameters", "noise[0].kind=udp", func(s *Spec) bool {
+			return s.Noise[0].Size == 64 && s.Noise[0].Rate == 10000
 		}},
 	}
 	for _, tt := range tests {
@@ -75,6 +82,8 @@ func TestApplyErrors(t *testing.T) {
 		{"section", "report=1", "--set report: is a section, set one of its fields (allowed: bucket_width, bucket_origin, overflow)"},
 		{"list of sections", "readers=1", "--set readers: is a list of sections, set a field of one entry (allowed: e.g. [0].name)"},
 		{"map", "variants=1", "is a list of sections"},
+		{"unknown enum value", "readers[0].method=read", "x.yaml: --set readers[0].method: unknown method \"read\" (allowed: recvfrom, recvmsg, recvmmsg)"},
+		{"unknown noise kind", "noise[0].kind=disk", "--set noise[0].kind: unknown kind \"disk\" (allowed: spin, memory, syscall, messaging, file_write, udp)"},
 		{"missing equals", "duration", "--set duration: missing '='"},
 		{"malformed path", "readers[x].cpu=1", "--set readers[x].cpu: malformed path"},
 		{"empty path", "=1", "malformed path"},

@@ -5,44 +5,32 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"go.yaml.in/yaml/v3"
 )
 
-// Default values filled in by Load.
-const (
-	defaultDuration    = Duration(10 * time.Second)
-	defaultPeriod      = Duration(10 * time.Millisecond)
-	defaultPriority    = 80
-	defaultBatch       = 8
-	defaultSize        = Size(64)
-	defaultBucketWidth = 128
-	defaultOrigin      = 64
-	defaultOverflow    = 8256
-)
-
-// maxNodes bounds the work of one decode, so alias chains ("billion laughs")
-// cannot make Load run away.
-const maxNodes = 1 << 20
-
 // problem is a decode or validation failure before it is placed in a file.
+// soft marks an enum value spelled wrong: Load keeps it for Validate, which
+// lists it with every other problem, where Apply refuses it at once.
 type problem struct {
 	msg, allowed string
+	soft         bool
 }
 
 // LoadFile reads the scenario at path and decodes it with Load, using path as
-// the file name in errors.
+// the file name in errors. path must be a regular file of at most
+// MaxFileSize bytes: anything else (a directory, a FIFO, /dev/zero, a
+// larger file) is an ErrorList naming the file and the limit, returned
+// without blocking or reading more than the limit. A missing file's error
+// wraps fs.ErrNotExist.
 func LoadFile(path string) (*Spec, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("scenario: %w", err)
+		return nil, err
 	}
 	return Load(path, data)
 }
@@ -51,8 +39,18 @@ func LoadFile(path string) (*Spec, error) {
 // file names the source in errors and gives the default Name (base name
 // without extension). Unknown or duplicate keys, wrong types, empty input and
 // multiple documents are errors; all decode problems are returned together as
-// an ErrorList. Load does not validate values: call Validate for that.
+// an ErrorList. YAML anchors, aliases and merge keys (<<: *base) are
+// expanded. The input is bounded before it is parsed: at most MaxFileSize
+// bytes and MaxTokens tokens, then MaxNodes nodes once aliases are
+// expanded. Load does not validate values: call Validate for that (an
+// enum value spelled wrong, such as policy: fiffo, is one of its problems).
 func Load(file string, data []byte) (*Spec, error) {
+	if len(data) > MaxFileSize {
+		return nil, tooLarge(file, strconv.Itoa(len(data))+" bytes")
+	}
+	if e := tooManyTokens(file, data, MaxTokens); e != nil {
+		return nil, ErrorList{e}
+	}
 	root, err := parseDocument(file, data)
 	if err != nil {
 		return nil, err
@@ -60,9 +58,10 @@ func Load(file string, data []byte) (*Spec, error) {
 	s := &Spec{File: file, pos: map[string]Pos{}}
 	d := &decoder{file: file, pos: s.pos}
 	d.decode(root, reflect.ValueOf(s).Elem(), "")
-	if err := d.errs.err(); err != nil {
+	if err := d.errs.list.err(); err != nil {
 		return nil, err
 	}
+	s.invalid = d.invalid
 	s.fillDefaults()
 	return s, nil
 }
@@ -159,14 +158,37 @@ func syntaxError(file string, err error) *Error {
 // decoder walks a yaml.Node tree into a value by reflection, checking keys
 // against yaml tags and recording the position of every field path.
 type decoder struct {
-	file  string
-	errs  ErrorList
-	pos   map[string]Pos
-	nodes int
+	file    string
+	errs    collector
+	pos     map[string]Pos
+	invalid map[string]*Error // soft problems (enum values), by path
+	nodes   int               // decoded so far, aliases expanded
+	alias   *yaml.Node        // the outermost alias being expanded, or nil
+	over    bool              // MaxNodes passed (reported once)
+}
+
+// spend counts one node against MaxNodes and reports false once the budget
+// is spent, naming the alias being expanded when there is one.
+func (d *decoder) spend(at *yaml.Node, path string) bool {
+	d.nodes++
+	if d.nodes <= MaxNodes {
+		return true
+	}
+	if !d.over {
+		d.over = true
+		allowed := fmt.Sprintf("at most %d nodes after aliases and merge keys are expanded", MaxNodes)
+		if a := d.alias; a != nil {
+			d.errs.add(&Error{File: d.file, Line: a.Line, Col: a.Column, Path: path,
+				Msg: fmt.Sprintf("alias *%s expands the document past %d nodes", a.Value, MaxNodes), Allowed: allowed})
+		} else {
+			d.fail(at, path, problem{msg: fmt.Sprintf("document too large: more than %d nodes", MaxNodes), allowed: allowed})
+		}
+	}
+	return false
 }
 
 func (d *decoder) fail(n *yaml.Node, path string, p problem) {
-	d.errs = append(d.errs, &Error{File: d.file, Line: n.Line, Col: n.Column, Path: path, Msg: p.msg, Allowed: p.allowed})
+	d.errs.add(&Error{File: d.file, Line: n.Line, Col: n.Column, Path: path, Msg: p.msg, Allowed: p.allowed})
 }
 
 func isNull(n *yaml.Node) bool {
@@ -196,12 +218,12 @@ func kindName(n *yaml.Node) string {
 // decode stores node n into v, whose field path is path. A null value
 // leaves v untouched and unrecorded, as if the key were absent.
 func (d *decoder) decode(at *yaml.Node, v reflect.Value, path string) {
-	d.nodes++
-	if d.nodes > maxNodes {
-		if d.nodes == maxNodes+1 {
-			d.fail(at, path, problem{msg: "document too large (too many nodes after alias expansion)"})
-		}
+	if !d.spend(at, path) {
 		return
+	}
+	if at.Kind == yaml.AliasNode && d.alias == nil {
+		d.alias = at
+		defer func() { d.alias = nil }()
 	}
 	n := resolve(at)
 	if isNull(n) {
@@ -234,7 +256,14 @@ func (d *decoder) scalar(at, n *yaml.Node, v reflect.Value, path string) bool {
 		return false
 	}
 	if p := parseScalar(v, n.Value); p != nil {
-		d.fail(at, path, *p)
+		if p.soft {
+			if d.invalid == nil {
+				d.invalid = map[string]*Error{}
+			}
+			d.invalid[path] = &Error{File: d.file, Line: at.Line, Col: at.Column, Path: path, Msg: p.msg, Allowed: p.allowed}
+		} else {
+			d.fail(at, path, *p)
+		}
 		return false
 	}
 	return true
@@ -245,9 +274,51 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) {
 		d.fail(n, path, problem{msg: fmt.Sprintf("expected a mapping, got %s", kindName(n)), allowed: allowedKeys(v.Type())})
 		return
 	}
+	for _, kv := range d.pairs(n, path) {
+		f, ok := fieldIndex(v.Type(), kv.key)
+		if !ok {
+			d.fail(kv.at, join(path, kv.key), problem{msg: fmt.Sprintf("unknown field %q", kv.key), allowed: allowedKeys(v.Type())})
+			continue
+		}
+		if kv.via != nil && d.alias == nil {
+			d.alias = kv.via
+			d.decode(kv.val, v.Field(f), join(path, kv.key))
+			d.alias = nil
+			continue
+		}
+		d.decode(kv.val, v.Field(f), join(path, kv.key))
+	}
+}
+
+// pair is one key and value of a mapping; via is the merge key's alias
+// when the pair came from a merged mapping.
+type pair struct {
+	key     string
+	at, val *yaml.Node // the key node, the value node
+	via     *yaml.Node
+}
+
+// maxMergeDepth bounds merges of mappings that merge again.
+const maxMergeDepth = 16
+
+// pairs returns the keys of mapping n with YAML merge keys expanded
+// (`<<: *base` or `<<: [*a, *b]`, the YAML merge type): n's own keys first,
+// then each merged mapping's keys that are not there yet, earlier merges
+// first, so an own key overrides a merged one. A key that is not a string,
+// a duplicate own key and a malformed merge are reported to d.
+func (d *decoder) pairs(n *yaml.Node, path string) []pair { return d.mergePairs(n, path, 0) }
+
+// mergePairs is pairs for a mapping merged depth levels down.
+func (d *decoder) mergePairs(n *yaml.Node, path string, depth int) []pair {
+	var out []pair
+	var merges []*yaml.Node
 	seen := map[string]int{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, val := resolve(n.Content[i]), n.Content[i+1]
+		k := resolve(n.Content[i])
+		if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
+			merges = append(merges, n.Content[i+1])
+			continue
+		}
 		if k.Kind != yaml.ScalarNode {
 			d.fail(n.Content[i], path, problem{msg: fmt.Sprintf("mapping key must be a string, got %s", kindName(k))})
 			continue
@@ -258,13 +329,56 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) {
 			continue
 		}
 		seen[key] = n.Content[i].Line
-		f, ok := fieldIndex(v.Type(), key)
-		if !ok {
-			d.fail(n.Content[i], join(path, key), problem{msg: fmt.Sprintf("unknown field %q", key), allowed: allowedKeys(v.Type())})
+		out = append(out, pair{key: key, at: n.Content[i], val: n.Content[i+1]})
+	}
+	for _, m := range merges {
+		items := []*yaml.Node{m}
+		if src := resolve(m); src.Kind == yaml.SequenceNode {
+			items = src.Content
+		}
+		for _, it := range items {
+			if !d.merge(it, path, depth, seen, &out) {
+				return out
+			}
+		}
+	}
+	return out
+}
+
+// merge appends to out the pairs of the mapping that it (a mapping or an
+// alias of one) holds and seen lacks. It returns false when decoding must
+// stop: the node budget is spent (each merged mapping counts, so a mapping
+// that merges itself several times cannot fan out unbounded) or merges
+// nest deeper than maxMergeDepth.
+func (d *decoder) merge(it *yaml.Node, path string, depth int, seen map[string]int, out *[]pair) bool {
+	m := resolve(it)
+	if m.Kind != yaml.MappingNode {
+		d.fail(it, join(path, "<<"), problem{msg: fmt.Sprintf("merge key: expected a mapping or a sequence of mappings, got %s", kindName(m)),
+			allowed: "<<: *anchor, or <<: [*a, *b], naming mappings"})
+		return true
+	}
+	if it.Kind == yaml.AliasNode && d.alias == nil {
+		d.alias = it
+		defer func() { d.alias = nil }()
+	}
+	if !d.spend(it, path) {
+		return false
+	}
+	if depth >= maxMergeDepth {
+		d.fail(it, join(path, "<<"), problem{msg: fmt.Sprintf("merge keys nested more than %d deep", maxMergeDepth)})
+		return false
+	}
+	for _, kv := range d.mergePairs(m, path, depth+1) {
+		if _, have := seen[kv.key]; have {
 			continue
 		}
-		d.decode(val, v.Field(f), join(path, key))
+		seen[kv.key] = 0
+		if kv.via == nil && it.Kind == yaml.AliasNode {
+			kv.via = it
+		}
+		*out = append(*out, kv)
 	}
+	return !d.over
 }
 
 func (d *decoder) sequence(n *yaml.Node, v reflect.Value, path string) {
@@ -295,19 +409,11 @@ func (d *decoder) stringMap(n *yaml.Node, v reflect.Value, path string) {
 		return
 	}
 	m := reflect.MakeMapWithSize(v.Type(), len(n.Content)/2)
-	seen := map[string]int{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, val := resolve(n.Content[i]), resolve(n.Content[i+1])
-		if k.Kind != yaml.ScalarNode {
-			d.fail(n.Content[i], path, problem{msg: fmt.Sprintf("mapping key must be a string, got %s", kindName(k))})
-			continue
+	for _, kv := range d.pairs(n, path) {
+		if !d.spend(kv.val, path) {
+			break
 		}
-		key := unfixKey(k.Value)
-		if line, dup := seen[key]; dup {
-			d.fail(n.Content[i], join(path, key), problem{msg: fmt.Sprintf("duplicate key %q (first on line %d)", key, line)})
-			continue
-		}
-		seen[key] = n.Content[i].Line
+		key, val := kv.key, resolve(kv.val)
 		var s string
 		switch {
 		case isNull(val):
@@ -325,15 +431,15 @@ func (d *decoder) stringMap(n *yaml.Node, v reflect.Value, path string) {
 				items = append(items, it.Value)
 			}
 			if !ok {
-				d.fail(n.Content[i+1], join(path, key), problem{msg: "expected a list of scalars"})
+				d.fail(kv.val, join(path, key), problem{msg: "expected a list of scalars"})
 				continue
 			}
 			s = strings.Join(items, ",")
 		default:
-			d.fail(n.Content[i+1], join(path, key), problem{msg: fmt.Sprintf("expected a value, got %s", kindName(val))})
+			d.fail(kv.val, join(path, key), problem{msg: fmt.Sprintf("expected a value, got %s", kindName(val))})
 			continue
 		}
-		d.pos[join(path, key)] = Pos{n.Content[i+1].Line, n.Content[i+1].Column}
+		d.pos[join(path, key)] = Pos{kv.val.Line, kv.val.Column}
 		m.SetMapIndex(reflect.ValueOf(key), reflect.ValueOf(s).Convert(v.Type().Elem()))
 	}
 	v.Set(m)
@@ -342,12 +448,18 @@ func (d *decoder) stringMap(n *yaml.Node, v reflect.Value, path string) {
 var (
 	durationType = reflect.TypeFor[Duration]()
 	sizeType     = reflect.TypeFor[Size]()
+	textEnumType = reflect.TypeFor[textEnum]()
 )
 
 // parseScalar decodes text s into v, a scalar (string, int, uint, float,
 // bool, Duration, Size). v is left unchanged on failure. It is the single
 // scalar decoder shared by Load and Apply.
 func parseScalar(v reflect.Value, s string) *problem {
+	if v.CanAddr() {
+		if e, ok := v.Addr().Interface().(textEnum); ok {
+			return e.parseText(strings.TrimSpace(s))
+		}
+	}
 	switch v.Type() {
 	case durationType:
 		d, p := parseDuration(s)
@@ -404,6 +516,9 @@ func typeDesc(t reflect.Type) string {
 		return "a duration"
 	case sizeType:
 		return "a size"
+	}
+	if t.Implements(textEnumType) || reflect.PointerTo(t).Implements(textEnumType) {
+		return "a string"
 	}
 	switch t.Kind() {
 	case reflect.String:
@@ -474,185 +589,4 @@ func join(path, key string) string {
 func (s *Spec) has(path string) bool {
 	_, ok := s.pos[path]
 	return ok
-}
-
-// fillDefaults sets every documented default for fields the source left out
-// (empty strings count as left out). It runs in Load only.
-func (s *Spec) fillDefaults() {
-	if s.Name == "" && s.File != "" {
-		base := filepath.Base(s.File)
-		s.Name = strings.TrimSuffix(base, filepath.Ext(base))
-	}
-	if !s.has("duration") {
-		s.Duration = defaultDuration
-	}
-	if s.Clock == "" {
-		s.Clock = "auto"
-	}
-	if s.has("duration") && s.Duration == 0 {
-		// A soak run: intervals and a rotating wakeup log unless set.
-		if !s.has("interval") {
-			s.Interval = Duration(10 * time.Second)
-		}
-		if !s.has("log_chunk") {
-			s.LogChunk = 16 << 20
-		}
-	}
-	if s.has("repeat") && !s.has("rounds") {
-		s.Rounds = s.Repeat
-	}
-	if !s.has("rounds") && !s.has("repeat") {
-		s.Rounds = 1
-	}
-	for i := range s.Endpoints {
-		e := &s.Endpoints[i]
-		if e.Name == "" {
-			e.Name = fmt.Sprintf("ep%d", i)
-		}
-		if e.Kind == "" {
-			e.Kind = "udp"
-		}
-		if e.Address == "" && e.Kind == "udp" {
-			e.Address = "127.0.0.1"
-		}
-		if e.Kind == "tap" {
-			if e.Devices == 0 && !s.has(fmt.Sprintf("endpoints[%d].devices", i)) {
-				e.Devices = 1
-			}
-			if e.MTU == 0 && !s.has(fmt.Sprintf("endpoints[%d].mtu", i)) {
-				e.MTU = 1500
-			}
-			if e.Queues == 0 && !s.has(fmt.Sprintf("endpoints[%d].queues", i)) {
-				e.Queues = 1
-			}
-		}
-	}
-	for i := range s.Traffic {
-		t := &s.Traffic[i]
-		if !s.has(fmt.Sprintf("traffic[%d].size", i)) {
-			t.Size = defaultSize
-		}
-		if t.Spread == "" {
-			t.Spread = "even"
-		}
-	}
-	for i := range s.Readers {
-		r := &s.Readers[i]
-		p := fmt.Sprintf("readers[%d].", i)
-		if r.Name == "" {
-			r.Name = fmt.Sprintf("reader%d", i)
-		}
-		if r.Policy == "" {
-			r.Policy = "fifo"
-		}
-		if !s.has(p + "priority") {
-			s.defaultPriority(i)
-		}
-		if !s.has(p + "period") {
-			r.Period = defaultPeriod
-		}
-		if r.Method == "" {
-			r.Method = "recvfrom"
-		}
-		if !s.has(p + "batch") {
-			r.Batch = defaultBatch
-		}
-		if r.Overrun == "" {
-			r.Overrun = "skip"
-		}
-	}
-	for i := range s.Noise {
-		n := &s.Noise[i]
-		p := fmt.Sprintf("noise[%d].", i)
-		if n.Kind == "" {
-			n.Kind = "spin"
-		}
-		if n.Policy == "" {
-			n.Policy = "other"
-		}
-		// Kind parameters (size, rate, blocks, groups, fds, loops) stay 0
-		// here, meaning "the kind's default" (applied by the noise package):
-		// a variant may change the kind.
-		_ = p
-	}
-	if s.Network.Namespace == "" {
-		s.Network.Namespace = "host"
-		for _, e := range s.Endpoints {
-			if e.Kind == "tap" {
-				s.Network.Namespace = "private"
-			}
-		}
-	}
-	for i := range s.Probes {
-		pr := &s.Probes[i]
-		p := fmt.Sprintf("probes[%d].", i)
-		if pr.Name == "" {
-			pr.Name = fmt.Sprintf("probe%d", i)
-		}
-		if pr.Kind == "" {
-			pr.Kind = "tap_send"
-		}
-		switch pr.Kind {
-		case "tap_send":
-			if !s.has(p + "packets") {
-				pr.Packets = 10000
-			}
-			if !s.has(p + "size") {
-				pr.Size = []Size{64}
-			}
-		case "file_write":
-			if !s.has(p + "block") {
-				pr.Block = 256
-			}
-			if !s.has(p + "blocks") {
-				pr.Blocks = 2000
-			}
-			if !s.has(p + "duration") {
-				pr.Duration = Duration(10 * time.Second)
-			}
-		case "messaging":
-			if !s.has(p + "groups") {
-				pr.Groups = 10
-			}
-			if !s.has(p + "fds") {
-				pr.FDs = 20
-			}
-			if !s.has(p + "loops") {
-				pr.Loops = 100
-			}
-			if !s.has(p + "size") {
-				pr.Size = []Size{100}
-			}
-			if pr.Transport == "" {
-				pr.Transport = "socket"
-			}
-		}
-		if pr.Policy == "" {
-			pr.Policy = "other"
-		}
-	}
-	if !s.has("report.bucket_width") {
-		s.Report.BucketWidth = defaultBucketWidth
-	}
-	if !s.has("report.bucket_origin") {
-		s.Report.BucketOrigin = defaultOrigin
-	}
-	if !s.has("report.overflow") {
-		s.Report.Overflow = defaultOverflow
-	}
-}
-
-// defaultPriority sets reader i's priority from its policy (80 for fifo/rr,
-// 0 otherwise) and remembers that it was defaulted, so a later Apply of the
-// policy recomputes it.
-func (s *Spec) defaultPriority(i int) {
-	r := &s.Readers[i]
-	r.Priority = 0
-	if r.Policy == "fifo" || r.Policy == "rr" {
-		r.Priority = defaultPriority
-	}
-	if s.defaulted == nil {
-		s.defaulted = map[string]bool{}
-	}
-	s.defaulted[fmt.Sprintf("readers[%d].priority", i)] = true
 }

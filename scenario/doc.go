@@ -14,7 +14,24 @@
 // target struct (an unknown key is an error listing the allowed keys),
 // duplicate keys are rejected, and the line and column of every field is
 // kept under its path ("readers[0].priority") so that Validate can point at
-// the source. Defaults are filled by Load, never by Validate.
+// the source. YAML anchors, aliases and merge keys (<<: *base) are
+// expanded. Defaults live in defaults.go: Load fills them, Apply and every
+// variant re-derive the ones that follow another field (a priority its
+// policy, interval its duration, a noise's parameters its kind), and
+// Validate never changes the spec.
+//
+// Enumerated fields are typed (Policy, Method, Overrun, EndpointKind,
+// NoiseKind, ProbeKind, Spread, Clock, Namespace, Syscall, Transport): the
+// text is decoded once into a constant the engine switches on, and
+// marshals back to the same text. A value spelled wrong is one of
+// Validate's problems, listed with the others.
+//
+// Input is bounded before it costs anything: LoadFile reads only a regular
+// file of at most MaxFileSize bytes; Load counts YAML tokens before the
+// parser builds its tree (MaxTokens), stops alias and merge-key expansion
+// at MaxNodes, and Validate and Expand refuse variants or trials that
+// would copy more than MaxWork entries. Names that become file names
+// (name, readers[].name, variants[].name) are checked.
 //
 // Variant overrides use --set paths as keys. In YAML flow style a plain key
 // may not contain '[', so `set: {readers[0].method: recvmsg}` is strictly a
@@ -26,8 +43,9 @@
 //
 //	configs/laight-450.yaml:23:15: readers[0].priority: 120 out of range (allowed: 1–99)
 //
-// and problems are collected in an ErrorList sorted by line. Both match
-// ErrInvalid with errors.Is.
+// and problems are collected in an ErrorList sorted by line, each once (a
+// problem repeated by aliases or variants is one problem), printed up to 20
+// and then counted. Both match ErrInvalid with errors.Is.
 //
 // The package is pure data: it imports only the standard library and
 // go.yaml.in/yaml/v3, so validation runs and fuzzes anywhere.

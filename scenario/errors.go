@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -60,7 +61,9 @@ func (e *Error) Is(target error) bool { return target == ErrInvalid }
 type ErrorList []*Error
 
 // Error prints a title line "scenario <file>: N problem(s)" followed by one
-// problem per line.
+// problem per line, at most maxShown of them, then "… and N more". A list
+// of maxProblems means Validate stopped collecting: the title says "at
+// least".
 func (l ErrorList) Error() string {
 	file := ""
 	for _, e := range l {
@@ -73,13 +76,30 @@ func (l ErrorList) Error() string {
 	if len(l) == 1 {
 		noun = "problem"
 	}
+	count := thousands(len(l))
+	if len(l) >= maxProblems {
+		count = "at least " + count
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "scenario%s: %d %s", file, len(l), noun)
-	for _, e := range l {
+	fmt.Fprintf(&b, "scenario%s: %s %s", file, count, noun)
+	for i, e := range l {
+		if i == maxShown {
+			fmt.Fprintf(&b, "\n… and %s more", thousands(len(l)-maxShown))
+			break
+		}
 		b.WriteString("\n")
 		b.WriteString(e.Error())
 	}
 	return b.String()
+}
+
+// thousands formats n with commas between groups of three digits.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // Is reports whether target is ErrInvalid.
@@ -104,11 +124,42 @@ func (l ErrorList) sort() {
 	})
 }
 
-// err returns l sorted as an error, or nil when l is empty (never a typed nil).
+// err returns l without repeats (see collector), sorted, as an error, or
+// nil when l is empty (never a typed nil).
 func (l ErrorList) err() error {
 	if len(l) == 0 {
 		return nil
 	}
-	l.sort()
-	return l
+	var c collector
+	for _, e := range l {
+		c.add(e)
+	}
+	c.list.sort()
+	return c.list
 }
+
+// collector gathers problems once each: a problem at a known place is
+// the same problem when its place, message and allowed values match
+// (aliases and variants repeat them under other paths); one without a
+// place when its path matches too. It keeps at most maxProblems.
+type collector struct {
+	list ErrorList
+	seen map[string]bool
+}
+
+func (c *collector) add(e *Error) {
+	key := fmt.Sprintf("%s\x00%d\x00%d\x00%s\x00%s", e.File, e.Line, e.Col, e.Msg, e.Allowed)
+	if e.Line == 0 {
+		key += "\x00" + e.Path
+	}
+	if c.seen[key] || c.full() {
+		return
+	}
+	if c.seen == nil {
+		c.seen = map[string]bool{}
+	}
+	c.seen[key] = true
+	c.list = append(c.list, e)
+}
+
+func (c *collector) full() bool { return len(c.list) >= maxProblems }

@@ -11,11 +11,16 @@ import (
 // trial named "base" per round when there are no variants. Each Trial.Spec
 // is a deep copy of s with its variant's overrides applied (in sorted key
 // order); its Variants list is kept, so Trial.Spec.Variants still shows the
-// overrides of Trial.Variant. Expand does not validate: call Validate first.
+// overrides of Trial.Variant. Expand does not validate: call Validate first;
+// it refuses only what it cannot do (rounds out of range, or more than
+// MaxWork entries to copy).
 func (s *Spec) Expand() ([]Trial, error) {
-	if s.Rounds < 1 || s.Rounds > maxRounds {
+	if s.Rounds < 1 || s.Rounds > MaxRounds {
 		p := s.posOf("rounds")
-		return nil, ErrorList{{File: s.File, Line: p.Line, Col: p.Col, Path: "rounds", Msg: fmt.Sprintf("%d out of range", s.Rounds), Allowed: fmt.Sprintf("1–%d", maxRounds)}}
+		return nil, ErrorList{{File: s.File, Line: p.Line, Col: p.Col, Path: "rounds", Msg: fmt.Sprintf("%d out of range", s.Rounds), Allowed: fmt.Sprintf("1–%d", MaxRounds)}}
+	}
+	if e := s.checkWork(); e != nil {
+		return nil, ErrorList{e}
 	}
 	variants := s.Variants
 	if len(variants) == 0 {
@@ -39,6 +44,17 @@ func (s *Spec) Expand() ([]Trial, error) {
 
 // Clone returns a deep copy of s: no slice, map or pointer is shared.
 func (s *Spec) Clone() *Spec {
+	c := s.cloneBase()
+	c.Variants = slices.Clone(s.Variants)
+	for i := range c.Variants {
+		c.Variants[i].Set = maps.Clone(c.Variants[i].Set)
+	}
+	return c
+}
+
+// cloneBase is Clone without the variants (nil), the copy Validate applies
+// one variant to.
+func (s *Spec) cloneBase() *Spec {
 	c := *s
 	c.Endpoints = slices.Clone(s.Endpoints)
 	c.Traffic = slices.Clone(s.Traffic)
@@ -64,13 +80,11 @@ func (s *Spec) Clone() *Spec {
 			c.Probes[i].CPU = &cpu
 		}
 	}
-	c.Variants = slices.Clone(s.Variants)
-	for i := range c.Variants {
-		c.Variants[i].Set = maps.Clone(c.Variants[i].Set)
-	}
+	c.Variants = nil
 	c.pos = maps.Clone(s.pos)
 	c.cmdline = maps.Clone(s.cmdline)
 	c.defaulted = maps.Clone(s.defaulted)
+	c.invalid = maps.Clone(s.invalid)
 	return &c
 }
 

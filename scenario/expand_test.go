@@ -22,7 +22,7 @@ func TestExpand(t *testing.T) {
 	}
 	var got []row
 	for _, tr := range trials {
-		got = append(got, row{tr.Index, tr.Round, tr.Variant, tr.Spec.Readers[0].Method})
+		got = append(got, row{tr.Index, tr.Round, tr.Variant, tr.Spec.Readers[0].Method.String()})
 		if diff := cmp.Diff(s.Variants, tr.Spec.Variants); diff != "" {
 			t.Errorf("trial %d variants (-want +got):\n%s", tr.Index, diff)
 		}
@@ -54,7 +54,7 @@ func TestExpand(t *testing.T) {
 	if s.Endpoints[0].Count != 450 || s.Noise[0].Threads != 5 {
 		t.Errorf("sections shared")
 	}
-	if s.Readers[0].Method != "recvfrom" {
+	if s.Readers[0].Method != MethodRecvFrom {
 		t.Errorf("Expand changed s: method %q", s.Readers[0].Method)
 	}
 }

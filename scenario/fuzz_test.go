@@ -1,9 +1,13 @@
 package scenario
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // FuzzLoad feeds arbitrary bytes to Load. It must never panic, and any spec
@@ -75,6 +79,75 @@ func FuzzLoad(f *testing.F) {
 			c.Variants = nil
 			if err := c.Validate(host); err != nil {
 				t.Fatalf("trial %d (%s) of a valid spec fails: %v\n%s", tr.Index, tr.Variant, err, data)
+			}
+		}
+	})
+}
+
+// FuzzApply feeds arbitrary --set lists (one path=value per line) to Apply
+// on the seed scenario. It must never panic; an Apply that fails keeps the
+// good entries and leaves a spec that still validates or reports; and a
+// spec that applies and validates must expand into trials that validate.
+func FuzzApply(f *testing.F) {
+	seed, err := os.ReadFile(filepath.Join("testdata", "laight-450.yaml"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range []string{
+		"duration=2s",
+		"duration=0\ninterval=1s",
+		"readers[0].method=recvmmsg\nreaders[0].batch=64",
+		"readers[0].policy=other",
+		"readers[0].policy=fifo\nreaders[0].priority=99",
+		"readers[0].endpoints=socks,socks",
+		"readers[0].endpoints=",
+		"noise[0].kind=messaging\nnoise[0].fds=2",
+		"noise[0].cpus=0,1,0",
+		"traffic[0].cpu=1\ntraffic[0].cpu=null",
+		"endpoints[0].kind=tap\nendpoints[0].address=",
+		"variants[1].set=x",
+		"name=../x",
+		"rounds=1000",
+		"report.overflow=64",
+		"readers[0].period=100us",
+		"a.b[0].c=1",
+		"readers[9999999999999999999].cpu=1",
+		"=",
+		"[",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, sets string) {
+		s, err := Load("seed.yaml", seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		host := Host{NumCPU: 2}
+		list := strings.Split(sets, "\n")
+		if len(list) > 64 {
+			list = list[:64]
+		}
+		applyErr := s.Apply(list)
+		if applyErr != nil && !errors.Is(applyErr, ErrInvalid) {
+			t.Fatalf("Apply error is not ErrInvalid: %v", applyErr)
+		}
+		before := s.Clone()
+		verr := s.Validate(host)
+		if diff := cmp.Diff(before, s, cmp.AllowUnexported(Spec{})); diff != "" {
+			t.Fatalf("Validate mutated the spec (-before +after):\n%s", diff)
+		}
+		if applyErr != nil || verr != nil {
+			return
+		}
+		trials, err := s.Expand()
+		if err != nil {
+			t.Fatalf("valid spec does not expand: %v\nsets %q", err, list)
+		}
+		for _, tr := range trials[:len(trials)/s.Rounds] {
+			c := tr.Spec.Clone()
+			c.Variants = nil
+			if err := c.Validate(host); err != nil {
+				t.Fatalf("trial %s of a valid spec fails: %v\nsets %q", tr.Variant, err, list)
 			}
 		}
 	})

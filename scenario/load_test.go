@@ -25,14 +25,14 @@ func TestLoadSeed(t *testing.T) {
 		Description: "450 UDP sockets, 1 msg/socket/20ms, SCHED_FIFO reader on CPU 1 draining every 10ms, 5 spin threads; recvfrom vs recvmsg (seed 000)",
 		Duration:    Duration(10 * time.Second),
 		Warmup:      Duration(500 * time.Millisecond),
-		Clock:       "auto",
+		Clock:       ClockAuto,
 		Rounds:      2,
-		Network:     Network{Namespace: "host"},
-		Endpoints:   []Endpoint{{Name: "socks", Kind: "udp", Count: 450, Address: "127.0.0.1", RcvBuf: 256 << 10}},
-		Traffic:     []Traffic{{Endpoint: "socks", Interval: Duration(20 * time.Millisecond), Size: 64, Spread: "even"}},
-		Readers: []Reader{{Name: "rt", Endpoints: []string{"socks"}, CPU: 1, Policy: "fifo", Priority: 80,
-			Period: Duration(10 * time.Millisecond), Method: "recvfrom", Batch: 8, Overrun: "skip"}},
-		Noise: []Noise{{Kind: "spin", Threads: 5, Policy: "other"}},
+		Network:     Network{Namespace: NamespaceHost},
+		Endpoints:   []Endpoint{{Name: "socks", Kind: EndpointUDP, Count: 450, Address: "127.0.0.1", RcvBuf: 256 << 10}},
+		Traffic:     []Traffic{{Endpoint: "socks", Interval: Duration(20 * time.Millisecond), Size: 64, Spread: SpreadEven}},
+		Readers: []Reader{{Name: "rt", Endpoints: []string{"socks"}, CPU: 1, Policy: PolicyFIFO, Priority: 80,
+			Period: Duration(10 * time.Millisecond), Method: MethodRecvFrom, Batch: 8, Overrun: OverrunSkip}},
+		Noise: []Noise{{Kind: NoiseSpin, Threads: 5, Policy: PolicyOther}},
 		Variants: []Variant{
 			{Name: "recvfrom", Set: map[string]string{"readers[0].method": "recvfrom"}},
 			{Name: "recvmsg", Set: map[string]string{"readers[0].method": "recvmsg"}},
@@ -71,14 +71,14 @@ func TestLoadDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &Spec{
-		Name: "my-test", Duration: Duration(10 * time.Second), Clock: "auto", Rounds: 1, Network: Network{Namespace: "host"},
-		Endpoints: []Endpoint{{Name: "ep0", Kind: "udp", Count: 1, Address: "127.0.0.1"}},
-		Traffic:   []Traffic{{Endpoint: "ep0", Rate: 1, Size: 64, Spread: "even"}},
+		Name: "my-test", Duration: Duration(10 * time.Second), Clock: ClockAuto, Rounds: 1, Network: Network{Namespace: NamespaceHost},
+		Endpoints: []Endpoint{{Name: "ep0", Kind: EndpointUDP, Count: 1, Address: "127.0.0.1"}},
+		Traffic:   []Traffic{{Endpoint: "ep0", Rate: 1, Size: 64, Spread: SpreadEven}},
 		Readers: []Reader{
-			{Name: "reader0", Policy: "fifo", Priority: 80, Period: Duration(10 * time.Millisecond), Method: "recvfrom", Batch: 8, Overrun: "skip"},
-			{Name: "reader1", Policy: "other", Priority: 0, Period: Duration(10 * time.Millisecond), Method: "recvfrom", Batch: 8, Overrun: "skip"},
+			{Name: "reader0", Policy: PolicyFIFO, Priority: 80, Period: Duration(10 * time.Millisecond), Method: MethodRecvFrom, Batch: 8, Overrun: OverrunSkip},
+			{Name: "reader1", Policy: PolicyOther, Priority: 0, Period: Duration(10 * time.Millisecond), Method: MethodRecvFrom, Batch: 8, Overrun: OverrunSkip},
 		},
-		Noise:  []Noise{{Kind: "spin", Threads: 1, Policy: "other"}},
+		Noise:  []Noise{{Kind: NoiseSpin, Threads: 1, Policy: PolicyOther}},
 		Report: Report{BucketWidth: 128, BucketOrigin: 64, Overflow: 8256},
 		File:   "dir/my-test.yml",
 	}
@@ -133,6 +133,15 @@ func TestLoadErrors(t *testing.T) {
 		{"bad flow mapping keeps the parser's error", "variants: [{set: {readers[0].cpu: [}}]\n", "x.yaml: yaml: did not find expected ',' or '}'"},
 		{"unknown indexed flow key shown as written", "report: {bucket[0]: 1}\n", "report.bucket[0]: unknown field \"bucket[0]\""},
 		{"all problems listed", "rounds: x\nclock: [a]\n", "scenario x.yaml: 2 problems\nx.yaml:1:9: rounds:"},
+		{"merge a scalar", "readers:\n  - <<: 3\n", "x.yaml:2:9: readers[0].<<: merge key: expected a mapping or a sequence of mappings, got \"3\" (allowed: <<: *anchor, or <<: [*a, *b], naming mappings)"},
+		{"merge a list of scalars", "readers:\n  - <<: [a]\n", "readers[0].<<: merge key: expected a mapping or a sequence of mappings, got \"a\""},
+		{"unknown field from the merged mapping, at its place", "readers:\n  - &r {cpu: 1}\n  - {<<: [*r, {colour: red}]}\n",
+			"x.yaml:3:16: readers[1].colour: unknown field \"colour\""},
+		{"duplicate own key still refused", "readers:\n  - &r {cpu: 1}\n  - {<<: *r, cpu: 0, cpu: 1}\n", "duplicate key \"cpu\""},
+		// A mapping that merges itself stops at the depth bound; one that
+		// merges itself four times a level (4^16 visits) at the node budget.
+		{"self merge", "readers:\n  - &r {cpu: 1, <<: *r}\n", "x.yaml:2:21: readers[0].<<: merge keys nested more than 16 deep"},
+		{"self merge fan-out", "readers:\n  - &r {cpu: 1, <<: [*r, *r, *r, *r]}\n", "alias *r expands the document past 131072 nodes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -175,6 +184,31 @@ func TestLoadAccepts(t *testing.T) {
 		{"set null value empty", "variants: [{set: {traffic[0].cpu: ~}}]\n", func(s *Spec) bool { v, ok := s.Variants[0].Set["traffic[0].cpu"]; return ok && v == "" }},
 		{"explicit priority kept", "readers: [{policy: other, priority: 5}]\n", func(s *Spec) bool { return s.Readers[0].Priority == 5 }},
 		{"name from yaml wins", "name: n\n", func(s *Spec) bool { return s.Name == "n" }},
+
+		// YAML merge keys: own keys override merged ones, earlier merges
+		// override later ones, in sections and in variant sets.
+		{"merge a reader", "readers:\n  - &r {cpu: 1, period: 1ms, method: recvmsg}\n  - <<: *r\n    name: b\n", func(s *Spec) bool {
+			r := s.Readers[1]
+			return r.Name == "b" && r.CPU == 1 && r.Period == Duration(time.Millisecond) && r.Method == MethodRecvMsg
+		}},
+		{"own key wins", "readers:\n  - &r {cpu: 1, period: 1ms}\n  - {<<: *r, cpu: 0}\n", func(s *Spec) bool {
+			return s.Readers[1].CPU == 0 && s.Readers[1].Period == Duration(time.Millisecond)
+		}},
+		{"own key wins when written first", "readers:\n  - &r {cpu: 1}\n  - {cpu: 0, <<: *r}\n", func(s *Spec) bool { return s.Readers[1].CPU == 0 }},
+		{"earlier merge wins", "readers:\n  - &a {cpu: 1}\n  - &b {cpu: 0, period: 2ms}\n  - {<<: [*a, *b]}\n", func(s *Spec) bool {
+			return s.Readers[2].CPU == 1 && s.Readers[2].Period == Duration(2*time.Millisecond)
+		}},
+		{"merged default is still derived", "readers:\n  - &r {policy: other}\n  - {<<: *r}\n", func(s *Spec) bool {
+			return s.Readers[1].Policy == PolicyOther && s.Readers[1].Priority == 0
+		}},
+		{"merge of a merge", "readers:\n  - &a {cpu: 1}\n  - &b {<<: *a, period: 2ms}\n  - {<<: *b}\n", func(s *Spec) bool {
+			return s.Readers[2].CPU == 1 && s.Readers[2].Period == Duration(2*time.Millisecond)
+		}},
+		{"variant set", "readers: [{}]\nvariants:\n  - &v {name: a, set: &s {duration: 1s, rounds: 2}}\n  - {name: b, set: {<<: *s, rounds: 3}}\n", func(s *Spec) bool {
+			return s.Variants[1].Set["duration"] == "1s" && s.Variants[1].Set["rounds"] == "3"
+		}},
+		{"inline mapping", "readers:\n  - <<: {cpu: 1}\n", func(s *Spec) bool { return s.Readers[0].CPU == 1 }},
+		{"quoted << is a key", "variants: [{name: a, set: {\"<<\": x}}]\nreaders: [{}]\n", func(s *Spec) bool { return s.Variants[0].Set["<<"] == "x" }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

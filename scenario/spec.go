@@ -31,7 +31,7 @@ type Spec struct {
 	// thread's core cycles, PERF_COUNT_HW_CPU_CYCLES kernel+user, read with
 	// rdpmc; refused with its reason where the machine cannot give them),
 	// tsc, monotonic. Default auto.
-	Clock string `yaml:"clock" json:"clock"`
+	Clock Clock `yaml:"clock" json:"clock"`
 	// Rounds is how many times the variant list runs, in alternating order
 	// (A B A B …). Default 1.
 	Rounds int `yaml:"rounds" json:"rounds"`
@@ -66,9 +66,12 @@ type Spec struct {
 	// cmdline holds the paths set by Apply (--set), so that Validate
 	// blames the command line, not the file, for their values.
 	cmdline map[string]bool
-	// defaulted holds paths whose value Load derived from another field
-	// (readers[i].priority from policy), so Apply can re-derive them.
+	// defaulted holds the paths whose value came from defaults.go, so that
+	// Apply and variants can re-derive them (rederive).
 	defaulted map[string]bool
+	// invalid holds the enum values the source spelled wrong, by path;
+	// Validate lists them with every other problem.
+	invalid map[string]*Error
 }
 
 // Pos is a line and column in the scenario source, 1-based.
@@ -82,7 +85,7 @@ type Network struct {
 	// creates a network namespace named rtl<pid>-<run id>, builds every
 	// endpoint inside it and deletes it at the end. Default host, or private
 	// when any endpoint is a tap.
-	Namespace string `yaml:"namespace" json:"namespace"`
+	Namespace Namespace `yaml:"namespace" json:"namespace"`
 }
 
 // Endpoint is a group of receive sockets.
@@ -92,7 +95,7 @@ type Endpoint struct {
 	// Kind is the endpoint type: udp (sockets on loopback, fed by sendto)
 	// or tap (sockets bound to tap devices' addresses in rtload's private
 	// namespace, fed by frames written into the devices). Default udp.
-	Kind string `yaml:"kind" json:"kind"`
+	Kind EndpointKind `yaml:"kind" json:"kind"`
 	// Count is the number of sockets (the fanout). Must be ≥ 1.
 	Count int `yaml:"count" json:"count"`
 	// Address is the bind address of a udp group: loopback only
@@ -128,7 +131,7 @@ type Traffic struct {
 	// Size is the UDP payload size in bytes. Default 64. Minimum 16 (sequence + timestamp).
 	Size Size `yaml:"size" json:"size"`
 	// Spread places sockets' sends within an interval: even, burst, poisson. Default even.
-	Spread string `yaml:"spread" json:"spread"`
+	Spread Spread `yaml:"spread" json:"spread"`
 	// CPU pins the sender thread; nil = unpinned.
 	CPU *int `yaml:"cpu" json:"cpu,omitempty"`
 }
@@ -143,18 +146,18 @@ type Reader struct {
 	// CPU is the CPU the thread is pinned to. Default 0.
 	CPU int `yaml:"cpu" json:"cpu"`
 	// Policy is fifo, rr or other. Default fifo.
-	Policy string `yaml:"policy" json:"policy"`
+	Policy Policy `yaml:"policy" json:"policy"`
 	// Priority is the SCHED_FIFO/RR priority, 1–99 (0 for other). Default 80 for fifo/rr.
 	Priority int `yaml:"priority" json:"priority"`
 	// Period between ticks (absolute deadlines start + k*period). Default 10ms.
 	Period Duration `yaml:"period" json:"period"`
 	// Method is the recv call: recvfrom, recvmsg, recvmmsg. Default recvfrom.
-	Method string `yaml:"method" json:"method"`
+	Method Method `yaml:"method" json:"method"`
 	// Batch is the vlen for recvmmsg (1–1024). Default 8; ignored otherwise.
 	Batch int `yaml:"batch" json:"batch"`
 	// Overrun says what to do after missed ticks: skip (next future deadline)
 	// or catchup (run every missed tick back to back). Default skip.
-	Overrun string `yaml:"overrun" json:"overrun"`
+	Overrun Overrun `yaml:"overrun" json:"overrun"`
 	// Threshold > 0 logs every wakeup later than it to spikes.jsonl, with
 	// its context (e.g. 200µs). Default 0 (none).
 	Threshold Duration `yaml:"threshold" json:"threshold"`
@@ -176,14 +179,14 @@ type Noise struct {
 	// buffer), syscall (a tight loop of a cheap syscall), messaging (the
 	// hackbench model), file_write (the fstime loop), udp (a loopback flood
 	// at a rate). Default spin.
-	Kind string `yaml:"kind" json:"kind"`
+	Kind NoiseKind `yaml:"kind" json:"kind"`
 	// Threads is the number of OS threads. Must be ≥ 1. (messaging: its
 	// groups × fds × 2 workers instead.)
 	Threads int `yaml:"threads" json:"threads"`
 	// CPUs pins thread i to CPUs[i % len(CPUs)]; empty = unpinned.
 	CPUs []int `yaml:"cpus" json:"cpus"`
 	// Policy is other (default), fifo or rr; fifo/rr need allow_rt_noise.
-	Policy string `yaml:"policy" json:"policy"`
+	Policy Policy `yaml:"policy" json:"policy"`
 	// Priority for fifo/rr, 1–99.
 	Priority int `yaml:"priority" json:"priority"`
 	// Nice is the nice value, -20–19. Default 0.
@@ -197,7 +200,7 @@ type Noise struct {
 	// Rate of a udp flood, messages per second per thread. Default 10000.
 	Rate float64 `yaml:"rate" json:"rate"`
 	// Syscall for kind syscall: getppid (default), clock_gettime, sched_yield.
-	Syscall string `yaml:"syscall" json:"syscall,omitempty"`
+	Syscall Syscall `yaml:"syscall" json:"syscall,omitempty"`
 	// Dir for file_write ("" = a temporary directory, removed after).
 	Dir string `yaml:"dir" json:"dir,omitempty"`
 	// Blocks per pass for file_write (default 2000).
@@ -223,7 +226,7 @@ type Probe struct {
 	// file_write (Block-byte write(2) calls, Blocks per pass then lseek to
 	// 0, for Duration; seed 002's fstime) or messaging (hackbench: Groups of
 	// FDs senders and FDs receivers, Loops messages of Size bytes; seed 001).
-	Kind string `yaml:"kind" json:"kind"`
+	Kind ProbeKind `yaml:"kind" json:"kind"`
 	// Endpoint names the tap group whose device the frames are written into.
 	Endpoint string `yaml:"endpoint" json:"endpoint"`
 	// Packets written per size, 1–10,000,000. Default 10000 (the seed's).
@@ -235,7 +238,7 @@ type Probe struct {
 	// CPU pins the probe thread; nil = unpinned.
 	CPU *int `yaml:"cpu" json:"cpu,omitempty"`
 	// Policy and Priority of the probe thread, as for readers. Default other.
-	Policy   string `yaml:"policy" json:"policy"`
+	Policy   Policy `yaml:"policy" json:"policy"`
 	Priority int    `yaml:"priority" json:"priority"`
 	// Block is bytes per write(2) for file_write (default 256).
 	Block Size `yaml:"block" json:"block,omitempty"`
@@ -251,7 +254,7 @@ type Probe struct {
 	FDs    int `yaml:"fds" json:"fds,omitempty"`
 	Loops  int `yaml:"loops" json:"loops,omitempty"`
 	// Transport of messaging: socket (AF_UNIX socketpair, default) or pipe.
-	Transport string `yaml:"transport" json:"transport,omitempty"`
+	Transport Transport `yaml:"transport" json:"transport,omitempty"`
 }
 
 // Variant is a named set of overrides applied on top of the base spec, with

@@ -30,7 +30,7 @@ const durationAllowed = "Go duration such as 500ms, 10s, 1m30s"
 func parseDuration(s string) (Duration, *problem) {
 	d, err := time.ParseDuration(strings.TrimSpace(s))
 	if err != nil {
-		return 0, &problem{fmt.Sprintf("invalid duration %q", s), durationAllowed}
+		return 0, &problem{msg: fmt.Sprintf("invalid duration %q", s), allowed: durationAllowed}
 	}
 	return Duration(d), nil
 }
@@ -84,24 +84,24 @@ func parseSize(s string) (Size, *problem) {
 		i++
 	}
 	if strings.HasPrefix(t, "-") {
-		return 0, &problem{fmt.Sprintf("negative size %q", s), sizeAllowed}
+		return 0, &problem{msg: fmt.Sprintf("negative size %q", s), allowed: sizeAllowed}
 	}
 	if i == 0 {
-		return 0, &problem{fmt.Sprintf("invalid size %q", s), sizeAllowed}
+		return 0, &problem{msg: fmt.Sprintf("invalid size %q", s), allowed: sizeAllowed}
 	}
 	num, err := strconv.ParseUint(t[:i], 10, 64)
 	if err != nil {
-		return 0, &problem{fmt.Sprintf("size %q too large", s), sizeAllowed}
+		return 0, &problem{msg: fmt.Sprintf("size %q too large", s), allowed: sizeAllowed}
 	}
 	unit := strings.ToLower(strings.TrimSpace(t[i:]))
 	for _, u := range sizeUnits {
 		if u.name == unit {
 			hi, lo := bits.Mul64(num, u.mult)
 			if hi != 0 {
-				return 0, &problem{fmt.Sprintf("size %q too large", s), sizeAllowed}
+				return 0, &problem{msg: fmt.Sprintf("size %q too large", s), allowed: sizeAllowed}
 			}
 			return Size(lo), nil
 		}
 	}
-	return 0, &problem{fmt.Sprintf("invalid size %q", s), sizeAllowed}
+	return 0, &problem{msg: fmt.Sprintf("invalid size %q", s), allowed: sizeAllowed}
 }

@@ -2,15 +2,17 @@ package scenario
 
 import (
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Limits enforced by Validate.
 const (
-	maxRounds   = 1000
 	maxCount    = 100000
 	maxThreads  = 1024
 	maxBatch    = 1024
@@ -18,28 +20,43 @@ const (
 	maxSize     = 65507 // largest IPv4 UDP payload
 	minPeriod   = Duration(100 * time.Microsecond)
 	maxPriority = 99
+	maxNameLen  = 64 // bytes; names end up in file and directory names
 )
 
 // Validate checks every field against its rules and the host, and returns
 // an ErrorList holding every problem, sorted by line, or nil. Each variant is
 // also applied to a copy and validated; its problems (those not already in
-// the base spec) are reported with Path "variants[i]: <path>". Validate never
-// changes s. A Host with NumCPU ≤ 0 skips the CPU-range checks.
+// the base spec) are reported with Path "variants[i]: <path>". A problem
+// seen again (the same message at the same place, as aliases and
+// variants repeat them) is listed once. The work is bounded: a spec whose
+// variants or trials would copy more than MaxWork entries is refused
+// before any variant is applied, and checking stops after maxProblems
+// problems. Validate never changes s. A Host with NumCPU ≤ 0 skips the
+// CPU-range checks.
 func (s *Spec) Validate(h Host) error {
-	errs := s.check(h)
+	col := &collector{}
+	for _, e := range s.check(h) {
+		col.add(e)
+	}
+	if e := s.checkWork(); e != nil {
+		col.add(e)
+		return col.list.err()
+	}
 	base := map[string]bool{}
-	for _, e := range errs {
+	for _, e := range col.list {
 		base[e.Path+"\x00"+e.Msg] = true
 	}
 	for i, v := range s.Variants {
-		c := s.Clone()
-		c.Variants = nil
+		if col.full() {
+			break
+		}
+		c := s.cloneBase()
 		vpos := s.posOf(fmt.Sprintf("variants[%d]", i))
 		if aerrs := c.applyVariant(i, v, s.posOf); len(aerrs) > 0 {
 			for _, e := range aerrs {
 				e.File = s.File
+				col.add(e)
 			}
-			errs = append(errs, aerrs...)
 			continue
 		}
 		for _, e := range c.check(h) {
@@ -51,10 +68,50 @@ func (s *Spec) Validate(h Host) error {
 				e.Line, e.Col = vpos.Line, vpos.Col
 			}
 			e.Path = fmt.Sprintf("variants[%d]: %s", i, e.Path)
-			errs = append(errs, e)
+			col.add(e)
 		}
 	}
-	return errs.err()
+	return col.list.err()
+}
+
+// checkWork refuses a spec whose variants or trials would copy more than
+// MaxWork entries (see size): each variant is validated on a full copy,
+// and Expand makes one copy per trial.
+func (s *Spec) checkWork() *Error {
+	size, vsize := s.size(), 0
+	for _, v := range s.Variants {
+		vsize += 1 + len(v.Set)
+	}
+	if n := len(s.Variants) + 1; n*size > MaxWork {
+		p := s.posOf("variants")
+		return &Error{File: s.File, Line: p.Line, Col: p.Col, Path: "variants",
+			Msg:     fmt.Sprintf("%d variants of a spec of %d entries exceed the work budget", len(s.Variants), size),
+			Allowed: fmt.Sprintf("(variants + 1) × entries ≤ %d: at most %d variants of this spec", MaxWork, max(0, MaxWork/size-1))}
+	}
+	trials := max(1, s.Rounds) * max(1, len(s.Variants))
+	if trials*(size+vsize) > MaxWork {
+		p := s.posOf("rounds")
+		return &Error{File: s.File, Line: p.Line, Col: p.Col, Path: "rounds",
+			Msg:     fmt.Sprintf("%d trials (rounds × variants) of a spec of %d entries exceed the work budget", trials, size+vsize),
+			Allowed: fmt.Sprintf("trials × entries ≤ %d: at most %d trials of this spec", MaxWork, MaxWork/(size+vsize))}
+	}
+	return nil
+}
+
+// size counts the entries of s that a copy duplicates: list items and the
+// items of their lists (variants apart), plus one for the top level.
+func (s *Spec) size() int {
+	n := 1 + len(s.Endpoints) + len(s.Traffic)
+	for _, r := range s.Readers {
+		n += 1 + len(r.Endpoints)
+	}
+	for _, z := range s.Noise {
+		n += 1 + len(z.CPUs)
+	}
+	for _, p := range s.Probes {
+		n += 1 + len(p.Size)
+	}
+	return n
 }
 
 // setByVariant reports whether path is, or lies below, a key v sets.
@@ -97,9 +154,9 @@ func parent(path string) string {
 
 // checker collects validation problems for one spec.
 type checker struct {
-	s    *Spec
-	h    Host
-	errs ErrorList
+	s   *Spec
+	h   Host
+	col collector
 }
 
 func (c *checker) add(path, allowed, format string, args ...any) {
@@ -108,7 +165,7 @@ func (c *checker) add(path, allowed, format string, args ...any) {
 	if c.s.cmdline[path] {
 		shown = "--set " + path
 	}
-	c.errs = append(c.errs, &Error{File: c.s.File, Line: p.Line, Col: p.Col, Path: shown, Msg: fmt.Sprintf(format, args...), Allowed: allowed})
+	c.col.add(&Error{File: c.s.File, Line: p.Line, Col: p.Col, Path: shown, Msg: fmt.Sprintf(format, args...), Allowed: allowed})
 }
 
 func (c *checker) intRange(path string, v, lo, hi int) {
@@ -117,15 +174,22 @@ func (c *checker) intRange(path string, v, lo, hi int) {
 	}
 }
 
-func (c *checker) oneOf(path, v string, allowed ...string) {
-	for _, a := range allowed {
-		if v == a {
-			return
-		}
+// enum reports an enumerated value that is not one of its type's
+// constants: unset (a Spec not from Load) or out of range. Values spelled
+// wrong in the source are in s.invalid, reported by check.
+func (c *checker) enum(path string, v interface {
+	Valid() bool
+	String() string
+	allowed() string
+}) {
+	if !v.Valid() {
+		noun := path[strings.LastIndexByte(path, '.')+1:]
+		c.add(path, v.allowed(), "unknown %s %q", noun, v.String())
 	}
-	noun := path[strings.LastIndexByte(path, '.')+1:]
-	c.add(path, strings.Join(allowed, ", "), "unknown %s %q", noun, v)
 }
+
+// cpuOK reports whether cpu passes cpu's checks.
+func (c *checker) cpuOK(cpu int) bool { return cpu >= 0 && (c.h.NumCPU <= 0 || cpu < c.h.NumCPU) }
 
 func (c *checker) cpu(path string, cpu int) {
 	if c.h.NumCPU <= 0 {
@@ -144,10 +208,8 @@ func (c *checker) cpu(path string, cpu int) {
 }
 
 func (c *checker) nameRef(path, name string, names []string, what string) {
-	for _, n := range names {
-		if n == name {
-			return
-		}
+	if slices.Contains(names, name) {
+		return
 	}
 	allowed := strings.Join(names, ", ")
 	if allowed == "" {
@@ -169,9 +231,76 @@ func (c *checker) unique(path, name, what string, seen map[string]string) {
 	seen[name] = path
 }
 
+const nameAllowed = "at most 64 bytes of UTF-8 without '/', '\\', control characters, and not . or .."
+
+// fileName reports a name that would be unsafe in a file or directory
+// name (results/<name>-<time>, wakeups-…-<variant>-…-<reader>): a path
+// separator, a control character, invalid UTF-8, "." or "..", or more
+// than maxNameLen bytes. An empty name is unique's to report.
+func (c *checker) fileName(path, name, what string) {
+	var why string
+	switch {
+	case name == "":
+		return
+	case len(name) > maxNameLen:
+		why = fmt.Sprintf("is %d bytes long", len(name))
+	case !utf8.ValidString(name):
+		why = "is not valid UTF-8"
+	case name == "." || name == "..":
+		why = "is not a file name"
+	case strings.ContainsAny(name, `/\`):
+		why = "holds a path separator"
+	case strings.ContainsFunc(name, unicode.IsControl):
+		why = "holds a control character"
+	default:
+		return
+	}
+	if len(name) > maxNameLen {
+		name = name[:maxNameLen] + "…"
+	}
+	c.add(path, nameAllowed, "%s name %q %s", what, name, why)
+}
+
 // check applies every rule to s alone (variants are not applied).
 func (s *Spec) check(h Host) ErrorList {
 	c := &checker{s: s, h: h}
+	for _, path := range slices.Sorted(maps.Keys(s.invalid)) {
+		e := *s.invalid[path]
+		c.col.add(&e)
+	}
+	c.top()
+	epNames := c.endpoints()
+	for i, t := range s.Traffic {
+		c.traffic(fmt.Sprintf("traffic[%d].", i), t, epNames)
+	}
+	seen := map[string]string{}
+	for i, r := range s.Readers {
+		c.reader(fmt.Sprintf("readers[%d].", i), r, epNames, seen)
+	}
+	for i, n := range s.Noise {
+		c.noise(fmt.Sprintf("noise[%d].", i), n)
+	}
+	for i, pr := range s.Probes {
+		c.probe(fmt.Sprintf("probes[%d].", i), pr, seen)
+	}
+	seen = map[string]string{}
+	for i, v := range s.Variants {
+		c.unique(fmt.Sprintf("variants[%d].name", i), v.Name, "variant", seen)
+		c.fileName(fmt.Sprintf("variants[%d].name", i), v.Name, "variant")
+	}
+	if s.Report.BucketWidth == 0 {
+		c.add("report.bucket_width", "> 0", "0 out of range")
+	}
+	if s.Report.Overflow <= s.Report.BucketOrigin {
+		c.add("report.overflow", fmt.Sprintf("> bucket_origin (%d)", s.Report.BucketOrigin), "%d out of range", s.Report.Overflow)
+	}
+	return c.col.list
+}
+
+// top checks the top-level fields.
+func (c *checker) top() {
+	s := c.s
+	c.fileName("name", s.Name, "scenario")
 	if s.Duration < 0 {
 		c.add("duration", "≥ 0 (0 = until stopped)", "%s out of range", s.Duration)
 	}
@@ -187,34 +316,43 @@ func (s *Spec) check(h Host) ErrorList {
 	if s.Warmup < 0 {
 		c.add("warmup", "≥ 0", "%s out of range", s.Warmup)
 	}
-	c.oneOf("clock", s.Clock, "auto", "tsc", "monotonic", "cycles")
-	c.intRange("rounds", s.Rounds, 1, maxRounds)
-	if s.Repeat != 0 && s.Repeat != s.Rounds {
-		c.add("repeat", "the same value as rounds, or only one of them", "repeat %d and rounds %d differ", s.Repeat, s.Rounds)
+	c.enum("clock", s.Clock)
+	switch {
+	case s.has("repeat") && !s.has("rounds"): // rounds came from repeat
+		c.intRange("repeat", s.Repeat, 1, MaxRounds)
+	default:
+		c.intRange("rounds", s.Rounds, 1, MaxRounds)
+		if s.Repeat != 0 && s.Repeat != s.Rounds {
+			c.add("repeat", "the same value as rounds, or only one of them", "repeat %d and rounds %d differ", s.Repeat, s.Rounds)
+		}
 	}
 	c.intRange("cpu_dma_latency", s.CPUDMALatency, -1, 1_000_000)
 	if len(s.Readers) == 0 && len(s.Probes) == 0 {
 		c.add("readers", "at least one reader or probe", "no readers and no probes")
 	}
-	c.oneOf("network.namespace", s.Network.Namespace, "host", "private")
+	c.enum("network.namespace", s.Network.Namespace)
+}
 
-	var epNames []string
+// endpoints checks the endpoint groups and returns their names.
+func (c *checker) endpoints() []string {
+	s := c.s
+	var names []string
 	taps := 0
 	seen := map[string]string{}
 	for i, e := range s.Endpoints {
 		p := fmt.Sprintf("endpoints[%d].", i)
 		c.unique(p+"name", e.Name, "endpoint", seen)
-		epNames = append(epNames, e.Name)
-		c.oneOf(p+"kind", e.Kind, "udp", "tap")
+		names = append(names, e.Name)
+		c.enum(p+"kind", e.Kind)
 		c.intRange(p+"count", e.Count, 1, maxCount)
-		if e.Kind == "tap" {
+		if e.Kind == EndpointTap {
 			if e.Address != "" {
 				c.add(p+"address", "leave out: tap addresses are assigned from 198.18.0.0/15", "%s set on a tap group", e.Address)
 			}
 			c.intRange(p+"devices", e.Devices, 1, 256)
 			c.intRange(p+"mtu", e.MTU, 68, 65521)
 			c.intRange(p+"queues", e.Queues, 1, 16)
-			if s.Network.Namespace == "host" {
+			if s.Network.Namespace == NamespaceHost {
 				c.add("network.namespace", "private (tap devices live only in rtload's own namespace)", "tap endpoint %s in the host namespace", e.Name)
 			}
 			taps += e.Devices
@@ -234,174 +372,162 @@ func (s *Spec) check(h Host) ErrorList {
 				"ports %d–%d exceed 65535", e.Port, e.Port+e.Count-1)
 		}
 	}
-
 	if taps > 256 {
 		c.add("endpoints", "≤ 256 tap devices in all (one /24 of 198.18.0.0/16 each)", "%d tap devices", taps)
 	}
-	kinds := map[string]Endpoint{}
-	for _, e := range s.Endpoints {
-		kinds[e.Name] = e
-	}
+	return names
+}
 
-	for i, t := range s.Traffic {
-		p := fmt.Sprintf("traffic[%d].", i)
-		c.nameRef(p+"endpoint", t.Endpoint, epNames, "endpoint")
-		switch {
-		case t.Interval < 0:
-			c.add(p+"interval", "> 0", "%s out of range", t.Interval)
-		case t.Rate < 0:
-			c.add(p+"rate", "> 0", "%g out of range", t.Rate)
-		case t.Interval > 0 && t.Rate > 0:
-			c.add(p+"interval", "exactly one of interval and rate", "both interval (%s) and rate (%g) set", t.Interval, t.Rate)
-		case t.Interval == 0 && t.Rate == 0:
-			c.add(p+"interval", "exactly one of interval and rate", "neither interval nor rate set")
-		}
-		if t.Size < minSize || t.Size > maxSize {
-			c.add(p+"size", fmt.Sprintf("%d B–%d B", minSize, maxSize), "%d B out of range", uint64(t.Size))
-		}
-		c.oneOf(p+"spread", t.Spread, "even", "burst", "poisson")
-		if t.CPU != nil {
-			c.cpu(p+"cpu", *t.CPU)
-		}
+// traffic checks one sender; p is its path prefix ("traffic[0].").
+func (c *checker) traffic(p string, t Traffic, epNames []string) {
+	c.nameRef(p+"endpoint", t.Endpoint, epNames, "endpoint")
+	switch {
+	case t.Interval < 0:
+		c.add(p+"interval", "> 0", "%s out of range", t.Interval)
+	case t.Rate < 0:
+		c.add(p+"rate", "> 0", "%g out of range", t.Rate)
+	case t.Interval > 0 && t.Rate > 0:
+		c.add(p+"interval", "exactly one of interval and rate", "both interval (%s) and rate (%g) set", t.Interval, t.Rate)
+	case t.Interval == 0 && t.Rate == 0:
+		c.add(p+"interval", "exactly one of interval and rate", "neither interval nor rate set")
 	}
-
-	seen = map[string]string{}
-	for i, r := range s.Readers {
-		p := fmt.Sprintf("readers[%d].", i)
-		c.unique(p+"name", r.Name, "reader", seen)
-		for j, ep := range r.Endpoints {
-			c.nameRef(fmt.Sprintf("%sendpoints[%d]", p, j), ep, epNames, "endpoint")
-		}
-		cpu := r.CPU
-		c.threadSched(p, &cpu, r.Policy, r.Priority)
-		switch {
-		case r.Period <= 0:
-			c.add(p+"period", "≥ "+minPeriod.String(), "%s out of range", r.Period)
-		case r.Period < minPeriod:
-			c.add(p+"period", "≥ "+minPeriod.String(), "%s too short", r.Period)
-		}
-		c.oneOf(p+"method", r.Method, "recvfrom", "recvmsg", "recvmmsg")
-		c.intRange(p+"batch", r.Batch, 1, maxBatch)
-		c.oneOf(p+"overrun", r.Overrun, "skip", "catchup")
-		if r.Threshold < 0 {
-			c.add(p+"threshold", "≥ 0 (0 = none)", "%s out of range", r.Threshold)
-		}
-		if r.BreakTrace && r.Threshold == 0 {
-			c.add(p+"breaktrace", "a threshold to break at", "breaktrace without threshold")
-		}
-		c.counters(p, r.Counters)
+	if t.Size < minSize || t.Size > maxSize {
+		c.add(p+"size", fmt.Sprintf("%d B–%d B", minSize, maxSize), "%d B out of range", uint64(t.Size))
 	}
+	c.enum(p+"spread", t.Spread)
+	if t.CPU != nil {
+		c.cpu(p+"cpu", *t.CPU)
+	}
+}
 
-	for i, n := range s.Noise {
-		p := fmt.Sprintf("noise[%d].", i)
-		c.oneOf(p+"kind", n.Kind, "spin", "memory", "syscall", "messaging", "file_write", "udp")
-		if n.Kind == "messaging" {
-			c.intRange(p+"threads", n.Threads, 0, maxThreads) // its groups × fds decide
-		} else {
-			c.intRange(p+"threads", n.Threads, 1, maxThreads)
-		}
-		for j, cpu := range n.CPUs {
+// reader checks one reader; seen holds reader and probe names.
+func (c *checker) reader(p string, r Reader, epNames []string, seen map[string]string) {
+	c.unique(p+"name", r.Name, "reader", seen)
+	c.fileName(p+"name", r.Name, "reader")
+	for j, ep := range r.Endpoints {
+		c.nameRef(fmt.Sprintf("%sendpoints[%d]", p, j), ep, epNames, "endpoint")
+	}
+	cpu := r.CPU
+	c.threadSched(p, &cpu, r.Policy, r.Priority)
+	switch {
+	case r.Period <= 0:
+		c.add(p+"period", "≥ "+minPeriod.String(), "%s out of range", r.Period)
+	case r.Period < minPeriod:
+		c.add(p+"period", "≥ "+minPeriod.String(), "%s too short", r.Period)
+	}
+	c.enum(p+"method", r.Method)
+	c.intRange(p+"batch", r.Batch, 1, maxBatch)
+	c.enum(p+"overrun", r.Overrun)
+	if r.Threshold < 0 {
+		c.add(p+"threshold", "≥ 0 (0 = none)", "%s out of range", r.Threshold)
+	}
+	if r.BreakTrace && r.Threshold == 0 {
+		c.add(p+"breaktrace", "a threshold to break at", "breaktrace without threshold")
+	}
+	c.counters(p, r.Counters)
+}
+
+// noise checks one noise entry. 0 means the kind's default for every kind
+// parameter (Load fills it in).
+func (c *checker) noise(p string, n Noise) {
+	c.enum(p+"kind", n.Kind)
+	if n.Kind == NoiseMessaging {
+		c.intRange(p+"threads", n.Threads, 0, maxThreads) // its groups × fds decide
+	} else {
+		c.intRange(p+"threads", n.Threads, 1, maxThreads)
+	}
+	for j, cpu := range n.CPUs {
+		if !c.cpuOK(cpu) { // the path only for a problem: lists run long
 			c.cpu(fmt.Sprintf("%scpus[%d]", p, j), cpu)
 		}
-		c.oneOf(p+"policy", n.Policy, "other", "fifo", "rr")
-		switch n.Policy {
-		case "fifo", "rr":
-			c.intRange(p+"priority", n.Priority, 1, maxPriority)
-			if !s.AllowRTNoise {
-				c.add(p+"policy", "other; or set allow_rt_noise: true",
-					"SCHED_%s %d noise can starve the machine (every CPU it runs on is lost to everything below priority %d)", strings.ToUpper(n.Policy), n.Priority, n.Priority)
-			}
-		default:
-			if n.Priority != 0 {
-				c.add(p+"priority", "0 for policy other", "%d out of range", n.Priority)
-			}
+	}
+	c.enum(p+"policy", n.Policy)
+	switch {
+	case realTime(n.Policy):
+		c.intRange(p+"priority", n.Priority, 1, maxPriority)
+		if !c.s.AllowRTNoise {
+			c.add(p+"policy", "other; or set allow_rt_noise: true",
+				"SCHED_%s %d noise can starve the machine (every CPU it runs on is lost to everything below priority %d)", strings.ToUpper(n.Policy.String()), n.Priority, n.Priority)
 		}
-		c.intRange(p+"nice", n.Nice, -20, 19)
-		if n.Duty.On < 0 || n.Duty.Off < 0 || (n.Duty.Off > 0 && n.Duty.On <= 0) {
-			c.add(p+"duty", "on > 0 and off ≥ 0 (off 0 = always on)", "on %s off %s", n.Duty.On, n.Duty.Off)
+	case n.Priority != 0:
+		c.add(p+"priority", "0 for policy other", "%d out of range", n.Priority)
+	}
+	c.intRange(p+"nice", n.Nice, -20, 19)
+	if n.Duty.On < 0 || n.Duty.Off < 0 || (n.Duty.Off > 0 && n.Duty.On <= 0) {
+		c.add(p+"duty", "on > 0 and off ≥ 0 (off 0 = always on)", "on %s off %s", n.Duty.On, n.Duty.Off)
+	}
+	switch n.Kind {
+	case NoiseMemory:
+		if n.Size != 0 && (n.Size < 2<<10 || n.Size > 16<<30) {
+			c.add(p+"size", "2KiB–16GiB (0 = 64MiB)", "%s out of range", n.Size)
 		}
-		// 0 means the kind's default for every kind parameter.
-		switch n.Kind {
-		case "memory":
-			if n.Size != 0 && (n.Size < 2<<10 || n.Size > 16<<30) {
-				c.add(p+"size", "2KiB–16GiB (0 = 64MiB)", "%s out of range", n.Size)
-			}
-		case "messaging":
-			if n.Size > 1<<20 {
-				c.add(p+"size", "1 B–1MiB (0 = 100 B)", "%s out of range", n.Size)
-			}
-			c.intRange(p+"groups", n.Groups, 0, 64)
-			c.intRange(p+"fds", n.FDs, 0, 64)
-			c.intRange(p+"loops", n.Loops, 0, 1_000_000)
-		case "file_write":
-			if n.Size > 1<<20 {
-				c.add(p+"size", "1 B–1MiB block (0 = 256 B)", "%s out of range", n.Size)
-			}
-			c.intRange(p+"blocks", n.Blocks, 0, 1_000_000)
-		case "udp":
-			if n.Size != 0 && (n.Size < minSize || n.Size > maxSize) {
-				c.add(p+"size", fmt.Sprintf("%d B–%d B (0 = 64 B)", minSize, maxSize), "%s out of range", n.Size)
-			}
-			if n.Rate < 0 || n.Rate > 10_000_000 {
-				c.add(p+"rate", "0–10000000 messages/s per thread (0 = 10000)", "%g out of range", n.Rate)
-			}
-		case "syscall":
-			if n.Syscall != "" {
-				c.oneOf(p+"syscall", n.Syscall, "getppid", "clock_gettime", "sched_yield")
-			}
+	case NoiseMessaging:
+		if n.Size > 1<<20 {
+			c.add(p+"size", "1 B–1MiB (0 = 100 B)", "%s out of range", n.Size)
+		}
+		c.intRange(p+"groups", n.Groups, 0, 64)
+		c.intRange(p+"fds", n.FDs, 0, 64)
+		c.intRange(p+"loops", n.Loops, 0, 1_000_000)
+	case NoiseFileWrite:
+		if n.Size > 1<<20 {
+			c.add(p+"size", "1 B–1MiB block (0 = 256 B)", "%s out of range", n.Size)
+		}
+		c.intRange(p+"blocks", n.Blocks, 0, 1_000_000)
+	case NoiseUDP:
+		if n.Size != 0 && (n.Size < minSize || n.Size > maxSize) {
+			c.add(p+"size", fmt.Sprintf("%d B–%d B (0 = 64 B)", minSize, maxSize), "%s out of range", n.Size)
+		}
+		if n.Rate < 0 || n.Rate > 10_000_000 {
+			c.add(p+"rate", "0–10000000 messages/s per thread (0 = 10000)", "%g out of range", n.Rate)
+		}
+	case NoiseSyscall:
+		if n.Syscall != 0 {
+			c.enum(p+"syscall", n.Syscall)
 		}
 	}
+}
 
-	for i, pr := range s.Probes {
-		p := fmt.Sprintf("probes[%d].", i)
-		c.unique(p+"name", pr.Name, "probe", seen)
-		c.oneOf(p+"kind", pr.Kind, "tap_send", "file_write", "messaging")
-		if pr.Kind != "tap_send" {
-			c.probeOther(p, pr)
-			continue
-		}
-		ep, ok := kinds[pr.Endpoint]
-		var tapNames []string
-		for _, e := range s.Endpoints {
-			if e.Kind == "tap" {
-				tapNames = append(tapNames, e.Name)
-			}
-		}
-		if !ok || ep.Kind != "tap" {
-			allowed := strings.Join(tapNames, ", ")
-			if allowed == "" {
-				allowed = "none: no tap endpoints defined"
-			}
-			c.add(p+"endpoint", allowed, "%q is not a tap endpoint", pr.Endpoint)
-		}
-		c.intRange(p+"packets", pr.Packets, 1, 10_000_000)
-		if len(pr.Size) == 0 {
-			c.add(p+"size", "one or more sizes", "no sizes")
-		}
-		for j, sz := range pr.Size {
-			hi := 65535
-			if ok && ep.Kind == "tap" && ep.MTU >= 68 {
-				hi = min(hi, ep.MTU+14)
-			}
-			if sz < 60 || int(sz) > hi {
-				c.add(fmt.Sprintf("%ssize[%d]", p, j), fmt.Sprintf("60 B–%d B (frame size; ≤ mtu + 14)", hi), "%d B out of range", uint64(sz))
-			}
-		}
-		c.threadSched(p, pr.CPU, pr.Policy, pr.Priority)
+// probe checks one probe; seen holds reader and probe names.
+func (c *checker) probe(p string, pr Probe, seen map[string]string) {
+	s := c.s
+	c.unique(p+"name", pr.Name, "probe", seen)
+	c.enum(p+"kind", pr.Kind)
+	if pr.Kind != ProbeTapSend {
+		c.probeOther(p, pr)
+		return
 	}
-
-	seen = map[string]string{}
-	for i, v := range s.Variants {
-		c.unique(fmt.Sprintf("variants[%d].name", i), v.Name, "variant", seen)
+	var ep Endpoint
+	var tapNames []string
+	for _, e := range s.Endpoints {
+		if e.Name == pr.Endpoint {
+			ep = e
+		}
+		if e.Kind == EndpointTap {
+			tapNames = append(tapNames, e.Name)
+		}
 	}
-
-	if s.Report.BucketWidth == 0 {
-		c.add("report.bucket_width", "> 0", "0 out of range")
+	ok := ep.Kind == EndpointTap
+	if !ok {
+		allowed := strings.Join(tapNames, ", ")
+		if allowed == "" {
+			allowed = "none: no tap endpoints defined"
+		}
+		c.add(p+"endpoint", allowed, "%q is not a tap endpoint", pr.Endpoint)
 	}
-	if s.Report.Overflow <= s.Report.BucketOrigin {
-		c.add("report.overflow", fmt.Sprintf("> bucket_origin (%d)", s.Report.BucketOrigin), "%d out of range", s.Report.Overflow)
+	c.intRange(p+"packets", pr.Packets, 1, 10_000_000)
+	if len(pr.Size) == 0 {
+		c.add(p+"size", "one or more sizes", "no sizes")
 	}
-	return c.errs
+	for j, sz := range pr.Size {
+		hi := 65535
+		if ok && ep.MTU >= 68 {
+			hi = min(hi, ep.MTU+14)
+		}
+		if sz < 60 || int(sz) > hi {
+			c.add(fmt.Sprintf("%ssize[%d]", p, j), fmt.Sprintf("60 B–%d B (frame size; ≤ mtu + 14)", hi), "%d B out of range", uint64(sz))
+		}
+	}
+	c.threadSched(p, pr.CPU, pr.Policy, pr.Priority)
 }
 
 // counterNames are the per-call hardware counters a reader may ask for,
@@ -427,7 +553,7 @@ func (c *checker) counters(p string, names []string) {
 func (c *checker) probeOther(p string, pr Probe) {
 	c.threadSched(p, pr.CPU, pr.Policy, pr.Priority)
 	switch pr.Kind {
-	case "file_write":
+	case ProbeFileWrite:
 		if pr.Block < 1 || pr.Block > 1<<20 {
 			c.add(p+"block", "1 B–1MiB", "%s out of range", pr.Block)
 		}
@@ -435,30 +561,28 @@ func (c *checker) probeOther(p string, pr Probe) {
 		if pr.Duration <= 0 {
 			c.add(p+"duration", "> 0", "%s out of range", pr.Duration)
 		}
-	case "messaging":
+	case ProbeMessaging:
 		c.intRange(p+"groups", pr.Groups, 1, 64)
 		c.intRange(p+"fds", pr.FDs, 1, 64)
 		c.intRange(p+"loops", pr.Loops, 1, 10_000_000)
 		if len(pr.Size) != 1 || pr.Size[0] < 1 || pr.Size[0] > 1<<20 {
 			c.add(p+"size", "one size, 1 B–1MiB (bytes per message)", "%v", pr.Size)
 		}
-		c.oneOf(p+"transport", pr.Transport, "socket", "pipe")
+		c.enum(p+"transport", pr.Transport)
 	}
 }
 
 // threadSched checks a thread's cpu (when set), policy and priority: 1–99
 // for fifo/rr, 0 for other. p is the path prefix ("readers[0].").
-func (c *checker) threadSched(p string, cpu *int, policy string, priority int) {
+func (c *checker) threadSched(p string, cpu *int, policy Policy, priority int) {
 	if cpu != nil {
 		c.cpu(p+"cpu", *cpu)
 	}
-	c.oneOf(p+"policy", policy, "fifo", "rr", "other")
-	switch policy {
-	case "fifo", "rr":
+	c.enum(p+"policy", policy)
+	switch {
+	case realTime(policy):
 		c.intRange(p+"priority", priority, 1, maxPriority)
-	case "other":
-		if priority != 0 {
-			c.add(p+"priority", "0 for policy other", "%d out of range", priority)
-		}
+	case policy == PolicyOther && priority != 0:
+		c.add(p+"priority", "0 for policy other", "%d out of range", priority)
 	}
 }

@@ -122,6 +122,25 @@ func TestValidate(t *testing.T) {
 		{"variant priority 120", baseDoc + "variants:\n  - name: hi\n    set: {readers[0].priority: 120}\n", "x.yaml:6:32: variants[0]: readers[0].priority: 120 out of range (allowed: 1–99)"},
 		{"variant breaks a field it does not set", baseDoc + "variants:\n  - name: lo\n    set: {endpoints[0].name: f}\n", "x.yaml:5:5: variants[0]: traffic[0].endpoint: unknown endpoint \"e\" (allowed: f)"},
 
+		// Names that become file and directory names.
+		{"scenario name escapes results/", "name: ../../escaped\n" + baseDoc, "x.yaml:1:7: name: scenario name \"../../escaped\" holds a path separator (allowed: at most 64 bytes of UTF-8 without '/', '\\', control characters, and not . or ..)"},
+		{"scenario name dot-dot", "name: ..\n" + baseDoc, "name: scenario name \"..\" is not a file name"},
+		{"scenario name dot", "name: .\n" + baseDoc, "name: scenario name \".\" is not a file name"},
+		{"scenario name backslash", "name: 'a\\b'\n" + baseDoc, "holds a path separator"},
+		{"scenario name control character", "name: \"a\\tb\"\n" + baseDoc, "name: scenario name \"a\\tb\" holds a control character"},
+		{"scenario name escape sequence", "name: \"run\\e[2J\"\n" + baseDoc, "holds a control character"},
+		{"scenario name too long", "name: " + strings.Repeat("n", 65) + "\n" + baseDoc, "name: scenario name \"" + strings.Repeat("n", 64) + "…\" is 65 bytes long"},
+		{"scenario name of 64 bytes", "name: " + strings.Repeat("n", 64) + "\n" + baseDoc, ""},
+		{"scenario name with spaces and unicode", "name: \"µs test – 1\"\n" + baseDoc, ""},
+		{"variant name with a slash", baseDoc + "variants: [{name: a/b}]\n", "variants[0].name: variant name \"a/b\" holds a path separator"},
+		{"reader name with a slash", baseEP + baseTr + "readers: [{name: ../r, endpoints: [e]}]\n", "readers[0].name: reader name \"../r\" holds a path separator"},
+		{"reader name newline", baseEP + baseTr + "readers: [{name: \"a\\nb\", endpoints: [e]}]\n", "readers[0].name: reader name \"a\\nb\" holds a control character"},
+		{"variant setting a bad name", baseDoc + "variants: [{name: v, set: {name: ../x}}]\n", "variants[0]: name: scenario name \"../x\" holds a path separator"},
+
+		// Repeat.
+		{"repeat zero", "repeat: 0\n" + baseDoc, "x.yaml:1:9: repeat: 0 out of range (allowed: 1–1000)"},
+		{"repeat negative", "repeat: -1\n" + baseDoc, "repeat: -1 out of range (allowed: 1–1000)"},
+
 		// Report.
 		{"bucket width zero", baseDoc + "report: {bucket_width: 0}\n", "report.bucket_width: 0 out of range (allowed: > 0)"},
 		{"overflow below origin", baseDoc + "report: {bucket_origin: 100, overflow: 100}\n", "report.overflow: 100 out of range (allowed: > bucket_origin (100))"},

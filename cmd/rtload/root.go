@@ -122,17 +122,7 @@ func newEnvCmd() *cobra.Command {
 // loadSpec reads FILE (a path on disk) or NAME (a built-in scenario),
 // applies --set overrides and validates for this machine.
 func loadSpec(arg string, sets []string) (*scenario.Spec, error) {
-	var spec *scenario.Spec
-	var err error
-	if _, statErr := os.Stat(arg); statErr == nil {
-		spec, err = scenario.LoadFile(arg)
-	} else {
-		data, rerr := configs.Read(arg)
-		if rerr != nil {
-			return nil, usageError{fmt.Errorf("%s: not a file, and %w", arg, rerr)}
-		}
-		spec, err = scenario.Load("built-in:"+strings.TrimSuffix(arg, ".yaml")+".yaml", data)
-	}
+	spec, err := readSpec(arg)
 	if err != nil {
 		return nil, err
 	}
@@ -143,6 +133,25 @@ func loadSpec(arg string, sets []string) (*scenario.Spec, error) {
 		return nil, err
 	}
 	return spec, nil
+}
+
+// readSpec loads arg as a file when a path of that name exists and is not
+// a directory (scenario.LoadFile then refuses anything but a regular
+// file), else as a built-in scenario. A directory is never a scenario, so
+// one named like a built-in (./laight-450/) does not shadow it.
+func readSpec(arg string) (*scenario.Spec, error) {
+	fi, statErr := os.Stat(arg)
+	if statErr == nil && !fi.IsDir() {
+		return scenario.LoadFile(arg)
+	}
+	data, err := configs.Read(arg)
+	switch {
+	case err != nil && statErr == nil:
+		return nil, usageError{fmt.Errorf("%s: a directory, not a scenario file, and %w", arg, err)}
+	case err != nil:
+		return nil, usageError{fmt.Errorf("%s: not a file, and %w", arg, err)}
+	}
+	return scenario.Load("built-in:"+strings.TrimSuffix(arg, ".yaml")+".yaml", data)
 }
 
 // usageArgs marks argument-count errors as usage errors (exit 2).

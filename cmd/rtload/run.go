@@ -20,6 +20,7 @@ import (
 	"github.com/rtload/rtload/exporter"
 	"github.com/rtload/rtload/net/netns"
 	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/scenario"
 	"github.com/rtload/rtload/sysinfo"
 )
 
@@ -85,7 +86,10 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 	if f.interval != "" {
 		sets = append([]string{"interval=" + f.interval}, sets...)
 	}
-	if f.repeat > 0 {
+	if cmd.Flags().Changed("repeat") {
+		if f.repeat < 1 || f.repeat > scenario.MaxRounds {
+			return usageError{fmt.Errorf("--repeat %d out of range (allowed: 1–%d)", f.repeat, scenario.MaxRounds)}
+		}
 		sets = append([]string{fmt.Sprintf("rounds=%d", f.repeat), fmt.Sprintf("repeat=%d", f.repeat)}, sets...)
 	}
 	spec, err := loadSpec(name, sets)

@@ -1,0 +1,240 @@
+package scenario
+
+import (
+	"cmp"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// This file is the one home of the scenario's defaults: the value each
+// field takes when the scenario leaves it out. Load fills them; Apply
+// (--set) and every variant re-derive the ones that depend on another
+// field (a reader's priority follows its policy, interval and log_chunk
+// follow duration, a noise's or probe's parameters follow its kind), so
+// `--duration forever` after Load gets the soak defaults too. Validate only
+// reads them.
+const (
+	defaultDuration    = Duration(10 * time.Second)
+	defaultPeriod      = Duration(10 * time.Millisecond)
+	defaultPriority    = 80 // readers at fifo/rr
+	defaultBatch       = 8
+	defaultSize        = Size(64) // traffic payload
+	defaultAddress     = "127.0.0.1"
+	defaultMTU         = 1500
+	defaultBucketWidth = 128
+	defaultOrigin      = 64
+	defaultOverflow    = 8256
+
+	// A soak run (duration 0): interval records and a rotating wakeup log.
+	defaultSoakInterval = Duration(10 * time.Second)
+	defaultSoakLogChunk = Size(16 << 20)
+
+	// Noise kind parameters (the noise package reads 0 as the same values).
+	defaultNoiseMemory  = Size(64 << 20)
+	defaultNoiseMessage = Size(100)
+	defaultNoiseBlock   = Size(256)
+	defaultNoisePayload = Size(64)
+	defaultNoiseRate    = 10000.0
+	defaultNoiseBlocks  = 2000
+	defaultNoiseGroups  = 1
+	defaultNoiseFDs     = 4
+	defaultNoiseLoops   = 100
+
+	// Probe kind parameters: seed 004 (tap_send), seed 002's fstime
+	// (file_write), seed 001's hackbench (messaging).
+	defaultProbePackets  = 10000
+	defaultProbeFrame    = Size(64)
+	defaultProbeBlock    = Size(256)
+	defaultProbeBlocks   = 2000
+	defaultProbeDuration = Duration(10 * time.Second)
+	defaultProbeGroups   = 10
+	defaultProbeFDs      = 20
+	defaultProbeLoops    = 100
+	defaultProbeMessage  = Size(100)
+)
+
+// WorkerThreads is the number of threads doing n's work: Threads, or for
+// messaging 2 × groups × fds (a sender and a receiver per fd in each group;
+// the one thread that runs their rounds comes on top). It is the count the
+// report shows and the engine budgets for.
+func (n Noise) WorkerThreads() int {
+	if n.Kind == NoiseMessaging {
+		return 2 * cmp.Or(n.Groups, defaultNoiseGroups) * cmp.Or(n.FDs, defaultNoiseFDs)
+	}
+	return n.Threads
+}
+
+// realTime reports whether p is fifo or rr.
+func realTime(p Policy) bool { return p == PolicyFIFO || p == PolicyRR }
+
+// fill reports whether the field at path is Load's to fill: not given (by
+// the source, Apply or a variant), or given as its zero value when zero
+// counts as left out (empty names and enums, the kinds' 0 = default). A
+// true result records path as defaulted, so rederive can recompute it.
+func (s *Spec) fill(path string, zeroIsLeftOut bool) bool {
+	if s.has(path) && !zeroIsLeftOut {
+		return false
+	}
+	if s.defaulted == nil {
+		s.defaulted = map[string]bool{}
+	}
+	s.defaulted[path] = true
+	return true
+}
+
+// dflt sets *v to def when path is left out (not given).
+func dflt[T any](s *Spec, path string, v *T, def T) {
+	if s.fill(path, false) {
+		*v = def
+	}
+}
+
+// dfltZero sets *v to def when path is left out or given as zero (an
+// empty name or enum, a kind parameter's 0).
+func dfltZero[T comparable](s *Spec, path string, v *T, def T) {
+	var zero T
+	if s.fill(path, *v == zero) {
+		*v = def
+	}
+}
+
+// rederive resets every defaulted field to zero and fills the defaults
+// again from the fields now given: Apply and variants call it after their
+// overrides.
+func (s *Spec) rederive() {
+	for path := range s.defaulted {
+		if v, _, err := s.field(path); err == nil {
+			v.SetZero()
+		}
+	}
+	clear(s.defaulted)
+	s.fillDefaults()
+}
+
+// fillDefaults sets every default for the fields the scenario left out.
+func (s *Spec) fillDefaults() {
+	if s.fill("name", s.Name == "") && s.File != "" {
+		base := filepath.Base(s.File)
+		s.Name = strings.TrimSuffix(base, filepath.Ext(base))
+	}
+	dflt(s, "duration", &s.Duration, defaultDuration)
+	dfltZero(s, "clock", &s.Clock, ClockAuto)
+	if s.Duration == 0 {
+		dflt(s, "interval", &s.Interval, defaultSoakInterval)
+		dflt(s, "log_chunk", &s.LogChunk, defaultSoakLogChunk)
+	}
+	if s.fill("rounds", false) {
+		s.Rounds = 1
+		if s.has("repeat") {
+			s.Rounds = s.Repeat
+		}
+	}
+	s.fillEndpoints()
+	for i := range s.Traffic {
+		t, p := &s.Traffic[i], fmt.Sprintf("traffic[%d].", i)
+		dflt(s, p+"size", &t.Size, defaultSize)
+		dfltZero(s, p+"spread", &t.Spread, SpreadEven)
+	}
+	s.fillReaders()
+	for i := range s.Noise {
+		s.fillNoise(i)
+	}
+	for i := range s.Probes {
+		s.fillProbe(i)
+	}
+	dflt(s, "report.bucket_width", &s.Report.BucketWidth, defaultBucketWidth)
+	dflt(s, "report.bucket_origin", &s.Report.BucketOrigin, defaultOrigin)
+	dflt(s, "report.overflow", &s.Report.Overflow, defaultOverflow)
+}
+
+// fillEndpoints fills the endpoints and the namespace they decide.
+func (s *Spec) fillEndpoints() {
+	taps := false
+	for i := range s.Endpoints {
+		e, p := &s.Endpoints[i], fmt.Sprintf("endpoints[%d].", i)
+		dfltZero(s, p+"name", &e.Name, fmt.Sprintf("ep%d", i))
+		dfltZero(s, p+"kind", &e.Kind, EndpointUDP)
+		if e.Kind == EndpointUDP {
+			dfltZero(s, p+"address", &e.Address, defaultAddress)
+		}
+		if e.Kind != EndpointTap {
+			continue
+		}
+		taps = true
+		dflt(s, p+"devices", &e.Devices, 1)
+		dflt(s, p+"mtu", &e.MTU, defaultMTU)
+		dflt(s, p+"queues", &e.Queues, 1)
+	}
+	if s.fill("network.namespace", s.Network.Namespace == 0) {
+		s.Network.Namespace = NamespaceHost
+		if taps {
+			s.Network.Namespace = NamespacePrivate
+		}
+	}
+}
+
+// fillReaders fills the readers; a priority follows its policy.
+func (s *Spec) fillReaders() {
+	for i := range s.Readers {
+		r, p := &s.Readers[i], fmt.Sprintf("readers[%d].", i)
+		dfltZero(s, p+"name", &r.Name, fmt.Sprintf("reader%d", i))
+		dfltZero(s, p+"policy", &r.Policy, PolicyFIFO)
+		if s.fill(p+"priority", false) && realTime(r.Policy) {
+			r.Priority = defaultPriority
+		}
+		dflt(s, p+"period", &r.Period, defaultPeriod)
+		dfltZero(s, p+"method", &r.Method, MethodRecvFrom)
+		dflt(s, p+"batch", &r.Batch, defaultBatch)
+		dfltZero(s, p+"overrun", &r.Overrun, OverrunSkip)
+	}
+}
+
+// fillNoise fills noise entry i; its parameters follow its kind, and 0
+// stands for the kind's default.
+func (s *Spec) fillNoise(i int) {
+	n, p := &s.Noise[i], fmt.Sprintf("noise[%d].", i)
+	dfltZero(s, p+"kind", &n.Kind, NoiseSpin)
+	dfltZero(s, p+"policy", &n.Policy, PolicyOther)
+	size := map[NoiseKind]Size{NoiseMemory: defaultNoiseMemory, NoiseMessaging: defaultNoiseMessage,
+		NoiseFileWrite: defaultNoiseBlock, NoiseUDP: defaultNoisePayload}[n.Kind]
+	if size != 0 {
+		dfltZero(s, p+"size", &n.Size, size)
+	}
+	switch n.Kind {
+	case NoiseUDP:
+		dfltZero(s, p+"rate", &n.Rate, defaultNoiseRate)
+	case NoiseSyscall:
+		dfltZero(s, p+"syscall", &n.Syscall, SyscallGetppid)
+	case NoiseFileWrite:
+		dfltZero(s, p+"blocks", &n.Blocks, defaultNoiseBlocks)
+	case NoiseMessaging:
+		dfltZero(s, p+"groups", &n.Groups, defaultNoiseGroups)
+		dfltZero(s, p+"fds", &n.FDs, defaultNoiseFDs)
+		dfltZero(s, p+"loops", &n.Loops, defaultNoiseLoops)
+	}
+}
+
+// fillProbe fills probe i; its parameters follow its kind.
+func (s *Spec) fillProbe(i int) {
+	pr, p := &s.Probes[i], fmt.Sprintf("probes[%d].", i)
+	dfltZero(s, p+"name", &pr.Name, fmt.Sprintf("probe%d", i))
+	dfltZero(s, p+"kind", &pr.Kind, ProbeTapSend)
+	dfltZero(s, p+"policy", &pr.Policy, PolicyOther)
+	switch pr.Kind {
+	case ProbeTapSend:
+		dflt(s, p+"packets", &pr.Packets, defaultProbePackets)
+		dflt(s, p+"size", &pr.Size, []Size{defaultProbeFrame})
+	case ProbeFileWrite:
+		dflt(s, p+"block", &pr.Block, defaultProbeBlock)
+		dflt(s, p+"blocks", &pr.Blocks, defaultProbeBlocks)
+		dflt(s, p+"duration", &pr.Duration, defaultProbeDuration)
+	case ProbeMessaging:
+		dflt(s, p+"groups", &pr.Groups, defaultProbeGroups)
+		dflt(s, p+"fds", &pr.FDs, defaultProbeFDs)
+		dflt(s, p+"loops", &pr.Loops, defaultProbeLoops)
+		dflt(s, p+"size", &pr.Size, []Size{defaultProbeMessage})
+		dfltZero(s, p+"transport", &pr.Transport, TransportSocket)
+	}
+}
