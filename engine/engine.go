@@ -209,7 +209,7 @@ type reader struct {
 	// trial's merged histograms (the writer's alone while the trial runs).
 	intervalNs int64
 	handoff    *probe.Handoff
-	total      *probe.Recorders
+	total      *record.Set
 	// perf_event_open counters on the reader thread (nil when none
 	// opened; countersSkipped says why for each event not counted), read
 	// by the writer; lastCtr is their value at the last interval.
@@ -256,19 +256,9 @@ func (r *reader) readCounters() []report.Counter {
 	return out
 }
 
-// newRecorders makes one set of a reader's histograms in the scenario's layout.
-func newRecorders(rep scenario.Report) *probe.Recorders {
-	return &probe.Recorders{
-		All:    record.NewLinear(rep.BucketWidth, rep.BucketOrigin, rep.Overflow),
-		Data:   record.NewLinear(rep.BucketWidth, rep.BucketOrigin, rep.Overflow),
-		EAGAIN: record.NewLinear(rep.BucketWidth, rep.BucketOrigin, rep.Overflow),
-		Warm:   record.NewLinear(rep.BucketWidth, rep.BucketOrigin, rep.Overflow),
-		Cold:   record.NewLinear(rep.BucketWidth, rep.BucketOrigin, rep.Overflow),
-		First:  record.NewLinear(rep.BucketWidth, rep.BucketOrigin, rep.Overflow),
-		Rest:   record.NewLinear(rep.BucketWidth, rep.BucketOrigin, rep.Overflow),
-		AllHDR: record.NewHDR(1 << 40), Delay: record.NewHDR(int64(10 * time.Second)),
-		Latency: record.NewHDR(int64(10 * time.Second)), DrainTime: record.NewHDR(int64(10 * time.Second)),
-	}
+// bucketLayout is the scenario's per-call bucket layout.
+func bucketLayout(rep scenario.Report) record.Layout {
+	return record.Layout{Width: rep.BucketWidth, Origin: rep.BucketOrigin, Overflow: rep.Overflow}
 }
 
 // sender is one traffic entry's paced sender.
@@ -447,15 +437,13 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 		if err != nil {
 			return res, nil, fmt.Errorf("reader %s: %w", rs.Name, err)
 		}
-		cur := newRecorders(rep)
-		d := probe.NewDrain(probe.DrainConfig{FDs: fds, Receiver: rx, Clock: clock,
-			All: cur.All, Data: cur.Data, EAGAIN: cur.EAGAIN, AllHDR: cur.AllHDR, Delay: cur.Delay,
-			Warm: cur.Warm, Cold: cur.Cold, First: cur.First, Rest: cur.Rest})
-		r := &reader{spec: rs, drain: d, groups: gs, total: newRecorders(rep), intervalNs: int64(sp.Interval),
+		cur := probe.NewRecorders(bucketLayout(rep))
+		d := probe.NewDrain(probe.DrainConfig{FDs: fds, Receiver: rx, Clock: clock, Set: cur.Set})
+		r := &reader{spec: rs, drain: d, groups: gs, total: record.NewSet(bucketLayout(rep)), intervalNs: int64(sp.Interval),
 			loop: &probe.Loop{Probe: d, Drain: d, Rec: cur, Interval: int64(sp.Interval),
 				Wakeups: record.NewRing[record.Wakeup](1 << 14), Threshold: int64(rs.Threshold)}}
 		if sp.Interval > 0 {
-			r.handoff = probe.NewHandoff(newRecorders(rep))
+			r.handoff = probe.NewHandoff(probe.NewRecorders(bucketLayout(rep)))
 			r.loop.Handoff = r.handoff
 		}
 		if rs.BreakTrace {

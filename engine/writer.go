@@ -53,12 +53,12 @@ func (w *trialWriter) export(r *reader, set *probe.Recorders, iv report.Interval
 	x := exporter.Interval{Scenario: w.scenario, Variant: w.variant, Round: w.round, Reader: r.spec.Name,
 		Wakeups: iv.Wakeups, Overruns: iv.Overruns, DataCalls: iv.Data, EAGAINCalls: iv.EAGAIN,
 		Received: iv.Messages, Sent: iv.Sent, Lost: iv.Lost, IntervalMaxWakeupNs: iv.WakeupLatency.MaxNs,
-		CallCostBucketWidthTicks: r.total.All.Snapshot("").Width}
-	set.Latency.Buckets(func(lo, width, count uint64) {
+		CallCostBucketWidthTicks: r.total.Snapshot(record.CallAll, "").Width}
+	set.Set.HDR(record.WakeupLatency).Buckets(func(lo, width, count uint64) {
 		x.WakeupLatencyNs = append(x.WakeupLatencyNs, exporter.BucketCount{UpperBound: float64(lo + width - 1), Count: count})
 	})
 	x.WakeupLatencySumNs = iv.WakeupLatency.MeanNs * float64(iv.WakeupLatency.Count)
-	snap := set.All.Snapshot("")
+	snap := set.Set.Snapshot(record.CallAll, "")
 	for i, c := range snap.Counts {
 		if c > 0 {
 			x.CallCostTicks = append(x.CallCostTicks, exporter.BucketCount{UpperBound: float64(snap.Lower(i) + snap.Width - 1), Count: c})
@@ -109,7 +109,7 @@ func (w *trialWriter) poll() {
 		if r.handoff != nil {
 			if set := r.handoff.Take(); set != nil {
 				w.interval(r, set)
-				set.Reset()
+				set.Set.Reset()
 				r.handoff.Give(set)
 				any = true
 			}
@@ -134,19 +134,11 @@ func (w *trialWriter) checkpoint() report.Trial {
 	}
 	for _, r := range w.readers {
 		c := r.lastCounts
-		tot := r.total
 		rr := report.Reader{Name: r.spec.Name, Method: r.spec.Method, Sockets: len(r.drain.FDs()), Endpoint: strings.Join(r.spec.Endpoints, ","),
 			Applied: appliedReport(r.applied), Calls: c.Calls, Data: c.Data, EAGAIN: c.EAGAIN, Errors: c.Errors,
 			Messages: c.Messages, Bytes: c.Bytes, Lost: c.Lost, Reordered: c.Reordered, Duplicates: c.Duplicates,
-			Wakeups: r.lastTicks, Overruns: r.lastOverruns, Intervals: r.intervals,
-			// No HDR encodings in checkpoints: they must stay cheap.
-			WakeupLatency: report.LatencyOf(tot.Latency),
-			PerCallTicks:  report.LatencyOf(tot.AllHDR),
-			Drain:         report.LatencyOf(tot.DrainTime),
-			OneWayDelay:   report.LatencyOf(tot.Delay),
-			PerCall: report.PerCall{Unit: "ticks", All: tot.All.Snapshot("ticks"), Data: tot.Data.Snapshot("ticks"),
-				EAGAIN: tot.EAGAIN.Snapshot("ticks")},
-			PerCallClass: perCallClass(tot, "ticks"), Counters: r.readCounters(), CountersSkipped: r.countersSkipped}
+			Wakeups: r.lastTicks, Overruns: r.lastOverruns, Intervals: r.intervals, Counters: r.readCounters(), CountersSkipped: r.countersSkipped}
+		setHistograms(&rr, r.total, "ticks", report.LatencyOf) // no HDR encodings in checkpoints: they must stay cheap
 		if r.log != nil {
 			st := r.log.Stats()
 			t.WakeupLog = append(t.WakeupLog, st.Files...)
@@ -238,7 +230,7 @@ func (w *trialWriter) noiseStates() []report.NoiseInterval {
 
 // interval merges set into r's totals and, in interval mode, writes its record.
 func (w *trialWriter) interval(r *reader, set *probe.Recorders) {
-	r.total.Merge(set)
+	r.total.Merge(set.Set)
 	if r.intervalNs == 0 {
 		r.lastCounts = set.Counts
 		return
@@ -253,9 +245,9 @@ func (w *trialWriter) interval(r *reader, set *probe.Recorders) {
 		Wakeups: set.Ticks - r.lastTicks, Overruns: set.Overruns - r.lastOverruns,
 		Calls: c.Calls - prev.Calls, Data: c.Data - prev.Data, EAGAIN: c.EAGAIN - prev.EAGAIN,
 		Messages: c.Messages - prev.Messages, Lost: c.Lost - min(prev.Lost, c.Lost),
-		PerCallTicks:  report.LatencyOf(set.AllHDR),
-		WakeupLatency: report.LatencyOf(set.Latency),
-		Drain:         report.LatencyOf(set.DrainTime),
+		PerCallTicks:  report.LatencyOf(set.Set.HDR(record.CallAll)),
+		WakeupLatency: report.LatencyOf(set.Set.HDR(record.WakeupLatency)),
+		Drain:         report.LatencyOf(set.Set.HDR(record.DrainTime)),
 		LateHandoffs:  r.handoff.Late.Load(),
 		RSSBytes:      rss(), FDs: openFDs(), Goroutines: runtime.NumGoroutine(), GCCycles: gcCycles(),
 	}

@@ -34,15 +34,15 @@ type Loop struct {
 	HardStop int64
 	// Wakeups is the per-wakeup log ring (measured ticks only).
 	Wakeups *record.Ring[record.Wakeup]
-	// Latency (wakeup latency, ns) and DrainTime (ns) of measured ticks.
-	Latency, DrainTime *record.HDR
 	// Interval (ns) > 0 hands the current Recorders to Handoff every
-	// Interval of measured ticks (soak runs); Rec is the set in use, which
-	// Run installs into the Loop and its Drain. With Interval 0 Rec is
-	// simply recorded into for the whole run.
+	// Interval of measured ticks (soak runs). Rec is the Recorders in use
+	// and must be set: Run installs its Set into the Loop and its Drain, and
+	// measured ticks record record.WakeupLatency and record.DrainTime (ns)
+	// into it. With Interval 0 Rec is recorded into for the whole run.
 	Interval int64
 	Handoff  *Handoff
 	Rec      *Recorders
+	set      *record.Set // Rec.Set, the one pointer the hot loop follows
 	// Threshold (ns) > 0 marks wakeups later than it as spikes (counted in
 	// Spikes; the writer logs them from the wakeup records). With
 	// BreakTrace, the first spike writes Marker to the ftrace trace_marker
@@ -75,26 +75,22 @@ type Loop struct {
 	lastVol, lastInvol uint64
 }
 
-// install makes r the set recorded into by the loop and its drain.
+// install makes r's Set the one recorded into by the loop and its drain.
 //
 //go:nosplit
 func (l *Loop) install(r *Recorders) {
-	l.Rec = r
-	l.Latency, l.DrainTime = r.Latency, r.DrainTime
+	l.Rec, l.set = r, r.Set
 	if l.Drain != nil {
-		l.Drain.All, l.Drain.Data, l.Drain.EAGAIN = r.All, r.Data, r.EAGAIN
-		l.Drain.AllHDR, l.Drain.Delay = r.AllHDR, r.Delay
-		l.Drain.Warm, l.Drain.Cold, l.Drain.First, l.Drain.Rest = r.Warm, r.Cold, r.First, r.Rest
+		l.Drain.set = r.Set
 	}
 }
 
-// Run loops until Stop or HardStop. Call it on the real-time thread.
+// Run loops until Stop or HardStop. Call it on the real-time thread, with
+// Rec set.
 //
 //go:nosplit
 func (l *Loop) Run() {
-	if l.Rec != nil {
-		l.install(l.Rec)
-	}
+	l.install(l.Rec)
 	nextHandoff := l.MeasureFrom + l.Interval
 	l.lastVol, l.lastInvol, _ = threadSwitches(&l.ru)
 	for {
@@ -127,8 +123,8 @@ func (l *Loop) Run() {
 				l.Overruns++
 				l.MissedTicks += missed
 			}
-			l.Latency.RecordSigned(lat)
-			l.DrainTime.RecordSigned(t1 - t0)
+			l.set.RecordSigned(record.WakeupLatency, lat)
+			l.set.RecordSigned(record.DrainTime, t1-t0)
 			tk := l.Probe.LastTick()
 			l.Wakeups.Put(record.Wakeup{Tick: k, DeadlineNs: deadline, LatencyNs: lat, DrainNs: t1 - t0,
 				Messages: tk.Messages, Calls: tk.Calls, EAGAIN: tk.EAGAIN, Missed: uint32(missed),

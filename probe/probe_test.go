@@ -33,14 +33,15 @@ func clock(t testing.TB) *rt.Clock {
 // newDrain builds a Drain with the seed's histogram layout.
 func newDrain(t testing.TB, fds []int, rx udp.Receiver) *probe.Drain {
 	t.Helper()
-	return probe.NewDrain(probe.DrainConfig{
-		FDs: fds, Receiver: rx, Clock: clock(t),
-		All: record.NewLinear(128, 64, 8256), Data: record.NewLinear(128, 64, 8256), EAGAIN: record.NewLinear(128, 64, 8256),
-		AllHDR: record.NewHDR(1 << 30), Delay: record.NewHDR(int64(10 * time.Second)),
-		Warm: record.NewLinear(128, 64, 8256), Cold: record.NewLinear(128, 64, 8256),
-		First: record.NewLinear(128, 64, 8256), Rest: record.NewLinear(128, 64, 8256),
-	})
+	return probe.NewDrain(probe.DrainConfig{FDs: fds, Receiver: rx, Clock: clock(t), Set: record.NewSet(seedLayout)})
 }
+
+// seedLayout is seed 000's per-call bucket layout (128-tick buckets from 64,
+// overflow at 8256).
+var seedLayout = record.Layout{Width: 128, Origin: 64, Overflow: 8256}
+
+// lin returns d's linear recorder of class c.
+func lin(d *probe.Drain, c record.Class) *record.Linear { return d.Set().Linear(c) }
 
 func openGroup(t testing.TB, count int) (*udp.Group, *udp.Sender) {
 	t.Helper()
@@ -109,15 +110,15 @@ func TestDrainStep450(t *testing.T) {
 	if c.Calls != 2*seedCount || c.Data != seedCount || c.EAGAIN != seedCount {
 		t.Errorf("Calls %d Data %d EAGAIN %d; want %d, %d, %d", c.Calls, c.Data, c.EAGAIN, 2*seedCount, seedCount, seedCount)
 	}
-	all, data, eagain := d.All.Total(), d.Data.Total(), d.EAGAIN.Total()
+	all, data, eagain := lin(d, record.CallAll).Total(), lin(d, record.CallData).Total(), lin(d, record.CallEAGAIN).Total()
 	if all != c.Calls || data+eagain != all || data != c.Data || eagain != c.EAGAIN {
 		t.Errorf("histogram totals All %d Data %d EAGAIN %d; Counts Calls %d Data %d EAGAIN %d",
 			all, data, eagain, c.Calls, c.Data, c.EAGAIN)
 	}
-	if n := d.AllHDR.Histogram().TotalCount(); uint64(n) != all {
+	if n := d.Set().HDR(record.CallAll).Histogram().TotalCount(); uint64(n) != all {
 		t.Errorf("AllHDR count %d, All %d", n, all)
 	}
-	if n := d.Delay.Histogram().TotalCount(); n != seedCount {
+	if n := d.Set().HDR(record.OneWayDelay).Histogram().TotalCount(); n != seedCount {
 		t.Errorf("Delay count %d, want %d", n, seedCount)
 	}
 	for i := range g.FDs() {
@@ -132,8 +133,8 @@ func TestDrainStep450(t *testing.T) {
 	if tk := d.LastTick(); tk != (probe.Tick{Calls: seedCount, EAGAIN: seedCount}) {
 		t.Errorf("empty Step: LastTick = %+v", tk)
 	}
-	if d.All.Total() != all || d.Counts().Calls != c.Calls {
-		t.Errorf("unmeasured Step recorded: All %d → %d, Calls %d → %d", all, d.All.Total(), c.Calls, d.Counts().Calls)
+	if lin(d, record.CallAll).Total() != all || d.Counts().Calls != c.Calls {
+		t.Errorf("unmeasured Step recorded: All %d → %d, Calls %d → %d", all, lin(d, record.CallAll).Total(), c.Calls, d.Counts().Calls)
 	}
 }
 
@@ -198,8 +199,8 @@ func TestDrainSequence(t *testing.T) {
 			if c.Messages != uint64(len(tc.seqs)) || d.Expected(0) != tc.expect {
 				t.Errorf("Messages %d, Expected %d; want %d, %d", c.Messages, d.Expected(0), len(tc.seqs), tc.expect)
 			}
-			if d.Delay.Histogram().TotalCount() != int64(len(tc.seqs))-int64(tc.short) {
-				t.Errorf("Delay count %d", d.Delay.Histogram().TotalCount())
+			if d.Set().HDR(record.OneWayDelay).Histogram().TotalCount() != int64(len(tc.seqs))-int64(tc.short) {
+				t.Errorf("Delay count %d", d.Set().HDR(record.OneWayDelay).Histogram().TotalCount())
 			}
 		})
 	}
@@ -214,8 +215,8 @@ func TestDrainErrno(t *testing.T) {
 	if c.Errors != 1 || c.LastErrno != unix.EBADF || c.EAGAIN != 0 || c.Calls != 1 {
 		t.Errorf("Counts = %+v; want 1 call, 1 error EBADF", c)
 	}
-	if d.All.Total() != 1 || d.EAGAIN.Total() != 0 || d.Data.Total() != 0 {
-		t.Errorf("All %d EAGAIN %d Data %d; want 1 0 0", d.All.Total(), d.EAGAIN.Total(), d.Data.Total())
+	if lin(d, record.CallAll).Total() != 1 || lin(d, record.CallEAGAIN).Total() != 0 || lin(d, record.CallData).Total() != 0 {
+		t.Errorf("All %d EAGAIN %d Data %d; want 1 0 0", lin(d, record.CallAll).Total(), lin(d, record.CallEAGAIN).Total(), lin(d, record.CallData).Total())
 	}
 }
 
@@ -235,11 +236,11 @@ func TestDrainStepAllocsEmpty(t *testing.T) {
 				t.Errorf("Counts = %+v; want %d EAGAIN calls", c, 101*seedCount)
 			}
 			// Every call is a cold EAGAIN; the first 3 of each Step are First.
-			if d.Cold.Total() != 101*seedCount || d.Warm.Total() != 0 {
-				t.Errorf("Cold %d Warm %d; want %d 0", d.Cold.Total(), d.Warm.Total(), 101*seedCount)
+			if lin(d, record.CallCold).Total() != 101*seedCount || lin(d, record.CallWarm).Total() != 0 {
+				t.Errorf("Cold %d Warm %d; want %d 0", lin(d, record.CallCold).Total(), lin(d, record.CallWarm).Total(), 101*seedCount)
 			}
-			if d.First.Total() != 101*probe.FirstCalls || d.First.Total()+d.Rest.Total() != d.All.Total() {
-				t.Errorf("First %d Rest %d All %d; want First %d, First+Rest = All", d.First.Total(), d.Rest.Total(), d.All.Total(), 101*probe.FirstCalls)
+			if lin(d, record.CallFirst).Total() != 101*probe.FirstCalls || lin(d, record.CallFirst).Total()+lin(d, record.CallRest).Total() != lin(d, record.CallAll).Total() {
+				t.Errorf("First %d Rest %d All %d; want First %d, First+Rest = All", lin(d, record.CallFirst).Total(), lin(d, record.CallRest).Total(), lin(d, record.CallAll).Total(), 101*probe.FirstCalls)
 			}
 		})
 	}
@@ -331,19 +332,19 @@ func TestDrainStepAllocsData(t *testing.T) {
 	if c = d.Counts(); c.Messages != uint64(sent) || c.Lost != 0 || c.Reordered != 0 {
 		t.Errorf("Counts = %+v; want %d messages, none lost or reordered", c, sent)
 	}
-	if c.Data != uint64(sent) || d.Data.Total() != uint64(sent) {
-		t.Errorf("Data calls %d, Data histogram %d; want %d", c.Data, d.Data.Total(), sent)
+	if c.Data != uint64(sent) || lin(d, record.CallData).Total() != uint64(sent) {
+		t.Errorf("Data calls %d, Data histogram %d; want %d", c.Data, lin(d, record.CallData).Total(), sent)
 	}
 	// One message per socket per Step: data then a warm EAGAIN on each
 	// socket; the classes partition All, and so do the positions.
-	if d.Warm.Total()+d.Cold.Total() != c.EAGAIN || d.Data.Total()+d.Warm.Total()+d.Cold.Total() != d.All.Total() {
-		t.Errorf("Data %d + Warm %d + Cold %d != All %d (EAGAIN %d)", d.Data.Total(), d.Warm.Total(), d.Cold.Total(), d.All.Total(), c.EAGAIN)
+	if lin(d, record.CallWarm).Total()+lin(d, record.CallCold).Total() != c.EAGAIN || lin(d, record.CallData).Total()+lin(d, record.CallWarm).Total()+lin(d, record.CallCold).Total() != lin(d, record.CallAll).Total() {
+		t.Errorf("Data %d + Warm %d + Cold %d != All %d (EAGAIN %d)", lin(d, record.CallData).Total(), lin(d, record.CallWarm).Total(), lin(d, record.CallCold).Total(), lin(d, record.CallAll).Total(), c.EAGAIN)
 	}
-	if d.Warm.Total() < uint64(sent)-seedCount {
-		t.Errorf("Warm %d; want about %d (one per message)", d.Warm.Total(), sent)
+	if lin(d, record.CallWarm).Total() < uint64(sent)-seedCount {
+		t.Errorf("Warm %d; want about %d (one per message)", lin(d, record.CallWarm).Total(), sent)
 	}
-	if d.First.Total()+d.Rest.Total() != d.All.Total() || d.First.Total() != 102*probe.FirstCalls {
-		t.Errorf("First %d + Rest %d vs All %d; want First %d", d.First.Total(), d.Rest.Total(), d.All.Total(), 102*probe.FirstCalls)
+	if lin(d, record.CallFirst).Total()+lin(d, record.CallRest).Total() != lin(d, record.CallAll).Total() || lin(d, record.CallFirst).Total() != 102*probe.FirstCalls {
+		t.Errorf("First %d + Rest %d vs All %d; want First %d", lin(d, record.CallFirst).Total(), lin(d, record.CallRest).Total(), lin(d, record.CallAll).Total(), 102*probe.FirstCalls)
 	}
 }
 
@@ -360,9 +361,7 @@ func TestLoop(t *testing.T) {
 	l := &probe.Loop{
 		Ticker: tk, Probe: d, Drain: d,
 		MeasureFrom: tk.Deadline(5), MeasureUntil: tk.Deadline(25), HardStop: tk.Deadline(29),
-		Wakeups:   record.NewRing[record.Wakeup](64),
-		Latency:   record.NewHDR(int64(time.Second)),
-		DrainTime: record.NewHDR(int64(time.Second)),
+		Wakeups: record.NewRing[record.Wakeup](64), Rec: &probe.Recorders{Set: d.Set()},
 	}
 	done := make(chan struct{})
 	go func() { defer close(done); l.Run() }()
@@ -383,10 +382,10 @@ func TestLoop(t *testing.T) {
 	if uint64(len(wakeups)) != l.MeasuredTicks || l.Wakeups.Dropped() != 0 {
 		t.Errorf("%d wakeups logged (%d dropped), want %d", len(wakeups), l.Wakeups.Dropped(), l.MeasuredTicks)
 	}
-	if n := l.Latency.Histogram().TotalCount(); uint64(n) != l.MeasuredTicks {
+	if n := l.Rec.Set.HDR(record.WakeupLatency).Histogram().TotalCount(); uint64(n) != l.MeasuredTicks {
 		t.Errorf("Latency count %d, MeasuredTicks %d", n, l.MeasuredTicks)
 	}
-	if n := l.DrainTime.Histogram().TotalCount(); uint64(n) != l.MeasuredTicks {
+	if n := l.Rec.Set.HDR(record.DrainTime).Histogram().TotalCount(); uint64(n) != l.MeasuredTicks {
 		t.Errorf("DrainTime count %d, MeasuredTicks %d", n, l.MeasuredTicks)
 	}
 	for i, w := range wakeups {
@@ -405,8 +404,8 @@ func TestLoop(t *testing.T) {
 		t.Errorf("%d voluntary switches over %d sleeping wakeups; want about one each", vol, l.MeasuredTicks)
 	}
 	// Measure followed the phase: only measured ticks reached the histograms.
-	if c := d.Counts(); c.Calls != 3*l.MeasuredTicks || d.All.Total() != c.Calls {
-		t.Errorf("Drain measured %d calls (All %d), want 3 × %d", c.Calls, d.All.Total(), l.MeasuredTicks)
+	if c := d.Counts(); c.Calls != 3*l.MeasuredTicks || lin(d, record.CallAll).Total() != c.Calls {
+		t.Errorf("Drain measured %d calls (All %d), want 3 × %d", c.Calls, lin(d, record.CallAll).Total(), l.MeasuredTicks)
 	}
 	if d.Measure {
 		t.Error("Drain.Measure still set after the measured window")
@@ -421,7 +420,7 @@ func TestLoopStop(t *testing.T) {
 	d := newDrain(t, []int{1}, &fakeRx{q: map[int][][]byte{}})
 	tk := rt.NewTicker(rt.Monotonic(), int64(time.Millisecond), false)
 	l := &probe.Loop{Ticker: tk, Probe: d, Drain: d, HardStop: tk.Deadline(1000),
-		Wakeups: record.NewRing[record.Wakeup](4), Latency: record.NewHDR(int64(time.Second)), DrainTime: record.NewHDR(int64(time.Second))}
+		Wakeups: record.NewRing[record.Wakeup](4), Rec: &probe.Recorders{Set: d.Set()}}
 	l.Stop.Store(true)
 	l.Run()
 	if l.Ticks != 1 || d.LastTick().Calls != 1 {
