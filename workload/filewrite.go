@@ -1,4 +1,4 @@
-package probe
+package workload
 
 import (
 	"errors"
@@ -90,11 +90,9 @@ type FileWrite struct {
 	hdr       *record.HDR
 	nsPerTick float64
 	c         FileWriteResult // counts since construction; ElapsedNs summed over Run
-	tick      Tick
+	lastCalls uint32          // system calls of the last Pass
 	closed    bool
 }
-
-var _ Ticked = (*FileWrite)(nil)
 
 // fileSeq numbers the FileWrites of this process so that two in one Dir
 // never share (and truncate or unlink) a file.
@@ -235,16 +233,13 @@ func (f *FileWrite) Pass() unix.Errno {
 	if first == 0 {
 		f.c.Passes++
 	}
-	f.tick = Tick{Calls: w + 1} // the writes and the lseek
+	f.lastCalls = w + 1 // the writes and the lseek
 	return first
 }
 
-// Step runs one Pass (the Probe method); its errno is counted in Result.
-func (f *FileWrite) Step() { f.Pass() }
-
-// LastTick returns what the last Pass did: Calls counts its write(2) calls
+// LastCalls returns the system calls of the last Pass: its write(2) calls
 // plus the lseek(2).
-func (f *FileWrite) LastTick() Tick { return f.tick }
+func (f *FileWrite) LastCalls() uint32 { return f.lastCalls }
 
 // Run repeats Pass until CLOCK_MONOTONIC (rt.Monotonic) reaches untilNs or
 // stop (nil = none) is set, both checked between passes as fstime checks

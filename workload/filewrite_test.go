@@ -1,4 +1,4 @@
-package probe_test
+package workload_test
 
 import (
 	"errors"
@@ -13,9 +13,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/rtload/rtload/probe"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/rt"
+	"github.com/rtload/rtload/workload"
 )
 
 // The seed's fstime shape (002_6f10e0e6388b30c2): 256-byte writes, 2000 per pass.
@@ -24,9 +24,9 @@ const (
 	fstimeBlocks = 2000
 )
 
-func newFileWrite(t testing.TB, cfg probe.FileWriteConfig) *probe.FileWrite {
+func newFileWrite(t testing.TB, cfg workload.FileWriteConfig) *workload.FileWrite {
 	t.Helper()
-	f, err := probe.NewFileWrite(cfg)
+	f, err := workload.NewFileWrite(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestFileWriteRun(t *testing.T) {
 	c := clock(t)
 	hist := record.NewLinear(128, 64, 8256)
 	hdr := record.NewHDR(int64(time.Second))
-	f := newFileWrite(t, probe.FileWriteConfig{Dir: t.TempDir(), Block: fstimeBlock, Blocks: fstimeBlocks,
+	f := newFileWrite(t, workload.FileWriteConfig{Dir: t.TempDir(), Block: fstimeBlock, Blocks: fstimeBlocks,
 		Clock: c, Hist: hist, HDR: hdr})
 	var stop atomic.Bool
 	r := f.Run(rt.Monotonic()+int64(300*time.Millisecond), &stop)
@@ -99,15 +99,15 @@ func TestFileWriteRun(t *testing.T) {
 // k raw writes end at k*Block.
 func TestFileWriteOffset(t *testing.T) {
 	const block, blocks = 100, 7
-	f := newFileWrite(t, probe.FileWriteConfig{Dir: t.TempDir(), Block: block, Blocks: blocks})
+	f := newFileWrite(t, workload.FileWriteConfig{Dir: t.TempDir(), Block: block, Blocks: blocks})
 	if errno := f.Pass(); errno != 0 {
 		t.Fatal(errno)
 	}
 	if off, errno := f.Offset(); off != 0 || errno != 0 {
 		t.Errorf("offset after Pass = %d, %v; want 0", off, errno)
 	}
-	if tk := f.LastTick(); tk != (probe.Tick{Calls: blocks + 1}) {
-		t.Errorf("LastTick = %+v; want %d writes + 1 lseek", tk, blocks)
+	if n := f.LastCalls(); n != blocks+1 {
+		t.Errorf("LastCalls = %d; want %d writes + 1 lseek", n, blocks)
 	}
 	for k := 1; k <= 3*blocks; k++ { // past one pass: the file grows
 		if errno := f.Write(); errno != 0 {
@@ -138,7 +138,7 @@ func TestFileWriteOffset(t *testing.T) {
 }
 
 func TestFileWriteTempDir(t *testing.T) {
-	f, err := probe.NewFileWrite(probe.FileWriteConfig{Block: 16, Blocks: 4})
+	f, err := workload.NewFileWrite(workload.FileWriteConfig{Block: 16, Blocks: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,8 +176,8 @@ func TestFileWriteTempDir(t *testing.T) {
 
 func TestFileWriteCloseKeepsDir(t *testing.T) {
 	dir := t.TempDir()
-	a := newFileWrite(t, probe.FileWriteConfig{Dir: dir, Block: 8, Blocks: 2})
-	b := newFileWrite(t, probe.FileWriteConfig{Dir: dir, Block: 8, Blocks: 2})
+	a := newFileWrite(t, workload.FileWriteConfig{Dir: dir, Block: 8, Blocks: 2})
+	b := newFileWrite(t, workload.FileWriteConfig{Dir: dir, Block: 8, Blocks: 2})
 	if a.Path() == b.Path() {
 		t.Fatalf("two FileWrites share %s", a.Path())
 	}
@@ -199,19 +199,19 @@ func TestNewFileWriteErrors(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "missing")
 	for _, tc := range []struct {
 		name string
-		cfg  probe.FileWriteConfig
+		cfg  workload.FileWriteConfig
 		want []string // substrings of the error
 		is   error
 	}{
-		{"missing dir is named", probe.FileWriteConfig{Dir: missing, Block: 256, Blocks: 2000},
+		{"missing dir is named", workload.FileWriteConfig{Dir: missing, Block: 256, Blocks: 2000},
 			[]string{"open " + missing + "/rtload-fstime-", "no such file or directory"}, fs.ErrNotExist},
-		{"every config problem listed", probe.FileWriteConfig{Block: 0, Blocks: -1, Hist: record.NewLinear(1, 0, 10)},
+		{"every config problem listed", workload.FileWriteConfig{Block: 0, Blocks: -1, Hist: record.NewLinear(1, 0, 10)},
 			[]string{"filewrite config", "block 0 bytes: must be ≥ 1", "blocks -1 per pass: must be ≥ 1", "without a clock"}, nil},
-		{"hdr without clock", probe.FileWriteConfig{Block: 1, Blocks: 1, HDR: record.NewHDR(10)},
+		{"hdr without clock", workload.FileWriteConfig{Block: 1, Blocks: 1, HDR: record.NewHDR(10)},
 			[]string{"hist/hdr set without a clock"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f, err := probe.NewFileWrite(tc.cfg)
+			f, err := workload.NewFileWrite(tc.cfg)
 			if err == nil {
 				f.Close()
 				t.Fatal("no error")
@@ -235,10 +235,10 @@ func TestFileWritePassAllocs(t *testing.T) {
 	c := clock(t)
 	for _, tc := range []struct {
 		name string
-		cfg  probe.FileWriteConfig
+		cfg  workload.FileWriteConfig
 	}{
-		{"raw", probe.FileWriteConfig{Block: fstimeBlock, Blocks: 16}},
-		{"timed+recorded", probe.FileWriteConfig{Block: fstimeBlock, Blocks: 16, Clock: c,
+		{"raw", workload.FileWriteConfig{Block: fstimeBlock, Blocks: 16}},
+		{"timed+recorded", workload.FileWriteConfig{Block: fstimeBlock, Blocks: 16, Clock: c,
 			Hist: record.NewLinear(128, 64, 8256), HDR: record.NewHDR(int64(time.Second))}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -247,11 +247,11 @@ func TestFileWritePassAllocs(t *testing.T) {
 			if a := testing.AllocsPerRun(100, func() { f.Pass() }); a != 0 {
 				t.Errorf("Pass allocs %v", a)
 			}
-			if a := testing.AllocsPerRun(100, f.Step); a != 0 {
-				t.Errorf("Step allocs %v", a)
+			if a := testing.AllocsPerRun(100, func() { f.Write() }); a != 0 {
+				t.Errorf("Write allocs %v", a)
 			}
-			if r := f.Result(); r.Errors != 0 || r.Passes != 202 {
-				t.Errorf("Result = %+v; want 202 passes (AllocsPerRun's warm-up + 100, twice), no errors", r)
+			if r := f.Result(); r.Errors != 0 || r.Passes != 101 || r.Writes != 101*16+101 {
+				t.Errorf("Result = %+v; want 101 passes (AllocsPerRun's warm-up + 100) and 101 more writes, no errors", r)
 			}
 		})
 	}
@@ -263,10 +263,10 @@ func BenchmarkFileWritePass(b *testing.B) {
 	c := clock(b)
 	for _, bc := range []struct {
 		name string
-		cfg  probe.FileWriteConfig
+		cfg  workload.FileWriteConfig
 	}{
-		{"raw", probe.FileWriteConfig{Block: fstimeBlock, Blocks: fstimeBlocks}},
-		{"timed+recorded", probe.FileWriteConfig{Block: fstimeBlock, Blocks: fstimeBlocks, Clock: c,
+		{"raw", workload.FileWriteConfig{Block: fstimeBlock, Blocks: fstimeBlocks}},
+		{"timed+recorded", workload.FileWriteConfig{Block: fstimeBlock, Blocks: fstimeBlocks, Clock: c,
 			Hist: record.NewLinear(128, 64, 8256), HDR: record.NewHDR(int64(time.Second))}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
