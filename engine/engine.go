@@ -30,6 +30,7 @@ import (
 	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
+	"github.com/rtload/rtload/sysinfo"
 )
 
 // Options control a run.
@@ -219,7 +220,7 @@ type reader struct {
 	// Interrupts and softirqs on the reader's CPU, read by the writer:
 	// irqFrom at its first poll in the measured window, irqUntil at its
 	// first poll after it, irqLast at the last interval.
-	irqFrom, irqUntil, irqLast cpuIRQs
+	irqFrom, irqUntil, irqLast sysinfo.IRQCounts
 	// Writer state for interval deltas and spikes.
 	lastCounts                          probe.Counts
 	lastTicks, lastOverruns, lastSpikes uint64
@@ -801,8 +802,7 @@ func (s *sender) run(rt.Applied) {
 		due := s.start + int64(s.pacer.Next(n))
 		if due > now {
 			wake := min(due, s.end, now+int64(10*time.Millisecond))
-			ts := unixTimespec(wake)
-			sleepUntil(&ts)
+			rt.SleepUntil(wake)
 			continue
 		}
 		dst = dst[:0]

@@ -1,9 +1,7 @@
 package engine
 
 import (
-	"os"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -14,6 +12,7 @@ import (
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/rt"
+	"github.com/rtload/rtload/sysinfo"
 )
 
 // trialWriter is the non-real-time side of a trial: every 50 ms it drains
@@ -155,16 +154,7 @@ func (w *trialWriter) checkpoint() report.Trial {
 func (w *trialWriter) finish() {
 	w.poll()
 	for _, r := range w.readers {
-		cur := r.loop.Rec
-		if cur == nil {
-			continue
-		}
-		cur.Counts = r.drain.Counts()
-		cur.Ticks, cur.Overruns, cur.MissedTicks = r.loop.MeasuredTicks, r.loop.Overruns, r.loop.MissedTicks
-		if cur.ToNs == 0 || cur.ToNs < cur.FromNs {
-			cur.ToNs = r.loop.Ticker.Deadline(0) + int64(r.loop.Ticks)*int64(r.spec.Period)
-		}
-		w.interval(r, cur)
+		w.interval(r, r.loop.Final())
 	}
 }
 
@@ -175,13 +165,13 @@ func (w *trialWriter) sampleIRQs(r *reader, now int64) {
 		return
 	}
 	if r.irqFrom == nil {
-		if m, err := readCPUIRQs(r.spec.CPU); err == nil {
+		if m, err := sysinfo.ReadIRQCounts(r.spec.CPU); err == nil {
 			r.irqFrom, r.irqLast = m, m
 		}
 		return
 	}
 	if r.irqUntil == nil && now >= r.loop.MeasureUntil {
-		r.irqUntil, _ = readCPUIRQs(r.spec.CPU)
+		r.irqUntil, _ = sysinfo.ReadIRQCounts(r.spec.CPU)
 	}
 }
 
@@ -194,12 +184,21 @@ func (r *reader) cpuInterrupts() *report.CPUInterrupts {
 	end := r.irqUntil
 	if end == nil {
 		var err error
-		if end, err = readCPUIRQs(r.spec.CPU); err != nil {
+		if end, err = sysinfo.ReadIRQCounts(r.spec.CPU); err != nil {
 			return nil
 		}
 	}
-	src, irqs, soft := end.delta(r.irqFrom)
-	return &report.CPUInterrupts{CPU: r.spec.CPU, IRQs: irqs, SoftIRQs: soft, Sources: src}
+	return cpuInterrupts(r.spec.CPU, end, r.irqFrom)
+}
+
+// cpuInterrupts is cpu's interrupts from prev to now, largest source first.
+func cpuInterrupts(cpu int, now, prev sysinfo.IRQCounts) *report.CPUInterrupts {
+	src, irqs, soft := now.Delta(prev)
+	out := &report.CPUInterrupts{CPU: cpu, IRQs: irqs, SoftIRQs: soft, Sources: make([]report.Counter, len(src))}
+	for i, c := range src {
+		out.Sources[i] = report.Counter{Name: c.Name, Value: c.Count}
+	}
+	return out
 }
 
 func (w *trialWriter) drainRing(r *reader) {
@@ -249,13 +248,15 @@ func (w *trialWriter) interval(r *reader, set *probe.Recorders) {
 		WakeupLatency: report.LatencyOf(set.Set.HDR(record.WakeupLatency)),
 		Drain:         report.LatencyOf(set.Set.HDR(record.DrainTime)),
 		LateHandoffs:  r.handoff.Late.Load(),
-		RSSBytes:      rss(), FDs: openFDs(), Goroutines: runtime.NumGoroutine(), GCCycles: gcCycles(),
+		Goroutines:    runtime.NumGoroutine(), GCCycles: gcCycles(),
 	}
-	iv.Spikes = r.loop.Spikes - r.lastSpikes
+	// 0 when /proc cannot be read: the soak's memory trend then shows a gap.
+	iv.RSSBytes, _ = sysinfo.RSS()
+	iv.FDs, _ = sysinfo.OpenFDs()
+	iv.Spikes = set.Spikes - r.lastSpikes
 	if r.irqLast != nil {
-		if m, err := readCPUIRQs(r.spec.CPU); err == nil {
-			src, irqs, soft := m.delta(r.irqLast)
-			iv.CPUInterrupts = &report.CPUInterrupts{CPU: r.spec.CPU, IRQs: irqs, SoftIRQs: soft, Sources: src}
+		if m, err := sysinfo.ReadIRQCounts(r.spec.CPU); err == nil {
+			iv.CPUInterrupts = cpuInterrupts(r.spec.CPU, m, r.irqLast)
 			r.irqLast = m
 		}
 	}
@@ -285,7 +286,7 @@ func (w *trialWriter) interval(r *reader, set *probe.Recorders) {
 		iv.Noise = append(iv.Noise, report.NoiseInterval{Kind: n.Kind(), Unit: n.Unit(), Count: c - r.lastNoise[i], State: n.State()})
 		r.lastNoise[i] = c
 	}
-	r.lastCounts, r.lastTicks, r.lastOverruns, r.lastSpikes = c, set.Ticks, set.Overruns, r.loop.Spikes
+	r.lastCounts, r.lastTicks, r.lastOverruns, r.lastSpikes = c, set.Ticks, set.Overruns, set.Spikes
 	r.intervals++
 	if w.intervals != nil {
 		if err := w.intervals.Write(iv); err != nil && w.err == nil {
@@ -310,26 +311,3 @@ func (v noiseView) Kind() string  { return v.n.Config().Kind }
 func (v noiseView) Unit() string  { return noise.Unit(v.n.Config().Kind) }
 func (v noiseView) Count() uint64 { return v.n.Report().Count }
 func (v noiseView) State() string { return v.n.State() }
-
-// rss returns the resident set size in bytes (/proc/self/statm).
-func rss() int64 {
-	b, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 2 {
-		return 0
-	}
-	pages, _ := strconv.ParseInt(f[1], 10, 64)
-	return pages * int64(os.Getpagesize())
-}
-
-// openFDs counts /proc/self/fd entries.
-func openFDs() int {
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return 0
-	}
-	return len(ents)
-}

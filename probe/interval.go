@@ -18,10 +18,12 @@ type Recorders struct {
 	// FromNs and ToNs are the deadlines of the first tick recorded into the
 	// set and of the tick at which it was handed over (CLOCK_MONOTONIC ns).
 	FromNs, ToNs int64
-	// Counts is the Drain's accounting and Ticks, Overruns, MissedTicks
-	// the Loop's counters when the set was handed over (cumulative).
-	Counts                       Counts
-	Ticks, Overruns, MissedTicks uint64
+	// Counts is the Drain's accounting and Ticks, Overruns, MissedTicks,
+	// Spikes the Loop's counters when the set was handed over (cumulative;
+	// the writer reads these, never the Loop's own fields, while the loop
+	// runs).
+	Counts                               Counts
+	Ticks, Overruns, MissedTicks, Spikes uint64
 }
 
 // NewRecorders returns Recorders holding a new record.Set of every class,

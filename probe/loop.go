@@ -67,6 +67,8 @@ type Loop struct {
 	TailMessages                                uint64
 	Errno                                       uintptr
 
+	lastDeadline int64 // of the last tick run, for Final
+
 	// ru and the counts at the last read: the thread's context switches
 	// (getrusage(RUSAGE_THREAD)), read once per tick after the drain; each
 	// wakeup record carries the switches since the previous read, so those
@@ -85,6 +87,27 @@ func (l *Loop) install(r *Recorders) {
 	}
 }
 
+// handover fills r with the loop's cumulative counters now, for a set
+// that ends at deadline toNs.
+//
+//go:nosplit
+func (l *Loop) handover(r *Recorders, toNs int64) {
+	r.ToNs = toNs
+	if l.Drain != nil {
+		r.Counts = l.Drain.c
+	}
+	r.Ticks, r.Overruns, r.MissedTicks, r.Spikes = l.MeasuredTicks, l.Overruns, l.MissedTicks, l.Spikes
+}
+
+// Final returns the Recorders the loop was recording into when it ended
+// (with intervals, the last, partial one) filled like a handed-over set:
+// the loop's final counters, and ToNs the deadline of the last tick it ran
+// (skipped ticks included). Call it only after Run returned.
+func (l *Loop) Final() *Recorders {
+	l.handover(l.Rec, l.lastDeadline)
+	return l.Rec
+}
+
 // Run loops until Stop or HardStop. Call it on the real-time thread, with
 // Rec set.
 //
@@ -100,6 +123,7 @@ func (l *Loop) Run() {
 			return
 		}
 		l.Ticks++
+		l.lastDeadline = deadline
 		stop := l.Stop.Load() || deadline >= l.HardStop
 		measured := deadline >= l.MeasureFrom && deadline < l.MeasureUntil
 		if l.Drain != nil {
@@ -137,11 +161,7 @@ func (l *Loop) Run() {
 				}
 			}
 			if l.Interval > 0 && deadline >= nextHandoff && l.Handoff != nil {
-				l.Rec.ToNs = deadline
-				if l.Drain != nil {
-					l.Rec.Counts = l.Drain.c
-				}
-				l.Rec.Ticks, l.Rec.Overruns, l.Rec.MissedTicks = l.MeasuredTicks, l.Overruns, l.MissedTicks
+				l.handover(l.Rec, deadline)
 				if next := l.Handoff.swap(l.Rec); next != nil {
 					next.FromNs = deadline
 					l.install(next)

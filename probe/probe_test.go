@@ -427,3 +427,77 @@ func TestLoopStop(t *testing.T) {
 		t.Errorf("Ticks %d, last Step calls %d; want 1, 1", l.Ticks, d.LastTick().Calls)
 	}
 }
+
+// TestLoopHandoff runs a loop with 5 ms intervals against a writer
+// goroutine that takes, reads and gives back sets the way engine's writer
+// does. Every wakeup is a spike (threshold 1 ns), and the ticker starts 10
+// periods in the past, so the first Wait skips ticks. Each handed-over set
+// must carry the loop's cumulative counters (the writer never reads the
+// Loop's fields while it runs: -race checks), and Final's ToNs must be the
+// last tick's deadline, skipped ticks included.
+func TestLoopHandoff(t *testing.T) {
+	rx := &fakeRx{q: map[int][][]byte{}}
+	cur, spare := probe.NewRecorders(seedLayout), probe.NewRecorders(seedLayout)
+	d := probe.NewDrain(probe.DrainConfig{FDs: []int{1}, Receiver: rx, Clock: clock(t), Set: cur.Set})
+	ms := int64(time.Millisecond)
+	tk := rt.NewTicker(rt.Monotonic()-10*ms, ms, false)
+	h := probe.NewHandoff(spare)
+	l := &probe.Loop{Ticker: tk, Probe: d, Drain: d,
+		MeasureFrom: tk.Deadline(0), MeasureUntil: tk.Deadline(40), HardStop: tk.Deadline(44),
+		Wakeups: record.NewRing[record.Wakeup](256), Interval: 5 * ms, Handoff: h, Rec: cur, Threshold: 1}
+	done := make(chan struct{})
+	go func() { defer close(done); l.Run() }()
+	type seen struct {
+		from, to     int64
+		ticks, spike uint64
+		latency      int64
+	}
+	var sets []seen
+	deadline := time.Now().Add(10 * time.Second)
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		default:
+		}
+		if set := h.Take(); set != nil {
+			sets = append(sets, seen{set.FromNs, set.ToNs, set.Ticks, set.Spikes, set.Set.HDR(record.WakeupLatency).Count()})
+			set.Set.Reset()
+			h.Give(set)
+		}
+		if time.Now().After(deadline) {
+			l.Stop.Store(true)
+			<-done
+			t.Fatal("Loop.Run did not end by HardStop within 10 s")
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	if l.Errno != 0 {
+		t.Fatalf("Errno %v", unix.Errno(l.Errno))
+	}
+	final := l.Final()
+	sets = append(sets, seen{final.FromNs, final.ToNs, final.Ticks, final.Spikes, final.Set.HDR(record.WakeupLatency).Count()})
+	if len(sets) < 3 {
+		t.Fatalf("%d sets handed over in a 30 ms window with 5 ms intervals; want ≥ 3: %+v", len(sets), sets)
+	}
+	var prev seen
+	var latencies int64
+	for i, s := range sets {
+		if s.ticks < prev.ticks || s.spike < prev.spike || s.to < s.from || (i > 0 && s.from != prev.to) {
+			t.Errorf("set %d %+v after %+v: counters must be cumulative, ToNs ≥ FromNs, FromNs the previous ToNs", i, s, prev)
+		}
+		latencies += s.latency
+		prev = s
+	}
+	if final.Spikes != l.Spikes || final.Ticks != l.MeasuredTicks || uint64(latencies) != l.MeasuredTicks {
+		t.Errorf("final spikes %d ticks %d, loop %d %d; latency samples %d over all sets",
+			final.Spikes, final.Ticks, l.Spikes, l.MeasuredTicks, latencies)
+	}
+	if l.Spikes != l.MeasuredTicks {
+		t.Errorf("Spikes %d, MeasuredTicks %d; every wakeup is over a 1 ns threshold", l.Spikes, l.MeasuredTicks)
+	}
+	if final.ToNs < tk.Deadline(44) || l.MissedTicks == 0 {
+		t.Errorf("final ToNs %d, HardStop %d, missed %d; want the last tick's deadline ≥ HardStop after skipped ticks",
+			final.ToNs, tk.Deadline(44), l.MissedTicks)
+	}
+}

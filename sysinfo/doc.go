@@ -19,5 +19,11 @@
 // file-backed part of Gather reads through an fs.FS so a fake /proc and /sys
 // tree exercises it without the kernel.
 //
+// Beside Gather, small readers serve a running trial's non-real-time
+// writer: ReadIRQCounts (one CPU's column of /proc/interrupts and
+// /proc/softirqs, diffed with IRQCounts.Delta), RSS (/proc/self/statm) and
+// OpenFDs (/proc/self/fd). Their parsers are pure functions over strings
+// too.
+//
 // Linux only. Imports the standard library and golang.org/x/sys/unix.
 package sysinfo
