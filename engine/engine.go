@@ -133,8 +133,10 @@ func Run(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt 
 		}
 		if removed, err := netns.Sweep(); err != nil {
 			fmt.Fprintf(opt.Log, "warning: sweeping leftover namespaces: %v\n", err)
-		} else if len(removed) > 0 {
-			fmt.Fprintf(opt.Log, "removed leftovers of dead runs: %v\n", removed)
+		} else {
+			for _, e := range removed {
+				fmt.Fprintf(opt.Log, "removed namespace %s left by a dead run: %s\n", e.Name, e.Why)
+			}
 		}
 		if ns, err = netns.New(netns.NewRunID()); err != nil {
 			return nil, fmt.Errorf("private network namespace: %w", err)

@@ -1,7 +1,6 @@
 package probe_test
 
 import (
-	"sync"
 	"testing"
 	"time"
 	"unsafe"
@@ -19,16 +18,7 @@ func TestMain(m *testing.M) { testutil.Main(m) }
 
 const seedCount = 450
 
-var autoClock = sync.OnceValues(func() (*rt.Clock, error) { return rt.NewClock("auto") })
-
-func clock(t testing.TB) *rt.Clock {
-	t.Helper()
-	c, err := autoClock()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
+func clock(t testing.TB) *rt.Clock { return testutil.AutoClock(t) }
 
 // newDrain builds a Drain with the seed's histogram layout.
 func newDrain(t testing.TB, fds []int, rx udp.Receiver) *probe.Drain {

@@ -1,7 +1,6 @@
 package workload_test
 
 import (
-	"sync"
 	"testing"
 
 	"github.com/rtload/rtload/internal/testutil"
@@ -10,13 +9,4 @@ import (
 
 func TestMain(m *testing.M) { testutil.Main(m) }
 
-var autoClock = sync.OnceValues(func() (*rt.Clock, error) { return rt.NewClock("auto") })
-
-func clock(t testing.TB) *rt.Clock {
-	t.Helper()
-	c, err := autoClock()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
+func clock(t testing.TB) *rt.Clock { return testutil.AutoClock(t) }

@@ -2,8 +2,11 @@ package sysinfo
 
 import (
 	"os"
+	"runtime"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -118,5 +121,102 @@ func TestProcessMetrics(t *testing.T) {
 	defer f.Close()
 	if n1, _ := OpenFDs(); n1 != n0+1 {
 		t.Errorf("OpenFDs %d after opening one file, %d before", n1, n0)
+	}
+}
+
+func TestParsePIDStatus(t *testing.T) {
+	for _, tc := range []struct {
+		name, status string
+		gone         bool
+		why          string
+	}{
+		{"running process", "Name:\tsshd\nState:\tS (sleeping)\nTgid:\t17\nPid:\t17\n", false, "pid 17 (sshd) is running (state S (sleeping))"},
+		{"zombie", "Name:\trtload\nState:\tZ (zombie)\nTgid:\t17\n", true, "pid 17 (rtload) has exited (state Z (zombie))"},
+		{"dead", "Name:\trtload\nState:\tX (dead)\nTgid:\t17\n", true, "has exited (state X (dead))"},
+		{"now a thread of another process", "Name:\tworker\nState:\tR (running)\nTgid:\t12\n", true, "pid 17 (worker) is now a thread of process 12"},
+		{"unreadable fields count as running", "garbage\n", false, "is running"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gone, why := parsePIDStatus(17, tc.status)
+			if gone != tc.gone || !strings.Contains(why, tc.why) {
+				t.Errorf("= %v, %q; want %v, %q", gone, why, tc.gone, tc.why)
+			}
+		})
+	}
+}
+
+func TestPIDGone(t *testing.T) {
+	// A thread id of this process is a pid that is not a process.
+	tid := make(chan int, 1)
+	release := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		tid <- unix.Gettid()
+		<-release
+		runtime.UnlockOSThread()
+	}()
+	other := <-tid
+	defer close(release)
+
+	for _, tc := range []struct {
+		name string
+		pid  int
+		gone bool
+		why  string
+	}{
+		{"this process", os.Getpid(), false, "is running"},
+		{"parent (go test or a shell)", os.Getppid(), false, "is running"},
+		{"init", 1, false, "is running"},
+		{"pid beyond pid_max", 1<<31 - 1, true, "is gone (no /proc/2147483647)"},
+		{"pid 0", 0, false, "not a process id"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if gone, why := PIDGone(tc.pid); gone != tc.gone || !strings.Contains(why, tc.why) {
+				t.Errorf("PIDGone(%d) = %v, %q; want %v, %q", tc.pid, gone, why, tc.gone, tc.why)
+			}
+		})
+	}
+	if gone, why := PIDGone(other); other != os.Getpid() && (!gone || !strings.Contains(why, "is now a thread of process")) {
+		t.Errorf("PIDGone(%d) = %v, %q for a thread of this process", other, gone, why)
+	}
+}
+
+func TestOwnEntry(t *testing.T) {
+	dir := t.TempDir()
+	file := dir + "/file"
+	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(file, dir+"/link"); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mkfifo(dir+"/fifo", 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, path string
+		dirOK      bool
+		whyNot     string
+	}{
+		{"own regular file", file, false, ""},
+		{"own directory, allowed", dir, true, ""},
+		{"own directory, not allowed", dir, false, "a directory"},
+		{"link to an own file: not followed", dir + "/link", true, "a symbolic link"},
+		{"FIFO", dir + "/fifo", true, "a FIFO"},
+		{"missing", dir + "/missing", true, "no such file or directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, why := OwnEntry(tc.path, tc.dirOK); tc.whyNot == "" && why != "" || !strings.Contains(why, tc.whyNot) {
+				t.Errorf("OwnEntry(%s, %v) = %q; want %q", tc.path, tc.dirOK, why, tc.whyNot)
+			}
+		})
+	}
+	if os.Geteuid() == 0 {
+		if err := os.Chown(file, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		if _, why := OwnEntry(file, false); why != "owned by uid 65534, not by this user (uid 0)" {
+			t.Errorf("OwnEntry(nobody's file) = %q", why)
+		}
 	}
 }
