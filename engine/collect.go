@@ -39,7 +39,7 @@ func collect(res *report.Trial, sp *scenario.Spec, senders []*sender, readers []
 			Messages: c.Messages, Bytes: c.Bytes, Lost: c.Lost, Reordered: c.Reordered, Duplicates: c.Duplicates,
 			SocketsRead: r.drain.SocketsRead(),
 			Wakeups:     r.loop.MeasuredTicks, Overruns: r.loop.Overruns, RingDropped: r.loop.Wakeups.Dropped(),
-			Spikes: r.loop.Spikes, BrokeTraceAtNs: r.loop.BrokeAt, Intervals: r.intervals, SafePointPasses: r.loop.Yields,
+			Spikes: r.loop.Spikes, BrokeTraceAtNs: r.loop.BrokeAt.Load(), Intervals: r.intervals, SafePointPasses: r.loop.Yields,
 		}
 		setHistograms(&rr, t, clockUnit, func(h *record.HDR) report.Latency { return report.LatencyFromHDR(h.Histogram()) })
 		rr.Counters, rr.CountersSkipped = r.readCounters(), r.countersSkipped

@@ -210,7 +210,7 @@ func (w *trialWriter) drainRing(r *reader) {
 			sp := report.Spike{Time: time.Now(), Trial: w.trial, Variant: w.variant, Reader: r.spec.Name,
 				Tick: wk.Tick, DeadlineNs: wk.DeadlineNs, LatencyNs: wk.LatencyNs, ThresholdNs: int64(r.spec.Threshold),
 				DrainNs: wk.DrainNs, PrevDrainNs: r.prevDrain, Messages: wk.Messages, Calls: wk.Calls, EAGAIN: wk.EAGAIN,
-				Missed: wk.Missed, Noise: w.noiseStates(), BrokeTrace: r.loop.BrokeAt == wk.DeadlineNs && r.loop.BrokeAt != 0}
+				Missed: wk.Missed, Noise: w.noiseStates(), BrokeTrace: r.loop.BrokeAt.Load() == wk.DeadlineNs && wk.DeadlineNs != 0}
 			if err := w.spikes.Write(sp); err != nil && w.err == nil {
 				w.err = err
 			}

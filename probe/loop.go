@@ -53,7 +53,9 @@ type Loop struct {
 	MarkerFD, TracingOnFD int
 	Marker                []byte
 	Spikes                uint64
-	BrokeAt               int64 // deadline of the spike that stopped tracing, 0 = none
+	// BrokeAt is the deadline of the spike that stopped tracing, 0 = none;
+	// atomic because the writer reads it while the loop runs.
+	BrokeAt atomic.Int64
 	// Yield, when set, makes the loop pass SafePoint once per tick so that
 	// a garbage collection can stop the world (see SafePoint); Yields
 	// counts the passes.
@@ -155,8 +157,8 @@ func (l *Loop) Run() {
 				VolCS: uint32(dVol), InvolCS: uint32(dInvol)})
 			if l.Threshold > 0 && lat > l.Threshold {
 				l.Spikes++
-				if l.BreakTrace && l.BrokeAt == 0 {
-					l.BrokeAt = deadline
+				if l.BreakTrace && l.BrokeAt.Load() == 0 {
+					l.BrokeAt.Store(deadline)
 					l.breakTrace()
 				}
 			}

@@ -423,8 +423,8 @@ func TestLoopStop(t *testing.T) {
 // does. Every wakeup is a spike (threshold 1 ns), and the ticker starts 10
 // periods in the past, so the first Wait skips ticks. Each handed-over set
 // must carry the loop's cumulative counters (the writer never reads the
-// Loop's fields while it runs: -race checks), and Final's ToNs must be the
-// last tick's deadline, skipped ticks included.
+// Loop's fields while it runs, except the atomic BrokeAt: -race checks), and
+// Final's ToNs must be the last tick's deadline, skipped ticks included.
 func TestLoopHandoff(t *testing.T) {
 	rx := &fakeRx{q: map[int][][]byte{}}
 	cur, spare := probe.NewRecorders(seedLayout), probe.NewRecorders(seedLayout)
@@ -434,7 +434,8 @@ func TestLoopHandoff(t *testing.T) {
 	h := probe.NewHandoff(spare)
 	l := &probe.Loop{Ticker: tk, Probe: d, Drain: d,
 		MeasureFrom: tk.Deadline(0), MeasureUntil: tk.Deadline(40), HardStop: tk.Deadline(44),
-		Wakeups: record.NewRing[record.Wakeup](256), Interval: 5 * ms, Handoff: h, Rec: cur, Threshold: 1}
+		Wakeups: record.NewRing[record.Wakeup](256), Interval: 5 * ms, Handoff: h, Rec: cur, Threshold: 1,
+		BreakTrace: true} // no trace fds: only BrokeAt is set, which the writer reads while the loop runs
 	done := make(chan struct{})
 	go func() { defer close(done); l.Run() }()
 	type seen struct {
@@ -443,6 +444,7 @@ func TestLoopHandoff(t *testing.T) {
 		latency      int64
 	}
 	var sets []seen
+	var brokeAt int64
 	deadline := time.Now().Add(10 * time.Second)
 	for running := true; running; {
 		select {
@@ -450,6 +452,7 @@ func TestLoopHandoff(t *testing.T) {
 			running = false
 		default:
 		}
+		brokeAt = l.BrokeAt.Load() // as engine's writer does for each spike
 		if set := h.Take(); set != nil {
 			sets = append(sets, seen{set.FromNs, set.ToNs, set.Ticks, set.Spikes, set.Set.HDR(record.WakeupLatency).Count()})
 			set.Set.Reset()
@@ -485,6 +488,15 @@ func TestLoopHandoff(t *testing.T) {
 	}
 	if l.Spikes != l.MeasuredTicks {
 		t.Errorf("Spikes %d, MeasuredTicks %d; every wakeup is over a 1 ns threshold", l.Spikes, l.MeasuredTicks)
+	}
+	var first int64
+	l.Wakeups.Drain(func(w *record.Wakeup) {
+		if first == 0 {
+			first = w.DeadlineNs
+		}
+	})
+	if got := l.BrokeAt.Load(); got == 0 || got != first || brokeAt != 0 && brokeAt != got {
+		t.Errorf("BrokeAt %d (writer saw %d); want the first measured tick's deadline %d", got, brokeAt, first)
 	}
 	if final.ToNs < tk.Deadline(44) || l.MissedTicks == 0 {
 		t.Errorf("final ToNs %d, HardStop %d, missed %d; want the last tick's deadline ≥ HardStop after skipped ticks",
