@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/rtload/rtload/probe"
+	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
@@ -38,16 +39,9 @@ func collect(res *report.Trial, sp *scenario.Spec, senders []*sender, readers []
 			Messages: c.Messages, Bytes: c.Bytes, Lost: c.Lost, Reordered: c.Reordered, Duplicates: c.Duplicates,
 			SocketsRead: r.drain.SocketsRead(),
 			Wakeups:     r.loop.MeasuredTicks, Overruns: r.loop.Overruns, RingDropped: r.loop.Wakeups.Dropped(),
-			Spikes: r.loop.Spikes, BrokeTraceAtNs: r.loop.BrokeAt, Intervals: r.intervals, SafePointPasses: r.loop.Yields,
-
-			WakeupLatency: report.LatencyFromHDR(t.Latency.Histogram()),
-			PerCallTicks:  report.LatencyFromHDR(t.AllHDR.Histogram()),
-			Drain:         report.LatencyFromHDR(t.DrainTime.Histogram()),
-			OneWayDelay:   report.LatencyFromHDR(t.Delay.Histogram()),
+			Spikes: r.loop.Spikes, BrokeTraceAtNs: r.loop.BrokeAt.Load(), Intervals: r.intervals, SafePointPasses: r.loop.Yields,
 		}
-		rr.PerCall = report.PerCall{Unit: clockUnit,
-			All: t.All.Snapshot(clockUnit), Data: t.Data.Snapshot(clockUnit), EAGAIN: t.EAGAIN.Snapshot(clockUnit)}
-		rr.PerCallClass = perCallClass(t, clockUnit)
+		setHistograms(&rr, t, clockUnit, func(h *record.HDR) report.Latency { return report.LatencyFromHDR(h.Histogram()) })
 		rr.Counters, rr.CountersSkipped = r.readCounters(), r.countersSkipped
 		rr.CPUInterrupts = r.cpuInterrupts()
 		if r.log != nil {
@@ -86,14 +80,35 @@ func collect(res *report.Trial, sp *scenario.Spec, senders []*sender, readers []
 	}
 }
 
+// setHistograms fills rr's latency summaries (each from its class's HDR,
+// summarised by latency) and per-call snapshots (in unit) from t.
+func setHistograms(rr *report.Reader, t *record.Set, unit string, latency func(*record.HDR) report.Latency) {
+	rr.WakeupLatency = latency(t.HDR(record.WakeupLatency))
+	rr.PerCallTicks = latency(t.HDR(record.CallAll))
+	rr.Drain = latency(t.HDR(record.DrainTime))
+	rr.OneWayDelay = latency(t.HDR(record.OneWayDelay))
+	rr.PerCall = perCall(t, unit)
+	rr.PerCallClass = perCallClass(t, unit)
+}
+
+// perCall snapshots the per-call histograms of t by result (every call,
+// data, EAGAIN).
+func perCall(t *record.Set, unit string) report.PerCall {
+	return report.PerCall{Unit: unit, All: t.Snapshot(record.CallAll, unit), Data: t.Snapshot(record.CallData, unit),
+		EAGAIN: t.Snapshot(record.CallEAGAIN, unit)}
+}
+
 // perCallClass snapshots the per-call context histograms of t (nil when the
 // set has none).
-func perCallClass(t *probe.Recorders, unit string) *report.PerCallClass {
-	if t.Warm == nil || t.Cold == nil || t.First == nil || t.Rest == nil {
-		return nil
+func perCallClass(t *record.Set, unit string) *report.PerCallClass {
+	for _, c := range []record.Class{record.CallWarm, record.CallCold, record.CallFirst, record.CallRest} {
+		if t.Linear(c) == nil {
+			return nil
+		}
 	}
 	return &report.PerCallClass{Unit: unit, FirstCalls: probe.FirstCalls,
-		Warm: t.Warm.Snapshot(unit), Cold: t.Cold.Snapshot(unit), First: t.First.Snapshot(unit), Rest: t.Rest.Snapshot(unit)}
+		Warm: t.Snapshot(record.CallWarm, unit), Cold: t.Snapshot(record.CallCold, unit),
+		First: t.Snapshot(record.CallFirst, unit), Rest: t.Snapshot(record.CallRest, unit)}
 }
 
 func appliedReport(a rt.Applied) report.Applied {

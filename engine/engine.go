@@ -29,6 +29,7 @@ import (
 	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
+	"github.com/rtload/rtload/sysinfo"
 )
 
 // Options control a run.
@@ -128,8 +129,10 @@ func Run(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt 
 		}
 		if removed, err := netns.Sweep(); err != nil {
 			fmt.Fprintf(opt.Log, "warning: sweeping leftover namespaces: %v\n", err)
-		} else if len(removed) > 0 {
-			fmt.Fprintf(opt.Log, "removed leftovers of dead runs: %v\n", removed)
+		} else {
+			for _, e := range removed {
+				fmt.Fprintf(opt.Log, "removed namespace %s left by a dead run: %s\n", e.Name, e.Why)
+			}
 		}
 		if ns, err = netns.New(netns.NewRunID()); err != nil {
 			return nil, fmt.Errorf("private network namespace: %w", err)
@@ -209,7 +212,7 @@ type reader struct {
 	// trial's merged histograms (the writer's alone while the trial runs).
 	intervalNs int64
 	handoff    *probe.Handoff
-	total      *probe.Recorders
+	total      *record.Set
 	// perf_event_open counters on the reader thread (nil when none
 	// opened; countersSkipped says why for each event not counted), read
 	// by the writer; lastCtr is their value at the last interval.
@@ -219,7 +222,7 @@ type reader struct {
 	// Interrupts and softirqs on the reader's CPU, read by the writer:
 	// irqFrom at its first poll in the measured window, irqUntil at its
 	// first poll after it, irqLast at the last interval.
-	irqFrom, irqUntil, irqLast cpuIRQs
+	irqFrom, irqUntil, irqLast sysinfo.IRQCounts
 	// Writer state for interval deltas and spikes.
 	lastCounts                          probe.Counts
 	lastTicks, lastOverruns, lastSpikes uint64
@@ -256,19 +259,9 @@ func (r *reader) readCounters() []report.Counter {
 	return out
 }
 
-// newRecorders makes one set of a reader's histograms in the scenario's layout.
-func newRecorders(rep scenario.Report) *probe.Recorders {
-	return &probe.Recorders{
-		All:    record.NewLinear(rep.BucketWidth, rep.BucketOrigin, rep.Overflow),
-		Data:   record.NewLinear(rep.BucketWidth, rep.BucketOrigin, rep.Overflow),
-		EAGAIN: record.NewLinear(rep.BucketWidth, rep.BucketOrigin, rep.Overflow),
-		Warm:   record.NewLinear(rep.BucketWidth, rep.BucketOrigin, rep.Overflow),
-		Cold:   record.NewLinear(rep.BucketWidth, rep.BucketOrigin, rep.Overflow),
-		First:  record.NewLinear(rep.BucketWidth, rep.BucketOrigin, rep.Overflow),
-		Rest:   record.NewLinear(rep.BucketWidth, rep.BucketOrigin, rep.Overflow),
-		AllHDR: record.NewHDR(1 << 40), Delay: record.NewHDR(int64(10 * time.Second)),
-		Latency: record.NewHDR(int64(10 * time.Second)), DrainTime: record.NewHDR(int64(10 * time.Second)),
-	}
+// bucketLayout is the scenario's per-call bucket layout.
+func bucketLayout(rep scenario.Report) record.Layout {
+	return record.Layout{Width: rep.BucketWidth, Origin: rep.BucketOrigin, Overflow: rep.Overflow}
 }
 
 // sender is one traffic entry's paced sender.
@@ -441,16 +434,14 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 			// rt.Counters opens and reads them (ReadInto); the drain does not record them yet.
 			return res, nil, fmt.Errorf("reader %s: counters %v: %w by this build: per-call counters are not recorded yet (issue 15)", rs.Name, rs.Counters, rt.ErrNotSupported)
 		}
-		cur := newRecorders(rep)
+		cur := probe.NewRecorders(bucketLayout(rep))
 		clk := clock.ForThread() // cycles: bound on the reader's own thread below
-		d := probe.NewDrain(probe.DrainConfig{FDs: fds, Receiver: rx, Clock: clk,
-			All: cur.All, Data: cur.Data, EAGAIN: cur.EAGAIN, AllHDR: cur.AllHDR, Delay: cur.Delay,
-			Warm: cur.Warm, Cold: cur.Cold, First: cur.First, Rest: cur.Rest})
-		r := &reader{spec: rs, drain: d, clock: clk, groups: gs, total: newRecorders(rep), intervalNs: int64(sp.Interval),
+		d := probe.NewDrain(probe.DrainConfig{FDs: fds, Receiver: rx, Clock: clk, Set: cur.Set})
+		r := &reader{spec: rs, drain: d, clock: clk, groups: gs, total: record.NewSet(bucketLayout(rep)), intervalNs: int64(sp.Interval),
 			loop: &probe.Loop{Probe: d, Drain: d, Rec: cur, Interval: int64(sp.Interval),
 				Wakeups: record.NewRing[record.Wakeup](1 << 14), Threshold: int64(rs.Threshold)}}
 		if sp.Interval > 0 {
-			r.handoff = probe.NewHandoff(newRecorders(rep))
+			r.handoff = probe.NewHandoff(probe.NewRecorders(bucketLayout(rep)))
 			r.loop.Handoff = r.handoff
 		}
 		if rs.BreakTrace {
@@ -817,8 +808,7 @@ func (s *sender) run(rt.Applied) {
 		due := s.start + int64(s.pacer.Next(n))
 		if due > now {
 			wake := min(due, s.end, now+int64(10*time.Millisecond))
-			ts := unixTimespec(wake)
-			sleepUntil(&ts)
+			rt.SleepUntil(wake)
 			continue
 		}
 		dst = dst[:0]

@@ -7,11 +7,11 @@ import (
 
 	"github.com/vishvananda/netlink"
 
-	"github.com/rtload/rtload/probe"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
+	"github.com/rtload/rtload/workload"
 )
 
 // probeRunner is one measured probe of a trial, run on its own thread(s).
@@ -72,7 +72,7 @@ func degradedNotes(name string, a rt.Applied) []string {
 // fileWriteProbe is seed 002's fstime loop on its own thread.
 type fileWriteProbe struct {
 	spec   scenario.Probe
-	fw     *probe.FileWrite
+	fw     *workload.FileWrite
 	clock  *rt.Clock
 	hist   *record.Linear
 	hdr    *record.HDR
@@ -80,13 +80,13 @@ type fileWriteProbe struct {
 	done   atomic.Bool
 	halt   atomic.Bool
 	res    report.Probe
-	out    probe.FileWriteResult
+	out    workload.FileWriteResult
 }
 
 func newFileWriteProbe(ps scenario.Probe, clock *rt.Clock, rep scenario.Report) (*fileWriteProbe, error) {
 	p := &fileWriteProbe{spec: ps, clock: clock,
 		hist: record.NewLinear(rep.BucketWidth, rep.BucketOrigin, rep.Overflow), hdr: record.NewHDR(int64(time.Second))}
-	fw, err := probe.NewFileWrite(probe.FileWriteConfig{Dir: ps.Dir, Block: int(ps.Block), Blocks: ps.Blocks, Clock: clock, Hist: p.hist, HDR: p.hdr})
+	fw, err := workload.NewFileWrite(workload.FileWriteConfig{Dir: ps.Dir, Block: int(ps.Block), Blocks: ps.Blocks, Clock: clock, Hist: p.hist, HDR: p.hdr})
 	if err != nil {
 		return nil, err
 	}
@@ -143,20 +143,20 @@ func (p *fileWriteProbe) close() { p.fw.Close() }
 // messagingProbe is seed 001's hackbench model.
 type messagingProbe struct {
 	spec scenario.Probe
-	m    *probe.Messaging
+	m    *workload.Messaging
 	halt atomic.Bool
 	done atomic.Bool
 	ch   chan struct{}
-	out  probe.MessagingResult
+	out  workload.MessagingResult
 	res  report.Probe
 }
 
 func newMessagingProbe(ps scenario.Probe) (*messagingProbe, error) {
-	cfg := probe.MessagingConfig{Groups: ps.Groups, FDs: ps.FDs, Loops: ps.Loops, Size: int(ps.Size[0]), Transport: ps.Transport.String()}
+	cfg := workload.MessagingConfig{Groups: ps.Groups, FDs: ps.FDs, Loops: ps.Loops, Size: int(ps.Size[0]), Transport: ps.Transport.String()}
 	if ps.CPU != nil {
 		cfg.CPUs = []int{*ps.CPU}
 	}
-	m, err := probe.NewMessaging(cfg)
+	m, err := workload.NewMessaging(cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -1,9 +1,7 @@
 package engine
 
 import (
-	"os"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -14,6 +12,7 @@ import (
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/rt"
+	"github.com/rtload/rtload/sysinfo"
 )
 
 // trialWriter is the non-real-time side of a trial: every 50 ms it drains
@@ -53,12 +52,12 @@ func (w *trialWriter) export(r *reader, set *probe.Recorders, iv report.Interval
 	x := exporter.Interval{Scenario: w.scenario, Variant: w.variant, Round: w.round, Reader: r.spec.Name,
 		Wakeups: iv.Wakeups, Overruns: iv.Overruns, DataCalls: iv.Data, EAGAINCalls: iv.EAGAIN,
 		Received: iv.Messages, Sent: iv.Sent, Lost: iv.Lost, IntervalMaxWakeupNs: iv.WakeupLatency.MaxNs,
-		CallCostBucketWidthTicks: r.total.All.Snapshot("").Width}
-	set.Latency.Buckets(func(lo, width, count uint64) {
+		CallCostBucketWidthTicks: r.total.Snapshot(record.CallAll, "").Width}
+	set.Set.HDR(record.WakeupLatency).Buckets(func(lo, width, count uint64) {
 		x.WakeupLatencyNs = append(x.WakeupLatencyNs, exporter.BucketCount{UpperBound: float64(lo + width - 1), Count: count})
 	})
 	x.WakeupLatencySumNs = iv.WakeupLatency.MeanNs * float64(iv.WakeupLatency.Count)
-	snap := set.All.Snapshot("")
+	snap := set.Set.Snapshot(record.CallAll, "")
 	for i, c := range snap.Counts {
 		if c > 0 {
 			x.CallCostTicks = append(x.CallCostTicks, exporter.BucketCount{UpperBound: float64(snap.Lower(i) + snap.Width - 1), Count: c})
@@ -109,7 +108,7 @@ func (w *trialWriter) poll() {
 		if r.handoff != nil {
 			if set := r.handoff.Take(); set != nil {
 				w.interval(r, set)
-				set.Reset()
+				set.Set.Reset()
 				r.handoff.Give(set)
 				any = true
 			}
@@ -134,19 +133,11 @@ func (w *trialWriter) checkpoint() report.Trial {
 	}
 	for _, r := range w.readers {
 		c := r.lastCounts
-		tot := r.total
 		rr := report.Reader{Name: r.spec.Name, Method: r.spec.Method.String(), Sockets: len(r.drain.FDs()), Endpoint: strings.Join(r.spec.Endpoints, ","),
 			Applied: appliedReport(r.applied), Calls: c.Calls, Data: c.Data, EAGAIN: c.EAGAIN, Errors: c.Errors,
 			Messages: c.Messages, Bytes: c.Bytes, Lost: c.Lost, Reordered: c.Reordered, Duplicates: c.Duplicates,
-			Wakeups: r.lastTicks, Overruns: r.lastOverruns, Intervals: r.intervals,
-			// No HDR encodings in checkpoints: they must stay cheap.
-			WakeupLatency: report.LatencyOf(tot.Latency),
-			PerCallTicks:  report.LatencyOf(tot.AllHDR),
-			Drain:         report.LatencyOf(tot.DrainTime),
-			OneWayDelay:   report.LatencyOf(tot.Delay),
-			PerCall: report.PerCall{Unit: "ticks", All: tot.All.Snapshot("ticks"), Data: tot.Data.Snapshot("ticks"),
-				EAGAIN: tot.EAGAIN.Snapshot("ticks")},
-			PerCallClass: perCallClass(tot, "ticks"), Counters: r.readCounters(), CountersSkipped: r.countersSkipped}
+			Wakeups: r.lastTicks, Overruns: r.lastOverruns, Intervals: r.intervals, Counters: r.readCounters(), CountersSkipped: r.countersSkipped}
+		setHistograms(&rr, r.total, "ticks", report.LatencyOf) // no HDR encodings in checkpoints: they must stay cheap
 		if r.log != nil {
 			st := r.log.Stats()
 			t.WakeupLog = append(t.WakeupLog, st.Files...)
@@ -163,16 +154,7 @@ func (w *trialWriter) checkpoint() report.Trial {
 func (w *trialWriter) finish() {
 	w.poll()
 	for _, r := range w.readers {
-		cur := r.loop.Rec
-		if cur == nil {
-			continue
-		}
-		cur.Counts = r.drain.Counts()
-		cur.Ticks, cur.Overruns, cur.MissedTicks = r.loop.MeasuredTicks, r.loop.Overruns, r.loop.MissedTicks
-		if cur.ToNs == 0 || cur.ToNs < cur.FromNs {
-			cur.ToNs = r.loop.Ticker.Deadline(0) + int64(r.loop.Ticks)*int64(r.spec.Period)
-		}
-		w.interval(r, cur)
+		w.interval(r, r.loop.Final())
 	}
 }
 
@@ -183,13 +165,13 @@ func (w *trialWriter) sampleIRQs(r *reader, now int64) {
 		return
 	}
 	if r.irqFrom == nil {
-		if m, err := readCPUIRQs(r.spec.CPU); err == nil {
+		if m, err := sysinfo.ReadIRQCounts(r.spec.CPU); err == nil {
 			r.irqFrom, r.irqLast = m, m
 		}
 		return
 	}
 	if r.irqUntil == nil && now >= r.loop.MeasureUntil {
-		r.irqUntil, _ = readCPUIRQs(r.spec.CPU)
+		r.irqUntil, _ = sysinfo.ReadIRQCounts(r.spec.CPU)
 	}
 }
 
@@ -202,12 +184,21 @@ func (r *reader) cpuInterrupts() *report.CPUInterrupts {
 	end := r.irqUntil
 	if end == nil {
 		var err error
-		if end, err = readCPUIRQs(r.spec.CPU); err != nil {
+		if end, err = sysinfo.ReadIRQCounts(r.spec.CPU); err != nil {
 			return nil
 		}
 	}
-	src, irqs, soft := end.delta(r.irqFrom)
-	return &report.CPUInterrupts{CPU: r.spec.CPU, IRQs: irqs, SoftIRQs: soft, Sources: src}
+	return cpuInterrupts(r.spec.CPU, end, r.irqFrom)
+}
+
+// cpuInterrupts is cpu's interrupts from prev to now, largest source first.
+func cpuInterrupts(cpu int, now, prev sysinfo.IRQCounts) *report.CPUInterrupts {
+	src, irqs, soft := now.Delta(prev)
+	out := &report.CPUInterrupts{CPU: cpu, IRQs: irqs, SoftIRQs: soft, Sources: make([]report.Counter, len(src))}
+	for i, c := range src {
+		out.Sources[i] = report.Counter{Name: c.Name, Value: c.Count}
+	}
+	return out
 }
 
 func (w *trialWriter) drainRing(r *reader) {
@@ -219,7 +210,7 @@ func (w *trialWriter) drainRing(r *reader) {
 			sp := report.Spike{Time: time.Now(), Trial: w.trial, Variant: w.variant, Reader: r.spec.Name,
 				Tick: wk.Tick, DeadlineNs: wk.DeadlineNs, LatencyNs: wk.LatencyNs, ThresholdNs: int64(r.spec.Threshold),
 				DrainNs: wk.DrainNs, PrevDrainNs: r.prevDrain, Messages: wk.Messages, Calls: wk.Calls, EAGAIN: wk.EAGAIN,
-				Missed: wk.Missed, Noise: w.noiseStates(), BrokeTrace: r.loop.BrokeAt == wk.DeadlineNs && r.loop.BrokeAt != 0}
+				Missed: wk.Missed, Noise: w.noiseStates(), BrokeTrace: r.loop.BrokeAt.Load() == wk.DeadlineNs && wk.DeadlineNs != 0}
 			if err := w.spikes.Write(sp); err != nil && w.err == nil {
 				w.err = err
 			}
@@ -238,7 +229,7 @@ func (w *trialWriter) noiseStates() []report.NoiseInterval {
 
 // interval merges set into r's totals and, in interval mode, writes its record.
 func (w *trialWriter) interval(r *reader, set *probe.Recorders) {
-	r.total.Merge(set)
+	r.total.Merge(set.Set)
 	if r.intervalNs == 0 {
 		r.lastCounts = set.Counts
 		return
@@ -253,17 +244,19 @@ func (w *trialWriter) interval(r *reader, set *probe.Recorders) {
 		Wakeups: set.Ticks - r.lastTicks, Overruns: set.Overruns - r.lastOverruns,
 		Calls: c.Calls - prev.Calls, Data: c.Data - prev.Data, EAGAIN: c.EAGAIN - prev.EAGAIN,
 		Messages: c.Messages - prev.Messages, Lost: c.Lost - min(prev.Lost, c.Lost),
-		PerCallTicks:  report.LatencyOf(set.AllHDR),
-		WakeupLatency: report.LatencyOf(set.Latency),
-		Drain:         report.LatencyOf(set.DrainTime),
+		PerCallTicks:  report.LatencyOf(set.Set.HDR(record.CallAll)),
+		WakeupLatency: report.LatencyOf(set.Set.HDR(record.WakeupLatency)),
+		Drain:         report.LatencyOf(set.Set.HDR(record.DrainTime)),
 		LateHandoffs:  r.handoff.Late.Load(),
-		RSSBytes:      rss(), FDs: openFDs(), Goroutines: runtime.NumGoroutine(), GCCycles: gcCycles(),
+		Goroutines:    runtime.NumGoroutine(), GCCycles: gcCycles(),
 	}
-	iv.Spikes = r.loop.Spikes - r.lastSpikes
+	// 0 when /proc cannot be read: the soak's memory trend then shows a gap.
+	iv.RSSBytes, _ = sysinfo.RSS()
+	iv.FDs, _ = sysinfo.OpenFDs()
+	iv.Spikes = set.Spikes - r.lastSpikes
 	if r.irqLast != nil {
-		if m, err := readCPUIRQs(r.spec.CPU); err == nil {
-			src, irqs, soft := m.delta(r.irqLast)
-			iv.CPUInterrupts = &report.CPUInterrupts{CPU: r.spec.CPU, IRQs: irqs, SoftIRQs: soft, Sources: src}
+		if m, err := sysinfo.ReadIRQCounts(r.spec.CPU); err == nil {
+			iv.CPUInterrupts = cpuInterrupts(r.spec.CPU, m, r.irqLast)
 			r.irqLast = m
 		}
 	}
@@ -293,7 +286,7 @@ func (w *trialWriter) interval(r *reader, set *probe.Recorders) {
 		iv.Noise = append(iv.Noise, report.NoiseInterval{Kind: n.Kind(), Unit: n.Unit(), Count: c - r.lastNoise[i], State: n.State()})
 		r.lastNoise[i] = c
 	}
-	r.lastCounts, r.lastTicks, r.lastOverruns, r.lastSpikes = c, set.Ticks, set.Overruns, r.loop.Spikes
+	r.lastCounts, r.lastTicks, r.lastOverruns, r.lastSpikes = c, set.Ticks, set.Overruns, set.Spikes
 	r.intervals++
 	if w.intervals != nil {
 		if err := w.intervals.Write(iv); err != nil && w.err == nil {
@@ -318,26 +311,3 @@ func (v noiseView) Kind() string  { return v.n.Config().Kind }
 func (v noiseView) Unit() string  { return noise.Unit(v.n.Config().Kind) }
 func (v noiseView) Count() uint64 { return v.n.Report().Count }
 func (v noiseView) State() string { return v.n.State() }
-
-// rss returns the resident set size in bytes (/proc/self/statm).
-func rss() int64 {
-	b, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 2 {
-		return 0
-	}
-	pages, _ := strconv.ParseInt(f[1], 10, 64)
-	return pages * int64(os.Getpagesize())
-}
-
-// openFDs counts /proc/self/fd entries.
-func openFDs() int {
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return 0
-	}
-	return len(ents)
-}

@@ -46,10 +46,10 @@ type Config struct {
 	Kind string
 	// Threads is the number of OS threads, 1–1024. messaging ignores it
 	// (beyond requiring ≥ 1): its Groups × FDs senders and receivers are
-	// the threads, started by probe.Messaging.
+	// the threads, started by workload.Messaging.
 	Threads int
 	// CPUs pins thread i to CPUs[i%len(CPUs)]; empty = unpinned.
-	// messaging passes them to probe.MessagingConfig.CPUs.
+	// messaging passes them to workload.MessagingConfig.CPUs.
 	CPUs []int
 	// Policy is rt.Other (the zero value), rt.FIFO or rt.RR. FIFO/RR need
 	// AllowRT; messaging supports only rt.Other.

@@ -3,21 +3,21 @@ package noise
 import (
 	"golang.org/x/sys/unix"
 
-	"github.com/rtload/rtload/probe"
+	"github.com/rtload/rtload/workload"
 )
 
 // fileWriteWorker is the file_write kind: unixbench fstime's write loop
-// (probe.FileWrite: Blocks write(2) calls of Size bytes, then lseek to 0)
+// (workload.FileWrite: Blocks write(2) calls of Size bytes, then lseek to 0)
 // as load, one file per thread, counted in bytes written. A pass (2000 ×
 // 256 B by default, a few ms) is the slice between stop checks. The file
 // (and its temporary directory when Dir is "") is removed at Stop.
 type fileWriteWorker struct {
-	fw   *probe.FileWrite
+	fw   *workload.FileWrite
 	last uint64 // bytes already added to the slot
 }
 
 func newFileWriteWorker(cfg Config) (*fileWriteWorker, error) {
-	fw, err := probe.NewFileWrite(probe.FileWriteConfig{Dir: cfg.Dir, Block: cfg.size(), Blocks: orDefault(cfg.Blocks, DefaultBlocks)})
+	fw, err := workload.NewFileWrite(workload.FileWriteConfig{Dir: cfg.Dir, Block: cfg.size(), Blocks: orDefault(cfg.Blocks, DefaultBlocks)})
 	if err != nil {
 		return nil, err
 	}

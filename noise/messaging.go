@@ -7,19 +7,19 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/rtload/rtload/probe"
 	"github.com/rtload/rtload/rt"
+	"github.com/rtload/rtload/workload"
 )
 
 // messagingWorker is the messaging kind: hackbench's model as load.
-// probe.Messaging rounds (Groups × FDs senders each writing Loops
+// workload.Messaging rounds (Groups × FDs senders each writing Loops
 // messages of Size bytes to each of FDs receivers over AF_UNIX
 // socketpairs) run back to back until Stop or the end of an "on" phase,
 // counted in messages received. Config.Threads does not apply: one noise
 // thread runs the rounds, and each round starts its own Groups × FDs × 2
 // worker threads at Config.Nice, pinned round-robin to Config.CPUs.
 type messagingWorker struct {
-	m     *probe.Messaging
+	m     *workload.Messaging
 	stop  *atomic.Bool // the Noise's
 	halt  atomic.Bool  // Run's stop: set by Stop or at the end of the phase
 	timer *time.Timer  // sets halt at the end of the phase
@@ -27,7 +27,7 @@ type messagingWorker struct {
 }
 
 func newMessagingWorker(cfg Config, stop *atomic.Bool) (*messagingWorker, error) {
-	m, err := probe.NewMessaging(probe.MessagingConfig{
+	m, err := workload.NewMessaging(workload.MessagingConfig{
 		Groups: orDefault(cfg.Groups, DefaultGroups), FDs: orDefault(cfg.FDs, DefaultFDs),
 		Loops: orDefault(cfg.Loops, DefaultLoops), Size: cfg.size(),
 		CPUs: cfg.CPUs, Nice: cfg.Nice,

@@ -5,14 +5,14 @@
 //
 // Kinds (Config.Kind): spin (busy loop, loops), memory (streaming copies
 // between the halves of a buffer, bytes), syscall (a tight loop of a cheap
-// raw syscall, syscalls), messaging (probe.Messaging rounds, the hackbench
-// model, messages received), file_write (probe.FileWrite passes, the fstime
+// raw syscall, syscalls), messaging (workload.Messaging rounds, the hackbench
+// model, messages received), file_write (workload.FileWrite passes, the fstime
 // loop, bytes written), udp (a paced loopback flood into a sink socket the
 // same thread drains, messages sent).
 //
 // Every thread checks a stop flag after each slice of work (well under
 // 1 ms for spin, memory, syscall and udp; one write pass for file_write;
-// one probe.Messaging round, which watches the flag itself, for messaging),
+// one workload.Messaging round, which watches the flag itself, for messaging),
 // and counts its work in atomics on its own cache lines.
 package noise
 
@@ -182,7 +182,7 @@ func (n *Noise) sched(i int) rt.Sched {
 		s.Nice = c.Nice
 	}
 	if c.kind() == "messaging" {
-		// The thread only runs rounds; probe.Messaging applies CPUs and
+		// The thread only runs rounds; workload.Messaging applies CPUs and
 		// Nice to the workers that do the messaging.
 		return rt.Sched{AllowDegraded: c.AllowDegraded}
 	}

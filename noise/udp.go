@@ -86,7 +86,7 @@ func (w *udpWorker) step(s *slot, end int64) unix.Errno {
 		return errno
 	}
 	if k == 0 {
-		sleepUntil(min(w.base+int64(w.pacer.Next(w.n)), end, now+maxSleep))
+		rt.SleepUntil(min(w.base+int64(w.pacer.Next(w.n)), end, now+maxSleep))
 	}
 	return 0
 }
@@ -137,12 +137,4 @@ func errnoOf(err error) unix.Errno {
 		return e
 	}
 	return unix.EIO
-}
-
-// sleepUntil blocks in clock_nanosleep(2) until CLOCK_MONOTONIC deadline
-// (ns), retrying EINTR (the deadline is absolute).
-func sleepUntil(deadline int64) {
-	ts := unix.NsecToTimespec(deadline)
-	for unix.ClockNanosleep(unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, &ts, nil) == unix.EINTR {
-	}
 }

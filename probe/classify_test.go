@@ -28,22 +28,20 @@ func TestClassify(t *testing.T) {
 		{"other error: no class but position", 5, unix.ECONNREFUSED, false, 0, 0, 0, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			d := probe.NewDrain(probe.DrainConfig{Warm: record.NewLinear(1, 0, 10), Cold: record.NewLinear(1, 0, 10),
-				First: record.NewLinear(1, 0, 10), Rest: record.NewLinear(1, 0, 10)})
+			d := probe.NewDrain(probe.DrainConfig{Set: record.NewSet(record.Layout{Width: 1, Overflow: 10})})
 			d.Classify(c.pos, 7, c.errno, c.got)
-			got := [4]uint64{d.Warm.Total(), d.Cold.Total(), d.First.Total(), d.Rest.Total()}
+			got := [4]uint64{lin(d, record.CallWarm).Total(), lin(d, record.CallCold).Total(), lin(d, record.CallFirst).Total(), lin(d, record.CallRest).Total()}
 			if want := [4]uint64{c.warm, c.cold, c.first, c.rest}; got != want {
 				t.Errorf("warm, cold, first, rest = %v; want %v", got, want)
 			}
 		})
 	}
-	// Nil histograms are skipped (drains built without context).
-	probe.NewDrain(probe.DrainConfig{}).Classify(0, 1, unix.EAGAIN, true)
+	// Classes left out of the set are skipped (drains built without context).
+	probe.NewDrain(probe.DrainConfig{Set: record.NewSetOf(seedLayout, nil)}).Classify(0, 1, unix.EAGAIN, true)
 }
 
 func TestClassifyAllocs(t *testing.T) {
-	d := probe.NewDrain(probe.DrainConfig{Warm: record.NewLinear(128, 64, 8256), Cold: record.NewLinear(128, 64, 8256),
-		First: record.NewLinear(128, 64, 8256), Rest: record.NewLinear(128, 64, 8256)})
+	d := probe.NewDrain(probe.DrainConfig{Set: record.NewSet(seedLayout)})
 	if a := testing.AllocsPerRun(100, func() { d.Classify(4, 1400, unix.EAGAIN, true) }); a != 0 {
 		t.Errorf("classify allocs %v, want 0", a)
 	}
@@ -53,8 +51,7 @@ func TestClassifyAllocs(t *testing.T) {
 // recv call (two histogram records and the branches choosing them),
 // outside the timed call.
 func BenchmarkClassify(b *testing.B) {
-	d := probe.NewDrain(probe.DrainConfig{Warm: record.NewLinear(128, 64, 8256), Cold: record.NewLinear(128, 64, 8256),
-		First: record.NewLinear(128, 64, 8256), Rest: record.NewLinear(128, 64, 8256)})
+	d := probe.NewDrain(probe.DrainConfig{Set: record.NewSet(seedLayout)})
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		errno := unix.Errno(0)
@@ -76,10 +73,11 @@ func BenchmarkDrainStepContext(b *testing.B) {
 			name = "on"
 		}
 		b.Run(name, func(b *testing.B) {
-			d := newDrain(b, g.FDs(), udp.NewRecvFrom(2048))
+			set := record.NewSet(seedLayout)
 			if !on {
-				d.Warm, d.Cold, d.First, d.Rest = nil, nil, nil, nil
+				set = record.NewSetOf(seedLayout, []record.Class{record.CallAll, record.CallData, record.CallEAGAIN, record.OneWayDelay})
 			}
+			d := probe.NewDrain(probe.DrainConfig{FDs: g.FDs(), Receiver: udp.NewRecvFrom(2048), Clock: clock(b), Set: set})
 			d.Measure = true
 			b.ReportAllocs()
 			for b.Loop() {

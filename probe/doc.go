@@ -1,10 +1,21 @@
-// Package probe holds the measured workloads. A Probe's Step is one unit of
-// measured work (Drain: every socket read until EAGAIN, each recv call timed
-// with the rt.Clock into record.Linear histograms), and Loop runs Steps on
-// absolute ticks of a real-time thread, logging each wakeup into a ring that
-// a non-real-time goroutine writes out.
+// Package probe is the measured real-time loop and nothing else. A Probe's
+// Step is one unit of measured work: Drain reads every socket until EAGAIN,
+// timing each recv call with the rt.Clock into a record.Set (one pointer,
+// recorders indexed by record.Class). Loop runs Steps on absolute ticks of
+// a real-time thread, records each tick's wakeup latency and drain time
+// into the same Set, logs each wakeup into a record.Ring that a
+// non-real-time goroutine writes out, and with intervals swaps Sets with
+// that goroutine through a Handoff (two atomic pointers). Counters reads the
+// reader thread's perf_event counters for the writer, off the loop.
 //
-// Everything called from Loop.Run allocates nothing, takes no lock, uses no
-// channel and has no preemption point; tests prove the first with
-// testing.AllocsPerRun.
+// Everything called from Loop.Run is //go:nosplit, allocates nothing, takes
+// no lock, uses no channel and has no preemption point except SafePoint:
+// tests prove the allocations with testing.AllocsPerRun, and
+// internal/archtest disassembles the binary to prove the rest.
+//
+// Ordinary measured or background work that is not this loop (hackbench
+// messaging, fstime file writes) lives in package workload.
+//
+// Imports rt, record, net/udp, x/sys/unix and the standard library only
+// (net/tap is allowed too, for a tap-send step; internal/archtest checks).
 package probe

@@ -35,29 +35,17 @@ type Tick struct {
 
 // Drain reads every socket of its list until EAGAIN on each Step, timing
 // every recv call with the clock. With Measure set, each call's duration
-// (clock ticks) goes into All and into Data or EAGAIN; the message
-// accounting runs always.
+// (clock ticks) goes into its Set: record.CallAll, then CallData or
+// CallEAGAIN, then its context (see classify), and each message's one-way
+// delay into record.OneWayDelay; the message accounting runs always.
 type Drain struct {
 	fds   []int
 	rx    udp.Receiver
 	clock *rt.Clock
+	set   *record.Set // Loop.install swaps it at interval ends
 
-	// Measure turns histogram recording on (the measured window).
+	// Measure turns recording on (the measured window).
 	Measure bool
-	// All, Data, EAGAIN: per-call cost in clock ticks. All holds every call
-	// (the seed's table), Data those that returned a message, EAGAIN those
-	// that found the socket empty.
-	All, Data, EAGAIN *record.Linear
-	// AllHDR holds every call too, for percentiles.
-	AllHDR *record.HDR
-	// Delay is the one-way delay send→receive in ns (measured window only).
-	Delay *record.HDR
-	// Per-call context (measured window; each may be nil): Warm holds
-	// EAGAIN calls on a socket that returned data earlier in the same
-	// drain, Cold EAGAIN calls on a socket that had nothing this tick (Data
-	// is the third class); First holds the first FirstCalls calls of each
-	// tick, Rest the later ones. See classify.
-	Warm, Cold, First, Rest *record.Linear
 
 	expect  []uint64 // next expected sequence number per socket
 	seen    []uint64 // bit i: sequence number expect-1-i arrived
@@ -68,29 +56,29 @@ type Drain struct {
 
 var _ Probe = (*Drain)(nil)
 
-// DrainConfig configures a Drain. Histograms are supplied by the caller so
-// that their layout comes from the scenario.
+// DrainConfig configures a Drain. The Set is supplied by the caller so
+// that its layout comes from the scenario; it must not be nil (a class it
+// leaves out is not recorded).
 type DrainConfig struct {
-	FDs               []int
-	Receiver          udp.Receiver
-	Clock             *rt.Clock
-	All, Data, EAGAIN *record.Linear
-	AllHDR, Delay     *record.HDR
-	// Per-call context histograms (optional): see Drain.
-	Warm, Cold, First, Rest *record.Linear
+	FDs      []int
+	Receiver udp.Receiver
+	Clock    *rt.Clock
+	Set      *record.Set
 }
 
 // FirstCalls is how many calls at the start of a tick (right after the
-// wakeup) the First histogram holds; later calls go to Rest.
+// wakeup) record.CallFirst holds; later calls go to record.CallRest.
 const FirstCalls = 3
 
 // NewDrain preallocates per-socket state for len(cfg.FDs) sockets.
 func NewDrain(cfg DrainConfig) *Drain {
-	return &Drain{fds: cfg.FDs, rx: cfg.Receiver, clock: cfg.Clock,
-		All: cfg.All, Data: cfg.Data, EAGAIN: cfg.EAGAIN, AllHDR: cfg.AllHDR, Delay: cfg.Delay,
-		Warm: cfg.Warm, Cold: cfg.Cold, First: cfg.First, Rest: cfg.Rest,
+	return &Drain{fds: cfg.FDs, rx: cfg.Receiver, clock: cfg.Clock, set: cfg.Set,
 		expect: make([]uint64, len(cfg.FDs)), seen: make([]uint64, len(cfg.FDs)), perSock: make([]uint64, len(cfg.FDs))}
 }
+
+// Set returns the set the drain records into now. Read it from the reader
+// thread or after it stopped (or, with intervals, only a set handed over).
+func (d *Drain) Set() *record.Set { return d.set }
 
 // Step drains each socket once, in order, until EAGAIN (or another error).
 //
@@ -114,8 +102,7 @@ func (d *Drain) drainOne(i, fd int) {
 		d.tick.Calls++
 		if d.Measure {
 			d.c.Calls++
-			d.All.Record(dt)
-			d.AllHDR.Record(dt)
+			d.set.Record(record.CallAll, dt)
 			d.classify(pos, dt, errno, got)
 		}
 		if errno != 0 {
@@ -123,7 +110,7 @@ func (d *Drain) drainOne(i, fd int) {
 				d.tick.EAGAIN++
 				if d.Measure {
 					d.c.EAGAIN++
-					d.EAGAIN.Record(dt)
+					d.set.Record(record.CallEAGAIN, dt)
 				}
 			} else {
 				d.c.Errors++
@@ -133,7 +120,7 @@ func (d *Drain) drainOne(i, fd int) {
 		}
 		if d.Measure {
 			d.c.Data++
-			d.Data.Record(dt)
+			d.set.Record(record.CallData, dt)
 		}
 		got = true
 		d.account(i, n, bytes)
@@ -141,29 +128,25 @@ func (d *Drain) drainOne(i, fd int) {
 }
 
 // classify records one measured call's cost dt by its context: its
-// position pos in the tick (0 = first call after the wakeup) into First or
-// Rest, and, for an EAGAIN, whether its socket had returned data earlier in
-// this drain (got: Warm) or not (Cold). Outside the timed call; no
-// allocation, no system call.
+// position pos in the tick (0 = first call after the wakeup) into
+// record.CallFirst or CallRest, and, for an EAGAIN, whether its socket had
+// returned data earlier in this drain (got: CallWarm) or not (CallCold).
+// Outside the timed call; no allocation, no system call.
 //
 //go:nosplit
 func (d *Drain) classify(pos uint32, dt uint64, errno unix.Errno, got bool) {
 	if pos < FirstCalls {
-		if d.First != nil {
-			d.First.Record(dt)
-		}
-	} else if d.Rest != nil {
-		d.Rest.Record(dt)
+		d.set.Record(record.CallFirst, dt)
+	} else {
+		d.set.Record(record.CallRest, dt)
 	}
 	if errno != unix.EAGAIN {
 		return
 	}
 	if got {
-		if d.Warm != nil {
-			d.Warm.Record(dt)
-		}
-	} else if d.Cold != nil {
-		d.Cold.Record(dt)
+		d.set.Record(record.CallWarm, dt)
+	} else {
+		d.set.Record(record.CallCold, dt)
 	}
 }
 
@@ -185,7 +168,7 @@ func (d *Drain) account(i, n, bytes int) {
 		}
 		d.sequence(i, h.Seq)
 		if d.Measure {
-			d.Delay.RecordSigned(now - h.SentNs)
+			d.set.RecordSigned(record.OneWayDelay, now-h.SentNs)
 		}
 	}
 }

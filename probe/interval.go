@@ -6,56 +6,29 @@ import (
 	"github.com/rtload/rtload/record"
 )
 
-// Recorders is one set of histograms a reader's real-time thread records
-// into, plus the counters it had reached when it handed the set over. With
-// intervals (soak runs) the thread swaps between two sets: it hands the
-// full one to a non-real-time writer and records into the spare, so the
-// writer can read, merge and reset a set while nothing writes to it.
+// Recorders is one interval's record.Set, which a reader's real-time
+// thread records into, plus the counters it had reached when it handed the
+// set over. With intervals (soak runs) the thread swaps between two of
+// them: it hands the full one to a non-real-time writer and records into
+// the spare, so the writer can read, merge and reset a set while nothing
+// writes to it.
 type Recorders struct {
-	// Per-call cost in clock ticks (Drain), one-way delay in ns.
-	All, Data, EAGAIN *record.Linear
-	AllHDR, Delay     *record.HDR
-	// Per-call context in clock ticks (Drain.Warm, Cold, First, Rest).
-	Warm, Cold, First, Rest *record.Linear
-	// Wakeup latency and drain time per tick in ns (Loop).
-	Latency, DrainTime *record.HDR
+	// Set holds the Drain's per-call classes and the Loop's per-tick ones.
+	Set *record.Set
 	// FromNs and ToNs are the deadlines of the first tick recorded into the
 	// set and of the tick at which it was handed over (CLOCK_MONOTONIC ns).
 	FromNs, ToNs int64
-	// Counts is the Drain's accounting and Ticks, Overruns, MissedTicks
-	// the Loop's counters when the set was handed over (cumulative).
-	Counts                       Counts
-	Ticks, Overruns, MissedTicks uint64
+	// Counts is the Drain's accounting and Ticks, Overruns, MissedTicks,
+	// Spikes the Loop's counters when the set was handed over (cumulative;
+	// the writer reads these, never the Loop's own fields, while the loop
+	// runs).
+	Counts                               Counts
+	Ticks, Overruns, MissedTicks, Spikes uint64
 }
 
-// Reset clears every histogram of the set.
-func (r *Recorders) Reset() {
-	for _, l := range []*record.Linear{r.All, r.Data, r.EAGAIN, r.Warm, r.Cold, r.First, r.Rest} {
-		if l != nil {
-			l.Reset()
-		}
-	}
-	for _, h := range []*record.HDR{r.AllHDR, r.Delay, r.Latency, r.DrainTime} {
-		if h != nil {
-			h.Reset()
-		}
-	}
-}
-
-// Merge adds o's histograms into r (same layouts).
-func (r *Recorders) Merge(o *Recorders) {
-	for _, p := range [][2]*record.Linear{{r.All, o.All}, {r.Data, o.Data}, {r.EAGAIN, o.EAGAIN},
-		{r.Warm, o.Warm}, {r.Cold, o.Cold}, {r.First, o.First}, {r.Rest, o.Rest}} {
-		if p[0] != nil && p[1] != nil {
-			p[0].Merge(p[1])
-		}
-	}
-	for _, p := range [][2]*record.HDR{{r.AllHDR, o.AllHDR}, {r.Delay, o.Delay}, {r.Latency, o.Latency}, {r.DrainTime, o.DrainTime}} {
-		if p[0] != nil && p[1] != nil {
-			p[0].Merge(p[1])
-		}
-	}
-}
+// NewRecorders returns Recorders holding a new record.Set of every class,
+// its linear recorders in layout l.
+func NewRecorders(l record.Layout) *Recorders { return &Recorders{Set: record.NewSet(l)} }
 
 // Handoff passes full Recorders from the real-time thread to the writer
 // and spare ones back: two atomic pointers, no lock, no channel.

@@ -34,15 +34,15 @@ type Loop struct {
 	HardStop int64
 	// Wakeups is the per-wakeup log ring (measured ticks only).
 	Wakeups *record.Ring[record.Wakeup]
-	// Latency (wakeup latency, ns) and DrainTime (ns) of measured ticks.
-	Latency, DrainTime *record.HDR
 	// Interval (ns) > 0 hands the current Recorders to Handoff every
-	// Interval of measured ticks (soak runs); Rec is the set in use, which
-	// Run installs into the Loop and its Drain. With Interval 0 Rec is
-	// simply recorded into for the whole run.
+	// Interval of measured ticks (soak runs). Rec is the Recorders in use
+	// and must be set: Run installs its Set into the Loop and its Drain, and
+	// measured ticks record record.WakeupLatency and record.DrainTime (ns)
+	// into it. With Interval 0 Rec is recorded into for the whole run.
 	Interval int64
 	Handoff  *Handoff
 	Rec      *Recorders
+	set      *record.Set // Rec.Set, the one pointer the hot loop follows
 	// Threshold (ns) > 0 marks wakeups later than it as spikes (counted in
 	// Spikes; the writer logs them from the wakeup records). With
 	// BreakTrace, the first spike writes Marker to the ftrace trace_marker
@@ -53,7 +53,9 @@ type Loop struct {
 	MarkerFD, TracingOnFD int
 	Marker                []byte
 	Spikes                uint64
-	BrokeAt               int64 // deadline of the spike that stopped tracing, 0 = none
+	// BrokeAt is the deadline of the spike that stopped tracing, 0 = none;
+	// atomic because the writer reads it while the loop runs.
+	BrokeAt atomic.Int64
 	// Yield, when set, makes the loop pass SafePoint once per tick so that
 	// a garbage collection can stop the world (see SafePoint); Yields
 	// counts the passes.
@@ -67,6 +69,8 @@ type Loop struct {
 	TailMessages                                uint64
 	Errno                                       uintptr
 
+	lastDeadline int64 // of the last tick run, for Final
+
 	// ru and the counts at the last read: the thread's context switches
 	// (getrusage(RUSAGE_THREAD)), read once per tick after the drain; each
 	// wakeup record carries the switches since the previous read, so those
@@ -75,26 +79,43 @@ type Loop struct {
 	lastVol, lastInvol uint64
 }
 
-// install makes r the set recorded into by the loop and its drain.
+// install makes r's Set the one recorded into by the loop and its drain.
 //
 //go:nosplit
 func (l *Loop) install(r *Recorders) {
-	l.Rec = r
-	l.Latency, l.DrainTime = r.Latency, r.DrainTime
+	l.Rec, l.set = r, r.Set
 	if l.Drain != nil {
-		l.Drain.All, l.Drain.Data, l.Drain.EAGAIN = r.All, r.Data, r.EAGAIN
-		l.Drain.AllHDR, l.Drain.Delay = r.AllHDR, r.Delay
-		l.Drain.Warm, l.Drain.Cold, l.Drain.First, l.Drain.Rest = r.Warm, r.Cold, r.First, r.Rest
+		l.Drain.set = r.Set
 	}
 }
 
-// Run loops until Stop or HardStop. Call it on the real-time thread.
+// handover fills r with the loop's cumulative counters now, for a set
+// that ends at deadline toNs.
+//
+//go:nosplit
+func (l *Loop) handover(r *Recorders, toNs int64) {
+	r.ToNs = toNs
+	if l.Drain != nil {
+		r.Counts = l.Drain.c
+	}
+	r.Ticks, r.Overruns, r.MissedTicks, r.Spikes = l.MeasuredTicks, l.Overruns, l.MissedTicks, l.Spikes
+}
+
+// Final returns the Recorders the loop was recording into when it ended
+// (with intervals, the last, partial one) filled like a handed-over set:
+// the loop's final counters, and ToNs the deadline of the last tick it ran
+// (skipped ticks included). Call it only after Run returned.
+func (l *Loop) Final() *Recorders {
+	l.handover(l.Rec, l.lastDeadline)
+	return l.Rec
+}
+
+// Run loops until Stop or HardStop. Call it on the real-time thread, with
+// Rec set.
 //
 //go:nosplit
 func (l *Loop) Run() {
-	if l.Rec != nil {
-		l.install(l.Rec)
-	}
+	l.install(l.Rec)
 	nextHandoff := l.MeasureFrom + l.Interval
 	l.lastVol, l.lastInvol, _ = threadSwitches(&l.ru)
 	for {
@@ -104,6 +125,7 @@ func (l *Loop) Run() {
 			return
 		}
 		l.Ticks++
+		l.lastDeadline = deadline
 		stop := l.Stop.Load() || deadline >= l.HardStop
 		measured := deadline >= l.MeasureFrom && deadline < l.MeasureUntil
 		if l.Drain != nil {
@@ -129,25 +151,21 @@ func (l *Loop) Run() {
 				l.Overruns++
 			}
 			l.MissedTicks += missed
-			l.Latency.RecordSigned(lat)
-			l.DrainTime.RecordSigned(t1 - t0)
+			l.set.RecordSigned(record.WakeupLatency, lat)
+			l.set.RecordSigned(record.DrainTime, t1-t0)
 			tk := l.Probe.LastTick()
 			l.Wakeups.Put(record.Wakeup{Tick: k, DeadlineNs: deadline, LatencyNs: lat, DrainNs: t1 - t0,
 				Messages: tk.Messages, Calls: tk.Calls, EAGAIN: tk.EAGAIN, Missed: uint32(missed),
 				VolCS: uint32(dVol), InvolCS: uint32(dInvol)})
 			if l.Threshold > 0 && lat > l.Threshold {
 				l.Spikes++
-				if l.BreakTrace && l.BrokeAt == 0 {
-					l.BrokeAt = deadline
+				if l.BreakTrace && l.BrokeAt.Load() == 0 {
+					l.BrokeAt.Store(deadline)
 					l.breakTrace()
 				}
 			}
 			if l.Interval > 0 && deadline >= nextHandoff && l.Handoff != nil {
-				l.Rec.ToNs = deadline
-				if l.Drain != nil {
-					l.Rec.Counts = l.Drain.c
-				}
-				l.Rec.Ticks, l.Rec.Overruns, l.Rec.MissedTicks = l.MeasuredTicks, l.Overruns, l.MissedTicks
+				l.handover(l.Rec, deadline)
 				if next := l.Handoff.swap(l.Rec); next != nil {
 					next.FromNs = deadline
 					l.install(next)

@@ -1,7 +1,6 @@
 package probe_test
 
 import (
-	"sync"
 	"testing"
 	"time"
 	"unsafe"
@@ -19,28 +18,20 @@ func TestMain(m *testing.M) { testutil.Main(m) }
 
 const seedCount = 450
 
-var autoClock = sync.OnceValues(func() (*rt.Clock, error) { return rt.NewClock("auto") })
-
-func clock(t testing.TB) *rt.Clock {
-	t.Helper()
-	c, err := autoClock()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
+func clock(t testing.TB) *rt.Clock { return testutil.AutoClock(t) }
 
 // newDrain builds a Drain with the seed's histogram layout.
 func newDrain(t testing.TB, fds []int, rx udp.Receiver) *probe.Drain {
 	t.Helper()
-	return probe.NewDrain(probe.DrainConfig{
-		FDs: fds, Receiver: rx, Clock: clock(t),
-		All: record.NewLinear(128, 64, 8256), Data: record.NewLinear(128, 64, 8256), EAGAIN: record.NewLinear(128, 64, 8256),
-		AllHDR: record.NewHDR(1 << 30), Delay: record.NewHDR(int64(10 * time.Second)),
-		Warm: record.NewLinear(128, 64, 8256), Cold: record.NewLinear(128, 64, 8256),
-		First: record.NewLinear(128, 64, 8256), Rest: record.NewLinear(128, 64, 8256),
-	})
+	return probe.NewDrain(probe.DrainConfig{FDs: fds, Receiver: rx, Clock: clock(t), Set: record.NewSet(seedLayout)})
 }
+
+// seedLayout is seed 000's per-call bucket layout (128-tick buckets from 64,
+// overflow at 8256).
+var seedLayout = record.Layout{Width: 128, Origin: 64, Overflow: 8256}
+
+// lin returns d's linear recorder of class c.
+func lin(d *probe.Drain, c record.Class) *record.Linear { return d.Set().Linear(c) }
 
 func openGroup(t testing.TB, count int) (*udp.Group, *udp.Sender) {
 	t.Helper()
@@ -109,15 +100,15 @@ func TestDrainStep450(t *testing.T) {
 	if c.Calls != 2*seedCount || c.Data != seedCount || c.EAGAIN != seedCount {
 		t.Errorf("Calls %d Data %d EAGAIN %d; want %d, %d, %d", c.Calls, c.Data, c.EAGAIN, 2*seedCount, seedCount, seedCount)
 	}
-	all, data, eagain := d.All.Total(), d.Data.Total(), d.EAGAIN.Total()
+	all, data, eagain := lin(d, record.CallAll).Total(), lin(d, record.CallData).Total(), lin(d, record.CallEAGAIN).Total()
 	if all != c.Calls || data+eagain != all || data != c.Data || eagain != c.EAGAIN {
 		t.Errorf("histogram totals All %d Data %d EAGAIN %d; Counts Calls %d Data %d EAGAIN %d",
 			all, data, eagain, c.Calls, c.Data, c.EAGAIN)
 	}
-	if n := d.AllHDR.Histogram().TotalCount(); uint64(n) != all {
+	if n := d.Set().HDR(record.CallAll).Histogram().TotalCount(); uint64(n) != all {
 		t.Errorf("AllHDR count %d, All %d", n, all)
 	}
-	if n := d.Delay.Histogram().TotalCount(); n != seedCount {
+	if n := d.Set().HDR(record.OneWayDelay).Histogram().TotalCount(); n != seedCount {
 		t.Errorf("Delay count %d, want %d", n, seedCount)
 	}
 	for i := range g.FDs() {
@@ -132,8 +123,8 @@ func TestDrainStep450(t *testing.T) {
 	if tk := d.LastTick(); tk != (probe.Tick{Calls: seedCount, EAGAIN: seedCount}) {
 		t.Errorf("empty Step: LastTick = %+v", tk)
 	}
-	if d.All.Total() != all || d.Counts().Calls != c.Calls {
-		t.Errorf("unmeasured Step recorded: All %d → %d, Calls %d → %d", all, d.All.Total(), c.Calls, d.Counts().Calls)
+	if lin(d, record.CallAll).Total() != all || d.Counts().Calls != c.Calls {
+		t.Errorf("unmeasured Step recorded: All %d → %d, Calls %d → %d", all, lin(d, record.CallAll).Total(), c.Calls, d.Counts().Calls)
 	}
 }
 
@@ -198,8 +189,8 @@ func TestDrainSequence(t *testing.T) {
 			if c.Messages != uint64(len(tc.seqs)) || d.Expected(0) != tc.expect {
 				t.Errorf("Messages %d, Expected %d; want %d, %d", c.Messages, d.Expected(0), len(tc.seqs), tc.expect)
 			}
-			if d.Delay.Histogram().TotalCount() != int64(len(tc.seqs))-int64(tc.short) {
-				t.Errorf("Delay count %d", d.Delay.Histogram().TotalCount())
+			if d.Set().HDR(record.OneWayDelay).Histogram().TotalCount() != int64(len(tc.seqs))-int64(tc.short) {
+				t.Errorf("Delay count %d", d.Set().HDR(record.OneWayDelay).Histogram().TotalCount())
 			}
 		})
 	}
@@ -214,8 +205,8 @@ func TestDrainErrno(t *testing.T) {
 	if c.Errors != 1 || c.LastErrno != unix.EBADF || c.EAGAIN != 0 || c.Calls != 1 {
 		t.Errorf("Counts = %+v; want 1 call, 1 error EBADF", c)
 	}
-	if d.All.Total() != 1 || d.EAGAIN.Total() != 0 || d.Data.Total() != 0 {
-		t.Errorf("All %d EAGAIN %d Data %d; want 1 0 0", d.All.Total(), d.EAGAIN.Total(), d.Data.Total())
+	if lin(d, record.CallAll).Total() != 1 || lin(d, record.CallEAGAIN).Total() != 0 || lin(d, record.CallData).Total() != 0 {
+		t.Errorf("All %d EAGAIN %d Data %d; want 1 0 0", lin(d, record.CallAll).Total(), lin(d, record.CallEAGAIN).Total(), lin(d, record.CallData).Total())
 	}
 }
 
@@ -235,11 +226,11 @@ func TestDrainStepAllocsEmpty(t *testing.T) {
 				t.Errorf("Counts = %+v; want %d EAGAIN calls", c, 101*seedCount)
 			}
 			// Every call is a cold EAGAIN; the first 3 of each Step are First.
-			if d.Cold.Total() != 101*seedCount || d.Warm.Total() != 0 {
-				t.Errorf("Cold %d Warm %d; want %d 0", d.Cold.Total(), d.Warm.Total(), 101*seedCount)
+			if lin(d, record.CallCold).Total() != 101*seedCount || lin(d, record.CallWarm).Total() != 0 {
+				t.Errorf("Cold %d Warm %d; want %d 0", lin(d, record.CallCold).Total(), lin(d, record.CallWarm).Total(), 101*seedCount)
 			}
-			if d.First.Total() != 101*probe.FirstCalls || d.First.Total()+d.Rest.Total() != d.All.Total() {
-				t.Errorf("First %d Rest %d All %d; want First %d, First+Rest = All", d.First.Total(), d.Rest.Total(), d.All.Total(), 101*probe.FirstCalls)
+			if lin(d, record.CallFirst).Total() != 101*probe.FirstCalls || lin(d, record.CallFirst).Total()+lin(d, record.CallRest).Total() != lin(d, record.CallAll).Total() {
+				t.Errorf("First %d Rest %d All %d; want First %d, First+Rest = All", lin(d, record.CallFirst).Total(), lin(d, record.CallRest).Total(), lin(d, record.CallAll).Total(), 101*probe.FirstCalls)
 			}
 		})
 	}
@@ -331,19 +322,19 @@ func TestDrainStepAllocsData(t *testing.T) {
 	if c = d.Counts(); c.Messages != uint64(sent) || c.Lost != 0 || c.Reordered != 0 {
 		t.Errorf("Counts = %+v; want %d messages, none lost or reordered", c, sent)
 	}
-	if c.Data != uint64(sent) || d.Data.Total() != uint64(sent) {
-		t.Errorf("Data calls %d, Data histogram %d; want %d", c.Data, d.Data.Total(), sent)
+	if c.Data != uint64(sent) || lin(d, record.CallData).Total() != uint64(sent) {
+		t.Errorf("Data calls %d, Data histogram %d; want %d", c.Data, lin(d, record.CallData).Total(), sent)
 	}
 	// One message per socket per Step: data then a warm EAGAIN on each
 	// socket; the classes partition All, and so do the positions.
-	if d.Warm.Total()+d.Cold.Total() != c.EAGAIN || d.Data.Total()+d.Warm.Total()+d.Cold.Total() != d.All.Total() {
-		t.Errorf("Data %d + Warm %d + Cold %d != All %d (EAGAIN %d)", d.Data.Total(), d.Warm.Total(), d.Cold.Total(), d.All.Total(), c.EAGAIN)
+	if lin(d, record.CallWarm).Total()+lin(d, record.CallCold).Total() != c.EAGAIN || lin(d, record.CallData).Total()+lin(d, record.CallWarm).Total()+lin(d, record.CallCold).Total() != lin(d, record.CallAll).Total() {
+		t.Errorf("Data %d + Warm %d + Cold %d != All %d (EAGAIN %d)", lin(d, record.CallData).Total(), lin(d, record.CallWarm).Total(), lin(d, record.CallCold).Total(), lin(d, record.CallAll).Total(), c.EAGAIN)
 	}
-	if d.Warm.Total() < uint64(sent)-seedCount {
-		t.Errorf("Warm %d; want about %d (one per message)", d.Warm.Total(), sent)
+	if lin(d, record.CallWarm).Total() < uint64(sent)-seedCount {
+		t.Errorf("Warm %d; want about %d (one per message)", lin(d, record.CallWarm).Total(), sent)
 	}
-	if d.First.Total()+d.Rest.Total() != d.All.Total() || d.First.Total() != 102*probe.FirstCalls {
-		t.Errorf("First %d + Rest %d vs All %d; want First %d", d.First.Total(), d.Rest.Total(), d.All.Total(), 102*probe.FirstCalls)
+	if lin(d, record.CallFirst).Total()+lin(d, record.CallRest).Total() != lin(d, record.CallAll).Total() || lin(d, record.CallFirst).Total() != 102*probe.FirstCalls {
+		t.Errorf("First %d + Rest %d vs All %d; want First %d", lin(d, record.CallFirst).Total(), lin(d, record.CallRest).Total(), lin(d, record.CallAll).Total(), 102*probe.FirstCalls)
 	}
 }
 
@@ -360,9 +351,7 @@ func TestLoop(t *testing.T) {
 	l := &probe.Loop{
 		Ticker: tk, Probe: d, Drain: d,
 		MeasureFrom: tk.Deadline(5), MeasureUntil: tk.Deadline(25), HardStop: tk.Deadline(29),
-		Wakeups:   record.NewRing[record.Wakeup](64),
-		Latency:   record.NewHDR(int64(time.Second)),
-		DrainTime: record.NewHDR(int64(time.Second)),
+		Wakeups: record.NewRing[record.Wakeup](64), Rec: &probe.Recorders{Set: d.Set()},
 	}
 	done := make(chan struct{})
 	go func() { defer close(done); l.Run() }()
@@ -383,10 +372,10 @@ func TestLoop(t *testing.T) {
 	if uint64(len(wakeups)) != l.MeasuredTicks || l.Wakeups.Dropped() != 0 {
 		t.Errorf("%d wakeups logged (%d dropped), want %d", len(wakeups), l.Wakeups.Dropped(), l.MeasuredTicks)
 	}
-	if n := l.Latency.Histogram().TotalCount(); uint64(n) != l.MeasuredTicks {
+	if n := l.Rec.Set.HDR(record.WakeupLatency).Histogram().TotalCount(); uint64(n) != l.MeasuredTicks {
 		t.Errorf("Latency count %d, MeasuredTicks %d", n, l.MeasuredTicks)
 	}
-	if n := l.DrainTime.Histogram().TotalCount(); uint64(n) != l.MeasuredTicks {
+	if n := l.Rec.Set.HDR(record.DrainTime).Histogram().TotalCount(); uint64(n) != l.MeasuredTicks {
 		t.Errorf("DrainTime count %d, MeasuredTicks %d", n, l.MeasuredTicks)
 	}
 	// A preemption of this goroutine makes the ticks after it run back to
@@ -416,8 +405,8 @@ func TestLoop(t *testing.T) {
 		t.Errorf("%d voluntary switches over %d sleeping wakeups; want about one each", vol, l.MeasuredTicks)
 	}
 	// Measure followed the phase: only measured ticks reached the histograms.
-	if c := d.Counts(); c.Calls != 3*l.MeasuredTicks || d.All.Total() != c.Calls {
-		t.Errorf("Drain measured %d calls (All %d), want 3 × %d", c.Calls, d.All.Total(), l.MeasuredTicks)
+	if c := d.Counts(); c.Calls != 3*l.MeasuredTicks || lin(d, record.CallAll).Total() != c.Calls {
+		t.Errorf("Drain measured %d calls (All %d), want 3 × %d", c.Calls, lin(d, record.CallAll).Total(), l.MeasuredTicks)
 	}
 	if d.Measure {
 		t.Error("Drain.Measure still set after the measured window")
@@ -453,7 +442,7 @@ func TestLoopMissedSumsToMissedTicks(t *testing.T) {
 			p := &stallProbe{}
 			l := &probe.Loop{Ticker: tk, Probe: p,
 				MeasureFrom: tk.Deadline(4), MeasureUntil: tk.Deadline(84), HardStop: tk.Deadline(84),
-				Wakeups: record.NewRing[record.Wakeup](128), Latency: record.NewHDR(int64(time.Second)), DrainTime: record.NewHDR(int64(time.Second))}
+				Wakeups: record.NewRing[record.Wakeup](128), Rec: probe.NewRecorders(seedLayout)}
 			done := make(chan struct{})
 			go func() { defer close(done); l.Run() }()
 			select {
@@ -484,10 +473,96 @@ func TestLoopStop(t *testing.T) {
 	d := newDrain(t, []int{1}, &fakeRx{q: map[int][][]byte{}})
 	tk := rt.NewTicker(rt.Monotonic(), int64(time.Millisecond), false)
 	l := &probe.Loop{Ticker: tk, Probe: d, Drain: d, HardStop: tk.Deadline(1000),
-		Wakeups: record.NewRing[record.Wakeup](4), Latency: record.NewHDR(int64(time.Second)), DrainTime: record.NewHDR(int64(time.Second))}
+		Wakeups: record.NewRing[record.Wakeup](4), Rec: &probe.Recorders{Set: d.Set()}}
 	l.Stop.Store(true)
 	l.Run()
 	if l.Ticks != 1 || d.LastTick().Calls != 1 {
 		t.Errorf("Ticks %d, last Step calls %d; want 1, 1", l.Ticks, d.LastTick().Calls)
+	}
+}
+
+// TestLoopHandoff runs a loop with 5 ms intervals against a writer
+// goroutine that takes, reads and gives back sets the way engine's writer
+// does. Every wakeup is a spike (threshold 1 ns), and the ticker starts 10
+// periods in the past, so the first Wait skips ticks. Each handed-over set
+// must carry the loop's cumulative counters (the writer never reads the
+// Loop's fields while it runs, except the atomic BrokeAt: -race checks), and
+// Final's ToNs must be the last tick's deadline, skipped ticks included.
+func TestLoopHandoff(t *testing.T) {
+	rx := &fakeRx{q: map[int][][]byte{}}
+	cur, spare := probe.NewRecorders(seedLayout), probe.NewRecorders(seedLayout)
+	d := probe.NewDrain(probe.DrainConfig{FDs: []int{1}, Receiver: rx, Clock: clock(t), Set: cur.Set})
+	ms := int64(time.Millisecond)
+	tk := rt.NewTicker(rt.Monotonic()-10*ms, ms, false)
+	h := probe.NewHandoff(spare)
+	l := &probe.Loop{Ticker: tk, Probe: d, Drain: d,
+		MeasureFrom: tk.Deadline(0), MeasureUntil: tk.Deadline(40), HardStop: tk.Deadline(44),
+		Wakeups: record.NewRing[record.Wakeup](256), Interval: 5 * ms, Handoff: h, Rec: cur, Threshold: 1,
+		BreakTrace: true} // no trace fds: only BrokeAt is set, which the writer reads while the loop runs
+	done := make(chan struct{})
+	go func() { defer close(done); l.Run() }()
+	type seen struct {
+		from, to     int64
+		ticks, spike uint64
+		latency      int64
+	}
+	var sets []seen
+	var brokeAt int64
+	deadline := time.Now().Add(10 * time.Second)
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		default:
+		}
+		brokeAt = l.BrokeAt.Load() // as engine's writer does for each spike
+		if set := h.Take(); set != nil {
+			sets = append(sets, seen{set.FromNs, set.ToNs, set.Ticks, set.Spikes, set.Set.HDR(record.WakeupLatency).Count()})
+			set.Set.Reset()
+			h.Give(set)
+		}
+		if time.Now().After(deadline) {
+			l.Stop.Store(true)
+			<-done
+			t.Fatal("Loop.Run did not end by HardStop within 10 s")
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	if l.Errno != 0 {
+		t.Fatalf("Errno %v", unix.Errno(l.Errno))
+	}
+	final := l.Final()
+	sets = append(sets, seen{final.FromNs, final.ToNs, final.Ticks, final.Spikes, final.Set.HDR(record.WakeupLatency).Count()})
+	if len(sets) < 3 {
+		t.Fatalf("%d sets handed over in a 30 ms window with 5 ms intervals; want ≥ 3: %+v", len(sets), sets)
+	}
+	var prev seen
+	var latencies int64
+	for i, s := range sets {
+		if s.ticks < prev.ticks || s.spike < prev.spike || s.to < s.from || (i > 0 && s.from != prev.to) {
+			t.Errorf("set %d %+v after %+v: counters must be cumulative, ToNs ≥ FromNs, FromNs the previous ToNs", i, s, prev)
+		}
+		latencies += s.latency
+		prev = s
+	}
+	if final.Spikes != l.Spikes || final.Ticks != l.MeasuredTicks || uint64(latencies) != l.MeasuredTicks {
+		t.Errorf("final spikes %d ticks %d, loop %d %d; latency samples %d over all sets",
+			final.Spikes, final.Ticks, l.Spikes, l.MeasuredTicks, latencies)
+	}
+	if l.Spikes != l.MeasuredTicks {
+		t.Errorf("Spikes %d, MeasuredTicks %d; every wakeup is over a 1 ns threshold", l.Spikes, l.MeasuredTicks)
+	}
+	var first int64
+	l.Wakeups.Drain(func(w *record.Wakeup) {
+		if first == 0 {
+			first = w.DeadlineNs
+		}
+	})
+	if got := l.BrokeAt.Load(); got == 0 || got != first || brokeAt != 0 && brokeAt != got {
+		t.Errorf("BrokeAt %d (writer saw %d); want the first measured tick's deadline %d", got, brokeAt, first)
+	}
+	if final.ToNs < tk.Deadline(44) || l.MissedTicks == 0 {
+		t.Errorf("final ToNs %d, HardStop %d, missed %d; want the last tick's deadline ≥ HardStop after skipped ticks",
+			final.ToNs, tk.Deadline(44), l.MissedTicks)
 	}
 }

@@ -28,3 +28,31 @@ func ExampleLinear() {
 	//   8256+: 1
 	//   Total: 4, mean 3712 TSC ticks
 }
+
+// ExampleSet records one drain's calls the way probe.Drain does: every
+// call into CallAll (linear and HDR), then by result, and prints what each
+// class holds.
+func ExampleSet() {
+	s := record.NewSet(record.Layout{Width: 128, Origin: 64, Overflow: 8256})
+	for _, call := range []struct {
+		ticks uint64
+		data  bool
+	}{{1500, true}, {900, false}, {9000, false}} {
+		s.Record(record.CallAll, call.ticks)
+		if call.data {
+			s.Record(record.CallData, call.ticks)
+		} else {
+			s.Record(record.CallEAGAIN, call.ticks)
+		}
+	}
+	for _, c := range []record.Class{record.CallAll, record.CallData, record.CallEAGAIN} {
+		snap := s.Snapshot(c, "ticks")
+		fmt.Printf("%-11s %d calls, max %d %s\n", c, snap.Total, snap.Max, snap.Unit)
+	}
+	fmt.Printf("call_all HDR p50 %d ticks\n", s.HDR(record.CallAll).Quantile(0.5))
+	// Output:
+	// call_all    3 calls, max 9000 ticks
+	// call_data   1 calls, max 1500 ticks
+	// call_eagain 2 calls, max 9000 ticks
+	// call_all HDR p50 1500 ticks
+}

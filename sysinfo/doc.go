@@ -27,5 +27,11 @@
 // (tsc → hpet at 12.3 s)"). ReadClocksource and ReadRTThrottling are the
 // cheap reads for every interval.
 //
+// Beside Gather, small readers serve a running trial's non-real-time
+// writer: ReadIRQCounts (one CPU's column of /proc/interrupts and
+// /proc/softirqs, diffed with IRQCounts.Delta), RSS (/proc/self/statm) and
+// OpenFDs (/proc/self/fd). Their parsers are pure functions over strings
+// too.
+//
 // Linux only. Imports the standard library and golang.org/x/sys/unix.
 package sysinfo

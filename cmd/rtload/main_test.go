@@ -311,7 +311,7 @@ func TestTapNothingLeftBehind(t *testing.T) {
 			t.Fatalf("after SIGKILL: %v, want the run's namespace", left)
 		}
 		r := rtload(t, nil, "cleanup")
-		if r.code != 0 || !strings.Contains(r.stdout, "removed "+left[0]) {
+		if r.code != 0 || !strings.Contains(r.stdout, "removed namespace "+left[0]+": owner pid") {
 			t.Errorf("cleanup: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 		}
 		if left := ownedNamespaces(t, cmd.Process.Pid); len(left) != 0 {

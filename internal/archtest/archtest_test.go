@@ -119,7 +119,7 @@ func TestPackageNames(t *testing.T) {
 
 func TestImportBoundaries(t *testing.T) {
 	mod, modPath, std := load(t)
-	unixAllowed := []string{"rt", "net/udp", "net/tap", "net/netns", "probe", "noise", "profile/sampler", "sysinfo", "engine", "cmd/rtload", "internal/testutil"}
+	unixAllowed := []string{"rt", "net/udp", "net/tap", "net/netns", "probe", "workload", "noise", "profile/sampler", "sysinfo", "engine", "cmd/rtload", "internal/testutil"}
 	for rel, p := range mod {
 		if slices.Contains(p.Imports, unixPkg) && !slices.Contains(unixAllowed, rel) {
 			t.Errorf("%s imports %s (allowed only in %s)", rel, unixPkg, strings.Join(unixAllowed, ", "))
@@ -146,6 +146,8 @@ func TestImportBoundaries(t *testing.T) {
 		{"record", []string{"github.com/HdrHistogram/hdrhistogram-go"}},
 		// Pure: explain and compare attribute from written profiles through it.
 		{"profile", []string{"github.com/google/pprof/profile"}},
+		// Only the measured loop: its hot path may call nothing else.
+		{"probe", []string{modPath + "/rt", modPath + "/record", modPath + "/net/udp", modPath + "/net/tap", unixPkg}},
 	} {
 		p, ok := mod[rule.pkg]
 		if !ok {
@@ -156,6 +158,27 @@ func TestImportBoundaries(t *testing.T) {
 			if !std[imp] && !slices.Contains(rule.allow, imp) {
 				t.Errorf("%s imports %s (allowed: stdlib%s)", rule.pkg, imp, strings.Join(append([]string{""}, rule.allow...), ", "))
 			}
+		}
+	}
+}
+
+// TestForbiddenImports checks imports that the layout forbids outright
+// (STYLE.md "Package layout"), among the module's non-test imports.
+func TestForbiddenImports(t *testing.T) {
+	mod, modPath, _ := load(t)
+	for _, rule := range []struct {
+		pkg, forbidden, why string
+	}{
+		{"noise", "probe", "noise runs background load through workload, never the measured loop"},
+		{"workload", "probe", "workload is ordinary work; probe is only the real-time loop"},
+	} {
+		p, ok := mod[rule.pkg]
+		if !ok {
+			t.Errorf("package %s missing from go list", rule.pkg)
+			continue
+		}
+		if slices.Contains(p.Imports, modPath+"/"+rule.forbidden) {
+			t.Errorf("%s imports %s: %s", rule.pkg, rule.forbidden, rule.why)
 		}
 	}
 }

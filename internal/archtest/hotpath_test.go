@@ -14,12 +14,13 @@ import (
 // runtime could preempt or grow the stack), and call only functions of
 // this set or the allowed runtime/syscall leaves below.
 var hotPath = []string{
-	`probe.(*Loop).Run`, `probe.(*Loop).install`, `probe.(*Loop).breakTrace`, `probe.(*Handoff).swap`,
+	`probe.(*Loop).Run`, `probe.(*Loop).install`, `probe.(*Loop).handover`, `probe.(*Loop).breakTrace`, `probe.(*Handoff).swap`,
 	`probe.(*Drain).Step`, `probe.(*Drain).drainOne`, `probe.(*Drain).account`, `probe.(*Drain).sequence`, `probe.(*Drain).LastTick`,
 	`probe.(*Drain).classify`, `probe.threadSwitches`,
 	`rt.(*Ticker).Wait`, `rt.(*Clock).Now`, `rt.Monotonic`, `rt.rdtscp`, `rt.rdpmc`, `rt.(*pmcReader).read`, `rt.(*Counters).ReadInto`,
 	`rt.(*Ticker).advance`,
 	`record.(*Linear).Record`, `record.(*HDR).Record`, `record.(*HDR).RecordSigned`, `record.hdrIndex`,
+	`record.(*Set).Record`, `record.(*Set).RecordSigned`,
 	`udp.(*RecvFrom).Recv`, `udp.(*RecvFrom).Msg`, `udp.(*RecvMsg).Recv`, `udp.(*RecvMsg).Msg`,
 	`udp.(*RecvMMsg).Recv`, `udp.(*RecvMMsg).Msg`, `udp.ReadHeader`,
 }

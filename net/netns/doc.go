@@ -21,13 +21,20 @@
 // cleanup, or the start of a later run) can tell whose owner is gone
 // without any state file. Sweep's rules:
 //
-//   - Only names that ParseName accepts are considered. Anything else in
-//     Dir, including names that merely start with "rtl", is never touched.
-//   - A namespace is deleted only when its owner is known to be gone: no
-//     process with that pid, a zombie, or a pid that is now a thread of
-//     another process (see List). When in doubt it is left alone, so a
-//     pid reused by an unrelated process delays cleanup but never causes
-//     a live run's namespace to be deleted.
+//   - Only names that ParseName accepts are considered: "rtl", a pid, "-"
+//     and NewRunID's 8 hex digits. Anything else in Dir, including names
+//     that merely start with "rtl" ("rtl8192-wifi"), is never touched.
+//   - Only what New leaves in Dir is deleted: an empty regular file owned
+//     by the effective user (lstat(2); no link is ever followed). A link,
+//     directory, file with contents or another user's file of that name is
+//     Foreign and left alone.
+//   - A namespace is deleted only when its owner is known to be gone
+//     (sysinfo.PIDGone): no process with that pid, a zombie, or a pid that
+//     is now a thread of another process. When in doubt it is left alone,
+//     so a pid reused by an unrelated process delays cleanup but never
+//     causes a live run's namespace to be deleted.
+//   - Every entry says why it is kept or removed (Entry.Why), so `rtload
+//     cleanup` can print it.
 //
 // # Threads
 //

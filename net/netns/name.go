@@ -10,8 +10,8 @@ import (
 // Prefix starts the name of every namespace rtload creates.
 const Prefix = "rtl"
 
-// maxRunID is the longest run id ParseName accepts.
-const maxRunID = 32
+// runIDLen is the length of every run id: NewRunID's 8 hex digits.
+const runIDLen = 8
 
 // Name returns "rtl<pid>-<runID>", e.g. "rtl4242-0badc0de". The owner pid
 // is part of the name so Sweep can tell the namespaces of dead runs.
@@ -19,11 +19,12 @@ func Name(pid int, runID string) string {
 	return Prefix + strconv.Itoa(pid) + "-" + runID
 }
 
-// ParseName returns the pid and run id of a name made by Name. ok is false
-// for anything else: the pid must be a positive decimal without a leading
-// zero or sign, and the run id 1–32 lowercase letters or digits, so every
-// accepted name has exactly one spelling and names such as "cni-1234",
-// "rtl12", "rtl-1-x" or "rtltest-foreign" are never taken for rtload's.
+// ParseName returns the pid and run id of a name made by Name with a run
+// id from NewRunID. ok is false for anything else: the pid must be a
+// positive decimal without a leading zero or sign, and the run id exactly
+// 8 lowercase hex digits, so every accepted name has exactly one spelling
+// and names such as "cni-1234", "rtl12", "rtl-1-x", "rtltest-foreign" or
+// "rtl8192-wifi" are never taken for rtload's.
 func ParseName(name string) (pid int, runID string, ok bool) {
 	rest, ok := strings.CutPrefix(name, Prefix)
 	if !ok {
@@ -40,8 +41,8 @@ func ParseName(name string) (pid int, runID string, ok bool) {
 	return pid, runID, true
 }
 
-// NewRunID returns a short unique run id: 8 lowercase hex characters from
-// crypto/rand.
+// NewRunID returns a short unique run id: runIDLen (8) lowercase hex
+// characters from crypto/rand.
 func NewRunID() string {
 	var b [4]byte
 	rand.Read(b[:]) // never returns an error (crypto/rand, Go ≥ 1.24)
@@ -61,14 +62,15 @@ func validPID(s string) bool {
 	return true
 }
 
-// validRunID reports whether s is 1–32 lowercase ASCII letters or digits.
+// validRunID reports whether s has NewRunID's form: runIDLen lowercase hex
+// digits.
 func validRunID(s string) bool {
-	if s == "" || len(s) > maxRunID {
+	if len(s) != runIDLen {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if (c < '0' || c > '9') && (c < 'a' || c > 'z') {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
 			return false
 		}
 	}

@@ -41,7 +41,7 @@ type NS struct {
 // path (errors.Is fs.ErrExist). On any error nothing is left behind.
 func New(runID string) (*NS, error) {
 	if !validRunID(runID) {
-		return nil, fmt.Errorf("netns: run id %q: want 1–%d lowercase letters or digits", runID, maxRunID)
+		return nil, fmt.Errorf("netns: run id %q: want %d lowercase hex digits (NewRunID)", runID, runIDLen)
 	}
 	return newNamed(Name(os.Getpid(), runID))
 }
@@ -278,11 +278,12 @@ func (n *NS) remove() error {
 	return nil
 }
 
-// removeNamed detaches the mount at path and removes the file. A file that
-// is not a mount point (a run that died between creating and mounting it)
-// is removed too; a missing one is not an error.
+// removeNamed detaches the mount at path and removes the file, following
+// no link (umount2 UMOUNT_NOFOLLOW; unlink removes a link, not its
+// target). A file that is not a mount point (a run that died between
+// creating and mounting it) is removed too; a missing one is not an error.
 func removeNamed(path string) error {
-	err := unix.Unmount(path, unix.MNT_DETACH)
+	err := unix.Unmount(path, unix.MNT_DETACH|unix.UMOUNT_NOFOLLOW)
 	if err != nil && err != unix.EINVAL && err != unix.ENOENT {
 		return os.NewSyscallError("umount2 "+path, err)
 	}

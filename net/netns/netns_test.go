@@ -2,13 +2,12 @@ package netns
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,11 +26,10 @@ func TestNameRoundTrip(t *testing.T) {
 		pid   int
 		runID string
 	}{
-		{1, "a"},
+		{1, "0000000a"},
 		{4242, "0badc0de"},
-		{4194304, "dead0001"},         // pid_max on 64-bit
-		{2147483647, "z9"},            // largest pid_t
-		{17, strings.Repeat("x", 32)}, // longest run id
+		{4194304, "dead0001"},    // pid_max on 64-bit
+		{2147483647, "ffffffff"}, // largest pid_t
 		{17, NewRunID()},
 	} {
 		name := Name(tc.pid, tc.runID)
@@ -61,7 +59,11 @@ func TestParseNameRejects(t *testing.T) {
 		{"rtl12-AB", "upper case run id"},
 		{"rtl12-a-b", "dash in run id"},
 		{"rtl12-a.b", "dot in run id"},
-		{"rtl12-" + strings.Repeat("x", 33), "run id too long"},
+		{"rtl12-0badc0de0", "run id too long"},
+		{"rtl12-0badc0d", "run id too short"},
+		{"rtl12-x", "run id not NewRunID's form"},
+		{"rtl8192-wifi", "a Realtek-like name: run id not hex"},
+		{"rtl12-0badc0dg", "run id not hex"},
 		{"RTL12-x", "prefix is case sensitive"},
 		{" rtl12-x", "leading space"},
 		{"rtl12-x\n", "trailing newline"},
@@ -400,25 +402,6 @@ func TestDoConcurrent(t *testing.T) {
 	}
 }
 
-// deadPID returns a pid that no process has: that of a child that has
-// exited and been reaped.
-func deadPID(t *testing.T) int {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe, "-test.run=^$")
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("child: %v", err)
-	}
-	pid := cmd.Process.Pid
-	if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); !errors.Is(err, fs.ErrNotExist) {
-		t.Skipf("pid %d of a reaped child already reused (%v)", pid, err)
-	}
-	return pid
-}
-
 // mustNamed creates the namespace name and deletes it in t.Cleanup unless
 // it is already gone.
 func mustNamed(t *testing.T, name string) *NS {
@@ -437,9 +420,35 @@ func mustNamed(t *testing.T, name string) *NS {
 
 func TestSweep(t *testing.T) {
 	testutil.Requires(t, testutil.Root)
-	dead := mustNamed(t, Name(deadPID(t), "dead0001"))
-	live := mustNamed(t, Name(os.Getpid(), "live0001"))
+	deadPID := testutil.DeadPID(t)
+	dead := mustNamed(t, Name(deadPID, "dead0001"))
+	live := mustNamed(t, Name(os.Getpid(), "5afe0001"))
 	foreign := mustNamed(t, "rtltest-foreign-"+NewRunID())
+	// Files named like a dead run's namespace that rtload never makes:
+	// none may be touched, and a link's target least of all.
+	target := filepath.Join(t.TempDir(), "precious")
+	if err := os.WriteFile(target, []byte("keep"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	planted := map[string]string{} // name → what List must say
+	plant := func(runID, why string, mk func(path string) error) {
+		name := Name(deadPID, runID)
+		path := filepath.Join(Dir, name)
+		if err := mk(path); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(path) })
+		planted[name] = why
+	}
+	plant("11a7e001", "symbolic link", func(p string) error { return os.Symlink(target, p) })
+	plant("d1200001", "a directory", func(p string) error { return os.Mkdir(p, 0o700) })
+	plant("f11e0001", "a file of 4 bytes", func(p string) error { return os.WriteFile(p, []byte("data"), 0o600) })
+	plant("0b0d0001", "owned by uid 65534", func(p string) error {
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			return err
+		}
+		return os.Lchown(p, 65534, 65534)
+	})
 
 	entries, err := List()
 	if err != nil {
@@ -455,11 +464,18 @@ func TestSweep(t *testing.T) {
 	for _, tc := range []struct {
 		n     *NS
 		alive bool
-	}{{dead, false}, {live, true}} {
+		why   string
+	}{{dead, false, fmt.Sprintf("owner pid %d is gone (no /proc/%d)", deadPID, deadPID)}, {live, true, "is running"}} {
 		pid, runID, _ := ParseName(tc.n.Name())
-		want := Entry{Name: tc.n.Name(), PID: pid, RunID: runID, Alive: tc.alive}
-		if diff := cmp.Diff(want, found[tc.n.Name()]); diff != "" {
-			t.Errorf("List entry (-want +got):\n%s", diff)
+		got := found[tc.n.Name()]
+		want := Entry{Name: tc.n.Name(), PID: pid, RunID: runID, Alive: tc.alive, Why: got.Why}
+		if diff := cmp.Diff(want, got); diff != "" || !strings.Contains(got.Why, tc.why) {
+			t.Errorf("List entry (-want +got):\n%s\nWhy %q, want %q in it", diff, got.Why, tc.why)
+		}
+	}
+	for name, why := range planted {
+		if e := found[name]; !e.Foreign || e.Stale() || !strings.Contains(e.Why, why) {
+			t.Errorf("planted %s listed as %+v; want Foreign, not Stale, Why saying %q", name, e, why)
 		}
 	}
 
@@ -467,55 +483,36 @@ func TestSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(removed, dead.Name()) {
-		t.Errorf("Sweep removed %v, not the dead run's %s", removed, dead.Name())
+	names := map[string]string{}
+	for _, e := range removed {
+		names[e.Name] = e.Why
+	}
+	if why, ok := names[dead.Name()]; !ok || !strings.Contains(why, "is gone") {
+		t.Errorf("Sweep removed %v; want the dead run's %s with its reason", names, dead.Name())
 	}
 	for _, n := range []*NS{live, foreign} {
-		if slices.Contains(removed, n.Name()) {
+		if _, ok := names[n.Name()]; ok {
 			t.Errorf("Sweep removed %s", n.Name())
 		}
 		if err := n.Do(func() error { return nil }); err != nil {
 			t.Errorf("%s after Sweep: %v", n.Name(), err)
 		}
 	}
+	for name := range planted {
+		if _, ok := names[name]; ok {
+			t.Errorf("Sweep removed planted %s", name)
+		}
+		if _, err := os.Lstat(filepath.Join(Dir, name)); err != nil {
+			t.Errorf("planted %s after Sweep: %v", name, err)
+		}
+	}
+	if b, err := os.ReadFile(target); err != nil || string(b) != "keep" {
+		t.Errorf("link target after Sweep: %q, %v", b, err)
+	}
 	if _, err := os.Stat(dead.Path()); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("after Sweep, stat %s: %v; want not exist", dead.Path(), err)
 	}
 	// Close of a swept namespace is not an error (the Cleanup checks it).
-}
-
-func TestAliveRule(t *testing.T) {
-	// A thread id of this process is a pid that is not a process.
-	tid := make(chan int, 1)
-	release := make(chan struct{})
-	go func() {
-		runtime.LockOSThread()
-		tid <- unix.Gettid()
-		<-release
-		runtime.UnlockOSThread()
-	}()
-	other := <-tid
-	defer close(release)
-
-	for _, tc := range []struct {
-		name string
-		pid  int
-		want bool
-	}{
-		{"this process", os.Getpid(), true},
-		{"parent (go test or a shell)", os.Getppid(), true},
-		{"init", 1, true},
-		{"pid beyond pid_max", 1<<31 - 1, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := alive(tc.pid); got != tc.want {
-				t.Errorf("alive(%d) = %v, want %v", tc.pid, got, tc.want)
-			}
-		})
-	}
-	if other != os.Getpid() && alive(other) {
-		t.Errorf("alive(%d) = true for a thread of this process", other)
-	}
 }
 
 // childEnv marks the re-executed, unprivileged test binary.

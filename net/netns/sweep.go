@@ -5,10 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"strconv"
-	"strings"
+	"path/filepath"
 
-	"golang.org/x/sys/unix"
+	"github.com/rtload/rtload/sysinfo"
 )
 
 // Entry is one rtload namespace found in Dir.
@@ -19,23 +18,39 @@ type Entry struct {
 	PID   int
 	RunID string
 	// Alive says the run that created the namespace may still be running
-	// (see List for the rule). Sweep deletes only entries where it is false.
+	// (see List for the rule).
 	Alive bool
+	// Foreign says the file, though named like rtload's, is not one rtload
+	// makes: a symbolic link, a directory, a file with contents, or a file
+	// another user owns. It is never touched.
+	Foreign bool
+	// Why says, for a person, why the entry is alive, foreign or stale
+	// ("owner pid 4242 is gone (no /proc/4242)").
+	Why string
 }
+
+// Stale reports whether Sweep deletes e: its owner is gone and the file is
+// one rtload makes.
+func (e Entry) Stale() bool { return !e.Alive && !e.Foreign }
 
 // List returns rtload's namespaces: the entries of Dir whose names
 // ParseName accepts, sorted by name. Other entries, including names that
 // start with Prefix but do not parse, are never listed. A missing Dir
 // means there are none.
 //
-// Alive is true unless the owner is known to be gone: no process has the
-// pid (/proc/<pid> is missing), or it is a zombie (exited, holding
-// nothing), or the pid is a thread of another process. Whatever cannot be
-// read counts as alive. Neither the program's name nor its start time is
-// checked: a renamed binary, a debugger's build or a wall clock stepped
-// forward must never make a live run look dead to another run's Sweep. The
-// price is that a leftover whose pid the kernel has since given to an
-// unrelated process waits for that process to exit before Sweep takes it.
+// An entry is Foreign unless lstat(2) shows what New leaves in Dir: an
+// empty regular file (the bind mount of the namespace, or the file of a run
+// that died before mounting it) owned by the effective user. Links are
+// never followed.
+//
+// Alive is true unless the owner is known to be gone (sysinfo.PIDGone): no
+// process has the pid, or it is a zombie (exited, holding nothing), or the
+// pid is a thread of another process. Whatever cannot be read counts as
+// alive. Neither the program's name nor its start time is checked: a
+// renamed binary, a debugger's build or a wall clock stepped forward must
+// never make a live run look dead to another run's Sweep. The price is
+// that a leftover whose pid the kernel has since given to an unrelated
+// process waits for that process to exit before Sweep takes it.
 func List() ([]Entry, error) {
 	des, err := os.ReadDir(Dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -50,75 +65,61 @@ func List() ([]Entry, error) {
 		if !ok {
 			continue
 		}
-		out = append(out, Entry{Name: de.Name(), PID: pid, RunID: runID, Alive: alive(pid)})
+		e := Entry{Name: de.Name(), PID: pid, RunID: runID}
+		if why := foreign(filepath.Join(Dir, de.Name())); why != "" {
+			e.Alive, e.Foreign, e.Why = true, true, why
+		} else {
+			gone, why := sysinfo.PIDGone(pid)
+			e.Alive, e.Why = !gone || pid == os.Getpid(), "owner "+why
+		}
+		out = append(out, e)
 	}
 	return out, nil
 }
 
-// Sweep deletes the namespaces that List reports with Alive false (runs
-// that died without Close) and returns their names. It never touches a
-// namespace whose owner may be alive, nor any name ParseName rejects. It
-// goes on after a failed deletion and returns every error joined.
-func Sweep() ([]string, error) {
+// foreign returns why path is not a namespace file rtload made, or "".
+func foreign(path string) string {
+	fi, why := sysinfo.OwnEntry(path, false)
+	if why == "" && fi.Size() != 0 {
+		why = fmt.Sprintf("a file of %d bytes", fi.Size())
+	}
+	if why != "" {
+		why += ": not a namespace rtload made"
+	}
+	return why
+}
+
+// Sweep deletes the namespaces that List reports Stale (runs that died
+// without Close) and returns them, each with its Why. It never touches a
+// namespace whose owner may be alive, a Foreign entry, nor any name
+// ParseName rejects. It goes on after a failed deletion and returns every
+// error joined.
+func Sweep() ([]Entry, error) {
 	entries, err := List()
 	if err != nil {
 		return nil, err
 	}
 	var (
-		removed []string
+		removed []Entry
 		errs    []error
 	)
 	for _, e := range entries {
-		if e.Alive {
+		if !e.Stale() {
 			continue
 		}
 		if err := removeNamed(Dir + "/" + e.Name); err != nil {
 			errs = append(errs, fmt.Errorf("netns %s: sweep: %w", e.Name, err))
 			continue
 		}
-		removed = append(removed, e.Name)
+		removed = append(removed, e)
 	}
 	return removed, errors.Join(errs...)
 }
 
-// alive reports whether pid may still be the run that created a namespace
-// (the rule is in List's doc).
-func alive(pid int) bool {
-	if pid == os.Getpid() {
-		return true
-	}
-	proc := "/proc/" + strconv.Itoa(pid)
-	status, err := os.ReadFile(proc + "/status")
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ESRCH) {
-		return false
-	}
-	if err != nil {
-		return true
-	}
-	tgid, state := statusField(string(status), "Tgid:"), statusField(string(status), "State:")
-	if tgid != "" && tgid != strconv.Itoa(pid) {
-		return false // a thread of another process, not a process
-	}
-	if strings.HasPrefix(state, "Z") || strings.HasPrefix(state, "X") {
-		return false // exited, not yet reaped: it holds nothing
-	}
-	return true
-}
-
-// statusField returns the value of key (e.g. "Tgid:") in a
-// /proc/<pid>/status text, or "".
-func statusField(status, key string) string {
-	for _, l := range strings.Split(status, "\n") {
-		if v, ok := strings.CutPrefix(l, key); ok {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
-}
-
 // RemoveOwned deletes every rtload namespace whose name carries pid (this
 // process's, on a forced exit that cannot wait for Close) and returns their
-// names. Names that ParseName rejects are never touched.
+// names. Names that ParseName rejects and Foreign entries are never
+// touched.
 func RemoveOwned(pid int) ([]string, error) {
 	entries, err := List()
 	if err != nil {
@@ -129,7 +130,7 @@ func RemoveOwned(pid int) ([]string, error) {
 		errs    []error
 	)
 	for _, e := range entries {
-		if e.PID != pid {
+		if e.PID != pid || e.Foreign {
 			continue
 		}
 		if err := removeNamed(Dir + "/" + e.Name); err != nil {

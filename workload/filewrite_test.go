@@ -1,7 +1,8 @@
-package probe_test
+package workload_test
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"math"
 	"os"
@@ -13,9 +14,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/rtload/rtload/probe"
+	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/rt"
+	"github.com/rtload/rtload/workload"
 )
 
 // The seed's fstime shape (002_6f10e0e6388b30c2): 256-byte writes, 2000 per pass.
@@ -24,9 +26,9 @@ const (
 	fstimeBlocks = 2000
 )
 
-func newFileWrite(t testing.TB, cfg probe.FileWriteConfig) *probe.FileWrite {
+func newFileWrite(t testing.TB, cfg workload.FileWriteConfig) *workload.FileWrite {
 	t.Helper()
-	f, err := probe.NewFileWrite(cfg)
+	f, err := workload.NewFileWrite(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +43,7 @@ func TestFileWriteRun(t *testing.T) {
 	c := clock(t)
 	hist := record.NewLinear(128, 64, 8256)
 	hdr := record.NewHDR(int64(time.Second))
-	f := newFileWrite(t, probe.FileWriteConfig{Dir: t.TempDir(), Block: fstimeBlock, Blocks: fstimeBlocks,
+	f := newFileWrite(t, workload.FileWriteConfig{Dir: t.TempDir(), Block: fstimeBlock, Blocks: fstimeBlocks,
 		Clock: c, Hist: hist, HDR: hdr})
 	var stop atomic.Bool
 	r := f.Run(rt.Monotonic()+int64(300*time.Millisecond), &stop)
@@ -99,15 +101,15 @@ func TestFileWriteRun(t *testing.T) {
 // k raw writes end at k*Block.
 func TestFileWriteOffset(t *testing.T) {
 	const block, blocks = 100, 7
-	f := newFileWrite(t, probe.FileWriteConfig{Dir: t.TempDir(), Block: block, Blocks: blocks})
+	f := newFileWrite(t, workload.FileWriteConfig{Dir: t.TempDir(), Block: block, Blocks: blocks})
 	if errno := f.Pass(); errno != 0 {
 		t.Fatal(errno)
 	}
 	if off, errno := f.Offset(); off != 0 || errno != 0 {
 		t.Errorf("offset after Pass = %d, %v; want 0", off, errno)
 	}
-	if tk := f.LastTick(); tk != (probe.Tick{Calls: blocks + 1}) {
-		t.Errorf("LastTick = %+v; want %d writes + 1 lseek", tk, blocks)
+	if n := f.LastCalls(); n != blocks+1 {
+		t.Errorf("LastCalls = %d; want %d writes + 1 lseek", n, blocks)
 	}
 	for k := 1; k <= 3*blocks; k++ { // past one pass: the file grows
 		if errno := f.Write(); errno != 0 {
@@ -137,22 +139,27 @@ func TestFileWriteOffset(t *testing.T) {
 	}
 }
 
+// TestFileWriteTempDir checks the file of a FileWrite without Dir: "fstime"
+// in a new directory rtload-fstime-<pid>-<random> under os.TempDir() (the
+// pid lets rtload cleanup tell a dead run's), mode 0666 less the umask.
 func TestFileWriteTempDir(t *testing.T) {
-	f, err := probe.NewFileWrite(probe.FileWriteConfig{Block: 16, Blocks: 4})
+	defer unix.Umask(unix.Umask(0o027))
+	f, err := workload.NewFileWrite(workload.FileWriteConfig{Block: 16, Blocks: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
 	path := f.Path()
 	dir := filepath.Dir(path)
-	if !strings.HasPrefix(filepath.Base(path), "rtload-fstime-") || filepath.Dir(dir) != filepath.Clean(os.TempDir()) {
-		t.Errorf("file %s: want rtload-fstime-… in a new directory under %s", path, os.TempDir())
+	prefix := fmt.Sprintf("%s%d-", workload.LeftoverPrefix, os.Getpid())
+	if filepath.Base(path) != "fstime" || !strings.HasPrefix(filepath.Base(dir), prefix) || filepath.Dir(dir) != filepath.Clean(os.TempDir()) {
+		t.Errorf("file %s: want fstime in a new directory %s… under %s", path, prefix, os.TempDir())
 	}
-	st, err := os.Stat(path)
+	st, err := os.Lstat(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Mode().Perm() != 0o600 {
-		t.Errorf("mode %v, want 0600", st.Mode().Perm())
+	if !st.Mode().IsRegular() || st.Mode().Perm() != 0o640 {
+		t.Errorf("mode %v, want a regular file 0640 (0666 less umask 027)", st.Mode())
 	}
 	if errno := f.Pass(); errno != 0 {
 		t.Fatal(errno)
@@ -176,8 +183,8 @@ func TestFileWriteTempDir(t *testing.T) {
 
 func TestFileWriteCloseKeepsDir(t *testing.T) {
 	dir := t.TempDir()
-	a := newFileWrite(t, probe.FileWriteConfig{Dir: dir, Block: 8, Blocks: 2})
-	b := newFileWrite(t, probe.FileWriteConfig{Dir: dir, Block: 8, Blocks: 2})
+	a := newFileWrite(t, workload.FileWriteConfig{Dir: dir, Block: 8, Blocks: 2})
+	b := newFileWrite(t, workload.FileWriteConfig{Dir: dir, Block: 8, Blocks: 2})
 	if a.Path() == b.Path() {
 		t.Fatalf("two FileWrites share %s", a.Path())
 	}
@@ -199,19 +206,19 @@ func TestNewFileWriteErrors(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "missing")
 	for _, tc := range []struct {
 		name string
-		cfg  probe.FileWriteConfig
+		cfg  workload.FileWriteConfig
 		want []string // substrings of the error
 		is   error
 	}{
-		{"missing dir is named", probe.FileWriteConfig{Dir: missing, Block: 256, Blocks: 2000},
-			[]string{"open " + missing + "/rtload-fstime-", "no such file or directory"}, fs.ErrNotExist},
-		{"every config problem listed", probe.FileWriteConfig{Block: 0, Blocks: -1, Hist: record.NewLinear(1, 0, 10)},
+		{"missing dir is named", workload.FileWriteConfig{Dir: missing, Block: 256, Blocks: 2000},
+			[]string{"open " + missing + ": no such file or directory"}, fs.ErrNotExist},
+		{"every config problem listed", workload.FileWriteConfig{Block: 0, Blocks: -1, Hist: record.NewLinear(1, 0, 10)},
 			[]string{"filewrite config", "block 0 bytes: must be ≥ 1", "blocks -1 per pass: must be ≥ 1", "without a clock"}, nil},
-		{"hdr without clock", probe.FileWriteConfig{Block: 1, Blocks: 1, HDR: record.NewHDR(10)},
+		{"hdr without clock", workload.FileWriteConfig{Block: 1, Blocks: 1, HDR: record.NewHDR(10)},
 			[]string{"hist/hdr set without a clock"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f, err := probe.NewFileWrite(tc.cfg)
+			f, err := workload.NewFileWrite(tc.cfg)
 			if err == nil {
 				f.Close()
 				t.Fatal("no error")
@@ -235,10 +242,10 @@ func TestFileWritePassAllocs(t *testing.T) {
 	c := clock(t)
 	for _, tc := range []struct {
 		name string
-		cfg  probe.FileWriteConfig
+		cfg  workload.FileWriteConfig
 	}{
-		{"raw", probe.FileWriteConfig{Block: fstimeBlock, Blocks: 16}},
-		{"timed+recorded", probe.FileWriteConfig{Block: fstimeBlock, Blocks: 16, Clock: c,
+		{"raw", workload.FileWriteConfig{Block: fstimeBlock, Blocks: 16}},
+		{"timed+recorded", workload.FileWriteConfig{Block: fstimeBlock, Blocks: 16, Clock: c,
 			Hist: record.NewLinear(128, 64, 8256), HDR: record.NewHDR(int64(time.Second))}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -247,11 +254,11 @@ func TestFileWritePassAllocs(t *testing.T) {
 			if a := testing.AllocsPerRun(100, func() { f.Pass() }); a != 0 {
 				t.Errorf("Pass allocs %v", a)
 			}
-			if a := testing.AllocsPerRun(100, f.Step); a != 0 {
-				t.Errorf("Step allocs %v", a)
+			if a := testing.AllocsPerRun(100, func() { f.Write() }); a != 0 {
+				t.Errorf("Write allocs %v", a)
 			}
-			if r := f.Result(); r.Errors != 0 || r.Passes != 202 {
-				t.Errorf("Result = %+v; want 202 passes (AllocsPerRun's warm-up + 100, twice), no errors", r)
+			if r := f.Result(); r.Errors != 0 || r.Passes != 101 || r.Writes != 101*16+101 {
+				t.Errorf("Result = %+v; want 101 passes (AllocsPerRun's warm-up + 100) and 101 more writes, no errors", r)
 			}
 		})
 	}
@@ -263,10 +270,10 @@ func BenchmarkFileWritePass(b *testing.B) {
 	c := clock(b)
 	for _, bc := range []struct {
 		name string
-		cfg  probe.FileWriteConfig
+		cfg  workload.FileWriteConfig
 	}{
-		{"raw", probe.FileWriteConfig{Block: fstimeBlock, Blocks: fstimeBlocks}},
-		{"timed+recorded", probe.FileWriteConfig{Block: fstimeBlock, Blocks: fstimeBlocks, Clock: c,
+		{"raw", workload.FileWriteConfig{Block: fstimeBlock, Blocks: fstimeBlocks}},
+		{"timed+recorded", workload.FileWriteConfig{Block: fstimeBlock, Blocks: fstimeBlocks, Clock: c,
 			Hist: record.NewLinear(128, 64, 8256), HDR: record.NewHDR(int64(time.Second))}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
@@ -284,5 +291,67 @@ func BenchmarkFileWritePass(b *testing.B) {
 			b.ReportMetric(ns/float64(r.Writes), "ns/write")
 			b.ReportMetric(float64(r.Bytes)/1024/(ns/1e9), "KB/s")
 		})
+	}
+}
+
+// TestFileWriteLinkSafe plants, in the Dir given, a symbolic link at every
+// name the old scheme used (rtload-fstime-<pid>-<n>, n < 64), each pointing
+// at a victim file elsewhere, as another user could in a shared /tmp.
+// NewFileWrite and a pass must leave the victim untouched and write a
+// regular file of their own, named unpredictably, mode 0666 less the umask.
+func TestFileWriteLinkSafe(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(victim, []byte("precious"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for n := range 64 {
+		if err := os.Symlink(victim, filepath.Join(dir, fmt.Sprintf("rtload-fstime-%d-%d", os.Getpid(), n))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer unix.Umask(unix.Umask(0o022))
+	f := newFileWrite(t, workload.FileWriteConfig{Dir: dir, Block: 16, Blocks: 4})
+	if errno := f.Pass(); errno != 0 {
+		t.Fatal(errno)
+	}
+	if b, err := os.ReadFile(victim); err != nil || string(b) != "precious" {
+		t.Errorf("victim after NewFileWrite and a pass: %q, %v; want it untouched", b, err)
+	}
+	st, err := os.Lstat(f.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Mode().IsRegular() || st.Mode().Perm() != 0o644 || st.Size() != 4*16 {
+		t.Errorf("%s: mode %v size %d; want a regular file 0644 (umask 022) holding one pass, 64 bytes", f.Path(), st.Mode(), st.Size())
+	}
+	name := filepath.Base(f.Path())
+	rest, ok := strings.CutPrefix(name, fmt.Sprintf("rtload-fstime-%d-", os.Getpid()))
+	if !ok || len(rest) != 8 || strings.Trim(rest, "0123456789abcdef") != "" {
+		t.Errorf("file name %s; want rtload-fstime-<pid>-<8 random hex digits>", name)
+	}
+}
+
+// TestFileWriteRefusesOthersDir gives a Dir owned by another user (nobody):
+// root must not write into it.
+func TestFileWriteRefusesOthersDir(t *testing.T) {
+	testutil.Requires(t, testutil.Root)
+	dir := filepath.Join(t.TempDir(), "nobodys")
+	if err := os.Mkdir(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(dir, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	f, err := workload.NewFileWrite(workload.FileWriteConfig{Dir: dir, Block: 16, Blocks: 4})
+	if err == nil {
+		f.Close()
+		t.Fatal("NewFileWrite wrote into a directory owned by uid 65534")
+	}
+	if want := "owned by uid 65534, not by this user (uid 0) or root"; !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q lacks %q", err, want)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("refused NewFileWrite left %v", ents)
 	}
 }

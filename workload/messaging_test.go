@@ -1,4 +1,4 @@
-package probe_test
+package workload_test
 
 import (
 	"strings"
@@ -7,12 +7,12 @@ import (
 	"time"
 
 	"github.com/rtload/rtload/internal/testutil"
-	"github.com/rtload/rtload/probe"
+	"github.com/rtload/rtload/workload"
 )
 
-func newMessaging(t testing.TB, cfg probe.MessagingConfig) *probe.Messaging {
+func newMessaging(t testing.TB, cfg workload.MessagingConfig) *workload.Messaging {
 	t.Helper()
-	m, err := probe.NewMessaging(cfg)
+	m, err := workload.NewMessaging(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,26 +22,26 @@ func newMessaging(t testing.TB, cfg probe.MessagingConfig) *probe.Messaging {
 
 // runBounded runs m.Run(stop) and fails the test if it has not returned
 // within limit (the run is then left behind: its threads block on fds).
-func runBounded(t *testing.T, m *probe.Messaging, stop *atomic.Bool, limit time.Duration) probe.MessagingResult {
+func runBounded(t *testing.T, m *workload.Messaging, stop *atomic.Bool, limit time.Duration) workload.MessagingResult {
 	t.Helper()
-	done := make(chan probe.MessagingResult, 1)
+	done := make(chan workload.MessagingResult, 1)
 	go func() { done <- m.Run(stop) }()
 	select {
 	case r := <-done:
 		return r
 	case <-time.After(limit):
 		t.Fatalf("Run did not return within %v", limit)
-		return probe.MessagingResult{}
+		return workload.MessagingResult{}
 	}
 }
 
 func TestMessagingCounts(t *testing.T) {
 	for _, transport := range []string{"socket", "pipe"} {
 		t.Run(transport, func(t *testing.T) {
-			cfg := probe.MessagingConfig{Groups: 2, FDs: 3, Loops: 50, Size: 100, Transport: transport}
+			cfg := workload.MessagingConfig{Groups: 2, FDs: 3, Loops: 50, Size: 100, Transport: transport}
 			m := newMessaging(t, cfg)
 			const want = 2 * 3 * 3 * 50 // every sender → every receiver of its group, Loops times
-			var prev probe.MessagingResult
+			var prev workload.MessagingResult
 			for run := 0; run < 2; run++ { // counters are fresh per Run
 				r := runBounded(t, m, nil, 30*time.Second)
 				t.Logf("run %d: %+v", run, r)
@@ -68,7 +68,7 @@ func TestMessagingCounts(t *testing.T) {
 
 func TestMessagingPinned(t *testing.T) {
 	testutil.Requires(t, testutil.CPUs(2))
-	m := newMessaging(t, probe.MessagingConfig{Groups: 1, FDs: 2, Loops: 10, Size: 64, CPUs: []int{0, 1}, Nice: 5})
+	m := newMessaging(t, workload.MessagingConfig{Groups: 1, FDs: 2, Loops: 10, Size: 64, CPUs: []int{0, 1}, Nice: 5})
 	r := runBounded(t, m, nil, 30*time.Second)
 	if r.Err != nil || r.Sent != 40 || r.Received != 40 || r.Workers != 4 {
 		t.Errorf("pinned run = %+v", r)
@@ -81,7 +81,7 @@ func TestMessagingPinned(t *testing.T) {
 func TestMessagingStop(t *testing.T) {
 	for _, transport := range []string{"socket", "pipe"} {
 		t.Run(transport, func(t *testing.T) {
-			cfg := probe.MessagingConfig{Groups: 4, FDs: 10, Loops: 1_000_000, Size: 100, Transport: transport}
+			cfg := workload.MessagingConfig{Groups: 4, FDs: 10, Loops: 1_000_000, Size: 100, Transport: transport}
 			m := newMessaging(t, cfg)
 			for run := 0; run < 2; run++ {
 				var stop atomic.Bool
@@ -117,7 +117,7 @@ func TestMessagingCloseNoLeak(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, transport := range []string{"socket", "pipe"} {
-		m, err := probe.NewMessaging(probe.MessagingConfig{Groups: 2, FDs: 3, Loops: 5, Size: 10, Transport: transport})
+		m, err := workload.NewMessaging(workload.MessagingConfig{Groups: 2, FDs: 3, Loops: 5, Size: 10, Transport: transport})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,18 +157,18 @@ func TestMessagingCloseNoLeak(t *testing.T) {
 func TestNewMessagingErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		cfg  probe.MessagingConfig
+		cfg  workload.MessagingConfig
 		want []string
 	}{
-		{"zero value lists every count", probe.MessagingConfig{},
+		{"zero value lists every count", workload.MessagingConfig{},
 			[]string{"messaging config", "groups 0: must be ≥ 1", "fds 0", "loops 0", "size 0"}},
-		{"unknown transport", probe.MessagingConfig{Groups: 1, FDs: 1, Loops: 1, Size: 1, Transport: "tcp"},
+		{"unknown transport", workload.MessagingConfig{Groups: 1, FDs: 1, Loops: 1, Size: 1, Transport: "tcp"},
 			[]string{`transport "tcp" unknown (allowed: socket, pipe)`}},
-		{"nice and cpu out of range", probe.MessagingConfig{Groups: 1, FDs: 1, Loops: 1, Size: 1, Nice: 20, CPUs: []int{-1}},
+		{"nice and cpu out of range", workload.MessagingConfig{Groups: 1, FDs: 1, Loops: 1, Size: 1, Nice: 20, CPUs: []int{-1}},
 			[]string{"nice 20 out of range", "cpu -1: must be ≥ 0"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := probe.NewMessaging(tc.cfg)
+			m, err := workload.NewMessaging(tc.cfg)
 			if err == nil {
 				m.Close()
 				t.Fatal("no error")
@@ -187,7 +187,7 @@ func TestNewMessagingErrors(t *testing.T) {
 func BenchmarkMessaging(b *testing.B) {
 	for _, transport := range []string{"socket", "pipe"} {
 		b.Run(transport, func(b *testing.B) {
-			m, err := probe.NewMessaging(probe.MessagingConfig{Groups: 10, FDs: 20, Loops: 100, Size: 100, Transport: transport})
+			m, err := workload.NewMessaging(workload.MessagingConfig{Groups: 10, FDs: 20, Loops: 100, Size: 100, Transport: transport})
 			if err != nil {
 				b.Fatal(err)
 			}

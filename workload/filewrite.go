@@ -1,6 +1,8 @@
-package probe
+package workload
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -81,6 +83,8 @@ type FileWriteResult struct {
 // netpoller. One goroutine at a time may use it (the probe's thread).
 type FileWrite struct {
 	fd        int
+	dirFD     int    // the directory holding the file, for openat and unlinkat
+	name      string // the file's name in it
 	path      string
 	tmpDir    string // made by NewFileWrite, removed by Close
 	buf       []byte
@@ -90,26 +94,33 @@ type FileWrite struct {
 	hdr       *record.HDR
 	nsPerTick float64
 	c         FileWriteResult // counts since construction; ElapsedNs summed over Run
-	tick      Tick
+	lastCalls uint32          // system calls of the last Pass
 	closed    bool
 }
 
-var _ Ticked = (*FileWrite)(nil)
-
-// fileSeq numbers the FileWrites of this process so that two in one Dir
-// never share (and truncate or unlink) a file.
-var fileSeq atomic.Uint64
-
-// NewFileWrite creates the file rtload-fstime-<pid>-<n> in cfg.Dir (n
-// counts FileWrites in this process) with open(2)
-// O_CREAT|O_TRUNC|O_WRONLY|O_CLOEXEC, mode 0600, and preallocates a
-// Block-byte buffer filled with a byte pattern. Every problem of cfg is
-// listed in one error; on any error nothing stays open or created.
+// NewFileWrite creates the file the writes go to and preallocates a
+// Block-byte buffer filled with a byte pattern. rtload runs as root, so the
+// file is created link-safe:
+//
+//   - Dir "": in a new directory made for it, os.TempDir()/
+//     rtload-fstime-<pid>-<random> (mkdir(2) mode 0700, never an existing
+//     one), the file "fstime".
+//   - Dir set: in Dir, which must be owned by this user or by root (else
+//     the error says whose it is), the file rtload-fstime-<pid>-<random>.
+//
+// The file is made with openat(2) on the directory's fd, flags
+// O_CREAT|O_EXCL|O_NOFOLLOW|O_WRONLY|O_CLOEXEC and mode 0666 less the
+// umask: a link or file planted at that name makes the open fail (EEXIST,
+// then a fresh random name is tried, up to 16 times) instead of being
+// followed or truncated. Close unlinks it with unlinkat(2) on the same
+// directory fd. The pid in the names lets ListLeftovers and SweepLeftovers
+// (rtload cleanup) find what a killed run left behind. Every problem of cfg
+// is listed in one error; on any error nothing stays open or created.
 func NewFileWrite(cfg FileWriteConfig) (_ *FileWrite, err error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	f := &FileWrite{fd: -1, blocks: cfg.Blocks, clock: cfg.Clock, hist: cfg.Hist, hdr: cfg.HDR}
+	f := &FileWrite{fd: -1, dirFD: -1, blocks: cfg.Blocks, clock: cfg.Clock, hist: cfg.Hist, hdr: cfg.HDR}
 	defer func() {
 		if err != nil {
 			f.Close()
@@ -117,19 +128,17 @@ func NewFileWrite(cfg FileWriteConfig) (_ *FileWrite, err error) {
 	}()
 	dir := cfg.Dir
 	if dir == "" {
-		if dir, err = os.MkdirTemp("", "rtload-fstime-"); err != nil {
+		if dir, err = os.MkdirTemp("", LeftoverPrefix+strconv.Itoa(os.Getpid())+"-"); err != nil {
 			return nil, fmt.Errorf("filewrite: %w", err)
 		}
 		f.tmpDir = dir
 	}
-	name := "rtload-fstime-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatUint(fileSeq.Add(1)-1, 10)
-	f.path = filepath.Join(dir, name)
-	fd, err := unix.Open(f.path, unix.O_CREAT|unix.O_TRUNC|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
-	if err != nil {
-		f.path = "" // not ours: Close must not unlink a file that someone else made
-		return nil, fmt.Errorf("filewrite: %w", &os.PathError{Op: "open", Path: filepath.Join(dir, name), Err: err})
+	if f.dirFD, err = openDir(dir, f.tmpDir == ""); err != nil {
+		return nil, fmt.Errorf("filewrite: %w", err)
 	}
-	f.fd = fd
+	if err := f.create(dir); err != nil {
+		return nil, fmt.Errorf("filewrite: %w", err)
+	}
 	f.buf = make([]byte, cfg.Block)
 	for i := range f.buf {
 		f.buf[i] = byte(i)
@@ -138,6 +147,51 @@ func NewFileWrite(cfg FileWriteConfig) (_ *FileWrite, err error) {
 		f.nsPerTick = 1e9 / cfg.Clock.Info().Hz
 	}
 	return f, nil
+}
+
+// openDir opens dir for openat(2) and, with checkOwner, refuses one owned
+// by neither this user nor root.
+func openDir(dir string, checkOwner bool) (int, error) {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return -1, &os.PathError{Op: "fstat", Path: dir, Err: err}
+	}
+	if euid := os.Geteuid(); checkOwner && int(st.Uid) != euid && st.Uid != 0 {
+		unix.Close(fd)
+		return -1, fmt.Errorf("dir %s is owned by uid %d, not by this user (uid %d) or root: refusing to write into another user's directory", dir, st.Uid, euid)
+	}
+	return fd, nil
+}
+
+// create makes the file in f.dirFD (dir is its path, for messages).
+func (f *FileWrite) create(dir string) error {
+	const flags = unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_WRONLY | unix.O_CLOEXEC
+	for try := 0; ; try++ {
+		name := "fstime"
+		if f.tmpDir == "" {
+			name = LeftoverPrefix + strconv.Itoa(os.Getpid()) + "-" + randomHex()
+		}
+		fd, err := unix.Openat(f.dirFD, name, flags, 0o666)
+		if err == nil {
+			f.fd, f.name, f.path = fd, name, filepath.Join(dir, name)
+			return nil
+		}
+		if err != unix.EEXIST || f.tmpDir != "" || try == 15 {
+			return &os.PathError{Op: "openat O_CREAT|O_EXCL|O_NOFOLLOW", Path: filepath.Join(dir, name), Err: err}
+		}
+	}
+}
+
+// randomHex returns 8 lowercase hex digits from crypto/rand.
+func randomHex() string {
+	var b [4]byte
+	rand.Read(b[:]) // never returns an error (crypto/rand, Go ≥ 1.24)
+	return hex.EncodeToString(b[:])
 }
 
 // Path returns the file's path.
@@ -235,16 +289,13 @@ func (f *FileWrite) Pass() unix.Errno {
 	if first == 0 {
 		f.c.Passes++
 	}
-	f.tick = Tick{Calls: w + 1} // the writes and the lseek
+	f.lastCalls = w + 1 // the writes and the lseek
 	return first
 }
 
-// Step runs one Pass (the Probe method); its errno is counted in Result.
-func (f *FileWrite) Step() { f.Pass() }
-
-// LastTick returns what the last Pass did: Calls counts its write(2) calls
+// LastCalls returns the system calls of the last Pass: its write(2) calls
 // plus the lseek(2).
-func (f *FileWrite) LastTick() Tick { return f.tick }
+func (f *FileWrite) LastCalls() uint32 { return f.lastCalls }
 
 // Run repeats Pass until CLOCK_MONOTONIC (rt.Monotonic) reaches untilNs or
 // stop (nil = none) is set, both checked between passes as fstime checks
@@ -292,8 +343,9 @@ func (f *FileWrite) finish(r FileWriteResult) FileWriteResult {
 	return r
 }
 
-// Close closes the fd, removes the file and, when NewFileWrite made it, the
-// temporary directory. It is idempotent; later Passes fail with EBADF.
+// Close closes the fd, unlinks the file (unlinkat(2) in the directory it
+// was made in) and, when NewFileWrite made it, removes the temporary
+// directory (rmdir(2): only when empty, never through a link). It is idempotent; later Passes fail with EBADF.
 func (f *FileWrite) Close() error {
 	if f.closed {
 		return nil
@@ -306,14 +358,18 @@ func (f *FileWrite) Close() error {
 		}
 		f.fd = -1
 	}
-	if f.path != "" {
-		if err := os.Remove(f.path); err != nil && !errors.Is(err, os.ErrNotExist) {
-			errs = append(errs, fmt.Errorf("filewrite: %w", err))
+	if f.name != "" {
+		if err := unix.Unlinkat(f.dirFD, f.name, 0); err != nil && err != unix.ENOENT {
+			errs = append(errs, fmt.Errorf("filewrite: %w", &os.PathError{Op: "unlinkat", Path: f.path, Err: err}))
 		}
 	}
+	if f.dirFD >= 0 {
+		unix.Close(f.dirFD)
+		f.dirFD = -1
+	}
 	if f.tmpDir != "" {
-		if err := os.RemoveAll(f.tmpDir); err != nil {
-			errs = append(errs, fmt.Errorf("filewrite: %w", err))
+		if err := unix.Rmdir(f.tmpDir); err != nil && err != unix.ENOENT {
+			errs = append(errs, fmt.Errorf("filewrite: %w", &os.PathError{Op: "rmdir", Path: f.tmpDir, Err: err}))
 		}
 	}
 	return errors.Join(errs...)

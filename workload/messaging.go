@@ -1,4 +1,4 @@
-package probe
+package workload
 
 import (
 	"errors"

@@ -1,0 +1,38 @@
+package rt_test
+
+import (
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/rtload/rtload/rt"
+)
+
+// TestSleepUntil checks the absolute deadline: never back before it, a
+// past deadline returns at once, a negative one is EINVAL, and a sleep
+// allocates nothing.
+func TestSleepUntil(t *testing.T) {
+	for _, d := range []time.Duration{0, 200 * time.Microsecond, 2 * time.Millisecond} {
+		deadline := rt.Monotonic() + int64(d)
+		if errno := rt.SleepUntil(deadline); errno != 0 {
+			t.Fatalf("SleepUntil(+%v): %v", d, errno)
+		}
+		if now := rt.Monotonic(); now < deadline {
+			t.Errorf("SleepUntil(+%v) returned %d ns before the deadline", d, deadline-now)
+		}
+	}
+	t0 := rt.Monotonic()
+	if errno := rt.SleepUntil(1); errno != 0 { // 1 ns after boot
+		t.Errorf("SleepUntil(past) = %v, want 0", errno)
+	}
+	if el := time.Duration(rt.Monotonic() - t0); el > time.Second {
+		t.Errorf("SleepUntil(past) slept %v", el)
+	}
+	if errno := rt.SleepUntil(-1); errno != unix.EINVAL {
+		t.Errorf("SleepUntil(-1) = %v, want EINVAL", errno)
+	}
+	if a := testing.AllocsPerRun(20, func() { rt.SleepUntil(rt.Monotonic() + 1000) }); a != 0 {
+		t.Errorf("SleepUntil allocs %v, want 0", a)
+	}
+}

@@ -1,0 +1,52 @@
+package sysinfo
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// OwnEntry reads path with lstat(2), never following a link, and returns
+// its FileInfo and "" when it is a regular file, or with dirOK a directory,
+// owned by the effective user: something this user's rtload could have
+// made. Otherwise whyNot says, for a person, what it is instead ("a
+// symbolic link", "a directory", "a FIFO", "owned by uid 65534, not by
+// this user (uid 0)"), or gives the lstat error.
+func OwnEntry(path string, dirOK bool) (fi fs.FileInfo, whyNot string) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil, err.Error()
+	}
+	m := fi.Mode()
+	if kind := entryKind(m); !m.IsRegular() && (!m.IsDir() || !dirOK) {
+		return fi, kind
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fi, "owner unknown (no stat_t)"
+	}
+	if euid := os.Geteuid(); int(st.Uid) != euid {
+		return fi, fmt.Sprintf("owned by uid %d, not by this user (uid %d)", st.Uid, euid)
+	}
+	return fi, ""
+}
+
+// entryKind names the type of mode m for a message ("a symbolic link").
+func entryKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m.IsRegular():
+		return "a regular file"
+	}
+	return "a special file"
+}

@@ -1,0 +1,4 @@
+package workload
+
+// ParseLeftoverName exposes parseLeftoverName to the tests.
+var ParseLeftoverName = parseLeftoverName
