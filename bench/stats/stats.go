@@ -24,8 +24,8 @@ var ErrTooFew = errors.New("fewer than 2 samples")
 // the ratios and Lo, Hi are ratios; for a difference CI they are in the
 // samples' unit.
 type CI struct {
-	N             int
-	Level         float64
+	N              int
+	Level          float64
 	Center, Lo, Hi float64
 }
 
