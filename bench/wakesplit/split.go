@@ -62,9 +62,11 @@ type Own struct {
 }
 
 // MatchOwn attaches the program's own latencies to ws: by deadline when
-// every Own has one, else in order, and then only when the counts agree
-// (a program that reports no deadlines, like cyclictest -v, must have had
-// every sleep traced). It returns how many wakeups were matched.
+// every Own has one, else in order from the first wakeup (a program that
+// reports no deadlines, like cyclictest -v, must have had every sleep
+// traced from its first), and then only when own is not longer than ws
+// and at most 1% + 5 shorter (cyclictest -v may leave its last few
+// samples unprinted). It returns how many wakeups were matched.
 func MatchOwn(ws []Wakeup, own []Own) int {
 	byDeadline := len(own) > 0
 	for _, o := range own {
@@ -84,13 +86,13 @@ func MatchOwn(ws []Wakeup, own []Own) int {
 		}
 		return n
 	}
-	if len(own) != len(ws) {
+	if len(own) > len(ws) || len(ws)-len(own) > len(ws)/100+5 {
 		return 0
 	}
-	for i := range ws {
+	for i := range own {
 		ws[i].Own, ws[i].HasOwn = own[i].LatencyNs, true
 	}
-	return len(ws)
+	return len(own)
 }
 
 // Options select the measured thread. TID 0 picks, among the threads of

@@ -248,8 +248,18 @@ func TestMatchOwn(t *testing.T) {
 	if n := MatchOwn(ws, []Own{{LatencyNs: 5}, {LatencyNs: 6}}); n != 2 || ws[1].Own != 6 {
 		t.Errorf("in order: matched %d, %+v", n, ws)
 	}
-	if n := MatchOwn([]Wakeup{{}, {}}, []Own{{LatencyNs: 5}}); n != 0 {
-		t.Errorf("in order with a count mismatch: matched %d, want 0", n)
+	ws = []Wakeup{{}, {}}
+	if n := MatchOwn(ws, []Own{{LatencyNs: 5}}); n != 1 || !ws[0].HasOwn || ws[1].HasOwn {
+		t.Errorf("in order, the program's last sample missing: matched %d, %+v; want the first matched", n, ws)
+	}
+	if n := MatchOwn(make([]Wakeup, 2), []Own{{LatencyNs: 5}, {LatencyNs: 6}, {LatencyNs: 7}}); n != 0 {
+		t.Errorf("in order, more samples than wakeups: matched %d, want 0", n)
+	}
+	if n := MatchOwn(make([]Wakeup, 100), make([]Own, 93)); n != 0 {
+		t.Errorf("in order, 7 of 100 missing (> 1%% + 5): matched %d, want 0", n)
+	}
+	if n := MatchOwn(make([]Wakeup, 100), make([]Own, 94)); n != 94 {
+		t.Errorf("in order, 6 of 100 missing (1%% + 5): matched %d, want 94", n)
 	}
 }
 

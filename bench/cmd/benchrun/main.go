@@ -7,6 +7,7 @@
 //     laight-450, quiet and with spin threads, in adaptive A/B pairs
 //  2. wakeup latency: cyclictest vs rtload timer-only, quiet and with spin
 //     noise, in adaptive A/B pairs of ≥ 5000 wakeups per side
+//     2b. the wakeup split: bench/cmd/wakesplit compare (tracefs), quiet and spin
 //  3. overhead of measuring: go test -bench (BenchmarkOverhead, BenchmarkClock, BenchmarkRecord)
 //  4. sender accuracy and 5. scale curve: bench/scale.yaml at 450 … 10,000 sockets
 //  6. method matrix: bench/methods-450.yaml (recvfrom, recvmsg, recvmmsg 8 and 32)
@@ -30,16 +31,18 @@ import (
 )
 
 type config struct {
-	rtload, drain, work, out, label string
-	keep                            bool
-	only                            []string
-	precision                       float64       // max relative CI half-width, e.g. 0.03
-	perCallRun, wakeRun             float64       // seconds measured per run
-	perCallCap, wakeCap             time.Duration // per comparison (quiet, spin each)
-	minWakeups                      int
-	rxqOvfl                         bool // drain450 -o: SO_RXQ_OVFL on its sockets, as rtload
-	counts                          []int
-	quick                           bool
+	rtload, drain, wakesplit, work string
+	out, label                     string
+	keep                           bool
+	only                           []string
+	precision                      float64       // max relative CI half-width, e.g. 0.03
+	perCallRun, wakeRun            float64       // seconds measured per run
+	perCallCap, wakeCap            time.Duration // per comparison (quiet, spin each)
+	minWakeups                     int
+	splitPairs, splitSecs          int  // wakesplit compare -pairs, -seconds
+	rxqOvfl                        bool // drain450 -o: SO_RXQ_OVFL on its sockets, as rtload
+	counts                         []int
+	quick                          bool
 }
 
 // section is one part of the document, selectable with -only.
@@ -51,6 +54,7 @@ type section struct {
 var sections = []section{
 	{"percall", "1 per-call cost", perCall},
 	{"wakeup", "2 wakeup latency", wakeup},
+	{"wakesplit", "2b wakeup split (tracepoints)", wakeSplit},
 	{"overhead", "3 overhead of measuring", overhead},
 	{"scale", "4+5 sender accuracy and scale curve", scale},
 	{"methods", "6 method matrix", methods},
@@ -61,17 +65,20 @@ func parseFlags() config {
 	var only string
 	flag.StringVar(&c.rtload, "rtload", "bin/rtload", "rtload binary")
 	flag.StringVar(&c.drain, "drain", "bin/drain450", "drain450 binary (bench/drain450.c)")
+	flag.StringVar(&c.wakesplit, "wakesplit", "bin/wakesplit", "wakesplit binary (bench/cmd/wakesplit)")
 	flag.StringVar(&c.work, "work", "", "directory for raw results, kept (default: a temp dir, removed)")
 	flag.StringVar(&c.out, "out", "BENCHMARKS.md", "markdown file to write")
 	flag.StringVar(&c.label, "label", "", "a note printed at the top of the document (e.g. \"preliminary, under load\")")
-	flag.StringVar(&only, "only", "", "comma-separated sections to run (percall, wakeup, overhead, scale, methods); default all")
+	flag.StringVar(&only, "only", "", "comma-separated sections to run (percall, wakeup, wakesplit, overhead, scale, methods); default all")
 	flag.BoolVar(&c.quick, "quick", false, "short runs and caps (about 3 min) and fewer socket counts")
 	flag.Float64Var(&c.precision, "precision", 0.03, "stop adding pairs once every targeted ratio's 95% CI is within ± this fraction")
-	flag.DurationVar(&c.perCallCap, "percall-cap", 100*time.Second, "time cap of each per-call comparison (quiet, spin)")
+	flag.DurationVar(&c.perCallCap, "percall-cap", 90*time.Second, "time cap of each per-call comparison (quiet, spin)")
 	flag.DurationVar(&c.wakeCap, "wakeup-cap", 150*time.Second, "time cap of each wakeup comparison (quiet, spin)")
 	flag.Float64Var(&c.perCallRun, "percall-run", 3, "seconds measured per method per per-call run")
 	flag.Float64Var(&c.wakeRun, "wakeup-run", 10, "seconds (÷ 10 ms = wakeups) per wakeup run")
 	flag.IntVar(&c.minWakeups, "min-wakeups", 5000, "wakeups per side a wakeup comparison collects before it may stop")
+	flag.IntVar(&c.splitPairs, "split-pairs", 2, "wakesplit: traced runs per program and mode")
+	flag.IntVar(&c.splitSecs, "split-seconds", 5, "wakesplit: seconds per traced run")
 	flag.BoolVar(&c.rxqOvfl, "rxq-ovfl", false, "set SO_RXQ_OVFL on drain450's sockets too (rtload sets it)")
 	flag.Parse()
 	c.counts = []int{450, 1000, 2000, 5000, 10000}
@@ -88,13 +95,15 @@ func parseFlags() config {
 		def("percall-run", func() { c.perCallRun = 2 })
 		def("wakeup-run", func() { c.wakeRun = 3 })
 		def("min-wakeups", func() { c.minWakeups = 0 })
+		def("split-pairs", func() { c.splitPairs = 1 })
+		def("split-seconds", func() { c.splitSecs = 3 })
 		c.counts = []int{450, 2000, 10000}
 	}
 	if only != "" {
 		c.only = strings.Split(only, ",")
 		for _, s := range c.only {
 			if !slices.ContainsFunc(sections, func(x section) bool { return x.name == s }) {
-				fatal(fmt.Errorf("-only %s: unknown section (allowed: percall, wakeup, overhead, scale, methods)", s))
+				fatal(fmt.Errorf("-only %s: unknown section (allowed: percall, wakeup, wakesplit, overhead, scale, methods)", s))
 			}
 		}
 	}

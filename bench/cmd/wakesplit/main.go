@@ -58,7 +58,11 @@ func cmdTrace(args []string) error {
 	buf := fs.Int("buffer-kb", 32768, "ring buffer per CPU, KiB")
 	out := fs.String("o", "", "trace file to write (must not exist)")
 	comm := fs.String("comm", "", "the traced program's task name, for the event filters (default: the command's base name)")
+	extra := fs.String("events", "", "more events to enable, comma-separated SYSTEM/EVENT (e.g. a uprobe defined in uprobe_events)")
 	_ = fs.Parse(args)
+	if *extra != "" {
+		events = append(events, strings.Split(*extra, ",")...)
+	}
 	if *out == "" || fs.NArg() == 0 {
 		return fmt.Errorf("trace: need -o FILE and a command")
 	}
