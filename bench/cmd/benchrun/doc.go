@@ -103,6 +103,9 @@ func (d *doc) intro(c config) {
 	if c.label != "" {
 		d.p("> **%s**\n\n", c.label)
 	}
+	if c.baseline != "" {
+		d.p("> **A/B of two rtload builds**: in sections 1 and 2, A is `%s` and B is `%s` (not drain450 and cyclictest as described there); the targets there do not apply.\n\n", c.baseline, c.rtload)
+	}
 	d.p("Written by `make bench` (`go run ./bench/cmd/benchrun`, source in `bench/`) on %s. ", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
 	d.p("Sections 1 and 2 compare rtload (B) with a baseline (A: `bench/drain450.c`, cyclictest) on this machine in one invocation. ")
 	d.p("Each comparison runs **pairs** of runs, one per side, alternating the order (A B, B A, A B, …) so that a drift of the machine weighs on both sides; ")

@@ -33,6 +33,7 @@ import (
 type config struct {
 	rtload, drain, wakesplit, work string
 	out, label                     string
+	baseline                       string // another rtload binary as side A of comparisons 1 and 2
 	keep                           bool
 	only                           []string
 	precision                      float64       // max relative CI half-width, e.g. 0.03
@@ -65,6 +66,7 @@ func parseFlags() config {
 	var only string
 	flag.StringVar(&c.rtload, "rtload", "bin/rtload", "rtload binary")
 	flag.StringVar(&c.drain, "drain", "bin/drain450", "drain450 binary (bench/drain450.c)")
+	flag.StringVar(&c.baseline, "baseline", "", "A/B two rtload builds: this binary is side A of the per-call and wakeup comparisons instead of drain450 and cyclictest (for a hot-path change)")
 	flag.StringVar(&c.wakesplit, "wakesplit", "bin/wakesplit", "wakesplit binary (bench/cmd/wakesplit)")
 	flag.StringVar(&c.work, "work", "", "directory for raw results, kept (default: a temp dir, removed)")
 	flag.StringVar(&c.out, "out", "BENCHMARKS.md", "markdown file to write")
@@ -107,6 +109,12 @@ func parseFlags() config {
 			}
 		}
 	}
+	return c
+}
+
+// with returns c with another rtload binary.
+func (c config) with(rtload string) config {
+	c.rtload = rtload
 	return c
 }
 

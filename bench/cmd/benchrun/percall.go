@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/rtload/rtload/bench/stats"
@@ -69,10 +70,20 @@ func perCallComparison(c config, spin bool) *comparison {
 		v, err := parseDrain450(out)
 		return measurement{vals: v}, err
 	}}
-	cmp.b = side{name: "rtload", run: func(i int) (measurement, error) {
-		s, argv, _, err := rtloadRun(c, 2*time.Minute, filepath.Join(c.work, fmt.Sprintf("percall-%s-%d", label, i)),
+	cmp.b = rtloadPerCallSide(c, "rtload", label, scenario, dur)
+	if c.baseline != "" {
+		cmp.a = rtloadPerCallSide(c.with(c.baseline), "rtload baseline", label, scenario, dur)
+	}
+	return cmp
+}
+
+// rtloadPerCallSide runs scenario for dur seconds per method with c.rtload.
+func rtloadPerCallSide(c config, name, label, scenario, dur string) side {
+	sd := side{name: name}
+	sd.run = func(i int) (measurement, error) {
+		s, argv, _, err := rtloadRun(c, 2*time.Minute, filepath.Join(c.work, fmt.Sprintf("percall-%s-%s-%d", label, strings.ReplaceAll(name, " ", "-"), i)),
 			scenario, "--duration", dur+"s", "--set", "rounds=1")
-		cmp.b.argv = argv
+		sd.argv = argv
 		if err != nil {
 			return measurement{}, err
 		}
@@ -82,8 +93,8 @@ func perCallComparison(c config, spin bool) *comparison {
 			v[r.Method+" p50"], v[r.Method+" p99"], v[r.Method+" mean"] = float64(r.PerCallTicks.P50Ns), float64(r.PerCallTicks.P99Ns), r.PerCallTicks.MeanNs
 		}
 		return measurement{vals: v}, nil
-	}}
-	return cmp
+	}
+	return sd
 }
 
 func perCall(c config, d *doc) error {

@@ -80,10 +80,20 @@ func wakeupComparison(c config, spin bool) *comparison {
 		}
 		return measurement{vals: wakeupVals(h), hist: h}, nil
 	}}
-	cmp.b = side{name: "rtload", run: func(i int) (measurement, error) {
+	cmp.b = rtloadWakeupSide(c, "rtload", label)
+	if c.baseline != "" {
+		cmp.a = rtloadWakeupSide(c.with(c.baseline), "rtload baseline", label)
+	}
+	return cmp
+}
+
+// rtloadWakeupSide runs timer-only for c.wakeRun seconds with c.rtload.
+func rtloadWakeupSide(c config, name, label string) side {
+	sd := side{name: name}
+	sd.run = func(i int) (measurement, error) {
 		s, argv, _, err := rtloadRun(c, time.Duration(c.wakeRun+60)*time.Second,
-			filepath.Join(c.work, fmt.Sprintf("wake-%s-%d", label, i)), "configs/timer-only.yaml", "--duration", fmt.Sprintf("%gs", c.wakeRun))
-		cmp.b.argv = argv
+			filepath.Join(c.work, fmt.Sprintf("wake-%s-%s-%d", label, strings.ReplaceAll(name, " ", "-"), i)), "configs/timer-only.yaml", "--duration", fmt.Sprintf("%gs", c.wakeRun))
+		sd.argv = argv
 		if err != nil {
 			return measurement{}, err
 		}
@@ -93,8 +103,8 @@ func wakeupComparison(c config, spin bool) *comparison {
 			return measurement{}, fmt.Errorf("rtload wakeup_latency.hdr: %w", err)
 		}
 		return measurement{vals: wakeupVals(h), hist: h}, nil
-	}}
-	return cmp
+	}
+	return sd
 }
 
 func wakeup(c config, d *doc) error {
