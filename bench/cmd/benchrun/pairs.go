@@ -21,10 +21,12 @@ const Level = 0.95
 type measurement struct {
 	vals map[string]float64
 	hist *hdrhistogram.Histogram
+	argv []string // the command run, when the side's argv is only known then
 }
 
 // side is one program of a comparison. run performs its run number i (one
-// per pair) and sets argv the first time, for the document.
+// per pair); argv is its command for the document (taken from the
+// measurement when the side sets it there).
 type side struct {
 	name string
 	argv []string
@@ -108,13 +110,16 @@ func (c *comparison) run() (*outcome, error) {
 			order = []bool{true, false}
 		}
 		for _, isB := range order {
-			s, vals, h := c.a, o.a, o.histA
+			s, vals, h := &c.a, o.a, o.histA
 			if isB {
-				s, vals, h = c.b, o.b, o.histB
+				s, vals, h = &c.b, o.b, o.histB
 			}
-			m, err := c.runSide(s, o.pairs)
+			m, err := c.runSide(*s, o.pairs)
 			if err != nil {
 				return o, err
+			}
+			if m.argv != nil {
+				s.argv = m.argv
 			}
 			for _, st := range c.stats {
 				vals[st.key] = append(vals[st.key], m.vals[st.key])

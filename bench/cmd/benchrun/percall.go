@@ -83,7 +83,6 @@ func rtloadPerCallSide(c config, name, label, scenario, dur string) side {
 	sd.run = func(i int) (measurement, error) {
 		s, argv, _, err := rtloadRun(c, 2*time.Minute, filepath.Join(c.work, fmt.Sprintf("percall-%s-%s-%d", label, strings.ReplaceAll(name, " ", "-"), i)),
 			scenario, "--duration", dur+"s", "--set", "rounds=1")
-		sd.argv = argv
 		if err != nil {
 			return measurement{}, err
 		}
@@ -92,7 +91,7 @@ func rtloadPerCallSide(c config, name, label, scenario, dur string) side {
 			r := t.Readers[0]
 			v[r.Method+" p50"], v[r.Method+" p99"], v[r.Method+" mean"] = float64(r.PerCallTicks.P50Ns), float64(r.PerCallTicks.P99Ns), r.PerCallTicks.MeanNs
 		}
-		return measurement{vals: v}, nil
+		return measurement{vals: v, argv: argv}, nil
 	}
 	return sd
 }

@@ -93,7 +93,6 @@ func rtloadWakeupSide(c config, name, label string) side {
 	sd.run = func(i int) (measurement, error) {
 		s, argv, _, err := rtloadRun(c, time.Duration(c.wakeRun+60)*time.Second,
 			filepath.Join(c.work, fmt.Sprintf("wake-%s-%s-%d", label, strings.ReplaceAll(name, " ", "-"), i)), "configs/timer-only.yaml", "--duration", fmt.Sprintf("%gs", c.wakeRun))
-		sd.argv = argv
 		if err != nil {
 			return measurement{}, err
 		}
@@ -102,7 +101,7 @@ func rtloadWakeupSide(c config, name, label string) side {
 		if err != nil {
 			return measurement{}, fmt.Errorf("rtload wakeup_latency.hdr: %w", err)
 		}
-		return measurement{vals: wakeupVals(h), hist: h}, nil
+		return measurement{vals: wakeupVals(h), hist: h, argv: argv}, nil
 	}
 	return sd
 }
