@@ -94,7 +94,7 @@ func parseFlags() config {
 		}
 		def("percall-cap", func() { c.perCallCap = 25 * time.Second })
 		def("wakeup-cap", func() { c.wakeCap = 20 * time.Second })
-		def("percall-run", func() { c.perCallRun = 2 })
+		def("percall-run", func() { c.perCallRun = 1 })
 		def("wakeup-run", func() { c.wakeRun = 3 })
 		def("min-wakeups", func() { c.minWakeups = 0 })
 		def("split-pairs", func() { c.splitPairs = 1 })

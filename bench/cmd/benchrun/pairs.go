@@ -194,16 +194,17 @@ func (o *outcome) progress() string {
 // CI against diffMax, whichever is met (stats.Either). Rows without a
 // target get "–".
 func (o *outcome) verdict(st stat) (v stats.Verdict, ratio, diff stats.CI, err error) {
+	v = stats.Undecided
+	if !st.targeted() {
+		v = "–"
+	}
 	ratio, err = stats.RatioCI(o.ratios(st.key), Level)
 	if err != nil {
-		return stats.Undecided, ratio, diff, err
+		return v, ratio, diff, err
 	}
 	diff, err = stats.MeanCI(o.diffs(st.key), Level)
-	if err != nil {
-		return stats.Undecided, ratio, diff, err
-	}
-	if !st.targeted() {
-		return "–", ratio, diff, nil
+	if err != nil || !st.targeted() {
+		return v, ratio, diff, err
 	}
 	var vs []stats.Verdict
 	if st.ratioMax > 0 {

@@ -90,11 +90,12 @@ func parseGroups(args []string) ([]group, error) {
 	return gs, nil
 }
 
-// headerPID reads the traced command's pid from a wakesplit trace header.
-func headerPID(path string) int {
+// headerPID reads the traced command's pid and the ring buffer's lost
+// events (overrun) from a wakesplit trace header.
+func headerPID(path string) (pid int, overrun int64) {
 	f, err := os.Open(path)
 	if err != nil {
-		return 0
+		return 0, 0
 	}
 	defer f.Close()
 	b := make([]byte, 256)
@@ -102,11 +103,13 @@ func headerPID(path string) int {
 	line, _, _ := strings.Cut(string(b[:n]), "\n")
 	for _, w := range strings.Fields(line) {
 		if v, ok := strings.CutPrefix(w, "pid="); ok {
-			p, _ := strconv.Atoi(v)
-			return p
+			pid, _ = strconv.Atoi(v)
+		}
+		if v, ok := strings.CutPrefix(w, "overrun="); ok {
+			overrun, _ = strconv.ParseInt(v, 10, 64)
 		}
 	}
-	return 0
+	return pid, overrun
 }
 
 // splitGroup reads and splits every file of g and pools the wakeups.
@@ -124,8 +127,9 @@ func splitGroup(g group, o wakesplit.Options) ([]wakesplit.Wakeup, string, error
 			return nil, "", fmt.Errorf("%s: %w", path, err)
 		}
 		oo := o
+		pid, lost := headerPID(path)
 		if oo.TID == 0 {
-			oo.TGID = headerPID(path)
+			oo.TGID = pid
 		}
 		ws, st := t.Split(oo)
 		if st.TID == 0 {
@@ -136,8 +140,12 @@ func splitGroup(g group, o wakesplit.Options) ([]wakesplit.Wakeup, string, error
 			return nil, "", err
 		}
 		matched := wakesplit.MatchOwn(ws, own)
-		notes = append(notes, fmt.Sprintf("%s: tid %d (pid %d), %d of %d sleeps split, %d of %d own latencies matched, %.4g trace ticks/ns",
-			filepath.Base(path), st.TID, st.TGID, st.Complete, st.Sleeps, matched, len(own), t.HzPerNs))
+		note := fmt.Sprintf("%s: tid %d (pid %d), %d of %d sleeps split, %d of %d own latencies matched, %.4g trace ticks/ns",
+			filepath.Base(path), st.TID, st.TGID, st.Complete, st.Sleeps, matched, len(own), t.HzPerNs)
+		if lost > 0 {
+			note += fmt.Sprintf(", %d events lost by the ring buffer (its oldest wakeups are missing)", lost)
+		}
+		notes = append(notes, note)
 		all = append(all, ws...)
 	}
 	return all, strings.Join(notes, "; "), nil

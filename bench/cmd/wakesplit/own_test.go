@@ -62,7 +62,7 @@ func TestGroupsAndHeader(t *testing.T) {
 	if err := os.WriteFile(path, []byte("# wakesplit: pid=4242 cpu=1 clock=x86-tsc overrun=0 dropped events=0\n# tracer: nop\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if p := headerPID(path); p != 4242 {
-		t.Errorf("headerPID = %d, want 4242", p)
+	if p, lost := headerPID(path); p != 4242 || lost != 0 {
+		t.Errorf("headerPID = %d, %d; want 4242, 0", p, lost)
 	}
 }
