@@ -4,11 +4,15 @@ BIN      ?= bin/rtload
 VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 STATICCHECK_VERSION ?= v0.8.2
+# Extra flags for benchrun (e.g. BENCHFLAGS='-label "preliminary, under load"' or '-only wakeup')
+# and for `make bench-wakesplit` (e.g. WAKESPLITFLAGS=-spin).
+BENCHFLAGS ?=
+WAKESPLITFLAGS ?=
 # Scenario and flags for `make run`.
 SCENARIO ?=
 RUNFLAGS ?=
 
-.PHONY: help build run test bench lint fuzz cross clean
+.PHONY: help build run test bench bench-quick bench-wakesplit bench-tools lint fuzz cross clean
 
 ## help: list the targets
 help:
@@ -27,17 +31,23 @@ test:
 	$(GO) test -race -count=1 -timeout 8m ./...
 	$(GO) test -run '^$$' -bench . -benchtime=1x ./...
 
-## bench: rtload vs a C drain, cyclictest and its own tick machinery; sender, scale, methods (root, ~4-6 min) -> BENCHMARKS.md
-bench: build
-	mkdir -p bin && gcc -O2 -Wall -Wextra -pthread -o bin/drain450 bench/drain450.c
-	command -v cyclictest >/dev/null || { apt-get update && apt-get install -y rt-tests; }
-	timeout 900 $(GO) run ./bench/cmd/benchrun -rtload $(BIN) -drain bin/drain450 -out BENCHMARKS.md
+## bench: rtload vs a C drain and cyclictest in A/B pairs until the ratios' 95% CIs are ±3% (or capped), the wakeup split, overhead, sender, scale, methods (root, < 15 min) -> BENCHMARKS.md
+bench: build bench-tools
+	timeout 900 $(GO) run ./bench/cmd/benchrun -rtload $(BIN) -drain bin/drain450 -wakesplit bin/wakesplit -out BENCHMARKS.md $(BENCHFLAGS)
 
-## bench-quick: the same comparisons with shorter runs (~3 min), written to bench/BENCHMARKS-quick.md
-bench-quick: build
+## bench-quick: the same comparisons with short caps (~3 min), written to bench/BENCHMARKS-quick.md
+bench-quick: build bench-tools
+	timeout 600 $(GO) run ./bench/cmd/benchrun -quick -rtload $(BIN) -drain bin/drain450 -wakesplit bin/wakesplit -out bench/BENCHMARKS-quick.md $(BENCHFLAGS)
+
+## bench-wakesplit: trace cyclictest and rtload timer-only (tracefs) and print where each wakeup's time goes (root, ~1 min)
+bench-wakesplit: build bench-tools
+	./bin/wakesplit compare -rtload $(BIN) -drain bin/drain450 -pairs 2 -seconds 10 $(WAKESPLITFLAGS)
+
+# bench-tools: the C baseline, cyclictest and the wakeup splitter.
+bench-tools:
 	mkdir -p bin && gcc -O2 -Wall -Wextra -pthread -o bin/drain450 bench/drain450.c
 	command -v cyclictest >/dev/null || { apt-get update && apt-get install -y rt-tests; }
-	timeout 600 $(GO) run ./bench/cmd/benchrun -quick -rtload $(BIN) -drain bin/drain450 -out bench/BENCHMARKS-quick.md
+	$(GO) build -o bin/wakesplit ./bench/cmd/wakesplit
 
 ## lint: gofmt, go vet, staticcheck
 lint:

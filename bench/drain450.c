@@ -16,12 +16,16 @@
 // Usage:
 //   drain450 [-n sockets] [-m recvfrom,recvmsg] [-d seconds] [-w warmup]
 //            [-c cpu] [-p prio] [-P period_ms] [-i interval_ms] [-N spin]
-//            [-r rcvbuf]
+//            [-r rcvbuf] [-L us] [-o]
+//   -L us   hold /dev/cpu_dma_latency at us while running (rtload and
+//           cyclictest hold 0 by default; -1, the default here, holds nothing)
+//   -o      set SO_RXQ_OVFL on every socket, as rtload's net/udp does
 //   drain450 -S seconds -N threads     spin only (noise for cyclictest/rtload)
 //   drain450 -T reads                   cost of one rdtscp;lfence read, ns
 // Output: one JSON object per method on stdout, one line each.
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <sched.h>
@@ -43,7 +47,7 @@
 #define NBUCKETS (1 + (OVERFLOW - ORIGIN) / WIDTH)
 #define MAXTICKS 100000
 
-static int nsock = 450, cpu = 1, prio = 80, nspin = 5, rcvbuf = 256 * 1024;
+static int nsock = 450, cpu = 1, prio = 80, nspin = 5, rcvbuf = 256 * 1024, dma_us = -1, rxq_ovfl;
 static double dur = 4, warm = 0.5, period_ms = 10, interval_ms = 20;
 static int *fds;
 static struct sockaddr_in *addrs;
@@ -239,7 +243,7 @@ int main(int argc, char **argv) {
 	double spin_only = 0;
 	long clock_reads = 0;
 	int o;
-	while ((o = getopt(argc, argv, "n:m:d:w:c:p:P:i:N:r:S:T:")) != -1) {
+	while ((o = getopt(argc, argv, "n:m:d:w:c:p:P:i:N:r:S:T:L:o")) != -1) {
 		switch (o) {
 		case 'n': nsock = atoi(optarg); break;
 		case 'm': methods = optarg; break;
@@ -253,6 +257,8 @@ int main(int argc, char **argv) {
 		case 'r': rcvbuf = atoi(optarg); break;
 		case 'S': spin_only = atof(optarg); break;
 		case 'T': clock_reads = atol(optarg); break;
+		case 'L': dma_us = atoi(optarg); break;
+		case 'o': rxq_ovfl = 1; break;
 		default: fprintf(stderr, "usage: see the comment at the top of drain450.c\n"); return 2;
 		}
 	}
@@ -280,6 +286,14 @@ int main(int argc, char **argv) {
 	}
 	if (mlockall(MCL_CURRENT | MCL_FUTURE))
 		perror("mlockall");
+	if (dma_us >= 0) { // the PM QoS request lasts while the fd is open
+		int32_t us = dma_us;
+		int qfd = open("/dev/cpu_dma_latency", O_WRONLY);
+		if (qfd < 0 || write(qfd, &us, sizeof us) != sizeof us) {
+			perror("/dev/cpu_dma_latency");
+			return 1;
+		}
+	}
 	fine = calloc(FINE, sizeof *fine);
 	fds = calloc(nsock, sizeof *fds);
 	addrs = calloc(nsock, sizeof *addrs);
@@ -292,6 +306,11 @@ int main(int argc, char **argv) {
 		}
 		if (setsockopt(fds[i], SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof rcvbuf))
 			setsockopt(fds[i], SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+		int one = 1;
+		if (rxq_ovfl && setsockopt(fds[i], SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof one)) {
+			perror("setsockopt SO_RXQ_OVFL");
+			return 1;
+		}
 		struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 		if (bind(fds[i], (struct sockaddr *)&a, sizeof a)) {
 			perror("bind");

@@ -1,0 +1,217 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/rtload/rtload/bench/stats"
+)
+
+// Level is the confidence level of every interval benchrun prints.
+const Level = 0.95
+
+// measurement is what one run of one side yields: values by stat key (in
+// the stat's display unit) and, for wakeup comparisons, the latencies
+// themselves (ns) so that percentiles can also be taken over every pair.
+type measurement struct {
+	vals map[string]float64
+	hist *hdrhistogram.Histogram
+	argv []string // the command run, when the side's argv is only known then
+}
+
+// side is one program of a comparison. run performs its run number i (one
+// per pair); argv is its command for the document (taken from the
+// measurement when the side sets it there).
+type side struct {
+	name string
+	argv []string
+	run  func(i int) (measurement, error)
+}
+
+// stat is one row of a comparison: a value both sides report per run.
+type stat struct {
+	key, label string
+	prec       int     // decimals printed
+	ratioMax   float64 // target B/A ≤ ratioMax; 0 = no ratio target
+	diffMax    float64 // alternative target B − A ≤ diffMax (display unit); 0 = none
+	diffUnit   string
+}
+
+func (s stat) targeted() bool { return s.ratioMax > 0 || s.diffMax > 0 }
+
+func (s stat) target() string {
+	switch {
+	case s.ratioMax > 0 && s.diffMax > 0:
+		return fmt.Sprintf("B/A ≤ %.2f or B − A ≤ %g %s", s.ratioMax, s.diffMax, s.diffUnit)
+	case s.ratioMax > 0:
+		return fmt.Sprintf("B/A ≤ %.2f", s.ratioMax)
+	case s.diffMax > 0:
+		return fmt.Sprintf("B − A ≤ %g %s", s.diffMax, s.diffUnit)
+	}
+	return ""
+}
+
+// comparison runs A/B pairs of two sides under a stopping rule. Pairs
+// alternate their order (A B, B A, A B, …) so that a slow drift of the
+// machine weighs on both sides alike.
+type comparison struct {
+	title      string // row label prefix, e.g. "quiet"
+	a, b       side
+	noise      *noise // started around each run of either side; nil = none
+	stats      []stat
+	rule       stats.Rule
+	minWakeups int // per side over all pairs; 0 = none
+}
+
+// outcome is a finished comparison.
+type outcome struct {
+	cmp          *comparison
+	pairs        int
+	reason       string
+	elapsed      time.Duration
+	a, b         map[string][]float64 // per pair, in run order
+	histA, histB *hdrhistogram.Histogram
+}
+
+func newWakeupHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, 60e9, 3) }
+
+// runSide runs one side with the comparison's noise around it.
+func (c *comparison) runSide(s side, i int) (measurement, error) {
+	if err := c.noise.start(); err != nil {
+		return measurement{}, err
+	}
+	defer c.noise.stop()
+	m, err := s.run(i)
+	if err != nil {
+		return m, fmt.Errorf("%s: %w", s.name, err)
+	}
+	for _, st := range c.stats {
+		if v, ok := m.vals[st.key]; !ok || !(v > 0) {
+			return m, fmt.Errorf("%s: %s missing or not > 0 (%v)", s.name, st.key, v)
+		}
+	}
+	return m, nil
+}
+
+// run adds pairs until the rule says stop.
+func (c *comparison) run() (*outcome, error) {
+	o := &outcome{cmp: c, a: map[string][]float64{}, b: map[string][]float64{}, histA: newWakeupHist(), histB: newWakeupHist()}
+	start := time.Now()
+	var slowest time.Duration
+	for {
+		t0 := time.Now()
+		order := []bool{false, true} // false = A
+		if o.pairs%2 == 1 {
+			order = []bool{true, false}
+		}
+		for _, isB := range order {
+			s, vals, h := &c.a, o.a, o.histA
+			if isB {
+				s, vals, h = &c.b, o.b, o.histB
+			}
+			m, err := c.runSide(*s, o.pairs)
+			if err != nil {
+				return o, err
+			}
+			if m.argv != nil {
+				s.argv = m.argv
+			}
+			for _, st := range c.stats {
+				vals[st.key] = append(vals[st.key], m.vals[st.key])
+			}
+			if m.hist != nil {
+				h.Merge(m.hist)
+			}
+		}
+		o.pairs++
+		slowest = max(slowest, time.Since(t0))
+		o.elapsed = time.Since(start)
+		more, reason := c.rule.Next(o.pairs, o.widths(), o.elapsed, slowest)
+		fmt.Fprintf(os.Stderr, "benchrun:   %s pair %d (%s) %s\n", c.title, o.pairs, o.elapsed.Round(time.Second), o.progress())
+		if !more {
+			o.reason = reason
+			return o, nil
+		}
+	}
+}
+
+// widths are the relative half-widths of every targeted ratio CI, and +Inf
+// while a side has fewer wakeups than minWakeups.
+func (o *outcome) widths() []float64 {
+	var w []float64
+	for _, st := range o.cmp.stats {
+		if !st.targeted() {
+			continue
+		}
+		ci, err := stats.RatioCI(o.ratios(st.key), Level)
+		if err != nil {
+			w = append(w, math.Inf(1))
+			continue
+		}
+		w = append(w, ci.RelHalfWidth())
+	}
+	if m := o.cmp.minWakeups; m > 0 && (o.histA.TotalCount() < int64(m) || o.histB.TotalCount() < int64(m)) {
+		w = append(w, math.Inf(1))
+	}
+	return w
+}
+
+func (o *outcome) ratios(key string) []float64 {
+	a, b := o.a[key], o.b[key]
+	r := make([]float64, len(a))
+	for i := range a {
+		r[i] = b[i] / a[i]
+	}
+	return r
+}
+
+func (o *outcome) diffs(key string) []float64 {
+	a, b := o.a[key], o.b[key]
+	d := make([]float64, len(a))
+	for i := range a {
+		d[i] = b[i] - a[i]
+	}
+	return d
+}
+
+// progress is a one-line state for stderr: each targeted ratio so far.
+func (o *outcome) progress() string {
+	var s []string
+	for _, st := range o.cmp.stats {
+		if st.targeted() {
+			s = append(s, fmt.Sprintf("%s %.3f", st.key, stats.Median(o.ratios(st.key))))
+		}
+	}
+	return strings.Join(s, ", ")
+}
+
+// verdict judges stat st: the ratio CI against ratioMax, or the difference
+// CI against diffMax, whichever is met (stats.Either). Rows without a
+// target get "–".
+func (o *outcome) verdict(st stat) (v stats.Verdict, ratio, diff stats.CI, err error) {
+	v = stats.Undecided
+	if !st.targeted() {
+		v = "–"
+	}
+	ratio, err = stats.RatioCI(o.ratios(st.key), Level)
+	if err != nil {
+		return v, ratio, diff, err
+	}
+	diff, err = stats.MeanCI(o.diffs(st.key), Level)
+	if err != nil || !st.targeted() {
+		return v, ratio, diff, err
+	}
+	var vs []stats.Verdict
+	if st.ratioMax > 0 {
+		vs = append(vs, stats.AtMost(ratio, st.ratioMax))
+	}
+	if st.diffMax > 0 {
+		vs = append(vs, stats.AtMost(diff, st.diffMax))
+	}
+	return stats.Either(vs...), ratio, diff, nil
+}
