@@ -241,7 +241,6 @@ func (f *fleet) playbook(t *testing.T, args ...string) (string, int) {
 		"ANSIBLE_NOCOLOR=1",
 		"ANSIBLE_RETRY_FILES_ENABLED=False",
 		"LC_ALL=C.UTF-8",
-		"ANSIBLE_LOG_PATH="+filepath.Join(f.dir, "ansible.log"),
 	)
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
@@ -253,10 +252,6 @@ func (f *fleet) playbook(t *testing.T, args ...string) (string, int) {
 	}
 	if err != nil && cmd.ProcessState == nil {
 		t.Fatalf("ansible-playbook: %v", err)
-	}
-	if os.Getenv("RTLOAD_FLEET_LOG") != "" {
-		b, _ := os.ReadFile(filepath.Join(f.dir, "ansible.log"))
-		os.WriteFile(os.Getenv("RTLOAD_FLEET_LOG"), b, 0o644)
 	}
 	return buf.String(), cmd.ProcessState.ExitCode()
 }
