@@ -47,8 +47,12 @@ func TestPlaybookOverSSH(t *testing.T) {
 	inv := f.inventory(t, "inventory.yml", map[string]map[string]any{
 		// Refuses connections: a host down must not cost the others.
 		"down": {"ansible_host": f.hosts[0].addr.String(), "ansible_port": sshPort + 1},
+		// Asks for rtload check, which this binary does not have yet: the
+		// host runs rtload run and its status says so.
+		"host1": {"rtload_check_baseline": f.dir},
 	})
-	out, rc := f.playbook(t, "-i", inv, "-e", "rtload_results_dir="+res)
+	// rtload_fail_on: compare --fail-on, which this binary does not have yet.
+	out, rc := f.playbook(t, "-i", inv, "-e", "rtload_results_dir="+res, "-e", "rtload_fail_on=slower")
 	// The last task fails the run because "down" produced nothing, after
 	// every result and status was written.
 	if rc != 2 || !strings.Contains(out, "1 of 4 hosts without usable results: down: unreachable") {
@@ -265,9 +269,11 @@ type status struct {
 		Results string   `json:"results"`
 		Label   string   `json:"label"`
 		Argv    []string `json:"argv"`
+		Gate    string   `json:"gate"`
 		Msg     string   `json:"msg"`
 	} `json:"hosts"`
 	Compared []string `json:"compared"`
+	Gate     string   `json:"gate"`
 }
 
 // checkResults checks the fleet directory res after the real run: one
@@ -310,8 +316,14 @@ func (f *fleet) checkResults(t *testing.T, res string) {
 			}
 		}
 	}
+	gates := map[string]string{}
 	for _, s := range st.Hosts {
 		states[s.Host] = s.State
+		gates[s.Host] = s.Gate
+	}
+	wantGates := map[string]string{"host0": "none", "host1": "not in this binary; ran rtload run", "host2": "none", "down": ""}
+	if diff := cmp.Diff(wantGates, gates); diff != "" || st.Gate != "compare --fail-on not in this binary" {
+		t.Errorf("status.json gates (-want +got):\n%s\nfleet gate %q", diff, st.Gate)
 	}
 	want := map[string]string{"host0": "ok", "host1": "ok", "host2": "ok", "down": "unreachable"}
 	if diff := cmp.Diff(want, states); diff != "" {
@@ -319,6 +331,11 @@ func (f *fleet) checkResults(t *testing.T, res string) {
 	}
 	if diff := cmp.Diff(labels, st.Compared); diff != "" {
 		t.Errorf("compared labels (-want +got):\n%s", diff)
+	}
+	if txt, err := os.ReadFile(filepath.Join(res, "status.txt")); err != nil {
+		t.Error(err)
+	} else {
+		t.Logf("status.txt:\n%s", txt)
 	}
 	cmpOut, err := os.ReadFile(filepath.Join(res, "compare.txt"))
 	if err != nil {
