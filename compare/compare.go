@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/rtload/rtload/record"
-	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
 )
 
 // Verdicts of a Metric, in seed 001's words.
@@ -60,8 +60,8 @@ type RunInfo struct {
 	Stopped  bool      `json:"stopped"`
 	// InProgress marks a checkpoint of a run that never finished (killed):
 	// its data end at the checkpoint.
-	InProgress bool             `json:"in_progress,omitempty"`
-	Clock      report.ClockInfo `json:"clock"`
+	InProgress bool              `json:"in_progress,omitempty"`
+	Clock      results.ClockInfo `json:"clock"`
 }
 
 // Difference is one field in which the runs differ: Values holds each
@@ -153,8 +153,8 @@ type subject struct {
 type column struct {
 	group, label string
 	runIdx       int
-	clock        report.ClockInfo
-	readers      []report.Reader
+	clock        results.ClockInfo
+	readers      []results.Reader
 	wakeups      [][]record.Wakeup // per round; nil when its log is missing
 	all          record.Snapshot
 }
@@ -284,7 +284,7 @@ func contains(l []string, s string) bool {
 }
 
 // tickUnit names one per-call tick.
-func tickUnit(c report.ClockInfo) string {
+func tickUnit(c results.ClockInfo) string {
 	switch {
 	case c.Kind == "monotonic":
 		return "ns"
@@ -298,7 +298,7 @@ func tickUnit(c report.ClockInfo) string {
 
 func (c *column) public(run string) Column {
 	col := Column{Label: c.label, Group: c.group, Run: run, Rounds: len(c.readers), PerCall: c.all}
-	var pc, wk []report.Latency
+	var pc, wk []results.Latency
 	for _, r := range c.readers {
 		pc = append(pc, r.PerCallTicks)
 		wk = append(wk, r.WakeupLatency)
@@ -308,10 +308,10 @@ func (c *column) public(run string) Column {
 	} else if c.all.Total > 0 {
 		col.PerCallTicks = Percentiles{
 			Count: c.all.Total,
-			P50:   float64(report.Percentile(c.all, 0.50)),
-			P90:   float64(report.Percentile(c.all, 0.90)),
-			P99:   float64(report.Percentile(c.all, 0.99)),
-			P999:  float64(report.Percentile(c.all, 0.999)),
+			P50:   float64(results.Percentile(c.all, 0.50)),
+			P90:   float64(results.Percentile(c.all, 0.90)),
+			P99:   float64(results.Percentile(c.all, 0.99)),
+			P999:  float64(results.Percentile(c.all, 0.999)),
 			Max:   float64(c.all.Max),
 			// Bucket lower edges: a value lies in [edge, edge+width).
 			Source: "linear",
@@ -325,7 +325,7 @@ func (c *column) public(run string) Column {
 
 // mergeAll merges ls with report.MergeLatency when every one of them holds
 // samples; ok is false otherwise.
-func mergeAll(ls []report.Latency) (l report.Latency, exact, ok bool) {
+func mergeAll(ls []results.Latency) (l results.Latency, exact, ok bool) {
 	if len(ls) == 0 {
 		return l, false, false
 	}
@@ -334,11 +334,11 @@ func mergeAll(ls []report.Latency) (l report.Latency, exact, ok bool) {
 			return l, false, false
 		}
 	}
-	l, exact = report.MergeLatency(ls...)
+	l, exact = results.MergeLatency(ls...)
 	return l, exact, true
 }
 
-func percentiles(l report.Latency, exact bool, scale float64) Percentiles {
+func percentiles(l results.Latency, exact bool, scale float64) Percentiles {
 	p := Percentiles{
 		Count: l.Count,
 		P50:   float64(l.P50Ns) * scale, P90: float64(l.P90Ns) * scale,
@@ -380,25 +380,25 @@ func readerSamples(c *column) []sample {
 	for _, q := range []struct {
 		name string
 		q    float64
-		get  func(l report.Latency) int64
+		get  func(l results.Latency) int64
 	}{
-		{"p50 per-call cost", 0.50, func(l report.Latency) int64 { return l.P50Ns }},
-		{"p99 per-call cost", 0.99, func(l report.Latency) int64 { return l.P99Ns }},
+		{"p50 per-call cost", 0.50, func(l results.Latency) int64 { return l.P50Ns }},
+		{"p99 per-call cost", 0.99, func(l results.Latency) int64 { return l.P99Ns }},
 	} {
 		s := sample{name: q.name, unit: unit}
-		var ls []report.Latency
+		var ls []results.Latency
 		for _, r := range c.readers {
 			ls = append(ls, r.PerCallTicks)
 			if r.PerCallTicks.Count > 0 {
 				s.rounds = append(s.rounds, float64(q.get(r.PerCallTicks)))
 			} else if r.PerCall.All.Total > 0 {
-				s.rounds = append(s.rounds, float64(report.Percentile(r.PerCall.All, q.q)))
+				s.rounds = append(s.rounds, float64(results.Percentile(r.PerCall.All, q.q)))
 			}
 		}
 		if l, _, ok := mergeAll(ls); ok {
 			s.value, s.ok = float64(q.get(l)), true
 		} else if c.all.Total > 0 {
-			s.value, s.ok = float64(report.Percentile(c.all, q.q)), true
+			s.value, s.ok = float64(results.Percentile(c.all, q.q)), true
 		}
 		if c.all.Total > 0 {
 			b := histResampler(c.all, histQuantile(q.q))
@@ -409,7 +409,7 @@ func readerSamples(c *column) []sample {
 
 	// Wakeup latency and drain time: per-wakeup logs for the bootstrap.
 	logs := wakeupValues(c.wakeups)
-	var wake, drain []report.Latency
+	var wake, drain []results.Latency
 	for _, r := range c.readers {
 		wake = append(wake, r.WakeupLatency)
 		drain = append(drain, r.Drain)
@@ -496,8 +496,8 @@ func probeSubjects(runs []Run) []subject {
 		group string
 		run   int
 	}
-	probes := map[key][]report.Probe{}
-	clocks := map[key]report.ClockInfo{}
+	probes := map[key][]results.Probe{}
+	clocks := map[key]results.ClockInfo{}
 	var groups []string
 	for ri, r := range runs {
 		for _, t := range r.Summary.Trials {
@@ -532,9 +532,9 @@ func probeSubjects(runs []Run) []subject {
 	return out
 }
 
-func probeSamples(ps []report.Probe, clock report.ClockInfo) []sample {
+func probeSamples(ps []results.Probe, clock results.ClockInfo) []sample {
 	var out []sample
-	perRound := func(name, unit string, higher bool, get func(p report.Probe) (float64, bool)) {
+	perRound := func(name, unit string, higher bool, get func(p results.Probe) (float64, bool)) {
 		s := sample{name: name, unit: unit, higher: higher, noBootWhy: "one value per round"}
 		for _, p := range ps {
 			if v, ok := get(p); ok {
@@ -547,19 +547,19 @@ func probeSamples(ps []report.Probe, clock report.ClockInfo) []sample {
 		s.value, s.ok = mean(s.rounds), true
 		out = append(out, s)
 	}
-	perRound("write throughput", "KB/s", true, func(p report.Probe) (float64, bool) {
+	perRound("write throughput", "KB/s", true, func(p results.Probe) (float64, bool) {
 		if p.FileWrite == nil {
 			return 0, false
 		}
 		return p.FileWrite.KBps, true
 	})
-	perRound("messaging time", "s", false, func(p report.Probe) (float64, bool) {
+	perRound("messaging time", "s", false, func(p results.Probe) (float64, bool) {
 		if p.Messaging == nil {
 			return 0, false
 		}
 		return float64(p.Messaging.ElapsedNs) / 1e9, true
 	})
-	perRound("messaging sys time", "s", false, func(p report.Probe) (float64, bool) {
+	perRound("messaging sys time", "s", false, func(p results.Probe) (float64, bool) {
 		if p.Messaging == nil {
 			return 0, false
 		}

@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/rtload/rtload/record"
-	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
 )
 
 func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
@@ -285,15 +285,15 @@ func TestVerdicts(t *testing.T) {
 // roundsRun is a run with one reader metric per round (Welch) and a
 // file_write probe.
 func roundsRun(label string, costs, kbps []float64) Run {
-	s := &report.Summary{Version: 1, Scenario: "x", Clock: report.ClockInfo{Kind: "monotonic", Unit: "ns", Hz: 1e9}}
+	s := &results.Summary{Version: 1, Scenario: "x", Clock: results.ClockInfo{Kind: "monotonic", Unit: "ns", Hz: 1e9}}
 	for i, c := range costs {
 		h := record.NewLinear(10, 0, 10_000)
 		for range 100 {
 			h.Record(uint64(c))
 		}
-		s.Trials = append(s.Trials, report.Trial{Index: i, Round: i, Variant: "v",
-			Readers: []report.Reader{{Name: "rt", Lost: uint64(i), PerCall: report.PerCall{All: h.Snapshot("ns")}}},
-			Probes:  []report.Probe{{Name: "fstime", Kind: "file_write", FileWrite: &report.FileWriteResult{KBps: kbps[i]}}},
+		s.Trials = append(s.Trials, results.Trial{Index: i, Round: i, Variant: "v",
+			Readers: []results.Reader{{Name: "rt", Lost: uint64(i), PerCall: results.PerCall{All: h.Snapshot("ns")}}},
+			Probes:  []results.Probe{{Name: "fstime", Kind: "file_write", FileWrite: &results.FileWriteResult{KBps: kbps[i]}}},
 		})
 	}
 	return Run{Label: label, Summary: s}
@@ -406,7 +406,7 @@ func TestSeedTableGolden(t *testing.T) {
 		if err := mkdir(d); err != nil {
 			t.Fatal(err)
 		}
-		if err := report.WriteSummary(d, r.Summary); err != nil {
+		if err := results.WriteSummary(d, r.Summary); err != nil {
 			t.Fatal(err)
 		}
 		dirs = append(dirs, d)
@@ -543,7 +543,7 @@ func TestLoadErrors(t *testing.T) {
 	if err := mkdir(good); err != nil {
 		t.Fatal(err)
 	}
-	if err := report.WriteSummary(good, seedRuns()[0].Summary); err != nil {
+	if err := results.WriteSummary(good, seedRuns()[0].Summary); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {

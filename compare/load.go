@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/rtload/rtload/record"
-	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
 )
 
 // Run is one results directory under the label that names its columns
@@ -17,7 +17,7 @@ type Run struct {
 	Label string
 	// Dir is the results directory (or summary.json) it was read from.
 	Dir     string
-	Summary *report.Summary
+	Summary *results.Summary
 	// Wakeups holds the per-wakeup logs found next to summary.json, keyed by
 	// the file names in Trial.WakeupLog. Missing logs are simply absent:
 	// metrics that would bootstrap over them then need ≥ 2 rounds.
@@ -54,7 +54,7 @@ func Load(dirs, labels []string) ([]Run, error) {
 				Notes: []string{"wakeup latency only, read from " + filepath.Base(d) + " (no scenario, environment or per-call data)"}}
 			continue
 		}
-		s, err := report.ReadSummary(d)
+		s, err := results.ReadSummary(d)
 		if err != nil {
 			return nil, fmt.Errorf("compare %s: %w", labels[i], err)
 		}
@@ -65,7 +65,7 @@ func Load(dirs, labels []string) ([]Run, error) {
 		}
 		for _, t := range s.Trials {
 			for _, name := range t.WakeupLog {
-				w, err := report.ReadWakeupCSV(filepath.Join(base, name))
+				w, err := results.ReadWakeupCSV(filepath.Join(base, name))
 				if err != nil {
 					runs[i].Notes = append(runs[i].Notes, err.Error())
 					continue
@@ -105,7 +105,7 @@ func defaultLabels(dirs []string) []string {
 	clash := false
 	for i, d := range dirs {
 		b := filepath.Base(filepath.Clean(d))
-		if b == report.SummaryFile {
+		if b == results.SummaryFile {
 			b = filepath.Base(filepath.Dir(filepath.Clean(d)))
 		}
 		b = strings.ReplaceAll(b, "/", "_")

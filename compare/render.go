@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
 )
 
 // Formats are the output formats Write accepts.
@@ -228,7 +229,7 @@ func startString(t time.Time) string {
 	return t.Format(time.RFC3339)
 }
 
-func clockString(c report.ClockInfo) string {
+func clockString(c results.ClockInfo) string {
 	switch {
 	case c.Kind == "tsc" && c.Hz > 0:
 		return fmt.Sprintf("tsc at %.3f MHz; TSC ticks are not core cycles", c.Hz/1e6)

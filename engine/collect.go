@@ -5,13 +5,13 @@ import (
 	"time"
 
 	"github.com/rtload/rtload/probe"
-	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
 )
 
 // collect turns the trial's counters and histograms into report types.
-func collect(res *report.Trial, sp *scenario.Spec, senders []*sender, readers []*reader) {
+func collect(res *results.Trial, sp *scenario.Spec, senders []*sender, readers []*reader) {
 	// Messages sent per group, to compute in-flight per reader.
 	for _, s := range senders {
 		elapsed := float64(max(1, s.ended-s.start)) / 1e9
@@ -20,18 +20,18 @@ func collect(res *report.Trial, sp *scenario.Spec, senders []*sender, readers []
 			interval = time.Duration(float64(time.Second) / s.spec.Rate)
 		}
 		nsock := len(s.group.FDs())
-		res.Traffic = append(res.Traffic, report.Traffic{
+		res.Traffic = append(res.Traffic, results.Traffic{
 			Endpoint: s.spec.Endpoint, Sockets: nsock, Sent: s.sent, SendErrors: s.errs,
 			TargetRate:   float64(nsock) / interval.Seconds(),
 			AchievedRate: float64(s.sent) / elapsed,
-			SendLag:      report.LatencyFromHDR(s.lag.Histogram()),
+			SendLag:      results.LatencyFromHDR(s.lag.Histogram()),
 		})
 	}
 	for _, r := range readers {
 		c := r.drain.Counts()
 		t := r.total // every interval merged (the writer's finish included the last)
 		clockUnit := "ticks"
-		rr := report.Reader{
+		rr := results.Reader{
 			Name: r.spec.Name, Method: r.spec.Method, Sockets: len(r.drain.FDs()), Endpoint: strings.Join(r.spec.Endpoints, ","),
 			Applied: appliedReport(r.applied),
 			Calls:   c.Calls, Data: c.Data, EAGAIN: c.EAGAIN, Errors: c.Errors,
@@ -40,12 +40,12 @@ func collect(res *report.Trial, sp *scenario.Spec, senders []*sender, readers []
 			Wakeups:     r.loop.MeasuredTicks, Overruns: r.loop.Overruns, RingDropped: r.loop.Wakeups.Dropped(),
 			Spikes: r.loop.Spikes, BrokeTraceAtNs: r.loop.BrokeAt, Intervals: r.intervals, SafePointPasses: r.loop.Yields,
 
-			WakeupLatency: report.LatencyFromHDR(t.Latency.Histogram()),
-			PerCallTicks:  report.LatencyFromHDR(t.AllHDR.Histogram()),
-			Drain:         report.LatencyFromHDR(t.DrainTime.Histogram()),
-			OneWayDelay:   report.LatencyFromHDR(t.Delay.Histogram()),
+			WakeupLatency: results.LatencyFromHDR(t.Latency.Histogram()),
+			PerCallTicks:  results.LatencyFromHDR(t.AllHDR.Histogram()),
+			Drain:         results.LatencyFromHDR(t.DrainTime.Histogram()),
+			OneWayDelay:   results.LatencyFromHDR(t.Delay.Histogram()),
 		}
-		rr.PerCall = report.PerCall{Unit: clockUnit,
+		rr.PerCall = results.PerCall{Unit: clockUnit,
 			All: t.All.Snapshot(clockUnit), Data: t.Data.Snapshot(clockUnit), EAGAIN: t.EAGAIN.Snapshot(clockUnit)}
 		rr.PerCallClass = perCallClass(t, clockUnit)
 		rr.Counters, rr.CountersSkipped = r.readCounters(), r.countersSkipped
@@ -88,15 +88,15 @@ func collect(res *report.Trial, sp *scenario.Spec, senders []*sender, readers []
 
 // perCallClass snapshots the per-call context histograms of t (nil when the
 // set has none).
-func perCallClass(t *probe.Recorders, unit string) *report.PerCallClass {
+func perCallClass(t *probe.Recorders, unit string) *results.PerCallClass {
 	if t.Warm == nil || t.Cold == nil || t.First == nil || t.Rest == nil {
 		return nil
 	}
-	return &report.PerCallClass{Unit: unit, FirstCalls: probe.FirstCalls,
+	return &results.PerCallClass{Unit: unit, FirstCalls: probe.FirstCalls,
 		Warm: t.Warm.Snapshot(unit), Cold: t.Cold.Snapshot(unit), First: t.First.Snapshot(unit), Rest: t.Rest.Snapshot(unit)}
 }
 
-func appliedReport(a rt.Applied) report.Applied {
-	return report.Applied{TID: a.TID, Policy: a.Policy.String(), Priority: a.Priority, Nice: a.Nice,
+func appliedReport(a rt.Applied) results.Applied {
+	return results.Applied{TID: a.TID, Policy: a.Policy.String(), Priority: a.Priority, Nice: a.Nice,
 		CPUs: a.CPUs, Mlocked: a.Mlocked, Notes: a.Degraded}
 }

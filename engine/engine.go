@@ -27,7 +27,7 @@ import (
 	"github.com/rtload/rtload/pace"
 	"github.com/rtload/rtload/probe"
 	"github.com/rtload/rtload/record"
-	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
 )
@@ -48,10 +48,10 @@ type Options struct {
 	NoWakeupLog bool
 	// OnInterval, when set, receives every interval record (soak runs) on
 	// the writer goroutine: keep it short.
-	OnInterval func(report.Interval)
+	OnInterval func(results.Interval)
 	// OnCheckpoint, when set, receives the current trial as measured so far
 	// after each interval (soak runs), to checkpoint summary.json.
-	OnCheckpoint func(*report.Summary)
+	OnCheckpoint func(*results.Summary)
 	// GCHeadroom is how far a soak run's heap may grow before its writer
 	// collects garbage (bytes); 0 means SoakHeapHeadroom.
 	GCHeadroom uint64
@@ -60,9 +60,9 @@ type Options struct {
 	Exporter *exporter.Server
 	Kernel   string
 	// checkpoint wraps OnCheckpoint with the run's summary so far.
-	checkpoint func(report.Trial)
+	checkpoint func(results.Trial)
 	// Run-wide interval and spike logs, opened by the first trial needing them.
-	intervals, spikes *report.JSONLWriter
+	intervals, spikes *results.JSONLWriter
 }
 
 // SoakHeapHeadroom is how far the heap may grow during a soak trial before
@@ -77,7 +77,7 @@ var ErrStopped = errors.New("run stopped")
 // ctx is cancelled it stops the current trial cleanly, marks the summary
 // Stopped and returns it with an error wrapping ErrStopped. Kernel objects
 // are closed on every path.
-func Run(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt Options) (*report.Summary, error) {
+func Run(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt Options) (*results.Summary, error) {
 	if opt.Log == nil {
 		opt.Log = io.Discard
 	}
@@ -96,8 +96,8 @@ func Run(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt 
 	if opt.Exporter != nil {
 		opt.Exporter.SetRunInfo(spec.Name, fmt.Sprintf("%s %.0f Hz", ci.Kind, ci.Hz), opt.Kernel)
 	}
-	sum := &report.Summary{Version: 1, Scenario: spec.Name, File: spec.File, Start: time.Now(),
-		Clock: report.ClockInfo{Kind: ci.Kind, Unit: ci.Unit(), Hz: ci.Hz, Invariant: ci.Invariant, Note: ci.Note, Fallbacks: ci.Fallbacks}}
+	sum := &results.Summary{Version: 1, Scenario: spec.Name, File: spec.File, Start: time.Now(),
+		Clock: results.ClockInfo{Kind: ci.Kind, Unit: ci.Unit(), Hz: ci.Hz, Invariant: ci.Invariant, Note: ci.Note, Fallbacks: ci.Fallbacks}}
 	// Every locked thread of a trial (readers sleep in raw syscalls and keep
 	// their P) gets a P of its own, so the Go scheduler never multiplexes
 	// them: the kernel alone schedules our threads.
@@ -145,7 +145,7 @@ func Run(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt 
 	if opt.OnCheckpoint != nil {
 		// Called on a trial's writer goroutine; sum.Trials only grows
 		// between trials, on this goroutine, so reading it here is safe.
-		opt.checkpoint = func(t report.Trial) {
+		opt.checkpoint = func(t results.Trial) {
 			s := *sum
 			s.Trials = append(slices.Clone(sum.Trials), t)
 			s.InProgress = true
@@ -202,7 +202,7 @@ type reader struct {
 	thread  *rt.Thread
 	applied rt.Applied
 	// Per-wakeup log (chunked when the scenario sets log_chunk).
-	log     *report.WakeupLog
+	log     *results.WakeupLog
 	logBase string
 	logErr  error
 	// Interval mode: the thread hands full Recorders over; total holds the
@@ -245,13 +245,13 @@ func (r *reader) openCounters() {
 
 // readCounters returns the counters' values now (nil when none opened or
 // the read failed).
-func (r *reader) readCounters() []report.Counter {
+func (r *reader) readCounters() []results.Counter {
 	if r.counters == nil || r.counters.Read(r.ctrBuf) != nil {
 		return nil
 	}
-	out := make([]report.Counter, len(r.ctrBuf))
+	out := make([]results.Counter, len(r.ctrBuf))
 	for i, v := range r.ctrBuf {
-		out[i] = report.Counter{Name: r.counters.Names[i], Value: v}
+		out[i] = results.Counter{Name: r.counters.Names[i], Value: v}
 	}
 	return out
 }
@@ -323,7 +323,7 @@ func gcCycles() uint32 {
 	return uint32(s[0].Value.Uint64())
 }
 
-func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clock, ns *netns.NS, opt *Options) (res *report.Trial, degraded []string, err error) {
+func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clock, ns *netns.NS, opt *Options) (res *results.Trial, degraded []string, err error) {
 	sp := &tr.Spec // the trial's own copy
 	if sp.Duration == 0 {
 		// A soak run (also when --duration forever came after Load):
@@ -335,7 +335,7 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 			sp.LogChunk = 16 << 20
 		}
 	}
-	res = &report.Trial{Index: tr.Index, Round: tr.Round, Variant: tr.Variant, Overrides: variantSet(sp, tr.Variant)}
+	res = &results.Trial{Index: tr.Index, Round: tr.Round, Variant: tr.Variant, Overrides: variantSet(sp, tr.Variant)}
 
 	// Kernel objects, closed on every path.
 	groups := map[string]*udp.Group{}
@@ -465,7 +465,7 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 		}
 		if !opt.NoWakeupLog && opt.OutDir != "" {
 			r.logBase = fmt.Sprintf("wakeups-%02d-%s-r%d-%s", tr.Index, safeName(tr.Variant), tr.Round, safeName(rs.Name))
-			r.log, err = report.CreateWakeupLog(report.WakeupLogConfig{Dir: opt.OutDir, Base: r.logBase,
+			r.log, err = results.CreateWakeupLog(results.WakeupLogConfig{Dir: opt.OutDir, Base: r.logBase,
 				ChunkBytes: int64(sp.LogChunk), LimitBytes: int64(sp.LogLimit), Compress: sp.LogChunk > 0})
 			if err != nil {
 				return res, nil, err
@@ -634,7 +634,7 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 	}
 	if opt.OutDir != "" && sp.Interval > 0 {
 		if opt.intervals == nil {
-			if opt.intervals, err = report.CreateJSONL(filepath.Join(opt.OutDir, report.IntervalsFile)); err != nil {
+			if opt.intervals, err = results.CreateJSONL(filepath.Join(opt.OutDir, results.IntervalsFile)); err != nil {
 				startErr = err
 			}
 		}
@@ -642,7 +642,7 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 	}
 	if opt.OutDir != "" && hasThreshold(sp) {
 		if opt.spikes == nil {
-			if opt.spikes, err = report.CreateJSONL(filepath.Join(opt.OutDir, report.SpikesFile)); err != nil {
+			if opt.spikes, err = results.CreateJSONL(filepath.Join(opt.OutDir, results.SpikesFile)); err != nil {
 				startErr = err
 			}
 		}
@@ -727,7 +727,7 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 	res.GCDuring = res.GCAfter - res.GCBefore
 	for _, nz := range noises {
 		wk, _ := nz.Stop()
-		res.Noise = append(res.Noise, report.Noise{Unit: wk.Unit, Count: wk.Count, Seconds: float64(wk.Elapsed) / 1e9,
+		res.Noise = append(res.Noise, results.Noise{Unit: wk.Unit, Count: wk.Count, Seconds: float64(wk.Elapsed) / 1e9,
 			PerSec: wk.PerSec(), Duty: nz.DutyObserved()})
 	}
 	for i, nz := range sp.Noise {

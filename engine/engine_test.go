@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/scenario"
 )
 
@@ -138,7 +138,7 @@ func TestRun450(t *testing.T) {
 	if len(tr.WakeupLog) != 1 {
 		t.Fatalf("wakeup logs %v", tr.WakeupLog)
 	}
-	rows, err := report.ReadWakeupCSV(filepath.Join(dir, tr.WakeupLog[0]))
+	rows, err := results.ReadWakeupCSV(filepath.Join(dir, tr.WakeupLog[0]))
 	if err != nil {
 		t.Fatal(err)
 	}

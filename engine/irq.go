@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
 )
 
 // cpuIRQs is the interrupt and softirq counts of one CPU by source, read
@@ -68,13 +68,13 @@ func parseProcIRQs(text string, cpu int, prefix string, m cpuIRQs) {
 
 // delta returns the sources that counted since prev, largest first, and
 // the irq and softirq totals.
-func (m cpuIRQs) delta(prev cpuIRQs) (out []report.Counter, irqs, softirqs uint64) {
+func (m cpuIRQs) delta(prev cpuIRQs) (out []results.Counter, irqs, softirqs uint64) {
 	for k, v := range m {
 		d := v - min(v, prev[k])
 		if d == 0 {
 			continue
 		}
-		out = append(out, report.Counter{Name: k, Value: d})
+		out = append(out, results.Counter{Name: k, Value: d})
 		if strings.HasPrefix(k, "softirq:") {
 			softirqs += d
 		} else {
@@ -86,7 +86,7 @@ func (m cpuIRQs) delta(prev cpuIRQs) (out []report.Counter, irqs, softirqs uint6
 }
 
 // sortCounters orders counters by value, largest first, then by name.
-func sortCounters(c []report.Counter) {
+func sortCounters(c []results.Counter) {
 	for i := 1; i < len(c); i++ {
 		for j := i; j > 0 && (c[j].Value > c[j-1].Value || c[j].Value == c[j-1].Value && c[j].Name < c[j-1].Name); j-- {
 			c[j], c[j-1] = c[j-1], c[j]

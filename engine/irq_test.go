@@ -5,7 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
 )
 
 const procInterrupts = `           CPU0       CPU1       
@@ -44,7 +44,7 @@ func TestParseProcIRQs(t *testing.T) {
 	}
 	prev := cpuIRQs{"irq:LOC": 90000, "softirq:TIMER": 82000, "softirq:NET_RX": 8301602, "irq:26 ttyS0": 17}
 	d, irqs, soft := m.delta(prev)
-	if wantD := []report.Counter{{Name: "irq:LOC", Value: 210}, {Name: "softirq:TIMER", Value: 139}, {Name: "irq:NMI", Value: 3}}; !cmp.Equal(d, wantD) || irqs != 213 || soft != 139 {
+	if wantD := []results.Counter{{Name: "irq:LOC", Value: 210}, {Name: "softirq:TIMER", Value: 139}, {Name: "irq:NMI", Value: 3}}; !cmp.Equal(d, wantD) || irqs != 213 || soft != 139 {
 		t.Errorf("delta = %v, %d irqs, %d softirqs; want %v, 213, 139", d, irqs, soft, wantD)
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
 )
 
 // TestSoak runs a soak of about a minute with a 1 s interval and checks
@@ -38,12 +38,12 @@ readers: [{name: rt, endpoints: [s], cpu: 1, period: 10ms, threshold: 5ms}]
 noise: [{kind: spin, threads: 1, duty: {on: 200ms, off: 300ms}}]
 `)
 	dir := t.TempDir()
-	var ivs []report.Interval
-	sum, err := Run(context.Background(), spec, trials, Options{OutDir: dir, OnInterval: func(iv report.Interval) { ivs = append(ivs, iv) }})
+	var ivs []results.Interval
+	sum, err := Run(context.Background(), spec, trials, Options{OutDir: dir, OnInterval: func(iv results.Interval) { ivs = append(ivs, iv) }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs, torn, err := report.ReadJSONL[report.Interval](filepath.Join(dir, report.IntervalsFile))
+	recs, torn, err := results.ReadJSONL[results.Interval](filepath.Join(dir, results.IntervalsFile))
 	if err != nil || torn != 0 {
 		t.Fatalf("intervals.jsonl: %v (torn %d)", err, torn)
 	}

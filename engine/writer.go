@@ -12,7 +12,7 @@ import (
 	"github.com/rtload/rtload/noise"
 	"github.com/rtload/rtload/probe"
 	"github.com/rtload/rtload/record"
-	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/rt"
 )
 
@@ -28,13 +28,13 @@ type trialWriter struct {
 	readers   []*reader
 	senders   []*sender
 	noises    []noiseSource
-	intervals *report.JSONLWriter
-	spikes    *report.JSONLWriter
-	onIv      func(report.Interval)
+	intervals *results.JSONLWriter
+	spikes    *results.JSONLWriter
+	onIv      func(results.Interval)
 	// onCheckpoint receives the trial so far after intervals (soak), so
 	// summary.json survives a SIGKILL; base carries the trial's identity.
-	onCheckpoint func(report.Trial)
-	base         report.Trial
+	onCheckpoint func(results.Trial)
+	base         results.Trial
 	scenario     string
 	// yield and heapBase drive the soak run's own garbage collection.
 	yield    *atomic.Bool
@@ -49,7 +49,7 @@ type trialWriter struct {
 
 // export feeds one interval to the Prometheus endpoint: counters as deltas,
 // the interval's wakeup latency and per-call cost distributions as buckets.
-func (w *trialWriter) export(r *reader, set *probe.Recorders, iv report.Interval) {
+func (w *trialWriter) export(r *reader, set *probe.Recorders, iv results.Interval) {
 	x := exporter.Interval{Scenario: w.scenario, Variant: w.variant, Round: w.round, Reader: r.spec.Name,
 		Wakeups: iv.Wakeups, Overruns: iv.Overruns, DataCalls: iv.Data, EAGAINCalls: iv.EAGAIN,
 		Received: iv.Messages, Sent: iv.Sent, Lost: iv.Lost, IntervalMaxWakeupNs: iv.WakeupLatency.MaxNs,
@@ -126,25 +126,25 @@ func (w *trialWriter) poll() {
 // checkpoint is the trial so far, built only from what the writer owns
 // (the merged totals and the counters handed over with them) and from
 // atomics: never from state the real-time threads are writing.
-func (w *trialWriter) checkpoint() report.Trial {
+func (w *trialWriter) checkpoint() results.Trial {
 	t := w.base
 	t.Readers, t.Traffic = nil, nil
 	for _, s := range w.senders {
-		t.Traffic = append(t.Traffic, report.Traffic{Endpoint: s.spec.Endpoint, Sockets: len(s.group.FDs()), Sent: s.sentCount.Load()})
+		t.Traffic = append(t.Traffic, results.Traffic{Endpoint: s.spec.Endpoint, Sockets: len(s.group.FDs()), Sent: s.sentCount.Load()})
 	}
 	for _, r := range w.readers {
 		c := r.lastCounts
 		tot := r.total
-		rr := report.Reader{Name: r.spec.Name, Method: r.spec.Method, Sockets: len(r.drain.FDs()), Endpoint: strings.Join(r.spec.Endpoints, ","),
+		rr := results.Reader{Name: r.spec.Name, Method: r.spec.Method, Sockets: len(r.drain.FDs()), Endpoint: strings.Join(r.spec.Endpoints, ","),
 			Applied: appliedReport(r.applied), Calls: c.Calls, Data: c.Data, EAGAIN: c.EAGAIN, Errors: c.Errors,
 			Messages: c.Messages, Bytes: c.Bytes, Lost: c.Lost, Reordered: c.Reordered, Duplicates: c.Duplicates,
 			Wakeups: r.lastTicks, Overruns: r.lastOverruns, Intervals: r.intervals,
 			// No HDR encodings in checkpoints: they must stay cheap.
-			WakeupLatency: report.LatencyOf(tot.Latency),
-			PerCallTicks:  report.LatencyOf(tot.AllHDR),
-			Drain:         report.LatencyOf(tot.DrainTime),
-			OneWayDelay:   report.LatencyOf(tot.Delay),
-			PerCall: report.PerCall{Unit: "ticks", All: tot.All.Snapshot("ticks"), Data: tot.Data.Snapshot("ticks"),
+			WakeupLatency: results.LatencyOf(tot.Latency),
+			PerCallTicks:  results.LatencyOf(tot.AllHDR),
+			Drain:         results.LatencyOf(tot.DrainTime),
+			OneWayDelay:   results.LatencyOf(tot.Delay),
+			PerCall: results.PerCall{Unit: "ticks", All: tot.All.Snapshot("ticks"), Data: tot.Data.Snapshot("ticks"),
 				EAGAIN: tot.EAGAIN.Snapshot("ticks")},
 			PerCallClass: perCallClass(tot, "ticks"), Counters: r.readCounters(), CountersSkipped: r.countersSkipped}
 		if r.log != nil {
@@ -195,7 +195,7 @@ func (w *trialWriter) sampleIRQs(r *reader, now int64) {
 
 // cpuInterrupts is the reader CPU's interrupts over the measured window
 // (nil when not sampled).
-func (r *reader) cpuInterrupts() *report.CPUInterrupts {
+func (r *reader) cpuInterrupts() *results.CPUInterrupts {
 	if r.irqFrom == nil {
 		return nil
 	}
@@ -207,7 +207,7 @@ func (r *reader) cpuInterrupts() *report.CPUInterrupts {
 		}
 	}
 	src, irqs, soft := end.delta(r.irqFrom)
-	return &report.CPUInterrupts{CPU: r.spec.CPU, IRQs: irqs, SoftIRQs: soft, Sources: src}
+	return &results.CPUInterrupts{CPU: r.spec.CPU, IRQs: irqs, SoftIRQs: soft, Sources: src}
 }
 
 func (w *trialWriter) drainRing(r *reader) {
@@ -216,7 +216,7 @@ func (w *trialWriter) drainRing(r *reader) {
 			r.logErr = r.log.Write(wk)
 		}
 		if r.spec.Threshold > 0 && wk.LatencyNs > int64(r.spec.Threshold) && w.spikes != nil {
-			sp := report.Spike{Time: time.Now(), Trial: w.trial, Variant: w.variant, Reader: r.spec.Name,
+			sp := results.Spike{Time: time.Now(), Trial: w.trial, Variant: w.variant, Reader: r.spec.Name,
 				Tick: wk.Tick, DeadlineNs: wk.DeadlineNs, LatencyNs: wk.LatencyNs, ThresholdNs: int64(r.spec.Threshold),
 				DrainNs: wk.DrainNs, PrevDrainNs: r.prevDrain, Messages: wk.Messages, Calls: wk.Calls, EAGAIN: wk.EAGAIN,
 				Missed: wk.Missed, Noise: w.noiseStates(), BrokeTrace: r.loop.BrokeAt == wk.DeadlineNs && r.loop.BrokeAt != 0}
@@ -228,10 +228,10 @@ func (w *trialWriter) drainRing(r *reader) {
 	})
 }
 
-func (w *trialWriter) noiseStates() []report.NoiseInterval {
-	var out []report.NoiseInterval
+func (w *trialWriter) noiseStates() []results.NoiseInterval {
+	var out []results.NoiseInterval
 	for _, n := range w.noises {
-		out = append(out, report.NoiseInterval{Kind: n.Kind(), Unit: n.Unit(), State: n.State()})
+		out = append(out, results.NoiseInterval{Kind: n.Kind(), Unit: n.Unit(), State: n.State()})
 	}
 	return out
 }
@@ -248,14 +248,14 @@ func (w *trialWriter) interval(r *reader, set *probe.Recorders) {
 		prev = r.loop.StartCounts // published before the first handoff
 	}
 	c := set.Counts
-	iv := report.Interval{Time: time.Now(), Trial: w.trial, Variant: w.variant, Round: w.round, Reader: r.spec.Name,
+	iv := results.Interval{Time: time.Now(), Trial: w.trial, Variant: w.variant, Round: w.round, Reader: r.spec.Name,
 		Seq: r.intervals, FromNs: set.FromNs, ToNs: set.ToNs,
 		Wakeups: set.Ticks - r.lastTicks, Overruns: set.Overruns - r.lastOverruns,
 		Calls: c.Calls - prev.Calls, Data: c.Data - prev.Data, EAGAIN: c.EAGAIN - prev.EAGAIN,
 		Messages: c.Messages - prev.Messages, Lost: c.Lost - min(prev.Lost, c.Lost),
-		PerCallTicks:  report.LatencyOf(set.AllHDR),
-		WakeupLatency: report.LatencyOf(set.Latency),
-		Drain:         report.LatencyOf(set.DrainTime),
+		PerCallTicks:  results.LatencyOf(set.AllHDR),
+		WakeupLatency: results.LatencyOf(set.Latency),
+		Drain:         results.LatencyOf(set.DrainTime),
 		LateHandoffs:  r.handoff.Late.Load(),
 		RSSBytes:      rss(), FDs: openFDs(), Goroutines: runtime.NumGoroutine(), GCCycles: gcCycles(),
 	}
@@ -263,13 +263,13 @@ func (w *trialWriter) interval(r *reader, set *probe.Recorders) {
 	if r.irqLast != nil {
 		if m, err := readCPUIRQs(r.spec.CPU); err == nil {
 			src, irqs, soft := m.delta(r.irqLast)
-			iv.CPUInterrupts = &report.CPUInterrupts{CPU: r.spec.CPU, IRQs: irqs, SoftIRQs: soft, Sources: src}
+			iv.CPUInterrupts = &results.CPUInterrupts{CPU: r.spec.CPU, IRQs: irqs, SoftIRQs: soft, Sources: src}
 			r.irqLast = m
 		}
 	}
 	if now := r.readCounters(); now != nil {
 		for i, c := range now {
-			iv.Counters = append(iv.Counters, report.Counter{Name: c.Name, Value: c.Value - r.lastCtr[i]})
+			iv.Counters = append(iv.Counters, results.Counter{Name: c.Name, Value: c.Value - r.lastCtr[i]})
 			r.lastCtr[i] = c.Value
 		}
 	}
@@ -290,7 +290,7 @@ func (w *trialWriter) interval(r *reader, set *probe.Recorders) {
 	}
 	for i, n := range w.noises {
 		c := n.Count()
-		iv.Noise = append(iv.Noise, report.NoiseInterval{Kind: n.Kind(), Unit: n.Unit(), Count: c - r.lastNoise[i], State: n.State()})
+		iv.Noise = append(iv.Noise, results.NoiseInterval{Kind: n.Kind(), Unit: n.Unit(), Count: c - r.lastNoise[i], State: n.State()})
 		r.lastNoise[i] = c
 	}
 	r.lastCounts, r.lastTicks, r.lastOverruns, r.lastSpikes = c, set.Ticks, set.Overruns, r.loop.Spikes

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/rtload/rtload/record"
-	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
 )
 
 // Parts is a range of per-call cost and what its calls were. Data, Warm
@@ -77,19 +77,19 @@ type Reader struct {
 	// Kernel context of the trial: perf counters of the reader thread and
 	// interrupts on its CPU (as recorded; nil/empty when not).
 	WakeupCount     uint64
-	Counters        []report.Counter
+	Counters        []results.Counter
 	CountersSkipped []string
-	CPUInterrupts   *report.CPUInterrupts
+	CPUInterrupts   *results.CPUInterrupts
 	Notes           []string
 }
 
 // Dir explains every reader of every trial of the results directory dir.
 func Dir(dir string) ([]Reader, error) {
-	s, err := report.ReadSummary(dir)
+	s, err := results.ReadSummary(dir)
 	if err != nil {
 		return nil, err
 	}
-	spikes, _, err := report.ReadJSONL[report.Spike](filepath.Join(dir, report.SpikesFile))
+	spikes, _, err := results.ReadJSONL[results.Spike](filepath.Join(dir, results.SpikesFile))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
@@ -109,14 +109,14 @@ func Dir(dir string) ([]Reader, error) {
 }
 
 // wakeupRows reads reader r's per-wakeup log of trial t.
-func wakeupRows(dir string, t report.Trial, r report.Reader) ([]record.Wakeup, string) {
+func wakeupRows(dir string, t results.Trial, r results.Reader) ([]record.Wakeup, string) {
 	var rows []record.Wakeup
 	for _, f := range t.WakeupLog {
 		base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(f), ".gz"), ".csv")
 		if len(t.Readers) > 1 && !strings.Contains(base, "-"+safeName(r.Name)) {
 			continue
 		}
-		w, _, err := report.ReadWakeupLog(dir, f)
+		w, _, err := results.ReadWakeupLog(dir, f)
 		if err != nil {
 			return nil, fmt.Sprintf("wakeup log %s: %v", f, err)
 		}
@@ -141,7 +141,7 @@ func safeName(s string) string {
 
 // Analyze finds the modes of r's per-call histograms and attributes each
 // to classes and positions.
-func Analyze(t report.Trial, r report.Reader) Reader {
+func Analyze(t results.Trial, r results.Reader) Reader {
 	pc := r.PerCall
 	x := Reader{Trial: t.Index, Variant: t.Variant, Round: t.Round, Reader: r.Name, Method: r.Method, Unit: pc.Unit,
 		WakeupCount: r.Wakeups, Counters: r.Counters, CountersSkipped: r.CountersSkipped, CPUInterrupts: r.CPUInterrupts}
@@ -194,7 +194,7 @@ func Analyze(t report.Trial, r report.Reader) Reader {
 		x.Classes = append(x.Classes, ClassModes{Class: c.name, Total: c.s.Total, Modes: Modes(c.s)})
 	}
 	if all.Total > 0 {
-		p99 := report.Percentile(all, 0.99)
+		p99 := results.Percentile(all, 0.99)
 		lo := len(all.Counts)
 		if p99 < all.Overflow {
 			lo = bucketOf(all, p99)
@@ -233,7 +233,7 @@ func sameLayout(a record.Snapshot, o ...record.Snapshot) bool {
 
 // analyzeWakeups finds the latency spikes of the log and what coincided
 // with them.
-func analyzeWakeups(t report.Trial, r report.Reader, rows []record.Wakeup, spikes []report.Spike) *Wakeups {
+func analyzeWakeups(t results.Trial, r results.Reader, rows []record.Wakeup, spikes []results.Spike) *Wakeups {
 	w := &Wakeups{Rows: len(rows)}
 	if len(rows) == 0 {
 		return w
@@ -254,7 +254,7 @@ func analyzeWakeups(t report.Trial, r report.Reader, rows []record.Wakeup, spike
 	slices.Sort(lat)
 	q := func(f float64) int64 { return lat[min(len(lat)-1, int(f*float64(len(lat))))] }
 	w.P50, w.P99, w.Max = q(0.5), q(0.99), lat[len(lat)-1]
-	byTick := map[uint64]report.Spike{}
+	byTick := map[uint64]results.Spike{}
 	for _, s := range spikes {
 		if s.Trial == t.Index && s.Reader == r.Name {
 			byTick[s.Tick] = s
@@ -287,7 +287,7 @@ func analyzeWakeups(t report.Trial, r report.Reader, rows []record.Wakeup, spike
 		}
 		if s, ok := byTick[wk.Tick]; ok {
 			w.NoiseKnown++
-			if slices.ContainsFunc(s.Noise, func(n report.NoiseInterval) bool { return n.State == "on" }) {
+			if slices.ContainsFunc(s.Noise, func(n results.NoiseInterval) bool { return n.State == "on" }) {
 				w.NoiseOn++
 				// Noise on throughout coincides with every wakeup alike.
 				explained = explained || w.NoiseAlways == ""

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
 )
 
 // Column is one line of every panel: one (run, variant) of the results,
@@ -81,7 +82,7 @@ func Load(dirs, labels []string) ([]Column, error) {
 // loadRun builds the columns of one results directory: one per variant,
 // or per variant/reader when a trial has several readers (report's rule).
 func loadRun(dir, run string, prefix bool) ([]Column, error) {
-	s, err := report.ReadSummary(dir)
+	s, err := results.ReadSummary(dir)
 	if err != nil {
 		return nil, fmt.Errorf("plot: %w", err)
 	}
@@ -118,7 +119,7 @@ func loadRun(dir, run string, prefix bool) ([]Column, error) {
 				return nil, fmt.Errorf("plot: %s: %s round %d: wakeup latency: %w", dir, c.Label, t.Round, err)
 			}
 			for _, name := range wakeupLogs(t, ri) {
-				ws, err := report.ReadWakeupCSV(filepath.Join(dir, name))
+				ws, err := results.ReadWakeupCSV(filepath.Join(dir, name))
 				if err != nil {
 					return nil, fmt.Errorf("plot: %w", err)
 				}
@@ -143,7 +144,7 @@ func loadRun(dir, run string, prefix bool) ([]Column, error) {
 
 // unit names one per-call tick of r: the run's clock unit with its
 // frequency ("TSC ticks, 2.1 GHz"), else the histogram's own unit.
-func unit(s *report.Summary, r report.Reader) string {
+func unit(s *results.Summary, r results.Reader) string {
 	switch {
 	case s.Clock.Unit != "" && s.Clock.Kind == "tsc" && s.Clock.Hz > 0:
 		return fmt.Sprintf("%s, %.4g GHz", s.Clock.Unit, s.Clock.Hz/1e9)
@@ -160,7 +161,7 @@ func unit(s *report.Summary, r report.Reader) string {
 // "…-rt.1.csv" and so on); a trial with one reader owns every log, and
 // with several a log goes to the reader whose name ends its base name, or
 // failing that by position (one log per reader, in reader order).
-func wakeupLogs(t report.Trial, ri int) []string {
+func wakeupLogs(t results.Trial, ri int) []string {
 	if len(t.Readers) == 1 {
 		return t.WakeupLog
 	}
@@ -178,7 +179,7 @@ func wakeupLogs(t report.Trial, ri int) []string {
 	return out
 }
 
-func (c *Column) addPerCall(p report.PerCall) error {
+func (c *Column) addPerCall(p results.PerCall) error {
 	for _, m := range []struct {
 		name string
 		dst  *record.Snapshot
@@ -204,7 +205,7 @@ func (c *Column) addPerCall(p report.PerCall) error {
 // addLatency merges l's HDR encoding into c.Latency; a round without one
 // adds nothing (the CDF then falls back to the logged wakeups when no
 // round had one).
-func (c *Column) addLatency(l report.Latency) error {
+func (c *Column) addLatency(l results.Latency) error {
 	if l.HDR == "" {
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rtload/rtload/record"
+	"github.com/rtload/rtload/results"
 )
 
 // column is one (variant, reader) column of Report, merged over rounds.
@@ -31,8 +32,8 @@ type column struct {
 	inFlight                int64
 	trafficKnown            bool
 
-	wake, drain, oneWay []Latency
-	applied             Applied
+	wake, drain, oneWay []results.Latency
+	applied             results.Applied
 }
 
 // Report writes the end-of-run report for s to w, built only from s: a
@@ -43,7 +44,7 @@ type column struct {
 // wakeup latency and drain time, message accounting, noise work and the
 // GC check. It fits 100 columns for up to four columns. It fails only on
 // a write error or per-call histograms whose layouts differ.
-func Report(w io.Writer, s *Summary) error {
+func Report(w io.Writer, s *results.Summary) error {
 	var b strings.Builder
 	writeHeader(&b, s)
 	cols, err := columns(s)
@@ -115,7 +116,7 @@ func Report(w io.Writer, s *Summary) error {
 	return err
 }
 
-func writeHeader(b *strings.Builder, s *Summary) {
+func writeHeader(b *strings.Builder, s *results.Summary) {
 	name := s.Scenario
 	if name == "" {
 		name = "(unnamed)"
@@ -166,7 +167,7 @@ func plural(n int, what string) string {
 }
 
 // shape counts distinct variants and the most rounds any variant ran.
-func shape(s *Summary) (variants, rounds int) {
+func shape(s *results.Summary) (variants, rounds int) {
 	per := map[string]int{}
 	for _, t := range s.Trials {
 		per[t.Variant]++
@@ -178,7 +179,7 @@ func shape(s *Summary) (variants, rounds int) {
 }
 
 // clockLine states what one tick is, honestly.
-func clockLine(c ClockInfo) string {
+func clockLine(c results.ClockInfo) string {
 	switch {
 	case c.Kind == "tsc":
 		l := "clock: tsc, 1 tick = 1/" + hz(c.Hz) + " (TSC ticks are not core cycles)"
@@ -211,7 +212,7 @@ func hz(v float64) string {
 }
 
 // tickUnit is the short unit heading the tables and the long one for titles.
-func tickUnit(c ClockInfo) (short, long string) {
+func tickUnit(c results.ClockInfo) (short, long string) {
 	switch c.Kind {
 	case "tsc":
 		return "ticks", "TSC ticks"
@@ -226,7 +227,7 @@ func tickUnit(c ClockInfo) (short, long string) {
 
 // columns merges the trials into one column per variant (or per
 // variant/reader when there are several readers), in run order.
-func columns(s *Summary) ([]column, error) {
+func columns(s *results.Summary) ([]column, error) {
 	readers := map[string]bool{}
 	for _, t := range s.Trials {
 		for _, r := range t.Readers {
@@ -259,7 +260,7 @@ func columns(s *Summary) ([]column, error) {
 	return cols, nil
 }
 
-func (c *column) add(t Trial, r Reader, nReaders int) error {
+func (c *column) add(t results.Trial, r results.Reader, nReaders int) error {
 	c.rounds++
 	for _, m := range []struct {
 		name string
@@ -410,7 +411,7 @@ func cells(cols []column, f func(c *column) string) []string {
 func u(v uint64) string { return strconv.FormatUint(v, 10) }
 
 // stats is the per-column call counts and per-call cost.
-func stats(s *Summary, cols []column, unit, unitLong string) *kv {
+func stats(s *results.Summary, cols []column, unit, unitLong string) *kv {
 	k := &kv{title: "per-call stats (" + unitLong + "; p50/p99 are bucket lower edges)"}
 	k.add("calls", cells(cols, func(c *column) string { return u(c.calls) })...)
 	k.add("data calls", cells(cols, func(c *column) string { return u(c.dataCalls) })...)
@@ -426,7 +427,7 @@ func stats(s *Summary, cols []column, unit, unitLong string) *kv {
 		name string
 		q    float64
 	}{{"p50", 0.50}, {"p99", 0.99}} {
-		k.add(q.name+" "+unit, cells(cols, func(c *column) string { return edge(c.all, Percentile(c.all, q.q)) })...)
+		k.add(q.name+" "+unit, cells(cols, func(c *column) string { return edge(c.all, results.Percentile(c.all, q.q)) })...)
 	}
 	k.add("max "+unit, cells(cols, func(c *column) string { return u(c.all.Max) })...)
 	k.add("policy (read back)", cells(cols, func(c *column) string { return policy(c.applied) })...)
@@ -455,7 +456,7 @@ func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 func us(ns int64) string { return strconv.FormatFloat(float64(ns)/1e3, 'f', 1, 64) }
 
 // policy is the applied policy in a few characters: "FIFO 80", "OTHER".
-func policy(a Applied) string {
+func policy(a results.Applied) string {
 	if a.Policy == "" {
 		return "?"
 	}
@@ -497,16 +498,16 @@ func cpuList(cpus []int) string {
 
 // latency is the wakeup latency, drain time and one-way delay blocks.
 func latency(cols []column) []*kv {
-	wake := make([]Latency, len(cols))
-	drain := make([]Latency, len(cols))
-	oneWay := make([]Latency, len(cols))
+	wake := make([]results.Latency, len(cols))
+	drain := make([]results.Latency, len(cols))
+	oneWay := make([]results.Latency, len(cols))
 	exact := true
 	anyOneWay := false
 	for i, c := range cols {
 		var e1, e2, e3 bool
-		wake[i], e1 = MergeLatency(c.wake...)
-		drain[i], e2 = MergeLatency(c.drain...)
-		oneWay[i], e3 = MergeLatency(c.oneWay...)
+		wake[i], e1 = results.MergeLatency(c.wake...)
+		drain[i], e2 = results.MergeLatency(c.drain...)
+		oneWay[i], e3 = results.MergeLatency(c.oneWay...)
 		exact = exact && e1 && e2 && e3
 		anyOneWay = anyOneWay || oneWay[i].Count > 0
 	}
@@ -514,7 +515,7 @@ func latency(cols []column) []*kv {
 	k.add("wakeups", cells(cols, func(c *column) string { return u(c.wakeups) })...)
 	k.add("overruns (missed ticks)", cells(cols, func(c *column) string { return u(c.overruns) })...)
 	k.add("log records dropped", cells(cols, func(c *column) string { return u(c.ringDropped) })...)
-	addLat := func(l []Latency, which []string) {
+	addLat := func(l []results.Latency, which []string) {
 		for _, name := range which {
 			row := make([]string, len(l))
 			for i, x := range l {
@@ -543,7 +544,7 @@ func latency(cols []column) []*kv {
 	return blocks
 }
 
-func latField(l Latency, name string) string {
+func latField(l results.Latency, name string) string {
 	switch name {
 	case "min":
 		return us(l.MinNs)
@@ -598,7 +599,7 @@ func messages(cols []column) *kv {
 }
 
 // writeNoise prints each variant's background work, summed over rounds.
-func writeNoise(b *strings.Builder, s *Summary) {
+func writeNoise(b *strings.Builder, s *results.Summary) {
 	type key struct{ variant, kind, unit string }
 	type work struct {
 		threads int
@@ -642,7 +643,7 @@ func writeNoise(b *strings.Builder, s *Summary) {
 }
 
 // writeGC checks that no garbage collection ran in a measured window.
-func writeGC(b *strings.Builder, s *Summary) {
+func writeGC(b *strings.Builder, s *results.Summary) {
 	var total uint64
 	var where []string
 	soak := false

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/rtload/rtload/record"
+	"github.com/rtload/rtload/results"
 )
 
 func TestTableSeed(t *testing.T) {
@@ -141,11 +142,11 @@ func TestReportReadersDegraded(t *testing.T) {
 		r2 := tr.Readers[0]
 		r2.Name = "second"
 		r2.Endpoint = "other"
-		r2.Applied = Applied{TID: 99, Policy: "SCHED_OTHER", Nice: -5, CPUs: []int{2, 3, 0, 1, 6}}
+		r2.Applied = results.Applied{TID: 99, Policy: "SCHED_OTHER", Nice: -5, CPUs: []int{2, 3, 0, 1, 6}}
 		tr.Readers = append(tr.Readers, r2)
 	}
 	s.Trials[1].GCAfter, s.Trials[1].GCDuring = 4, 1
-	s.Clock = ClockInfo{Kind: "monotonic", Unit: "ns", Hz: 1e9, Fallbacks: []string{"tsc: not supported: no invariant TSC"}}
+	s.Clock = results.ClockInfo{Kind: "monotonic", Unit: "ns", Hz: 1e9, Fallbacks: []string{"tsc: not supported: no invariant TSC"}}
 	s.Degraded = true
 	s.DegradedReasons = []string{"sched_setattr(SCHED_FIFO 80): needs CAP_SYS_NICE"}
 	s.Stopped = true
@@ -229,7 +230,7 @@ func TestPercentile(t *testing.T) {
 		{"only overflow", over.Snapshot(""), 0.5, seedOverflow},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := Percentile(tc.s, tc.q); got != tc.want {
+			if got := results.Percentile(tc.s, tc.q); got != tc.want {
 				t.Errorf("Percentile(q=%v) = %d, want %d", tc.q, got, tc.want)
 			}
 		})
@@ -237,19 +238,19 @@ func TestPercentile(t *testing.T) {
 }
 
 func TestLatencyFromHDR(t *testing.T) {
-	if got := LatencyFromHDR(nil); got != (Latency{}) {
+	if got := results.LatencyFromHDR(nil); got != (results.Latency{}) {
 		t.Errorf("nil: %+v", got)
 	}
-	if got := LatencyFromHDR(hdrhistogram.New(1, 1000, 3)); got != (Latency{}) {
+	if got := results.LatencyFromHDR(hdrhistogram.New(1, 1000, 3)); got != (results.Latency{}) {
 		t.Errorf("empty: %+v", got)
 	}
 	h := hdrhistogram.New(1, 10_000_000, 3)
 	for v := int64(1); v <= 1000; v++ {
 		h.RecordValue(v) // exact below 2048 at 3 digits
 	}
-	got := LatencyFromHDR(h)
-	want := Latency{Count: 1000, MinNs: 1, MeanNs: 500.5, P50Ns: 500, P90Ns: 900, P99Ns: 990, P999Ns: 999, MaxNs: 1000}
-	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(Latency{}, "HDR")); diff != "" {
+	got := results.LatencyFromHDR(h)
+	want := results.Latency{Count: 1000, MinNs: 1, MeanNs: 500.5, P50Ns: 500, P90Ns: 900, P99Ns: 990, P999Ns: 999, MaxNs: 1000}
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(results.Latency{}, "HDR")); diff != "" {
 		t.Errorf("LatencyFromHDR (-want +got):\n%s", diff)
 	}
 	if got.HDR == "" {
@@ -264,20 +265,20 @@ func TestMergeLatency(t *testing.T) {
 		both.Record(uint64(1000 + 10*i))
 		both.Record(uint64(5000 + 10*i))
 	}
-	got, exact := MergeLatency(a, Latency{}, b)
+	got, exact := results.MergeLatency(a, results.Latency{}, b)
 	if !exact {
 		t.Error("merge with HDR encodings not exact")
 	}
-	if diff := cmp.Diff(LatencyFromHDR(both.Histogram()), got); diff != "" {
+	if diff := cmp.Diff(results.LatencyFromHDR(both.Histogram()), got); diff != "" {
 		t.Errorf("exact merge (-want +got):\n%s", diff)
 	}
 
 	a.HDR, b.HDR = "", ""
-	got, exact = MergeLatency(a, b)
+	got, exact = results.MergeLatency(a, b)
 	if exact {
 		t.Error("merge without HDR claims exact")
 	}
-	want := Latency{
+	want := results.Latency{
 		Count: 200, MinNs: a.MinNs, MeanNs: (a.MeanNs + b.MeanNs) / 2,
 		P50Ns: b.P50Ns, P90Ns: b.P90Ns, P99Ns: b.P99Ns, P999Ns: b.P999Ns, MaxNs: b.MaxNs,
 	}
@@ -291,11 +292,11 @@ func TestSummaryRoundTrip(t *testing.T) {
 	s := fixture()
 	at := s.Start.Add(time.Minute)
 	s.Stopped, s.StoppedAt = true, &at
-	if err := WriteSummary(dir, s); err != nil {
+	if err := results.WriteSummary(dir, s); err != nil {
 		t.Fatal(err)
 	}
-	for _, path := range []string{dir, filepath.Join(dir, SummaryFile)} {
-		got, err := ReadSummary(path)
+	for _, path := range []string{dir, filepath.Join(dir, results.SummaryFile)} {
+		got, err := results.ReadSummary(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -308,27 +309,27 @@ func TestSummaryRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(entries) != 1 {
-		t.Errorf("dir holds %d entries, want only %s (temp file left?)", len(entries), SummaryFile)
+		t.Errorf("dir holds %d entries, want only %s (temp file left?)", len(entries), results.SummaryFile)
 	}
 	// Overwrite keeps a single file; a zero version is written as current.
 	s.Version = 0
-	if err := WriteSummary(dir, s); err != nil {
+	if err := results.WriteSummary(dir, s); err != nil {
 		t.Fatal(err)
 	}
 	if s.Version != 0 {
 		t.Error("WriteSummary modified its argument")
 	}
-	got, err := ReadSummary(dir)
+	got, err := results.ReadSummary(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Version != SummaryVersion {
-		t.Errorf("version %d, want %d", got.Version, SummaryVersion)
+	if got.Version != results.SummaryVersion {
+		t.Errorf("version %d, want %d", got.Version, results.SummaryVersion)
 	}
 }
 
 func TestWriteSummaryMissingDir(t *testing.T) {
-	err := WriteSummary(filepath.Join(t.TempDir(), "nope"), fixture())
+	err := results.WriteSummary(filepath.Join(t.TempDir(), "nope"), fixture())
 	if err == nil || !strings.Contains(err.Error(), "write summary:") {
 		t.Fatalf("err = %v", err)
 	}
@@ -345,24 +346,24 @@ func TestReadSummaryErrors(t *testing.T) {
 		{"unknown version", "{\"version\": 9}", "summary version 9 not supported"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(dir, SummaryFile)
+			path := filepath.Join(dir, results.SummaryFile)
 			if err := os.WriteFile(path, []byte(tc.body), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err := ReadSummary(dir)
+			_, err := results.ReadSummary(dir)
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), path) {
 				t.Fatalf("err = %v, want it to name %s and contain %q", err, path, tc.wantErr)
 			}
 		})
 	}
-	if _, err := ReadSummary(filepath.Join(dir, "missing")); err == nil {
+	if _, err := results.ReadSummary(filepath.Join(dir, "missing")); err == nil {
 		t.Error("missing file: no error")
 	}
 }
 
 func TestWakeupCSV(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "wakeups-A.csv")
-	w, err := CreateWakeupCSV(path)
+	w, err := results.CreateWakeupCSV(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,7 +395,7 @@ func TestWakeupCSV(t *testing.T) {
 	if err := w.Write(&r); err == nil || !strings.Contains(err.Error(), "file already closed") {
 		t.Errorf("Write after Close: %v", err)
 	}
-	got, err := ReadWakeupCSV(path)
+	got, err := results.ReadWakeupCSV(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -408,7 +409,7 @@ func TestWakeupCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	head := WakeupCSVHeader + "\n0,1000000000,2345,712000,225,675,450,0,0,0\n1,1010000000,-3,0,0,450,450,0,0,0\n"
+	head := results.WakeupCSVHeader + "\n0,1000000000,2345,712000,225,675,450,0,0,0\n1,1010000000,-3,0,0,450,450,0,0,0\n"
 	if !strings.HasPrefix(string(raw), head) {
 		t.Errorf("file starts %q, want %q", raw[:len(head)], head)
 	}
@@ -419,18 +420,18 @@ func TestWakeupCSV(t *testing.T) {
 func TestReadWakeupCSVV1(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "w.csv")
-	if err := os.WriteFile(path, []byte(WakeupCSVHeaderV1+"\n7,1000,2345,712000,225,675,450,1\n"), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(results.WakeupCSVHeaderV1+"\n7,1000,2345,712000,225,675,450,1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	want := []record.Wakeup{{Tick: 7, DeadlineNs: 1000, LatencyNs: 2345, DrainNs: 712000, Messages: 225, Calls: 675, EAGAIN: 450, Missed: 1}}
-	got, err := ReadWakeupCSV(path)
+	got, err := results.ReadWakeupCSV(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ReadWakeupCSV (-want +got):\n%s", diff)
 	}
-	got, _, err = ReadWakeupLog(dir, "w")
+	got, _, err = results.ReadWakeupLog(dir, "w")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -444,18 +445,18 @@ func TestReadWakeupCSVErrors(t *testing.T) {
 	for _, tc := range []struct{ name, body, wantErr string }{
 		{"empty", "", "empty, want header"},
 		{"bad header", "a,b\n", ":1: header"},
-		{"short row", WakeupCSVHeader + "\n1,2,3\n", ":2: 3 fields, want 10"},
-		{"bad number", WakeupCSVHeader + "\n1,2,x,4,5,6,7,8,9,10\n", ":2: latency_ns:"},
-		{"uint32 overflow", WakeupCSVHeader + "\n1,2,3,4,4294967296,6,7,8,9,10\n", ":2: messages:"},
-		{"bad invol_cs", WakeupCSVHeader + "\n1,2,3,4,5,6,7,8,9,-1\n", ":2: invol_cs:"},
-		{"v1 header, v2 row", WakeupCSVHeaderV1 + "\n1,2,3,4,5,6,7,8,9,10\n", ":2: 10 fields, want 8"},
+		{"short row", results.WakeupCSVHeader + "\n1,2,3\n", ":2: 3 fields, want 10"},
+		{"bad number", results.WakeupCSVHeader + "\n1,2,x,4,5,6,7,8,9,10\n", ":2: latency_ns:"},
+		{"uint32 overflow", results.WakeupCSVHeader + "\n1,2,3,4,4294967296,6,7,8,9,10\n", ":2: messages:"},
+		{"bad invol_cs", results.WakeupCSVHeader + "\n1,2,3,4,5,6,7,8,9,-1\n", ":2: invol_cs:"},
+		{"v1 header, v2 row", results.WakeupCSVHeaderV1 + "\n1,2,3,4,5,6,7,8,9,10\n", ":2: 10 fields, want 8"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, "w.csv")
 			if err := os.WriteFile(path, []byte(tc.body), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err := ReadWakeupCSV(path)
+			_, err := results.ReadWakeupCSV(path)
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("err = %v, want %q", err, tc.wantErr)
 			}
@@ -475,14 +476,14 @@ func TestSummaryGolden(t *testing.T) {
 		tr.Traffic[0].SendLag.HDR = ""
 		// Keep the golden short: only the first round's per-call data.
 		if i > 0 {
-			r.PerCall = PerCall{}
+			r.PerCall = results.PerCall{}
 		}
 	}
 	dir := t.TempDir()
-	if err := WriteSummary(dir, s); err != nil {
+	if err := results.WriteSummary(dir, s); err != nil {
 		t.Fatal(err)
 	}
-	got, err := os.ReadFile(filepath.Join(dir, SummaryFile))
+	got, err := os.ReadFile(filepath.Join(dir, results.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}

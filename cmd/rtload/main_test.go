@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
 )
 
 var binary string
@@ -149,7 +149,7 @@ func TestRunDefault(t *testing.T) {
 			t.Errorf("output lacks %q", want)
 		}
 	}
-	s, err := report.ReadSummary(out)
+	s, err := results.ReadSummary(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestRunInterrupted(t *testing.T) {
 			if c := waitExit(t, cmd); c != 130 {
 				t.Errorf("exit %d, want 130\n%s", c, o.String())
 			}
-			s, err := report.ReadSummary(out)
+			s, err := results.ReadSummary(out)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -224,7 +224,7 @@ func TestRunUnprivileged(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("--allow-degraded: exit %d\n%s", r.code, r.stderr)
 	}
-	s, err := report.ReadSummary(out2)
+	s, err := results.ReadSummary(out2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,18 +344,18 @@ func TestSoakSignals(t *testing.T) {
 			if c := waitExit(t, cmd); c != 130 {
 				t.Errorf("exit %d, want 130", c)
 			}
-			s, err := report.ReadSummary(out)
+			s, err := results.ReadSummary(out)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !s.Stopped || s.InProgress || len(s.Trials) != 1 || s.Trials[0].Readers[0].Intervals < 2 {
 				t.Fatalf("summary stopped=%v in_progress=%v trials=%d", s.Stopped, s.InProgress, len(s.Trials))
 			}
-			ivs, torn, err := report.ReadJSONL[report.Interval](filepath.Join(out, report.IntervalsFile))
+			ivs, torn, err := results.ReadJSONL[results.Interval](filepath.Join(out, results.IntervalsFile))
 			if err != nil || torn != 0 || len(ivs) < 2 {
 				t.Errorf("intervals: %d records, torn %d, %v", len(ivs), torn, err)
 			}
-			rows, st, err := report.ReadWakeupLog(out, "wakeups-00-recvfrom-r0-rt")
+			rows, st, err := results.ReadWakeupLog(out, "wakeups-00-recvfrom-r0-rt")
 			if err != nil || uint64(len(rows)) != s.Trials[0].Readers[0].Wakeups || st.TornRows != 0 {
 				t.Errorf("wakeup log: %d rows of %d wakeups, %+v, %v", len(rows), s.Trials[0].Readers[0].Wakeups, st, err)
 			}
@@ -366,18 +366,18 @@ func TestSoakSignals(t *testing.T) {
 		cmd := start(t, out)
 		cmd.Process.Kill()
 		waitExit(t, cmd)
-		s, err := report.ReadSummary(out)
+		s, err := results.ReadSummary(out)
 		if err != nil {
 			t.Fatalf("checkpointed summary: %v", err)
 		}
 		if !s.InProgress || len(s.Trials) != 1 || s.Trials[0].Readers[0].Wakeups == 0 {
 			t.Errorf("checkpoint: in_progress=%v trials=%d", s.InProgress, len(s.Trials))
 		}
-		ivs, _, err := report.ReadJSONL[report.Interval](filepath.Join(out, report.IntervalsFile))
+		ivs, _, err := results.ReadJSONL[results.Interval](filepath.Join(out, results.IntervalsFile))
 		if err != nil || len(ivs) < 2 {
 			t.Errorf("intervals after SIGKILL: %d, %v", len(ivs), err)
 		}
-		if _, _, err := report.ReadWakeupLog(out, "wakeups-00-recvfrom-r0-rt"); err != nil {
+		if _, _, err := results.ReadWakeupLog(out, "wakeups-00-recvfrom-r0-rt"); err != nil {
 			t.Errorf("wakeup log after SIGKILL: %v", err)
 		}
 		if r := rtload(t, nil, "compare", out); r.code != 0 || !strings.Contains(r.stdout, "Total:") {

@@ -18,8 +18,10 @@ import (
 	"github.com/rtload/rtload/configs"
 	"github.com/rtload/rtload/engine"
 	"github.com/rtload/rtload/exporter"
+	"github.com/rtload/rtload/interop"
 	"github.com/rtload/rtload/net/netns"
 	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/sysinfo"
 )
 
@@ -107,8 +109,8 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 		defer srv.Close()
 	}
 	if f.out != "" {
-		if _, err := os.Stat(filepath.Join(f.out, report.SummaryFile)); err == nil {
-			return usageError{fmt.Errorf("results directory %s already holds a run (%s): choose another --out or remove it", f.out, report.SummaryFile)}
+		if _, err := os.Stat(filepath.Join(f.out, results.SummaryFile)); err == nil {
+			return usageError{fmt.Errorf("results directory %s already holds a run (%s): choose another --out or remove it", f.out, results.SummaryFile)}
 		}
 	}
 	fmt.Fprintf(out, "rtload %s: %s\n", spec.Name, spec.Description)
@@ -168,9 +170,9 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 	env := sysinfo.Gather()
 	live := newLiveLine(errw, term.IsTerminal(int(os.Stderr.Fd())))
 	opt.OnInterval = live.update
-	opt.OnCheckpoint = func(s *report.Summary) {
+	opt.OnCheckpoint = func(s *results.Summary) {
 		s.Spec, s.Env = spec, env
-		if err := report.WriteSummary(dir, s); err != nil {
+		if err := results.WriteSummary(dir, s); err != nil {
 			fmt.Fprintf(errw, "rtload: checkpoint: %v\n", err)
 		}
 	}
@@ -194,12 +196,12 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 	}
 	sum.Spec = spec
 	sum.Env = env
-	if err := report.WriteSummary(dir, sum); err != nil {
+	if err := results.WriteSummary(dir, sum); err != nil {
 		return errors.Join(runErr, err)
 	}
 	// The same histograms in formats other tools read: HdrHistogram
 	// interval logs and cyclictest's -h layout.
-	if _, err := report.WriteInterop(dir, sum); err != nil {
+	if _, err := interop.WriteInterop(dir, sum); err != nil {
 		fmt.Fprintf(errw, "rtload: interop files: %v\n", err)
 	}
 	if len(sum.Trials) > 0 {
@@ -223,7 +225,7 @@ type liveLine struct {
 
 func newLiveLine(w io.Writer, tty bool) *liveLine { return &liveLine{w: w, tty: tty} }
 
-func (l *liveLine) update(iv report.Interval) {
+func (l *liveLine) update(iv results.Interval) {
 	if iv.WakeupLatency.MaxNs > l.worst {
 		l.worst, l.worstAt = iv.WakeupLatency.MaxNs, iv.Time
 	}

@@ -31,7 +31,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
 )
 
 type config struct {
@@ -151,7 +151,7 @@ func shell(argv []string) string {
 }
 
 // rtloadRun runs an rtload scenario into a fresh directory and returns its summary.
-func rtloadRun(c config, timeout time.Duration, dir string, args ...string) (*report.Summary, []string, *os.ProcessState, error) {
+func rtloadRun(c config, timeout time.Duration, dir string, args ...string) (*results.Summary, []string, *os.ProcessState, error) {
 	argv := append([]string{c.rtload, "run"}, args...)
 	argv = append(argv, "--out", dir, "-q", "--no-wakeup-log")
 	_, st, err := run(timeout, argv...)
@@ -162,7 +162,7 @@ func rtloadRun(c config, timeout time.Duration, dir string, args ...string) (*re
 	if err != nil {
 		return nil, argv, st, err
 	}
-	var s report.Summary
+	var s results.Summary
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, argv, st, fmt.Errorf("%s: %w", dir, err)
 	}
@@ -347,7 +347,7 @@ func wakeup(c config, d *doc) error {
 						p99A, maxA = append(p99A, p), append(maxA, m)
 					}
 				} else {
-					var s *report.Summary
+					var s *results.Summary
 					s, rtArgv, _, err = rtloadRun(c, time.Duration(c.wakeDur+60)*time.Second,
 						filepath.Join(c.work, fmt.Sprintf("wake-%s-%d", label, i)), "configs/timer-only.yaml", "--duration", dur+"s")
 					if err == nil {

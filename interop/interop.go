@@ -1,6 +1,8 @@
-package report
+package interop
 
 import (
+	"github.com/rtload/rtload/results"
+
 	"bytes"
 	"fmt"
 	"path/filepath"
@@ -60,7 +62,7 @@ const (
 // whose Latency carries no HDR encoding are skipped; an HDR that does not
 // decode is an error naming the trial and reader. Files are written
 // atomically.
-func WriteInterop(dir string, s *Summary) ([]string, error) {
+func WriteInterop(dir string, s *results.Summary) ([]string, error) {
 	if s == nil {
 		return nil, fmt.Errorf("write interop %s: nil Summary", dir)
 	}
@@ -120,7 +122,7 @@ func WriteInterop(dir string, s *Summary) ([]string, error) {
 		if err := WriteCyclictestHist(&b, cols, cyclictestBuckets(maxUs)); err != nil {
 			return written, fmt.Errorf("write interop %s: %w", filepath.Join(dir, WakeupCyclictestFile), err)
 		}
-		if err := writeFileAtomic(dir, WakeupCyclictestFile, b.Bytes()); err != nil {
+		if err := results.WriteFileAtomic(dir, WakeupCyclictestFile, b.Bytes()); err != nil {
 			return written, fmt.Errorf("write interop %s: %w", filepath.Join(dir, WakeupCyclictestFile), err)
 		}
 		written = append(written, WakeupCyclictestFile)
@@ -136,7 +138,7 @@ func cyclictestBuckets(maxUs uint64) int {
 }
 
 // decodeLatency decodes l.HDR, or returns nil when l carries none.
-func decodeLatency(l Latency) (*hdrhistogram.Histogram, error) {
+func decodeLatency(l results.Latency) (*hdrhistogram.Histogram, error) {
 	if l.HDR == "" {
 		return nil, nil
 	}

@@ -1,4 +1,4 @@
-package report
+package interop
 
 import (
 	"bufio"
@@ -14,6 +14,8 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/rtload/rtload/results"
 )
 
 // HlogFormatVersion is the "#[Histogram log format version …]" written by
@@ -93,7 +95,7 @@ func WriteHlogFile(path string, f *HlogFile) error {
 	if err := encodeHlog(&b, f); err != nil {
 		return fmt.Errorf("write hlog %s: %w", path, err)
 	}
-	if err := writeFileAtomic(filepath.Dir(path), filepath.Base(path), b.Bytes()); err != nil {
+	if err := results.WriteFileAtomic(filepath.Dir(path), filepath.Base(path), b.Bytes()); err != nil {
 		return fmt.Errorf("write hlog: %w", err)
 	}
 	return nil

@@ -1,4 +1,4 @@
-package report
+package results
 
 import (
 	"bytes"
@@ -34,15 +34,15 @@ func WriteSummary(dir string, s *Summary) error {
 		return fmt.Errorf("write summary %s: %w", filepath.Join(dir, SummaryFile), err)
 	}
 	data = append(data, '\n')
-	if err := writeFileAtomic(dir, SummaryFile, data); err != nil {
+	if err := WriteFileAtomic(dir, SummaryFile, data); err != nil {
 		return fmt.Errorf("write summary: %w", err)
 	}
 	return nil
 }
 
-// writeFileAtomic writes data to dir/name through a synced temporary file
+// WriteFileAtomic writes data to dir/name through a synced temporary file
 // and a rename, then syncs dir.
-func writeFileAtomic(dir, name string, data []byte) (err error) {
+func WriteFileAtomic(dir, name string, data []byte) (err error) {
 	f, err := os.CreateTemp(dir, "."+name+".*.tmp")
 	if err != nil {
 		return err

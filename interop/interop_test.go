@@ -1,4 +1,4 @@
-package report
+package interop
 
 import (
 	"os"
@@ -10,31 +10,32 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/rtload/rtload/record"
+	"github.com/rtload/rtload/results"
 )
 
 // interopLatency returns the Latency of an HDR (record.HDR, as runs
 // record) holding n values base, base+step, ….
-func interopLatency(n int, base, step int64) Latency {
+func interopLatency(n int, base, step int64) results.Latency {
 	h := record.NewHDR(10_000_000_000)
 	for i := range n {
 		h.RecordSigned(base + int64(i)*step)
 	}
-	return LatencyFromHDR(h.Histogram())
+	return results.LatencyFromHDR(h.Histogram())
 }
 
 // interopSummary is 2 variants × 1 round, two readers each; the second
 // reader of the second trial has no HDR data (an old summary) and is
 // skipped.
-func interopSummary() *Summary {
-	s := &Summary{
-		Version: SummaryVersion, Scenario: "interop",
+func interopSummary() *results.Summary {
+	s := &results.Summary{
+		Version: results.SummaryVersion, Scenario: "interop",
 		Start: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC),
-		Clock: ClockInfo{Kind: "tsc", Unit: "TSC ticks", Hz: 2_995_200_000},
+		Clock: results.ClockInfo{Kind: "tsc", Unit: "TSC ticks", Hz: 2_995_200_000},
 	}
 	for i, v := range []string{"recvfrom", "recvmsg"} {
-		tr := Trial{Index: i, Round: 0, Variant: v, DurationNs: int64(1500 * time.Millisecond)}
+		tr := results.Trial{Index: i, Round: 0, Variant: v, DurationNs: int64(1500 * time.Millisecond)}
 		for j, name := range []string{"drain0", "drain1"} {
-			r := Reader{Name: name,
+			r := results.Reader{Name: name,
 				WakeupLatency: interopLatency(1000, 2_000+int64(1000*i+100*j), 37),
 				PerCallTicks:  interopLatency(5000, 1_200+int64(i), 3),
 			}
@@ -61,15 +62,15 @@ func TestWriteInterop(t *testing.T) {
 		t.Errorf("names (-want +got):\n%s", diff)
 	}
 	wantTags := []string{"recvfrom/r0/drain0", "recvfrom/r0/drain1", "recvmsg/r0/drain0"}
-	src := []Reader{s.Trials[0].Readers[0], s.Trials[0].Readers[1], s.Trials[1].Readers[0]}
+	src := []results.Reader{s.Trials[0].Readers[0], s.Trials[0].Readers[1], s.Trials[1].Readers[0]}
 
 	for _, tc := range []struct {
 		file, comment string
 		divisor       float64
-		latency       func(Reader) Latency
+		latency       func(results.Reader) results.Latency
 	}{
-		{WakeupHlogFile, "#[rtload: wakeup latency, values in ns]", WakeupMaxDivisor, func(r Reader) Latency { return r.WakeupLatency }},
-		{PerCallHlogFile, "#[rtload: per-call cost, values in TSC ticks at 2995200000 Hz]", PerCallMaxDivisor, func(r Reader) Latency { return r.PerCallTicks }},
+		{WakeupHlogFile, "#[rtload: wakeup latency, values in ns]", WakeupMaxDivisor, func(r results.Reader) results.Latency { return r.WakeupLatency }},
+		{PerCallHlogFile, "#[rtload: per-call cost, values in TSC ticks at 2995200000 Hz]", PerCallMaxDivisor, func(r results.Reader) results.Latency { return r.PerCallTicks }},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			path := filepath.Join(dir, tc.file)
@@ -96,7 +97,7 @@ func TestWriteInterop(t *testing.T) {
 					t.Errorf("interval %d: %q at %v for %v, divisor %v; want %q at %v for 1.5, divisor %v",
 						i, iv.Tag, iv.StartSec, iv.LengthSec, iv.MaxValueDivisor, wantTags[i], wantStart[i], tc.divisor)
 				}
-				if diff := cmp.Diff(tc.latency(src[i]), LatencyFromHDR(iv.Hist)); diff != "" {
+				if diff := cmp.Diff(tc.latency(src[i]), results.LatencyFromHDR(iv.Hist)); diff != "" {
 					t.Errorf("interval %d latency (-summary +hlog):\n%s", i, diff)
 				}
 			}
