@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
 )
@@ -235,11 +236,11 @@ func TestVerdicts(t *testing.T) {
 	withLogs := func(label string, base int64) Run {
 		r := same(label)
 		for i := range r.Summary.Trials {
-			r.Summary.Trials[i].Readers[0].WakeupLatency = latencyNs(500, base, 37)
+			r.Summary.Trials[i].Readers[0].WakeupLatency = testutil.Latency(500, base, 37)
 		}
-		r.Wakeups = map[string][]record.Wakeup{
-			"wakeups-recvfrom.csv": wakeupLog(500, base, 37, 700_000),
-			"wakeups-recvmsg.csv":  wakeupLog(500, base, 37, 700_000),
+		r.Wakeups = map[ReaderIndex][]record.Wakeup{
+			{0, 0}: wakeupLog(500, base, 37, 700_000),
+			{1, 0}: wakeupLog(500, base, 37, 700_000),
 		}
 		return r
 	}
@@ -406,7 +407,7 @@ func TestSeedTableGolden(t *testing.T) {
 		if err := mkdir(d); err != nil {
 			t.Fatal(err)
 		}
-		if err := results.WriteSummary(d, r.Summary); err != nil {
+		if err := testutil.ResultsDir(t, d).WriteSummary(r.Summary); err != nil {
 			t.Fatal(err)
 		}
 		dirs = append(dirs, d)
@@ -543,7 +544,7 @@ func TestLoadErrors(t *testing.T) {
 	if err := mkdir(good); err != nil {
 		t.Fatal(err)
 	}
-	if err := results.WriteSummary(good, seedRuns()[0].Summary); err != nil {
+	if err := testutil.ResultsDir(t, good).WriteSummary(seedRuns()[0].Summary); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {

@@ -75,10 +75,10 @@ func seedSummary(kernel string, cols [2]int, shift int) *results.Summary {
 			Readers: []results.Reader{{
 				Name: "rt", Method: v, Sockets: 450, Calls: all.Total,
 				PerCall:       results.PerCall{Unit: "TSC ticks", All: all},
-				WakeupLatency: latencyNs(1000, 2_000+int64(shift)*100, 37),
-				Drain:         latencyNs(1000, 700_000, 211),
+				WakeupLatency: testutil.Latency(1000, 2_000+int64(shift)*100, 37),
+				Drain:         testutil.Latency(1000, 700_000, 211),
+				WakeupLog:     []string{"wakeups-" + v + ".csv"},
 			}},
-			WakeupLog: []string{"wakeups-" + v + ".csv"},
 		})
 	}
 	return s
@@ -91,15 +91,6 @@ func seedRuns() []Run {
 		{Label: "unhard", Dir: "results/unhard", Summary: seedSummary("5.4.0-rc7", [2]int{0, 2}, 0)},
 		{Label: "hard", Dir: "results/hard", Summary: seedSummary("5.4.0-rc7-hardened", [2]int{1, 3}, 0)},
 	}
-}
-
-// latencyNs is a Latency over an HDR holding n samples base, base+step, ….
-func latencyNs(n int, base, step int64) results.Latency {
-	h := record.NewHDR(10_000_000_000)
-	for i := range n {
-		h.RecordSigned(base + int64(i)*step)
-	}
-	return results.LatencyFromHDR(h.Histogram())
 }
 
 // wakeupLog is n per-wakeup rows with latency base+i·step ns and drain

@@ -32,7 +32,7 @@ func readForeign(path string) (s *results.Summary, ok bool, err error) {
 		}
 		for i, iv := range ivs {
 			variant, round, reader := parseTag(iv.Tag, i)
-			lat := results.LatencyFromHDR(iv.Hist)
+			lat := results.LatencyFromHistogram(iv.Hist, iv.Max)
 			s.Trials = append(s.Trials, results.Trial{Index: i, Round: round, Variant: variant,
 				Readers: []results.Reader{{Name: reader, Wakeups: lat.Count, WakeupLatency: lat}}})
 		}
@@ -53,7 +53,7 @@ func readForeign(path string) (s *results.Summary, ok bool, err error) {
 		if name == "" {
 			name = fmt.Sprintf("T%d", i)
 		}
-		lat := results.LatencyFromHDR(c.Hist)
+		lat := results.LatencyFromHistogram(c.Hist, c.MaxNs)
 		t.Readers = append(t.Readers, results.Reader{Name: name, Wakeups: lat.Count, WakeupLatency: lat})
 	}
 	s.Trials = []results.Trial{t}

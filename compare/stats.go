@@ -152,7 +152,7 @@ func histQuantile(q float64) histStat {
 	return func(counts []uint64, over uint64, s *record.Snapshot, _ []float64) float64 {
 		t := *s
 		t.Counts, t.OverflowCount = counts, over
-		return float64(results.Percentile(t, q))
+		return float64(results.BucketPercentile(t, q))
 	}
 }
 

@@ -24,7 +24,7 @@ func collect(res *results.Trial, sp *scenario.Spec, senders []*sender, readers [
 			Endpoint: s.spec.Endpoint, Sockets: nsock, Sent: s.sent, SendErrors: s.errs,
 			TargetRate:   float64(nsock) / interval.Seconds(),
 			AchievedRate: float64(s.sent) / elapsed,
-			SendLag:      results.LatencyFromHDR(s.lag.Histogram()),
+			SendLag:      results.LatencyOf(s.lag, true),
 		})
 	}
 	for _, r := range readers {
@@ -38,12 +38,12 @@ func collect(res *results.Trial, sp *scenario.Spec, senders []*sender, readers [
 			Messages: c.Messages, Bytes: c.Bytes, Lost: c.Lost, Reordered: c.Reordered, Duplicates: c.Duplicates,
 			SocketsRead: r.drain.SocketsRead(),
 			Wakeups:     r.loop.MeasuredTicks, Overruns: r.loop.Overruns, RingDropped: r.loop.Wakeups.Dropped(),
-			Spikes: r.loop.Spikes, BrokeTraceAtNs: r.loop.BrokeAt, Intervals: r.intervals, SafePointPasses: r.loop.Yields,
+			Spikes: r.loop.Spikes, SpikesDropped: r.spikesDropped, BrokeTraceAtNs: r.loop.BrokeAt, Intervals: r.intervals, SafePointPasses: r.loop.Yields,
 
-			WakeupLatency: results.LatencyFromHDR(t.Latency.Histogram()),
-			PerCallTicks:  results.LatencyFromHDR(t.AllHDR.Histogram()),
-			Drain:         results.LatencyFromHDR(t.DrainTime.Histogram()),
-			OneWayDelay:   results.LatencyFromHDR(t.Delay.Histogram()),
+			WakeupLatency: results.LatencyOf(t.Latency, true),
+			PerCallTicks:  results.TickStatsOf(t.AllHDR, true),
+			Drain:         results.LatencyOf(t.DrainTime, true),
+			OneWayDelay:   results.LatencyOf(t.Delay, true),
 		}
 		rr.PerCall = results.PerCall{Unit: clockUnit,
 			All: t.All.Snapshot(clockUnit), Data: t.Data.Snapshot(clockUnit), EAGAIN: t.EAGAIN.Snapshot(clockUnit)}
@@ -52,7 +52,7 @@ func collect(res *results.Trial, sp *scenario.Spec, senders []*sender, readers [
 		rr.CPUInterrupts = r.cpuInterrupts()
 		if r.log != nil {
 			st := r.log.Stats()
-			res.WakeupLog = append(res.WakeupLog, st.Files...)
+			rr.WakeupLog = st.Files
 			rr.WakeupLogRows, rr.WakeupLogDropped = st.Rows, st.RowsDropped
 		}
 		for _, g := range r.groups {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -39,6 +38,9 @@ type Options struct {
 	AllowDegraded bool
 	// OutDir is the results directory (must exist); per-wakeup logs go there.
 	OutDir string
+	// Results, when set, is OutDir already open (results.CreateDir): every
+	// file goes through it. Otherwise Run opens OutDir with results.OpenDir.
+	Results *results.Dir
 	// Log receives one line per trial phase; nil discards.
 	Log io.Writer
 	// Progress, when set, is called about 5 times a second during a trial
@@ -49,8 +51,11 @@ type Options struct {
 	// OnInterval, when set, receives every interval record (soak runs) on
 	// the writer goroutine: keep it short.
 	OnInterval func(results.Interval)
-	// OnCheckpoint, when set, receives the current trial as measured so far
-	// after each interval (soak runs), to checkpoint summary.json.
+	// OnCheckpoint, when set, receives the summary so far (InProgress set)
+	// after every finished trial but the last, and during a soak trial
+	// about every 10 s with the trial as measured so far, so that
+	// summary.json can be rewritten and finished trials survive a kill or
+	// a failure. It may be called from the trial's writer goroutine.
 	OnCheckpoint func(*results.Summary)
 	// GCHeadroom is how far a soak run's heap may grow before its writer
 	// collects garbage (bytes); 0 means SoakHeapHeadroom.
@@ -62,8 +67,13 @@ type Options struct {
 	// checkpoint wraps OnCheckpoint with the run's summary so far.
 	checkpoint func(results.Trial)
 	// Run-wide interval and spike logs, opened by the first trial needing them.
-	intervals, spikes *results.JSONLWriter
+	intervals, spikes *results.JSONL
 }
+
+// SoakWakeupLogLimit caps a soak run's per-wakeup log (bytes on disk, per
+// reader) unless the scenario sets log_limit: about five days of 100 Hz
+// wakeups, gzipped.
+const SoakWakeupLogLimit = 1 << 30
 
 // SoakHeapHeadroom is how far the heap may grow during a soak trial before
 // a garbage collection runs (bytes).
@@ -84,6 +94,20 @@ func Run(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt 
 	if err := Preflight(trials, opt.AllowDegraded); err != nil {
 		return nil, err
 	}
+	for _, tr := range trials {
+		rep := tr.Spec.Report
+		if err := results.CheckLayout(rep.BucketWidth, rep.BucketOrigin, rep.Overflow, -1); err != nil {
+			return nil, fmt.Errorf("scenario report layout: %w", err)
+		}
+	}
+	if opt.Results == nil && opt.OutDir != "" {
+		d, err := results.OpenDir(opt.OutDir)
+		if err != nil {
+			return nil, err
+		}
+		defer d.Close()
+		opt.Results = d
+	}
 	defer func() {
 		opt.intervals.Close()
 		opt.spikes.Close()
@@ -96,7 +120,7 @@ func Run(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt 
 	if opt.Exporter != nil {
 		opt.Exporter.SetRunInfo(spec.Name, fmt.Sprintf("%s %.0f Hz", ci.Kind, ci.Hz), opt.Kernel)
 	}
-	sum := &results.Summary{Version: 1, Scenario: spec.Name, File: spec.File, Start: time.Now(),
+	sum := &results.Summary{Version: results.SummaryVersion, Scenario: spec.Name, File: spec.File, Start: time.Now(),
 		Clock: results.ClockInfo{Kind: ci.Kind, Unit: ci.Unit(), Hz: ci.Hz, Invariant: ci.Invariant, Note: ci.Note, Fallbacks: ci.Fallbacks}}
 	// Every locked thread of a trial (readers sleep in raw syscalls and keep
 	// their P) gets a P of its own, so the Go scheduler never multiplexes
@@ -153,6 +177,15 @@ func Run(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt 
 			opt.OnCheckpoint(&s)
 		}
 	}
+	// finished checkpoints the trials done so far, before the next one.
+	finished := func() {
+		if opt.OnCheckpoint != nil {
+			s := *sum
+			s.Trials = slices.Clone(sum.Trials)
+			s.InProgress, s.End = true, time.Now()
+			opt.OnCheckpoint(&s)
+		}
+	}
 	for i, tr := range trials {
 		if ctx.Err() != nil {
 			break
@@ -173,6 +206,9 @@ func Run(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt 
 		if err != nil {
 			sum.End = time.Now()
 			return sum, fmt.Errorf("trial %d (%s, round %d): %w", i+1, tr.Variant, tr.Round+1, err)
+		}
+		if i < len(trials)-1 && ctx.Err() == nil {
+			finished()
 		}
 	}
 	sum.End = time.Now()
@@ -226,6 +262,8 @@ type reader struct {
 	lastSent, lastNoise                 []uint64
 	intervals                           int
 	prevDrain                           int64
+	spikesDropped                       uint64 // spikes the spikes.jsonl cap kept out
+	spikesSeen                          uint64 // spikes among the wakeup records the writer drained
 	traceFiles                          []*os.File
 }
 
@@ -333,6 +371,9 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 		}
 		if sp.LogChunk == 0 {
 			sp.LogChunk = 16 << 20
+		}
+		if sp.LogLimit == 0 {
+			sp.LogLimit = SoakWakeupLogLimit
 		}
 	}
 	res = &results.Trial{Index: tr.Index, Round: tr.Round, Variant: tr.Variant, Overrides: variantSet(sp, tr.Variant)}
@@ -463,9 +504,9 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 				fmt.Fprintf(opt.Log, "warning: reader %s: breaktrace: %v\n", rs.Name, err)
 			}
 		}
-		if !opt.NoWakeupLog && opt.OutDir != "" {
-			r.logBase = fmt.Sprintf("wakeups-%02d-%s-r%d-%s", tr.Index, safeName(tr.Variant), tr.Round, safeName(rs.Name))
-			r.log, err = results.CreateWakeupLog(results.WakeupLogConfig{Dir: opt.OutDir, Base: r.logBase,
+		if !opt.NoWakeupLog && opt.Results != nil {
+			r.logBase = results.WakeupLogBase(tr.Index, tr.Variant, tr.Round, rs.Name)
+			r.log, err = results.CreateWakeupLog(results.WakeupLogConfig{Dir: opt.Results, Base: r.logBase,
 				ChunkBytes: int64(sp.LogChunk), LimitBytes: int64(sp.LogLimit), Compress: sp.LogChunk > 0})
 			if err != nil {
 				return res, nil, err
@@ -632,22 +673,23 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 	for _, n := range noises {
 		w.noises = append(w.noises, noiseView{n})
 	}
-	if opt.OutDir != "" && sp.Interval > 0 {
+	if opt.Results != nil && sp.Interval > 0 {
 		if opt.intervals == nil {
-			if opt.intervals, err = results.CreateJSONL(filepath.Join(opt.OutDir, results.IntervalsFile)); err != nil {
+			if opt.intervals, err = opt.Results.CreateJSONL(results.IntervalsFile, 0); err != nil {
 				startErr = err
 			}
 		}
 		w.intervals = opt.intervals
 	}
-	if opt.OutDir != "" && hasThreshold(sp) {
+	if opt.Results != nil && hasThreshold(sp) {
 		if opt.spikes == nil {
-			if opt.spikes, err = results.CreateJSONL(filepath.Join(opt.OutDir, results.SpikesFile)); err != nil {
+			if opt.spikes, err = opt.Results.CreateJSONL(results.SpikesFile, results.SpikesLimit); err != nil {
 				startErr = err
 			}
 		}
 		w.spikes = opt.spikes
 	}
+	w.failed = make(chan struct{})
 	writerDone := make(chan struct{})
 	writerStop := make(chan struct{})
 	go func() {
@@ -678,6 +720,11 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 			}
 			select {
 			case <-ctx.Done():
+				stopped = true
+				break wait
+			case <-w.failed:
+				// A results file cannot be written (a full disk): end
+				// the trial now; its error says why.
 				stopped = true
 				break wait
 			case <-progress.C:
@@ -751,7 +798,7 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 			if r.log != nil {
 				r.log.Close()
 				for _, f := range r.log.Stats().Files {
-					os.Remove(filepath.Join(opt.OutDir, f))
+					opt.Results.Remove(f)
 				}
 				r.log = nil
 			}
@@ -837,16 +884,6 @@ func (s *sender) run(rt.Applied) {
 		}
 	}
 	s.ended = rt.Monotonic()
-}
-
-func safeName(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
-			b[i] = '_'
-		}
-	}
-	return string(b)
 }
 
 func variantSet(sp *scenario.Spec, name string) map[string]string {

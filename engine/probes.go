@@ -125,7 +125,7 @@ func (p *fileWriteProbe) result() results.Probe {
 	r.FileWrite = &results.FileWriteResult{BlockBytes: int(p.spec.Block), Blocks: p.spec.Blocks, DurationNs: o.ElapsedNs,
 		Passes: o.Passes, Writes: o.Writes, Bytes: o.Bytes, ShortWrites: o.ShortWrites, Errors: o.Errors,
 		KBps: o.KBps, WritesPerSec: o.WritesPerSec, FileSize: o.FileSize,
-		PerWrite: results.LatencyFromHDR(p.hdr.Histogram()), Hist: p.hist.Snapshot(p.clock.Info().Unit())}
+		PerWrite: results.LatencyOf(p.hdr, true), Hist: p.hist.Snapshot(p.clock.Info().Unit())}
 	return r
 }
 

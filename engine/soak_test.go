@@ -89,7 +89,7 @@ noise: [{kind: spin, threads: 1, duty: {on: 200ms, off: 300ms}}]
 	// Rotation with a cap: several gzip chunks kept, old ones dropped, and
 	// the log's files within the cap.
 	var size int64
-	for _, f := range sum.Trials[0].WakeupLog {
+	for _, f := range rx.WakeupLog {
 		st, err := os.Stat(filepath.Join(dir, f))
 		if err != nil {
 			t.Fatal(err)
@@ -99,14 +99,14 @@ noise: [{kind: spin, threads: 1, duty: {on: 200ms, off: 300ms}}]
 			t.Errorf("closed chunk %s not gzipped", f)
 		}
 	}
-	if len(sum.Trials[0].WakeupLog) < 2 || rx.WakeupLogDropped == 0 || size > 32<<10 {
-		t.Errorf("wakeup log: %d chunks, %d rows dropped, %d bytes on disk (cap 32 KiB)", len(sum.Trials[0].WakeupLog), rx.WakeupLogDropped, size)
+	if len(rx.WakeupLog) < 2 || rx.WakeupLogDropped == 0 || size > 32<<10 {
+		t.Errorf("wakeup log: %d chunks, %d rows dropped, %d bytes on disk (cap 32 KiB)", len(rx.WakeupLog), rx.WakeupLogDropped, size)
 	}
 	if rx.WakeupLogRows != rx.Wakeups {
 		t.Errorf("wakeup log rows %d != wakeups %d", rx.WakeupLogRows, rx.Wakeups)
 	}
 	t.Logf("%d intervals; RSS %d → %d MiB; fds %d → %d; wakeup log %d chunks, %d rows dropped; gc %d",
-		len(recs), first.RSSBytes>>20, last.RSSBytes>>20, first.FDs, last.FDs, len(sum.Trials[0].WakeupLog), rx.WakeupLogDropped, last.GCCycles)
+		len(recs), first.RSSBytes>>20, last.RSSBytes>>20, first.FDs, last.FDs, len(rx.WakeupLog), rx.WakeupLogDropped, last.GCCycles)
 }
 
 // TestSoakCollectsThroughSafePoint makes a soak run's writer collect

@@ -174,7 +174,7 @@ func (p *tapSend) run(h *netlink.Handle) {
 		r.SinkDrops = drops1 - drops0
 		r.MeanNs = float64(sum) / float64(p.spec.Packets) * 1e9 / p.clock.Info().Hz
 		r.Hist = p.hist[i].Snapshot(p.clock.Info().Unit())
-		r.PerWrite = results.LatencyFromHDR(p.hdr[i].Histogram())
+		r.PerWrite = results.LatencyOf(p.hdr[i], true)
 		p.res.Sizes = append(p.res.Sizes, r)
 	}
 }

@@ -1,10 +1,12 @@
 package engine
 
 import (
+	"fmt"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -28,8 +30,8 @@ type trialWriter struct {
 	readers   []*reader
 	senders   []*sender
 	noises    []noiseSource
-	intervals *results.JSONLWriter
-	spikes    *results.JSONLWriter
+	intervals *results.JSONL
+	spikes    *results.JSONL
 	onIv      func(results.Interval)
 	// onCheckpoint receives the trial so far after intervals (soak), so
 	// summary.json survives a SIGKILL; base carries the trial's identity.
@@ -44,7 +46,25 @@ type trialWriter struct {
 	Collections    int
 	lastCheckpoint time.Time
 	exporter       *exporter.Server
-	err            error
+	// err is the first interval or spike log error; failed is closed at
+	// the first write error of any results file (fail), which ends the
+	// trial: a soak on a full disk stops instead of running on.
+	err        error
+	failed     chan struct{}
+	failedOnce sync.Once
+}
+
+// fail records that a results file could not be written.
+func (w *trialWriter) fail(err error) {
+	if err == nil {
+		return
+	}
+	if w.err == nil {
+		w.err = err
+	}
+	if w.failed != nil {
+		w.failedOnce.Do(func() { close(w.failed) })
+	}
 }
 
 // export feeds one interval to the Prometheus endpoint: counters as deltas,
@@ -53,22 +73,13 @@ func (w *trialWriter) export(r *reader, set *probe.Recorders, iv results.Interva
 	x := exporter.Interval{Scenario: w.scenario, Variant: w.variant, Round: w.round, Reader: r.spec.Name,
 		Wakeups: iv.Wakeups, Overruns: iv.Overruns, DataCalls: iv.Data, EAGAINCalls: iv.EAGAIN,
 		Received: iv.Messages, Sent: iv.Sent, Lost: iv.Lost, IntervalMaxWakeupNs: iv.WakeupLatency.MaxNs,
-		CallCostBucketWidthTicks: r.total.All.Snapshot("").Width}
+	}
 	set.Latency.Buckets(func(lo, width, count uint64) {
 		x.WakeupLatencyNs = append(x.WakeupLatencyNs, exporter.BucketCount{UpperBound: float64(lo + width - 1), Count: count})
 	})
 	x.WakeupLatencySumNs = iv.WakeupLatency.MeanNs * float64(iv.WakeupLatency.Count)
 	snap := set.All.Snapshot("")
-	for i, c := range snap.Counts {
-		if c > 0 {
-			x.CallCostTicks = append(x.CallCostTicks, exporter.BucketCount{UpperBound: float64(snap.Lower(i) + snap.Width - 1), Count: c})
-		}
-	}
-	if snap.OverflowCount > 0 {
-		// The overflow bucket's calls lie between its edge and the largest
-		// call seen: count them at that max, not at +Inf.
-		x.CallCostTicks = append(x.CallCostTicks, exporter.BucketCount{UpperBound: float64(max(snap.Max, snap.Overflow)), Count: snap.OverflowCount})
-	}
+	x.CallCostTicks, x.CallCostLayout = exporter.LinearBuckets(snap)
 	x.CallCostSumTicks = float64(snap.Sum)
 	for _, n := range iv.Noise {
 		x.Noise = append(x.Noise, exporter.NoiseWork{Kind: n.Kind, Unit: n.Unit, Count: n.Count})
@@ -140,16 +151,16 @@ func (w *trialWriter) checkpoint() results.Trial {
 			Messages: c.Messages, Bytes: c.Bytes, Lost: c.Lost, Reordered: c.Reordered, Duplicates: c.Duplicates,
 			Wakeups: r.lastTicks, Overruns: r.lastOverruns, Intervals: r.intervals,
 			// No HDR encodings in checkpoints: they must stay cheap.
-			WakeupLatency: results.LatencyOf(tot.Latency),
-			PerCallTicks:  results.LatencyOf(tot.AllHDR),
-			Drain:         results.LatencyOf(tot.DrainTime),
-			OneWayDelay:   results.LatencyOf(tot.Delay),
+			WakeupLatency: results.LatencyOf(tot.Latency, false),
+			PerCallTicks:  results.TickStatsOf(tot.AllHDR, false),
+			Drain:         results.LatencyOf(tot.DrainTime, false),
+			OneWayDelay:   results.LatencyOf(tot.Delay, false),
 			PerCall: results.PerCall{Unit: "ticks", All: tot.All.Snapshot("ticks"), Data: tot.Data.Snapshot("ticks"),
 				EAGAIN: tot.EAGAIN.Snapshot("ticks")},
 			PerCallClass: perCallClass(tot, "ticks"), Counters: r.readCounters(), CountersSkipped: r.countersSkipped}
 		if r.log != nil {
 			st := r.log.Stats()
-			t.WakeupLog = append(t.WakeupLog, st.Files...)
+			rr.WakeupLog = st.Files
 			rr.WakeupLogRows, rr.WakeupLogDropped = st.Rows, st.RowsDropped
 		}
 		t.Readers = append(t.Readers, rr)
@@ -213,16 +224,21 @@ func (r *reader) cpuInterrupts() *results.CPUInterrupts {
 func (w *trialWriter) drainRing(r *reader) {
 	r.loop.Wakeups.Drain(func(wk *record.Wakeup) {
 		if r.log != nil && r.logErr == nil {
-			r.logErr = r.log.Write(wk)
+			if r.logErr = r.log.Write(wk); r.logErr != nil {
+				w.fail(fmt.Errorf("wakeup log %s: %w", r.logBase, r.logErr))
+			}
+		}
+		if r.spec.Threshold > 0 && wk.LatencyNs > int64(r.spec.Threshold) {
+			r.spikesSeen++ // the loop's own counter is the RT thread's until it ends
 		}
 		if r.spec.Threshold > 0 && wk.LatencyNs > int64(r.spec.Threshold) && w.spikes != nil {
 			sp := results.Spike{Time: time.Now(), Trial: w.trial, Variant: w.variant, Reader: r.spec.Name,
 				Tick: wk.Tick, DeadlineNs: wk.DeadlineNs, LatencyNs: wk.LatencyNs, ThresholdNs: int64(r.spec.Threshold),
 				DrainNs: wk.DrainNs, PrevDrainNs: r.prevDrain, Messages: wk.Messages, Calls: wk.Calls, EAGAIN: wk.EAGAIN,
 				Missed: wk.Missed, Noise: w.noiseStates(), BrokeTrace: r.loop.BrokeAt == wk.DeadlineNs && r.loop.BrokeAt != 0}
-			if err := w.spikes.Write(sp); err != nil && w.err == nil {
-				w.err = err
-			}
+			before := w.spikes.Dropped()
+			w.fail(w.spikes.Write(sp))
+			r.spikesDropped += w.spikes.Dropped() - before
 		}
 		r.prevDrain = wk.DrainNs
 	})
@@ -253,13 +269,13 @@ func (w *trialWriter) interval(r *reader, set *probe.Recorders) {
 		Wakeups: set.Ticks - r.lastTicks, Overruns: set.Overruns - r.lastOverruns,
 		Calls: c.Calls - prev.Calls, Data: c.Data - prev.Data, EAGAIN: c.EAGAIN - prev.EAGAIN,
 		Messages: c.Messages - prev.Messages, Lost: c.Lost - min(prev.Lost, c.Lost),
-		PerCallTicks:  results.LatencyOf(set.AllHDR),
-		WakeupLatency: results.LatencyOf(set.Latency),
-		Drain:         results.LatencyOf(set.DrainTime),
+		PerCallTicks:  results.TickStatsOf(set.AllHDR, false),
+		WakeupLatency: results.LatencyOf(set.Latency, false),
+		Drain:         results.LatencyOf(set.DrainTime, false),
 		LateHandoffs:  r.handoff.Late.Load(),
 		RSSBytes:      rss(), FDs: openFDs(), Goroutines: runtime.NumGoroutine(), GCCycles: gcCycles(),
 	}
-	iv.Spikes = r.loop.Spikes - r.lastSpikes
+	iv.Spikes = r.spikesSeen - r.lastSpikes
 	if r.irqLast != nil {
 		if m, err := readCPUIRQs(r.spec.CPU); err == nil {
 			src, irqs, soft := m.delta(r.irqLast)
@@ -293,15 +309,15 @@ func (w *trialWriter) interval(r *reader, set *probe.Recorders) {
 		iv.Noise = append(iv.Noise, results.NoiseInterval{Kind: n.Kind(), Unit: n.Unit(), Count: c - r.lastNoise[i], State: n.State()})
 		r.lastNoise[i] = c
 	}
-	r.lastCounts, r.lastTicks, r.lastOverruns, r.lastSpikes = c, set.Ticks, set.Overruns, r.loop.Spikes
+	r.lastCounts, r.lastTicks, r.lastOverruns, r.lastSpikes = c, set.Ticks, set.Overruns, r.spikesSeen
 	r.intervals++
 	if w.intervals != nil {
-		if err := w.intervals.Write(iv); err != nil && w.err == nil {
-			w.err = err
-		}
+		w.fail(w.intervals.Write(iv))
 	}
 	if r.log != nil && r.logErr == nil {
-		r.logErr = r.log.Sync()
+		if r.logErr = r.log.Sync(); r.logErr != nil {
+			w.fail(fmt.Errorf("wakeup log %s: %w", r.logBase, r.logErr))
+		}
 	}
 	if w.onIv != nil {
 		w.onIv(iv)

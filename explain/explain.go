@@ -39,8 +39,10 @@ type ClassModes struct {
 
 // Wakeups is what the per-wakeup log says about the latency spikes.
 type Wakeups struct {
-	// Rows is the wakeups logged; Threshold the latency (ns) above which a
-	// wakeup counts as a spike and ThresholdFrom where it came from.
+	// Rows is the wakeups logged; P50, P99 and Max the reader's wakeup
+	// latency (ns) as summary.json gives it; Threshold the latency (ns)
+	// above which a wakeup counts as a spike and ThresholdFrom where it
+	// came from.
 	Rows          int
 	P50, P99, Max int64
 	Threshold     int64
@@ -97,7 +99,7 @@ func Dir(dir string) ([]Reader, error) {
 	for _, t := range s.Trials {
 		for _, r := range t.Readers {
 			x := Analyze(t, r)
-			if rows, note := wakeupRows(dir, t, r); rows != nil {
+			if rows, note := wakeupRows(dir, r); rows != nil {
 				x.Wakeups = analyzeWakeups(t, r, rows, spikes)
 			} else if note != "" {
 				x.Notes = append(x.Notes, note)
@@ -108,35 +110,17 @@ func Dir(dir string) ([]Reader, error) {
 	return out, nil
 }
 
-// wakeupRows reads reader r's per-wakeup log of trial t.
-func wakeupRows(dir string, t results.Trial, r results.Reader) ([]record.Wakeup, string) {
-	var rows []record.Wakeup
-	for _, f := range t.WakeupLog {
-		base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(f), ".gz"), ".csv")
-		if len(t.Readers) > 1 && !strings.Contains(base, "-"+safeName(r.Name)) {
-			continue
-		}
-		w, _, err := results.ReadWakeupLog(dir, f)
-		if err != nil {
-			return nil, fmt.Sprintf("wakeup log %s: %v", f, err)
-		}
-		rows = append(rows, w...)
-	}
-	if rows == nil {
+// wakeupRows reads reader r's per-wakeup log: the files summary.json
+// lists for it.
+func wakeupRows(dir string, r results.Reader) ([]record.Wakeup, string) {
+	if len(r.WakeupLog) == 0 {
 		return nil, "no per-wakeup log: wakeup spikes not explained"
 	}
-	return rows, ""
-}
-
-// safeName is the engine's file-name form of a reader name.
-func safeName(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
-			b[i] = '_'
-		}
+	rows, _, err := results.ReaderWakeups(dir, r)
+	if err != nil {
+		return nil, fmt.Sprintf("wakeup log: %v", err)
 	}
-	return string(b)
+	return rows, ""
 }
 
 // Analyze finds the modes of r's per-call histograms and attributes each
@@ -194,7 +178,7 @@ func Analyze(t results.Trial, r results.Reader) Reader {
 		x.Classes = append(x.Classes, ClassModes{Class: c.name, Total: c.s.Total, Modes: Modes(c.s)})
 	}
 	if all.Total > 0 {
-		p99 := results.Percentile(all, 0.99)
+		p99 := results.BucketPercentile(all, 0.99)
 		lo := len(all.Counts)
 		if p99 < all.Overflow {
 			lo = bucketOf(all, p99)
@@ -238,9 +222,7 @@ func analyzeWakeups(t results.Trial, r results.Reader, rows []record.Wakeup, spi
 	if len(rows) == 0 {
 		return w
 	}
-	lat := make([]int64, len(rows))
-	for i, wk := range rows {
-		lat[i] = wk.LatencyNs
+	for _, wk := range rows {
 		if wk.Missed > 0 {
 			w.OverrunAll++
 		}
@@ -251,9 +233,13 @@ func analyzeWakeups(t results.Trial, r results.Reader, rows []record.Wakeup, spi
 			w.HasCS = true
 		}
 	}
-	slices.Sort(lat)
-	q := func(f float64) int64 { return lat[min(len(lat)-1, int(f*float64(len(lat))))] }
-	w.P50, w.P99, w.Max = q(0.5), q(0.99), lat[len(lat)-1]
+	// The trial's numbers (results' definition), from the reader's
+	// recorder; from the log itself only when the summary has none.
+	lat := r.WakeupLatency
+	if lat.Count == 0 {
+		lat = results.WakeupLatencyOf(rows)
+	}
+	w.P50, w.P99, w.Max = lat.P50Ns, lat.P99Ns, lat.MaxNs
 	byTick := map[uint64]results.Spike{}
 	for _, s := range spikes {
 		if s.Trial == t.Index && s.Reader == r.Name {
@@ -262,7 +248,7 @@ func analyzeWakeups(t results.Trial, r results.Reader, rows []record.Wakeup, spi
 		}
 	}
 	if w.Threshold == 0 {
-		w.Threshold, w.ThresholdFrom = w.P99, "the 99th percentile of the log"
+		w.Threshold, w.ThresholdFrom = w.P99, "the 99th percentile"
 	}
 	var always []string
 	for _, n := range t.Noise {

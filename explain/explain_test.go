@@ -147,7 +147,7 @@ func TestAnalyzeWakeups(t *testing.T) {
 	rows, sp := wakeups()
 	tr := results.Trial{Noise: []results.Noise{{Kind: "spin", Duty: 0.5}}}
 	w := analyzeWakeups(tr, results.Reader{Name: "rt"}, rows, sp)
-	want := Wakeups{Rows: 103, P50: 10000, P99: 50000, Max: 50000, Threshold: 40000, ThresholdFrom: "the reader's threshold",
+	want := Wakeups{Rows: 103, P50: 10007, P99: 50000, Max: 50000, Threshold: 40000, ThresholdFrom: "the reader's threshold",
 		Spikes: 3, Overrun: 1, OverrunAll: 1, InvolCS: 1, InvolCSAll: 2, NoiseOn: 1, NoiseKnown: 3, Unexplained: 1, HasCS: true}
 	if diff := cmp.Diff(want, *w); diff != "" {
 		t.Errorf("wakeups (-want +got):\n%s", diff)
@@ -155,7 +155,7 @@ func TestAnalyzeWakeups(t *testing.T) {
 	// Noise on throughout explains nothing; no spikes.jsonl: threshold p99.
 	tr.Noise[0].Duty = 1
 	w = analyzeWakeups(tr, results.Reader{Name: "rt"}, rows, nil)
-	if w.ThresholdFrom != "the 99th percentile of the log" || w.Spikes != 3 || w.Unexplained != 2 || w.NoiseAlways != "spin" {
+	if w.ThresholdFrom != "the 99th percentile" || w.Spikes != 3 || w.Unexplained != 2 || w.NoiseAlways != "spin" {
 		t.Errorf("without spikes.jsonl: %+v; want 3 spikes over p99, 2 unexplained, spin always on", w)
 	}
 }
@@ -180,12 +180,54 @@ func TestWriteGolden(t *testing.T) {
 	golden(t, "laight", out.Bytes())
 }
 
+// TestWakeupsAreTheSummarys: the p50, p99 and max explain prints are the
+// reader's as summary.json has them (one number per quantity), not a
+// second computation over the log.
+func TestWakeupsAreTheSummarys(t *testing.T) {
+	rows, _ := wakeups()
+	r := results.Reader{Name: "rt", WakeupLatency: results.Latency{Count: 103, P50Ns: 10001, P99Ns: 50003, MaxNs: 50007}}
+	w := analyzeWakeups(results.Trial{}, r, rows, nil)
+	if w.P50 != 10001 || w.P99 != 50003 || w.Max != 50007 {
+		t.Errorf("p50 %d p99 %d max %d, want the summary's 10001 50003 50007", w.P50, w.P99, w.Max)
+	}
+}
+
+// TestDirReaderLogs: each reader is explained from its own log, the files
+// summary.json lists for it; reader "rt" no longer takes "rt2"'s.
+func TestDirReaderLogs(t *testing.T) {
+	dir := t.TempDir()
+	d := testutil.ResultsDir(t, dir)
+	tr := results.Trial{Variant: "recvfrom"}
+	for i, name := range []string{"rt", "rt2"} {
+		base := results.WakeupLogBase(0, "recvfrom", 0, name)
+		l, err := results.CreateWakeupLog(results.WakeupLogConfig{Dir: d, Base: base})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range 10 * (i + 1) {
+			l.Write(&record.Wakeup{Tick: uint64(k), LatencyNs: 1000})
+		}
+		l.Close()
+		r := laight().reader()
+		r.Name, r.WakeupLog = name, l.Stats().Files
+		tr.Readers = append(tr.Readers, r)
+	}
+	testutil.WriteSummary(t, dir, &results.Summary{Scenario: "x", Trials: []results.Trial{tr}})
+	rs, err := Dir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []int{10, 20} {
+		if rs[i].Wakeups == nil || rs[i].Wakeups.Rows != want {
+			t.Errorf("reader %s: %+v, want %d rows", rs[i].Reader, rs[i].Wakeups, want)
+		}
+	}
+}
+
 func TestDir(t *testing.T) {
 	dir := t.TempDir()
 	s := &results.Summary{Version: 1, Scenario: "x", Trials: []results.Trial{{Variant: "recvfrom", Readers: []results.Reader{laight().reader()}}}}
-	if err := results.WriteSummary(dir, s); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteSummary(t, dir, s)
 	rs, err := Dir(dir)
 	if err != nil {
 		t.Fatal(err)

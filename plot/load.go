@@ -9,12 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/rtload/rtload/record"
-	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/results"
 )
 
@@ -41,6 +39,10 @@ type Column struct {
 	// Latency is the wakeup latency distribution in ns, the HDR
 	// histograms of every round merged; nil when no round carried one.
 	Latency *hdrhistogram.Histogram
+	// WakeupLatency is the column's wakeup latency summary, its rounds
+	// merged (results.MergeLatency): the numbers the legends print, the
+	// same as the report's. From the logged wakeups when no round has one.
+	WakeupLatency results.Latency
 }
 
 // Wakeup is one real-time wakeup placed in its run.
@@ -80,56 +82,49 @@ func Load(dirs, labels []string) ([]Column, error) {
 }
 
 // loadRun builds the columns of one results directory: one per variant,
-// or per variant/reader when a trial has several readers (report's rule).
+// or per variant/reader when a trial has several readers (results.Columns,
+// as the report has them).
 func loadRun(dir, run string, prefix bool) ([]Column, error) {
 	s, err := results.ReadSummary(dir)
 	if err != nil {
 		return nil, fmt.Errorf("plot: %w", err)
 	}
-	readers := map[string]bool{}
-	for _, t := range s.Trials {
-		for _, r := range t.Readers {
-			readers[r.Name] = true
-		}
-	}
-	perReader := len(readers) > 1
+	perReader := results.PerReader(s)
 	var cols []Column
-	index := map[[2]string]int{}
 	raw := map[int][]record.Wakeup{}    // logged wakeups per column
 	first, haveFirst := int64(0), false // first deadline of the run, ns
-	for _, t := range s.Trials {
-		for ri, r := range t.Readers {
-			key := [2]string{t.Variant, r.Name}
-			i, ok := index[key]
-			if !ok {
-				label := report.ColumnLabel(t.Variant, r.Name, ri, perReader)
-				if prefix {
-					label = run + " " + label
-				}
-				i = len(cols)
-				index[key] = i
-				cols = append(cols, Column{Label: label, Run: run, Scenario: s.Scenario, Unit: unit(s, r)})
-			}
-			c := &cols[i]
+	for _, rc := range results.Columns(s) {
+		label := rc.Label(perReader, "/")
+		if prefix {
+			label = run + " " + label
+		}
+		i := len(cols)
+		cols = append(cols, Column{Label: label, Run: run, Scenario: s.Scenario, Unit: unit(s, *rc.Rounds[0].Reader)})
+		c := &cols[i]
+		var lats []results.Latency
+		for _, rd := range rc.Rounds {
 			c.Rounds++
-			if err := c.addPerCall(r.PerCall); err != nil {
-				return nil, fmt.Errorf("plot: %s: %s round %d: %w", dir, c.Label, t.Round, err)
+			if err := c.addPerCall(rd.Reader.PerCall); err != nil {
+				return nil, fmt.Errorf("plot: %s: %s round %d: %w", dir, c.Label, rd.Trial.Round, err)
 			}
-			if err := c.addLatency(r.WakeupLatency); err != nil {
-				return nil, fmt.Errorf("plot: %s: %s round %d: wakeup latency: %w", dir, c.Label, t.Round, err)
+			if err := c.addLatency(rd.Reader.WakeupLatency); err != nil {
+				return nil, fmt.Errorf("plot: %s: %s round %d: wakeup latency: %w", dir, c.Label, rd.Trial.Round, err)
 			}
-			for _, name := range wakeupLogs(t, ri) {
-				ws, err := results.ReadWakeupCSV(filepath.Join(dir, name))
-				if err != nil {
-					return nil, fmt.Errorf("plot: %w", err)
+			lats = append(lats, rd.Reader.WakeupLatency)
+			ws, _, err := results.ReaderWakeups(dir, *rd.Reader)
+			if err != nil {
+				return nil, fmt.Errorf("plot: %w", err)
+			}
+			for _, w := range ws {
+				if !haveFirst || w.DeadlineNs < first {
+					first, haveFirst = w.DeadlineNs, true
 				}
-				for _, w := range ws {
-					if !haveFirst || w.DeadlineNs < first {
-						first, haveFirst = w.DeadlineNs, true
-					}
-				}
-				raw[i] = append(raw[i], ws...)
 			}
+			raw[i] = append(raw[i], ws...)
+		}
+		c.WakeupLatency, _ = results.MergeLatency(lats...)
+		if c.WakeupLatency.Count == 0 && len(raw[i]) > 0 {
+			c.WakeupLatency = results.WakeupLatencyOf(raw[i])
 		}
 	}
 	for i, ws := range raw {
@@ -154,29 +149,6 @@ func unit(s *results.Summary, r results.Reader) string {
 		return r.PerCall.Unit
 	}
 	return "ticks"
-}
-
-// wakeupLogs returns the per-wakeup logs of reader ri of t. The engine
-// names each log after its reader ("wakeups-00-A-r0-rt.csv", chunks
-// "…-rt.1.csv" and so on); a trial with one reader owns every log, and
-// with several a log goes to the reader whose name ends its base name, or
-// failing that by position (one log per reader, in reader order).
-func wakeupLogs(t results.Trial, ri int) []string {
-	if len(t.Readers) == 1 {
-		return t.WakeupLog
-	}
-	var out []string
-	name := t.Readers[ri].Name
-	for _, f := range t.WakeupLog {
-		base, _, _ := strings.Cut(f, ".")
-		if name != "" && strings.HasSuffix(base, "-"+name) {
-			out = append(out, f)
-		}
-	}
-	if out == nil && len(t.WakeupLog) == len(t.Readers) {
-		out = t.WakeupLog[ri : ri+1]
-	}
-	return out
 }
 
 func (c *Column) addPerCall(p results.PerCall) error {
@@ -209,9 +181,9 @@ func (c *Column) addLatency(l results.Latency) error {
 	if l.HDR == "" {
 		return nil
 	}
-	h, err := hdrhistogram.Decode([]byte(l.HDR))
+	h, err := results.DecodeHDR(l.HDR)
 	if err != nil {
-		return fmt.Errorf("decode hdr: %w", err)
+		return err
 	}
 	if c.Latency == nil {
 		c.Latency = h

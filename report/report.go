@@ -25,6 +25,8 @@ type column struct {
 	dups, drops       uint64
 	wakeups, overruns uint64
 	ringDropped       uint64
+	logDropped        uint64
+	spikesDropped     uint64
 
 	socketsReadMin, sockets int
 	rcvbufMin, rcvbufMax    int
@@ -32,6 +34,7 @@ type column struct {
 	inFlight                int64
 	trafficKnown            bool
 
+	perCall             []results.TickStats
 	wake, drain, oneWay []results.Latency
 	applied             results.Applied
 }
@@ -149,6 +152,9 @@ func writeHeader(b *strings.Builder, s *results.Summary) {
 			fmt.Fprintf(b, "    - %s\n", r)
 		}
 	}
+	if s.InProgress {
+		fmt.Fprintf(b, "\n*** INCOMPLETE: summary.json is a checkpoint written at %s by a run that had not finished (killed, or its results could not be saved); its data end there\n", s.End.Format(time.RFC3339))
+	}
 	if s.Stopped {
 		b.WriteString("\n*** STOPPED EARLY")
 		if s.StoppedAt != nil {
@@ -228,34 +234,18 @@ func tickUnit(c results.ClockInfo) (short, long string) {
 // columns merges the trials into one column per variant (or per
 // variant/reader when there are several readers), in run order.
 func columns(s *results.Summary) ([]column, error) {
-	readers := map[string]bool{}
-	for _, t := range s.Trials {
-		for _, r := range t.Readers {
-			readers[r.Name] = true
-		}
-	}
-	perReader := len(readers) > 1
+	perReader := results.PerReader(s)
 	var cols []column
-	index := map[[2]string]int{}
-	for _, t := range s.Trials {
-		for ri, r := range t.Readers {
-			key := [2]string{t.Variant, r.Name}
-			i, ok := index[key]
-			if !ok {
-				label := ColumnLabel(t.Variant, r.Name, ri, perReader)
-				i = len(cols)
-				index[key] = i
-				cols = append(cols, column{
-					label:          label,
-					socketsReadMin: r.SocketsRead, rcvbufMin: r.RcvBuf, rcvbufMax: r.RcvBuf,
-					applied: r.Applied,
-				})
-			}
-			c := &cols[i]
-			if err := c.add(t, r, len(t.Readers)); err != nil {
-				return nil, fmt.Errorf("report: %s round %d: %w", c.label, t.Round, err)
+	for _, rc := range results.Columns(s) {
+		r0 := rc.Rounds[0].Reader
+		c := column{label: rc.Label(perReader, "/"), socketsReadMin: r0.SocketsRead, rcvbufMin: r0.RcvBuf,
+			rcvbufMax: r0.RcvBuf, applied: r0.Applied}
+		for _, rd := range rc.Rounds {
+			if err := c.add(*rd.Trial, *rd.Reader, len(rd.Trial.Readers)); err != nil {
+				return nil, fmt.Errorf("report: %s round %d: %w", c.label, rd.Trial.Round, err)
 			}
 		}
+		cols = append(cols, c)
 	}
 	return cols, nil
 }
@@ -293,10 +283,13 @@ func (c *column) add(t results.Trial, r results.Reader, nReaders int) error {
 	c.wakeups += r.Wakeups
 	c.overruns += r.Overruns
 	c.ringDropped += r.RingDropped
+	c.logDropped += r.WakeupLogDropped
+	c.spikesDropped += r.SpikesDropped
 	c.socketsReadMin = min(c.socketsReadMin, r.SocketsRead)
 	c.sockets = max(c.sockets, r.Sockets)
 	c.rcvbufMin = min(c.rcvbufMin, r.RcvBuf)
 	c.rcvbufMax = max(c.rcvbufMax, r.RcvBuf)
+	c.perCall = append(c.perCall, r.PerCallTicks)
 	c.wake = append(c.wake, r.WakeupLatency)
 	c.drain = append(c.drain, r.Drain)
 	c.oneWay = append(c.oneWay, r.OneWayDelay)
@@ -349,14 +342,14 @@ func writeBlocks(b *strings.Builder, labels []string, blocks []*kv) {
 	nameW := 24
 	widths := make([]int, len(labels))
 	for i, l := range labels {
-		widths[i] = max(12, runeLen(l))
+		widths[i] = max(12, Width(l))
 	}
 	for _, k := range blocks {
 		for _, r := range k.rows {
-			nameW = max(nameW, runeLen(r[0])+4)
+			nameW = max(nameW, Width(r[0])+4)
 			for i := range labels {
 				if i+1 < len(r) {
-					widths[i] = max(widths[i], runeLen(r[i+1]))
+					widths[i] = max(widths[i], Width(r[i+1]))
 				}
 			}
 		}
@@ -365,25 +358,25 @@ func writeBlocks(b *strings.Builder, labels []string, blocks []*kv) {
 		if n > 0 {
 			b.WriteByte('\n')
 		}
-		line := padRight(k.title, nameW)
-		if runeLen(k.title) > nameW-2 {
-			writeLine(b, k.title)
+		line := PadRight(k.title, nameW)
+		if Width(k.title) > nameW-2 {
+			WriteLine(b, k.title)
 			line = strings.Repeat(" ", nameW)
 		}
 		for i, l := range labels {
-			line += "  " + pad(l, widths[i])
+			line += "  " + Pad(l, widths[i])
 		}
-		writeLine(b, line)
+		WriteLine(b, line)
 		for _, r := range k.rows {
-			line := padRight("  "+r[0], nameW)
+			line := PadRight("  "+r[0], nameW)
 			for i := range labels {
 				cell := ""
 				if i+1 < len(r) {
 					cell = r[i+1]
 				}
-				line += "  " + pad(cell, widths[i])
+				line += "  " + Pad(cell, widths[i])
 			}
-			writeLine(b, line)
+			WriteLine(b, line)
 		}
 		for _, note := range k.notes {
 			fmt.Fprintf(b, "  %s\n", note)
@@ -410,9 +403,23 @@ func cells(cols []column, f func(c *column) string) []string {
 
 func u(v uint64) string { return strconv.FormatUint(v, 10) }
 
-// stats is the per-column call counts and per-call cost.
+// stats is the per-column call counts and per-call cost. Percentiles
+// and max come from the per-call HdrHistogram (results' definition); a
+// column without one falls back to the linear buckets and the title says
+// the percentiles are bucket lower edges.
 func stats(s *results.Summary, cols []column, unit, unitLong string) *kv {
-	k := &kv{title: "per-call stats (" + unitLong + "; p50/p99 are bucket lower edges)"}
+	pc := make([]results.TickStats, len(cols))
+	fromHDR := true
+	for i, c := range cols {
+		var exact bool
+		pc[i], exact = results.MergeTickStats(c.perCall...)
+		fromHDR = fromHDR && exact && (pc[i].Count > 0 || c.all.Total == 0)
+	}
+	title := "per-call stats (" + unitLong + "; percentiles from the HdrHistogram, max exact)"
+	if !fromHDR {
+		title = "per-call stats (" + unitLong + "; percentiles are bucket lower edges where no HdrHistogram was recorded)"
+	}
+	k := &kv{title: title}
 	k.add("calls", cells(cols, func(c *column) string { return u(c.calls) })...)
 	k.add("data calls", cells(cols, func(c *column) string { return u(c.dataCalls) })...)
 	k.add("EAGAIN calls", cells(cols, func(c *column) string { return u(c.eagainCalls) })...)
@@ -423,17 +430,32 @@ func stats(s *results.Summary, cols []column, unit, unitLong string) *kv {
 	}
 	k.add("mean "+unit+"/data call", cells(cols, func(c *column) string { return f1(c.data.Mean()) })...)
 	k.add("mean "+unit+"/EAGAIN call", cells(cols, func(c *column) string { return f1(c.eagain.Mean()) })...)
-	for _, q := range []struct {
-		name string
-		q    float64
-	}{{"p50", 0.50}, {"p99", 0.99}} {
-		k.add(q.name+" "+unit, cells(cols, func(c *column) string { return edge(c.all, results.Percentile(c.all, q.q)) })...)
+	for _, q := range []results.Quantity{results.P50, results.P99, results.P999} {
+		row := make([]string, len(cols))
+		for i := range cols {
+			row[i] = perCallQuantity(&cols[i], pc[i], q)
+		}
+		k.add(q.String()+" "+unit, row...)
 	}
 	k.add("max "+unit, cells(cols, func(c *column) string { return u(c.all.Max) })...)
 	k.add("policy (read back)", cells(cols, func(c *column) string { return policy(c.applied) })...)
 	k.add("cpus", cells(cols, func(c *column) string { return cpuList(c.applied.CPUs) })...)
 	k.add("mlockall", cells(cols, func(c *column) string { return yesNo(c.applied.Mlocked) })...)
 	return k
+}
+
+// perCallQuantity prints quantity q of a column's per-call cost: from its
+// HdrHistogram summary t, or else the linear bucket edge ("8256+" for the
+// overflow bucket).
+func perCallQuantity(c *column, t results.TickStats, q results.Quantity) string {
+	if t.Count > 0 {
+		return strconv.FormatFloat(t.Ticks(q), 'f', 0, 64)
+	}
+	if c.all.Total == 0 {
+		return "-"
+	}
+	qs := map[results.Quantity]float64{results.P50: 0.50, results.P90: 0.90, results.P99: 0.99, results.P999: 0.999}
+	return edge(c.all, results.BucketPercentile(c.all, qs[q]))
 }
 
 func yesNo(v bool) string {
@@ -452,8 +474,6 @@ func edge(s record.Snapshot, v uint64) string {
 }
 
 func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
-
-func us(ns int64) string { return strconv.FormatFloat(float64(ns)/1e3, 'f', 1, 64) }
 
 // policy is the applied policy in a few characters: "FIFO 80", "OTHER".
 func policy(a results.Applied) string {
@@ -514,28 +534,21 @@ func latency(cols []column) []*kv {
 	k := &kv{title: "wakeup latency (µs, wake − deadline)"}
 	k.add("wakeups", cells(cols, func(c *column) string { return u(c.wakeups) })...)
 	k.add("overruns (missed ticks)", cells(cols, func(c *column) string { return u(c.overruns) })...)
-	k.add("log records dropped", cells(cols, func(c *column) string { return u(c.ringDropped) })...)
-	addLat := func(l []results.Latency, which []string) {
-		for _, name := range which {
-			row := make([]string, len(l))
-			for i, x := range l {
-				if x.Count == 0 {
-					row[i] = "-"
-					continue
-				}
-				row[i] = latField(x, name)
-			}
-			k.add(name, row...)
-		}
+	k.add("log rows dropped (ring full)", cells(cols, func(c *column) string { return u(c.ringDropped) })...)
+	if slices.ContainsFunc(cols, func(c column) bool { return c.logDropped > 0 }) {
+		k.add("log rows deleted (log_limit)", cells(cols, func(c *column) string { return u(c.logDropped) })...)
 	}
-	addLat(wake, []string{"min", "avg", "p50", "p90", "p99", "p99.9", "max"})
+	if slices.ContainsFunc(cols, func(c column) bool { return c.spikesDropped > 0 }) {
+		k.add("spikes not logged (cap)", cells(cols, func(c *column) string { return u(c.spikesDropped) })...)
+	}
+	addLat(k, wake, results.AllQuantities)
 	blocks := []*kv{k}
 	k = &kv{title: "drain time per wakeup (µs)"}
-	addLat(drain, []string{"p50", "p99", "max"})
+	addLat(k, drain, []results.Quantity{results.P50, results.P99, results.Max})
 	blocks = append(blocks, k)
 	if anyOneWay {
 		k = &kv{title: "one-way delay send → recv (µs)"}
-		addLat(oneWay, []string{"p50", "p99", "max"})
+		addLat(k, oneWay, []results.Quantity{results.P50, results.P99, results.Max})
 		blocks = append(blocks, k)
 	}
 	if !exact {
@@ -544,24 +557,23 @@ func latency(cols []column) []*kv {
 	return blocks
 }
 
-func latField(l results.Latency, name string) string {
-	switch name {
-	case "min":
-		return us(l.MinNs)
-	case "avg":
-		return strconv.FormatFloat(l.MeanNs/1e3, 'f', 1, 64)
-	case "p50":
-		return us(l.P50Ns)
-	case "p90":
-		return us(l.P90Ns)
-	case "p99":
-		return us(l.P99Ns)
-	case "p99.9":
-		return us(l.P999Ns)
-	default:
-		return us(l.MaxNs)
+// addLat adds a row per quantity of ls (µs, one decimal).
+func addLat(k *kv, ls []results.Latency, qs []results.Quantity) {
+	for _, q := range qs {
+		row := make([]string, len(ls))
+		for i, l := range ls {
+			row[i] = "-"
+			if l.Count > 0 {
+				row[i] = Microseconds(l.Ns(q))
+			}
+		}
+		k.add(q.String(), row...)
 	}
 }
+
+// Microseconds prints ns in µs with one decimal, as every latency of the
+// report (and the live line) is printed.
+func Microseconds(ns float64) string { return strconv.FormatFloat(ns/1e3, 'f', 1, 64) }
 
 // messages is the message accounting block.
 func messages(cols []column) *kv {
@@ -668,21 +680,4 @@ func writeGC(b *strings.Builder, s *results.Summary) {
 	for _, w := range where {
 		fmt.Fprintf(b, "  %s\n", w)
 	}
-}
-
-// ColumnLabel names a report column: the variant ("run" when it has none),
-// and with several readers in a trial "variant/reader" (reader i unnamed:
-// "reader<i>").
-func ColumnLabel(variant, reader string, i int, perReader bool) string {
-	label := variant
-	if label == "" {
-		label = "run"
-	}
-	if perReader {
-		if reader == "" {
-			reader = "reader" + strconv.Itoa(i)
-		}
-		label += "/" + reader
-	}
-	return label
 }

@@ -26,7 +26,7 @@ var readerMetrics = []readerMetric{
 		if r.PerCallTicks.Count == 0 || c.Hz <= 0 {
 			return 0, false
 		}
-		return float64(r.PerCallTicks.P99Ns) * 1e9 / c.Hz, true
+		return float64(r.PerCallTicks.P99Ticks) * 1e9 / c.Hz, true
 	}},
 	{"wakeup latency p99 (µs)", "%.1f", func(r results.Reader, _ results.ClockInfo) (float64, bool) {
 		if r.WakeupLatency.Count == 0 {

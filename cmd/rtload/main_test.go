@@ -164,7 +164,10 @@ func TestRunDefault(t *testing.T) {
 		if rd.Applied.Policy != "SCHED_FIFO" || s.Degraded {
 			t.Errorf("%s: policy %s degraded %v", tr.Variant, rd.Applied.Policy, s.Degraded)
 		}
-		for _, f := range tr.WakeupLog {
+		if len(rd.WakeupLog) == 0 {
+			t.Errorf("%s: no wakeup log listed", tr.Variant)
+		}
+		for _, f := range rd.WakeupLog {
 			if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 				t.Error(err)
 			}
@@ -207,19 +210,24 @@ func TestRunInterrupted(t *testing.T) {
 func TestRunUnprivileged(t *testing.T) {
 	requireRoot(t)
 	nobody := &syscall.Credential{Uid: 65534, Gid: 65534}
+	// The results directories are nobody's own: rtload refuses others'.
 	out, err := os.MkdirTemp("", "rtload-nobody-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(out) })
-	os.Chmod(out, 0o777)
-	r := rtload(t, nobody, "run", "--duration", "300ms", "--set", "rounds=1", "--set", "noise[0].threads=1", "--out", out, "-q")
+	os.Chmod(out, 0o755)
+	os.Chown(out, 65534, 65534)
+	first := filepath.Join(out, "first")
+	r := rtload(t, nobody, "run", "--duration", "300ms", "--set", "rounds=1", "--set", "noise[0].threads=1", "--out", first, "-q")
 	if r.code != 3 || !strings.Contains(r.stderr, "CAP_SYS_NICE") || !strings.Contains(r.stderr, "--allow-degraded") {
 		t.Fatalf("exit %d, want 3 naming CAP_SYS_NICE and --allow-degraded:\n%s", r.code, r.stderr)
 	}
+	// The refusal leaves no empty results directory behind.
+	if _, err := os.Stat(first); !os.IsNotExist(err) {
+		t.Errorf("refused run left %s behind (%v)", first, err)
+	}
 	out2 := filepath.Join(out, "degraded")
-	os.Mkdir(out2, 0o777)
-	os.Chmod(out2, 0o777)
 	r = rtload(t, nobody, "run", "--duration", "300ms", "--set", "rounds=1", "--set", "noise[0].threads=1", "--out", out2, "-q", "--allow-degraded")
 	if r.code != 0 {
 		t.Fatalf("--allow-degraded: exit %d\n%s", r.code, r.stderr)
@@ -294,6 +302,7 @@ func TestTapNothingLeftBehind(t *testing.T) {
 	t.Run("SIGINT twice", func(t *testing.T) {
 		cmd, o := start(t)
 		cmd.Process.Signal(syscall.SIGINT)
+		time.Sleep(signalWindow + 100*time.Millisecond) // a second Ctrl-C, not the same one twice
 		cmd.Process.Signal(syscall.SIGINT)
 		if c := waitExit(t, cmd); c != 130 {
 			t.Errorf("exit %d, want 130\n%s", c, o.String())

@@ -238,9 +238,9 @@ func perCall(c config, d *doc) error {
 		hz = s.Clock.Hz
 		for _, t := range s.Trials {
 			r := t.Readers[0]
-			B[key{r.Method, "p50"}] = append(B[key{r.Method, "p50"}], float64(r.PerCallTicks.P50Ns))
-			B[key{r.Method, "p99"}] = append(B[key{r.Method, "p99"}], float64(r.PerCallTicks.P99Ns))
-			B[key{r.Method, "mean"}] = append(B[key{r.Method, "mean"}], r.PerCallTicks.MeanNs)
+			B[key{r.Method, "p50"}] = append(B[key{r.Method, "p50"}], float64(r.PerCallTicks.P50Ticks))
+			B[key{r.Method, "p99"}] = append(B[key{r.Method, "p99"}], float64(r.PerCallTicks.P99Ticks))
+			B[key{r.Method, "mean"}] = append(B[key{r.Method, "mean"}], r.PerCallTicks.MeanTicks)
 		}
 	}
 	d.h2("1. Per-call cost: C baseline vs rtload (seed 000, 450 sockets)")
@@ -562,9 +562,9 @@ func methods(c config, d *doc) error {
 			rate += tr.TargetRate
 		}
 		msgs := rate * float64(t.DurationNs) / 1e9 // messages due in the window
-		a.p50 = append(a.p50, float64(r.PerCallTicks.P50Ns))
-		a.p99 = append(a.p99, float64(r.PerCallTicks.P99Ns))
-		a.mean = append(a.mean, r.PerCallTicks.MeanNs)
+		a.p50 = append(a.p50, float64(r.PerCallTicks.P50Ticks))
+		a.p99 = append(a.p99, float64(r.PerCallTicks.P99Ticks))
+		a.mean = append(a.mean, r.PerCallTicks.MeanTicks)
 		a.perMsg = append(a.perMsg, float64(r.PerCall.All.Sum)/msgs)
 		a.callsPerMsg = append(a.callsPerMsg, float64(r.Calls)/msgs)
 	}
