@@ -4,6 +4,9 @@ BIN      ?= bin/rtload
 VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 STATICCHECK_VERSION ?= v0.8.2
+# Time per fuzz target for `make fuzz` (and the budget to minimise a new input).
+FUZZTIME    ?= 15s
+FUZZMINTIME ?= 2s
 # Scenario and flags for `make run`.
 SCENARIO ?=
 RUNFLAGS ?=
@@ -45,9 +48,15 @@ lint:
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
-## fuzz: a short bounded run of the scenario parser fuzzer
+## fuzz: every fuzz target in the module (each func Fuzz* in a _test.go), FUZZTIME each
 fuzz:
-	$(GO) test ./scenario -run '^$$' -fuzz FuzzLoad -fuzztime 30s
+	@set -e; for f in $$(grep -rl --include='*_test.go' '^func Fuzz' .); do \
+		dir=./$$(dirname $${f#./}); \
+		for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
+			echo "== $$dir $$t ($(FUZZTIME))"; \
+			$(GO) test $$dir -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINTIME); \
+		done; \
+	done
 
 ## cross: vet for arm64 so the non-TSC fallback keeps compiling
 cross:

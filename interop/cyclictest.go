@@ -361,6 +361,9 @@ func buildCyclictest(meta CyclictestMeta, rows map[int][]uint64, width int, name
 			return nil, CyclictestMeta{}, fmt.Errorf("cyclictest histogram: rows have %d columns, \"# Min Latencies:\" %d", width, len(meta.Min))
 		}
 	}
+	if ncols <= 0 {
+		return nil, CyclictestMeta{}, errors.New("cyclictest histogram: rows hold no thread columns")
+	}
 	for _, f := range []*[]uint64{&meta.Total, &meta.Max, &meta.Overflows} {
 		if len(*f) > ncols {
 			*f = (*f)[:ncols] // --histofall sum
