@@ -62,6 +62,6 @@ fuzz:
 cross:
 	GOARCH=arm64 $(GO) vet ./...
 
-## clean: remove bin/ and results/
+## clean: remove bin/ and the run directories under results/ (results/<scenario>-<YYYYMMDD-HHMMSS>; results/ itself is a package)
 clean:
-	rm -rf bin results
+	rm -rf bin results/*-[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]-[0-9][0-9][0-9][0-9][0-9][0-9]

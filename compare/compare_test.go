@@ -576,3 +576,17 @@ func TestLoadErrors(t *testing.T) {
 		t.Errorf("clashing labels %v", got)
 	}
 }
+
+// TestLoadRefusesHugeHistogram: a summary whose histogram claims 2 million
+// buckets is refused on load, naming the limit, before any comparison
+// (which would bootstrap over every bucket for minutes).
+func TestLoadRefusesHugeHistogram(t *testing.T) {
+	dir := t.TempDir()
+	big := record.NewLinear(1, 0, 2_000_000).Snapshot("ticks")
+	s := &results.Summary{Trials: []results.Trial{{Variant: "v", Readers: []results.Reader{{Name: "rt", PerCall: results.PerCall{All: big}}}}}}
+	testutil.WriteSummary(t, dir, s)
+	_, err := Load([]string{dir}, nil)
+	if err == nil || !strings.Contains(err.Error(), "histogram of 2000001 buckets, more than the limit of 65536") {
+		t.Fatalf("err = %v", err)
+	}
+}
