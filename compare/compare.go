@@ -304,24 +304,23 @@ func (c *column) public(run string) Column {
 // mergeLatencies merges ls with results.MergeLatency when every one of
 // them holds samples; ok is false otherwise.
 func mergeLatencies(ls []results.Latency) (l results.Latency, exact, ok bool) {
-	for _, x := range ls {
-		if x.Count == 0 {
-			return l, false, false
-		}
-	}
-	l, exact = results.MergeLatency(ls...)
-	return l, exact, len(ls) > 0
+	return mergeIfAll(ls, func(l results.Latency) uint64 { return l.Count }, results.MergeLatency)
 }
 
 // mergeTicks is mergeLatencies for per-call tick summaries.
 func mergeTicks(ts []results.TickStats) (t results.TickStats, exact, ok bool) {
-	for _, x := range ts {
-		if x.Count == 0 {
-			return t, false, false
+	return mergeIfAll(ts, func(t results.TickStats) uint64 { return t.Count }, results.MergeTickStats)
+}
+
+// mergeIfAll merges xs when every one of them holds samples.
+func mergeIfAll[T any](xs []T, count func(T) uint64, merge func(...T) (T, bool)) (m T, exact, ok bool) {
+	for _, x := range xs {
+		if count(x) == 0 {
+			return m, false, false
 		}
 	}
-	t, exact = results.MergeTickStats(ts...)
-	return t, exact, len(ts) > 0
+	m, exact = merge(xs...)
+	return m, exact, len(xs) > 0
 }
 
 // percentiles reads a summary's quantities (at, in its unit) times scale.

@@ -1,8 +1,9 @@
 // Package plot draws the results of one or more rtload runs into one image
 // (PNG or SVG) with gonum.org/v1/plot: per-call cost histograms overlaid,
 // wakeup latency over time, and wakeup latency CDFs, one colour per column.
-// It reads only results directories (summary.json and the per-wakeup CSV
-// logs), like every other report.
+// It reads only results directories, through package results (summary.json
+// and each reader's own per-wakeup log), like every other report; legends
+// print results' numbers, so they match the report's.
 package plot
 
 import (
@@ -31,7 +32,7 @@ type Column struct {
 	// Unit names one tick of the per-call histograms ("TSC ticks", "ns").
 	Unit string
 	// All, Data and EAGAIN are the per-call histograms in clock ticks,
-	// summed over rounds (report.PerCall).
+	// summed over rounds (results.PerCall).
 	All, Data, EAGAIN record.Snapshot
 	// Wakeups is one sample per logged wakeup, in time order within each
 	// round; empty when the run wrote no per-wakeup logs.
@@ -57,7 +58,7 @@ type Wakeup struct {
 // Load reads each results directory in dirs and returns its columns, runs
 // in the order given. labels names the runs (one per dir, or nil for the
 // directories' base names). Per-call histograms of a column whose rounds
-// have different layouts are an error, as in report.Report; so is a
+// have different layouts are an error, as in the report; so is a
 // per-wakeup log listed in summary.json that cannot be read.
 func Load(dirs, labels []string) ([]Column, error) {
 	if len(dirs) == 0 {

@@ -368,15 +368,7 @@ func writeBlocks(b *strings.Builder, labels []string, blocks []*kv) {
 		}
 		WriteLine(b, line)
 		for _, r := range k.rows {
-			line := PadRight("  "+r[0], nameW)
-			for i := range labels {
-				cell := ""
-				if i+1 < len(r) {
-					cell = r[i+1]
-				}
-				line += "  " + Pad(cell, widths[i])
-			}
-			WriteLine(b, line)
+			WriteRow(b, r, nameW, widths, "  ")
 		}
 		for _, note := range k.notes {
 			fmt.Fprintf(b, "  %s\n", note)

@@ -112,16 +112,23 @@ func Grid(b *strings.Builder, title string, labels []string, rows [][]string) {
 	}
 	b.WriteString(strings.Repeat("-", total) + "\n")
 	for _, r := range rows {
-		line := "  " + PadRight(r[0], nameW-2)
-		for i := range labels {
-			c := ""
-			if i+1 < len(r) {
-				c = r[i+1]
-			}
-			line += " " + Pad(c, widths[i])
-		}
-		WriteLine(b, line)
+		WriteRow(b, r, nameW, widths, " ")
 	}
+}
+
+// WriteRow writes one row of a grid: "  " and its name (row[0]) left in
+// nameW runes, then each cell (row[1:], missing ones empty) right-aligned
+// in its width, sep before each.
+func WriteRow(b *strings.Builder, row []string, nameW int, widths []int, sep string) {
+	line := PadRight("  "+row[0], nameW)
+	for i, w := range widths {
+		c := ""
+		if i+1 < len(row) {
+			c = row[i+1]
+		}
+		line += sep + Pad(c, w)
+	}
+	WriteLine(b, line)
 }
 
 // span is the width of g's columns with their separators.

@@ -143,14 +143,9 @@ func open(path string) (*Dir, error) {
 
 // checkEmpty refuses a directory holding anything.
 func (d *Dir) checkEmpty() error {
-	f, err := d.root.Open(".")
+	names, err := d.readNames(4)
 	if err != nil {
-		return fmt.Errorf("results directory %s: %w", d.path, err)
-	}
-	defer f.Close()
-	names, err := f.Readdirnames(4)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("results directory %s: %w", d.path, err)
+		return err
 	}
 	if len(names) == 0 {
 		return nil
@@ -210,14 +205,17 @@ func (d *Dir) Remove(name string) error {
 }
 
 // ReadDir lists the directory's entries by name.
-func (d *Dir) ReadDir() ([]string, error) {
+func (d *Dir) ReadDir() ([]string, error) { return d.readNames(-1) }
+
+// readNames lists at most n entries (n < 0: all).
+func (d *Dir) readNames(n int) ([]string, error) {
 	f, err := d.root.Open(".")
 	if err != nil {
 		return nil, fmt.Errorf("results directory %s: %w", d.path, err)
 	}
 	defer f.Close()
-	names, err := f.Readdirnames(-1)
-	if err != nil {
+	names, err := f.Readdirnames(n)
+	if err != nil && !(n > 0 && errors.Is(err, io.EOF)) {
 		return nil, fmt.Errorf("results directory %s: %w", d.path, err)
 	}
 	return names, nil

@@ -376,22 +376,23 @@ func LatencyFromHistogram(h *hdrhistogram.Histogram, maxNs int64) Latency {
 // worst (largest) of the rounds and exact is false. Empty inputs are
 // skipped; no input gives the zero Latency and exact true.
 func MergeLatency(ls ...Latency) (l Latency, exact bool) {
-	ds := make([]dist, len(ls))
-	for i, x := range ls {
-		ds[i] = x.dist()
-	}
-	d, exact := merge(ds)
+	d, exact := mergeOf(ls, Latency.dist)
 	return d.latency(), exact
 }
 
 // MergeTickStats combines several rounds' TickStats like MergeLatency.
 func MergeTickStats(ts ...TickStats) (t TickStats, exact bool) {
-	ds := make([]dist, len(ts))
-	for i, x := range ts {
-		ds[i] = x.dist()
-	}
-	d, exact := merge(ds)
+	d, exact := mergeOf(ts, TickStats.dist)
 	return d.ticks(), exact
+}
+
+// mergeOf merges the dists of xs.
+func mergeOf[T any](xs []T, toDist func(T) dist) (dist, bool) {
+	ds := make([]dist, len(xs))
+	for i, x := range xs {
+		ds[i] = toDist(x)
+	}
+	return merge(ds)
 }
 
 // UnmarshalJSON reads a TickStats, also in the form summary.json and
