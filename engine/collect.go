@@ -53,7 +53,7 @@ func collect(res *results.Trial, sp *scenario.Spec, senders []*sender, readers [
 		if r.log != nil {
 			st := r.log.Stats()
 			rr.WakeupLog = st.Files
-			rr.WakeupLogRows, rr.WakeupLogDropped = st.Rows, st.RowsDropped
+			rr.WakeupLogRows, rr.WakeupLogDropped, rr.WakeupLogLimit = st.Rows, st.RowsDropped, r.log.Limit()
 		}
 		for _, g := range r.groups {
 			if d, err := g.Drops(); err == nil {

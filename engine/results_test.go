@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/rtload/rtload/results"
 )
@@ -51,5 +52,26 @@ readers: [{name: rt, cpu: 1, period: 10ms, threshold: 1us}]
 				t.Fatalf("victim changed: %q %v", got, err)
 			}
 		})
+	}
+}
+
+// TestSoakDefaultCaps: a soak whose scenario sets no log_limit still caps
+// its wakeup log (SoakWakeupLogLimit), and says so in the summary.
+func TestSoakDefaultCaps(t *testing.T) {
+	requireRT(t)
+	spec, trials := load(t, `
+name: soak-caps
+duration: 0s
+interval: 200ms
+readers: [{name: rt, cpu: 1, period: 10ms}]
+`)
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	sum, err := Run(ctx, spec, trials, Options{OutDir: t.TempDir()})
+	if !errors.Is(err, ErrStopped) || sum == nil || len(sum.Trials) != 1 {
+		t.Fatalf("soak: %v", err)
+	}
+	if r := sum.Trials[0].Readers[0]; r.WakeupLogLimit != SoakWakeupLogLimit || len(r.WakeupLog) == 0 {
+		t.Errorf("wakeup log cap %d, files %v; want %d", r.WakeupLogLimit, r.WakeupLog, SoakWakeupLogLimit)
 	}
 }

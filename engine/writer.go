@@ -161,7 +161,7 @@ func (w *trialWriter) checkpoint() results.Trial {
 		if r.log != nil {
 			st := r.log.Stats()
 			rr.WakeupLog = st.Files
-			rr.WakeupLogRows, rr.WakeupLogDropped = st.Rows, st.RowsDropped
+			rr.WakeupLogRows, rr.WakeupLogDropped, rr.WakeupLogLimit = st.Rows, st.RowsDropped, r.log.Limit()
 		}
 		t.Readers = append(t.Readers, rr)
 	}

@@ -128,9 +128,11 @@ type Reader struct {
 	// them. Empty when the run wrote no per-wakeup log.
 	WakeupLog []string `json:"wakeup_log,omitempty"`
 	// WakeupLogRows and WakeupLogDropped: rows written to the per-wakeup
-	// log, and rows deleted with old chunks by log_limit.
+	// log, and rows deleted with old chunks by log_limit; WakeupLogLimit
+	// the cap in force (bytes on disk, 0 = none).
 	WakeupLogRows    uint64 `json:"wakeup_log_rows,omitempty"`
 	WakeupLogDropped uint64 `json:"wakeup_log_dropped,omitempty"`
+	WakeupLogLimit   int64  `json:"wakeup_log_limit_bytes,omitempty"`
 	// SafePointPasses counts ticks on which the reader let the Go runtime
 	// stop it, for a garbage collection its soak run's writer asked for.
 	SafePointPasses uint64 `json:"safepoint_passes,omitempty"`

@@ -312,6 +312,9 @@ func (l *WakeupLog) Close() error {
 	return nil
 }
 
+// Limit is the log's cap, LimitBytes (0 = none).
+func (l *WakeupLog) Limit() int64 { return l.cfg.LimitBytes }
+
 // Stats reports the files kept and the rows written and dropped so far.
 func (l *WakeupLog) Stats() WakeupLogStats {
 	s := WakeupLogStats{
