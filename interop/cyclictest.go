@@ -119,21 +119,6 @@ func barUs(b hdrhistogram.Bar) uint64 {
 	return uint64(max(b.From+(b.To-b.From+1)/2, 0)) / 1000
 }
 
-// cyclictestMaxUs returns the largest value of h in whole µs as
-// WriteCyclictestHist bins it, or 0 for an empty h.
-func cyclictestMaxUs(h *hdrhistogram.Histogram) uint64 {
-	if h == nil || h.TotalCount() == 0 {
-		return 0
-	}
-	bars := h.Distribution()
-	for i := len(bars) - 1; i >= 0; i-- {
-		if bars[i].Count > 0 {
-			return barUs(bars[i])
-		}
-	}
-	return 0
-}
-
 // WriteCyclictestHist writes cols as cyclictest -h <buckets> -q prints its
 // histogram (rt-tests 2.x print_hist, checked against cyclictest V 2.40):
 //
