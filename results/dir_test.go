@@ -174,23 +174,6 @@ func TestUmask(t *testing.T) {
 	}
 }
 
-// fill writes to a file in dir until the filesystem is full.
-func fill(t *testing.T, dir string) {
-	t.Helper()
-	f, err := os.Create(filepath.Join(dir, "filler"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	buf := make([]byte, 64<<10)
-	for i := 0; i < 1<<16; i++ {
-		if _, err := f.Write(buf); err != nil {
-			return
-		}
-	}
-	t.Fatal("disk never filled")
-}
-
 // TestFullDisk: on a full filesystem, summary.json keeps its last good
 // content and no temporary file is left; JSONL and wakeup logs end in
 // whole records and report the error from then on.
@@ -210,7 +193,7 @@ func TestFullDisk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fill(t, disk)
+	testutil.FillDisk(t, disk)
 	if err := d.WriteSummary(testutil.SeedSummary()); err == nil || !strings.Contains(err.Error(), "no space left on device") {
 		t.Errorf("summary on a full disk: %v", err)
 	}
@@ -248,7 +231,7 @@ func TestFullDisk(t *testing.T) {
 	if err != nil || st.TornRows != 0 {
 		t.Errorf("wakeup log after ENOSPC: %d rows, %+v, %v", len(rows), st, err)
 	}
-	for _, name := range mustReadDir(t, disk) {
+	for _, name := range testutil.DirNames(t, disk) {
 		if strings.HasSuffix(name, ".tmp") {
 			t.Errorf("temporary file left: %s", name)
 		}
@@ -261,19 +244,6 @@ func sizeOf(t *testing.T, path string) int64 {
 		t.Fatal(err)
 	}
 	return fi.Size()
-}
-
-func mustReadDir(t *testing.T, dir string) []string {
-	t.Helper()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range ents {
-		names = append(names, e.Name())
-	}
-	return names
 }
 
 func TestJSONLLimit(t *testing.T) {

@@ -625,14 +625,7 @@ func TestWakeupLogCompressionCrash(t *testing.T) {
 	if err := l2.Close(); err != nil {
 		t.Fatal(err)
 	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range ents {
-		names = append(names, e.Name())
-	}
+	names := dirNames(t, dir)
 	if diff := cmp.Diff([]string{wlBase + ".0000.csv.gz"}, names); diff != "" {
 		t.Errorf("after a new Create and Close, dir (-want +got):\n%s", diff)
 	}
@@ -822,4 +815,18 @@ func TestWakeupLogFiles(t *testing.T) {
 		}
 		wlCheckRows(t, got, 0, 200)
 	})
+}
+
+// dirNames lists dir's entries by name.
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names
 }

@@ -74,23 +74,6 @@ func TestOutRefused(t *testing.T) {
 	check()
 }
 
-// fillDisk fills the filesystem of dir with one file (bounded: 1 GiB).
-func fillDisk(t *testing.T, dir string) {
-	t.Helper()
-	f, err := os.Create(filepath.Join(dir, "filler"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	buf := make([]byte, 256<<10)
-	for i := 0; i < 4096; i++ {
-		if _, err := f.Write(buf); err != nil {
-			return
-		}
-	}
-	t.Fatal("disk never filled")
-}
-
 // waitFor polls (every 50 ms, at most timeout) until ok returns true.
 func waitFor(t *testing.T, timeout time.Duration, what string, ok func() bool) {
 	t.Helper()
@@ -144,7 +127,7 @@ func TestFullDisk(t *testing.T) {
 			} else {
 				waitFor(t, 60*time.Second, "first trial's summary", func() bool { return summaryTrials(out) == 1 })
 			}
-			fillDisk(t, disk)
+			testutil.FillDisk(t, disk)
 			code := waitExit(t, cmd)
 			if code != ExitFailed || !strings.Contains(e.String(), tc.want) {
 				t.Errorf("exit %d, want %d naming %q:\n%s", code, ExitFailed, tc.want, e.String())

@@ -2,6 +2,8 @@ package testutil
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -66,4 +68,36 @@ func Tmpfs(t testing.TB, size int64) string {
 		}
 	})
 	return dir
+}
+
+// FillDisk writes a file "filler" in dir until its filesystem is full (at
+// most 1 GiB; more fails the test).
+func FillDisk(t testing.TB, dir string) {
+	t.Helper()
+	f, err := os.Create(filepath.Join(dir, "filler"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 256<<10)
+	for range 4096 {
+		if _, err := f.Write(buf); err != nil {
+			return
+		}
+	}
+	t.Fatal("disk never filled")
+}
+
+// DirNames lists dir's entries by name.
+func DirNames(t testing.TB, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names
 }
