@@ -28,7 +28,8 @@ import (
 // live line, compare, explain, plot) takes its numbers from the functions
 // here, so one quantity has one number everywhere.
 
-// Quantile is one of the quantiles every summary carries, in print order.
+// Quantiles are the quantiles every summary carries (p50, p90, p99,
+// p99.9), in print order.
 var Quantiles = [4]float64{0.50, 0.90, 0.99, 0.999}
 
 // Quantity names one number of a Latency or TickStats.
