@@ -193,6 +193,20 @@ func TestSignalsTwiceAtOnce(t *testing.T) {
 	noTemps(t, out)
 }
 
+// signalsTap is a short tap sweep, then one long enough (5 million
+// frames, tens of seconds) to be interrupted twice: an orderly stop waits
+// for a tap sweep to end.
+const signalsTap = `name: signals-tap
+description: "a short tap sweep, then one long enough to be interrupted twice"
+duration: 100ms
+network: {namespace: private}
+endpoints: [{name: tap, kind: tap, count: 1, devices: 1, mtu: 1500, queues: 1}]
+probes: [{name: send, kind: tap_send, endpoint: tap, packets: 2000, size: [64], cpu: 1, policy: other}]
+variants:
+  - {name: short}
+  - {name: long, set: {"probes[0].packets": 5000000}}
+`
+
 // TestSignalsSecond: a second Ctrl-C, well after the first, while the
 // orderly stop still waits for a long tap sweep: rtload exits at once
 // (bounded), summary.json keeps the finished first trial, no temporary
@@ -201,14 +215,18 @@ func TestSignalsSecond(t *testing.T) {
 	requireRoot(t)
 	testutil.Requires(t, testutil.DevNetTun)
 	out := t.TempDir()
-	cmd := exec.Command(binary, "run", "tsirkin-tap", "--set", "probes[0].packets=200000", "--set", "probes[0].policy=other",
-		"--set", "probes[0].priority=0", "--out", out, "-q")
+	scen := filepath.Join(t.TempDir(), "signals-tap.yaml")
+	if err := os.WriteFile(scen, []byte(signalsTap), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary, "run", scen, "--out", out, "-q")
 	var o bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &o
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 90*time.Second, "the first trial's summary", func() bool { return summaryTrials(out) == 1 })
+	waitFor(t, 60*time.Second, "the first trial's summary", func() bool { return summaryTrials(out) == 1 })
+	time.Sleep(300 * time.Millisecond) // into the long sweep
 	cmd.Process.Signal(syscall.SIGINT)
 	time.Sleep(signalWindow + 100*time.Millisecond)
 	cmd.Process.Signal(syscall.SIGINT)
@@ -225,7 +243,7 @@ func TestSignalsSecond(t *testing.T) {
 		t.Errorf("exit %d, want %d after a forced exit:\n%s", c, ExitInterrupted, o.String())
 	}
 	s, err := results.ReadSummary(out)
-	if err != nil || len(s.Trials) != 1 || s.Trials[0].Variant != "vnet_off" || len(s.Trials[0].Probes) != 1 {
+	if err != nil || len(s.Trials) != 1 || s.Trials[0].Variant != "short" || len(s.Trials[0].Probes) != 1 {
 		t.Fatalf("summary after a forced exit: %v", err)
 	}
 	noTemps(t, out)
