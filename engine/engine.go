@@ -818,7 +818,7 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 			return res, degraded, fmt.Errorf("reader %s: clock_nanosleep: %w", r.spec.Name, unix.Errno(r.loop.Errno))
 		}
 		if r.logErr != nil {
-			return res, degraded, fmt.Errorf("wakeup log %s: %w", r.logBase, r.logErr)
+			return res, degraded, r.logErr // results names the log
 		}
 	}
 	if w.err != nil {

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"fmt"
 	"os"
 	"runtime"
 	"strconv"
@@ -225,7 +224,7 @@ func (w *trialWriter) drainRing(r *reader) {
 	r.loop.Wakeups.Drain(func(wk *record.Wakeup) {
 		if r.log != nil && r.logErr == nil {
 			if r.logErr = r.log.Write(wk); r.logErr != nil {
-				w.fail(fmt.Errorf("wakeup log %s: %w", r.logBase, r.logErr))
+				w.fail(r.logErr) // it names the log
 			}
 		}
 		if r.spec.Threshold > 0 && wk.LatencyNs > int64(r.spec.Threshold) {
@@ -316,7 +315,7 @@ func (w *trialWriter) interval(r *reader, set *probe.Recorders) {
 	}
 	if r.log != nil && r.logErr == nil {
 		if r.logErr = r.log.Sync(); r.logErr != nil {
-			w.fail(fmt.Errorf("wakeup log %s: %w", r.logBase, r.logErr))
+			w.fail(r.logErr)
 		}
 	}
 	if w.onIv != nil {

@@ -300,7 +300,7 @@ func (d *Dir) WriteFile(name string, data []byte) error {
 	}
 	if err != nil {
 		d.dropTemp(f, tmp)
-		return fmt.Errorf("write %s: %w", filepath.Join(d.path, name), err)
+		return fmt.Errorf("replace %s: %w", filepath.Join(d.path, name), err)
 	}
 	return d.commitTemp(tmp, name)
 }
