@@ -8,6 +8,9 @@ STATICCHECK_VERSION ?= v0.8.2
 # and for `make bench-wakesplit` (e.g. WAKESPLITFLAGS=-spin).
 BENCHFLAGS ?=
 WAKESPLITFLAGS ?=
+# Time per fuzz target for `make fuzz` (and the budget to minimise a new input).
+FUZZTIME    ?= 15s
+FUZZMINTIME ?= 2s
 # Scenario and flags for `make run`.
 SCENARIO ?=
 RUNFLAGS ?=
@@ -55,15 +58,20 @@ lint:
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
-## fuzz: a short bounded run of the scenario parser fuzzer
+## fuzz: every fuzz target in the module (each func Fuzz* in a _test.go), FUZZTIME each
 fuzz:
-	$(GO) test ./scenario -run '^$$' -fuzz FuzzLoad -fuzztime 30s
-	$(GO) test ./scenario -run '^$$' -fuzz FuzzApply -fuzztime 30s
+	@set -e; for f in $$(grep -rl --include='*_test.go' '^func Fuzz' .); do \
+		dir=./$$(dirname $${f#./}); \
+		for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
+			echo "== $$dir $$t ($(FUZZTIME))"; \
+			$(GO) test $$dir -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINTIME); \
+		done; \
+	done
 
 ## cross: vet for arm64 so the non-TSC fallback keeps compiling
 cross:
 	GOARCH=arm64 $(GO) vet ./...
 
-## clean: remove bin/ and results/
+## clean: remove bin/ and the run directories under results/ (results/<scenario>-<YYYYMMDD-HHMMSS>; results/ itself is a package)
 clean:
-	rm -rf bin results
+	rm -rf bin results/*-[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]-[0-9][0-9][0-9][0-9][0-9][0-9]

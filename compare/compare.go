@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/rtload/rtload/record"
-	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
 )
 
 // Verdicts of a Metric, in seed 001's words.
@@ -60,8 +60,8 @@ type RunInfo struct {
 	Stopped  bool      `json:"stopped"`
 	// InProgress marks a checkpoint of a run that never finished (killed):
 	// its data end at the checkpoint.
-	InProgress bool             `json:"in_progress,omitempty"`
-	Clock      report.ClockInfo `json:"clock"`
+	InProgress bool              `json:"in_progress,omitempty"`
+	Clock      results.ClockInfo `json:"clock"`
 }
 
 // Difference is one field in which the runs differ: Values holds each
@@ -153,8 +153,8 @@ type subject struct {
 type column struct {
 	group, label string
 	runIdx       int
-	clock        report.ClockInfo
-	readers      []report.Reader
+	clock        results.ClockInfo
+	readers      []results.Reader
 	wakeups      [][]record.Wakeup // per round; nil when its log is missing
 	all          record.Snapshot
 }
@@ -205,47 +205,38 @@ func Compare(runs []Run) (*Result, error) {
 	return res, nil
 }
 
-// buildColumns merges each run's trials into (group, run) columns, then
-// orders them group by group.
+// buildColumns merges each run's trials into (group, run) columns
+// (results.Columns), then orders them group by group.
 func buildColumns(runs []Run) ([]column, error) {
-	perReader := false
-	for _, r := range runs {
-		names := map[string]bool{}
-		for _, t := range r.Summary.Trials {
-			for _, rd := range t.Readers {
-				names[rd.Name] = true
-			}
-		}
-		perReader = perReader || len(names) > 1
+	sums := make([]*results.Summary, len(runs))
+	for i, r := range runs {
+		sums[i] = r.Summary
 	}
+	perReader := results.PerReader(sums...)
 	var groups []string
 	byKey := map[string]*column{}
 	for ri, r := range runs {
-		for _, t := range r.Summary.Trials {
-			for i, rd := range t.Readers {
-				g := groupName(t.Variant, rd.Name, i, perReader)
-				key := g + "\x00" + strconv.Itoa(ri)
-				c, ok := byKey[key]
-				if !ok {
-					c = &column{group: g, label: g + "/" + r.Label, runIdx: ri, clock: r.Summary.Clock}
-					byKey[key] = c
-					if !contains(groups, g) {
-						groups = append(groups, g)
-					}
+		for _, rc := range results.Columns(r.Summary) {
+			g := rc.Label(perReader, ":")
+			key := g + "\x00" + strconv.Itoa(ri)
+			c, ok := byKey[key]
+			if !ok {
+				c = &column{group: g, label: g + "/" + r.Label, runIdx: ri, clock: r.Summary.Clock}
+				byKey[key] = c
+				if !contains(groups, g) {
+					groups = append(groups, g)
 				}
-				if len(rd.PerCall.All.Counts) > 0 {
-					sum, ok := c.all.Add(rd.PerCall.All)
+			}
+			for _, rd := range rc.Rounds {
+				if len(rd.Reader.PerCall.All.Counts) > 0 {
+					sum, ok := c.all.Add(rd.Reader.PerCall.All)
 					if !ok {
-						return nil, fmt.Errorf("compare %s: round %d: per-call histogram layout differs from earlier rounds", c.label, t.Round)
+						return nil, fmt.Errorf("compare %s: round %d: per-call histogram layout differs from earlier rounds", c.label, rd.Trial.Round)
 					}
 					c.all = sum
 				}
-				c.readers = append(c.readers, rd)
-				var w []record.Wakeup
-				if len(t.WakeupLog) == len(t.Readers) {
-					w = r.Wakeups[t.WakeupLog[i]]
-				}
-				c.wakeups = append(c.wakeups, w)
+				c.readers = append(c.readers, *rd.Reader)
+				c.wakeups = append(c.wakeups, r.Wakeups[r.index(rd)])
 			}
 		}
 	}
@@ -260,20 +251,6 @@ func buildColumns(runs []Run) ([]column, error) {
 	return cols, nil
 }
 
-func groupName(variant, reader string, i int, perReader bool) string {
-	g := variant
-	if g == "" {
-		g = "run"
-	}
-	if perReader {
-		if reader == "" {
-			reader = "reader" + strconv.Itoa(i)
-		}
-		g += ":" + reader
-	}
-	return g
-}
-
 func contains(l []string, s string) bool {
 	for _, x := range l {
 		if x == s {
@@ -284,7 +261,7 @@ func contains(l []string, s string) bool {
 }
 
 // tickUnit names one per-call tick.
-func tickUnit(c report.ClockInfo) string {
+func tickUnit(c results.ClockInfo) string {
 	switch {
 	case c.Kind == "monotonic":
 		return "ns"
@@ -298,52 +275,61 @@ func tickUnit(c report.ClockInfo) string {
 
 func (c *column) public(run string) Column {
 	col := Column{Label: c.label, Group: c.group, Run: run, Rounds: len(c.readers), PerCall: c.all}
-	var pc, wk []report.Latency
+	var pc []results.TickStats
+	var wk []results.Latency
 	for _, r := range c.readers {
 		pc = append(pc, r.PerCallTicks)
 		wk = append(wk, r.WakeupLatency)
 	}
-	if l, exact, ok := mergeAll(pc); ok {
-		col.PerCallTicks = percentiles(l, exact, 1)
+	if t, exact, ok := mergeTicks(pc); ok {
+		col.PerCallTicks = percentiles(t.Ticks, t.Count, exact, 1)
 	} else if c.all.Total > 0 {
 		col.PerCallTicks = Percentiles{
 			Count: c.all.Total,
-			P50:   float64(report.Percentile(c.all, 0.50)),
-			P90:   float64(report.Percentile(c.all, 0.90)),
-			P99:   float64(report.Percentile(c.all, 0.99)),
-			P999:  float64(report.Percentile(c.all, 0.999)),
+			P50:   float64(results.BucketPercentile(c.all, 0.50)),
+			P90:   float64(results.BucketPercentile(c.all, 0.90)),
+			P99:   float64(results.BucketPercentile(c.all, 0.99)),
+			P999:  float64(results.BucketPercentile(c.all, 0.999)),
 			Max:   float64(c.all.Max),
 			// Bucket lower edges: a value lies in [edge, edge+width).
 			Source: "linear",
 		}
 	}
-	if l, exact, ok := mergeAll(wk); ok {
-		col.WakeupUs = percentiles(l, exact, 1e-3)
+	if l, exact, ok := mergeLatencies(wk); ok {
+		col.WakeupUs = percentiles(l.Ns, l.Count, exact, 1e-3)
 	}
 	return col
 }
 
-// mergeAll merges ls with report.MergeLatency when every one of them holds
-// samples; ok is false otherwise.
-func mergeAll(ls []report.Latency) (l report.Latency, exact, ok bool) {
-	if len(ls) == 0 {
-		return l, false, false
-	}
-	for _, x := range ls {
-		if x.Count == 0 {
-			return l, false, false
-		}
-	}
-	l, exact = report.MergeLatency(ls...)
-	return l, exact, true
+// mergeLatencies merges ls with results.MergeLatency when every one of
+// them holds samples; ok is false otherwise.
+func mergeLatencies(ls []results.Latency) (l results.Latency, exact, ok bool) {
+	return mergeIfAll(ls, func(l results.Latency) uint64 { return l.Count }, results.MergeLatency)
 }
 
-func percentiles(l report.Latency, exact bool, scale float64) Percentiles {
+// mergeTicks is mergeLatencies for per-call tick summaries.
+func mergeTicks(ts []results.TickStats) (t results.TickStats, exact, ok bool) {
+	return mergeIfAll(ts, func(t results.TickStats) uint64 { return t.Count }, results.MergeTickStats)
+}
+
+// mergeIfAll merges xs when every one of them holds samples.
+func mergeIfAll[T any](xs []T, count func(T) uint64, merge func(...T) (T, bool)) (m T, exact, ok bool) {
+	for _, x := range xs {
+		if count(x) == 0 {
+			return m, false, false
+		}
+	}
+	m, exact = merge(xs...)
+	return m, exact, len(xs) > 0
+}
+
+// percentiles reads a summary's quantities (at, in its unit) times scale.
+func percentiles(at func(results.Quantity) float64, count uint64, exact bool, scale float64) Percentiles {
 	p := Percentiles{
-		Count: l.Count,
-		P50:   float64(l.P50Ns) * scale, P90: float64(l.P90Ns) * scale,
-		P99: float64(l.P99Ns) * scale, P999: float64(l.P999Ns) * scale,
-		Max:    float64(l.MaxNs) * scale,
+		Count: count,
+		P50:   at(results.P50) * scale, P90: at(results.P90) * scale,
+		P99: at(results.P99) * scale, P999: at(results.P999) * scale,
+		Max:    at(results.Max) * scale,
 		Source: "hdr",
 	}
 	if !exact {
@@ -380,25 +366,25 @@ func readerSamples(c *column) []sample {
 	for _, q := range []struct {
 		name string
 		q    float64
-		get  func(l report.Latency) int64
+		at   results.Quantity
 	}{
-		{"p50 per-call cost", 0.50, func(l report.Latency) int64 { return l.P50Ns }},
-		{"p99 per-call cost", 0.99, func(l report.Latency) int64 { return l.P99Ns }},
+		{"p50 per-call cost", 0.50, results.P50},
+		{"p99 per-call cost", 0.99, results.P99},
 	} {
 		s := sample{name: q.name, unit: unit}
-		var ls []report.Latency
+		var ts []results.TickStats
 		for _, r := range c.readers {
-			ls = append(ls, r.PerCallTicks)
+			ts = append(ts, r.PerCallTicks)
 			if r.PerCallTicks.Count > 0 {
-				s.rounds = append(s.rounds, float64(q.get(r.PerCallTicks)))
+				s.rounds = append(s.rounds, r.PerCallTicks.Ticks(q.at))
 			} else if r.PerCall.All.Total > 0 {
-				s.rounds = append(s.rounds, float64(report.Percentile(r.PerCall.All, q.q)))
+				s.rounds = append(s.rounds, float64(results.BucketPercentile(r.PerCall.All, q.q)))
 			}
 		}
-		if l, _, ok := mergeAll(ls); ok {
-			s.value, s.ok = float64(q.get(l)), true
+		if t, _, ok := mergeTicks(ts); ok {
+			s.value, s.ok = t.Ticks(q.at), true
 		} else if c.all.Total > 0 {
-			s.value, s.ok = float64(report.Percentile(c.all, q.q)), true
+			s.value, s.ok = float64(results.BucketPercentile(c.all, q.q)), true
 		}
 		if c.all.Total > 0 {
 			b := histResampler(c.all, histQuantile(q.q))
@@ -409,13 +395,13 @@ func readerSamples(c *column) []sample {
 
 	// Wakeup latency and drain time: per-wakeup logs for the bootstrap.
 	logs := wakeupValues(c.wakeups)
-	var wake, drain []report.Latency
+	var wake, drain []results.Latency
 	for _, r := range c.readers {
 		wake = append(wake, r.WakeupLatency)
 		drain = append(drain, r.Drain)
 	}
-	wl, _, wok := mergeAll(wake)
-	dl, _, dok := mergeAll(drain)
+	wl, _, wok := mergeLatencies(wake)
+	dl, _, dok := mergeLatencies(drain)
 	p99 := sample{name: "wakeup latency p99", unit: "µs", value: float64(wl.P99Ns) / 1e3, ok: wok}
 	mx := sample{name: "wakeup latency max", unit: "µs", value: float64(wl.MaxNs) / 1e3, ok: wok,
 		noBootWhy: "a maximum has no bootstrap interval"}
@@ -496,8 +482,8 @@ func probeSubjects(runs []Run) []subject {
 		group string
 		run   int
 	}
-	probes := map[key][]report.Probe{}
-	clocks := map[key]report.ClockInfo{}
+	probes := map[key][]results.Probe{}
+	clocks := map[key]results.ClockInfo{}
 	var groups []string
 	for ri, r := range runs {
 		for _, t := range r.Summary.Trials {
@@ -532,9 +518,9 @@ func probeSubjects(runs []Run) []subject {
 	return out
 }
 
-func probeSamples(ps []report.Probe, clock report.ClockInfo) []sample {
+func probeSamples(ps []results.Probe, clock results.ClockInfo) []sample {
 	var out []sample
-	perRound := func(name, unit string, higher bool, get func(p report.Probe) (float64, bool)) {
+	perRound := func(name, unit string, higher bool, get func(p results.Probe) (float64, bool)) {
 		s := sample{name: name, unit: unit, higher: higher, noBootWhy: "one value per round"}
 		for _, p := range ps {
 			if v, ok := get(p); ok {
@@ -547,19 +533,19 @@ func probeSamples(ps []report.Probe, clock report.ClockInfo) []sample {
 		s.value, s.ok = mean(s.rounds), true
 		out = append(out, s)
 	}
-	perRound("write throughput", "KB/s", true, func(p report.Probe) (float64, bool) {
+	perRound("write throughput", "KB/s", true, func(p results.Probe) (float64, bool) {
 		if p.FileWrite == nil {
 			return 0, false
 		}
 		return p.FileWrite.KBps, true
 	})
-	perRound("messaging time", "s", false, func(p report.Probe) (float64, bool) {
+	perRound("messaging time", "s", false, func(p results.Probe) (float64, bool) {
 		if p.Messaging == nil {
 			return 0, false
 		}
 		return float64(p.Messaging.ElapsedNs) / 1e9, true
 	})
-	perRound("messaging sys time", "s", false, func(p report.Probe) (float64, bool) {
+	perRound("messaging sys time", "s", false, func(p results.Probe) (float64, bool) {
 		if p.Messaging == nil {
 			return 0, false
 		}

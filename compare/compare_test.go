@@ -11,8 +11,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/record"
-	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
 )
 
 func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
@@ -235,11 +236,11 @@ func TestVerdicts(t *testing.T) {
 	withLogs := func(label string, base int64) Run {
 		r := same(label)
 		for i := range r.Summary.Trials {
-			r.Summary.Trials[i].Readers[0].WakeupLatency = latencyNs(500, base, 37)
+			r.Summary.Trials[i].Readers[0].WakeupLatency = testutil.Latency(500, base, 37)
 		}
-		r.Wakeups = map[string][]record.Wakeup{
-			"wakeups-recvfrom.csv": wakeupLog(500, base, 37, 700_000),
-			"wakeups-recvmsg.csv":  wakeupLog(500, base, 37, 700_000),
+		r.Wakeups = map[ReaderIndex][]record.Wakeup{
+			{0, 0}: wakeupLog(500, base, 37, 700_000),
+			{1, 0}: wakeupLog(500, base, 37, 700_000),
 		}
 		return r
 	}
@@ -285,15 +286,15 @@ func TestVerdicts(t *testing.T) {
 // roundsRun is a run with one reader metric per round (Welch) and a
 // file_write probe.
 func roundsRun(label string, costs, kbps []float64) Run {
-	s := &report.Summary{Version: 1, Scenario: "x", Clock: report.ClockInfo{Kind: "monotonic", Unit: "ns", Hz: 1e9}}
+	s := &results.Summary{Version: 1, Scenario: "x", Clock: results.ClockInfo{Kind: "monotonic", Unit: "ns", Hz: 1e9}}
 	for i, c := range costs {
 		h := record.NewLinear(10, 0, 10_000)
 		for range 100 {
 			h.Record(uint64(c))
 		}
-		s.Trials = append(s.Trials, report.Trial{Index: i, Round: i, Variant: "v",
-			Readers: []report.Reader{{Name: "rt", Lost: uint64(i), PerCall: report.PerCall{All: h.Snapshot("ns")}}},
-			Probes:  []report.Probe{{Name: "fstime", Kind: "file_write", FileWrite: &report.FileWriteResult{KBps: kbps[i]}}},
+		s.Trials = append(s.Trials, results.Trial{Index: i, Round: i, Variant: "v",
+			Readers: []results.Reader{{Name: "rt", Lost: uint64(i), PerCall: results.PerCall{All: h.Snapshot("ns")}}},
+			Probes:  []results.Probe{{Name: "fstime", Kind: "file_write", FileWrite: &results.FileWriteResult{KBps: kbps[i]}}},
 		})
 	}
 	return Run{Label: label, Summary: s}
@@ -406,7 +407,7 @@ func TestSeedTableGolden(t *testing.T) {
 		if err := mkdir(d); err != nil {
 			t.Fatal(err)
 		}
-		if err := report.WriteSummary(d, r.Summary); err != nil {
+		if err := testutil.ResultsDir(t, d).WriteSummary(r.Summary); err != nil {
 			t.Fatal(err)
 		}
 		dirs = append(dirs, d)
@@ -543,7 +544,7 @@ func TestLoadErrors(t *testing.T) {
 	if err := mkdir(good); err != nil {
 		t.Fatal(err)
 	}
-	if err := report.WriteSummary(good, seedRuns()[0].Summary); err != nil {
+	if err := testutil.ResultsDir(t, good).WriteSummary(seedRuns()[0].Summary); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -573,5 +574,19 @@ func TestLoadErrors(t *testing.T) {
 	}
 	if got := defaultLabels([]string{"x/r", "y/r"}); got[0] != "run1" || got[1] != "run2" {
 		t.Errorf("clashing labels %v", got)
+	}
+}
+
+// TestLoadRefusesHugeHistogram: a summary whose histogram claims 2 million
+// buckets is refused on load, naming the limit, before any comparison
+// (which would bootstrap over every bucket for minutes).
+func TestLoadRefusesHugeHistogram(t *testing.T) {
+	dir := t.TempDir()
+	big := record.NewLinear(1, 0, 2_000_000).Snapshot("ticks")
+	s := &results.Summary{Trials: []results.Trial{{Variant: "v", Readers: []results.Reader{{Name: "rt", PerCall: results.PerCall{All: big}}}}}}
+	testutil.WriteSummary(t, dir, s)
+	_, err := Load([]string{dir}, nil)
+	if err == nil || !strings.Contains(err.Error(), "histogram of 2000001 buckets, more than the limit of 65536") {
+		t.Fatalf("err = %v", err)
 	}
 }

@@ -14,6 +14,8 @@
 // scenario as run) are listed field by field as warnings; a differing
 // kernel is expected and listed as information.
 //
-// The package is pure: it reads summary.json and the per-wakeup CSV logs
-// through package report and never touches the kernel.
+// The package is pure: it reads summary.json and each reader's own
+// per-wakeup log through package results (the percentiles are results'
+// one definition, so they match the report's), lays text out with
+// package report's helpers, and never touches the kernel.
 package compare

@@ -2,11 +2,11 @@ package compare
 
 import (
 	"github.com/rtload/rtload/internal/testutil"
+	"github.com/rtload/rtload/results"
 	"testing"
 	"time"
 
 	"github.com/rtload/rtload/record"
-	"github.com/rtload/rtload/report"
 )
 
 func golden(t *testing.T, name string, got []byte) {
@@ -59,26 +59,26 @@ func seedSnapshot(col, shift int) record.Snapshot {
 // seedSummary is one run of the seed's two variants (recvfrom, recvmsg)
 // on one kernel: cols are the seed columns of recvfrom and recvmsg, one
 // round each, per-call buckets moved up by shift.
-func seedSummary(kernel string, cols [2]int, shift int) *report.Summary {
+func seedSummary(kernel string, cols [2]int, shift int) *results.Summary {
 	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	s := &report.Summary{
-		Version: report.SummaryVersion, Scenario: "laight-450", File: "configs/laight-450.yaml",
+	s := &results.Summary{
+		Version: results.SummaryVersion, Scenario: "laight-450", File: "configs/laight-450.yaml",
 		Spec:  map[string]any{"name": "laight-450", "period": "10ms", "readers": []any{map[string]any{"cpu": 1.0}}},
 		Env:   map[string]any{"kernel": kernel, "cpu_model": "Intel(R) Core(TM) i7-3770", "clocksource": "tsc", "cmdline": "quiet"},
 		Start: start, End: start.Add(45 * time.Second),
-		Clock: report.ClockInfo{Kind: "tsc", Unit: "TSC ticks", Hz: 3.4e9, Invariant: true},
+		Clock: results.ClockInfo{Kind: "tsc", Unit: "TSC ticks", Hz: 3.4e9, Invariant: true},
 	}
 	for i, v := range []string{"recvfrom", "recvmsg"} {
 		all := seedSnapshot(cols[i], shift)
-		s.Trials = append(s.Trials, report.Trial{
+		s.Trials = append(s.Trials, results.Trial{
 			Index: i, Round: 0, Variant: v,
-			Readers: []report.Reader{{
+			Readers: []results.Reader{{
 				Name: "rt", Method: v, Sockets: 450, Calls: all.Total,
-				PerCall:       report.PerCall{Unit: "TSC ticks", All: all},
-				WakeupLatency: latencyNs(1000, 2_000+int64(shift)*100, 37),
-				Drain:         latencyNs(1000, 700_000, 211),
+				PerCall:       results.PerCall{Unit: "TSC ticks", All: all},
+				WakeupLatency: testutil.Latency(1000, 2_000+int64(shift)*100, 37),
+				Drain:         testutil.Latency(1000, 700_000, 211),
+				WakeupLog:     []string{"wakeups-" + v + ".csv"},
 			}},
-			WakeupLog: []string{"wakeups-" + v + ".csv"},
 		})
 	}
 	return s
@@ -91,15 +91,6 @@ func seedRuns() []Run {
 		{Label: "unhard", Dir: "results/unhard", Summary: seedSummary("5.4.0-rc7", [2]int{0, 2}, 0)},
 		{Label: "hard", Dir: "results/hard", Summary: seedSummary("5.4.0-rc7-hardened", [2]int{1, 3}, 0)},
 	}
-}
-
-// latencyNs is a Latency over an HDR holding n samples base, base+step, ….
-func latencyNs(n int, base, step int64) report.Latency {
-	h := record.NewHDR(10_000_000_000)
-	for i := range n {
-		h.RecordSigned(base + int64(i)*step)
-	}
-	return report.LatencyFromHDR(h.Histogram())
 }
 
 // wakeupLog is n per-wakeup rows with latency base+i·step ns and drain

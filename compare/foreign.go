@@ -6,7 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/interop"
+	"github.com/rtload/rtload/results"
 )
 
 // readForeign reads a histogram file written by another tool (or by
@@ -16,24 +17,24 @@ import (
 // interval, tags "<variant>/r<round>/<reader>" as rtload writes them). Only
 // wakeup latency is known, so only its tables and metrics have values.
 // ok is false when path is a directory or summary.json.
-func readForeign(path string) (s *report.Summary, ok bool, err error) {
+func readForeign(path string) (s *results.Summary, ok bool, err error) {
 	fi, err := os.Stat(path)
-	if err != nil || fi.IsDir() || filepath.Base(path) == report.SummaryFile {
+	if err != nil || fi.IsDir() || filepath.Base(path) == results.SummaryFile {
 		return nil, false, nil
 	}
 	name := filepath.Base(path)
-	s = &report.Summary{Version: report.SummaryVersion, Scenario: name, File: path,
-		Clock: report.ClockInfo{Kind: "monotonic", Unit: "ns", Hz: 1e9, Note: "wakeup latency read from " + name}}
+	s = &results.Summary{Version: results.SummaryVersion, Scenario: name, File: path,
+		Clock: results.ClockInfo{Kind: "monotonic", Unit: "ns", Hz: 1e9, Note: "wakeup latency read from " + name}}
 	if strings.HasSuffix(name, ".hlog") {
-		ivs, err := report.ReadHlog(path)
+		ivs, err := interop.ReadHlog(path)
 		if err != nil {
 			return nil, true, err
 		}
 		for i, iv := range ivs {
 			variant, round, reader := parseTag(iv.Tag, i)
-			lat := report.LatencyFromHDR(iv.Hist)
-			s.Trials = append(s.Trials, report.Trial{Index: i, Round: round, Variant: variant,
-				Readers: []report.Reader{{Name: reader, Wakeups: lat.Count, WakeupLatency: lat}}})
+			lat := results.LatencyFromHistogram(iv.Hist, iv.Max)
+			s.Trials = append(s.Trials, results.Trial{Index: i, Round: round, Variant: variant,
+				Readers: []results.Reader{{Name: reader, Wakeups: lat.Count, WakeupLatency: lat}}})
 		}
 		return s, true, nil
 	}
@@ -42,20 +43,20 @@ func readForeign(path string) (s *report.Summary, ok bool, err error) {
 		return nil, true, err
 	}
 	defer f.Close()
-	cols, _, err := report.ReadCyclictestHist(f)
+	cols, _, err := interop.ReadCyclictestHist(f)
 	if err != nil {
 		return nil, true, fmt.Errorf("%s: not a results directory, an .hlog or a cyclictest -h histogram: %w", path, err)
 	}
-	t := report.Trial{Variant: "base"}
+	t := results.Trial{Variant: "base"}
 	for i, c := range cols {
 		name := c.Name
 		if name == "" {
 			name = fmt.Sprintf("T%d", i)
 		}
-		lat := report.LatencyFromHDR(c.Hist)
-		t.Readers = append(t.Readers, report.Reader{Name: name, Wakeups: lat.Count, WakeupLatency: lat})
+		lat := results.LatencyFromHistogram(c.Hist, c.MaxNs)
+		t.Readers = append(t.Readers, results.Reader{Name: name, Wakeups: lat.Count, WakeupLatency: lat})
 	}
-	s.Trials = []report.Trial{t}
+	s.Trials = []results.Trial{t}
 	return s, true, nil
 }
 

@@ -6,7 +6,9 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/internal/testutil"
+	"github.com/rtload/rtload/interop"
+	"github.com/rtload/rtload/results"
 )
 
 // TestForeignFiles reads back the files rtload writes for other tools —
@@ -17,13 +19,13 @@ func TestForeignFiles(t *testing.T) {
 	for i := int64(1); i <= 1000; i++ {
 		h.RecordValue(5000 + i*40) // 5.04 µs … 45 µs
 	}
-	lat := report.LatencyFromHDR(h)
-	s := &report.Summary{Version: report.SummaryVersion, Scenario: "timer-only",
-		Clock: report.ClockInfo{Kind: "tsc", Unit: "TSC ticks", Hz: 2e9},
-		Trials: []report.Trial{{Variant: "base", DurationNs: 10e9,
-			Readers: []report.Reader{{Name: "timer", Wakeups: lat.Count, WakeupLatency: lat}}}}}
+	lat := results.LatencyFromHistogram(h, 0)
+	s := &results.Summary{Version: results.SummaryVersion, Scenario: "timer-only",
+		Clock: results.ClockInfo{Kind: "tsc", Unit: "TSC ticks", Hz: 2e9},
+		Trials: []results.Trial{{Variant: "base", DurationNs: 10e9,
+			Readers: []results.Reader{{Name: "timer", Wakeups: lat.Count, WakeupLatency: lat}}}}}
 	dir := t.TempDir()
-	if _, err := report.WriteInterop(dir, s); err != nil {
+	if _, err := interop.WriteInterop(testutil.ResultsDir(t, dir), s); err != nil {
 		t.Fatal(err)
 	}
 	runs, err := Load([]string{filepath.Join(dir, "wakeup-cyclictest.txt"), filepath.Join(dir, "wakeup.hlog")}, []string{"ct", "hlog"})

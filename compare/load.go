@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/rtload/rtload/record"
-	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
 )
 
 // Run is one results directory under the label that names its columns
@@ -17,11 +17,12 @@ type Run struct {
 	Label string
 	// Dir is the results directory (or summary.json) it was read from.
 	Dir     string
-	Summary *report.Summary
-	// Wakeups holds the per-wakeup logs found next to summary.json, keyed by
-	// the file names in Trial.WakeupLog. Missing logs are simply absent:
-	// metrics that would bootstrap over them then need ≥ 2 rounds.
-	Wakeups map[string][]record.Wakeup
+	Summary *results.Summary
+	// Wakeups holds each reader's per-wakeup log (the files summary.json
+	// lists for it, read by results.ReaderWakeups), keyed by the reader's
+	// position in Summary. Missing logs are simply absent: metrics that
+	// would bootstrap over them then need ≥ 2 rounds.
+	Wakeups map[ReaderIndex][]record.Wakeup
 	// Notes says which logs could not be read, and why.
 	Notes []string
 	// Foreign marks a run read from another tool's histogram file
@@ -50,32 +51,41 @@ func Load(dirs, labels []string) ([]Run, error) {
 			if err != nil {
 				return nil, fmt.Errorf("compare %s: %w", labels[i], err)
 			}
-			runs[i] = Run{Label: labels[i], Dir: d, Summary: s, Wakeups: map[string][]record.Wakeup{}, Foreign: true,
+			runs[i] = Run{Label: labels[i], Dir: d, Summary: s, Wakeups: map[ReaderIndex][]record.Wakeup{}, Foreign: true,
 				Notes: []string{"wakeup latency only, read from " + filepath.Base(d) + " (no scenario, environment or per-call data)"}}
 			continue
 		}
-		s, err := report.ReadSummary(d)
+		s, err := results.ReadSummary(d)
 		if err != nil {
 			return nil, fmt.Errorf("compare %s: %w", labels[i], err)
 		}
-		runs[i] = Run{Label: labels[i], Dir: d, Summary: s, Wakeups: map[string][]record.Wakeup{}}
+		runs[i] = Run{Label: labels[i], Dir: d, Summary: s, Wakeups: map[ReaderIndex][]record.Wakeup{}}
 		base := d
 		if fi, err := os.Stat(d); err == nil && !fi.IsDir() {
 			base = filepath.Dir(d)
 		}
-		for _, t := range s.Trials {
-			for _, name := range t.WakeupLog {
-				w, err := report.ReadWakeupCSV(filepath.Join(base, name))
+		for ti, t := range s.Trials {
+			for ri, rd := range t.Readers {
+				if len(rd.WakeupLog) == 0 {
+					continue
+				}
+				w, _, err := results.ReaderWakeups(base, rd)
 				if err != nil {
 					runs[i].Notes = append(runs[i].Notes, err.Error())
 					continue
 				}
-				runs[i].Wakeups[name] = w
+				runs[i].Wakeups[ReaderIndex{ti, ri}] = w
 			}
 		}
 	}
 	return runs, nil
 }
+
+// ReaderIndex is a reader's position in a Summary: Trials[Trial].Readers[Reader].
+type ReaderIndex struct{ Trial, Reader int }
+
+// index is the key of rd in r.Wakeups.
+func (r Run) index(rd results.Round) ReaderIndex { return ReaderIndex{rd.TrialPos, rd.ReaderPos} }
 
 // CheckLabels reports why labels cannot name the runs in dirs, or nil.
 func CheckLabels(dirs, labels []string) error {
@@ -105,7 +115,7 @@ func defaultLabels(dirs []string) []string {
 	clash := false
 	for i, d := range dirs {
 		b := filepath.Base(filepath.Clean(d))
-		if b == report.SummaryFile {
+		if b == results.SummaryFile {
 			b = filepath.Base(filepath.Dir(filepath.Clean(d)))
 		}
 		b = strings.ReplaceAll(b, "/", "_")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
 )
 
 // Formats are the output formats Write accepts.
@@ -83,10 +84,10 @@ func (r *Result) Text(w io.Writer) error {
 		}
 		b.WriteByte('\n')
 		labels := r.labels()
-		writeGrid(&b, "per-call cost percentiles ("+r.TickUnit+"; "+r.pctSource(func(c Column) Percentiles { return c.PerCallTicks })+")",
+		report.Grid(&b, "per-call cost percentiles ("+r.TickUnit+"; "+r.pctSource(func(c Column) Percentiles { return c.PerCallTicks })+")",
 			labels, r.pctRows(func(c Column) Percentiles { return c.PerCallTicks }, "%.0f"))
 		b.WriteByte('\n')
-		writeGrid(&b, "wakeup latency percentiles (µs, wake − deadline; "+r.pctSource(func(c Column) Percentiles { return c.WakeupUs })+")",
+		report.Grid(&b, "wakeup latency percentiles (µs, wake − deadline; "+r.pctSource(func(c Column) Percentiles { return c.WakeupUs })+")",
 			labels, r.pctRows(func(c Column) Percentiles { return c.WakeupUs }, "%.1f"))
 	}
 	if len(r.Metrics) > 0 {
@@ -107,7 +108,7 @@ func (r *Result) Text(w io.Writer) error {
 				rows = append(rows, []string{label, m.Column, fmtVal(m.Value, m.Unit), change(m), ci(m), m.Verdict, m.MethodNote})
 			}
 		}
-		writeAligned(&b, rows, []bool{false, false, true, true, true, false, false})
+		report.Aligned(&b, rows, []bool{false, false, true, true, true, false, false})
 		b.WriteString(methodsNote)
 	}
 	_, err := io.WriteString(w, b.String())
@@ -203,7 +204,7 @@ func (r *Result) writeHead(b *strings.Builder, _ string) {
 		}
 		rows = append(rows, []string{"  " + ri.Label, ri.Dir, desc})
 	}
-	writeAligned(b, rows, []bool{false, false, false})
+	report.Aligned(b, rows, []bool{false, false, false})
 	if len(r.Runs) > 0 {
 		fmt.Fprintf(b, "  per-call unit: %s (%s)\n", r.TickUnit, clockString(r.Runs[0].Clock))
 	}
@@ -228,7 +229,7 @@ func startString(t time.Time) string {
 	return t.Format(time.RFC3339)
 }
 
-func clockString(c report.ClockInfo) string {
+func clockString(c results.ClockInfo) string {
 	switch {
 	case c.Kind == "tsc" && c.Hz > 0:
 		return fmt.Sprintf("tsc at %.3f MHz; TSC ticks are not core cycles", c.Hz/1e6)
@@ -373,125 +374,3 @@ func ci(m Metric) string {
 	}
 	return "[" + signed(*m.CILow, m.Unit) + ", " + signed(*m.CIHigh, m.Unit) + "]"
 }
-
-// writeAligned prints rows as columns two spaces apart, right-aligned
-// where right[i], without trailing spaces.
-func writeAligned(b *strings.Builder, rows [][]string, right []bool) {
-	var widths []int
-	for _, row := range rows {
-		for i, c := range row {
-			if i >= len(widths) {
-				widths = append(widths, 0)
-			}
-			widths[i] = max(widths[i], runeLen(c))
-		}
-	}
-	for _, row := range rows {
-		var line strings.Builder
-		for i, c := range row {
-			if i > 0 {
-				line.WriteString("  ")
-			}
-			gap := strings.Repeat(" ", widths[i]-runeLen(c))
-			if i < len(right) && right[i] {
-				line.WriteString(gap + c)
-			} else {
-				line.WriteString(c + gap)
-			}
-		}
-		b.WriteString(strings.TrimRight(line.String(), " "))
-		b.WriteByte('\n')
-	}
-}
-
-// writeGrid prints rows (name, one cell per column) under "group/sub"
-// labels: the group centred over its columns on one line, the subs on the
-// next, as report.Table heads the seed's table.
-func writeGrid(b *strings.Builder, title string, labels []string, rows [][]string) {
-	nameW := 10
-	for _, r := range rows {
-		nameW = max(nameW, runeLen(r[0])+2)
-	}
-	nameW = max(nameW, 8)
-	widths := make([]int, len(labels))
-	groups := make([]string, len(labels))
-	subs := make([]string, len(labels))
-	for i, l := range labels {
-		g, s, ok := strings.Cut(l, "/")
-		if !ok {
-			g, s = "", l
-		}
-		groups[i], subs[i] = g, s
-		widths[i] = max(10, runeLen(s)+1)
-		for _, r := range rows {
-			if i+1 < len(r) {
-				widths[i] = max(widths[i], runeLen(r[i+1])+1)
-			}
-		}
-	}
-	// Widen the last column of a group too narrow for its name.
-	for i := 0; i < len(labels); {
-		j := i
-		span := 0
-		for j < len(labels) && groups[j] == groups[i] {
-			span += 1 + widths[j]
-			j++
-		}
-		if need := runeLen(groups[i]) + 2; span-1 < need {
-			widths[j-1] += need - (span - 1)
-		}
-		i = j
-	}
-	b.WriteString(title)
-	b.WriteByte('\n')
-	line := strings.Repeat(" ", nameW)
-	for i := 0; i < len(labels); {
-		j := i
-		span := 0
-		for j < len(labels) && groups[j] == groups[i] {
-			span += 1 + widths[j]
-			j++
-		}
-		line += "|" + center(groups[i], span-1)
-		i = j
-	}
-	b.WriteString(strings.TrimRight(line, " ") + "\n")
-	line = strings.Repeat(" ", nameW)
-	for i := range labels {
-		line += "|" + padLeft(subs[i], widths[i]-1) + " "
-	}
-	b.WriteString(strings.TrimRight(line, " ") + "\n")
-	total := nameW
-	for _, w := range widths {
-		total += 1 + w
-	}
-	b.WriteString(strings.Repeat("-", total) + "\n")
-	for _, r := range rows {
-		line := "  " + r[0] + strings.Repeat(" ", max(0, nameW-2-runeLen(r[0])))
-		for i := range labels {
-			c := ""
-			if i+1 < len(r) {
-				c = r[i+1]
-			}
-			line += " " + padLeft(c, widths[i])
-		}
-		b.WriteString(strings.TrimRight(line, " ") + "\n")
-	}
-}
-
-func padLeft(s string, n int) string {
-	if k := n - runeLen(s); k > 0 {
-		return strings.Repeat(" ", k) + s
-	}
-	return s
-}
-
-func center(s string, n int) string {
-	k := n - runeLen(s)
-	if k <= 0 {
-		return s
-	}
-	return strings.Repeat(" ", k/2) + s + strings.Repeat(" ", k-k/2)
-}
-
-func runeLen(s string) int { return len([]rune(s)) }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
 )
 
 // Confidence is the two-sided level of every interval: 95%.
@@ -151,7 +152,7 @@ func histQuantile(q float64) histStat {
 	return func(counts []uint64, over uint64, s *record.Snapshot, _ []float64) float64 {
 		t := *s
 		t.Counts, t.OverflowCount = counts, over
-		return float64(report.Percentile(t, q))
+		return float64(results.BucketPercentile(t, q))
 	}
 }
 

@@ -6,13 +6,13 @@ import (
 
 	"github.com/rtload/rtload/probe"
 	"github.com/rtload/rtload/record"
-	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
 )
 
 // collect turns the trial's counters and histograms into report types.
-func collect(res *report.Trial, sp *scenario.Spec, senders []*sender, readers []*reader) {
+func collect(res *results.Trial, sp *scenario.Spec, senders []*sender, readers []*reader) {
 	// Messages sent per group, to compute in-flight per reader.
 	for _, s := range senders {
 		elapsed := float64(max(1, s.ended-s.start)) / 1e9
@@ -21,33 +21,33 @@ func collect(res *report.Trial, sp *scenario.Spec, senders []*sender, readers []
 			interval = time.Duration(float64(time.Second) / s.spec.Rate)
 		}
 		nsock := len(s.group.FDs())
-		res.Traffic = append(res.Traffic, report.Traffic{
+		res.Traffic = append(res.Traffic, results.Traffic{
 			Endpoint: s.spec.Endpoint, Sockets: nsock, Sent: s.sent, SendErrors: s.errs,
 			TargetRate:   float64(nsock) / interval.Seconds(),
 			AchievedRate: float64(s.sent) / elapsed,
-			SendLag:      report.LatencyFromHDR(s.lag.Histogram()),
+			SendLag:      results.LatencyOf(s.lag, true),
 		})
 	}
 	for _, r := range readers {
 		c := r.drain.Counts()
 		t := r.total // every interval merged (the writer's finish included the last)
 		clockUnit := "ticks"
-		rr := report.Reader{
+		rr := results.Reader{
 			Name: r.spec.Name, Method: r.spec.Method.String(), Sockets: len(r.drain.FDs()), Endpoint: strings.Join(r.spec.Endpoints, ","),
 			Applied: appliedReport(r.applied),
 			Calls:   c.Calls, Data: c.Data, EAGAIN: c.EAGAIN, Errors: c.Errors,
 			Messages: c.Messages, Bytes: c.Bytes, Lost: c.Lost, Reordered: c.Reordered, Duplicates: c.Duplicates,
 			SocketsRead: r.drain.SocketsRead(),
 			Wakeups:     r.loop.MeasuredTicks, Overruns: r.loop.Overruns, RingDropped: r.loop.Wakeups.Dropped(),
-			Spikes: r.loop.Spikes, BrokeTraceAtNs: r.loop.BrokeAt.Load(), Intervals: r.intervals, SafePointPasses: r.loop.Yields,
+			Spikes: r.loop.Spikes, SpikesDropped: r.spikesDropped, BrokeTraceAtNs: r.loop.BrokeAt.Load(), Intervals: r.intervals, SafePointPasses: r.loop.Yields,
 		}
-		setHistograms(&rr, t, clockUnit, func(h *record.HDR) report.Latency { return report.LatencyFromHDR(h.Histogram()) })
+		setHistograms(&rr, t, clockUnit, true)
 		rr.Counters, rr.CountersSkipped = r.readCounters(), r.countersSkipped
 		rr.CPUInterrupts = r.cpuInterrupts()
 		if r.log != nil {
 			st := r.log.Stats()
-			res.WakeupLog = append(res.WakeupLog, st.Files...)
-			rr.WakeupLogRows, rr.WakeupLogDropped = st.Rows, st.RowsDropped
+			rr.WakeupLog = st.Files
+			rr.WakeupLogRows, rr.WakeupLogDropped, rr.WakeupLogLimit = st.Rows, st.RowsDropped, r.log.Limit()
 		}
 		for _, g := range r.groups {
 			if d, err := g.Drops(); err == nil {
@@ -82,36 +82,36 @@ func collect(res *report.Trial, sp *scenario.Spec, senders []*sender, readers []
 
 // setHistograms fills rr's latency summaries (each from its class's HDR,
 // summarised by latency) and per-call snapshots (in unit) from t.
-func setHistograms(rr *report.Reader, t *record.Set, unit string, latency func(*record.HDR) report.Latency) {
-	rr.WakeupLatency = latency(t.HDR(record.WakeupLatency))
-	rr.PerCallTicks = latency(t.HDR(record.CallAll))
-	rr.Drain = latency(t.HDR(record.DrainTime))
-	rr.OneWayDelay = latency(t.HDR(record.OneWayDelay))
+func setHistograms(rr *results.Reader, t *record.Set, unit string, encode bool) {
+	rr.WakeupLatency = results.LatencyOf(t.HDR(record.WakeupLatency), encode)
+	rr.PerCallTicks = results.TickStatsOf(t.HDR(record.CallAll), encode)
+	rr.Drain = results.LatencyOf(t.HDR(record.DrainTime), encode)
+	rr.OneWayDelay = results.LatencyOf(t.HDR(record.OneWayDelay), encode)
 	rr.PerCall = perCall(t, unit)
 	rr.PerCallClass = perCallClass(t, unit)
 }
 
 // perCall snapshots the per-call histograms of t by result (every call,
 // data, EAGAIN).
-func perCall(t *record.Set, unit string) report.PerCall {
-	return report.PerCall{Unit: unit, All: t.Snapshot(record.CallAll, unit), Data: t.Snapshot(record.CallData, unit),
+func perCall(t *record.Set, unit string) results.PerCall {
+	return results.PerCall{Unit: unit, All: t.Snapshot(record.CallAll, unit), Data: t.Snapshot(record.CallData, unit),
 		EAGAIN: t.Snapshot(record.CallEAGAIN, unit)}
 }
 
 // perCallClass snapshots the per-call context histograms of t (nil when the
 // set has none).
-func perCallClass(t *record.Set, unit string) *report.PerCallClass {
+func perCallClass(t *record.Set, unit string) *results.PerCallClass {
 	for _, c := range []record.Class{record.CallWarm, record.CallCold, record.CallFirst, record.CallRest} {
 		if t.Linear(c) == nil {
 			return nil
 		}
 	}
-	return &report.PerCallClass{Unit: unit, FirstCalls: probe.FirstCalls,
+	return &results.PerCallClass{Unit: unit, FirstCalls: probe.FirstCalls,
 		Warm: t.Snapshot(record.CallWarm, unit), Cold: t.Snapshot(record.CallCold, unit),
 		First: t.Snapshot(record.CallFirst, unit), Rest: t.Snapshot(record.CallRest, unit)}
 }
 
-func appliedReport(a rt.Applied) report.Applied {
-	return report.Applied{TID: a.TID, Policy: a.Policy.String(), Priority: a.Priority, Nice: a.Nice,
+func appliedReport(a rt.Applied) results.Applied {
+	return results.Applied{TID: a.TID, Policy: a.Policy.String(), Priority: a.Priority, Nice: a.Nice,
 		CPUs: a.CPUs, Mlocked: a.Mlocked, Notes: a.Degraded}
 }

@@ -3,4 +3,11 @@
 // real-time readers (probe.Loop on an rt.Thread), noise sources, and a
 // non-real-time writer that streams the per-wakeup log to disk. It is the
 // only package that imports both scenario and the kernel-facing packages.
+//
+// Everything it writes goes through package results (never report): the
+// wakeup logs, intervals.jsonl and spikes.jsonl through the results
+// directory's link-safe writer, and every summary it hands back in
+// results' types with results' numbers. A write that fails ends the trial
+// with the error; the summary so far goes to Options.OnCheckpoint after
+// every finished trial.
 package engine

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -26,7 +25,7 @@ import (
 	"github.com/rtload/rtload/pace"
 	"github.com/rtload/rtload/probe"
 	"github.com/rtload/rtload/record"
-	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
 	"github.com/rtload/rtload/sysinfo"
@@ -39,6 +38,9 @@ type Options struct {
 	AllowDegraded bool
 	// OutDir is the results directory (must exist); per-wakeup logs go there.
 	OutDir string
+	// Results, when set, is OutDir already open (results.CreateDir): every
+	// file goes through it. Otherwise Run opens OutDir with results.OpenDir.
+	Results *results.Dir
 	// Log receives one line per trial phase; nil discards.
 	Log io.Writer
 	// Progress, when set, is called about 5 times a second during a trial
@@ -48,10 +50,13 @@ type Options struct {
 	NoWakeupLog bool
 	// OnInterval, when set, receives every interval record (soak runs) on
 	// the writer goroutine: keep it short.
-	OnInterval func(report.Interval)
-	// OnCheckpoint, when set, receives the current trial as measured so far
-	// after each interval (soak runs), to checkpoint summary.json.
-	OnCheckpoint func(*report.Summary)
+	OnInterval func(results.Interval)
+	// OnCheckpoint, when set, receives the summary so far (InProgress set)
+	// after every finished trial but the last, and during a soak trial
+	// about every 10 s with the trial as measured so far, so that
+	// summary.json can be rewritten and finished trials survive a kill or
+	// a failure. It may be called from the trial's writer goroutine.
+	OnCheckpoint func(*results.Summary)
 	// GCHeadroom is how far a soak run's heap may grow before its writer
 	// collects garbage (bytes); 0 means SoakHeapHeadroom.
 	GCHeadroom uint64
@@ -60,10 +65,15 @@ type Options struct {
 	Exporter *exporter.Server
 	Kernel   string
 	// checkpoint wraps OnCheckpoint with the run's summary so far.
-	checkpoint func(report.Trial)
+	checkpoint func(results.Trial)
 	// Run-wide interval and spike logs, opened by the first trial needing them.
-	intervals, spikes *report.JSONLWriter
+	intervals, spikes *results.JSONL
 }
+
+// SoakWakeupLogLimit caps a soak run's per-wakeup log (bytes on disk, per
+// reader) unless the scenario sets log_limit (scenario.SoakLogLimit, its
+// default for duration 0).
+const SoakWakeupLogLimit = int64(scenario.SoakLogLimit)
 
 // SoakHeapHeadroom is how far the heap may grow during a soak trial before
 // a garbage collection runs (bytes).
@@ -77,12 +87,26 @@ var ErrStopped = errors.New("run stopped")
 // ctx is cancelled it stops the current trial cleanly, marks the summary
 // Stopped and returns it with an error wrapping ErrStopped. Kernel objects
 // are closed on every path.
-func Run(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt Options) (*report.Summary, error) {
+func Run(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt Options) (*results.Summary, error) {
 	if opt.Log == nil {
 		opt.Log = io.Discard
 	}
 	if err := Preflight(trials, opt.AllowDegraded); err != nil {
 		return nil, err
+	}
+	for _, tr := range trials {
+		rep := tr.Spec.Report
+		if err := results.CheckLayout(rep.BucketWidth, rep.BucketOrigin, rep.Overflow, -1); err != nil {
+			return nil, fmt.Errorf("scenario report layout: %w", err)
+		}
+	}
+	if opt.Results == nil && opt.OutDir != "" {
+		d, err := results.OpenDir(opt.OutDir)
+		if err != nil {
+			return nil, err
+		}
+		defer d.Close()
+		opt.Results = d
 	}
 	defer func() {
 		opt.intervals.Close()
@@ -96,8 +120,8 @@ func Run(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt 
 	if opt.Exporter != nil {
 		opt.Exporter.SetRunInfo(spec.Name, fmt.Sprintf("%s %.0f Hz", ci.Kind, ci.Hz), opt.Kernel)
 	}
-	sum := &report.Summary{Version: 1, Scenario: spec.Name, File: spec.File, Start: time.Now(),
-		Clock: report.ClockInfo{Kind: ci.Kind, Unit: ci.Unit(), Hz: ci.Hz, Invariant: ci.Invariant, Note: ci.Note, Fallbacks: ci.Fallbacks}}
+	sum := &results.Summary{Version: results.SummaryVersion, Scenario: spec.Name, File: spec.File, Start: time.Now(),
+		Clock: results.ClockInfo{Kind: ci.Kind, Unit: ci.Unit(), Hz: ci.Hz, Invariant: ci.Invariant, Note: ci.Note, Fallbacks: ci.Fallbacks}}
 	// Every locked thread of a trial (readers sleep in raw syscalls and keep
 	// their P) gets a P of its own, so the Go scheduler never multiplexes
 	// them: the kernel alone schedules our threads.
@@ -144,11 +168,20 @@ func Run(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt 
 	if opt.OnCheckpoint != nil {
 		// Called on a trial's writer goroutine; sum.Trials only grows
 		// between trials, on this goroutine, so reading it here is safe.
-		opt.checkpoint = func(t report.Trial) {
+		opt.checkpoint = func(t results.Trial) {
 			s := *sum
 			s.Trials = append(slices.Clone(sum.Trials), t)
 			s.InProgress = true
 			s.End = time.Now()
+			opt.OnCheckpoint(&s)
+		}
+	}
+	// finished checkpoints the trials done so far, before the next one.
+	finished := func() {
+		if opt.OnCheckpoint != nil {
+			s := *sum
+			s.Trials = slices.Clone(sum.Trials)
+			s.InProgress, s.End = true, time.Now()
 			opt.OnCheckpoint(&s)
 		}
 	}
@@ -172,6 +205,9 @@ func Run(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt 
 		if err != nil {
 			sum.End = time.Now()
 			return sum, fmt.Errorf("trial %d (%s, round %d): %w", i+1, tr.Variant, tr.Round+1, err)
+		}
+		if i < len(trials)-1 && ctx.Err() == nil {
+			finished()
 		}
 	}
 	sum.End = time.Now()
@@ -205,7 +241,7 @@ type reader struct {
 	clock       *rt.Clock
 	clockStatus rt.PerfStatus
 	// Per-wakeup log (chunked when the scenario sets log_chunk).
-	log     *report.WakeupLog
+	log     *results.WakeupLog
 	logBase string
 	logErr  error
 	// Interval mode: the thread hands full Recorders over; total holds the
@@ -229,6 +265,8 @@ type reader struct {
 	lastSent, lastNoise                 []uint64
 	intervals                           int
 	prevDrain                           int64
+	spikesDropped                       uint64 // spikes the spikes.jsonl cap kept out
+	spikesSeen                          uint64 // spikes among the wakeup records the writer drained
 	traceFiles                          []*os.File
 }
 
@@ -248,13 +286,13 @@ func (r *reader) openCounters() {
 
 // readCounters returns the counters' values now (nil when none opened or
 // the read failed).
-func (r *reader) readCounters() []report.Counter {
+func (r *reader) readCounters() []results.Counter {
 	if r.counters == nil || r.counters.Read(r.ctrBuf) != nil {
 		return nil
 	}
-	out := make([]report.Counter, len(r.ctrBuf))
+	out := make([]results.Counter, len(r.ctrBuf))
 	for i, v := range r.ctrBuf {
-		out[i] = report.Counter{Name: r.counters.Names[i], Value: v}
+		out[i] = results.Counter{Name: r.counters.Names[i], Value: v}
 	}
 	return out
 }
@@ -316,9 +354,9 @@ func gcCycles() uint32 {
 	return uint32(s[0].Value.Uint64())
 }
 
-func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clock, ns *netns.NS, opt *Options) (res *report.Trial, degraded []string, err error) {
+func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clock, ns *netns.NS, opt *Options) (res *results.Trial, degraded []string, err error) {
 	sp := &tr.Spec // the trial's own copy
-	res = &report.Trial{Index: tr.Index, Round: tr.Round, Variant: tr.Variant, Overrides: variantSet(sp, tr.Variant)}
+	res = &results.Trial{Index: tr.Index, Round: tr.Round, Variant: tr.Variant, Overrides: variantSet(sp, tr.Variant)}
 
 	// Kernel objects, closed on every path.
 	groups := map[string]*udp.Group{}
@@ -449,9 +487,9 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 				fmt.Fprintf(opt.Log, "warning: reader %s: breaktrace: %v\n", rs.Name, err)
 			}
 		}
-		if !opt.NoWakeupLog && opt.OutDir != "" {
-			r.logBase = fmt.Sprintf("wakeups-%02d-%s-r%d-%s", tr.Index, safeName(tr.Variant), tr.Round, safeName(rs.Name))
-			r.log, err = report.CreateWakeupLog(report.WakeupLogConfig{Dir: opt.OutDir, Base: r.logBase,
+		if !opt.NoWakeupLog && opt.Results != nil {
+			r.logBase = results.WakeupLogBase(tr.Index, tr.Variant, tr.Round, rs.Name)
+			r.log, err = results.CreateWakeupLog(results.WakeupLogConfig{Dir: opt.Results, Base: r.logBase,
 				ChunkBytes: int64(sp.LogChunk), LimitBytes: int64(sp.LogLimit), Compress: sp.LogChunk > 0})
 			if err != nil {
 				return res, nil, err
@@ -627,22 +665,23 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 	for _, n := range noises {
 		w.noises = append(w.noises, noiseView{n})
 	}
-	if opt.OutDir != "" && sp.Interval > 0 {
+	if opt.Results != nil && sp.Interval > 0 {
 		if opt.intervals == nil {
-			if opt.intervals, err = report.CreateJSONL(filepath.Join(opt.OutDir, report.IntervalsFile)); err != nil {
+			if opt.intervals, err = opt.Results.CreateJSONL(results.IntervalsFile, 0); err != nil {
 				startErr = err
 			}
 		}
 		w.intervals = opt.intervals
 	}
-	if opt.OutDir != "" && hasThreshold(sp) {
+	if opt.Results != nil && hasThreshold(sp) {
 		if opt.spikes == nil {
-			if opt.spikes, err = report.CreateJSONL(filepath.Join(opt.OutDir, report.SpikesFile)); err != nil {
+			if opt.spikes, err = opt.Results.CreateJSONL(results.SpikesFile, results.SpikesLimit); err != nil {
 				startErr = err
 			}
 		}
 		w.spikes = opt.spikes
 	}
+	w.failed = make(chan struct{})
 	writerDone := make(chan struct{})
 	writerStop := make(chan struct{})
 	go func() {
@@ -673,6 +712,11 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 			}
 			select {
 			case <-ctx.Done():
+				stopped = true
+				break wait
+			case <-w.failed:
+				// A results file cannot be written (a full disk): end
+				// the trial now; its error says why.
 				stopped = true
 				break wait
 			case <-progress.C:
@@ -725,7 +769,7 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 	res.GCDuring = res.GCAfter - res.GCBefore
 	for _, nz := range noises {
 		wk, _ := nz.Stop()
-		res.Noise = append(res.Noise, report.Noise{Unit: wk.Unit, Count: wk.Count, Seconds: float64(wk.Elapsed) / 1e9,
+		res.Noise = append(res.Noise, results.Noise{Unit: wk.Unit, Count: wk.Count, Seconds: float64(wk.Elapsed) / 1e9,
 			PerSec: wk.PerSec(), Duty: nz.DutyObserved()})
 	}
 	for i, nz := range sp.Noise {
@@ -746,7 +790,7 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 			if r.log != nil {
 				r.log.Close()
 				for _, f := range r.log.Stats().Files {
-					os.Remove(filepath.Join(opt.OutDir, f))
+					opt.Results.Remove(f)
 				}
 				r.log = nil
 			}
@@ -766,7 +810,7 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 			return res, degraded, fmt.Errorf("reader %s: clock_nanosleep: %w", r.spec.Name, unix.Errno(r.loop.Errno))
 		}
 		if r.logErr != nil {
-			return res, degraded, fmt.Errorf("wakeup log %s: %w", r.logBase, r.logErr)
+			return res, degraded, r.logErr // results names the log
 		}
 	}
 	if w.err != nil {
@@ -831,16 +875,6 @@ func (s *sender) run(rt.Applied) {
 		}
 	}
 	s.ended = rt.Monotonic()
-}
-
-func safeName(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
-			b[i] = '_'
-		}
-	}
-	return string(b)
 }
 
 func variantSet(sp *scenario.Spec, name string) map[string]string {

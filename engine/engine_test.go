@@ -3,13 +3,12 @@ package engine
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/scenario"
 )
 
@@ -135,10 +134,10 @@ func TestRun450(t *testing.T) {
 	if rx.WakeupLatency.Count != rx.Wakeups || rx.WakeupLatency.MaxNs <= 0 {
 		t.Errorf("wakeup latency %+v for %d wakeups", rx.WakeupLatency, rx.Wakeups)
 	}
-	if len(tr.WakeupLog) != 1 {
-		t.Fatalf("wakeup logs %v", tr.WakeupLog)
+	if len(rx.WakeupLog) != 1 {
+		t.Fatalf("wakeup logs %v", rx.WakeupLog)
 	}
-	rows, err := report.ReadWakeupCSV(filepath.Join(dir, tr.WakeupLog[0]))
+	rows, _, err := results.ReaderWakeups(dir, rx)
 	if err != nil {
 		t.Fatal(err)
 	}

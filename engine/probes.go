@@ -8,7 +8,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/rtload/rtload/record"
-	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
 	"github.com/rtload/rtload/workload"
@@ -24,7 +24,7 @@ type probeRunner interface {
 	// stop asks the probe to end early (interrupt); wait waits for it.
 	stop()
 	wait()
-	result() report.Probe
+	result() results.Probe
 	close()
 }
 
@@ -34,9 +34,9 @@ var (
 	_ probeRunner = (*messagingProbe)(nil)
 )
 
-func (p *tapSend) finished() bool       { return p.thread == nil || p.done.Load() }
-func (p *tapSend) stop()                {} // a tap sweep is bounded by its packet count
-func (p *tapSend) result() report.Probe { return p.res }
+func (p *tapSend) finished() bool        { return p.thread == nil || p.done.Load() }
+func (p *tapSend) stop()                 {} // a tap sweep is bounded by its packet count
+func (p *tapSend) result() results.Probe { return p.res }
 
 // newProbe builds the probe of spec ps (on a thread inside the namespace
 // when the run has one: tap_send binds a sink socket there).
@@ -79,7 +79,7 @@ type fileWriteProbe struct {
 	thread *rt.Thread
 	done   atomic.Bool
 	halt   atomic.Bool
-	res    report.Probe
+	res    results.Probe
 	out    workload.FileWriteResult
 }
 
@@ -91,7 +91,7 @@ func newFileWriteProbe(ps scenario.Probe, clock *rt.Clock, rep scenario.Report) 
 		return nil, err
 	}
 	p.fw = fw
-	p.res = report.Probe{Name: ps.Name, Kind: ps.Kind.String()}
+	p.res = results.Probe{Name: ps.Name, Kind: ps.Kind.String()}
 	return p, nil
 }
 
@@ -128,13 +128,13 @@ func (p *fileWriteProbe) wait() {
 	}
 }
 
-func (p *fileWriteProbe) result() report.Probe {
+func (p *fileWriteProbe) result() results.Probe {
 	r := p.res
 	o := p.out
-	r.FileWrite = &report.FileWriteResult{BlockBytes: int(p.spec.Block), Blocks: p.spec.Blocks, DurationNs: o.ElapsedNs,
+	r.FileWrite = &results.FileWriteResult{BlockBytes: int(p.spec.Block), Blocks: p.spec.Blocks, DurationNs: o.ElapsedNs,
 		Passes: o.Passes, Writes: o.Writes, Bytes: o.Bytes, ShortWrites: o.ShortWrites, Errors: o.Errors,
 		KBps: o.KBps, WritesPerSec: o.WritesPerSec, FileSize: o.FileSize,
-		PerWrite: report.LatencyFromHDR(p.hdr.Histogram()), Hist: p.hist.Snapshot(p.clock.Info().Unit())}
+		PerWrite: results.LatencyOf(p.hdr, true), Hist: p.hist.Snapshot(p.clock.Info().Unit())}
 	return r
 }
 
@@ -148,7 +148,7 @@ type messagingProbe struct {
 	done atomic.Bool
 	ch   chan struct{}
 	out  workload.MessagingResult
-	res  report.Probe
+	res  results.Probe
 }
 
 func newMessagingProbe(ps scenario.Probe) (*messagingProbe, error) {
@@ -160,7 +160,7 @@ func newMessagingProbe(ps scenario.Probe) (*messagingProbe, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &messagingProbe{spec: ps, m: m, res: report.Probe{Name: ps.Name, Kind: ps.Kind.String()}}, nil
+	return &messagingProbe{spec: ps, m: m, res: results.Probe{Name: ps.Name, Kind: ps.Kind.String()}}, nil
 }
 
 func (p *messagingProbe) start(*netlink.Handle, bool) ([]string, error) {
@@ -181,10 +181,10 @@ func (p *messagingProbe) wait() {
 	}
 }
 
-func (p *messagingProbe) result() report.Probe {
+func (p *messagingProbe) result() results.Probe {
 	r := p.res
 	o := p.out
-	r.Messaging = &report.MessagingResult{Groups: p.spec.Groups, FDs: p.spec.FDs, Loops: p.spec.Loops, Size: int(p.spec.Size[0]),
+	r.Messaging = &results.MessagingResult{Groups: p.spec.Groups, FDs: p.spec.FDs, Loops: p.spec.Loops, Size: int(p.spec.Size[0]),
 		Transport: p.spec.Transport.String(), Workers: o.Workers, ElapsedNs: o.ElapsedNs, UserNs: o.UserNs, SysNs: o.SysNs,
 		Sent: o.Sent, Received: o.Received, Bytes: o.Bytes, Stopped: o.Stopped}
 	return r

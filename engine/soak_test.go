@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
 )
 
 // TestSoak runs a soak of about a minute with a 1 s interval and checks
@@ -38,12 +38,12 @@ readers: [{name: rt, endpoints: [s], cpu: 1, period: 10ms, threshold: 5ms}]
 noise: [{kind: spin, threads: 1, duty: {on: 200ms, off: 300ms}}]
 `)
 	dir := t.TempDir()
-	var ivs []report.Interval
-	sum, err := Run(context.Background(), spec, trials, Options{OutDir: dir, OnInterval: func(iv report.Interval) { ivs = append(ivs, iv) }})
+	var ivs []results.Interval
+	sum, err := Run(context.Background(), spec, trials, Options{OutDir: dir, OnInterval: func(iv results.Interval) { ivs = append(ivs, iv) }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs, torn, err := report.ReadJSONL[report.Interval](filepath.Join(dir, report.IntervalsFile))
+	recs, torn, err := results.ReadJSONL[results.Interval](filepath.Join(dir, results.IntervalsFile))
 	if err != nil || torn != 0 {
 		t.Fatalf("intervals.jsonl: %v (torn %d)", err, torn)
 	}
@@ -89,7 +89,7 @@ noise: [{kind: spin, threads: 1, duty: {on: 200ms, off: 300ms}}]
 	// Rotation with a cap: several gzip chunks kept, old ones dropped, and
 	// the log's files within the cap.
 	var size int64
-	for _, f := range sum.Trials[0].WakeupLog {
+	for _, f := range rx.WakeupLog {
 		st, err := os.Stat(filepath.Join(dir, f))
 		if err != nil {
 			t.Fatal(err)
@@ -99,14 +99,14 @@ noise: [{kind: spin, threads: 1, duty: {on: 200ms, off: 300ms}}]
 			t.Errorf("closed chunk %s not gzipped", f)
 		}
 	}
-	if len(sum.Trials[0].WakeupLog) < 2 || rx.WakeupLogDropped == 0 || size > 32<<10 {
-		t.Errorf("wakeup log: %d chunks, %d rows dropped, %d bytes on disk (cap 32 KiB)", len(sum.Trials[0].WakeupLog), rx.WakeupLogDropped, size)
+	if len(rx.WakeupLog) < 2 || rx.WakeupLogDropped == 0 || size > 32<<10 {
+		t.Errorf("wakeup log: %d chunks, %d rows dropped, %d bytes on disk (cap 32 KiB)", len(rx.WakeupLog), rx.WakeupLogDropped, size)
 	}
 	if rx.WakeupLogRows != rx.Wakeups {
 		t.Errorf("wakeup log rows %d != wakeups %d", rx.WakeupLogRows, rx.Wakeups)
 	}
 	t.Logf("%d intervals; RSS %d → %d MiB; fds %d → %d; wakeup log %d chunks, %d rows dropped; gc %d",
-		len(recs), first.RSSBytes>>20, last.RSSBytes>>20, first.FDs, last.FDs, len(sum.Trials[0].WakeupLog), rx.WakeupLogDropped, last.GCCycles)
+		len(recs), first.RSSBytes>>20, last.RSSBytes>>20, first.FDs, last.FDs, len(rx.WakeupLog), rx.WakeupLogDropped, last.GCCycles)
 }
 
 // TestSoakCollectsThroughSafePoint makes a soak run's writer collect

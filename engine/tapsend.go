@@ -13,7 +13,7 @@ import (
 	"github.com/rtload/rtload/net/tap"
 	"github.com/rtload/rtload/net/udp"
 	"github.com/rtload/rtload/record"
-	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
 )
@@ -32,7 +32,7 @@ type tapSend struct {
 	bld   []*tap.Builder // one per size
 	hist  []*record.Linear
 	hdr   []*record.HDR
-	res   report.Probe
+	res   results.Probe
 	// sink drain
 	sinkStop atomic.Bool
 	sinkWG   sync.WaitGroup
@@ -73,7 +73,7 @@ func newTapSend(ps scenario.Probe, ep *endpoint, clock *rt.Clock, rep scenario.R
 		p.hist = append(p.hist, record.NewLinear(w, 0, w*64))
 		p.hdr = append(p.hdr, record.NewHDR(int64(time.Second)))
 	}
-	p.res = report.Probe{Name: ps.Name, Kind: ps.Kind.String(), Device: dev.Name(), VnetHdr: ep.spec.VnetHdr, Queues: ep.spec.Queues, MTU: dev.MTU()}
+	p.res = results.Probe{Name: ps.Name, Kind: ps.Kind.String(), Device: dev.Name(), VnetHdr: ep.spec.VnetHdr, Queues: ep.spec.Queues, MTU: dev.MTU()}
 	return p, nil
 }
 
@@ -154,7 +154,7 @@ func (p *tapSend) run(h *netlink.Handle) {
 		st0, err0 := p.dev.Stats(h)
 		recv0 := p.sinkRecv.Load()
 		drops0, _ := p.sink.Drops()
-		r := report.ProbeSize{Size: int(p.spec.Size[i]), Packets: uint64(p.spec.Packets)}
+		r := results.ProbeSize{Size: int(p.spec.Size[i]), Packets: uint64(p.spec.Packets)}
 		var sum uint64
 		for n := 0; n < p.spec.Packets; n++ {
 			frame = b.Frame(0, uint64(n), rt.Monotonic())
@@ -184,7 +184,7 @@ func (p *tapSend) run(h *netlink.Handle) {
 		r.SinkDrops = drops1 - drops0
 		r.MeanNs = float64(sum) / float64(p.spec.Packets) * 1e9 / p.clock.Info().Hz
 		r.Hist = p.hist[i].Snapshot(p.clock.Info().Unit())
-		r.PerWrite = report.LatencyFromHDR(p.hdr[i].Histogram())
+		r.PerWrite = results.LatencyOf(p.hdr[i], true)
 		p.res.Sizes = append(p.res.Sizes, r)
 	}
 }

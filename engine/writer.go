@@ -3,6 +3,7 @@ package engine
 import (
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -10,7 +11,7 @@ import (
 	"github.com/rtload/rtload/noise"
 	"github.com/rtload/rtload/probe"
 	"github.com/rtload/rtload/record"
-	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/sysinfo"
 )
@@ -27,13 +28,13 @@ type trialWriter struct {
 	readers   []*reader
 	senders   []*sender
 	noises    []noiseSource
-	intervals *report.JSONLWriter
-	spikes    *report.JSONLWriter
-	onIv      func(report.Interval)
+	intervals *results.JSONL
+	spikes    *results.JSONL
+	onIv      func(results.Interval)
 	// onCheckpoint receives the trial so far after intervals (soak), so
 	// summary.json survives a SIGKILL; base carries the trial's identity.
-	onCheckpoint func(report.Trial)
-	base         report.Trial
+	onCheckpoint func(results.Trial)
+	base         results.Trial
 	scenario     string
 	// yield and heapBase drive the soak run's own garbage collection.
 	yield    *atomic.Bool
@@ -43,31 +44,40 @@ type trialWriter struct {
 	Collections    int
 	lastCheckpoint time.Time
 	exporter       *exporter.Server
-	err            error
+	// err is the first interval or spike log error; failed is closed at
+	// the first write error of any results file (fail), which ends the
+	// trial: a soak on a full disk stops instead of running on.
+	err        error
+	failed     chan struct{}
+	failedOnce sync.Once
+}
+
+// fail records that a results file could not be written.
+func (w *trialWriter) fail(err error) {
+	if err == nil {
+		return
+	}
+	if w.err == nil {
+		w.err = err
+	}
+	if w.failed != nil {
+		w.failedOnce.Do(func() { close(w.failed) })
+	}
 }
 
 // export feeds one interval to the Prometheus endpoint: counters as deltas,
 // the interval's wakeup latency and per-call cost distributions as buckets.
-func (w *trialWriter) export(r *reader, set *probe.Recorders, iv report.Interval) {
+func (w *trialWriter) export(r *reader, set *probe.Recorders, iv results.Interval) {
 	x := exporter.Interval{Scenario: w.scenario, Variant: w.variant, Round: w.round, Reader: r.spec.Name,
 		Wakeups: iv.Wakeups, Overruns: iv.Overruns, DataCalls: iv.Data, EAGAINCalls: iv.EAGAIN,
 		Received: iv.Messages, Sent: iv.Sent, Lost: iv.Lost, IntervalMaxWakeupNs: iv.WakeupLatency.MaxNs,
-		CallCostBucketWidthTicks: r.total.Snapshot(record.CallAll, "").Width}
+	}
 	set.Set.HDR(record.WakeupLatency).Buckets(func(lo, width, count uint64) {
 		x.WakeupLatencyNs = append(x.WakeupLatencyNs, exporter.BucketCount{UpperBound: float64(lo + width - 1), Count: count})
 	})
 	x.WakeupLatencySumNs = iv.WakeupLatency.MeanNs * float64(iv.WakeupLatency.Count)
 	snap := set.Set.Snapshot(record.CallAll, "")
-	for i, c := range snap.Counts {
-		if c > 0 {
-			x.CallCostTicks = append(x.CallCostTicks, exporter.BucketCount{UpperBound: float64(snap.Lower(i) + snap.Width - 1), Count: c})
-		}
-	}
-	if snap.OverflowCount > 0 {
-		// The overflow bucket's calls lie between its edge and the largest
-		// call seen: count them at that max, not at +Inf.
-		x.CallCostTicks = append(x.CallCostTicks, exporter.BucketCount{UpperBound: float64(max(snap.Max, snap.Overflow)), Count: snap.OverflowCount})
-	}
+	x.CallCostTicks, x.CallCostLayout = exporter.LinearBuckets(snap)
 	x.CallCostSumTicks = float64(snap.Sum)
 	for _, n := range iv.Noise {
 		x.Noise = append(x.Noise, exporter.NoiseWork{Kind: n.Kind, Unit: n.Unit, Count: n.Count})
@@ -125,23 +135,23 @@ func (w *trialWriter) poll() {
 // checkpoint is the trial so far, built only from what the writer owns
 // (the merged totals and the counters handed over with them) and from
 // atomics: never from state the real-time threads are writing.
-func (w *trialWriter) checkpoint() report.Trial {
+func (w *trialWriter) checkpoint() results.Trial {
 	t := w.base
 	t.Readers, t.Traffic = nil, nil
 	for _, s := range w.senders {
-		t.Traffic = append(t.Traffic, report.Traffic{Endpoint: s.spec.Endpoint, Sockets: len(s.group.FDs()), Sent: s.sentCount.Load()})
+		t.Traffic = append(t.Traffic, results.Traffic{Endpoint: s.spec.Endpoint, Sockets: len(s.group.FDs()), Sent: s.sentCount.Load()})
 	}
 	for _, r := range w.readers {
 		c := r.lastCounts
-		rr := report.Reader{Name: r.spec.Name, Method: r.spec.Method.String(), Sockets: len(r.drain.FDs()), Endpoint: strings.Join(r.spec.Endpoints, ","),
+		rr := results.Reader{Name: r.spec.Name, Method: r.spec.Method.String(), Sockets: len(r.drain.FDs()), Endpoint: strings.Join(r.spec.Endpoints, ","),
 			Applied: appliedReport(r.applied), Calls: c.Calls, Data: c.Data, EAGAIN: c.EAGAIN, Errors: c.Errors,
 			Messages: c.Messages, Bytes: c.Bytes, Lost: c.Lost, Reordered: c.Reordered, Duplicates: c.Duplicates,
 			Wakeups: r.lastTicks, Overruns: r.lastOverruns, Intervals: r.intervals, Counters: r.readCounters(), CountersSkipped: r.countersSkipped}
-		setHistograms(&rr, r.total, "ticks", report.LatencyOf) // no HDR encodings in checkpoints: they must stay cheap
+		setHistograms(&rr, r.total, "ticks", false) // no HDR encodings in checkpoints: they must stay cheap
 		if r.log != nil {
 			st := r.log.Stats()
-			t.WakeupLog = append(t.WakeupLog, st.Files...)
-			rr.WakeupLogRows, rr.WakeupLogDropped = st.Rows, st.RowsDropped
+			rr.WakeupLog = st.Files
+			rr.WakeupLogRows, rr.WakeupLogDropped, rr.WakeupLogLimit = st.Rows, st.RowsDropped, r.log.Limit()
 		}
 		t.Readers = append(t.Readers, rr)
 	}
@@ -177,7 +187,7 @@ func (w *trialWriter) sampleIRQs(r *reader, now int64) {
 
 // cpuInterrupts is the reader CPU's interrupts over the measured window
 // (nil when not sampled).
-func (r *reader) cpuInterrupts() *report.CPUInterrupts {
+func (r *reader) cpuInterrupts() *results.CPUInterrupts {
 	if r.irqFrom == nil {
 		return nil
 	}
@@ -192,11 +202,11 @@ func (r *reader) cpuInterrupts() *report.CPUInterrupts {
 }
 
 // cpuInterrupts is cpu's interrupts from prev to now, largest source first.
-func cpuInterrupts(cpu int, now, prev sysinfo.IRQCounts) *report.CPUInterrupts {
+func cpuInterrupts(cpu int, now, prev sysinfo.IRQCounts) *results.CPUInterrupts {
 	src, irqs, soft := now.Delta(prev)
-	out := &report.CPUInterrupts{CPU: cpu, IRQs: irqs, SoftIRQs: soft, Sources: make([]report.Counter, len(src))}
+	out := &results.CPUInterrupts{CPU: cpu, IRQs: irqs, SoftIRQs: soft, Sources: make([]results.Counter, len(src))}
 	for i, c := range src {
-		out.Sources[i] = report.Counter{Name: c.Name, Value: c.Count}
+		out.Sources[i] = results.Counter{Name: c.Name, Value: c.Count}
 	}
 	return out
 }
@@ -204,25 +214,30 @@ func cpuInterrupts(cpu int, now, prev sysinfo.IRQCounts) *report.CPUInterrupts {
 func (w *trialWriter) drainRing(r *reader) {
 	r.loop.Wakeups.Drain(func(wk *record.Wakeup) {
 		if r.log != nil && r.logErr == nil {
-			r.logErr = r.log.Write(wk)
+			if r.logErr = r.log.Write(wk); r.logErr != nil {
+				w.fail(r.logErr) // it names the log
+			}
+		}
+		if r.spec.Threshold > 0 && wk.LatencyNs > int64(r.spec.Threshold) {
+			r.spikesSeen++ // the loop's own counter is the RT thread's until it ends
 		}
 		if r.spec.Threshold > 0 && wk.LatencyNs > int64(r.spec.Threshold) && w.spikes != nil {
-			sp := report.Spike{Time: time.Now(), Trial: w.trial, Variant: w.variant, Reader: r.spec.Name,
+			sp := results.Spike{Time: time.Now(), Trial: w.trial, Variant: w.variant, Reader: r.spec.Name,
 				Tick: wk.Tick, DeadlineNs: wk.DeadlineNs, LatencyNs: wk.LatencyNs, ThresholdNs: int64(r.spec.Threshold),
 				DrainNs: wk.DrainNs, PrevDrainNs: r.prevDrain, Messages: wk.Messages, Calls: wk.Calls, EAGAIN: wk.EAGAIN,
 				Missed: wk.Missed, Noise: w.noiseStates(), BrokeTrace: r.loop.BrokeAt.Load() == wk.DeadlineNs && wk.DeadlineNs != 0}
-			if err := w.spikes.Write(sp); err != nil && w.err == nil {
-				w.err = err
-			}
+			before := w.spikes.Dropped()
+			w.fail(w.spikes.Write(sp))
+			r.spikesDropped += w.spikes.Dropped() - before
 		}
 		r.prevDrain = wk.DrainNs
 	})
 }
 
-func (w *trialWriter) noiseStates() []report.NoiseInterval {
-	var out []report.NoiseInterval
+func (w *trialWriter) noiseStates() []results.NoiseInterval {
+	var out []results.NoiseInterval
 	for _, n := range w.noises {
-		out = append(out, report.NoiseInterval{Kind: n.Kind(), Unit: n.Unit(), State: n.State()})
+		out = append(out, results.NoiseInterval{Kind: n.Kind(), Unit: n.Unit(), State: n.State()})
 	}
 	return out
 }
@@ -239,14 +254,14 @@ func (w *trialWriter) interval(r *reader, set *probe.Recorders) {
 		prev = r.loop.StartCounts // published before the first handoff
 	}
 	c := set.Counts
-	iv := report.Interval{Time: time.Now(), Trial: w.trial, Variant: w.variant, Round: w.round, Reader: r.spec.Name,
+	iv := results.Interval{Time: time.Now(), Trial: w.trial, Variant: w.variant, Round: w.round, Reader: r.spec.Name,
 		Seq: r.intervals, FromNs: set.FromNs, ToNs: set.ToNs,
 		Wakeups: set.Ticks - r.lastTicks, Overruns: set.Overruns - r.lastOverruns,
 		Calls: c.Calls - prev.Calls, Data: c.Data - prev.Data, EAGAIN: c.EAGAIN - prev.EAGAIN,
 		Messages: c.Messages - prev.Messages, Lost: c.Lost - min(prev.Lost, c.Lost),
-		PerCallTicks:  report.LatencyOf(set.Set.HDR(record.CallAll)),
-		WakeupLatency: report.LatencyOf(set.Set.HDR(record.WakeupLatency)),
-		Drain:         report.LatencyOf(set.Set.HDR(record.DrainTime)),
+		PerCallTicks:  results.TickStatsOf(set.Set.HDR(record.CallAll), false),
+		WakeupLatency: results.LatencyOf(set.Set.HDR(record.WakeupLatency), false),
+		Drain:         results.LatencyOf(set.Set.HDR(record.DrainTime), false),
 		LateHandoffs:  r.handoff.Late.Load(),
 		Goroutines:    runtime.NumGoroutine(), GCCycles: gcCycles(),
 	}
@@ -262,7 +277,7 @@ func (w *trialWriter) interval(r *reader, set *probe.Recorders) {
 	}
 	if now := r.readCounters(); now != nil {
 		for i, c := range now {
-			iv.Counters = append(iv.Counters, report.Counter{Name: c.Name, Value: c.Value - r.lastCtr[i]})
+			iv.Counters = append(iv.Counters, results.Counter{Name: c.Name, Value: c.Value - r.lastCtr[i]})
 			r.lastCtr[i] = c.Value
 		}
 	}
@@ -283,18 +298,18 @@ func (w *trialWriter) interval(r *reader, set *probe.Recorders) {
 	}
 	for i, n := range w.noises {
 		c := n.Count()
-		iv.Noise = append(iv.Noise, report.NoiseInterval{Kind: n.Kind(), Unit: n.Unit(), Count: c - r.lastNoise[i], State: n.State()})
+		iv.Noise = append(iv.Noise, results.NoiseInterval{Kind: n.Kind(), Unit: n.Unit(), Count: c - r.lastNoise[i], State: n.State()})
 		r.lastNoise[i] = c
 	}
 	r.lastCounts, r.lastTicks, r.lastOverruns, r.lastSpikes = c, set.Ticks, set.Overruns, set.Spikes
 	r.intervals++
 	if w.intervals != nil {
-		if err := w.intervals.Write(iv); err != nil && w.err == nil {
-			w.err = err
-		}
+		w.fail(w.intervals.Write(iv))
 	}
 	if r.log != nil && r.logErr == nil {
-		r.logErr = r.log.Sync()
+		if r.logErr = r.log.Sync(); r.logErr != nil {
+			w.fail(r.logErr)
+		}
 	}
 	if w.onIv != nil {
 		w.onIv(iv)

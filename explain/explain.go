@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/rtload/rtload/record"
-	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
 )
 
 // Parts is a range of per-call cost and what its calls were. Data, Warm
@@ -39,8 +39,10 @@ type ClassModes struct {
 
 // Wakeups is what the per-wakeup log says about the latency spikes.
 type Wakeups struct {
-	// Rows is the wakeups logged; Threshold the latency (ns) above which a
-	// wakeup counts as a spike and ThresholdFrom where it came from.
+	// Rows is the wakeups logged; P50, P99 and Max the reader's wakeup
+	// latency (ns) as summary.json gives it; Threshold the latency (ns)
+	// above which a wakeup counts as a spike and ThresholdFrom where it
+	// came from.
 	Rows          int
 	P50, P99, Max int64
 	Threshold     int64
@@ -77,19 +79,19 @@ type Reader struct {
 	// Kernel context of the trial: perf counters of the reader thread and
 	// interrupts on its CPU (as recorded; nil/empty when not).
 	WakeupCount     uint64
-	Counters        []report.Counter
+	Counters        []results.Counter
 	CountersSkipped []string
-	CPUInterrupts   *report.CPUInterrupts
+	CPUInterrupts   *results.CPUInterrupts
 	Notes           []string
 }
 
 // Dir explains every reader of every trial of the results directory dir.
 func Dir(dir string) ([]Reader, error) {
-	s, err := report.ReadSummary(dir)
+	s, err := results.ReadSummary(dir)
 	if err != nil {
 		return nil, err
 	}
-	spikes, _, err := report.ReadJSONL[report.Spike](filepath.Join(dir, report.SpikesFile))
+	spikes, _, err := results.ReadJSONL[results.Spike](filepath.Join(dir, results.SpikesFile))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
@@ -97,7 +99,7 @@ func Dir(dir string) ([]Reader, error) {
 	for _, t := range s.Trials {
 		for _, r := range t.Readers {
 			x := Analyze(t, r)
-			if rows, note := wakeupRows(dir, t, r); rows != nil {
+			if rows, note := wakeupRows(dir, r); rows != nil {
 				x.Wakeups = analyzeWakeups(t, r, rows, spikes)
 			} else if note != "" {
 				x.Notes = append(x.Notes, note)
@@ -108,40 +110,22 @@ func Dir(dir string) ([]Reader, error) {
 	return out, nil
 }
 
-// wakeupRows reads reader r's per-wakeup log of trial t.
-func wakeupRows(dir string, t report.Trial, r report.Reader) ([]record.Wakeup, string) {
-	var rows []record.Wakeup
-	for _, f := range t.WakeupLog {
-		base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(f), ".gz"), ".csv")
-		if len(t.Readers) > 1 && !strings.Contains(base, "-"+safeName(r.Name)) {
-			continue
-		}
-		w, _, err := report.ReadWakeupLog(dir, f)
-		if err != nil {
-			return nil, fmt.Sprintf("wakeup log %s: %v", f, err)
-		}
-		rows = append(rows, w...)
-	}
-	if rows == nil {
+// wakeupRows reads reader r's per-wakeup log: the files summary.json
+// lists for it.
+func wakeupRows(dir string, r results.Reader) ([]record.Wakeup, string) {
+	if len(r.WakeupLog) == 0 {
 		return nil, "no per-wakeup log: wakeup spikes not explained"
+	}
+	rows, _, err := results.ReaderWakeups(dir, r)
+	if err != nil {
+		return nil, fmt.Sprintf("wakeup log: %v", err)
 	}
 	return rows, ""
 }
 
-// safeName is the engine's file-name form of a reader name.
-func safeName(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
-			b[i] = '_'
-		}
-	}
-	return string(b)
-}
-
 // Analyze finds the modes of r's per-call histograms and attributes each
 // to classes and positions.
-func Analyze(t report.Trial, r report.Reader) Reader {
+func Analyze(t results.Trial, r results.Reader) Reader {
 	pc := r.PerCall
 	x := Reader{Trial: t.Index, Variant: t.Variant, Round: t.Round, Reader: r.Name, Method: r.Method, Unit: pc.Unit,
 		WakeupCount: r.Wakeups, Counters: r.Counters, CountersSkipped: r.CountersSkipped, CPUInterrupts: r.CPUInterrupts}
@@ -194,7 +178,7 @@ func Analyze(t report.Trial, r report.Reader) Reader {
 		x.Classes = append(x.Classes, ClassModes{Class: c.name, Total: c.s.Total, Modes: Modes(c.s)})
 	}
 	if all.Total > 0 {
-		p99 := report.Percentile(all, 0.99)
+		p99 := results.BucketPercentile(all, 0.99)
 		lo := len(all.Counts)
 		if p99 < all.Overflow {
 			lo = bucketOf(all, p99)
@@ -233,14 +217,12 @@ func sameLayout(a record.Snapshot, o ...record.Snapshot) bool {
 
 // analyzeWakeups finds the latency spikes of the log and what coincided
 // with them.
-func analyzeWakeups(t report.Trial, r report.Reader, rows []record.Wakeup, spikes []report.Spike) *Wakeups {
+func analyzeWakeups(t results.Trial, r results.Reader, rows []record.Wakeup, spikes []results.Spike) *Wakeups {
 	w := &Wakeups{Rows: len(rows)}
 	if len(rows) == 0 {
 		return w
 	}
-	lat := make([]int64, len(rows))
-	for i, wk := range rows {
-		lat[i] = wk.LatencyNs
+	for _, wk := range rows {
 		if wk.Missed > 0 {
 			w.OverrunAll++
 		}
@@ -251,10 +233,14 @@ func analyzeWakeups(t report.Trial, r report.Reader, rows []record.Wakeup, spike
 			w.HasCS = true
 		}
 	}
-	slices.Sort(lat)
-	q := func(f float64) int64 { return lat[min(len(lat)-1, int(f*float64(len(lat))))] }
-	w.P50, w.P99, w.Max = q(0.5), q(0.99), lat[len(lat)-1]
-	byTick := map[uint64]report.Spike{}
+	// The trial's numbers (results' definition), from the reader's
+	// recorder; from the log itself only when the summary has none.
+	lat := r.WakeupLatency
+	if lat.Count == 0 {
+		lat = results.WakeupLatencyOf(rows)
+	}
+	w.P50, w.P99, w.Max = lat.P50Ns, lat.P99Ns, lat.MaxNs
+	byTick := map[uint64]results.Spike{}
 	for _, s := range spikes {
 		if s.Trial == t.Index && s.Reader == r.Name {
 			byTick[s.Tick] = s
@@ -262,7 +248,7 @@ func analyzeWakeups(t report.Trial, r report.Reader, rows []record.Wakeup, spike
 		}
 	}
 	if w.Threshold == 0 {
-		w.Threshold, w.ThresholdFrom = w.P99, "the 99th percentile of the log"
+		w.Threshold, w.ThresholdFrom = w.P99, "the 99th percentile"
 	}
 	var always []string
 	for _, n := range t.Noise {
@@ -287,7 +273,7 @@ func analyzeWakeups(t report.Trial, r report.Reader, rows []record.Wakeup, spike
 		}
 		if s, ok := byTick[wk.Tick]; ok {
 			w.NoiseKnown++
-			if slices.ContainsFunc(s.Noise, func(n report.NoiseInterval) bool { return n.State == "on" }) {
+			if slices.ContainsFunc(s.Noise, func(n results.NoiseInterval) bool { return n.State == "on" }) {
 				w.NoiseOn++
 				// Noise on throughout coincides with every wakeup alike.
 				explained = explained || w.NoiseAlways == ""

@@ -3,6 +3,7 @@ package explain
 import (
 	"bytes"
 	"github.com/rtload/rtload/internal/testutil"
+	"github.com/rtload/rtload/results"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,7 +11,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/rtload/rtload/record"
-	"github.com/rtload/rtload/report"
 )
 
 func golden(t *testing.T, name string, got []byte) {
@@ -58,12 +58,12 @@ func (c *calls) snap(pick func(class, first int) bool) record.Snapshot {
 }
 
 // reader builds the summary's histograms from c.
-func (c *calls) reader() report.Reader {
+func (c *calls) reader() results.Reader {
 	cls := func(k int) func(int, int) bool { return func(i, _ int) bool { return i == k } }
-	return report.Reader{Name: "rt", Method: "recvfrom",
-		PerCall: report.PerCall{Unit: "ticks", All: c.snap(func(int, int) bool { return true }),
+	return results.Reader{Name: "rt", Method: "recvfrom",
+		PerCall: results.PerCall{Unit: "ticks", All: c.snap(func(int, int) bool { return true }),
 			Data: c.snap(cls(cData)), EAGAIN: c.snap(func(i, _ int) bool { return i != cData })},
-		PerCallClass: &report.PerCallClass{Unit: "ticks", FirstCalls: 3, Warm: c.snap(cls(cWarm)), Cold: c.snap(cls(cCold)),
+		PerCallClass: &results.PerCallClass{Unit: "ticks", FirstCalls: 3, Warm: c.snap(cls(cWarm)), Cold: c.snap(cls(cCold)),
 			First: c.snap(func(_, j int) bool { return j == 1 }), Rest: c.snap(func(_, j int) bool { return j == 0 })}}
 }
 
@@ -84,7 +84,7 @@ func laight() *calls {
 }
 
 func TestAnalyzeAttributes(t *testing.T) {
-	r := Analyze(report.Trial{Index: 0, Variant: "recvfrom"}, laight().reader())
+	r := Analyze(results.Trial{Index: 0, Variant: "recvfrom"}, laight().reader())
 	if len(r.Modes) != 3 {
 		t.Fatalf("%d modes; want 3: %+v", len(r.Modes), r.Modes)
 	}
@@ -116,7 +116,7 @@ func (r Reader) PerCallRest() uint64 { return r.All.Count - r.All.First }
 func TestAnalyzeWithoutContext(t *testing.T) {
 	rd := laight().reader()
 	rd.PerCallClass = nil
-	r := Analyze(report.Trial{}, rd)
+	r := Analyze(results.Trial{}, rd)
 	if r.FirstCalls != 0 || len(r.Modes) != 3 || len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "no per-call context") {
 		t.Errorf("FirstCalls %d, %d modes, notes %q; want 0, 3, a note on the missing context", r.FirstCalls, len(r.Modes), r.Notes)
 	}
@@ -125,7 +125,7 @@ func TestAnalyzeWithoutContext(t *testing.T) {
 // wakeups is 100 quiet wakeups (10 µs) and three spikes (50 µs): one with
 // an overrun and an involuntary switch, one while the noise was on, one
 // with nothing recorded.
-func wakeups() ([]record.Wakeup, []report.Spike) {
+func wakeups() ([]record.Wakeup, []results.Spike) {
 	var rows []record.Wakeup
 	for k := range 103 {
 		rows = append(rows, record.Wakeup{Tick: uint64(k), LatencyNs: 10000, VolCS: 1})
@@ -134,9 +134,9 @@ func wakeups() ([]record.Wakeup, []report.Spike) {
 	rows[40] = record.Wakeup{Tick: 40, LatencyNs: 50000, Missed: 1, InvolCS: 2}
 	rows[60] = record.Wakeup{Tick: 60, LatencyNs: 50000, VolCS: 1}
 	rows[80] = record.Wakeup{Tick: 80, LatencyNs: 50000, VolCS: 1}
-	on := []report.NoiseInterval{{Kind: "spin", State: "on"}}
-	off := []report.NoiseInterval{{Kind: "spin", State: "off"}}
-	sp := []report.Spike{{Reader: "rt", Tick: 40, LatencyNs: 50000, ThresholdNs: 40000, Noise: off},
+	on := []results.NoiseInterval{{Kind: "spin", State: "on"}}
+	off := []results.NoiseInterval{{Kind: "spin", State: "off"}}
+	sp := []results.Spike{{Reader: "rt", Tick: 40, LatencyNs: 50000, ThresholdNs: 40000, Noise: off},
 		{Reader: "rt", Tick: 60, LatencyNs: 50000, ThresholdNs: 40000, Noise: on},
 		{Reader: "rt", Tick: 80, LatencyNs: 50000, ThresholdNs: 40000, Noise: off},
 		{Reader: "other", Tick: 90, LatencyNs: 50000, ThresholdNs: 1}}
@@ -145,34 +145,34 @@ func wakeups() ([]record.Wakeup, []report.Spike) {
 
 func TestAnalyzeWakeups(t *testing.T) {
 	rows, sp := wakeups()
-	tr := report.Trial{Noise: []report.Noise{{Kind: "spin", Duty: 0.5}}}
-	w := analyzeWakeups(tr, report.Reader{Name: "rt"}, rows, sp)
-	want := Wakeups{Rows: 103, P50: 10000, P99: 50000, Max: 50000, Threshold: 40000, ThresholdFrom: "the reader's threshold",
+	tr := results.Trial{Noise: []results.Noise{{Kind: "spin", Duty: 0.5}}}
+	w := analyzeWakeups(tr, results.Reader{Name: "rt"}, rows, sp)
+	want := Wakeups{Rows: 103, P50: 10007, P99: 50000, Max: 50000, Threshold: 40000, ThresholdFrom: "the reader's threshold",
 		Spikes: 3, Overrun: 1, OverrunAll: 1, InvolCS: 1, InvolCSAll: 2, NoiseOn: 1, NoiseKnown: 3, Unexplained: 1, HasCS: true}
 	if diff := cmp.Diff(want, *w); diff != "" {
 		t.Errorf("wakeups (-want +got):\n%s", diff)
 	}
 	// Noise on throughout explains nothing; no spikes.jsonl: threshold p99.
 	tr.Noise[0].Duty = 1
-	w = analyzeWakeups(tr, report.Reader{Name: "rt"}, rows, nil)
-	if w.ThresholdFrom != "the 99th percentile of the log" || w.Spikes != 3 || w.Unexplained != 2 || w.NoiseAlways != "spin" {
+	w = analyzeWakeups(tr, results.Reader{Name: "rt"}, rows, nil)
+	if w.ThresholdFrom != "the 99th percentile" || w.Spikes != 3 || w.Unexplained != 2 || w.NoiseAlways != "spin" {
 		t.Errorf("without spikes.jsonl: %+v; want 3 spikes over p99, 2 unexplained, spin always on", w)
 	}
 }
 
 func TestWriteGolden(t *testing.T) {
 	rows, sp := wakeups()
-	tr := report.Trial{Index: 0, Variant: "recvfrom", Noise: []report.Noise{{Kind: "spin", Duty: 0.5}}}
+	tr := results.Trial{Index: 0, Variant: "recvfrom", Noise: []results.Noise{{Kind: "spin", Duty: 0.5}}}
 	a := Analyze(tr, laight().reader())
-	a.Wakeups = analyzeWakeups(tr, report.Reader{Name: "rt"}, rows, sp)
+	a.Wakeups = analyzeWakeups(tr, results.Reader{Name: "rt"}, rows, sp)
 	a.WakeupCount = 200
-	a.Counters = []report.Counter{{Name: "context-switches", Value: 398}, {Name: "cpu-migrations", Value: 0}, {Name: "task-clock", Value: 145744955}}
+	a.Counters = []results.Counter{{Name: "context-switches", Value: 398}, {Name: "cpu-migrations", Value: 0}, {Name: "task-clock", Value: 145744955}}
 	a.CountersSkipped = []string{"cycles: not supported by this CPU/VM: perf_event_open returned ENOENT"}
-	a.CPUInterrupts = &report.CPUInterrupts{CPU: 1, IRQs: 8692, SoftIRQs: 74, Sources: []report.Counter{
+	a.CPUInterrupts = &results.CPUInterrupts{CPU: 1, IRQs: 8692, SoftIRQs: 74, Sources: []results.Counter{
 		{Name: "irq:RES", Value: 7936}, {Name: "irq:LOC", Value: 756}, {Name: "softirq:SCHED", Value: 36}}}
 	rd := laight().reader()
 	rd.PerCallClass = nil
-	b := Analyze(report.Trial{Index: 1, Variant: "old"}, rd)
+	b := Analyze(results.Trial{Index: 1, Variant: "old"}, rd)
 	var out bytes.Buffer
 	if err := Write(&out, []Reader{a, b}); err != nil {
 		t.Fatal(err)
@@ -180,12 +180,54 @@ func TestWriteGolden(t *testing.T) {
 	golden(t, "laight", out.Bytes())
 }
 
-func TestDir(t *testing.T) {
+// TestWakeupsAreTheSummarys: the p50, p99 and max explain prints are the
+// reader's as summary.json has them (one number per quantity), not a
+// second computation over the log.
+func TestWakeupsAreTheSummarys(t *testing.T) {
+	rows, _ := wakeups()
+	r := results.Reader{Name: "rt", WakeupLatency: results.Latency{Count: 103, P50Ns: 10001, P99Ns: 50003, MaxNs: 50007}}
+	w := analyzeWakeups(results.Trial{}, r, rows, nil)
+	if w.P50 != 10001 || w.P99 != 50003 || w.Max != 50007 {
+		t.Errorf("p50 %d p99 %d max %d, want the summary's 10001 50003 50007", w.P50, w.P99, w.Max)
+	}
+}
+
+// TestDirReaderLogs: each reader is explained from its own log, the files
+// summary.json lists for it; reader "rt" no longer takes "rt2"'s.
+func TestDirReaderLogs(t *testing.T) {
 	dir := t.TempDir()
-	s := &report.Summary{Version: 1, Scenario: "x", Trials: []report.Trial{{Variant: "recvfrom", Readers: []report.Reader{laight().reader()}}}}
-	if err := report.WriteSummary(dir, s); err != nil {
+	d := testutil.ResultsDir(t, dir)
+	tr := results.Trial{Variant: "recvfrom"}
+	for i, name := range []string{"rt", "rt2"} {
+		base := results.WakeupLogBase(0, "recvfrom", 0, name)
+		l, err := results.CreateWakeupLog(results.WakeupLogConfig{Dir: d, Base: base})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range 10 * (i + 1) {
+			l.Write(&record.Wakeup{Tick: uint64(k), LatencyNs: 1000})
+		}
+		l.Close()
+		r := laight().reader()
+		r.Name, r.WakeupLog = name, l.Stats().Files
+		tr.Readers = append(tr.Readers, r)
+	}
+	testutil.WriteSummary(t, dir, &results.Summary{Scenario: "x", Trials: []results.Trial{tr}})
+	rs, err := Dir(dir)
+	if err != nil {
 		t.Fatal(err)
 	}
+	for i, want := range []int{10, 20} {
+		if rs[i].Wakeups == nil || rs[i].Wakeups.Rows != want {
+			t.Errorf("reader %s: %+v, want %d rows", rs[i].Reader, rs[i].Wakeups, want)
+		}
+	}
+}
+
+func TestDir(t *testing.T) {
+	dir := t.TempDir()
+	s := &results.Summary{Version: 1, Scenario: "x", Trials: []results.Trial{{Variant: "recvfrom", Readers: []results.Reader{laight().reader()}}}}
+	testutil.WriteSummary(t, dir, s)
 	rs, err := Dir(dir)
 	if err != nil {
 		t.Fatal(err)

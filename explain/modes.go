@@ -2,7 +2,7 @@
 // shape of each per-call histogram: its modes (peaks), which call classes
 // and positions each is made of, what the tail is made of, and what
 // coincided with the wakeup-latency spikes. Pure: it reads files and
-// summary data only (stdlib, record, report).
+// summary data only (stdlib, record, results).
 package explain
 
 import (

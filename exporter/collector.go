@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/rtload/rtload/record"
 )
 
 // Interval is one reader's data for one interval of one trial: counter
@@ -40,17 +42,17 @@ type Interval struct {
 	WakeupLatencySumNs float64
 
 	// CallCostTicks is the interval's per-call cost distribution in clock
-	// ticks, as (upper bound, count) pairs, e.g. a record.Linear's buckets
-	// (Origin+i*Width, Counts[i]) and its overflow as +Inf.
+	// ticks, as (upper bound, count) pairs: a record.Linear's buckets
+	// [lo, lo+Width) as (lo+Width−1, count) and its overflow bucket as
+	// +Inf.
 	CallCostTicks []BucketCount
 	// CallCostSumTicks is the exact sum of the interval's call costs in
 	// ticks, if known (record.Snapshot Sum delta); 0 = estimate as above.
 	CallCostSumTicks float64
-	// CallCostBucketWidthTicks is the per-call histogram's bucket width in
-	// ticks (scenario report.bucket_width); rtload_recv_call_cost_ticks has
-	// exponential buckets from it up to 1e6 ticks. 0 means 128 (the
-	// scenario default). Read only on a reader's first Update in a trial.
-	CallCostBucketWidthTicks uint64
+	// CallCostLayout is the per-call histogram's layout (the scenario's
+	// report section); rtload_recv_call_cost_ticks follows it (see
+	// CallCostBounds). Read only on a reader's first Update in a trial.
+	CallCostLayout Layout
 
 	// IntervalMaxWakeupNs is the largest wakeup latency of the interval, in ns.
 	IntervalMaxWakeupNs int64
@@ -91,23 +93,66 @@ func exponentialBounds(lo, hi float64, n int) []float64 {
 	return b
 }
 
-const (
-	defaultCallBucketWidthTicks = 128
-	maxCallCostTicks            = 1e6
-)
+// Layout is a linear histogram's bucket layout in clock ticks, as
+// record.NewLinear and the scenario's report section give it: buckets
+// Width wide from Origin up to Overflow, [0, Origin) below, and an
+// overflow bucket from Overflow on. The zero value is the scenario
+// default, 128 wide from 64 to 8256 (seed 000).
+type Layout struct {
+	Width, Origin, Overflow uint64
+}
 
-// callCostBounds returns exponential bucket bounds from width up to 1e6
-// ticks, about a factor of 2 apart.
-func callCostBounds(width uint64) []float64 {
-	if width == 0 {
-		width = defaultCallBucketWidthTicks
+// LinearBuckets turns a per-call histogram into CallCostTicks pairs and
+// its Layout: bucket 0 [0, Origin) as Origin−1, bucket [lo, lo+Width) as
+// lo+Width−1, the overflow bucket as +Inf; empty buckets are left out. It
+// allocates the pairs.
+func LinearBuckets(s record.Snapshot) ([]BucketCount, Layout) {
+	var out []BucketCount
+	for i, c := range s.Counts {
+		switch {
+		case c == 0:
+		case i == 0:
+			out = append(out, BucketCount{UpperBound: float64(s.Origin) - 1, Count: c})
+		default:
+			out = append(out, BucketCount{UpperBound: float64(s.Lower(i) + s.Width - 1), Count: c})
+		}
 	}
-	lo := float64(width)
-	if lo >= maxCallCostTicks {
-		return []float64{lo}
+	if s.OverflowCount > 0 { // the report's "8256+" row
+		out = append(out, BucketCount{UpperBound: math.Inf(1), Count: s.OverflowCount})
 	}
-	n := int(math.Ceil(math.Log2(maxCallCostTicks/lo))) + 1
-	return exponentialBounds(lo, maxCallCostTicks, max(n, 2))
+	return out, Layout{Width: s.Width, Origin: s.Origin, Overflow: s.Overflow}
+}
+
+// MaxCallCostBuckets is the most finite buckets rtload_recv_call_cost_ticks
+// has; a layout with more buckets is served with adjacent ones merged.
+const MaxCallCostBuckets = 100
+
+// CallCostBounds returns the le bounds of rtload_recv_call_cost_ticks for
+// a layout: one per bucket of it, each the bucket's last tick (edge − 1:
+// ticks are integers, and le is inclusive), so "le=8255" is every call
+// below the overflow edge 8256, and the +Inf bucket holds exactly the
+// overflow bucket. With more than MaxCallCostBuckets buckets, runs of k
+// adjacent buckets are merged (k the smallest whole factor that fits), so
+// every bound is still an edge of the layout minus one and the overflow
+// edge's bound is always last.
+func CallCostBounds(l Layout) []float64 {
+	if l.Width == 0 {
+		l = Layout{128, 64, 8256}
+	}
+	if l.Overflow <= l.Origin {
+		l.Overflow = l.Origin + l.Width
+	}
+	n := (l.Overflow - l.Origin + l.Width - 1) / l.Width // buckets above Origin
+	l.Overflow = l.Origin + n*l.Width
+	k := (n + MaxCallCostBuckets - 2) / (MaxCallCostBuckets - 1)
+	var b []float64
+	if l.Origin > 0 {
+		b = append(b, float64(l.Origin-1))
+	}
+	for i := k; i < n; i += k {
+		b = append(b, float64(l.Origin+i*l.Width-1))
+	}
+	return append(b, float64(l.Overflow-1))
 }
 
 // hist accumulates a histogram: counts[i] samples in (bounds[i-1], bounds[i]],
@@ -225,7 +270,7 @@ type collector struct {
 	mu       sync.Mutex
 	readers  map[readerKey]*readerSeries
 	noise    map[noiseKey]*noiseSeries
-	callCost map[uint64][]float64 // bucket layouts by width, shared between series
+	callCost map[Layout][]float64 // bucket bounds by layout, shared between series
 	runInfo  []string             // nil until SetRunInfo
 	trial    int
 	trialSet bool
@@ -237,7 +282,7 @@ func newCollector() *collector {
 	return &collector{
 		readers:  make(map[readerKey]*readerSeries),
 		noise:    make(map[noiseKey]*noiseSeries),
-		callCost: make(map[uint64][]float64),
+		callCost: make(map[Layout][]float64),
 	}
 }
 
@@ -287,7 +332,7 @@ func (c *collector) updateReader(iv Interval) {
 		r = &readerSeries{
 			created: time.Now(),
 			wakeup:  newHist(wakeupBoundsSeconds),
-			cost:    newHist(c.callCostBounds(iv.CallCostBucketWidthTicks)),
+			cost:    newHist(c.callCostBounds(iv.CallCostLayout)),
 		}
 		c.readers[k] = r
 	}
@@ -305,11 +350,11 @@ func (c *collector) updateReader(iv Interval) {
 	r.intervalMaxWakeupSeconds = float64(iv.IntervalMaxWakeupNs) / 1e9
 }
 
-func (c *collector) callCostBounds(width uint64) []float64 {
-	b, ok := c.callCost[width]
+func (c *collector) callCostBounds(l Layout) []float64 {
+	b, ok := c.callCost[l]
 	if !ok {
-		b = callCostBounds(width)
-		c.callCost[width] = b
+		b = CallCostBounds(l)
+		c.callCost[l] = b
 	}
 	return b
 }

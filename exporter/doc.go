@@ -21,11 +21,16 @@
 //	rtload_messages_lost_total                  gaps in per-socket sequence numbers
 //	rtload_kernel_drops_total                   kernel drops (SO_RXQ_OVFL)
 //	rtload_wakeup_latency_seconds               histogram, 1 µs … 10 s, 24 exponential buckets
-//	rtload_recv_call_cost_ticks                 histogram in clock ticks, bucket width … 1e6
+//	rtload_recv_call_cost_ticks                 histogram in clock ticks, the scenario's bucket layout
 //	rtload_interval_wakeup_latency_max_seconds  gauge: max wakeup latency of the last interval
 //	rtload_noise_work_total{kind,unit}          noise work done (scenario, variant, round, kind, unit)
 //	rtload_run_info{scenario,clock,kernel}      always 1
 //	rtload_trial                                current trial index
+//
+// rtload_recv_call_cost_ticks has the buckets of the scenario's report
+// layout, up to its overflow edge (le = edge − 1; +Inf is the overflow
+// bucket), merged by a whole factor past MaxCallCostBuckets: its counts
+// are the report's table rows.
 //
 // A tick of rtload_recv_call_cost_ticks is one unit of the clock named by
 // rtload_run_info's clock label ("tsc": TSC ticks, not core cycles;

@@ -15,6 +15,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/rtload/rtload/record"
 )
 
 func TestListenLoopback(t *testing.T) {
@@ -120,7 +122,7 @@ func TestScrape(t *testing.T) {
 		{math.Inf(1), 1}, // overflow: +Inf only, no sum
 		{7000, 0},        // empty: ignored
 	}
-	iv1.CallCostTicks = []BucketCount{{128, 10}, {256, 5}, {math.Inf(1), 1}}
+	iv1.CallCostTicks = []BucketCount{{63, 2}, {191, 10}, {319, 5}, {math.Inf(1), 1}} // the default layout's buckets
 	iv1.CallCostSumTicks = 3000
 	iv1.IntervalMaxWakeupNs = 20e9
 	iv1.Noise = []NoiseWork{{Kind: "spin", Unit: "loops", Count: 100}}
@@ -197,12 +199,11 @@ func TestScrape(t *testing.T) {
 	checkBuckets(t, "wakeup", wh, wantCum, len(wakeupBoundsSeconds))
 
 	ch := find(t, fams, "rtload_recv_call_cost_ticks", dto.MetricType_HISTOGRAM, wantLabels).GetHistogram()
-	if got, got2 := ch.GetSampleCount(), ch.GetSampleSum(); got != 16 || got2 != 3000 {
-		t.Errorf("call cost count, sum = %d, %v; want 16, 3000", got, got2)
+	if got, got2 := ch.GetSampleCount(), ch.GetSampleSum(); got != 18 || got2 != 3000 {
+		t.Errorf("call cost count, sum = %d, %v; want 18, 3000", got, got2)
 	}
-	cb := callCostBounds(128)
-	// 256 is above cb[1] ≈ 255.07: it lands in the next bucket, never a lower one.
-	checkBuckets(t, "call cost", ch, map[float64]uint64{128: 10, cb[1]: 10, cb[2]: 15, 1e6: 15}, len(cb))
+	cb := CallCostBounds(Layout{})
+	checkBuckets(t, "call cost", ch, map[float64]uint64{63: 2, 191: 12, 319: 17, 8255: 17}, len(cb))
 
 	im := find(t, fams, "rtload_interval_wakeup_latency_max_seconds", dto.MetricType_GAUGE, wantLabels)
 	if got := im.GetGauge().GetValue(); got != 900e-9 {
@@ -273,23 +274,62 @@ func TestUpdateAllocs(t *testing.T) {
 func TestCallCostBounds(t *testing.T) {
 	for _, tt := range []struct {
 		name        string
-		width       uint64
+		layout      Layout
 		first, last float64
 		n           int
 	}{
-		{"scenario default", 128, 128, 1e6, 14},
-		{"zero means default", 0, 128, 1e6, 14},
-		{"one tick", 1, 1, 1e6, 21},
-		{"wider than the range", 2e6, 2e6, 2e6, 1},
+		{"scenario default", Layout{128, 64, 8256}, 63, 8255, 65},
+		{"zero means default", Layout{}, 63, 8255, 65},
+		{"origin 0: no bucket below it", Layout{100, 0, 1000}, 99, 999, 10},
+		{"overflow rounded up to an edge", Layout{100, 0, 950}, 99, 999, 10},
+		{"a million buckets merged, overflow edge kept", Layout{1, 0, 1_000_000}, 10101, 999_999, 99},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			b := callCostBounds(tt.width)
+			b := CallCostBounds(tt.layout)
 			got := []float64{b[0], b[len(b)-1], float64(len(b))}
 			want := []float64{tt.first, tt.last, float64(tt.n)}
 			if d := cmp.Diff(want, got, cmpApprox); d != "" {
 				t.Errorf("first, last, count (-want +got):\n%s", d)
 			}
+			if len(b) > MaxCallCostBuckets {
+				t.Errorf("%d bounds, more than %d", len(b), MaxCallCostBuckets)
+			}
 		})
+	}
+}
+
+// TestCallCostFollowsLayout: the exporter's per-call buckets are the
+// linear histogram's, cumulated, up to its overflow edge; calls past the
+// edge (9000 and 3 million ticks) are in +Inf only, not in a bucket
+// labelled 1e6.
+func TestCallCostFollowsLayout(t *testing.T) {
+	for _, lay := range []Layout{{128, 64, 8256}, {1, 0, 1000}, {50, 1000, 3000}} {
+		h := record.NewLinear(lay.Width, lay.Origin, lay.Overflow)
+		for _, v := range []uint64{0, 10, 63, 64, 191, 192, 1500, 2999, 3000, 8255, 8256, 9000, 3_000_000} {
+			h.Record(v)
+		}
+		s := h.Snapshot("ticks")
+		c := newCollector()
+		pairs, l := LinearBuckets(s)
+		c.update(Interval{Reader: "r", CallCostTicks: pairs, CallCostLayout: l})
+		got := c.readers[readerKey{reader: "r"}].cost
+		var cum uint64
+		want := map[float64]uint64{}
+		k := max(1, (len(s.Counts)-1+MaxCallCostBuckets-2)/(MaxCallCostBuckets-1))
+		for i, n := range s.Counts {
+			cum += n
+			if i == 0 && s.Origin > 0 {
+				want[float64(s.Origin-1)] = cum
+			} else if i > 0 && (i%k == 0 || i == len(s.Counts)-1) {
+				want[float64(s.Lower(i)+s.Width-1)] = cum
+			}
+		}
+		if d := cmp.Diff(want, got.cumulative()); d != "" {
+			t.Errorf("layout %+v: buckets (-linear +exporter):\n%s", lay, d)
+		}
+		if got.count != s.Total || got.count-cum != s.OverflowCount {
+			t.Errorf("layout %+v: count %d (+Inf %d), want %d (overflow %d)", lay, got.count, got.count-cum, s.Total, s.OverflowCount)
+		}
 	}
 }
 
@@ -305,7 +345,7 @@ func BenchmarkUpdate(b *testing.B) {
 	b.Run("observe", func(b *testing.B) {
 		iv := benchInterval(wakeups, calls, false)
 		wh := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "w", Buckets: wakeupBoundsSeconds})
-		ch := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "c", Buckets: callCostBounds(128)})
+		ch := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "c", Buckets: CallCostBounds(Layout{})})
 		b.ReportAllocs()
 		for b.Loop() {
 			for _, p := range iv.WakeupLatencyNs {
@@ -346,7 +386,7 @@ func benchInterval(wakeups, calls int, bucketed bool) Interval {
 	}
 	if bucketed {
 		for i := range 64 {
-			iv.CallCostTicks = append(iv.CallCostTicks, BucketCount{float64(128 * (i + 1)), uint64(calls / 64)})
+			iv.CallCostTicks = append(iv.CallCostTicks, BucketCount{float64(64 + 128*(i+1) - 1), uint64(calls / 64)})
 		}
 		iv.CallCostTicks = append(iv.CallCostTicks, BucketCount{math.Inf(1), uint64(calls % 64)})
 		return iv

@@ -1,20 +1,20 @@
 // Package plot draws the results of one or more rtload runs into one image
 // (PNG or SVG) with gonum.org/v1/plot: per-call cost histograms overlaid,
 // wakeup latency over time, and wakeup latency CDFs, one colour per column.
-// It reads only results directories (summary.json and the per-wakeup CSV
-// logs), like every other report.
+// It reads only results directories, through package results (summary.json
+// and each reader's own per-wakeup log), like every other report; legends
+// print results' numbers, so they match the report's.
 package plot
 
 import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/rtload/rtload/record"
-	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
 )
 
 // Column is one line of every panel: one (run, variant) of the results,
@@ -32,7 +32,7 @@ type Column struct {
 	// Unit names one tick of the per-call histograms ("TSC ticks", "ns").
 	Unit string
 	// All, Data and EAGAIN are the per-call histograms in clock ticks,
-	// summed over rounds (report.PerCall).
+	// summed over rounds (results.PerCall).
 	All, Data, EAGAIN record.Snapshot
 	// Wakeups is one sample per logged wakeup, in time order within each
 	// round; empty when the run wrote no per-wakeup logs.
@@ -40,6 +40,10 @@ type Column struct {
 	// Latency is the wakeup latency distribution in ns, the HDR
 	// histograms of every round merged; nil when no round carried one.
 	Latency *hdrhistogram.Histogram
+	// WakeupLatency is the column's wakeup latency summary, its rounds
+	// merged (results.MergeLatency): the numbers the legends print, the
+	// same as the report's. From the logged wakeups when no round has one.
+	WakeupLatency results.Latency
 }
 
 // Wakeup is one real-time wakeup placed in its run.
@@ -54,7 +58,7 @@ type Wakeup struct {
 // Load reads each results directory in dirs and returns its columns, runs
 // in the order given. labels names the runs (one per dir, or nil for the
 // directories' base names). Per-call histograms of a column whose rounds
-// have different layouts are an error, as in report.Report; so is a
+// have different layouts are an error, as in the report; so is a
 // per-wakeup log listed in summary.json that cannot be read.
 func Load(dirs, labels []string) ([]Column, error) {
 	if len(dirs) == 0 {
@@ -79,56 +83,49 @@ func Load(dirs, labels []string) ([]Column, error) {
 }
 
 // loadRun builds the columns of one results directory: one per variant,
-// or per variant/reader when a trial has several readers (report's rule).
+// or per variant/reader when a trial has several readers (results.Columns,
+// as the report has them).
 func loadRun(dir, run string, prefix bool) ([]Column, error) {
-	s, err := report.ReadSummary(dir)
+	s, err := results.ReadSummary(dir)
 	if err != nil {
 		return nil, fmt.Errorf("plot: %w", err)
 	}
-	readers := map[string]bool{}
-	for _, t := range s.Trials {
-		for _, r := range t.Readers {
-			readers[r.Name] = true
-		}
-	}
-	perReader := len(readers) > 1
+	perReader := results.PerReader(s)
 	var cols []Column
-	index := map[[2]string]int{}
 	raw := map[int][]record.Wakeup{}    // logged wakeups per column
 	first, haveFirst := int64(0), false // first deadline of the run, ns
-	for _, t := range s.Trials {
-		for ri, r := range t.Readers {
-			key := [2]string{t.Variant, r.Name}
-			i, ok := index[key]
-			if !ok {
-				label := report.ColumnLabel(t.Variant, r.Name, ri, perReader)
-				if prefix {
-					label = run + " " + label
-				}
-				i = len(cols)
-				index[key] = i
-				cols = append(cols, Column{Label: label, Run: run, Scenario: s.Scenario, Unit: unit(s, r)})
-			}
-			c := &cols[i]
+	for _, rc := range results.Columns(s) {
+		label := rc.Label(perReader, "/")
+		if prefix {
+			label = run + " " + label
+		}
+		i := len(cols)
+		cols = append(cols, Column{Label: label, Run: run, Scenario: s.Scenario, Unit: unit(s, *rc.Rounds[0].Reader)})
+		c := &cols[i]
+		var lats []results.Latency
+		for _, rd := range rc.Rounds {
 			c.Rounds++
-			if err := c.addPerCall(r.PerCall); err != nil {
-				return nil, fmt.Errorf("plot: %s: %s round %d: %w", dir, c.Label, t.Round, err)
+			if err := c.addPerCall(rd.Reader.PerCall); err != nil {
+				return nil, fmt.Errorf("plot: %s: %s round %d: %w", dir, c.Label, rd.Trial.Round, err)
 			}
-			if err := c.addLatency(r.WakeupLatency); err != nil {
-				return nil, fmt.Errorf("plot: %s: %s round %d: wakeup latency: %w", dir, c.Label, t.Round, err)
+			if err := c.addLatency(rd.Reader.WakeupLatency); err != nil {
+				return nil, fmt.Errorf("plot: %s: %s round %d: wakeup latency: %w", dir, c.Label, rd.Trial.Round, err)
 			}
-			for _, name := range wakeupLogs(t, ri) {
-				ws, err := report.ReadWakeupCSV(filepath.Join(dir, name))
-				if err != nil {
-					return nil, fmt.Errorf("plot: %w", err)
+			lats = append(lats, rd.Reader.WakeupLatency)
+			ws, _, err := results.ReaderWakeups(dir, *rd.Reader)
+			if err != nil {
+				return nil, fmt.Errorf("plot: %w", err)
+			}
+			for _, w := range ws {
+				if !haveFirst || w.DeadlineNs < first {
+					first, haveFirst = w.DeadlineNs, true
 				}
-				for _, w := range ws {
-					if !haveFirst || w.DeadlineNs < first {
-						first, haveFirst = w.DeadlineNs, true
-					}
-				}
-				raw[i] = append(raw[i], ws...)
 			}
+			raw[i] = append(raw[i], ws...)
+		}
+		c.WakeupLatency, _ = results.MergeLatency(lats...)
+		if c.WakeupLatency.Count == 0 && len(raw[i]) > 0 {
+			c.WakeupLatency = results.WakeupLatencyOf(raw[i])
 		}
 	}
 	for i, ws := range raw {
@@ -143,7 +140,7 @@ func loadRun(dir, run string, prefix bool) ([]Column, error) {
 
 // unit names one per-call tick of r: the run's clock unit with its
 // frequency ("TSC ticks, 2.1 GHz"), else the histogram's own unit.
-func unit(s *report.Summary, r report.Reader) string {
+func unit(s *results.Summary, r results.Reader) string {
 	switch {
 	case s.Clock.Unit != "" && s.Clock.Kind == "tsc" && s.Clock.Hz > 0:
 		return fmt.Sprintf("%s, %.4g GHz", s.Clock.Unit, s.Clock.Hz/1e9)
@@ -155,30 +152,7 @@ func unit(s *report.Summary, r report.Reader) string {
 	return "ticks"
 }
 
-// wakeupLogs returns the per-wakeup logs of reader ri of t. The engine
-// names each log after its reader ("wakeups-00-A-r0-rt.csv", chunks
-// "…-rt.1.csv" and so on); a trial with one reader owns every log, and
-// with several a log goes to the reader whose name ends its base name, or
-// failing that by position (one log per reader, in reader order).
-func wakeupLogs(t report.Trial, ri int) []string {
-	if len(t.Readers) == 1 {
-		return t.WakeupLog
-	}
-	var out []string
-	name := t.Readers[ri].Name
-	for _, f := range t.WakeupLog {
-		base, _, _ := strings.Cut(f, ".")
-		if name != "" && strings.HasSuffix(base, "-"+name) {
-			out = append(out, f)
-		}
-	}
-	if out == nil && len(t.WakeupLog) == len(t.Readers) {
-		out = t.WakeupLog[ri : ri+1]
-	}
-	return out
-}
-
-func (c *Column) addPerCall(p report.PerCall) error {
+func (c *Column) addPerCall(p results.PerCall) error {
 	for _, m := range []struct {
 		name string
 		dst  *record.Snapshot
@@ -204,13 +178,13 @@ func (c *Column) addPerCall(p report.PerCall) error {
 // addLatency merges l's HDR encoding into c.Latency; a round without one
 // adds nothing (the CDF then falls back to the logged wakeups when no
 // round had one).
-func (c *Column) addLatency(l report.Latency) error {
+func (c *Column) addLatency(l results.Latency) error {
 	if l.HDR == "" {
 		return nil
 	}
-	h, err := hdrhistogram.Decode([]byte(l.HDR))
+	h, err := results.DecodeHDR(l.HDR)
 	if err != nil {
-		return fmt.Errorf("decode hdr: %w", err)
+		return err
 	}
 	if c.Latency == nil {
 		c.Latency = h

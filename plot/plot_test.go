@@ -17,8 +17,9 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/record"
-	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
 )
 
 // minImageBytes is the smallest plausible image: three panels with axes,
@@ -32,17 +33,18 @@ const minImageBytes = 10 << 10
 func writeRun(t *testing.T, variants []string, rounds, n int, slow uint64) string {
 	t.Helper()
 	dir := t.TempDir()
-	s := &report.Summary{
+	d := testutil.ResultsDir(t, dir)
+	s := &results.Summary{
 		Scenario: "synthetic", Start: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC),
-		Clock: report.ClockInfo{Kind: "tsc", Unit: "TSC ticks", Hz: 2e9, Invariant: true},
+		Clock: results.ClockInfo{Kind: "tsc", Unit: "TSC ticks", Hz: 2e9, Invariant: true},
 	}
 	deadline := int64(1_000_000_000)
 	for round := range rounds {
 		for _, v := range variants {
 			all := record.NewLinear(128, 64, 8256)
 			hdr := record.NewHDR(int64(10 * time.Second))
-			name := fmt.Sprintf("wakeups-%02d-%s-r%d-rt.csv", len(s.Trials), v, round)
-			w, err := report.CreateWakeupCSV(filepath.Join(dir, name))
+			name := fmt.Sprintf("wakeups-%02d-%s-r%d-rt", len(s.Trials), v, round)
+			w, err := results.CreateWakeupLog(results.WakeupLogConfig{Dir: d, Base: name})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,18 +66,18 @@ func writeRun(t *testing.T, variants []string, rounds, n int, slow uint64) strin
 			}
 			deadline += int64(200 * time.Millisecond) // setup between trials
 			snap := all.Snapshot("ticks")
-			s.Trials = append(s.Trials, report.Trial{
+			s.Trials = append(s.Trials, results.Trial{
 				Index: len(s.Trials), Round: round, Variant: v,
-				Readers: []report.Reader{{
+				Readers: []results.Reader{{
 					Name: "rt", Method: v, Sockets: 4,
-					PerCall:       report.PerCall{Unit: "ticks", All: snap, Data: snap, EAGAIN: record.Snapshot{}},
-					WakeupLatency: report.LatencyFromHDR(hdr.Histogram()),
+					PerCall:       results.PerCall{Unit: "ticks", All: snap, Data: snap, EAGAIN: record.Snapshot{}},
+					WakeupLatency: results.LatencyOf(hdr, true),
+					WakeupLog:     w.Stats().Files,
 				}},
-				WakeupLog: []string{name},
 			})
 		}
 	}
-	if err := report.WriteSummary(dir, s); err != nil {
+	if err := d.WriteSummary(s); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -377,27 +379,34 @@ func TestRenderRealDir(t *testing.T) {
 	}
 }
 
-func TestWakeupLogs(t *testing.T) {
-	two := []report.Reader{{Name: "a"}, {Name: "b"}}
-	for _, tc := range []struct {
-		name string
-		t    report.Trial
-		ri   int
-		want []string
-	}{
-		// One reader owns every log, chunks included.
-		{"one reader", report.Trial{Readers: two[:1], WakeupLog: []string{"w-a.csv", "w-a.1.csv.gz"}}, 0, []string{"w-a.csv", "w-a.1.csv.gz"}},
-		// Several readers: by the name ending the base name.
-		{"by name", report.Trial{Readers: two, WakeupLog: []string{"w-r0-a.csv", "w-r0-b.csv", "w-r0-b.1.csv"}}, 1, []string{"w-r0-b.csv", "w-r0-b.1.csv"}},
-		// Names that do not match (rewritten by the engine): by position.
-		{"by position", report.Trial{Readers: two, WakeupLog: []string{"w-x.csv", "w-y.csv"}}, 1, []string{"w-y.csv"}},
-		// No logs: nothing.
-		{"none", report.Trial{Readers: two}, 0, nil},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, wakeupLogs(tc.t, tc.ri)); diff != "" {
-				t.Errorf("wakeupLogs (-want +got):\n%s", diff)
-			}
-		})
+// TestReaderLogs: with two readers "rt" and "rt2" in a trial, each column
+// gets its own reader's wakeups (the files summary.json lists for it),
+// whatever the names look like.
+func TestReaderLogs(t *testing.T) {
+	dir := t.TempDir()
+	d := testutil.ResultsDir(t, dir)
+	tr := results.Trial{Variant: "v"}
+	for i, name := range []string{"rt", "rt2"} {
+		l, err := results.CreateWakeupLog(results.WakeupLogConfig{Dir: d, Base: results.WakeupLogBase(0, "v", 0, name)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range 10 * (i + 1) {
+			l.Write(&record.Wakeup{Tick: uint64(k), DeadlineNs: int64(k) * 1e6, LatencyNs: int64(1000 * (i + 1))})
+		}
+		l.Close()
+		tr.Readers = append(tr.Readers, results.Reader{Name: name, WakeupLog: l.Stats().Files})
+	}
+	if err := d.WriteSummary(&results.Summary{Trials: []results.Trial{tr}}); err != nil {
+		t.Fatal(err)
+	}
+	cols, err := Load([]string{dir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []int{10, 20} {
+		if len(cols[i].Wakeups) != want || cols[i].WakeupLatency.MaxNs != int64(1000*(i+1)) {
+			t.Errorf("column %s: %d wakeups, max %d; want %d, %d", cols[i].Label, len(cols[i].Wakeups), cols[i].WakeupLatency.MaxNs, want, 1000*(i+1))
+		}
 	}
 }

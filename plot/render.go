@@ -20,6 +20,8 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/rtload/rtload/record"
+	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
 )
 
 // ErrFormat is returned (wrapped) for an output file whose extension is
@@ -328,11 +330,8 @@ func timePanel(cols []Column) *gplot.Plot {
 		}
 		sc.GlyphStyle = draw.GlyphStyle{Color: colour(i), Radius: vg.Points(1.5), Shape: draw.CircleGlyph{}}
 		p.Add(sc)
-		maxUs := 0.0
-		for _, w := range c.Wakeups {
-			maxUs = max(maxUs, w.LatencyUs)
-		}
-		p.Legend.Add(fmt.Sprintf("%s (%d wakeups, max %.1f µs)", c.Label, len(c.Wakeups), maxUs), sc)
+		p.Legend.Add(fmt.Sprintf("%s (%d wakeups, p99 %s µs, max %s µs)", c.Label, len(c.Wakeups),
+			report.Microseconds(c.WakeupLatency.Ns(results.P99)), report.Microseconds(c.WakeupLatency.Ns(results.Max))), sc)
 	}
 	if !drawn {
 		p.Title.Text += " (no per-wakeup logs)"
@@ -423,8 +422,9 @@ func cdfPanel(cols []Column) *gplot.Plot {
 const cdfFloorUs = 0.001
 
 // cdfXYs is c's wakeup latency CDF in µs: from the HDR histogram (each
-// bucket's highest equivalent value, at 3 significant digits) or else
-// from the logged wakeups. src notes the logged-wakeup fallback.
+// bucket's highest equivalent value, at 3 significant digits, but never
+// past the exact max, as results defines percentiles) or else from the
+// logged wakeups. src notes the logged-wakeup fallback.
 func cdfXYs(c Column) (xys plotter.XYs, src string) {
 	if c.Latency != nil && c.Latency.TotalCount() > 0 {
 		total := float64(c.Latency.TotalCount())
@@ -437,7 +437,11 @@ func cdfXYs(c Column) (xys plotter.XYs, src string) {
 				xys = append(xys, plotter.XY{X: max(float64(b.From)/1e3, cdfFloorUs), Y: 0})
 			}
 			cum += b.Count
-			xys = append(xys, plotter.XY{X: max(float64(b.To)/1e3, cdfFloorUs), Y: float64(cum) / total})
+			to := float64(b.To)
+			if m := c.WakeupLatency.MaxNs; m > 0 {
+				to = min(to, float64(m))
+			}
+			xys = append(xys, plotter.XY{X: max(to/1e3, cdfFloorUs), Y: float64(cum) / total})
 		}
 		return xys, ""
 	}

@@ -1,12 +1,14 @@
 package report
 
 import (
+	"github.com/rtload/rtload/results"
+
 	"fmt"
 	"strings"
 	"text/tabwriter"
 )
 
-func hasProbes(s *Summary) bool {
+func hasProbes(s *results.Summary) bool {
 	for _, t := range s.Trials {
 		if len(t.Probes) > 0 {
 			return true
@@ -18,13 +20,13 @@ func hasProbes(s *Summary) bool {
 // probeCol is one (variant, round) column of a probe table.
 type probeCol struct {
 	label string
-	p     Probe
+	p     results.Probe
 }
 
 // writeProbes prints, per probe, the seed 004 figure — mean ns per packet
 // — for every size, one column per trial (variant, and round when several),
 // then the per-write percentiles and what the device accepted and dropped.
-func writeProbes(b *strings.Builder, s *Summary) {
+func writeProbes(b *strings.Builder, s *results.Summary) {
 	writeRepeated(b, s)
 	_, rounds := shape(s)
 	byName := map[string][]probeCol{}

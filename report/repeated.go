@@ -1,6 +1,8 @@
 package report
 
 import (
+	"github.com/rtload/rtload/results"
+
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -12,17 +14,17 @@ type metric struct {
 	unit           string
 	format         string
 	higherIsBetter bool
-	get            func(p Probe) (float64, bool)
+	get            func(p results.Probe) (float64, bool)
 }
 
 var fileWriteMetrics = []metric{
-	{"write throughput", "KB/s", "%.0f", true, func(p Probe) (float64, bool) {
+	{"write throughput", "KB/s", "%.0f", true, func(p results.Probe) (float64, bool) {
 		if p.FileWrite == nil {
 			return 0, false
 		}
 		return p.FileWrite.KBps, true
 	}},
-	{"writes", "writes/s", "%.0f", true, func(p Probe) (float64, bool) {
+	{"writes", "writes/s", "%.0f", true, func(p results.Probe) (float64, bool) {
 		if p.FileWrite == nil {
 			return 0, false
 		}
@@ -31,19 +33,19 @@ var fileWriteMetrics = []metric{
 }
 
 var messagingMetrics = []metric{
-	{"time", "s", "%.3f", false, func(p Probe) (float64, bool) {
+	{"time", "s", "%.3f", false, func(p results.Probe) (float64, bool) {
 		if p.Messaging == nil {
 			return 0, false
 		}
 		return float64(p.Messaging.ElapsedNs) / 1e9, true
 	}},
-	{"sys time", "s", "%.3f", false, func(p Probe) (float64, bool) {
+	{"sys time", "s", "%.3f", false, func(p results.Probe) (float64, bool) {
 		if p.Messaging == nil {
 			return 0, false
 		}
 		return float64(p.Messaging.SysNs) / 1e9, true
 	}},
-	{"user time", "s", "%.3f", false, func(p Probe) (float64, bool) {
+	{"user time", "s", "%.3f", false, func(p results.Probe) (float64, bool) {
 		if p.Messaging == nil {
 			return 0, false
 		}
@@ -54,7 +56,7 @@ var messagingMetrics = []metric{
 // writeRepeated prints the file_write and messaging probes: every run's
 // value, then Min / Max / Mean / Std Dev per variant and the change against
 // the first variant (seed 001's layout), for each metric.
-func writeRepeated(b *strings.Builder, s *Summary) {
+func writeRepeated(b *strings.Builder, s *results.Summary) {
 	type key struct{ probe, kind string }
 	var probes []key
 	seen := map[key]bool{}
@@ -113,7 +115,7 @@ func writeRepeated(b *strings.Builder, s *Summary) {
 	}
 }
 
-func probeHead(p Probe) string {
+func probeHead(p results.Probe) string {
 	switch {
 	case p.FileWrite != nil:
 		f := p.FileWrite

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rtload/rtload/record"
+	"github.com/rtload/rtload/results"
 )
 
 // column is one (variant, reader) column of Report, merged over rounds.
@@ -24,6 +25,8 @@ type column struct {
 	dups, drops       uint64
 	wakeups, overruns uint64
 	ringDropped       uint64
+	logDropped        uint64
+	spikesDropped     uint64
 
 	socketsReadMin, sockets int
 	rcvbufMin, rcvbufMax    int
@@ -31,8 +34,9 @@ type column struct {
 	inFlight                int64
 	trafficKnown            bool
 
-	wake, drain, oneWay []Latency
-	applied             Applied
+	perCall             []results.TickStats
+	wake, drain, oneWay []results.Latency
+	applied             results.Applied
 }
 
 // Report writes the end-of-run report for s to w, built only from s: a
@@ -43,7 +47,7 @@ type column struct {
 // wakeup latency and drain time, message accounting, noise work and the
 // GC check. It fits 100 columns for up to four columns. It fails only on
 // a write error or per-call histograms whose layouts differ.
-func Report(w io.Writer, s *Summary) error {
+func Report(w io.Writer, s *results.Summary) error {
 	var b strings.Builder
 	writeHeader(&b, s)
 	cols, err := columns(s)
@@ -115,7 +119,7 @@ func Report(w io.Writer, s *Summary) error {
 	return err
 }
 
-func writeHeader(b *strings.Builder, s *Summary) {
+func writeHeader(b *strings.Builder, s *results.Summary) {
 	name := s.Scenario
 	if name == "" {
 		name = "(unnamed)"
@@ -148,6 +152,9 @@ func writeHeader(b *strings.Builder, s *Summary) {
 			fmt.Fprintf(b, "    - %s\n", r)
 		}
 	}
+	if s.InProgress {
+		fmt.Fprintf(b, "\n*** INCOMPLETE: summary.json is a checkpoint written at %s by a run that had not finished (killed, or its results could not be saved); its data end there\n", s.End.Format(time.RFC3339))
+	}
 	if s.Stopped {
 		b.WriteString("\n*** STOPPED EARLY")
 		if s.StoppedAt != nil {
@@ -166,7 +173,7 @@ func plural(n int, what string) string {
 }
 
 // shape counts distinct variants and the most rounds any variant ran.
-func shape(s *Summary) (variants, rounds int) {
+func shape(s *results.Summary) (variants, rounds int) {
 	per := map[string]int{}
 	for _, t := range s.Trials {
 		per[t.Variant]++
@@ -178,7 +185,7 @@ func shape(s *Summary) (variants, rounds int) {
 }
 
 // clockLine states what one tick is, honestly.
-func clockLine(c ClockInfo) string {
+func clockLine(c results.ClockInfo) string {
 	switch {
 	case c.Kind == "tsc":
 		l := "clock: tsc, 1 tick = 1/" + hz(c.Hz) + " (TSC ticks are not core cycles)"
@@ -211,7 +218,7 @@ func hz(v float64) string {
 }
 
 // tickUnit is the short unit heading the tables and the long one for titles.
-func tickUnit(c ClockInfo) (short, long string) {
+func tickUnit(c results.ClockInfo) (short, long string) {
 	switch c.Kind {
 	case "tsc":
 		return "ticks", "TSC ticks"
@@ -226,40 +233,24 @@ func tickUnit(c ClockInfo) (short, long string) {
 
 // columns merges the trials into one column per variant (or per
 // variant/reader when there are several readers), in run order.
-func columns(s *Summary) ([]column, error) {
-	readers := map[string]bool{}
-	for _, t := range s.Trials {
-		for _, r := range t.Readers {
-			readers[r.Name] = true
-		}
-	}
-	perReader := len(readers) > 1
+func columns(s *results.Summary) ([]column, error) {
+	perReader := results.PerReader(s)
 	var cols []column
-	index := map[[2]string]int{}
-	for _, t := range s.Trials {
-		for ri, r := range t.Readers {
-			key := [2]string{t.Variant, r.Name}
-			i, ok := index[key]
-			if !ok {
-				label := ColumnLabel(t.Variant, r.Name, ri, perReader)
-				i = len(cols)
-				index[key] = i
-				cols = append(cols, column{
-					label:          label,
-					socketsReadMin: r.SocketsRead, rcvbufMin: r.RcvBuf, rcvbufMax: r.RcvBuf,
-					applied: r.Applied,
-				})
-			}
-			c := &cols[i]
-			if err := c.add(t, r, len(t.Readers)); err != nil {
-				return nil, fmt.Errorf("report: %s round %d: %w", c.label, t.Round, err)
+	for _, rc := range results.Columns(s) {
+		r0 := rc.Rounds[0].Reader
+		c := column{label: rc.Label(perReader, "/"), socketsReadMin: r0.SocketsRead, rcvbufMin: r0.RcvBuf,
+			rcvbufMax: r0.RcvBuf, applied: r0.Applied}
+		for _, rd := range rc.Rounds {
+			if err := c.add(*rd.Trial, *rd.Reader, len(rd.Trial.Readers)); err != nil {
+				return nil, fmt.Errorf("report: %s round %d: %w", c.label, rd.Trial.Round, err)
 			}
 		}
+		cols = append(cols, c)
 	}
 	return cols, nil
 }
 
-func (c *column) add(t Trial, r Reader, nReaders int) error {
+func (c *column) add(t results.Trial, r results.Reader, nReaders int) error {
 	c.rounds++
 	for _, m := range []struct {
 		name string
@@ -292,10 +283,13 @@ func (c *column) add(t Trial, r Reader, nReaders int) error {
 	c.wakeups += r.Wakeups
 	c.overruns += r.Overruns
 	c.ringDropped += r.RingDropped
+	c.logDropped += r.WakeupLogDropped
+	c.spikesDropped += r.SpikesDropped
 	c.socketsReadMin = min(c.socketsReadMin, r.SocketsRead)
 	c.sockets = max(c.sockets, r.Sockets)
 	c.rcvbufMin = min(c.rcvbufMin, r.RcvBuf)
 	c.rcvbufMax = max(c.rcvbufMax, r.RcvBuf)
+	c.perCall = append(c.perCall, r.PerCallTicks)
 	c.wake = append(c.wake, r.WakeupLatency)
 	c.drain = append(c.drain, r.Drain)
 	c.oneWay = append(c.oneWay, r.OneWayDelay)
@@ -348,14 +342,14 @@ func writeBlocks(b *strings.Builder, labels []string, blocks []*kv) {
 	nameW := 24
 	widths := make([]int, len(labels))
 	for i, l := range labels {
-		widths[i] = max(12, runeLen(l))
+		widths[i] = max(12, Width(l))
 	}
 	for _, k := range blocks {
 		for _, r := range k.rows {
-			nameW = max(nameW, runeLen(r[0])+4)
+			nameW = max(nameW, Width(r[0])+4)
 			for i := range labels {
 				if i+1 < len(r) {
-					widths[i] = max(widths[i], runeLen(r[i+1]))
+					widths[i] = max(widths[i], Width(r[i+1]))
 				}
 			}
 		}
@@ -364,25 +358,17 @@ func writeBlocks(b *strings.Builder, labels []string, blocks []*kv) {
 		if n > 0 {
 			b.WriteByte('\n')
 		}
-		line := padRight(k.title, nameW)
-		if runeLen(k.title) > nameW-2 {
-			writeLine(b, k.title)
+		line := PadRight(k.title, nameW)
+		if Width(k.title) > nameW-2 {
+			WriteLine(b, k.title)
 			line = strings.Repeat(" ", nameW)
 		}
 		for i, l := range labels {
-			line += "  " + pad(l, widths[i])
+			line += "  " + Pad(l, widths[i])
 		}
-		writeLine(b, line)
+		WriteLine(b, line)
 		for _, r := range k.rows {
-			line := padRight("  "+r[0], nameW)
-			for i := range labels {
-				cell := ""
-				if i+1 < len(r) {
-					cell = r[i+1]
-				}
-				line += "  " + pad(cell, widths[i])
-			}
-			writeLine(b, line)
+			WriteRow(b, r, nameW, widths, "  ")
 		}
 		for _, note := range k.notes {
 			fmt.Fprintf(b, "  %s\n", note)
@@ -409,9 +395,23 @@ func cells(cols []column, f func(c *column) string) []string {
 
 func u(v uint64) string { return strconv.FormatUint(v, 10) }
 
-// stats is the per-column call counts and per-call cost.
-func stats(s *Summary, cols []column, unit, unitLong string) *kv {
-	k := &kv{title: "per-call stats (" + unitLong + "; p50/p99 are bucket lower edges)"}
+// stats is the per-column call counts and per-call cost. Percentiles
+// and max come from the per-call HdrHistogram (results' definition); a
+// column without one falls back to the linear buckets and the title says
+// the percentiles are bucket lower edges.
+func stats(s *results.Summary, cols []column, unit, unitLong string) *kv {
+	pc := make([]results.TickStats, len(cols))
+	fromHDR := true
+	for i, c := range cols {
+		var exact bool
+		pc[i], exact = results.MergeTickStats(c.perCall...)
+		fromHDR = fromHDR && exact && (pc[i].Count > 0 || c.all.Total == 0)
+	}
+	title := "per-call stats (" + unitLong + "; percentiles from the HdrHistogram, max exact)"
+	if !fromHDR {
+		title = "per-call stats (" + unitLong + "; percentiles are bucket lower edges where no HdrHistogram was recorded)"
+	}
+	k := &kv{title: title}
 	k.add("calls", cells(cols, func(c *column) string { return u(c.calls) })...)
 	k.add("data calls", cells(cols, func(c *column) string { return u(c.dataCalls) })...)
 	k.add("EAGAIN calls", cells(cols, func(c *column) string { return u(c.eagainCalls) })...)
@@ -422,17 +422,32 @@ func stats(s *Summary, cols []column, unit, unitLong string) *kv {
 	}
 	k.add("mean "+unit+"/data call", cells(cols, func(c *column) string { return f1(c.data.Mean()) })...)
 	k.add("mean "+unit+"/EAGAIN call", cells(cols, func(c *column) string { return f1(c.eagain.Mean()) })...)
-	for _, q := range []struct {
-		name string
-		q    float64
-	}{{"p50", 0.50}, {"p99", 0.99}} {
-		k.add(q.name+" "+unit, cells(cols, func(c *column) string { return edge(c.all, Percentile(c.all, q.q)) })...)
+	for _, q := range []results.Quantity{results.P50, results.P99, results.P999} {
+		row := make([]string, len(cols))
+		for i := range cols {
+			row[i] = perCallQuantity(&cols[i], pc[i], q)
+		}
+		k.add(q.String()+" "+unit, row...)
 	}
 	k.add("max "+unit, cells(cols, func(c *column) string { return u(c.all.Max) })...)
 	k.add("policy (read back)", cells(cols, func(c *column) string { return policy(c.applied) })...)
 	k.add("cpus", cells(cols, func(c *column) string { return cpuList(c.applied.CPUs) })...)
 	k.add("mlockall", cells(cols, func(c *column) string { return yesNo(c.applied.Mlocked) })...)
 	return k
+}
+
+// perCallQuantity prints quantity q of a column's per-call cost: from its
+// HdrHistogram summary t, or else the linear bucket edge ("8256+" for the
+// overflow bucket).
+func perCallQuantity(c *column, t results.TickStats, q results.Quantity) string {
+	if t.Count > 0 {
+		return strconv.FormatFloat(t.Ticks(q), 'f', 0, 64)
+	}
+	if c.all.Total == 0 {
+		return "-"
+	}
+	qs := map[results.Quantity]float64{results.P50: 0.50, results.P90: 0.90, results.P99: 0.99, results.P999: 0.999}
+	return edge(c.all, results.BucketPercentile(c.all, qs[q]))
 }
 
 func yesNo(v bool) string {
@@ -452,10 +467,8 @@ func edge(s record.Snapshot, v uint64) string {
 
 func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 
-func us(ns int64) string { return strconv.FormatFloat(float64(ns)/1e3, 'f', 1, 64) }
-
 // policy is the applied policy in a few characters: "FIFO 80", "OTHER".
-func policy(a Applied) string {
+func policy(a results.Applied) string {
 	if a.Policy == "" {
 		return "?"
 	}
@@ -497,44 +510,37 @@ func cpuList(cpus []int) string {
 
 // latency is the wakeup latency, drain time and one-way delay blocks.
 func latency(cols []column) []*kv {
-	wake := make([]Latency, len(cols))
-	drain := make([]Latency, len(cols))
-	oneWay := make([]Latency, len(cols))
+	wake := make([]results.Latency, len(cols))
+	drain := make([]results.Latency, len(cols))
+	oneWay := make([]results.Latency, len(cols))
 	exact := true
 	anyOneWay := false
 	for i, c := range cols {
 		var e1, e2, e3 bool
-		wake[i], e1 = MergeLatency(c.wake...)
-		drain[i], e2 = MergeLatency(c.drain...)
-		oneWay[i], e3 = MergeLatency(c.oneWay...)
+		wake[i], e1 = results.MergeLatency(c.wake...)
+		drain[i], e2 = results.MergeLatency(c.drain...)
+		oneWay[i], e3 = results.MergeLatency(c.oneWay...)
 		exact = exact && e1 && e2 && e3
 		anyOneWay = anyOneWay || oneWay[i].Count > 0
 	}
 	k := &kv{title: "wakeup latency (µs, wake − deadline)"}
 	k.add("wakeups", cells(cols, func(c *column) string { return u(c.wakeups) })...)
 	k.add("overruns (missed ticks)", cells(cols, func(c *column) string { return u(c.overruns) })...)
-	k.add("log records dropped", cells(cols, func(c *column) string { return u(c.ringDropped) })...)
-	addLat := func(l []Latency, which []string) {
-		for _, name := range which {
-			row := make([]string, len(l))
-			for i, x := range l {
-				if x.Count == 0 {
-					row[i] = "-"
-					continue
-				}
-				row[i] = latField(x, name)
-			}
-			k.add(name, row...)
-		}
+	k.add("log rows dropped (ring full)", cells(cols, func(c *column) string { return u(c.ringDropped) })...)
+	if slices.ContainsFunc(cols, func(c column) bool { return c.logDropped > 0 }) {
+		k.add("log rows deleted (log_limit)", cells(cols, func(c *column) string { return u(c.logDropped) })...)
 	}
-	addLat(wake, []string{"min", "avg", "p50", "p90", "p99", "p99.9", "max"})
+	if slices.ContainsFunc(cols, func(c column) bool { return c.spikesDropped > 0 }) {
+		k.add("spikes not logged (cap)", cells(cols, func(c *column) string { return u(c.spikesDropped) })...)
+	}
+	addLat(k, wake, results.AllQuantities)
 	blocks := []*kv{k}
 	k = &kv{title: "drain time per wakeup (µs)"}
-	addLat(drain, []string{"p50", "p99", "max"})
+	addLat(k, drain, []results.Quantity{results.P50, results.P99, results.Max})
 	blocks = append(blocks, k)
 	if anyOneWay {
 		k = &kv{title: "one-way delay send → recv (µs)"}
-		addLat(oneWay, []string{"p50", "p99", "max"})
+		addLat(k, oneWay, []results.Quantity{results.P50, results.P99, results.Max})
 		blocks = append(blocks, k)
 	}
 	if !exact {
@@ -543,24 +549,23 @@ func latency(cols []column) []*kv {
 	return blocks
 }
 
-func latField(l Latency, name string) string {
-	switch name {
-	case "min":
-		return us(l.MinNs)
-	case "avg":
-		return strconv.FormatFloat(l.MeanNs/1e3, 'f', 1, 64)
-	case "p50":
-		return us(l.P50Ns)
-	case "p90":
-		return us(l.P90Ns)
-	case "p99":
-		return us(l.P99Ns)
-	case "p99.9":
-		return us(l.P999Ns)
-	default:
-		return us(l.MaxNs)
+// addLat adds a row per quantity of ls (µs, one decimal).
+func addLat(k *kv, ls []results.Latency, qs []results.Quantity) {
+	for _, q := range qs {
+		row := make([]string, len(ls))
+		for i, l := range ls {
+			row[i] = "-"
+			if l.Count > 0 {
+				row[i] = Microseconds(l.Ns(q))
+			}
+		}
+		k.add(q.String(), row...)
 	}
 }
+
+// Microseconds prints ns in µs with one decimal, as every latency of the
+// report (and the live line) is printed.
+func Microseconds(ns float64) string { return strconv.FormatFloat(ns/1e3, 'f', 1, 64) }
 
 // messages is the message accounting block.
 func messages(cols []column) *kv {
@@ -598,7 +603,7 @@ func messages(cols []column) *kv {
 }
 
 // writeNoise prints each variant's background work, summed over rounds.
-func writeNoise(b *strings.Builder, s *Summary) {
+func writeNoise(b *strings.Builder, s *results.Summary) {
 	type key struct{ variant, kind, unit string }
 	type work struct {
 		threads int
@@ -642,7 +647,7 @@ func writeNoise(b *strings.Builder, s *Summary) {
 }
 
 // writeGC checks that no garbage collection ran in a measured window.
-func writeGC(b *strings.Builder, s *Summary) {
+func writeGC(b *strings.Builder, s *results.Summary) {
 	var total uint64
 	var where []string
 	soak := false
@@ -667,21 +672,4 @@ func writeGC(b *strings.Builder, s *Summary) {
 	for _, w := range where {
 		fmt.Fprintf(b, "  %s\n", w)
 	}
-}
-
-// ColumnLabel names a report column: the variant ("run" when it has none),
-// and with several readers in a trial "variant/reader" (reader i unnamed:
-// "reader<i>").
-func ColumnLabel(variant, reader string, i int, perReader bool) string {
-	label := variant
-	if label == "" {
-		label = "run"
-	}
-	if perReader {
-		if reader == "" {
-			reader = "reader" + strconv.Itoa(i)
-		}
-		label += "/" + reader
-	}
-	return label
 }

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"github.com/rtload/rtload/results"
+
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -9,30 +11,30 @@ import (
 // readerMetric is one number per round of a reader.
 type readerMetric struct {
 	title, format string
-	get           func(r Reader, c ClockInfo) (float64, bool)
+	get           func(r results.Reader, c results.ClockInfo) (float64, bool)
 }
 
 var readerMetrics = []readerMetric{
-	{"mean cost per recv call (ns)", "%.1f", func(r Reader, c ClockInfo) (float64, bool) {
+	{"mean cost per recv call (ns)", "%.1f", func(r results.Reader, c results.ClockInfo) (float64, bool) {
 		a := r.PerCall.All
 		if a.Total == 0 || c.Hz <= 0 {
 			return 0, false
 		}
 		return a.Mean() * 1e9 / c.Hz, true
 	}},
-	{"p99 cost per recv call (ns)", "%.0f", func(r Reader, c ClockInfo) (float64, bool) {
+	{"p99 cost per recv call (ns)", "%.0f", func(r results.Reader, c results.ClockInfo) (float64, bool) {
 		if r.PerCallTicks.Count == 0 || c.Hz <= 0 {
 			return 0, false
 		}
-		return float64(r.PerCallTicks.P99Ns) * 1e9 / c.Hz, true
+		return float64(r.PerCallTicks.P99Ticks) * 1e9 / c.Hz, true
 	}},
-	{"wakeup latency p99 (µs)", "%.1f", func(r Reader, _ ClockInfo) (float64, bool) {
+	{"wakeup latency p99 (µs)", "%.1f", func(r results.Reader, _ results.ClockInfo) (float64, bool) {
 		if r.WakeupLatency.Count == 0 {
 			return 0, false
 		}
 		return float64(r.WakeupLatency.P99Ns) / 1e3, true
 	}},
-	{"wakeup latency max (µs)", "%.1f", func(r Reader, _ ClockInfo) (float64, bool) {
+	{"wakeup latency max (µs)", "%.1f", func(r results.Reader, _ results.ClockInfo) (float64, bool) {
 		if r.WakeupLatency.Count == 0 {
 			return 0, false
 		}
@@ -44,7 +46,7 @@ var readerMetrics = []readerMetric{
 // headline reader metric per round and Min / Max / Mean / Std Dev across
 // rounds per variant, with the change against the first variant (seed
 // 001's layout).
-func writeRounds(b *strings.Builder, s *Summary) {
+func writeRounds(b *strings.Builder, s *results.Summary) {
 	_, rounds := shape(s)
 	if rounds < 2 {
 		return

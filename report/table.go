@@ -34,7 +34,8 @@ type TableOptions struct {
 const minCountWidth = 10
 
 // Table prints cols side by side in the shape of seed 000_b19799733a2511c2:
-// one row per bucket, labelled with its lower edge ("   1472:"), from the
+// the title (when given) and under it "rows: bucket lower edges, W wide;
+// O+ is the overflow bucket", then one row per bucket, labelled with its lower edge ("   1472:"), from the
 // first bucket populated in any column up to the last bucket below the
 // overflow edge (empty rows in between kept), then the overflow row
 // ("  8256+:"), a dashed line and a "Total:" row. Counts are right-aligned
@@ -92,18 +93,10 @@ func Table(w io.Writer, cols []Column, opt TableOptions) error {
 		}
 		totals[c] += col.Hist.OverflowCount
 		_, sub := splitLabel(col.Label)
-		widths[c] = max(minCountWidth, len(strconv.FormatUint(totals[c], 10)), runeLen(sub)+1)
+		widths[c] = max(minCountWidth, len(strconv.FormatUint(totals[c], 10)), Width(sub)+1)
 	}
 	groups := columnGroups(cols)
-	for _, g := range groups {
-		span := 0
-		for c := g.from; c < g.to; c++ {
-			span += 1 + widths[c]
-		}
-		if need := runeLen(g.name) + 2; g.name != "" && span-1 < need {
-			widths[g.to-1] += need - (span - 1)
-		}
-	}
+	widenGroups(groups, widths)
 	lineW := labelW + 1
 	for _, wd := range widths {
 		lineW += 1 + wd
@@ -113,25 +106,25 @@ func Table(w io.Writer, cols []Column, opt TableOptions) error {
 	if opt.Title != "" {
 		b.WriteString(opt.Title)
 		b.WriteByte('\n')
+		if lay != nil {
+			// The rows are buckets, not values: say so.
+			fmt.Fprintf(&b, "rows: bucket lower edges, %d wide; %d+ is the overflow bucket\n", lay.Width, lay.Overflow)
+		}
 	}
 	// Group line, only when some label is "group/sub".
 	if len(groups) < len(cols) || groups[0].name != "" {
 		line := strings.Repeat(" ", labelW+1)
 		for _, g := range groups {
-			span := 0
-			for c := g.from; c < g.to; c++ {
-				span += 1 + widths[c]
-			}
-			line += "|" + center(g.name, span-1)
+			line += "|" + Center(g.name, g.span(widths)-1)
 		}
-		writeLine(&b, line)
+		WriteLine(&b, line)
 	}
-	line := center(opt.Unit, labelW+1)
+	line := Center(opt.Unit, labelW+1)
 	for c, col := range cols {
 		_, sub := splitLabel(col.Label)
-		line += "|" + pad(sub, widths[c]-1) + " "
+		line += "|" + Pad(sub, widths[c]-1) + " "
 	}
-	writeLine(&b, line)
+	WriteLine(&b, line)
 	dashes := strings.Repeat("-", lineW)
 	b.WriteString(dashes)
 	b.WriteByte('\n')
@@ -146,11 +139,11 @@ func Table(w io.Writer, cols []Column, opt TableOptions) error {
 		return err
 	}
 	row := func(label string, count func(c int) uint64) {
-		b.WriteString(pad(label, labelW))
+		b.WriteString(Pad(label, labelW))
 		b.WriteByte(':')
 		for c := range cols {
 			b.WriteByte(' ')
-			b.WriteString(pad(strconv.FormatUint(count(c), 10), widths[c]))
+			b.WriteString(Pad(strconv.FormatUint(count(c), 10), widths[c]))
 		}
 		b.WriteByte('\n')
 	}
@@ -206,37 +199,4 @@ func splitLabel(l string) (group, sub string) {
 		return g, s
 	}
 	return "", l
-}
-
-// pad right-aligns s in n runes.
-func pad(s string, n int) string {
-	if k := n - runeLen(s); k > 0 {
-		return strings.Repeat(" ", k) + s
-	}
-	return s
-}
-
-// padRight left-aligns s in n runes.
-func padRight(s string, n int) string {
-	if k := n - runeLen(s); k > 0 {
-		return s + strings.Repeat(" ", k)
-	}
-	return s
-}
-
-// center centres s in n runes, the extra space going right.
-func center(s string, n int) string {
-	k := n - runeLen(s)
-	if k <= 0 {
-		return s
-	}
-	return strings.Repeat(" ", k/2) + s + strings.Repeat(" ", k-k/2)
-}
-
-func runeLen(s string) int { return len([]rune(s)) }
-
-// writeLine writes line without trailing spaces, and a newline.
-func writeLine(b *strings.Builder, line string) {
-	b.WriteString(strings.TrimRight(line, " "))
-	b.WriteByte('\n')
 }

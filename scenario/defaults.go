@@ -30,6 +30,10 @@ const (
 	// A soak run (duration 0): interval records and a rotating wakeup log.
 	defaultSoakInterval = Duration(10 * time.Second)
 	defaultSoakLogChunk = Size(16 << 20)
+	// SoakLogLimit caps a soak run's per-wakeup log (bytes on disk, per
+	// reader) unless the scenario sets log_limit: about five days of 100 Hz
+	// wakeups, gzipped.
+	SoakLogLimit = Size(1 << 30)
 
 	// Noise kind parameters (the noise package reads 0 as the same values).
 	defaultNoiseMemory  = Size(64 << 20)
@@ -124,6 +128,7 @@ func (s *Spec) fillDefaults() {
 	if s.Duration == 0 {
 		dflt(s, "interval", &s.Interval, defaultSoakInterval)
 		dflt(s, "log_chunk", &s.LogChunk, defaultSoakLogChunk)
+		dflt(s, "log_limit", &s.LogLimit, SoakLogLimit)
 	}
 	if s.fill("rounds", false) {
 		s.Rounds = 1

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
 )
 
 var binary string
@@ -149,7 +149,7 @@ func TestRunDefault(t *testing.T) {
 			t.Errorf("output lacks %q", want)
 		}
 	}
-	s, err := report.ReadSummary(out)
+	s, err := results.ReadSummary(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,10 @@ func TestRunDefault(t *testing.T) {
 		if rd.Applied.Policy != "SCHED_FIFO" || s.Degraded {
 			t.Errorf("%s: policy %s degraded %v", tr.Variant, rd.Applied.Policy, s.Degraded)
 		}
-		for _, f := range tr.WakeupLog {
+		if len(rd.WakeupLog) == 0 {
+			t.Errorf("%s: no wakeup log listed", tr.Variant)
+		}
+		for _, f := range rd.WakeupLog {
 			if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 				t.Error(err)
 			}
@@ -190,7 +193,7 @@ func TestRunInterrupted(t *testing.T) {
 			if c := waitExit(t, cmd); c != 130 {
 				t.Errorf("exit %d, want 130\n%s", c, o.String())
 			}
-			s, err := report.ReadSummary(out)
+			s, err := results.ReadSummary(out)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -207,24 +210,29 @@ func TestRunInterrupted(t *testing.T) {
 func TestRunUnprivileged(t *testing.T) {
 	requireRoot(t)
 	nobody := &syscall.Credential{Uid: 65534, Gid: 65534}
+	// The results directories are nobody's own: rtload refuses others'.
 	out, err := os.MkdirTemp("", "rtload-nobody-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(out) })
-	os.Chmod(out, 0o777)
-	r := rtload(t, nobody, "run", "--duration", "300ms", "--set", "rounds=1", "--set", "noise[0].threads=1", "--out", out, "-q")
+	os.Chmod(out, 0o755)
+	os.Chown(out, 65534, 65534)
+	first := filepath.Join(out, "first")
+	r := rtload(t, nobody, "run", "--duration", "300ms", "--set", "rounds=1", "--set", "noise[0].threads=1", "--out", first, "-q")
 	if r.code != 3 || !strings.Contains(r.stderr, "CAP_SYS_NICE") || !strings.Contains(r.stderr, "--allow-degraded") {
 		t.Fatalf("exit %d, want 3 naming CAP_SYS_NICE and --allow-degraded:\n%s", r.code, r.stderr)
 	}
+	// The refusal leaves no empty results directory behind.
+	if _, err := os.Stat(first); !os.IsNotExist(err) {
+		t.Errorf("refused run left %s behind (%v)", first, err)
+	}
 	out2 := filepath.Join(out, "degraded")
-	os.Mkdir(out2, 0o777)
-	os.Chmod(out2, 0o777)
 	r = rtload(t, nobody, "run", "--duration", "300ms", "--set", "rounds=1", "--set", "noise[0].threads=1", "--out", out2, "-q", "--allow-degraded")
 	if r.code != 0 {
 		t.Fatalf("--allow-degraded: exit %d\n%s", r.code, r.stderr)
 	}
-	s, err := report.ReadSummary(out2)
+	s, err := results.ReadSummary(out2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,6 +302,7 @@ func TestTapNothingLeftBehind(t *testing.T) {
 	t.Run("SIGINT twice", func(t *testing.T) {
 		cmd, o := start(t)
 		cmd.Process.Signal(syscall.SIGINT)
+		time.Sleep(signalWindow + 100*time.Millisecond) // a second Ctrl-C, not the same one twice
 		cmd.Process.Signal(syscall.SIGINT)
 		if c := waitExit(t, cmd); c != 130 {
 			t.Errorf("exit %d, want 130\n%s", c, o.String())
@@ -344,18 +353,18 @@ func TestSoakSignals(t *testing.T) {
 			if c := waitExit(t, cmd); c != 130 {
 				t.Errorf("exit %d, want 130", c)
 			}
-			s, err := report.ReadSummary(out)
+			s, err := results.ReadSummary(out)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !s.Stopped || s.InProgress || len(s.Trials) != 1 || s.Trials[0].Readers[0].Intervals < 2 {
 				t.Fatalf("summary stopped=%v in_progress=%v trials=%d", s.Stopped, s.InProgress, len(s.Trials))
 			}
-			ivs, torn, err := report.ReadJSONL[report.Interval](filepath.Join(out, report.IntervalsFile))
+			ivs, torn, err := results.ReadJSONL[results.Interval](filepath.Join(out, results.IntervalsFile))
 			if err != nil || torn != 0 || len(ivs) < 2 {
 				t.Errorf("intervals: %d records, torn %d, %v", len(ivs), torn, err)
 			}
-			rows, st, err := report.ReadWakeupLog(out, "wakeups-00-recvfrom-r0-rt")
+			rows, st, err := results.ReadWakeupLog(out, "wakeups-00-recvfrom-r0-rt")
 			if err != nil || uint64(len(rows)) != s.Trials[0].Readers[0].Wakeups || st.TornRows != 0 {
 				t.Errorf("wakeup log: %d rows of %d wakeups, %+v, %v", len(rows), s.Trials[0].Readers[0].Wakeups, st, err)
 			}
@@ -366,18 +375,18 @@ func TestSoakSignals(t *testing.T) {
 		cmd := start(t, out)
 		cmd.Process.Kill()
 		waitExit(t, cmd)
-		s, err := report.ReadSummary(out)
+		s, err := results.ReadSummary(out)
 		if err != nil {
 			t.Fatalf("checkpointed summary: %v", err)
 		}
 		if !s.InProgress || len(s.Trials) != 1 || s.Trials[0].Readers[0].Wakeups == 0 {
 			t.Errorf("checkpoint: in_progress=%v trials=%d", s.InProgress, len(s.Trials))
 		}
-		ivs, _, err := report.ReadJSONL[report.Interval](filepath.Join(out, report.IntervalsFile))
+		ivs, _, err := results.ReadJSONL[results.Interval](filepath.Join(out, results.IntervalsFile))
 		if err != nil || len(ivs) < 2 {
 			t.Errorf("intervals after SIGKILL: %d, %v", len(ivs), err)
 		}
-		if _, _, err := report.ReadWakeupLog(out, "wakeups-00-recvfrom-r0-rt"); err != nil {
+		if _, _, err := results.ReadWakeupLog(out, "wakeups-00-recvfrom-r0-rt"); err != nil {
 			t.Errorf("wakeup log after SIGKILL: %v", err)
 		}
 		if r := rtload(t, nil, "compare", out); r.code != 0 || !strings.Contains(r.stdout, "Total:") {

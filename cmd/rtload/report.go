@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
 )
 
 func newReportCmd() *cobra.Command {
@@ -13,7 +14,7 @@ func newReportCmd() *cobra.Command {
 		Example: "  rtload report results/laight-450-20261130-101500",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := report.ReadSummary(args[0])
+			s, err := results.ReadSummary(args[0])
 			if err != nil {
 				return err
 			}

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -18,8 +16,9 @@ import (
 	"github.com/rtload/rtload/configs"
 	"github.com/rtload/rtload/engine"
 	"github.com/rtload/rtload/exporter"
-	"github.com/rtload/rtload/net/netns"
+	"github.com/rtload/rtload/interop"
 	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/scenario"
 	"github.com/rtload/rtload/sysinfo"
 )
@@ -27,6 +26,7 @@ import (
 type runFlags struct {
 	duration      string
 	repeat        int
+	repeatSet     bool // --repeat was given
 	interval      string
 	metricsAddr   string
 	sets          []string
@@ -59,6 +59,7 @@ Ctrl-C stops the run early and still writes complete results (exit 130).`,
 			if len(args) == 1 {
 				name = args[0]
 			}
+			f.repeatSet = cmd.Flags().Changed("repeat")
 			return runScenario(cmd, name, f)
 		},
 	}
@@ -68,7 +69,7 @@ Ctrl-C stops the run early and still writes complete results (exit 130).`,
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (loopback only, e.g. 127.0.0.1:9100)")
 	fl.IntVar(&f.repeat, "repeat", 0, "run the whole scenario N times (variants alternating inside each repeat); same as --set rounds=N")
 	fl.StringArrayVar(&f.sets, "set", nil, "override a scenario field: path=value, e.g. readers[0].method=recvmsg (repeatable)")
-	fl.StringVar(&f.out, "out", "", "results directory (default results/<scenario>-<timestamp>)")
+	fl.StringVar(&f.out, "out", "", "results directory: a new path, or an empty directory of yours not writable by others (default results/<scenario>-<timestamp>)")
 	fl.BoolVar(&f.allowDegraded, "allow-degraded", false, "run without missing privileges (SCHED_OTHER, unpinned, unlocked memory) and mark results degraded")
 	fl.BoolVar(&f.noWakeupLog, "no-wakeup-log", false, "do not write the per-wakeup CSV logs")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar")
@@ -76,33 +77,14 @@ Ctrl-C stops the run early and still writes complete results (exit 130).`,
 }
 
 func runScenario(cmd *cobra.Command, name string, f runFlags) error {
-	sets := f.sets
-	if f.duration == "forever" {
-		f.duration = "0"
-	}
-	if f.duration != "" {
-		sets = append([]string{"duration=" + f.duration}, sets...)
-	}
-	if f.interval != "" {
-		sets = append([]string{"interval=" + f.interval}, sets...)
-	}
-	if cmd.Flags().Changed("repeat") {
-		if f.repeat < 1 || f.repeat > scenario.MaxRounds {
-			return usageError{fmt.Errorf("--repeat %d out of range (allowed: 1–%d)", f.repeat, scenario.MaxRounds)}
-		}
-		sets = append([]string{fmt.Sprintf("rounds=%d", f.repeat), fmt.Sprintf("repeat=%d", f.repeat)}, sets...)
-	}
-	spec, err := loadSpec(name, sets)
-	if err != nil {
-		return err
-	}
-	trials, err := spec.Expand()
+	spec, trials, err := loadRun(name, f)
 	if err != nil {
 		return err
 	}
 	out := cmd.OutOrStdout()
 	errw := cmd.ErrOrStderr()
-	// Every refusal comes before anything is printed or created.
+	// Every refusal comes before anything is printed; a directory created
+	// for a run that then measures nothing is removed again.
 	var srv *exporter.Server
 	if f.metricsAddr != "" {
 		if srv, err = exporter.Listen(f.metricsAddr, false); err != nil {
@@ -110,74 +92,40 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 		}
 		defer srv.Close()
 	}
-	if f.out != "" {
-		if _, err := os.Stat(filepath.Join(f.out, report.SummaryFile)); err == nil {
-			return usageError{fmt.Errorf("results directory %s already holds a run (%s): choose another --out or remove it", f.out, report.SummaryFile)}
+	path := f.out
+	if path == "" {
+		path = filepath.Join("results", fmt.Sprintf("%s-%s", spec.Name, time.Now().Format("20060102-150405")))
+	}
+	_, parentErr := os.Stat(filepath.Dir(path))
+	dir, created, err := results.CreateDir(path)
+	if errors.Is(err, results.ErrUnsafeDir) {
+		return usageError{fmt.Errorf("%w (--out)", err)}
+	} else if err != nil {
+		return err
+	}
+	defer dir.Close()
+	removeIfEmpty := func() {
+		if created {
+			os.Remove(path) // only if empty: never removes results
+			if parentErr != nil {
+				os.Remove(filepath.Dir(path))
+			}
 		}
 	}
-	fmt.Fprintf(out, "rtload %s: %s\n", spec.Name, spec.Description)
-	if spec.Duration == 0 {
-		fmt.Fprintf(out, "%d trial(s), each until stopped (Ctrl-C ends the current one and writes the results)\n", len(trials))
-	} else if len(spec.Readers) == 0 && len(spec.Probes) > 0 {
-		fmt.Fprintf(out, "%d trial(s), each running its probes to the end\n", len(trials))
-	} else {
-		fmt.Fprintf(out, "%d trial(s) of %v (+%v warm-up) each\n", len(trials), time.Duration(spec.Duration), time.Duration(spec.Warmup))
-	}
+	printPlan(out, spec, len(trials))
 
-	dir := f.out
-	if dir == "" {
-		dir = filepath.Join("results", fmt.Sprintf("%s-%s", spec.Name, time.Now().Format("20060102-150405")))
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("results directory: %w", err)
-	}
-
+	env := sysinfo.Gather()
+	sv := &saver{dir: dir, spec: spec, env: env, errw: errw, sem: make(chan struct{}, 1)}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	go func() {
-		s, ok := <-sigs
-		if !ok {
-			return
-		}
-		fmt.Fprintf(errw, "\nrtload: %v: stopping, writing results (again to force exit)\n", s)
-		cancel(fmt.Errorf("signal %v", s))
-		if s2, ok := <-sigs; ok {
-			fmt.Fprintf(errw, "rtload: %v again: exiting now\n", s2)
-			// No time for an orderly close: remove our namespaces (and the
-			// tap devices in them) so nothing is left behind.
-			if removed, err := netns.RemoveOwned(os.Getpid()); err != nil {
-				fmt.Fprintf(errw, "rtload: %v (rtload cleanup removes it later)\n", err)
-			} else if len(removed) > 0 {
-				fmt.Fprintf(errw, "rtload: removed %v\n", removed)
-			}
-			os.Exit(ExitInterrupted)
-		}
-	}()
+	stopSignals := watchSignals(errw, cancel, sv)
+	defer stopSignals()
 
-	opt := engine.Options{AllowDegraded: f.allowDegraded, OutDir: dir, NoWakeupLog: f.noWakeupLog}
-	var bar *progressbar.ProgressBar
-	if !f.quiet && spec.Interval == 0 && term.IsTerminal(int(os.Stderr.Fd())) {
-		bar = progressbar.NewOptions(1000, progressbar.OptionSetWriter(errw), progressbar.OptionSetWidth(30),
-			progressbar.OptionSetDescription("running"), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100*time.Millisecond))
-		opt.Progress = func(trial, n int, frac float64) {
-			bar.Describe(fmt.Sprintf("trial %d/%d %s", trial+1, n, trials[trial].Variant))
-			_ = bar.Set(int(1000 * (float64(trial) + frac) / float64(n)))
-		}
-	} else if !f.quiet {
-		opt.Log = errw
-	}
-	env := sysinfo.Gather()
+	opt := engine.Options{AllowDegraded: f.allowDegraded, OutDir: path, Results: dir, NoWakeupLog: f.noWakeupLog}
+	bar := progress(&opt, f, spec, trials, errw)
 	live := newLiveLine(errw, term.IsTerminal(int(os.Stderr.Fd())))
 	opt.OnInterval = live.update
-	opt.OnCheckpoint = func(s *report.Summary) {
-		s.Spec, s.Env = spec, env
-		if err := report.WriteSummary(dir, s); err != nil {
-			fmt.Fprintf(errw, "rtload: checkpoint: %v\n", err)
-		}
-	}
+	opt.OnCheckpoint = sv.checkpoint
 	if srv != nil {
 		srv.SetRunInfo(spec.Name, "", env.Kernel) // the clock is filled in by the engine once chosen
 		opt.Exporter = srv
@@ -190,29 +138,90 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 		_ = bar.Finish()
 	}
 	if sum == nil || (runErr != nil && len(sum.Trials) == 0) {
-		if f.out == "" {
-			os.Remove(dir) // only if empty: never removes results
-			os.Remove(filepath.Dir(dir))
-		}
+		removeIfEmpty()
 		return runErr
 	}
-	sum.Spec = spec
-	sum.Env = env
-	if err := report.WriteSummary(dir, sum); err != nil {
-		return errors.Join(runErr, err)
-	}
-	// The same histograms in formats other tools read: HdrHistogram
-	// interval logs and cyclictest's -h layout.
-	if _, err := report.WriteInterop(dir, sum); err != nil {
-		fmt.Fprintf(errw, "rtload: interop files: %v\n", err)
-	}
-	if len(sum.Trials) > 0 {
-		if err := report.Report(out, sum); err != nil {
-			return errors.Join(runErr, err)
+	// Save first, then print: the report is printed whatever the save
+	// gives, from the summary in memory.
+	saveErr := sv.final(sum)
+	if saveErr == nil {
+		// The same histograms in formats other tools read: HdrHistogram
+		// interval logs and cyclictest's -h layout.
+		if _, err := interop.WriteInterop(dir, sum); err != nil {
+			fmt.Fprintf(errw, "rtload: interop files: %v\n", err)
 		}
 	}
-	fmt.Fprintf(out, "\nresults: %s\n", dir)
+	if err := report.Report(out, sum); err != nil {
+		return errors.Join(runErr, saveErr, err)
+	}
+	if saveErr != nil {
+		fmt.Fprintf(out, "\nresults NOT saved in full: %v\n%s\n", saveErr, sv.kept(path))
+		return errors.Join(runErr, saveErr)
+	}
+	fmt.Fprintf(out, "\nresults: %s\n", path)
 	return runErr
+}
+
+// loadRun loads the scenario with the run's flags folded in as --set
+// overrides, and expands its trials.
+func loadRun(name string, f runFlags) (*scenario.Spec, []scenario.Trial, error) {
+	sets := f.sets
+	if f.duration == "forever" {
+		f.duration = "0"
+	}
+	if f.duration != "" {
+		sets = append([]string{"duration=" + f.duration}, sets...)
+	}
+	if f.interval != "" {
+		sets = append([]string{"interval=" + f.interval}, sets...)
+	}
+	if f.repeatSet {
+		if f.repeat < 1 || f.repeat > scenario.MaxRounds {
+			return nil, nil, usageError{fmt.Errorf("--repeat %d out of range (allowed: 1–%d)", f.repeat, scenario.MaxRounds)}
+		}
+		sets = append([]string{fmt.Sprintf("rounds=%d", f.repeat), fmt.Sprintf("repeat=%d", f.repeat)}, sets...)
+	}
+	spec, err := loadSpec(name, sets)
+	if err != nil {
+		return nil, nil, err
+	}
+	trials, err := spec.Expand()
+	if err != nil {
+		return nil, nil, err
+	}
+	return spec, trials, nil
+}
+
+// printPlan says what the run will do before it starts.
+func printPlan(out io.Writer, spec *scenario.Spec, trials int) {
+	fmt.Fprintf(out, "rtload %s: %s\n", spec.Name, spec.Description)
+	switch {
+	case spec.Duration == 0:
+		fmt.Fprintf(out, "%d trial(s), each until stopped (Ctrl-C ends the current one and writes the results)\n", trials)
+	case len(spec.Readers) == 0 && len(spec.Probes) > 0:
+		fmt.Fprintf(out, "%d trial(s), each running its probes to the end\n", trials)
+	default:
+		fmt.Fprintf(out, "%d trial(s) of %v (+%v warm-up) each\n", trials, time.Duration(spec.Duration), time.Duration(spec.Warmup))
+	}
+}
+
+// progress sets up the progress bar on a terminal (or the phase log) and
+// returns the bar, nil when none.
+func progress(opt *engine.Options, f runFlags, spec *scenario.Spec, trials []scenario.Trial, errw io.Writer) *progressbar.ProgressBar {
+	if f.quiet {
+		return nil
+	}
+	if spec.Interval != 0 || !term.IsTerminal(int(os.Stderr.Fd())) {
+		opt.Log = errw
+		return nil
+	}
+	bar := progressbar.NewOptions(1000, progressbar.OptionSetWriter(errw), progressbar.OptionSetWidth(30),
+		progressbar.OptionSetDescription("running"), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100*time.Millisecond))
+	opt.Progress = func(trial, n int, frac float64) {
+		bar.Describe(fmt.Sprintf("trial %d/%d %s", trial+1, n, trials[trial].Variant))
+		_ = bar.Set(int(1000 * (float64(trial) + frac) / float64(n)))
+	}
+	return bar
 }
 
 // liveLine prints one line per interval record: the current interval and
@@ -227,13 +236,14 @@ type liveLine struct {
 
 func newLiveLine(w io.Writer, tty bool) *liveLine { return &liveLine{w: w, tty: tty} }
 
-func (l *liveLine) update(iv report.Interval) {
+func (l *liveLine) update(iv results.Interval) {
 	if iv.WakeupLatency.MaxNs > l.worst {
 		l.worst, l.worstAt = iv.WakeupLatency.MaxNs, iv.Time
 	}
-	line := fmt.Sprintf("%s %s/%s #%d: wakeup p99 %.1fµs max %.1fµs (worst %.1fµs at %s) | call p99 %d ticks | msgs %d lost %d | spikes %d | rss %.1fMiB fds %d",
-		iv.Time.Format("15:04:05"), iv.Variant, iv.Reader, iv.Seq, float64(iv.WakeupLatency.P99Ns)/1e3, float64(iv.WakeupLatency.MaxNs)/1e3,
-		float64(l.worst)/1e3, l.worstAt.Format("15:04:05"), iv.PerCallTicks.P99Ns, iv.Messages, iv.Lost, iv.Spikes,
+	line := fmt.Sprintf("%s %s/%s #%d: wakeup p99 %sµs max %sµs (worst %sµs at %s) | call p99 %d ticks | msgs %d lost %d | spikes %d | rss %.1fMiB fds %d",
+		iv.Time.Format("15:04:05"), iv.Variant, iv.Reader, iv.Seq,
+		report.Microseconds(iv.WakeupLatency.Ns(results.P99)), report.Microseconds(iv.WakeupLatency.Ns(results.Max)),
+		report.Microseconds(float64(l.worst)), l.worstAt.Format("15:04:05"), iv.PerCallTicks.P99Ticks, iv.Messages, iv.Lost, iv.Spikes,
 		float64(iv.RSSBytes)/(1<<20), iv.FDs)
 	if l.tty {
 		fmt.Fprintf(l.w, "\r\033[K%s", line)

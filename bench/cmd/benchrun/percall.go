@@ -89,7 +89,7 @@ func rtloadPerCallSide(c config, name, label, scenario, dur string) side {
 		v := map[string]float64{}
 		for _, t := range s.Trials {
 			r := t.Readers[0]
-			v[r.Method+" p50"], v[r.Method+" p99"], v[r.Method+" mean"] = float64(r.PerCallTicks.P50Ns), float64(r.PerCallTicks.P99Ns), r.PerCallTicks.MeanNs
+			v[r.Method+" p50"], v[r.Method+" p99"], v[r.Method+" mean"] = float64(r.PerCallTicks.P50Ticks), float64(r.PerCallTicks.P99Ticks), r.PerCallTicks.MeanTicks
 		}
 		return measurement{vals: v, argv: argv}, nil
 	}

@@ -103,7 +103,7 @@ type summary struct {
 					Sum uint64 `json:"sum"`
 				} `json:"all"`
 			} `json:"per_call"`
-			PerCallTicks  latency `json:"per_call_ticks"`
+			PerCallTicks  ticks   `json:"per_call_ticks"`
 			WakeupLatency latency `json:"wakeup_latency"`
 			Drain         latency `json:"drain"`
 		} `json:"readers"`
@@ -117,6 +117,16 @@ type summary struct {
 
 // latency is results' latency summary (ns, or ticks for per_call_ticks,
 // despite the field names) with its HdrHistogram (V2 compressed, base64).
+// ticks is summary.json's per-call summary (v2: in clock ticks).
+type ticks struct {
+	Count     uint64  `json:"count"`
+	MeanTicks float64 `json:"mean_ticks"`
+	P50Ticks  uint64  `json:"p50_ticks"`
+	P99Ticks  uint64  `json:"p99_ticks"`
+	MaxTicks  uint64  `json:"max_ticks"`
+	HDR       string  `json:"hdr"`
+}
+
 type latency struct {
 	Count  uint64  `json:"count"`
 	MeanNs float64 `json:"mean_ns"`

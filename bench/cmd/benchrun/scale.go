@@ -120,9 +120,9 @@ func methods(c config, d *doc) error {
 			rate += tr.TargetRate
 		}
 		msgs := rate * float64(t.DurationNs) / 1e9 // messages due in the window
-		a.p50 = append(a.p50, float64(r.PerCallTicks.P50Ns))
-		a.p99 = append(a.p99, float64(r.PerCallTicks.P99Ns))
-		a.mean = append(a.mean, r.PerCallTicks.MeanNs)
+		a.p50 = append(a.p50, float64(r.PerCallTicks.P50Ticks))
+		a.p99 = append(a.p99, float64(r.PerCallTicks.P99Ticks))
+		a.mean = append(a.mean, r.PerCallTicks.MeanTicks)
 		a.perMsg = append(a.perMsg, float64(r.PerCall.All.Sum)/msgs)
 		a.callsPerMsg = append(a.callsPerMsg, float64(r.Calls)/msgs)
 	}

@@ -1,15 +1,12 @@
-package report
+package results
 
 import (
-	"bufio"
 	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -36,8 +33,8 @@ const wakeupLogGzipLevel = gzip.BestSpeed
 // <Base>.<nnnn>.csv.gz once closed and compressed (n from 0, at least four
 // digits). Every chunk starts with WakeupCSVHeader, so each reads alone.
 type WakeupLogConfig struct {
-	Dir  string // results directory; must exist
-	Base string // file name base, e.g. "wakeups-00-recvfrom-r0-rt"; a name, not a path
+	Dir  *Dir   // results directory
+	Base string // file name base, e.g. "wakeups-00-recvfrom-r0-rt" (WakeupLogBase); a name, not a path
 
 	// ChunkBytes rotates the open chunk before a row would take it past
 	// this many bytes (uncompressed, header included). 0 = never rotate:
@@ -62,6 +59,9 @@ type WakeupLogConfig struct {
 // change c.
 func (c WakeupLogConfig) Validate() error {
 	var errs []error
+	if c.Dir == nil {
+		errs = append(errs, errors.New("no results directory"))
+	}
 	switch {
 	case c.Base == "":
 		errs = append(errs, errors.New("base is empty"))
@@ -120,22 +120,27 @@ type wakeupChunk struct {
 //     chunk being written while its plain source still exists. Without
 //     Compress the bound is L throughout.
 //
-// Crash safety: Sync flushes and fsyncs the open chunk; a killed writer
-// leaves at most one torn line at the end of the open chunk, which
-// ReadWakeupLog skips and counts. A closed chunk is compressed into a
-// temporary dot-file, fsynced, renamed to its final .gz name, the directory
-// fsynced, and only then the plain chunk removed: a .gz under its final
-// name is always complete. A crash between rename and removal leaves both
-// the .gz and the plain chunk; readers use the .gz.
+// Whole rows only: rows are buffered and written out in whole rows (one
+// write(2) per WakeupLogBuffer bytes); a write that fails or comes up short
+// (a full disk) is cut back with ftruncate(2) to the last whole row, and
+// the log is broken from then on (Write returns the error). A killed
+// writer leaves at most one torn line at the end of the open chunk, which
+// ReadWakeupLog skips and counts. Sync flushes and fsyncs the open chunk.
+// A closed chunk is compressed into a temporary dot-file, fsynced, renamed
+// to its final .gz name, the directory fsynced, and only then the plain
+// chunk removed: a .gz under its final name is always complete. A crash
+// between rename and removal leaves both the .gz and the plain chunk;
+// readers use the .gz. Every file is created through Dir (O_EXCL,
+// O_NOFOLLOW).
 type WakeupLog struct {
 	cfg WakeupLogConfig
 
 	f         *os.File // open chunk; nil once closed
-	bw        *bufio.Writer
-	row       []byte // reused row buffer
-	seq       int    // index of the open chunk
-	name      string // open chunk name, relative to Dir
-	openBytes int64  // header + rows written to the open chunk (buffered included)
+	buf       []byte   // whole rows not yet written
+	written   int64    // bytes of the open chunk on disk, all whole rows
+	seq       int      // index of the open chunk
+	name      string   // open chunk name, relative to Dir
+	openBytes int64    // header + rows written to the open chunk (buffered included)
 	openRows  uint64
 
 	closed      []wakeupChunk // oldest first
@@ -166,11 +171,7 @@ func CreateWakeupLog(cfg WakeupLogConfig) (*WakeupLog, error) {
 	if err := removeWakeupLog(cfg.Dir, cfg.Base); err != nil {
 		return nil, fmt.Errorf("wakeup log %s: remove earlier log: %w", cfg.Base, err)
 	}
-	l := &WakeupLog{
-		cfg: cfg,
-		bw:  bufio.NewWriterSize(nil, wakeupCSVBuffer),
-		row: make([]byte, 0, 160),
-	}
+	l := &WakeupLog{cfg: cfg, buf: make([]byte, 0, wakeupCSVBuffer+maxWakeupRow)}
 	if cfg.Compress {
 		gz, err := gzip.NewWriterLevel(nil, wakeupLogGzipLevel)
 		if err != nil {
@@ -181,9 +182,9 @@ func CreateWakeupLog(cfg WakeupLogConfig) (*WakeupLog, error) {
 	if err := l.openChunk(); err != nil {
 		return nil, err
 	}
-	if err := wakeupLogSyncDir(cfg.Dir); err != nil {
+	if err := cfg.Dir.Sync(); err != nil {
 		l.f.Close()
-		os.Remove(l.path(l.name))
+		cfg.Dir.Remove(l.name)
 		return nil, fmt.Errorf("wakeup log %s: %w", cfg.Base, err)
 	}
 	return l, nil
@@ -201,21 +202,50 @@ func (l *WakeupLog) Write(r *record.Wakeup) error {
 	if l.err != nil {
 		return l.err
 	}
-	b := appendWakeupRow(l.row[:0], r)
-	l.row = b
-	if l.cfg.ChunkBytes > 0 && l.openRows > 0 && l.openBytes+int64(len(b)) > l.cfg.ChunkBytes {
+	n := len(l.buf)
+	l.buf = appendWakeupRow(l.buf, r)
+	rowLen := int64(len(l.buf) - n)
+	if l.cfg.ChunkBytes > 0 && l.openRows > 0 && l.openBytes+rowLen > l.cfg.ChunkBytes {
+		l.buf = l.buf[:n]
 		if err := l.rotate(); err != nil {
 			l.err = fmt.Errorf("wakeup log %s: rotate chunk %d: %w", l.cfg.Base, l.seq, err)
 			return l.err
 		}
+		l.buf = appendWakeupRow(l.buf, r)
 	}
-	if _, err := l.bw.Write(b); err != nil {
-		l.err = fmt.Errorf("wakeup log %s: %w", l.name, err)
-		return l.err
-	}
-	l.openBytes += int64(len(b))
+	l.openBytes += rowLen
 	l.openRows++
 	l.rows++
+	if len(l.buf) >= wakeupCSVBuffer {
+		if err := l.flush(); err != nil {
+			l.err = fmt.Errorf("wakeup log %s: %w", l.name, err)
+			return l.err
+		}
+	}
+	return nil
+}
+
+// flush writes the buffered whole rows in one write(2). A failed or short
+// write is cut back to the last whole row on disk (ftruncate(2)), so the
+// chunk never ends in a torn row, and the rows buffered are lost (the log
+// is broken from then on).
+func (l *WakeupLog) flush() error {
+	if len(l.buf) == 0 {
+		return nil
+	}
+	n, err := l.f.Write(l.buf)
+	if err == nil && n < len(l.buf) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		if n > 0 {
+			l.f.Truncate(l.written)
+		}
+		l.buf = l.buf[:0]
+		return err
+	}
+	l.written += int64(n)
+	l.buf = l.buf[:0]
 	return nil
 }
 
@@ -229,7 +259,7 @@ func (l *WakeupLog) Sync() error {
 	if l.err != nil {
 		return l.err
 	}
-	if err := l.bw.Flush(); err != nil {
+	if err := l.flush(); err != nil {
 		l.err = fmt.Errorf("wakeup log %s: %w", l.name, err)
 		return l.err
 	}
@@ -273,7 +303,7 @@ func (l *WakeupLog) Close() error {
 	if err := l.evict(0); err != nil {
 		errs = append(errs, err)
 	}
-	if err := wakeupLogSyncDir(l.cfg.Dir); err != nil {
+	if err := l.cfg.Dir.Sync(); err != nil {
 		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -281,6 +311,9 @@ func (l *WakeupLog) Close() error {
 	}
 	return nil
 }
+
+// Limit is the log's cap, LimitBytes (0 = none).
+func (l *WakeupLog) Limit() int64 { return l.cfg.LimitBytes }
 
 // Stats reports the files kept and the rows written and dropped so far.
 func (l *WakeupLog) Stats() WakeupLogStats {
@@ -301,8 +334,6 @@ func (l *WakeupLog) Stats() WakeupLogStats {
 	return s
 }
 
-func (l *WakeupLog) path(name string) string { return filepath.Join(l.cfg.Dir, name) }
-
 // openChunk creates chunk l.seq (or <Base>.csv when not rotating) and
 // buffers its header.
 func (l *WakeupLog) openChunk() error {
@@ -311,16 +342,12 @@ func (l *WakeupLog) openChunk() error {
 	} else {
 		l.name = wakeupChunkName(l.cfg.Base, l.seq)
 	}
-	f, err := os.Create(l.path(l.name))
+	f, err := l.cfg.Dir.Create(l.name)
 	if err != nil {
 		return fmt.Errorf("wakeup log: %w", err)
 	}
-	l.bw.Reset(f)
-	if _, err := l.bw.WriteString(WakeupCSVHeader + "\n"); err != nil {
-		f.Close()
-		return fmt.Errorf("wakeup log %s: %w", l.name, err)
-	}
-	l.f = f
+	l.f, l.written = f, 0
+	l.buf = append(l.buf[:0], WakeupCSVHeader+"\n"...)
 	l.openBytes = int64(len(WakeupCSVHeader) + 1)
 	l.openRows = 0
 	return nil
@@ -328,10 +355,10 @@ func (l *WakeupLog) openChunk() error {
 
 // closeOpen flushes, fsyncs and closes the open chunk.
 func (l *WakeupLog) closeOpen() error {
+	err := l.flush()
 	f := l.f
 	l.f = nil
-	err := errors.Join(l.bw.Flush(), f.Sync(), f.Close())
-	l.bw.Reset(nil)
+	err = errors.Join(err, f.Sync(), f.Close())
 	if err != nil {
 		return fmt.Errorf("%s: %w", l.name, err)
 	}
@@ -362,26 +389,26 @@ func (l *WakeupLog) rotate() error {
 	if err := l.openChunk(); err != nil {
 		return err
 	}
-	return wakeupLogSyncDir(l.cfg.Dir)
+	return l.cfg.Dir.Sync()
 }
 
 // compress writes chunk c to a temporary .gz, fsyncs it, renames it to
 // <c.name>.gz, fsyncs the directory and removes the plain chunk.
 func (l *WakeupLog) compress(c wakeupChunk) (_ wakeupChunk, err error) {
-	src, err := os.Open(l.path(c.name))
+	d := l.cfg.Dir
+	src, err := d.Open(c.name)
 	if err != nil {
 		return c, fmt.Errorf("compress: %w", err)
 	}
 	defer src.Close()
 	final := c.name + ".gz"
-	tmp, err := os.CreateTemp(l.cfg.Dir, "."+final+".*.tmp")
+	tmp, tmpName, err := d.createTemp(final)
 	if err != nil {
 		return c, fmt.Errorf("compress %s: %w", c.name, err)
 	}
 	defer func() {
 		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
+			d.dropTemp(tmp, tmpName)
 		}
 	}()
 	l.gz.Reset(tmp)
@@ -393,9 +420,6 @@ func (l *WakeupLog) compress(c wakeupChunk) (_ wakeupChunk, err error) {
 		return c, fmt.Errorf("compress %s: %w", c.name, err)
 	}
 	l.gz.Reset(nil)
-	if err = tmp.Chmod(0o644); err != nil {
-		return c, fmt.Errorf("compress %s: %w", c.name, err)
-	}
 	if err = tmp.Sync(); err != nil {
 		return c, fmt.Errorf("compress %s: %w", c.name, err)
 	}
@@ -407,15 +431,13 @@ func (l *WakeupLog) compress(c wakeupChunk) (_ wakeupChunk, err error) {
 		return c, fmt.Errorf("compress %s: %w", c.name, err)
 	}
 	l.callHook("compressed")
-	if err = os.Rename(tmp.Name(), l.path(final)); err != nil {
-		return c, fmt.Errorf("compress %s: %w", c.name, err)
-	}
-	// The .gz must be durable under its name before the plain copy goes.
-	if err := wakeupLogSyncDir(l.cfg.Dir); err != nil {
+	// The .gz must be durable under its name (commitTemp fsyncs the
+	// directory) before the plain copy goes.
+	if err := d.commitTemp(tmpName, final); err != nil {
 		return c, fmt.Errorf("compress %s: %w", c.name, err)
 	}
 	l.callHook("renamed")
-	if err := os.Remove(l.path(c.name)); err != nil {
+	if err := d.Remove(c.name); err != nil {
 		return c, fmt.Errorf("compress %s: %w", c.name, err)
 	}
 	return wakeupChunk{name: final, rows: c.rows, bytes: fi.Size()}, nil
@@ -435,7 +457,7 @@ func (l *WakeupLog) evict(reserve int64) error {
 	}
 	for len(l.closed) > 0 && l.closedBytes+reserve > l.cfg.LimitBytes {
 		c := l.closed[0]
-		if err := os.Remove(l.path(c.name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := l.cfg.Dir.Remove(c.name); err != nil {
 			return fmt.Errorf("limit %d bytes: %w", l.cfg.LimitBytes, err)
 		}
 		l.closed = l.closed[1:]
@@ -469,21 +491,6 @@ func appendWakeupRow(b []byte, r *record.Wakeup) []byte {
 	b = append(b, ',')
 	b = strconv.AppendUint(b, uint64(r.InvolCS), 10)
 	return append(b, '\n')
-}
-
-func wakeupLogSyncDir(dir string) error {
-	if dir == "" {
-		dir = "."
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync dir %s: %w", dir, err)
-	}
-	return nil
 }
 
 // wakeupChunkName is the plain name of chunk seq of base.
@@ -539,276 +546,20 @@ func isWakeupLogTemp(base, name string) bool {
 	return ok && gz
 }
 
-// removeWakeupLog deletes every file of log base in dir: <base>.csv,
+// removeWakeupLog deletes every file of log base in d: <base>.csv,
 // chunks and temporary files.
-func removeWakeupLog(dir, base string) error {
-	if dir == "" {
-		dir = "."
-	}
-	ents, err := os.ReadDir(dir)
+func removeWakeupLog(d *Dir, base string) error {
+	names, err := d.ReadDir()
 	if err != nil {
 		return err
 	}
-	for _, e := range ents {
-		name := e.Name()
+	for _, name := range names {
 		_, _, chunk := parseWakeupChunkName(base, name)
 		if name == base+".csv" || chunk || isWakeupLogTemp(base, name) {
-			if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := d.Remove(name); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
-}
-
-// wakeupLogFile is one file of a log on disk.
-type wakeupLogFile struct {
-	name string // relative to the dir given to WakeupLogFiles
-	seq  int    // -1 for a single unchunked file
-	gz   bool
-}
-
-// WakeupLogFiles lists the files of log base in dir, in order, relative to
-// dir: the chunks <base>.<n>.csv[.gz] by n, or the single file <base>.csv.
-// Where a crash left chunk n both plain and compressed it lists the .gz,
-// which is complete by construction. base may also name one file (ending
-// in .csv or .csv.gz, possibly with a directory), which is listed alone.
-// Errors: no file of base (wrapping fs.ErrNotExist), or both <base>.csv
-// and chunks.
-func WakeupLogFiles(dir, base string) ([]string, error) {
-	files, err := listWakeupLog(dir, base)
-	if err != nil {
-		return nil, err
-	}
-	names := make([]string, len(files))
-	for i, f := range files {
-		names[i] = f.name
-	}
-	return names, nil
-}
-
-func listWakeupLog(dir, base string) ([]wakeupLogFile, error) {
-	sub, b := filepath.Split(base)
-	if strings.HasSuffix(b, ".csv") || strings.HasSuffix(b, ".csv.gz") {
-		if fi, err := os.Stat(filepath.Join(dir, base)); err == nil && fi.Mode().IsRegular() {
-			return []wakeupLogFile{{name: base, seq: -1, gz: strings.HasSuffix(b, ".gz")}}, nil
-		}
-	}
-	d := filepath.Join(dir, sub)
-	ents, err := os.ReadDir(d)
-	if err != nil {
-		return nil, fmt.Errorf("wakeup log %s: %w", filepath.Join(dir, base), err)
-	}
-	plain := false
-	var chunks []wakeupLogFile
-	for _, e := range ents {
-		name := e.Name()
-		if name == b+".csv" {
-			plain = true
-			continue
-		}
-		seq, gz, ok := parseWakeupChunkName(b, name)
-		if !ok {
-			continue
-		}
-		f := wakeupLogFile{name: filepath.Join(sub, name), seq: seq, gz: gz}
-		if i := slices.IndexFunc(chunks, func(c wakeupLogFile) bool { return c.seq == seq }); i >= 0 {
-			if gz {
-				chunks[i] = f
-			}
-			continue
-		}
-		chunks = append(chunks, f)
-	}
-	slices.SortFunc(chunks, func(a, b wakeupLogFile) int { return a.seq - b.seq })
-	switch {
-	case plain && len(chunks) > 0:
-		return nil, fmt.Errorf("wakeup log %s: both %s.csv and %d chunks", filepath.Join(dir, base), b, len(chunks))
-	case plain:
-		return []wakeupLogFile{{name: filepath.Join(sub, b+".csv"), seq: -1}}, nil
-	case len(chunks) == 0:
-		return nil, fmt.Errorf("wakeup log %s: no %s.csv and no chunks: %w", filepath.Join(dir, base), b, fs.ErrNotExist)
-	}
-	return chunks, nil
-}
-
-// ReadStats says what ReadWakeupLog read: files, rows returned, and torn
-// rows skipped at the end of the newest chunk.
-type ReadStats struct {
-	Files    int
-	Rows     int
-	TornRows int
-}
-
-// ReadWakeupLog reads every chunk of log base in dir in order (plain or
-// gzip; see WakeupLogFiles for what base may name) and returns all rows.
-//
-// A writer killed before Close leaves its open chunk plain and possibly
-// ending in a line without its newline. That unterminated last line of the
-// newest file is skipped and counted in TornRows (even if it parses: a
-// number may be cut short), never an error; so is a torn or missing header
-// there. Anything else is an error naming file and line: a torn line or a
-// bad value in any other place, a chunk without its header, a truncated or
-// corrupt .gz, or a gap in chunk numbers (a chunk lost in the middle).
-func ReadWakeupLog(dir, base string) ([]record.Wakeup, ReadStats, error) {
-	var st ReadStats
-	files, err := listWakeupLog(dir, base)
-	if err != nil {
-		return nil, st, err
-	}
-	for i := 1; i < len(files); i++ {
-		if files[i].seq != files[i-1].seq+1 {
-			return nil, st, fmt.Errorf("wakeup log %s: chunk %d missing between %s and %s",
-				filepath.Join(dir, base), files[i-1].seq+1, files[i-1].name, files[i].name)
-		}
-	}
-	var out []record.Wakeup
-	for i, f := range files {
-		torn, err := readWakeupChunk(filepath.Join(dir, f.name), f.gz, i == len(files)-1, &out)
-		if err != nil {
-			return nil, st, err
-		}
-		st.Files++
-		st.TornRows += torn
-	}
-	st.Rows = len(out)
-	return out, st, nil
-}
-
-// readWakeupChunk appends the rows of one file to out. last allows a torn
-// tail, which it skips and returns as torn rows.
-func readWakeupChunk(path string, gz, last bool, out *[]record.Wakeup) (torn int, err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, fmt.Errorf("wakeup log: %w", err)
-	}
-	defer f.Close()
-	var r io.Reader = f
-	if gz {
-		zr, err := gzip.NewReader(bufio.NewReaderSize(f, wakeupCSVBuffer))
-		if err != nil {
-			if last && errors.Is(err, io.EOF) {
-				return 0, nil // unreachable by construction: .gz appear complete
-			}
-			return 0, fmt.Errorf("%s: gzip: %w", path, err)
-		}
-		defer zr.Close()
-		r = zr
-	}
-	br := bufio.NewReaderSize(r, wakeupCSVBuffer)
-	line, cols := 0, 0
-	for {
-		b, err := br.ReadSlice('\n')
-		long := false
-		for errors.Is(err, bufio.ErrBufferFull) { // skip to the end of an overlong line
-			long = true
-			_, err = br.ReadSlice('\n')
-		}
-		if errors.Is(err, io.EOF) {
-			if len(b) == 0 && !long {
-				break
-			}
-			line++
-			if !last {
-				return 0, fmt.Errorf("%s:%d: torn line (no newline) in a closed chunk", path, line)
-			}
-			if line > 1 {
-				torn++
-			}
-			break
-		}
-		if err != nil {
-			return 0, fmt.Errorf("%s:%d: %w", path, line+1, err)
-		}
-		line++
-		if long {
-			return 0, fmt.Errorf("%s:%d: line longer than %d bytes", path, line, wakeupCSVBuffer)
-		}
-		b = b[:len(b)-1]
-		if line == 1 {
-			if cols = wakeupHeaderColumns(string(b)); cols == 0 {
-				return 0, fmt.Errorf("%s:1: header %q, want %q", path, b, WakeupCSVHeader)
-			}
-			continue
-		}
-		w, err := parseWakeupRow(b, cols)
-		if err != nil {
-			return 0, fmt.Errorf("%s:%d: %w", path, line, err)
-		}
-		*out = append(*out, w)
-	}
-	if line == 0 && !last {
-		return 0, fmt.Errorf("%s: empty, want header %q", path, WakeupCSVHeader)
-	}
-	return torn, nil
-}
-
-var wakeupColumns = [10]string{"tick", "deadline_ns", "latency_ns", "drain_ns", "messages", "calls", "eagain", "missed", "vol_cs", "invol_cs"}
-
-// parseWakeupRow parses one row (without newline) as WakeupCSV writes it,
-// with cols columns (10, or 8 for WakeupCSVHeaderV1 logs). It does not
-// allocate unless it fails.
-func parseWakeupRow(b []byte, cols int) (record.Wakeup, error) {
-	var w record.Wakeup
-	var fld [len(wakeupColumns)][]byte
-	n, start := 0, 0
-	for i := 0; i <= len(b); i++ {
-		if i < len(b) && b[i] != ',' {
-			continue
-		}
-		if n < len(fld) {
-			fld[n] = b[start:i]
-		}
-		n++
-		start = i + 1
-	}
-	if n != cols {
-		return w, fmt.Errorf("%d fields, want %d", n, cols)
-	}
-	var ok [10]bool
-	w.Tick, ok[0] = parseWakeupUint(fld[0], 1<<64-1)
-	w.DeadlineNs, ok[1] = parseWakeupInt(fld[1])
-	w.LatencyNs, ok[2] = parseWakeupInt(fld[2])
-	w.DrainNs, ok[3] = parseWakeupInt(fld[3])
-	var u [6]uint64
-	for i := range u[:cols-4] {
-		u[i], ok[4+i] = parseWakeupUint(fld[4+i], 1<<32-1)
-	}
-	w.Messages, w.Calls, w.EAGAIN, w.Missed = uint32(u[0]), uint32(u[1]), uint32(u[2]), uint32(u[3])
-	w.VolCS, w.InvolCS = uint32(u[4]), uint32(u[5])
-	for i, good := range ok[:cols] {
-		if !good {
-			return w, fmt.Errorf("%s: invalid value %q", wakeupColumns[i], fld[i])
-		}
-	}
-	return w, nil
-}
-
-// parseWakeupUint parses unsigned decimal digits up to max.
-func parseWakeupUint(b []byte, max uint64) (uint64, bool) {
-	if len(b) == 0 {
-		return 0, false
-	}
-	var v uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if v > (max-d)/10 {
-			return 0, false
-		}
-		v = v*10 + d
-	}
-	return v, true
-}
-
-// parseWakeupInt parses an optionally negative decimal int64.
-func parseWakeupInt(b []byte) (int64, bool) {
-	if len(b) > 0 && b[0] == '-' {
-		v, ok := parseWakeupUint(b[1:], 1<<63)
-		return int64(-v), ok
-	}
-	v, ok := parseWakeupUint(b, 1<<63-1)
-	return int64(v), ok
 }

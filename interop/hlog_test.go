@@ -1,4 +1,4 @@
-package report
+package interop
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/rtload/rtload/internal/testutil"
 )
 
 // hlogTestHist returns a 3-digit histogram (record.HDR's shape) of n
@@ -28,6 +30,12 @@ func hlogTestHist(n int, base int64, seed uint64) *hdrhistogram.Histogram {
 	return h
 }
 
+// writeHlogAt writes f as path through a results directory of its own.
+func writeHlogAt(t *testing.T, path string, f *HlogFile) error {
+	t.Helper()
+	return WriteHlog(testutil.ResultsDir(t, filepath.Dir(path)), filepath.Base(path), f)
+}
+
 func TestHlogRoundTrip(t *testing.T) {
 	start := time.Date(2026, 3, 1, 12, 0, 0, 250_000_000, time.UTC)
 	in := &HlogFile{
@@ -40,7 +48,7 @@ func TestHlogRoundTrip(t *testing.T) {
 		},
 	}
 	path := filepath.Join(t.TempDir(), "x.hlog")
-	if err := WriteHlogFile(path, in); err != nil {
+	if err := writeHlogAt(t, path, in); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(path)
@@ -102,7 +110,7 @@ func TestHlogRoundTrip(t *testing.T) {
 		t.Fatalf("ReadHlog: %d intervals, %v", len(ivs), err)
 	}
 	bare := filepath.Join(t.TempDir(), "bare.hlog")
-	if err := WriteHlog(bare, ivs); err != nil {
+	if err := writeHlogAt(t, bare, &HlogFile{Intervals: ivs}); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(bare); !strings.HasPrefix(string(b), "#[Histogram log format version 1.3]\n\"StartTimestamp\"") {
@@ -115,7 +123,7 @@ func TestHlogRoundTrip(t *testing.T) {
 func TestHlogInteropWithLibrary(t *testing.T) {
 	h1, h2 := hlogTestHist(2000, 5_000, 7), hlogTestHist(500, 50_000, 8)
 	path := filepath.Join(t.TempDir(), "x.hlog")
-	err := WriteHlogFile(path, &HlogFile{
+	err := writeHlogAt(t, path, &HlogFile{
 		Start: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC),
 		Intervals: []HlogInterval{
 			{Tag: "a/r0/x", StartSec: 0, LengthSec: 2, Hist: h1, MaxValueDivisor: 1e3},
@@ -208,11 +216,11 @@ func TestReadHlogErrors(t *testing.T) {
 
 func TestWriteHlogErrors(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.hlog")
-	err := WriteHlog(path, []HlogInterval{{Tag: "a"}})
+	err := writeHlogAt(t, path, &HlogFile{Intervals: []HlogInterval{{Tag: "a"}}})
 	if err == nil || !strings.Contains(err.Error(), `interval 0 (tag "a"): nil histogram`) {
 		t.Errorf("nil histogram: err %v", err)
 	}
-	err = WriteHlogFile(path, &HlogFile{Comments: []string{"two\nlines"}})
+	err = writeHlogAt(t, path, &HlogFile{Comments: []string{"two\nlines"}})
 	if err == nil || !strings.Contains(err.Error(), "line break") {
 		t.Errorf("comment with newline: err %v", err)
 	}

@@ -1,4 +1,4 @@
-package report
+package results
 
 import (
 	"time"
@@ -9,7 +9,8 @@ import (
 // Summary is the contract of a results directory: summary.json holds one.
 // Every report (terminal table, compare) is rebuilt from it.
 type Summary struct {
-	// Version of this format. Currently 1.
+	// Version of this format: SummaryVersion when written; ReadSummary
+	// also reads version 1 (see ReadSummary).
 	Version int `json:"version"`
 	// Scenario is the name of the scenario; File the source it came from.
 	Scenario string `json:"scenario"`
@@ -77,8 +78,6 @@ type Trial struct {
 	CPUDMALatencyUs int `json:"cpu_dma_latency_us"`
 	// Namespace is the private network namespace the trial ran in, if any.
 	Namespace string `json:"namespace,omitempty"`
-	// WakeupLog is the per-wakeup CSV file name(s) relative to the results dir.
-	WakeupLog []string `json:"wakeup_log,omitempty"`
 }
 
 // Reader is one real-time reader's results in one trial.
@@ -118,12 +117,22 @@ type Reader struct {
 	// BrokeTraceAtNs is the deadline of the spike that stopped ftrace.
 	Spikes         uint64 `json:"spikes,omitempty"`
 	BrokeTraceAtNs int64  `json:"broke_trace_at_ns,omitempty"`
+	// SpikesDropped counts spikes counted in Spikes but not written to
+	// spikes.jsonl because the file reached its cap (SpikesLimit).
+	SpikesDropped uint64 `json:"spikes_dropped,omitempty"`
 	// Intervals is how many interval records the reader wrote.
 	Intervals int `json:"intervals,omitempty"`
+	// WakeupLog names this reader's per-wakeup log files in this trial,
+	// relative to the results directory, oldest first (chunks in order;
+	// the open chunk of a checkpoint last, plain). ReaderWakeups reads
+	// them. Empty when the run wrote no per-wakeup log.
+	WakeupLog []string `json:"wakeup_log,omitempty"`
 	// WakeupLogRows and WakeupLogDropped: rows written to the per-wakeup
-	// log, and rows deleted with old chunks by log_limit.
+	// log, and rows deleted with old chunks by log_limit; WakeupLogLimit
+	// the cap in force (bytes on disk, 0 = none).
 	WakeupLogRows    uint64 `json:"wakeup_log_rows,omitempty"`
 	WakeupLogDropped uint64 `json:"wakeup_log_dropped,omitempty"`
+	WakeupLogLimit   int64  `json:"wakeup_log_limit_bytes,omitempty"`
 	// SafePointPasses counts ticks on which the reader let the Go runtime
 	// stop it, for a garbage collection its soak run's writer asked for.
 	SafePointPasses uint64 `json:"safepoint_passes,omitempty"`
@@ -145,9 +154,9 @@ type Reader struct {
 	// window (to within 50 ms: sampled by the non-real-time writer).
 	CPUInterrupts *CPUInterrupts `json:"cpu_interrupts,omitempty"`
 	// PerCallTicks summarises every call's cost from an HdrHistogram, in
-	// clock TICKS (not ns, despite the field names of Latency): its HDR
-	// field is the full histogram, for percentiles finer than a bucket.
-	PerCallTicks Latency `json:"per_call_ticks"`
+	// clock ticks: finer than a bucket of PerCall, and the source of every
+	// per-call percentile rtload prints.
+	PerCallTicks TickStats `json:"per_call_ticks"`
 	// WakeupLatency in ns (HDR-based stats + linear histogram).
 	WakeupLatency Latency `json:"wakeup_latency"`
 	// Drain time per tick in ns.
@@ -193,23 +202,6 @@ type PerCallClass struct {
 	Cold       record.Snapshot `json:"cold_eagain"`
 	First      record.Snapshot `json:"first"`
 	Rest       record.Snapshot `json:"rest"`
-}
-
-// Latency is a summary of a latency distribution in nanoseconds.
-type Latency struct {
-	Count  uint64  `json:"count"`
-	MinNs  int64   `json:"min_ns"`
-	MeanNs float64 `json:"mean_ns"`
-	P50Ns  int64   `json:"p50_ns"`
-	P90Ns  int64   `json:"p90_ns"`
-	P99Ns  int64   `json:"p99_ns"`
-	P999Ns int64   `json:"p99_9_ns"`
-	MaxNs  int64   `json:"max_ns"`
-	// HDR is the distribution itself: the HdrHistogram V2 compressed,
-	// base64 encoding (hdrhistogram-go Encode, the .hlog line format), so
-	// rounds can be merged exactly. Empty when not recorded; merges then
-	// fall back to worst-round percentiles and say so.
-	HDR string `json:"hdr,omitempty"`
 }
 
 // Applied is the scheduling state read back from the kernel for one thread.

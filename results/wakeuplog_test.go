@@ -1,9 +1,10 @@
-package report
+package results
 
 import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"math"
@@ -20,6 +21,17 @@ import (
 )
 
 const wlBase = "wakeups-00-recvfrom-r0-rt"
+
+// testDir opens dir as a results directory for the test.
+func testDir(t testing.TB, dir string) *Dir {
+	t.Helper()
+	d, err := OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
 
 // wlRow is row i of a synthetic log: tick i, every field varying, latency
 // sometimes negative.
@@ -122,7 +134,7 @@ func wlCheckGzipComplete(t *testing.T, dir string, inRotation bool) (n int) {
 func TestWakeupLogRoundTrip(t *testing.T) {
 	const rows = 100_000
 	dir := t.TempDir()
-	l, err := CreateWakeupLog(WakeupLogConfig{Dir: dir, Base: wlBase, ChunkBytes: 64 << 10, Compress: true})
+	l, err := CreateWakeupLog(WakeupLogConfig{Dir: testDir(t, dir), Base: wlBase, ChunkBytes: 64 << 10, Compress: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +190,7 @@ func TestWakeupLogLimit(t *testing.T) {
 		name := map[bool]string{true: "gzip", false: "plain"}[compress]
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			l, err := CreateWakeupLog(WakeupLogConfig{Dir: dir, Base: wlBase, ChunkBytes: chunk, LimitBytes: limit, Compress: compress})
+			l, err := CreateWakeupLog(WakeupLogConfig{Dir: testDir(t, dir), Base: wlBase, ChunkBytes: chunk, LimitBytes: limit, Compress: compress})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -263,13 +275,9 @@ func TestWakeupLogLimit(t *testing.T) {
 	}
 }
 
-func TestWakeupLogUnchunkedMatchesWakeupCSV(t *testing.T) {
+func TestWakeupLogUnchunkedMatchesFormat(t *testing.T) {
 	dir := t.TempDir()
-	l, err := CreateWakeupLog(WakeupLogConfig{Dir: dir, Base: wlBase})
-	if err != nil {
-		t.Fatal(err)
-	}
-	old, err := CreateWakeupCSV(filepath.Join(dir, "old.csv"))
+	l, err := CreateWakeupLog(WakeupLogConfig{Dir: testDir(t, dir), Base: wlBase})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,26 +293,29 @@ func TestWakeupLogUnchunkedMatchesWakeupCSV(t *testing.T) {
 		if err := l.Write(&rows[i]); err != nil {
 			t.Fatal(err)
 		}
-		if err := old.Write(&rows[i]); err != nil {
-			t.Fatal(err)
-		}
 	}
-	if err := errors.Join(l.Close(), old.Close()); err != nil {
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The CSV as the format defines it, written here independently.
+	var want []byte
+	want = append(want, WakeupCSVHeader+"\n"...)
+	for _, r := range rows {
+		want = fmt.Appendf(want, "%d,%d,%d,%d,%d,%d,%d,%d,%d,%d\n", r.Tick, r.DeadlineNs, r.LatencyNs, r.DrainNs,
+			r.Messages, r.Calls, r.EAGAIN, r.Missed, r.VolCS, r.InvolCS)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "old.csv"), want, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{wlBase + ".csv"}, l.Stats().Files); diff != "" {
 		t.Errorf("files (-want +got):\n%s", diff)
-	}
-	want, err := os.ReadFile(filepath.Join(dir, "old.csv"))
-	if err != nil {
-		t.Fatal(err)
 	}
 	got, err := os.ReadFile(filepath.Join(dir, wlBase+".csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(want, got) {
-		t.Errorf("%s.csv differs from WakeupCSV output (%d vs %d bytes)", wlBase, len(got), len(want))
+		t.Errorf("%s.csv differs from the CSV format (%d vs %d bytes)", wlBase, len(got), len(want))
 	}
 	if st := l.Stats(); st.BytesOnDisk != int64(len(got)) {
 		t.Errorf("BytesOnDisk %d, file %d bytes", st.BytesOnDisk, len(got))
@@ -342,7 +353,7 @@ func TestWakeupLogKilled(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			cfg := tc.cfg
-			cfg.Dir, cfg.Base = dir, wlBase
+			cfg.Dir, cfg.Base = testDir(t, dir), wlBase
 			l, err := CreateWakeupLog(cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -400,7 +411,7 @@ func TestWakeupLogTornTail(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			cfg := tc.cfg
-			cfg.Dir, cfg.Base = dir, wlBase
+			cfg.Dir, cfg.Base = testDir(t, dir), wlBase
 			l, err := CreateWakeupLog(cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -456,7 +467,7 @@ func TestWakeupLogDamagedMiddle(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			l, err := CreateWakeupLog(WakeupLogConfig{Dir: dir, Base: wlBase, ChunkBytes: 4 << 10, Compress: tc.compress})
+			l, err := CreateWakeupLog(WakeupLogConfig{Dir: testDir(t, dir), Base: wlBase, ChunkBytes: 4 << 10, Compress: tc.compress})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -532,7 +543,7 @@ func wlWriteChunk(t *testing.T, path string, text []byte) {
 // next Create.
 func TestWakeupLogCompressionCrash(t *testing.T) {
 	dir := t.TempDir()
-	l, err := CreateWakeupLog(WakeupLogConfig{Dir: dir, Base: wlBase, ChunkBytes: 8 << 10, Compress: true})
+	l, err := CreateWakeupLog(WakeupLogConfig{Dir: testDir(t, dir), Base: wlBase, ChunkBytes: 8 << 10, Compress: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -607,21 +618,14 @@ func TestWakeupLogCompressionCrash(t *testing.T) {
 	}
 
 	// The next Create starts clean.
-	l2, err := CreateWakeupLog(WakeupLogConfig{Dir: dir, Base: wlBase, ChunkBytes: 8 << 10, Compress: true})
+	l2, err := CreateWakeupLog(WakeupLogConfig{Dir: testDir(t, dir), Base: wlBase, ChunkBytes: 8 << 10, Compress: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := l2.Close(); err != nil {
 		t.Fatal(err)
 	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range ents {
-		names = append(names, e.Name())
-	}
+	names := dirNames(t, dir)
 	if diff := cmp.Diff([]string{wlBase + ".0000.csv.gz"}, names); diff != "" {
 		t.Errorf("after a new Create and Close, dir (-want +got):\n%s", diff)
 	}
@@ -637,7 +641,7 @@ func TestWakeupLogWriteAllocs(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tc.cfg
-			cfg.Dir, cfg.Base = t.TempDir(), wlBase
+			cfg.Dir, cfg.Base = testDir(t, t.TempDir()), wlBase
 			l, err := CreateWakeupLog(cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -662,7 +666,7 @@ func TestWakeupLogWriteAllocs(t *testing.T) {
 
 func TestWakeupLogClose(t *testing.T) {
 	dir := t.TempDir()
-	l, err := CreateWakeupLog(WakeupLogConfig{Dir: dir, Base: wlBase, ChunkBytes: 4 << 10, Compress: true})
+	l, err := CreateWakeupLog(WakeupLogConfig{Dir: testDir(t, dir), Base: wlBase, ChunkBytes: 4 << 10, Compress: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -698,19 +702,19 @@ func TestWakeupLogConfigErrors(t *testing.T) {
 		cfg     WakeupLogConfig
 		wantErr string
 	}{
-		{"no base", WakeupLogConfig{Dir: dir}, "base is empty"},
-		{"base is a path", WakeupLogConfig{Dir: dir, Base: "a/b"}, `base "a/b" is not a file name`},
-		{"negative chunk", WakeupLogConfig{Dir: dir, Base: "b", ChunkBytes: -1}, "chunk bytes -1 is negative"},
-		{"tiny chunk", WakeupLogConfig{Dir: dir, Base: "b", ChunkBytes: 100}, "chunk bytes 100 below the minimum 1024"},
-		{"negative limit", WakeupLogConfig{Dir: dir, Base: "b", ChunkBytes: 4096, LimitBytes: -1}, "limit bytes -1 is negative"},
+		{"no base", WakeupLogConfig{Dir: testDir(t, dir)}, "base is empty"},
+		{"base is a path", WakeupLogConfig{Dir: testDir(t, dir), Base: "a/b"}, `base "a/b" is not a file name`},
+		{"negative chunk", WakeupLogConfig{Dir: testDir(t, dir), Base: "b", ChunkBytes: -1}, "chunk bytes -1 is negative"},
+		{"tiny chunk", WakeupLogConfig{Dir: testDir(t, dir), Base: "b", ChunkBytes: 100}, "chunk bytes 100 below the minimum 1024"},
+		{"negative limit", WakeupLogConfig{Dir: testDir(t, dir), Base: "b", ChunkBytes: 4096, LimitBytes: -1}, "limit bytes -1 is negative"},
 		// Without rotation nothing can be deleted to honour a cap.
-		{"limit without chunks", WakeupLogConfig{Dir: dir, Base: "b", LimitBytes: 1 << 20}, "needs chunk bytes > 0"},
-		{"limit below chunk", WakeupLogConfig{Dir: dir, Base: "b", ChunkBytes: 8192, LimitBytes: 4096}, "limit bytes 4096 below chunk bytes 8192"},
+		{"limit without chunks", WakeupLogConfig{Dir: testDir(t, dir), Base: "b", LimitBytes: 1 << 20}, "needs chunk bytes > 0"},
+		{"limit below chunk", WakeupLogConfig{Dir: testDir(t, dir), Base: "b", ChunkBytes: 8192, LimitBytes: 4096}, "limit bytes 4096 below chunk bytes 8192"},
 		// ChunkBytes 0 promises today's plain <base>.csv.
-		{"compress without chunks", WakeupLogConfig{Dir: dir, Base: "b", Compress: true}, "compress needs chunk bytes > 0"},
+		{"compress without chunks", WakeupLogConfig{Dir: testDir(t, dir), Base: "b", Compress: true}, "compress needs chunk bytes > 0"},
 		// Every problem is listed, not only the first.
-		{"all at once", WakeupLogConfig{Dir: dir, ChunkBytes: -1, LimitBytes: -1, Compress: false}, "base is empty\nchunk bytes -1 is negative"},
-		{"missing dir", WakeupLogConfig{Dir: filepath.Join(dir, "nope"), Base: "b"}, "no such file or directory"},
+		{"all at once", WakeupLogConfig{Dir: testDir(t, dir), ChunkBytes: -1, LimitBytes: -1, Compress: false}, "base is empty\nchunk bytes -1 is negative"},
+		{"no dir", WakeupLogConfig{Base: "b"}, "no results directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tc.cfg
@@ -792,7 +796,7 @@ func TestWakeupLogFiles(t *testing.T) {
 	t.Run("empty newest chunk", func(t *testing.T) {
 		// Killed right after creating a chunk, before its header reached disk.
 		dir := t.TempDir()
-		l, err := CreateWakeupLog(WakeupLogConfig{Dir: dir, Base: "b", ChunkBytes: 4 << 10})
+		l, err := CreateWakeupLog(WakeupLogConfig{Dir: testDir(t, dir), Base: "b", ChunkBytes: 4 << 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -811,4 +815,18 @@ func TestWakeupLogFiles(t *testing.T) {
 		}
 		wlCheckRows(t, got, 0, 200)
 	})
+}
+
+// dirNames lists dir's entries by name.
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names
 }

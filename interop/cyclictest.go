@@ -1,4 +1,4 @@
-package report
+package interop
 
 import (
 	"bufio"
@@ -15,6 +15,14 @@ import (
 // with no samples (stat->min starts at 1000000).
 const cyclictestNoMin = 1000000
 
+// maxCyclictestUs bounds the rows and latencies read (1000 s in µs): past
+// it a histogram is not a latency histogram, and its ns values would not
+// fit the histograms built from it.
+const maxCyclictestUs = 1_000_000_000
+
+// maxCyclictestColumns bounds the thread columns read.
+const maxCyclictestColumns = 1 << 12
+
 // cyclictestColumnPrefix starts the comment line naming a column in
 // rtload's output ("# rtload column 0: fifo/r0/reader0"); cyclictest
 // itself prints none, and scripts skip '#' lines.
@@ -28,6 +36,11 @@ type CyclictestColumn struct {
 	Name string
 	// Hist is the latency distribution in nanoseconds.
 	Hist *hdrhistogram.Histogram
+	// MaxNs is the exact largest latency when known (> 0): "Max
+	// Latencies" is then MaxNs truncated to µs, as cyclictest truncates,
+	// rather than the binned top bucket. ReadCyclictestHist sets it from
+	// "Max Latencies" (the middle of that µs).
+	MaxNs int64
 }
 
 // CyclictestMeta is what the comment lines of a cyclictest -h histogram
@@ -106,21 +119,6 @@ func barUs(b hdrhistogram.Bar) uint64 {
 	return uint64(max(b.From+(b.To-b.From+1)/2, 0)) / 1000
 }
 
-// cyclictestMaxUs returns the largest value of h in whole µs as
-// WriteCyclictestHist bins it, or 0 for an empty h.
-func cyclictestMaxUs(h *hdrhistogram.Histogram) uint64 {
-	if h == nil || h.TotalCount() == 0 {
-		return 0
-	}
-	bars := h.Distribution()
-	for i := len(bars) - 1; i >= 0; i-- {
-		if bars[i].Count > 0 {
-			return barUs(bars[i])
-		}
-	}
-	return 0
-}
-
 // WriteCyclictestHist writes cols as cyclictest -h <buckets> -q prints its
 // histogram (rt-tests 2.x print_hist, checked against cyclictest V 2.40):
 //
@@ -152,6 +150,9 @@ func WriteCyclictestHist(w io.Writer, cols []CyclictestColumn, buckets int) erro
 	bc := make([]ctColumn, len(cols))
 	for i, c := range cols {
 		bc[i] = binCyclictest(c.Hist, buckets)
+		if c.MaxNs > 0 && bc[i].count > 0 {
+			bc[i].max = uint64(c.MaxNs) / 1000
+		}
 		if c.Name != "" {
 			if strings.ContainsAny(c.Name, "\r\n") {
 				return fmt.Errorf("cyclictest histogram: column %d name %q: line break", i, c.Name)
@@ -220,7 +221,7 @@ func ReadCyclictestHist(r io.Reader) ([]CyclictestColumn, CyclictestMeta, error)
 		found bool
 	)
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), 64<<20)
+	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimRight(sc.Text(), "\r")
 		fail := func(err error) ([]CyclictestColumn, CyclictestMeta, error) {
@@ -232,11 +233,17 @@ func ReadCyclictestHist(r io.Reader) ([]CyclictestColumn, CyclictestMeta, error)
 		if !strings.HasPrefix(line, "#") {
 			f := strings.Fields(line)
 			idx, err := strconv.Atoi(f[0])
+			if err == nil && idx > maxCyclictestUs {
+				return fail(fmt.Errorf("row %d: beyond %d µs, the longest latency read", idx, maxCyclictestUs))
+			}
 			if err != nil || idx < 0 {
 				if !found {
 					continue // status output before "# Histogram"
 				}
 				return fail(fmt.Errorf("row %q: bad bucket index", f[0]))
+			}
+			if len(f)-1 > maxCyclictestColumns {
+				return fail(fmt.Errorf("row %d has %d columns, more than the limit of %d", idx, len(f)-1, maxCyclictestColumns))
 			}
 			if width >= 0 && len(f)-1 != width {
 				return fail(fmt.Errorf("row %d has %d columns, earlier rows %d", idx, len(f)-1, width))
@@ -321,6 +328,14 @@ func (m *CyclictestMeta) thread(text string) error {
 
 // buildCyclictest turns parsed rows and footers into ns histograms.
 func buildCyclictest(meta CyclictestMeta, rows map[int][]uint64, width int, names map[int]string) ([]CyclictestColumn, CyclictestMeta, error) {
+	if width > maxCyclictestColumns {
+		return nil, CyclictestMeta{}, fmt.Errorf("cyclictest histogram: %d columns, more than the limit of %d", width, maxCyclictestColumns)
+	}
+	for _, v := range meta.Max {
+		if v > maxCyclictestUs {
+			return nil, CyclictestMeta{}, fmt.Errorf("cyclictest histogram: max latency %d µs beyond the limit of %d", v, maxCyclictestUs)
+		}
+	}
 	ncols := width
 	if meta.Min != nil {
 		switch len(meta.Min) {
@@ -330,6 +345,9 @@ func buildCyclictest(meta CyclictestMeta, rows map[int][]uint64, width int, name
 		default:
 			return nil, CyclictestMeta{}, fmt.Errorf("cyclictest histogram: rows have %d columns, \"# Min Latencies:\" %d", width, len(meta.Min))
 		}
+	}
+	if ncols <= 0 {
+		return nil, CyclictestMeta{}, errors.New("cyclictest histogram: rows hold no thread columns")
 	}
 	for _, f := range []*[]uint64{&meta.Total, &meta.Max, &meta.Overflows} {
 		if len(*f) > ncols {
@@ -372,6 +390,9 @@ func buildCyclictest(meta CyclictestMeta, rows map[int][]uint64, width int, name
 			_ = h.RecordValues(int64(meta.Buckets)*1000+500, ov)
 		}
 		cols[c] = CyclictestColumn{Name: names[c], Hist: h}
+		if meta.Max != nil && h.TotalCount() > 0 {
+			cols[c].MaxNs = int64(meta.Max[c])*1000 + 500
+		}
 		if cols[c].Name == "" {
 			cols[c].Name = "T" + strconv.Itoa(c)
 		}

@@ -1,4 +1,4 @@
-package report
+package interop
 
 import (
 	"bufio"
@@ -14,6 +14,8 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/rtload/rtload/results"
 )
 
 // HlogFormatVersion is the "#[Histogram log format version …]" written by
@@ -43,11 +45,18 @@ type HlogInterval struct {
 	// name (ns for wakeup latency, clock ticks for per-call cost).
 	Hist *hdrhistogram.Histogram
 	// MaxValueDivisor scales the Interval_Max column: Interval_Max =
-	// Hist.Max() / MaxValueDivisor (HdrHistogram's maxValueUnitRatio; Java
-	// and hdrhistogram-go default to 1e6, ns → ms). Zero writes 1. Only
-	// that column is scaled, never the histogram. ReadHlog infers it as the
-	// power of ten nearest Max()/Interval_Max, or 0 when Interval_Max is 0.
+	// Max / MaxValueDivisor (HdrHistogram's maxValueUnitRatio; Java and
+	// hdrhistogram-go default to 1e6, ns → ms). Zero writes 1. Only that
+	// column is scaled, never the histogram. ReadHlog infers it as the
+	// power of ten nearest Hist.Max()/Interval_Max, or 0 when Interval_Max
+	// is 0.
 	MaxValueDivisor float64
+	// Max is the interval's exact largest value, in the histogram's unit,
+	// when known (rtload's recorders keep it): Interval_Max is written
+	// from it. Zero writes the histogram's Max() (its top bucket's highest
+	// value). ReadHlog sets it to Interval_Max × MaxValueDivisor, which
+	// is exact for logs rtload wrote.
+	Max int64
 }
 
 // HlogFile is a whole interval log: header lines and intervals.
@@ -66,13 +75,7 @@ type HlogFile struct {
 	Intervals []HlogInterval
 }
 
-// WriteHlog writes intervals to path as an HdrHistogram interval log with
-// no start time and no comments; see WriteHlogFile.
-func WriteHlog(path string, intervals []HlogInterval) error {
-	return WriteHlogFile(path, &HlogFile{Intervals: intervals})
-}
-
-// WriteHlogFile writes f to path in the layout of HdrHistogram's Java
+// WriteHlog writes f as name in the results directory d in the layout of HdrHistogram's Java
 // HistogramLogWriter (format 1.3), which HistogramLogAnalyzer, hdr-plot and
 // HistogramLogProcessor read:
 //
@@ -84,23 +87,24 @@ func WriteHlog(path string, intervals []HlogInterval) error {
 //	Tag=fifo/r0/reader0,0.000,2.000,51.199,HISTFAAAA…
 //
 // Numbers are printed "%.3f" as Java does; histograms are the V2
-// compressed base64 encoding. The file is written atomically (temporary
-// file, fsync, rename). hdrhistogram-go's own HistogramLogWriter is not
-// used: its HistogramLogOptions has no exported way to set the max-value
-// divisor (always 1e6) and it writes StartTime in whole seconds.
-func WriteHlogFile(path string, f *HlogFile) error {
+// compressed base64 encoding. The file is written atomically and
+// link-safe (results.Dir.WriteFile). hdrhistogram-go's own
+// HistogramLogWriter is not used: its HistogramLogOptions has no exported
+// way to set the max-value divisor (always 1e6) and it writes StartTime in
+// whole seconds.
+func WriteHlog(d *results.Dir, name string, f *HlogFile) error {
 	var b bytes.Buffer
-	if err := encodeHlog(&b, f); err != nil {
-		return fmt.Errorf("write hlog %s: %w", path, err)
+	if err := EncodeHlog(&b, f); err != nil {
+		return fmt.Errorf("write hlog %s: %w", filepath.Join(d.Path(), name), err)
 	}
-	if err := writeFileAtomic(filepath.Dir(path), filepath.Base(path), b.Bytes()); err != nil {
+	if err := d.WriteFile(name, b.Bytes()); err != nil {
 		return fmt.Errorf("write hlog: %w", err)
 	}
 	return nil
 }
 
-// encodeHlog writes f to w.
-func encodeHlog(w *bytes.Buffer, f *HlogFile) error {
+// EncodeHlog writes f to w in WriteHlog's layout.
+func EncodeHlog(w *bytes.Buffer, f *HlogFile) error {
 	if f == nil {
 		return errors.New("nil HlogFile")
 	}
@@ -132,7 +136,11 @@ func encodeHlog(w *bytes.Buffer, f *HlogFile) error {
 		if tag := hlogTag(iv.Tag); tag != "" {
 			fmt.Fprintf(w, "Tag=%s,", tag)
 		}
-		fmt.Fprintf(w, "%.3f,%.3f,%.3f,%s\n", iv.StartSec, iv.LengthSec, float64(iv.Hist.Max())/div, enc)
+		top := iv.Max
+		if top == 0 {
+			top = iv.Hist.Max()
+		}
+		fmt.Fprintf(w, "%.3f,%.3f,%.3f,%s\n", iv.StartSec, iv.LengthSec, float64(top)/div, enc)
 	}
 	return nil
 }
@@ -169,18 +177,24 @@ func ReadHlogFile(path string) (*HlogFile, error) {
 		return nil, fmt.Errorf("read hlog: %w", err)
 	}
 	defer fd.Close()
-	f, err := decodeHlog(fd, path)
+	f, err := DecodeHlog(fd, path)
 	if err != nil {
 		return nil, err
 	}
 	return f, nil
 }
 
-// decodeHlog parses an interval log from r; name prefixes errors.
-func decodeHlog(r io.Reader, name string) (*HlogFile, error) {
+// maxHlogLine is the longest .hlog line read: one histogram encoding of at
+// most results.MaxHDRBytes and its numbers.
+const maxHlogLine = results.MaxHDRBytes + 4096
+
+// DecodeHlog parses an interval log from r (see ReadHlogFile); name
+// prefixes errors. Lines are at most maxHlogLine bytes, histograms at most
+// results.MaxHDRBytes encoded.
+func DecodeHlog(r io.Reader, name string) (*HlogFile, error) {
 	f := &HlogFile{}
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), 64<<20)
+	sc.Buffer(make([]byte, 0, 64*1024), maxHlogLine)
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimRight(sc.Text(), "\r")
 		switch {
@@ -248,13 +262,16 @@ func parseHlogInterval(line string) (HlogInterval, error) {
 		}
 		nums[i] = v
 	}
-	h, err := hdrhistogram.Decode([]byte(strings.TrimSpace(fields[3])))
+	h, err := results.DecodeHDR(strings.TrimSpace(fields[3]))
 	if err != nil {
 		return iv, fmt.Errorf("histogram: %w", err)
 	}
 	iv.StartSec, iv.LengthSec, iv.Hist = nums[0], nums[1], h
 	if nums[2] > 0 && h.Max() > 0 {
 		iv.MaxValueDivisor = math.Pow(10, math.Round(math.Log10(float64(h.Max())/nums[2])))
+		if m := nums[2] * iv.MaxValueDivisor; m >= 0 && m < math.MaxInt64/2 {
+			iv.Max = int64(math.Round(m))
+		}
 	}
 	return iv, nil
 }

@@ -1,6 +1,7 @@
-package report
+package interop
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,34 +10,25 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/rtload/rtload/record"
+	"github.com/rtload/rtload/internal/testutil"
+	"github.com/rtload/rtload/results"
 )
-
-// interopLatency returns the Latency of an HDR (record.HDR, as runs
-// record) holding n values base, base+step, ….
-func interopLatency(n int, base, step int64) Latency {
-	h := record.NewHDR(10_000_000_000)
-	for i := range n {
-		h.RecordSigned(base + int64(i)*step)
-	}
-	return LatencyFromHDR(h.Histogram())
-}
 
 // interopSummary is 2 variants × 1 round, two readers each; the second
 // reader of the second trial has no HDR data (an old summary) and is
 // skipped.
-func interopSummary() *Summary {
-	s := &Summary{
-		Version: SummaryVersion, Scenario: "interop",
+func interopSummary() *results.Summary {
+	s := &results.Summary{
+		Version: results.SummaryVersion, Scenario: "interop",
 		Start: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC),
-		Clock: ClockInfo{Kind: "tsc", Unit: "TSC ticks", Hz: 2_995_200_000},
+		Clock: results.ClockInfo{Kind: "tsc", Unit: "TSC ticks", Hz: 2_995_200_000},
 	}
 	for i, v := range []string{"recvfrom", "recvmsg"} {
-		tr := Trial{Index: i, Round: 0, Variant: v, DurationNs: int64(1500 * time.Millisecond)}
+		tr := results.Trial{Index: i, Round: 0, Variant: v, DurationNs: int64(1500 * time.Millisecond)}
 		for j, name := range []string{"drain0", "drain1"} {
-			r := Reader{Name: name,
-				WakeupLatency: interopLatency(1000, 2_000+int64(1000*i+100*j), 37),
-				PerCallTicks:  interopLatency(5000, 1_200+int64(i), 3),
+			r := results.Reader{Name: name,
+				WakeupLatency: testutil.Latency(1000, 2_000+int64(1000*i+100*j), 37),
+				PerCallTicks:  testutil.TickStats(5000, 1_200+uint64(i), 3),
 			}
 			if i == 1 && j == 1 {
 				r.WakeupLatency.HDR, r.PerCallTicks.HDR = "", ""
@@ -46,14 +38,14 @@ func interopSummary() *Summary {
 		s.Trials = append(s.Trials, tr)
 	}
 	// A 2.5 ms wakeup stretches the cyclictest file to 3000 rows.
-	s.Trials[1].Readers[0].WakeupLatency = interopLatency(3, 2_000, 1_249_000)
+	s.Trials[1].Readers[0].WakeupLatency = testutil.Latency(3, 2_000, 1_249_000)
 	return s
 }
 
 func TestWriteInterop(t *testing.T) {
 	dir := t.TempDir()
 	s := interopSummary()
-	names, err := WriteInterop(dir, s)
+	names, err := WriteInterop(testutil.ResultsDir(t, dir), s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,15 +53,17 @@ func TestWriteInterop(t *testing.T) {
 		t.Errorf("names (-want +got):\n%s", diff)
 	}
 	wantTags := []string{"recvfrom/r0/drain0", "recvfrom/r0/drain1", "recvmsg/r0/drain0"}
-	src := []Reader{s.Trials[0].Readers[0], s.Trials[0].Readers[1], s.Trials[1].Readers[0]}
+	src := []results.Reader{s.Trials[0].Readers[0], s.Trials[0].Readers[1], s.Trials[1].Readers[0]}
 
 	for _, tc := range []struct {
 		file, comment string
 		divisor       float64
-		latency       func(Reader) Latency
+		quantity      func(results.Reader, results.Quantity) float64
 	}{
-		{WakeupHlogFile, "#[rtload: wakeup latency, values in ns]", WakeupMaxDivisor, func(r Reader) Latency { return r.WakeupLatency }},
-		{PerCallHlogFile, "#[rtload: per-call cost, values in TSC ticks at 2995200000 Hz]", PerCallMaxDivisor, func(r Reader) Latency { return r.PerCallTicks }},
+		{WakeupHlogFile, "#[rtload: wakeup latency, values in ns]", WakeupMaxDivisor,
+			func(r results.Reader, q results.Quantity) float64 { return r.WakeupLatency.Ns(q) }},
+		{PerCallHlogFile, "#[rtload: per-call cost, values in TSC ticks at 2995200000 Hz]", PerCallMaxDivisor,
+			func(r results.Reader, q results.Quantity) float64 { return r.PerCallTicks.Ticks(q) }},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			path := filepath.Join(dir, tc.file)
@@ -96,8 +90,13 @@ func TestWriteInterop(t *testing.T) {
 					t.Errorf("interval %d: %q at %v for %v, divisor %v; want %q at %v for 1.5, divisor %v",
 						i, iv.Tag, iv.StartSec, iv.LengthSec, iv.MaxValueDivisor, wantTags[i], wantStart[i], tc.divisor)
 				}
-				if diff := cmp.Diff(tc.latency(src[i]), LatencyFromHDR(iv.Hist)); diff != "" {
-					t.Errorf("interval %d latency (-summary +hlog):\n%s", i, diff)
+				// Every number reads back, the max exactly (Interval_Max), the
+				// mean (of bucket midpoints in a histogram) to 1/1000.
+				got := results.LatencyFromHistogram(iv.Hist, iv.Max)
+				for _, q := range results.AllQuantities {
+					if want := tc.quantity(src[i], q); got.Ns(q) != want && !(q == results.Mean && math.Abs(got.Ns(q)-want) <= want/1000) {
+						t.Errorf("interval %d %s: %v in the hlog, %v in the summary", i, q, got.Ns(q), want)
+					}
 				}
 			}
 		})
@@ -124,13 +123,10 @@ func TestWriteInterop(t *testing.T) {
 			t.Errorf("columns (-want +got):\n%s", diff)
 		}
 		for i, c := range cols {
-			// Latency.MaxNs is the HDR bucket's highest equivalent value, the
-			// file's max its median (the row it is counted in): at 2.5 ms,
-			// with 2048 ns HDR buckets, they may differ by one µs.
+			// Max Latencies is the exact max truncated to µs, as cyclictest truncates.
 			l := src[i].WakeupLatency
-			maxOK := meta.Max[i] <= uint64(l.MaxNs/1000) && meta.Max[i]+1 >= uint64(l.MaxNs/1000)
-			if uint64(c.Hist.TotalCount()) != l.Count || meta.Min[i] != uint64(l.MinNs/1000) || !maxOK {
-				t.Errorf("column %d: count %d, min %d µs, max %d µs; want %d, %d, %d (-1)",
+			if uint64(c.Hist.TotalCount()) != l.Count || meta.Min[i] != uint64(l.MinNs/1000) || meta.Max[i] != uint64(l.MaxNs/1000) {
+				t.Errorf("column %d: count %d, min %d µs, max %d µs; want %d, %d, %d",
 					i, c.Hist.TotalCount(), meta.Min[i], meta.Max[i], l.Count, l.MinNs/1000, l.MaxNs/1000)
 			}
 		}
@@ -145,7 +141,7 @@ func TestWriteInteropEmptyAndCorrupt(t *testing.T) {
 			s.Trials[i].Readers[j].WakeupLatency.HDR = ""
 		}
 	}
-	names, err := WriteInterop(dir, s)
+	names, err := WriteInterop(testutil.ResultsDir(t, dir), s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +153,7 @@ func TestWriteInteropEmptyAndCorrupt(t *testing.T) {
 	}
 
 	s.Trials[1].Readers[0].PerCallTicks.HDR = "HISTnot-base64"
-	_, err = WriteInterop(t.TempDir(), s)
+	_, err = WriteInterop(testutil.ResultsDir(t, t.TempDir()), s)
 	if err == nil || !strings.Contains(err.Error(), "write interop: trial 1 reader drain0: per-call ticks: decode hdr:") {
 		t.Errorf("corrupt HDR: err %v", err)
 	}

@@ -1,13 +1,13 @@
-package report
+package results
 
 import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -41,11 +41,13 @@ type Interval struct {
 	Lost     uint64 `json:"messages_lost"`
 	// Sent is messages sent to this reader's endpoints in the interval.
 	Sent uint64 `json:"messages_sent"`
-	// PerCallTicks (clock ticks), WakeupLatency and Drain (ns).
-	PerCallTicks  Latency `json:"per_call_ticks"`
-	WakeupLatency Latency `json:"wakeup_latency"`
-	Drain         Latency `json:"drain"`
-	// Spikes is wakeups above the reader's threshold in the interval.
+	// PerCallTicks (clock ticks), WakeupLatency and Drain (ns), without
+	// HDR encodings.
+	PerCallTicks  TickStats `json:"per_call_ticks"`
+	WakeupLatency Latency   `json:"wakeup_latency"`
+	Drain         Latency   `json:"drain"`
+	// Spikes is wakeups above the reader's threshold in the interval, among
+	// the logged wakeups (spikes.jsonl's records of the interval).
 	Spikes uint64 `json:"spikes"`
 	// Counters are the reader thread's perf_event_open counters over the
 	// interval (deltas; see Reader.Counters).
@@ -99,45 +101,94 @@ type Spike struct {
 	BrokeTrace bool `json:"broke_trace,omitempty"`
 }
 
-// JSONLWriter appends JSON records, one per line, each in a single
-// write(2), so a crash can tear only the last line. Sync fsyncs.
-type JSONLWriter struct {
-	f   *os.File
-	buf bytes.Buffer
+// SpikesLimit is the default cap on spikes.jsonl (bytes): a soak with a
+// low threshold writes about 400 bytes per spike. Spikes past the cap are
+// still counted (Reader.Spikes) and the ones not written are counted in
+// Reader.SpikesDropped.
+const SpikesLimit = 64 << 20
+
+// MaxJSONLLine is the longest line ReadJSONL accepts.
+const MaxJSONLLine = 1 << 20
+
+// JSONL appends JSON records to a file, one per line, each in a single
+// write(2) of the whole line. A failed or short write (a full disk) is cut
+// back with ftruncate(2) to the end of the last whole record, so the file
+// never ends in a torn line that rtload wrote, and the writer is broken
+// from then on: Write returns the first error again. With a limit, records
+// that would take the file past it are dropped and counted instead.
+type JSONL struct {
+	name    string
+	f       *os.File
+	buf     bytes.Buffer
+	size    int64 // bytes on disk, all whole records
+	limit   int64
+	dropped uint64
+	err     error
 }
 
-// CreateJSONL creates (or truncates) path.
-func CreateJSONL(path string) (*JSONLWriter, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY|os.O_APPEND, 0o644)
+// CreateJSONL creates name in d (O_EXCL: see Dir.Create) for records;
+// limit > 0 caps its size in bytes.
+func (d *Dir) CreateJSONL(name string, limit int64) (*JSONL, error) {
+	f, err := d.Create(name)
 	if err != nil {
 		return nil, err
 	}
-	return &JSONLWriter{f: f}, nil
+	return &JSONL{name: filepath.Join(d.path, name), f: f, limit: limit}, nil
 }
 
-// Write appends v as one line.
-func (w *JSONLWriter) Write(v any) error {
+// Write appends v as one line, or drops it (and counts it) when the line
+// would pass the limit. Errors name the file; after one, every Write fails.
+func (w *JSONL) Write(v any) error {
 	if w == nil || w.f == nil {
 		return os.ErrClosed
 	}
+	if w.err != nil {
+		return w.err
+	}
 	w.buf.Reset()
 	if err := json.NewEncoder(&w.buf).Encode(v); err != nil {
-		return err
+		return fmt.Errorf("%s: %w", w.name, err)
 	}
-	_, err := w.f.Write(w.buf.Bytes())
-	return err
+	if w.limit > 0 && w.size+int64(w.buf.Len()) > w.limit {
+		w.dropped++
+		return nil
+	}
+	n, err := w.f.Write(w.buf.Bytes())
+	if err == nil && n < w.buf.Len() {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		if n > 0 {
+			w.f.Truncate(w.size)
+		}
+		w.err = fmt.Errorf("%s: %w", w.name, err)
+		return w.err
+	}
+	w.size += int64(n)
+	return nil
+}
+
+// Dropped is the number of records not written because of the limit.
+func (w *JSONL) Dropped() uint64 {
+	if w == nil {
+		return 0
+	}
+	return w.dropped
 }
 
 // Sync fsyncs the file.
-func (w *JSONLWriter) Sync() error {
+func (w *JSONL) Sync() error {
 	if w == nil || w.f == nil {
 		return nil
 	}
-	return w.f.Sync()
+	if err := w.f.Sync(); err != nil {
+		return fmt.Errorf("%s: %w", w.name, err)
+	}
+	return nil
 }
 
 // Close syncs and closes; idempotent.
-func (w *JSONLWriter) Close() error {
+func (w *JSONL) Close() error {
 	if w == nil || w.f == nil {
 		return nil
 	}
@@ -146,39 +197,43 @@ func (w *JSONLWriter) Close() error {
 		err = cerr
 	}
 	w.f = nil
-	return err
+	if err != nil {
+		return fmt.Errorf("%s: %w", w.name, err)
+	}
+	return nil
 }
 
-// ReadJSONL decodes every line of path into values made by newV, calling
-// add for each. A torn last line (a writer killed mid-write) is skipped and
-// reported in torn; a bad line anywhere else is an error naming its line.
+// ReadJSONL decodes every line of path into a T. A torn last line (a
+// writer killed mid-write) is skipped and reported in torn; a bad line
+// anywhere else, or one longer than MaxJSONLLine, is an error naming its
+// line.
 func ReadJSONL[T any](path string) (out []T, torn int, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer f.Close()
-	r := bufio.NewReader(f)
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), MaxJSONLLine)
 	line := 0
-	for {
-		b, rerr := r.ReadBytes('\n')
-		if len(b) > 0 {
-			line++
-			var v T
-			if jerr := json.Unmarshal(b, &v); jerr != nil {
-				// Only the very last line may be torn (no newline, or cut short).
-				if _, peekErr := r.Peek(1); errors.Is(peekErr, io.EOF) {
-					return out, 1, nil
-				}
-				return out, 0, fmt.Errorf("%s:%d: %w", path, line, jerr)
-			}
-			out = append(out, v)
+	var bad error
+	for sc.Scan() {
+		line++
+		if bad != nil { // a bad line followed by another: not a torn tail
+			return out, 0, bad
 		}
-		if rerr == io.EOF {
-			return out, 0, nil
+		var v T
+		if jerr := json.Unmarshal(sc.Bytes(), &v); jerr != nil {
+			bad = fmt.Errorf("%s:%d: %w", path, line, jerr)
+			continue
 		}
-		if rerr != nil {
-			return out, 0, rerr
-		}
+		out = append(out, v)
 	}
+	if err := sc.Err(); err != nil {
+		return out, 0, fmt.Errorf("%s:%d: %w", path, line+1, err)
+	}
+	if bad != nil {
+		return out, 1, nil // only the very last line may be torn
+	}
+	return out, 0, nil
 }

@@ -1,6 +1,9 @@
-package report
+package interop
 
 import (
+	"github.com/rtload/rtload/results"
+	"math"
+
 	"bytes"
 	"fmt"
 	"path/filepath"
@@ -60,9 +63,9 @@ const (
 // whose Latency carries no HDR encoding are skipped; an HDR that does not
 // decode is an error naming the trial and reader. Files are written
 // atomically.
-func WriteInterop(dir string, s *Summary) ([]string, error) {
+func WriteInterop(d *results.Dir, s *results.Summary) ([]string, error) {
 	if s == nil {
-		return nil, fmt.Errorf("write interop %s: nil Summary", dir)
+		return nil, fmt.Errorf("write interop %s: nil Summary", d.Path())
 	}
 	wake := &HlogFile{Start: s.Start, Comments: []string{
 		"rtload: wakeup latency, values in ns",
@@ -83,21 +86,23 @@ func WriteInterop(dir string, s *Summary) ([]string, error) {
 		length := float64(t.DurationNs) / 1e9
 		for _, r := range t.Readers {
 			tag := hlogTag(fmt.Sprintf("%s/r%d/%s", t.Variant, t.Round, r.Name))
-			wh, err := decodeLatency(r.WakeupLatency)
+			wh, err := decodeLatency(r.WakeupLatency.HDR)
 			if err != nil {
 				return nil, fmt.Errorf("write interop: trial %d reader %s: wakeup latency: %w", t.Index, r.Name, err)
 			}
 			if wh != nil {
-				wake.Intervals = append(wake.Intervals, HlogInterval{Tag: tag, StartSec: offset, LengthSec: length, Hist: wh, MaxValueDivisor: WakeupMaxDivisor})
-				cols = append(cols, CyclictestColumn{Name: tag, Hist: wh})
-				maxUs = max(maxUs, cyclictestMaxUs(wh))
+				wake.Intervals = append(wake.Intervals, HlogInterval{Tag: tag, StartSec: offset, LengthSec: length, Hist: wh,
+					MaxValueDivisor: WakeupMaxDivisor, Max: r.WakeupLatency.MaxNs})
+				cols = append(cols, CyclictestColumn{Name: tag, Hist: wh, MaxNs: r.WakeupLatency.MaxNs})
+				maxUs = max(maxUs, uint64(r.WakeupLatency.MaxNs)/1000)
 			}
-			ch, err := decodeLatency(r.PerCallTicks)
+			ch, err := decodeLatency(r.PerCallTicks.HDR)
 			if err != nil {
 				return nil, fmt.Errorf("write interop: trial %d reader %s: per-call ticks: %w", t.Index, r.Name, err)
 			}
 			if ch != nil {
-				call.Intervals = append(call.Intervals, HlogInterval{Tag: tag, StartSec: offset, LengthSec: length, Hist: ch, MaxValueDivisor: PerCallMaxDivisor})
+				call.Intervals = append(call.Intervals, HlogInterval{Tag: tag, StartSec: offset, LengthSec: length, Hist: ch,
+					MaxValueDivisor: PerCallMaxDivisor, Max: int64(min(r.PerCallTicks.MaxTicks, math.MaxInt64))})
 			}
 		}
 		offset += length
@@ -110,7 +115,7 @@ func WriteInterop(dir string, s *Summary) ([]string, error) {
 		if len(f.log.Intervals) == 0 {
 			continue
 		}
-		if err := WriteHlogFile(filepath.Join(dir, f.name), f.log); err != nil {
+		if err := WriteHlog(d, f.name, f.log); err != nil {
 			return written, fmt.Errorf("write interop: %w", err)
 		}
 		written = append(written, f.name)
@@ -118,10 +123,10 @@ func WriteInterop(dir string, s *Summary) ([]string, error) {
 	if len(cols) > 0 {
 		var b bytes.Buffer
 		if err := WriteCyclictestHist(&b, cols, cyclictestBuckets(maxUs)); err != nil {
-			return written, fmt.Errorf("write interop %s: %w", filepath.Join(dir, WakeupCyclictestFile), err)
+			return written, fmt.Errorf("write interop %s: %w", filepath.Join(d.Path(), WakeupCyclictestFile), err)
 		}
-		if err := writeFileAtomic(dir, WakeupCyclictestFile, b.Bytes()); err != nil {
-			return written, fmt.Errorf("write interop %s: %w", filepath.Join(dir, WakeupCyclictestFile), err)
+		if err := d.WriteFile(WakeupCyclictestFile, b.Bytes()); err != nil {
+			return written, fmt.Errorf("write interop: %w", err)
 		}
 		written = append(written, WakeupCyclictestFile)
 	}
@@ -135,14 +140,10 @@ func cyclictestBuckets(maxUs uint64) int {
 	return int(min(max(n, CyclictestBuckets), CyclictestMaxBuckets))
 }
 
-// decodeLatency decodes l.HDR, or returns nil when l carries none.
-func decodeLatency(l Latency) (*hdrhistogram.Histogram, error) {
-	if l.HDR == "" {
+// decodeLatency decodes an HDR encoding, or returns nil for none.
+func decodeLatency(enc string) (*hdrhistogram.Histogram, error) {
+	if enc == "" {
 		return nil, nil
 	}
-	h, err := hdrhistogram.Decode([]byte(l.HDR))
-	if err != nil {
-		return nil, fmt.Errorf("decode hdr: %w", err)
-	}
-	return h, nil
+	return results.DecodeHDR(enc)
 }

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/scenario"
+	"github.com/rtload/rtload/sysinfo"
+)
+
+// saver writes a run's summary.json: after every finished trial and at
+// soak checkpoints (InProgress), and at the end. Writes are atomic
+// (results.Dir.WriteSummary) and one at a time; sem is held while one is
+// in flight, so that a forced exit can wait for it and leave no temporary
+// file behind.
+type saver struct {
+	dir  *results.Dir
+	spec *scenario.Spec
+	env  sysinfo.Facts
+	errw io.Writer
+	sem  chan struct{}
+
+	mu      sync.Mutex
+	trials  int  // trials in the last summary written
+	written bool // a summary.json was written
+}
+
+// checkpoint writes the summary so far (engine.Options.OnCheckpoint).
+func (s *saver) checkpoint(sum *results.Summary) {
+	if err := s.write(sum); err != nil {
+		fmt.Fprintf(s.errw, "rtload: checkpoint: %v\n", err)
+	}
+}
+
+// final writes the finished run's summary.
+func (s *saver) final(sum *results.Summary) error { return s.write(sum) }
+
+func (s *saver) write(sum *results.Summary) error {
+	sum.Spec, sum.Env = s.spec, s.env
+	s.sem <- struct{}{}
+	defer func() { <-s.sem }()
+	err := s.dir.WriteSummary(sum)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err == nil {
+		s.written, s.trials = true, len(sum.Trials)
+	}
+	return err
+}
+
+// kept says what summary.json holds after a failed final write.
+func (s *saver) kept(path string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.written {
+		return "nothing was saved in " + path + "; the report above is all there is"
+	}
+	return fmt.Sprintf("%s/%s holds the last checkpoint (%d trials, marked in progress)", strings.TrimSuffix(path, "/"), results.SummaryFile, s.trials)
+}
+
+// abandon prepares a forced exit: it waits at most timeout for a summary
+// write in flight to finish (and lets none start after it), then removes
+// every temporary file the results directory still has, and returns their
+// names.
+func (s *saver) abandon(timeout time.Duration) []string {
+	select {
+	case s.sem <- struct{}{}: // held for good: no write starts after this
+	case <-time.After(timeout):
+	}
+	return s.dir.RemoveTemps()
+}

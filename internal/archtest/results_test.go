@@ -1,0 +1,95 @@
+package archtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// kernelPkgs are the packages that touch the kernel, the machine or the
+// run (module paths relative to the module root, or full import paths).
+// Readers and renderers of results may depend on none of them, directly
+// or through another package.
+var kernelPkgs = []string{
+	"golang.org/x/sys/unix", "github.com/vishvananda/netlink", "github.com/vishvananda/netns",
+	"rt", "net/udp", "net/tap", "net/netns", "probe", "noise", "workload", "sysinfo", "profile", "engine", "exporter",
+	"scenario", "cmd/rtload",
+}
+
+// deps returns every package rel depends on (go list -deps), as paths
+// relative to the module root for the module's own packages.
+func deps(t *testing.T, modPath, rel string) []string {
+	t.Helper()
+	out := goList(t, "-deps", "-json", "./"+rel)
+	var all []string
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p struct{ ImportPath string }
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("go list -deps %s: %v", rel, err)
+		}
+		all = append(all, strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, modPath), "/"))
+	}
+	return all
+}
+
+// TestResultsBoundaries checks the floors of the results contract (STYLE.md
+// "Package layout"): results imports record only; interop results and
+// record; report results and record, never a file or the schema's
+// producers; readers of results (compare, explain, plot) and the contract
+// itself depend on no kernel package, no scenario and no engine, however
+// indirectly; and engine writes results, never through report.
+func TestResultsBoundaries(t *testing.T) {
+	mod, modPath, std := load(t)
+	direct := []struct {
+		pkg   string
+		allow []string
+	}{
+		{"results", []string{"record", "github.com/HdrHistogram/hdrhistogram-go"}},
+		{"interop", []string{"results", "record", "github.com/HdrHistogram/hdrhistogram-go"}},
+		{"report", []string{"results", "record"}},
+	}
+	for _, rule := range direct {
+		p, ok := mod[rule.pkg]
+		if !ok {
+			t.Errorf("package %s missing from go list", rule.pkg)
+			continue
+		}
+		for _, imp := range p.Imports {
+			rel := strings.TrimPrefix(strings.TrimPrefix(imp, modPath), "/")
+			if !std[imp] && !slices.Contains(rule.allow, rel) && !slices.Contains(rule.allow, imp) {
+				t.Errorf("%s imports %s (allowed: stdlib, %s)", rule.pkg, imp, strings.Join(rule.allow, ", "))
+			}
+		}
+	}
+	// report renders: no os file I/O besides what fmt and io need.
+	if p, ok := mod["report"]; ok {
+		for _, imp := range []string{"os", "io/fs", "path/filepath", "syscall"} {
+			if slices.Contains(p.Imports, imp) {
+				t.Errorf("report imports %s: file I/O belongs to results", imp)
+			}
+		}
+	}
+	for _, pkg := range []string{"results", "interop", "report", "compare", "explain", "plot"} {
+		if _, ok := mod[pkg]; !ok {
+			t.Errorf("package %s missing from go list", pkg)
+			continue
+		}
+		for _, d := range deps(t, modPath, pkg) {
+			if slices.Contains(kernelPkgs, d) {
+				t.Errorf("%s depends on %s (readers of results never reach the kernel, the scenario or the engine)", pkg, d)
+			}
+		}
+	}
+	if p, ok := mod["engine"]; ok {
+		if slices.Contains(p.Imports, modPath+"/report") {
+			t.Errorf("engine imports report: it writes results through package results")
+		}
+	}
+}

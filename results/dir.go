@@ -1,0 +1,331 @@
+package results
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// ErrUnsafeDir is matched (errors.Is) by every refusal of CreateDir and
+// OpenDir: a results directory rtload, running as root, must not write
+// into.
+var ErrUnsafeDir = errors.New("unsafe results directory")
+
+// DirError is a refusal of a results directory: Path and the Reason, in
+// words that say what to do instead.
+type DirError struct {
+	Path, Reason string
+}
+
+func (e *DirError) Error() string { return "results directory " + e.Path + ": " + e.Reason }
+
+// Is matches ErrUnsafeDir.
+func (e *DirError) Is(target error) bool { return target == ErrUnsafeDir }
+
+// Dir is a results directory open for writing. Every file rtload writes
+// into it goes through the directory's file descriptor (os.Root: openat(2)
+// and renameat(2) relative to it) and is created with
+// O_CREAT|O_EXCL|O_NOFOLLOW, mode 0666 less the umask: a name planted in
+// the directory (a symlink to another file) makes the create fail and is
+// never followed or written through. Whole files are replaced only by
+// renaming a fresh temporary file over them (WriteFile), which replaces a
+// planted link itself, never its target. The directory was checked when
+// opened: owned by the effective user, and not writable by group or others
+// unless sticky (CreateDir, OpenDir).
+//
+// A Dir is safe for concurrent use. It records the temporary files it has
+// created and not yet renamed, so that RemoveTemps can delete them when
+// the process must exit at once (a second Ctrl-C).
+type Dir struct {
+	path string
+	root *os.Root
+
+	mu    sync.Mutex
+	temps map[string]bool
+}
+
+// CreateDir returns path as a results directory for a new run. It creates
+// path (and missing parents, 0777 less the umask, and for path itself
+// never writable by group or others) when it does not exist (created
+// true); an existing path must be an empty directory. Either way
+// the directory must be owned by the effective user and not group- or
+// world-writable unless it has the sticky bit, and a symlink at path must
+// belong to the effective user. Refusals are *DirError (ErrUnsafeDir); a
+// directory CreateDir created is removed again when it refuses it.
+func CreateDir(path string) (d *Dir, created bool, err error) {
+	if err := checkLink(path); err != nil {
+		return nil, false, err
+	}
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
+			return nil, false, fmt.Errorf("results directory: %w", err)
+		}
+		if err := os.Mkdir(path, 0o777); err != nil {
+			return nil, false, fmt.Errorf("results directory: %w", err)
+		}
+		created = true
+	}
+	if created {
+		// Honour the umask, but never leave a directory of ours open to
+		// others' files (a umask of 002 or 0 would).
+		if fi, err := os.Lstat(path); err == nil && fi.Mode().Perm()&0o022 != 0 {
+			os.Chmod(path, fi.Mode().Perm()&^0o022)
+		}
+	}
+	d, err = open(path)
+	if err == nil && !created {
+		err = d.checkEmpty()
+	}
+	if err != nil {
+		if d != nil {
+			d.Close()
+		}
+		if created {
+			os.Remove(path) // only if empty
+		}
+		return nil, false, err
+	}
+	return d, created, nil
+}
+
+// OpenDir opens an existing results directory for writing (the engine's
+// view of the directory CreateDir made), with CreateDir's checks except
+// emptiness.
+func OpenDir(path string) (*Dir, error) {
+	if err := checkLink(path); err != nil {
+		return nil, err
+	}
+	return open(path)
+}
+
+// checkLink refuses a symlink at path owned by another user.
+func checkLink(path string) error {
+	fi, err := os.Lstat(path)
+	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return nil
+	}
+	if uid, ok := ownerOf(fi); ok && uid != os.Geteuid() {
+		return &DirError{path, fmt.Sprintf("is a symlink owned by uid %d, not by uid %d running rtload: give the directory itself", uid, os.Geteuid())}
+	}
+	return nil
+}
+
+// open opens path and checks what it opened (through the descriptor, so
+// that a rename in between changes nothing).
+func open(path string) (*Dir, error) {
+	root, err := os.OpenRoot(path)
+	if err != nil {
+		return nil, fmt.Errorf("results directory: %w", err)
+	}
+	d := &Dir{path: path, root: root, temps: map[string]bool{}}
+	fi, err := root.Stat(".")
+	if err != nil {
+		d.Close()
+		return nil, fmt.Errorf("results directory %s: %w", path, err)
+	}
+	if uid, ok := ownerOf(fi); ok && uid != os.Geteuid() {
+		d.Close()
+		return nil, &DirError{path, fmt.Sprintf("owned by uid %d, not by uid %d running rtload: choose a directory you own, or a new path for rtload to create", uid, os.Geteuid())}
+	}
+	if m := fi.Mode(); m.Perm()&0o022 != 0 && m&fs.ModeSticky == 0 {
+		d.Close()
+		return nil, &DirError{path, fmt.Sprintf("mode %04o is writable by group or others without the sticky bit: anyone could plant files in it; chmod go-w it or choose another", m.Perm())}
+	}
+	return d, nil
+}
+
+// checkEmpty refuses a directory holding anything.
+func (d *Dir) checkEmpty() error {
+	names, err := d.readNames(4)
+	if err != nil {
+		return err
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	what := strings.Join(names[:min(len(names), 3)], ", ")
+	if len(names) > 3 {
+		what += ", …"
+	}
+	return &DirError{d.path, "is not empty (" + what + "): it may hold an earlier run's files; choose another --out or remove them"}
+}
+
+// Path is the directory's path as given.
+func (d *Dir) Path() string { return d.path }
+
+// Close closes the directory's descriptor; it is idempotent.
+func (d *Dir) Close() error {
+	if d == nil || d.root == nil {
+		return nil
+	}
+	err := d.root.Close()
+	d.root = nil
+	return err
+}
+
+// Create creates name for writing: O_CREAT|O_EXCL|O_NOFOLLOW, mode 0666
+// less the umask (Root.OpenFile always adds O_NOFOLLOW). An existing name, a planted symlink included, is an
+// error wrapping fs.ErrExist. name is a file name, not a path.
+func (d *Dir) Create(name string) (*os.File, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	f, err := d.root.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o666)
+	if err != nil {
+		return nil, fmt.Errorf("create %s: %w", filepath.Join(d.path, name), err)
+	}
+	return f, nil
+}
+
+// Open opens name in the directory for reading.
+func (d *Dir) Open(name string) (*os.File, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	return d.root.OpenFile(name, os.O_RDONLY, 0)
+}
+
+// Remove removes name (a link itself, never its target); a missing name
+// is no error.
+func (d *Dir) Remove(name string) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	if err := d.root.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove %s: %w", filepath.Join(d.path, name), err)
+	}
+	return nil
+}
+
+// ReadDir lists the directory's entries by name.
+func (d *Dir) ReadDir() ([]string, error) { return d.readNames(-1) }
+
+// readNames lists at most n entries (n < 0: all).
+func (d *Dir) readNames(n int) ([]string, error) {
+	f, err := d.root.Open(".")
+	if err != nil {
+		return nil, fmt.Errorf("results directory %s: %w", d.path, err)
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(n)
+	if err != nil && !(n > 0 && errors.Is(err, io.EOF)) {
+		return nil, fmt.Errorf("results directory %s: %w", d.path, err)
+	}
+	return names, nil
+}
+
+// Sync fsyncs the directory, making creates, renames and removes durable.
+func (d *Dir) Sync() error {
+	f, err := d.root.Open(".")
+	if err != nil {
+		return fmt.Errorf("sync dir %s: %w", d.path, err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("sync dir %s: %w", d.path, err)
+	}
+	return nil
+}
+
+// createTemp creates a fresh temporary file for name, ".<name>.<n>.tmp",
+// and records it until commitTemp or dropTemp.
+func (d *Dir) createTemp(name string) (*os.File, string, error) {
+	for range 100 {
+		tmp := "." + name + "." + strconv.FormatUint(rand.Uint64()%1e9, 10) + ".tmp"
+		d.mu.Lock()
+		d.temps[tmp] = true
+		d.mu.Unlock()
+		f, err := d.root.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o666)
+		if err == nil {
+			return f, tmp, nil
+		}
+		d.forget(tmp)
+		if !errors.Is(err, fs.ErrExist) {
+			return nil, "", fmt.Errorf("create temporary file for %s: %w", filepath.Join(d.path, name), err)
+		}
+	}
+	return nil, "", fmt.Errorf("create temporary file for %s: 100 names taken", filepath.Join(d.path, name))
+}
+
+func (d *Dir) forget(tmp string) {
+	d.mu.Lock()
+	delete(d.temps, tmp)
+	d.mu.Unlock()
+}
+
+// dropTemp closes and removes a temporary file after a failure.
+func (d *Dir) dropTemp(f *os.File, tmp string) {
+	f.Close()
+	d.root.Remove(tmp)
+	d.forget(tmp)
+}
+
+// commitTemp renames tmp over name and fsyncs the directory.
+func (d *Dir) commitTemp(tmp, name string) error {
+	if err := d.root.Rename(tmp, name); err != nil {
+		d.root.Remove(tmp)
+		d.forget(tmp)
+		return fmt.Errorf("rename %s: %w", filepath.Join(d.path, name), err)
+	}
+	d.forget(tmp)
+	return d.Sync()
+}
+
+// WriteFile replaces name with data atomically: a fresh temporary file in
+// the directory, written, fsynced, renamed over name, the directory
+// fsynced. A crash or a failed write (a full disk) leaves the old name
+// untouched and no temporary file behind; only a process killed inside it
+// can leave one, which RemoveTemps deletes. name is a file name.
+func (d *Dir) WriteFile(name string, data []byte) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	f, tmp, err := d.createTemp(name)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if err == nil {
+		err = f.Close()
+	}
+	if err != nil {
+		d.dropTemp(f, tmp)
+		return fmt.Errorf("replace %s: %w", filepath.Join(d.path, name), err)
+	}
+	return d.commitTemp(tmp, name)
+}
+
+// RemoveTemps deletes every temporary file this Dir created and has not
+// renamed or removed yet, and returns their names: for a process about to
+// exit in the middle of writes.
+func (d *Dir) RemoveTemps() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []string
+	for tmp := range d.temps {
+		if d.root != nil {
+			d.root.Remove(tmp)
+		}
+		out = append(out, tmp)
+		delete(d.temps, tmp)
+	}
+	return out
+}
+
+// checkName refuses anything but a plain file name.
+func checkName(name string) error {
+	if name == "" || name == "." || name == ".." || strings.ContainsRune(name, '/') || strings.ContainsRune(name, 0) {
+		return fmt.Errorf("%q is not a file name", name)
+	}
+	return nil
+}

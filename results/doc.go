@@ -1,0 +1,46 @@
+// Package results is the contract between a run and everything that reads
+// it, as vegeta's results file is between attack and report: the schema,
+// the files of a results directory, writing them safely and reading them
+// back, and the one definition of every percentile.
+//
+// A results directory holds:
+//
+//	summary.json           one Summary, version SummaryVersion (version 1 still reads):
+//	                       Dir.WriteSummary, ReadSummary, DecodeSummary
+//	wakeups-<…>.csv[.gz]   each reader's per-wakeup log, rotated in chunks and capped:
+//	                       WakeupLog (named by WakeupLogBase), ReaderWakeups, ReadWakeups
+//	intervals.jsonl        one Interval per reader and interval (soak runs): Dir.CreateJSONL, ReadJSONL
+//	spikes.jsonl           one Spike per wakeup above a threshold, capped at SpikesLimit
+//
+// Each Reader in summary.json lists its own wakeup log files
+// (Reader.WakeupLog); ReaderWakeups reads exactly those, which is how the
+// report, compare, explain and plot find a reader's wakeups. Columns groups
+// a summary's readers into the (variant, reader) columns every table shows.
+//
+// Writing: a Dir (CreateDir for a new run, OpenDir for an existing one) is
+// a directory checked to be the effective user's and not writable by
+// others, held open by descriptor (os.Root). Every file is created through
+// it with O_CREAT|O_EXCL|O_NOFOLLOW, mode 0666 less the umask, so a planted
+// symlink is never followed and no other user's file is ever written;
+// whole files are replaced only by renaming a fresh temporary file over
+// them (Dir.WriteFile), which a crash or a full disk cannot tear; JSONL and
+// wakeup-log records are written whole, a failed write cut back to the last
+// whole record.
+//
+// Numbers: Latency (ns) and TickStats (clock ticks: a TSC tick is not a
+// core cycle; Summary.Clock says what one is) carry count, exact min, mean
+// and max, and p50, p90, p99 and p99.9 by one definition (see latency.go
+// and the README's "Percentiles: one definition"): HdrHistogram's rank,
+// the highest value of the bucket holding that sample, clamped to the
+// exact max. LatencyOf and TickStatsOf compute them from the engine's
+// recorders, MergeLatency and MergeTickStats merge rounds, BucketPercentile
+// gives the linear histogram's bucket edge for the same sample.
+//
+// Reading is bounded: summaries past MaxSummaryBytes, MaxBuckets, MaxTrials,
+// MaxReaders or MaxHDRBytes, or naming a wakeup log by a path, are refused
+// with the limit named; wakeup-log and JSONL lines are bounded too.
+//
+// The package imports only the standard library, record and
+// hdrhistogram-go: no kernel package, no scenario, no engine, so results
+// are read and rebuilt anywhere.
+package results

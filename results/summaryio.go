@@ -1,0 +1,277 @@
+package results
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/rtload/rtload/record"
+)
+
+// SummaryFile is the name of the summary inside a results directory.
+const SummaryFile = "summary.json"
+
+// SummaryVersion is the Summary format version this package writes.
+// ReadSummary reads it and version 1 (see ReadSummary).
+const SummaryVersion = 2
+
+// Schema limits, checked by ReadSummary and DecodeSummary before anything
+// uses the data: a summary past them is refused with an error naming the
+// limit, so that no reader runs for minutes or exhausts memory on a
+// hostile or corrupt file.
+const (
+	// MaxSummaryBytes is the largest summary.json read.
+	MaxSummaryBytes = 256 << 20
+	// MaxBuckets is the most buckets one linear histogram may hold (the
+	// scenario's report layout: (overflow − origin) / bucket_width + 1).
+	MaxBuckets = 1 << 16
+	// MaxTrials and MaxReaders bound a summary's trials and a trial's
+	// readers (and probes, traffic and noise entries).
+	MaxTrials  = 1 << 16
+	MaxReaders = 1 << 12
+	// MaxWakeupLogFiles bounds the files one reader's wakeup log lists.
+	MaxWakeupLogFiles = 1 << 16
+)
+
+// WriteSummary writes s as indented JSON to summary.json atomically (see
+// Dir.WriteFile): a crash or a full disk leaves the previous summary.json,
+// never a torn one. The file says SummaryVersion whatever s.Version holds
+// (s itself is not modified).
+func (d *Dir) WriteSummary(s *Summary) error {
+	if s == nil {
+		return errors.New("write summary: nil Summary")
+	}
+	out := *s
+	out.Version = SummaryVersion
+	data, err := json.MarshalIndent(&out, "", "  ")
+	if err != nil {
+		return fmt.Errorf("write summary %s: %w", filepath.Join(d.path, SummaryFile), err)
+	}
+	data = append(data, '\n')
+	if err := d.WriteFile(SummaryFile, data); err != nil {
+		return fmt.Errorf("write summary: %w", err)
+	}
+	return nil
+}
+
+// ReadSummary reads a Summary from path: a results directory (its
+// summary.json is read) or the file itself, at most MaxSummaryBytes. See
+// DecodeSummary for the format and errors.
+func ReadSummary(path string) (*Summary, error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		path = filepath.Join(path, SummaryFile)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read summary: %w", err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("read summary %s: not a regular file", path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxSummaryBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read summary: %w", err)
+	}
+	if len(data) > MaxSummaryBytes {
+		return nil, fmt.Errorf("%s: larger than the limit of %d MiB for a summary", path, MaxSummaryBytes>>20)
+	}
+	return DecodeSummary(data, path)
+}
+
+// DecodeSummary decodes summary.json bytes; name prefixes errors. Bad JSON
+// gives an error naming name with line and column ("dir/summary.json:3:14:
+// …"); a version other than 1 or SummaryVersion, or a summary past the
+// schema limits (MaxBuckets, MaxTrials, …, or a wakeup log named by a path
+// rather than a file name) is an error.
+//
+// Version 1 is read into today's types: its per-call tick summaries,
+// written under *_ns names, become TickStats, and each trial's list of
+// wakeup logs is given to the readers it belongs to (all of them to a lone
+// reader; with several, a log whose name WakeupLogBase gives for the
+// reader). Version stays 1 in what is returned.
+func DecodeSummary(data []byte, name string) (*Summary, error) {
+	var head struct {
+		Version int `json:"version"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, jsonError(data, name, err)
+	}
+	if head.Version != 1 && head.Version != SummaryVersion {
+		return nil, fmt.Errorf("%s: summary version %d not supported (this rtload reads versions 1 and %d)", name, head.Version, SummaryVersion)
+	}
+	var s Summary
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, jsonError(data, name, err)
+	}
+	if head.Version == 1 {
+		var v1 struct {
+			Trials []struct {
+				WakeupLog []string `json:"wakeup_log"`
+			} `json:"trials"`
+		}
+		if err := json.Unmarshal(data, &v1); err != nil {
+			return nil, jsonError(data, name, err)
+		}
+		for i := range min(len(v1.Trials), len(s.Trials)) {
+			assignV1Logs(&s.Trials[i], v1.Trials[i].WakeupLog)
+		}
+	}
+	if err := s.check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &s, nil
+}
+
+// jsonError names the position of a decoding error.
+func jsonError(data []byte, name string, err error) error {
+	var off int64 = -1
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset
+	case errors.As(err, &te):
+		off = te.Offset
+	}
+	if off >= 0 {
+		line, col := position(data, off)
+		return fmt.Errorf("%s:%d:%d: %w", name, line, col, err)
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
+// assignV1Logs gives a version 1 trial's wakeup logs to its readers.
+func assignV1Logs(t *Trial, logs []string) {
+	if len(t.Readers) == 1 {
+		t.Readers[0].WakeupLog = logs
+		return
+	}
+	for _, f := range logs {
+		base := wakeupLogBaseOf(f)
+		for i := range t.Readers {
+			r := &t.Readers[i]
+			if base == WakeupLogBase(t.Index, t.Variant, t.Round, r.Name) {
+				r.WakeupLog = append(r.WakeupLog, f)
+				break
+			}
+		}
+	}
+}
+
+// check enforces the schema limits.
+func (s *Summary) check() error {
+	if len(s.Trials) > MaxTrials {
+		return fmt.Errorf("%d trials, more than the limit of %d", len(s.Trials), MaxTrials)
+	}
+	for i := range s.Trials {
+		t := &s.Trials[i]
+		if n := max(len(t.Readers), len(t.Probes), len(t.Traffic), len(t.Noise)); n > MaxReaders {
+			return fmt.Errorf("trial %d: %d entries, more than the limit of %d", i, n, MaxReaders)
+		}
+		for j := range t.Readers {
+			if err := t.Readers[j].check(); err != nil {
+				return fmt.Errorf("trial %d reader %d: %w", i, j, err)
+			}
+		}
+		for j, p := range t.Probes {
+			hists := []record.Snapshot{}
+			for _, sz := range p.Sizes {
+				hists = append(hists, sz.Hist)
+			}
+			if p.FileWrite != nil {
+				hists = append(hists, p.FileWrite.Hist)
+			}
+			for _, h := range hists {
+				if err := checkSnapshot(h); err != nil {
+					return fmt.Errorf("trial %d probe %d: %w", i, j, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (r *Reader) check() error {
+	hists := map[string]record.Snapshot{"per_call.all": r.PerCall.All, "per_call.data": r.PerCall.Data, "per_call.eagain": r.PerCall.EAGAIN}
+	if c := r.PerCallClass; c != nil {
+		hists["per_call_class.warm_eagain"], hists["per_call_class.cold_eagain"] = c.Warm, c.Cold
+		hists["per_call_class.first"], hists["per_call_class.rest"] = c.First, c.Rest
+	}
+	for name, h := range hists {
+		if err := checkSnapshot(h); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	for name, enc := range map[string]string{"per_call_ticks": r.PerCallTicks.HDR, "wakeup_latency": r.WakeupLatency.HDR,
+		"drain": r.Drain.HDR, "one_way_delay": r.OneWayDelay.HDR} {
+		if len(enc) > MaxHDRBytes {
+			return fmt.Errorf("%s: hdr encoding of %d bytes, more than the limit of %d", name, len(enc), MaxHDRBytes)
+		}
+	}
+	if len(r.WakeupLog) > MaxWakeupLogFiles {
+		return fmt.Errorf("wakeup_log: %d files, more than the limit of %d", len(r.WakeupLog), MaxWakeupLogFiles)
+	}
+	for _, f := range r.WakeupLog {
+		if err := checkName(f); err != nil || strings.HasPrefix(f, ".") {
+			return fmt.Errorf("wakeup_log: %q is not a file name in the results directory", f)
+		}
+	}
+	return nil
+}
+
+// checkSnapshot refuses a linear histogram past MaxBuckets or whose
+// layout does not hold together.
+func checkSnapshot(s record.Snapshot) error {
+	return CheckLayout(s.Width, s.Origin, s.Overflow, len(s.Counts))
+}
+
+// CheckLayout reports whether a linear histogram layout is one rtload can
+// read back: at most MaxBuckets buckets, and (buckets > 0) a width > 0 and
+// overflow = origin + (buckets − 1) × width, as record.NewLinear makes it.
+// buckets < 0 asks only whether the layout NewLinear(width, origin,
+// overflow) would make fits (the engine checks a scenario with it).
+func CheckLayout(width, origin, overflow uint64, buckets int) error {
+	if buckets < 0 {
+		if width == 0 || overflow <= origin {
+			return fmt.Errorf("histogram layout: bucket width %d, origin %d, overflow %d: need width > 0 and overflow > origin", width, origin, overflow)
+		}
+		n := (overflow - origin) / width // no overflow of uint64, unlike rounding up first
+		if (overflow-origin)%width != 0 {
+			n++
+		}
+		if n >= MaxBuckets { // n buckets above origin, one below it
+			n += min(1, ^n)
+			return fmt.Errorf("histogram layout: (overflow %d − origin %d) / bucket width %d gives %d buckets, more than the limit of %d", overflow, origin, width, n, MaxBuckets)
+		}
+		return nil
+	}
+	if buckets > MaxBuckets {
+		return fmt.Errorf("histogram of %d buckets, more than the limit of %d", buckets, MaxBuckets)
+	}
+	if buckets == 0 {
+		return nil
+	}
+	if width == 0 || overflow < origin || (overflow-origin)/width != uint64(buckets-1) || (overflow-origin)%width != 0 {
+		return fmt.Errorf("histogram layout (width %d, origin %d, overflow %d) does not match its %d buckets", width, origin, overflow, buckets)
+	}
+	return nil
+}
+
+// position turns encoding/json's error offset (bytes read up to and
+// including the offending one) into a 1-based line and column.
+func position(data []byte, off int64) (line, col int) {
+	if len(data) == 0 {
+		return 1, 1
+	}
+	off = min(max(off, 1), int64(len(data)))
+	before := data[:off-1]
+	line = 1 + bytes.Count(before, []byte{'\n'})
+	col = len(before) - bytes.LastIndexByte(before, '\n')
+	return line, col
+}

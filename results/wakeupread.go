@@ -1,0 +1,305 @@
+package results
+
+import (
+	"bufio"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/rtload/rtload/record"
+)
+
+// wakeupLogFile is one file of a log on disk.
+type wakeupLogFile struct {
+	name string // relative to the dir given to WakeupLogFiles
+	seq  int    // -1 for a single unchunked file
+	gz   bool
+}
+
+// WakeupLogFiles lists the files of log base in dir, in order, relative to
+// dir: the chunks <base>.<n>.csv[.gz] by n, or the single file <base>.csv.
+// Where a crash left chunk n both plain and compressed it lists the .gz,
+// which is complete by construction. base may also name one file (ending
+// in .csv or .csv.gz, possibly with a directory), which is listed alone.
+// Errors: no file of base (wrapping fs.ErrNotExist), or both <base>.csv
+// and chunks.
+func WakeupLogFiles(dir, base string) ([]string, error) {
+	files, err := listWakeupLog(dir, base)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = f.name
+	}
+	return names, nil
+}
+
+func listWakeupLog(dir, base string) ([]wakeupLogFile, error) {
+	sub, b := filepath.Split(base)
+	if strings.HasSuffix(b, ".csv") || strings.HasSuffix(b, ".csv.gz") {
+		if fi, err := os.Stat(filepath.Join(dir, base)); err == nil && fi.Mode().IsRegular() {
+			return []wakeupLogFile{{name: base, seq: -1, gz: strings.HasSuffix(b, ".gz")}}, nil
+		}
+	}
+	d := filepath.Join(dir, sub)
+	ents, err := os.ReadDir(d)
+	if err != nil {
+		return nil, fmt.Errorf("wakeup log %s: %w", filepath.Join(dir, base), err)
+	}
+	plain := false
+	var chunks []wakeupLogFile
+	for _, e := range ents {
+		name := e.Name()
+		if name == b+".csv" {
+			plain = true
+			continue
+		}
+		seq, gz, ok := parseWakeupChunkName(b, name)
+		if !ok {
+			continue
+		}
+		f := wakeupLogFile{name: filepath.Join(sub, name), seq: seq, gz: gz}
+		if i := slices.IndexFunc(chunks, func(c wakeupLogFile) bool { return c.seq == seq }); i >= 0 {
+			if gz {
+				chunks[i] = f
+			}
+			continue
+		}
+		chunks = append(chunks, f)
+	}
+	slices.SortFunc(chunks, func(a, b wakeupLogFile) int { return a.seq - b.seq })
+	switch {
+	case plain && len(chunks) > 0:
+		return nil, fmt.Errorf("wakeup log %s: both %s.csv and %d chunks", filepath.Join(dir, base), b, len(chunks))
+	case plain:
+		return []wakeupLogFile{{name: filepath.Join(sub, b+".csv"), seq: -1}}, nil
+	case len(chunks) == 0:
+		return nil, fmt.Errorf("wakeup log %s: no %s.csv and no chunks: %w", filepath.Join(dir, base), b, fs.ErrNotExist)
+	}
+	return chunks, nil
+}
+
+// ReadStats says what a wakeup log reader read: files, rows returned, and
+// torn rows skipped at the end of the newest chunk.
+type ReadStats struct {
+	Files    int
+	Rows     int
+	TornRows int
+}
+
+// ReadWakeupLog reads every chunk of log base in dir in order (plain or
+// gzip; see WakeupLogFiles for what base may name) and returns all rows:
+// the log as it is on disk, also beyond a checkpoint's list of files. To
+// read a reader's wakeups from a results directory, use ReaderWakeups.
+func ReadWakeupLog(dir, base string) ([]record.Wakeup, ReadStats, error) {
+	files, err := listWakeupLog(dir, base)
+	if err != nil {
+		return nil, ReadStats{}, err
+	}
+	for i := 1; i < len(files); i++ {
+		if files[i].seq != files[i-1].seq+1 {
+			return nil, ReadStats{}, fmt.Errorf("wakeup log %s: chunk %d missing between %s and %s",
+				filepath.Join(dir, base), files[i-1].seq+1, files[i-1].name, files[i].name)
+		}
+	}
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = f.name
+	}
+	return ReadWakeups(dir, names)
+}
+
+// ReaderWakeups reads reader r's per-wakeup log from the results directory
+// dir: exactly the files summary.json lists for it (Reader.WakeupLog), in
+// order. It is the way every reader of results finds a reader's wakeups.
+// A checkpoint may list a chunk as plain that was compressed after it was
+// written: the .gz is read then. No files give no rows and no error.
+func ReaderWakeups(dir string, r Reader) ([]record.Wakeup, ReadStats, error) {
+	files := make([]string, len(r.WakeupLog))
+	for i, f := range r.WakeupLog {
+		files[i] = f
+		if _, err := os.Lstat(filepath.Join(dir, f)); errors.Is(err, fs.ErrNotExist) && strings.HasSuffix(f, ".csv") {
+			if _, err := os.Lstat(filepath.Join(dir, f+".gz")); err == nil {
+				files[i] = f + ".gz"
+			}
+		}
+	}
+	return ReadWakeups(dir, files)
+}
+
+// ReadWakeups reads the wakeup log files (names relative to dir, plain CSV
+// or gzip by their .gz suffix) in order and returns all rows.
+//
+// A writer killed before Close leaves its open chunk plain and possibly
+// ending in a line without its newline. That unterminated last line of the
+// last file is skipped and counted in TornRows (even if it parses: a
+// number may be cut short), never an error; so is a torn or missing header
+// there. Anything else is an error naming file and line: a torn line or a
+// bad value in any other place, a chunk without its header, a truncated or
+// corrupt .gz.
+func ReadWakeups(dir string, files []string) ([]record.Wakeup, ReadStats, error) {
+	var st ReadStats
+	var out []record.Wakeup
+	for i, name := range files {
+		torn, err := readWakeupFile(filepath.Join(dir, name), i == len(files)-1, &out)
+		if err != nil {
+			return nil, st, err
+		}
+		st.Files++
+		st.TornRows += torn
+	}
+	st.Rows = len(out)
+	return out, st, nil
+}
+
+// readWakeupFile appends the rows of one file to out; last allows a torn
+// tail, which it skips and returns as torn rows.
+func readWakeupFile(path string, last bool, out *[]record.Wakeup) (torn int, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("wakeup log: %w", err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
+		return 0, fmt.Errorf("wakeup log %s: not a regular file", path)
+	}
+	return ParseWakeupLog(f, path, strings.HasSuffix(path, ".gz"), last, out)
+}
+
+// ParseWakeupLog appends the rows of one wakeup log file read from r
+// (gzip-compressed when gz) to out; name prefixes errors. last allows a
+// torn tail (see ReadWakeups), returned as torn rows. Lines are at most 64
+// KiB; anything else malformed is an error naming the line.
+func ParseWakeupLog(r io.Reader, name string, gz, last bool, out *[]record.Wakeup) (torn int, err error) {
+	if gz {
+		zr, err := gzip.NewReader(bufio.NewReaderSize(r, wakeupCSVBuffer))
+		if err != nil {
+			return 0, fmt.Errorf("%s: gzip: %w", name, err)
+		}
+		defer zr.Close()
+		r = zr
+	}
+	br := bufio.NewReaderSize(r, wakeupCSVBuffer)
+	line, cols := 0, 0
+	for {
+		b, err := br.ReadSlice('\n')
+		long := false
+		for errors.Is(err, bufio.ErrBufferFull) { // skip to the end of an overlong line
+			long = true
+			_, err = br.ReadSlice('\n')
+		}
+		if errors.Is(err, io.EOF) {
+			if len(b) == 0 && !long {
+				break
+			}
+			line++
+			if !last {
+				return 0, fmt.Errorf("%s:%d: torn line (no newline) in a closed chunk", name, line)
+			}
+			if line > 1 {
+				torn++
+			}
+			break
+		}
+		if err != nil {
+			return 0, fmt.Errorf("%s:%d: %w", name, line+1, err)
+		}
+		line++
+		if long {
+			return 0, fmt.Errorf("%s:%d: line longer than %d bytes", name, line, wakeupCSVBuffer)
+		}
+		b = b[:len(b)-1]
+		if line == 1 {
+			if cols = wakeupHeaderColumns(string(b)); cols == 0 {
+				return 0, fmt.Errorf("%s:1: header %q, want %q", name, b, WakeupCSVHeader)
+			}
+			continue
+		}
+		w, err := parseWakeupRow(b, cols)
+		if err != nil {
+			return 0, fmt.Errorf("%s:%d: %w", name, line, err)
+		}
+		*out = append(*out, w)
+	}
+	if line == 0 && !last {
+		return 0, fmt.Errorf("%s: empty, want header %q", name, WakeupCSVHeader)
+	}
+	return torn, nil
+}
+
+var wakeupColumns = [10]string{"tick", "deadline_ns", "latency_ns", "drain_ns", "messages", "calls", "eagain", "missed", "vol_cs", "invol_cs"}
+
+// parseWakeupRow parses one row (without newline) as WakeupCSV writes it,
+// with cols columns (10, or 8 for WakeupCSVHeaderV1 logs). It does not
+// allocate unless it fails.
+func parseWakeupRow(b []byte, cols int) (record.Wakeup, error) {
+	var w record.Wakeup
+	var fld [len(wakeupColumns)][]byte
+	n, start := 0, 0
+	for i := 0; i <= len(b); i++ {
+		if i < len(b) && b[i] != ',' {
+			continue
+		}
+		if n < len(fld) {
+			fld[n] = b[start:i]
+		}
+		n++
+		start = i + 1
+	}
+	if n != cols {
+		return w, fmt.Errorf("%d fields, want %d", n, cols)
+	}
+	var ok [10]bool
+	w.Tick, ok[0] = parseWakeupUint(fld[0], 1<<64-1)
+	w.DeadlineNs, ok[1] = parseWakeupInt(fld[1])
+	w.LatencyNs, ok[2] = parseWakeupInt(fld[2])
+	w.DrainNs, ok[3] = parseWakeupInt(fld[3])
+	var u [6]uint64
+	for i := range u[:cols-4] {
+		u[i], ok[4+i] = parseWakeupUint(fld[4+i], 1<<32-1)
+	}
+	w.Messages, w.Calls, w.EAGAIN, w.Missed = uint32(u[0]), uint32(u[1]), uint32(u[2]), uint32(u[3])
+	w.VolCS, w.InvolCS = uint32(u[4]), uint32(u[5])
+	for i, good := range ok[:cols] {
+		if !good {
+			return w, fmt.Errorf("%s: invalid value %q", wakeupColumns[i], fld[i])
+		}
+	}
+	return w, nil
+}
+
+// parseWakeupUint parses unsigned decimal digits up to max.
+func parseWakeupUint(b []byte, max uint64) (uint64, bool) {
+	if len(b) == 0 {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if v > (max-d)/10 {
+			return 0, false
+		}
+		v = v*10 + d
+	}
+	return v, true
+}
+
+// parseWakeupInt parses an optionally negative decimal int64.
+func parseWakeupInt(b []byte) (int64, bool) {
+	if len(b) > 0 && b[0] == '-' {
+		v, ok := parseWakeupUint(b[1:], 1<<63)
+		return int64(-v), ok
+	}
+	v, ok := parseWakeupUint(b, 1<<63-1)
+	return int64(v), ok
+}
