@@ -266,7 +266,6 @@ type reader struct {
 	intervals                           int
 	prevDrain                           int64
 	spikesDropped                       uint64 // spikes the spikes.jsonl cap kept out
-	spikesSeen                          uint64 // spikes among the wakeup records the writer drained
 	traceFiles                          []*os.File
 }
 

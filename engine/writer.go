@@ -218,9 +218,6 @@ func (w *trialWriter) drainRing(r *reader) {
 				w.fail(r.logErr) // it names the log
 			}
 		}
-		if r.spec.Threshold > 0 && wk.LatencyNs > int64(r.spec.Threshold) {
-			r.spikesSeen++ // the loop's own counter is the RT thread's until it ends
-		}
 		if r.spec.Threshold > 0 && wk.LatencyNs > int64(r.spec.Threshold) && w.spikes != nil {
 			sp := results.Spike{Time: time.Now(), Trial: w.trial, Variant: w.variant, Reader: r.spec.Name,
 				Tick: wk.Tick, DeadlineNs: wk.DeadlineNs, LatencyNs: wk.LatencyNs, ThresholdNs: int64(r.spec.Threshold),
