@@ -2,6 +2,7 @@ package engine
 
 import (
 	"runtime"
+	"runtime/metrics"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -50,6 +51,89 @@ type trialWriter struct {
 	err        error
 	failed     chan struct{}
 	failedOnce sync.Once
+	// quit ends the polling goroutine; done is closed when it has ended.
+	quit, done chan struct{}
+}
+
+// writerPoll is how often the writer drains the readers' rings and takes
+// their handed-over sets.
+const writerPoll = 50 * time.Millisecond
+
+// newTrialWriter is the writer of trial t, whose readers, senders and
+// noise are built: it opens the run's interval log (soak runs) and spike
+// log (a reader with a threshold) on first use, and for a soak collects
+// garbage itself once the heap grew by Options.GCHeadroom.
+func newTrialWriter(t *trial) (*trialWriter, error) {
+	opt := &t.run.opt
+	w := &trialWriter{trial: t.tr.Index, variant: t.tr.Variant, round: t.tr.Round, readers: t.readers, senders: t.senders,
+		onIv: opt.OnInterval, onCheckpoint: t.run.checkpointer(), base: *t.res, scenario: t.sp.Name, exporter: opt.Exporter,
+		failed: make(chan struct{})}
+	if opt.Exporter != nil {
+		opt.Exporter.SetTrial(t.tr.Index)
+	}
+	if t.sp.Interval > 0 {
+		w.yield, w.heapBase, w.headroom = t.yield, t.heapBase, soakHeadroom(opt.GCHeadroom)
+	}
+	for _, n := range t.noises {
+		w.noises = append(w.noises, noiseView{n})
+	}
+	var err error
+	if t.sp.Interval > 0 {
+		if w.intervals, err = t.run.intervalLog(); err != nil {
+			return nil, err
+		}
+	}
+	if hasThreshold(t.sp) {
+		if w.spikes, err = t.run.spikeLog(); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+// soakHeadroom is the heap growth (bytes) after which a soak's writer
+// collects garbage: headroom, or SoakHeapHeadroom for 0.
+func soakHeadroom(headroom uint64) uint64 {
+	if headroom == 0 {
+		return SoakHeapHeadroom
+	}
+	return headroom
+}
+
+// start runs the writer's polling goroutine (every writerPoll) until stop.
+func (w *trialWriter) start() {
+	w.quit, w.done = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(w.done)
+		tick := time.NewTicker(writerPoll)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				w.poll()
+			case <-w.quit:
+				return
+			}
+		}
+	}()
+}
+
+// stop ends the polling goroutine and, the readers being done, writes what
+// is left (finish) and syncs the interval and spike logs.
+func (w *trialWriter) stop() {
+	if w.quit == nil {
+		return
+	}
+	close(w.quit)
+	<-w.done
+	w.quit = nil
+	w.finish()
+	if w.intervals != nil {
+		w.intervals.Sync()
+	}
+	if w.spikes != nil {
+		w.spikes.Sync()
+	}
 }
 
 // fail records that a results file could not be written.
@@ -91,6 +175,27 @@ type noiseSource interface {
 	Unit() string
 	Count() uint64
 	State() string
+}
+
+// heapBytes reads the bytes of live and not yet swept heap objects without
+// stopping the world (runtime/metrics).
+func heapBytes() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}
+
+// gcCycles reads the GC count without stopping the world (runtime/metrics).
+func gcCycles() uint32 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return uint32(s[0].Value.Uint64())
 }
 
 // collect runs a garbage collection when a soak run's heap has grown by
