@@ -215,24 +215,41 @@ func (w *trialWriter) collect() {
 // poll drains rings and handoffs once.
 func (w *trialWriter) poll() {
 	w.collect()
-	any := false
+	handed := false
 	now := rt.Monotonic()
 	for _, r := range w.readers {
 		w.sampleIRQs(r, now)
 		w.drainRing(r)
 		if r.handoff != nil {
 			if set := r.handoff.Take(); set != nil {
-				w.interval(r, set)
-				set.Set.Reset()
-				r.handoff.Give(set)
-				any = true
+				w.handover(r, set)
+				handed = true
 			}
 		}
 	}
-	// Checkpoint summary.json at most every 10 s: enough for a SIGKILL to
-	// lose little, cheap for hours-long runs.
-	if any && w.onCheckpoint != nil && time.Since(w.lastCheckpoint) >= 10*time.Second {
-		w.lastCheckpoint = time.Now()
+	if handed {
+		w.maybeCheckpoint(time.Now())
+	}
+}
+
+// handover is the writer's work on a set r's thread handed over at an
+// interval end: the interval record, then the set reset and given back as
+// the next spare.
+func (w *trialWriter) handover(r *reader, set *probe.Recorders) {
+	w.interval(r, set)
+	set.Set.Reset()
+	r.handoff.Give(set)
+}
+
+// checkpointEvery is how often a soak's writer checkpoints the trial so
+// far: a SIGKILL loses little, and it stays cheap for hours-long runs.
+const checkpointEvery = 10 * time.Second
+
+// maybeCheckpoint hands the trial so far to onCheckpoint when the last
+// checkpoint is checkpointEvery old at now.
+func (w *trialWriter) maybeCheckpoint(now time.Time) {
+	if w.onCheckpoint != nil && now.Sub(w.lastCheckpoint) >= checkpointEvery {
+		w.lastCheckpoint = now
 		w.onCheckpoint(w.checkpoint())
 	}
 }

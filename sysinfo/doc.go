@@ -30,8 +30,10 @@
 // Beside Gather, small readers serve a running trial's non-real-time
 // writer: ReadIRQCounts (one CPU's column of /proc/interrupts and
 // /proc/softirqs, diffed with IRQCounts.Delta), RSS (/proc/self/statm) and
-// OpenFDs (/proc/self/fd). Their parsers are pure functions over strings
-// too.
+// OpenFDs (/proc/self/fd). A ProcReader reads the same every interval of a
+// soak without allocating (buffers it keeps, openat(2) on paths prepared
+// once, getdents64(2)); the one-off readers are built on it, so each file
+// has one parser.
 //
 // Linux only. Imports the standard library and golang.org/x/sys/unix.
 package sysinfo
