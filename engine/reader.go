@@ -44,8 +44,9 @@ type reader struct {
 	lastCtr, ctrBuf []uint64
 	// Interrupts and softirqs on the reader's CPU, read by the writer:
 	// irqFrom at its first poll in the measured window, irqUntil at its
-	// first poll after it, irqLast at the last interval.
-	irqFrom, irqUntil, irqLast sysinfo.IRQCounts
+	// first poll after it, irqLast at the last interval; irqCur is read
+	// into at the next one, then the two swap.
+	irqFrom, irqUntil, irqLast, irqCur sysinfo.IRQCounts
 	// Writer state for interval deltas and spikes.
 	lastCounts                          probe.Counts
 	lastTicks, lastOverruns, lastSpikes uint64
@@ -55,6 +56,9 @@ type reader struct {
 	spikesDropped                       uint64 // spikes the spikes.jsonl cap kept out
 	traceFiles                          []*os.File
 }
+
+// cpu is the CPU the reader is pinned to.
+func (r *reader) cpu() int { return r.spec.CPU }
 
 // wakeupRingSize is how many wakeup records a reader's ring holds between
 // two writer polls (50 ms apart): 1<<14 covers a 3 µs period.
