@@ -55,6 +55,8 @@ type reader struct {
 	prevDrain                           int64
 	spikesDropped                       uint64 // spikes the spikes.jsonl cap kept out
 	traceFiles                          []*os.File
+	traceDir                            string // tracefs directory breaktrace writes to
+	traceNoted                          bool   // the writer said tracing stopped
 }
 
 // cpu is the CPU the reader is pinned to.

@@ -355,6 +355,13 @@ func (t *trial) stop() {
 	if t.w != nil {
 		t.w.stop()
 	}
+	for _, r := range t.readers {
+		// Said by the writer when it logged the spike; otherwise now.
+		if note := r.tracingStopped(); note != "" && !r.traceNoted {
+			r.traceNoted = true
+			fmt.Fprintf(t.run.opt.Log, "warning: %s\n", note)
+		}
+	}
 	t.res.GCAfter = gcCycles()
 	t.res.GCDuring = t.res.GCAfter - t.res.GCBefore
 	t.stopNoise()

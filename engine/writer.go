@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"fmt"
+	"io"
 	"maps"
 	"runtime"
 	"runtime/metrics"
@@ -63,6 +65,9 @@ type trialWriter struct {
 	spikeNoise []results.NoiseInterval
 	ivRec      results.Interval // the record being encoded
 	spikeRec   results.Spike
+	// log is Options.Log: the writer says there when breaktrace stopped
+	// tracing.
+	log io.Writer
 }
 
 // writerPoll is how often the writer drains the readers' rings and takes
@@ -77,7 +82,10 @@ func newTrialWriter(t *trial) (*trialWriter, error) {
 	opt := &t.run.opt
 	w := &trialWriter{trial: t.tr.Index, variant: t.tr.Variant, round: t.tr.Round, readers: t.readers, senders: t.senders,
 		onIv: opt.OnInterval, onCheckpoint: t.run.checkpointer(), base: *t.res, scenario: t.sp.Name, exporter: opt.Exporter,
-		failed: make(chan struct{}), proc: sysinfo.NewProcReader(), stats: newRuntimeStats()}
+		failed: make(chan struct{}), proc: sysinfo.NewProcReader(), stats: newRuntimeStats(), log: opt.Log}
+	if w.log == nil {
+		w.log = io.Discard
+	}
 	if opt.Exporter != nil {
 		opt.Exporter.SetTrial(t.tr.Index)
 	}
@@ -372,6 +380,10 @@ func (w *trialWriter) drainRing(r *reader) {
 				Tick: wk.Tick, DeadlineNs: wk.DeadlineNs, LatencyNs: wk.LatencyNs, ThresholdNs: int64(r.spec.Threshold),
 				DrainNs: wk.DrainNs, PrevDrainNs: r.prevDrain, Messages: wk.Messages, Calls: wk.Calls, EAGAIN: wk.EAGAIN,
 				Missed: wk.Missed, Noise: w.spikeNoise, BrokeTrace: r.loop.BrokeAt.Load() == wk.DeadlineNs && wk.DeadlineNs != 0}
+			if w.spikeRec.BrokeTrace && !r.traceNoted {
+				r.traceNoted = true // at once: a soak may run for hours after it
+				fmt.Fprintf(w.log, "warning: %s\n", r.tracingStopped())
+			}
 			before := w.spikes.Dropped()
 			w.fail(w.spikes.Write(&w.spikeRec))
 			r.spikesDropped += w.spikes.Dropped() - before

@@ -162,6 +162,13 @@ func writeHeader(b *strings.Builder, s *results.Summary) {
 		}
 		b.WriteString(": interrupted; last trial partial, rounds may be missing\n")
 	}
+	for _, tr := range s.Trials {
+		for _, r := range tr.Readers {
+			if r.TracingStopped != "" {
+				fmt.Fprintf(b, "\n*** TRACING STOPPED (trial %d, %s): %s\n", tr.Index+1, tr.Variant, r.TracingStopped)
+			}
+		}
+	}
 }
 
 // plural prints "1 round", "2 rounds".
