@@ -6,7 +6,8 @@ import (
 	"strings"
 )
 
-// maxSeats bounds how many seats Attribute reports.
+// maxSeats bounds how many seats Attribute reports in each part (own
+// work, shared work).
 const maxSeats = 8
 
 // seats picks where the difference within one part of the drain sits
