@@ -18,10 +18,12 @@ import (
 
 // attribCalls is each variant's call count in
 // TestAttributeRecvmsgOverRecvfrom: on this project's VMs a call costs
-// about 1.8 µs (recvfrom) to 2.5 µs (recvmsg) of drain CPU time, so
-// 40 000 calls sampled every 20 µs of CPU time give about 3600 and 5000
-// drain samples, whatever the load (about 0.2 s of CPU time per variant).
-const attribCalls = 40_000
+// about 1.9 µs (recvfrom) to 2.5 µs (recvmsg) of drain CPU time while
+// sampled every 20 µs of it, so 25 000 calls give about 2300 and 3100
+// drain samples whatever the load (about 0.15 s of CPU time per
+// variant; under a load that starves the loop thread to a few percent
+// of a CPU it still ends within loopCap).
+const attribCalls = 25_000
 
 // attribPeriodNs is the cpu-clock period of the attribution test.
 const attribPeriodNs = 20_000

@@ -242,9 +242,9 @@ func TestSampleRecvLoop(t *testing.T) {
 		{"recvfrom", "__sys_recvfrom"},
 	} {
 		t.Run(tt.method, func(t *testing.T) {
-			// 10 000 calls are about 50 ms of the thread's CPU time here,
-			// about 1000 samples every 50 µs of it.
-			l := startRecvLoop(t, tt.method, 10_000)
+			// 20 000 calls are about 30 ms of the thread's CPU time here,
+			// 500 to 600 samples every 50 µs of it.
+			l := startRecvLoop(t, tt.method, 20_000)
 			s, calls := sampleLoop(t, l, Config{Event: EventCPUClock, Period: 50_000})
 			if why := l.capped(calls); why != "" {
 				t.Log(why)
