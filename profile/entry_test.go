@@ -245,3 +245,55 @@ func TestAttributeSharedNoise(t *testing.T) {
 		t.Errorf("text does not call the shared difference noise:\n%s", text)
 	}
 }
+
+// TestPairingShapes covers the corners of the pairing rule on small
+// profiles (every sample 0.1 ns/call, the same cost on both sides, so
+// nothing but the entry paths differs).
+func TestPairingShapes(t *testing.T) {
+	tests := []struct {
+		name   string
+		a, b   []Stack
+		via    []string // want among Entry.Via
+		pathsA string   // Entry.PathsA joined by " | " and " → "
+	}{
+		{
+			// recvmsg reaches Y right after its entry path, recvfrom
+			// through a wrapper W both variants call: W pairs first,
+			// then Y through it (the fixpoint).
+			name: "through a shared wrapper",
+			a: []Stack{chain(900, "x", "a1", "y"), chain(100, "x", "a1", "w")},
+			b: []Stack{chain(900, "x", "b1", "w", "y"), chain(100, "x", "b1", "w")},
+			via: []string{"y", "w"}, pathsA: "a1",
+		},
+		{
+			// No shared frame above the entry paths: the root pairs them.
+			name: "paired at the root",
+			a:    []Stack{chain(1000, "a1", "a2", "y", "z")},
+			b:    []Stack{chain(1000, "b1", "y", "z")},
+			via:  []string{"y"}, pathsA: "a1 → a2",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			at, err := Attribute(variant("a", 100, tt.a...), variant("b", 100, tt.b...), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if at.Own.Value != 0 || len(at.Seats) != 0 || !near(at.Shared.Value, 0, 1e-9) {
+				t.Errorf("own %+v, shared %+v, seats %+v: nothing but the entry paths differs\n%s", at.Own, at.Shared, at.Seats, at.Text())
+			}
+			for _, v := range tt.via {
+				if !strings.Contains("\x00"+strings.Join(at.Entry.Via, "\x00")+"\x00", "\x00"+v+"\x00") {
+					t.Errorf("via %v, want %s among them", at.Entry.Via, v)
+				}
+			}
+			var ps []string
+			for _, p := range at.Entry.PathsA {
+				ps = append(ps, strings.Join(p, " → "))
+			}
+			if got := strings.Join(ps, " | "); got != tt.pathsA {
+				t.Errorf("entry paths of a: %s, want %s", got, tt.pathsA)
+			}
+		})
+	}
+}

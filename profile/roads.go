@@ -22,8 +22,10 @@ const (
 	entryOfRun   = 0.25
 )
 
-// rootKey stands for "above the outermost frame" as a run's caller.
-var rootKey = fkey{name: "\x00root"}
+// rootKey stands for "above the outermost frame" as a run's caller. Its
+// name is no symbol's: of the names a profile holds only Unknown is
+// bracketed.
+var rootKey = fkey{name: "[root]"}
 
 // pairKey is a shared caller X and a shared callee Y.
 type pairKey struct{ x, y fkey }
