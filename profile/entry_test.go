@@ -261,9 +261,9 @@ func TestPairingShapes(t *testing.T) {
 			// through a wrapper W both variants call: W pairs first,
 			// then Y through it (the fixpoint).
 			name: "through a shared wrapper",
-			a: []Stack{chain(900, "x", "a1", "y"), chain(100, "x", "a1", "w")},
-			b: []Stack{chain(900, "x", "b1", "w", "y"), chain(100, "x", "b1", "w")},
-			via: []string{"y", "w"}, pathsA: "a1",
+			a:    []Stack{chain(900, "x", "a1", "y"), chain(100, "x", "a1", "w")},
+			b:    []Stack{chain(900, "x", "b1", "w", "y"), chain(100, "x", "b1", "w")},
+			via:  []string{"y", "w"}, pathsA: "a1",
 		},
 		{
 			// No shared frame above the entry paths: the root pairs them.
