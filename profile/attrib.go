@@ -148,6 +148,13 @@ type Attribution struct {
 	// variant does (A's minus B's), Shared the difference of the work
 	// both do. Own + Entry.Diff + Shared = Total exactly.
 	Own, Shared Interval
+	// Interrupted is the cost of the drain samples taken inside an
+	// interruption (isInterruption: hardware interrupts, softirqs,
+	// preemption and signals on the way back to user space), in any
+	// part, A − B, and InterruptedA/B their counts: the machine's load,
+	// not either variant's work.
+	Interrupted                Interval
+	InterruptedA, InterruptedB uint64
 	// Seats are the seats of Own (Kind SeatOwn), then of Shared.
 	Seats []Seat
 	Hooks []HookCost
@@ -315,6 +322,8 @@ func Attribute(a, b Variant, opt Options) (Attribution, error) {
 	at.Entry = sp.entryPaths(opt.Z)
 	at.Own = diff(sa, sb, sp.own[0].m, sp.own[1].m, opt.Z)
 	at.Shared = diff(sa, sb, sp.shared[0].m, sp.shared[1].m, opt.Z)
+	at.InterruptedA, at.InterruptedB = interrupted(sa), interrupted(sb)
+	at.Interrupted = diff(sa, sb, at.InterruptedA, at.InterruptedB, opt.Z)
 	minNs := opt.MinShare * math.Abs(at.Total)
 	at.Seats = seats(SeatOwn, sp.own[0], sp.own[1], minNs, opt)
 	at.Seats = append(at.Seats, seats(SeatShared, sp.shared[0], sp.shared[1], minNs, opt)...)
@@ -340,6 +349,39 @@ func Attribute(a, b Variant, opt Options) (Attribution, error) {
 		at.Unexplained = fmt.Sprintf("spread thin: the %d seat(s) found explain %.0f%% of the difference", n, 100*at.Explained)
 	}
 	return at, nil
+}
+
+// interruptionFrames name the kernel functions (by prefix of BaseName)
+// that only run when something interrupts the drain: interrupt entry
+// (asm_sysvec_apic_timer_interrupt, common_interrupt), softirqs run on
+// its exit, and the work on the way back to user space
+// (exit_to_user_mode_loop, irqentry_exit_to_user_mode: preemption,
+// signals such as the Go runtime's SIGURG).
+var interruptionFrames = []string{
+	"asm_sysvec_", "sysvec_", "__sysvec_", "asm_common_interrupt", "common_interrupt",
+	"handle_softirqs", "__do_softirq", "do_softirq", "irq_exit_rcu", "__irq_exit_rcu",
+	"exit_to_user_mode_loop", "irqentry_exit_to_user_mode", "preempt_schedule", "arch_do_signal_or_restart",
+}
+
+// isInterruption says frames hold a frame of interruptionFrames.
+func isInterruption(frames []Frame) bool {
+	for _, f := range frames {
+		if f.Kernel && hasPrefix(interruptionFrames, BaseName(f.Func)) {
+			return true
+		}
+	}
+	return false
+}
+
+// interrupted counts the samples of s inside an interruption.
+func interrupted(s *side) uint64 {
+	var n uint64
+	for _, st := range s.stacks {
+		if isInterruption(st.full) {
+			n += st.count
+		}
+	}
+	return n
 }
 
 // fkey identifies a function across variants.

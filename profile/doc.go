@@ -40,9 +40,11 @@
 //     hardening and debug hooks (Hooks, HookAt:
 //     CONFIG_HARDENED_USERCOPY, init_on_alloc/free, KASAN, KCSAN,
 //     lockdep) with whether their option is on in the profiled kernel
-//     (Hook.State), notes a measured drain time well above the sampled
-//     CPU time, and says plainly when the profile cannot explain the
-//     difference (too few samples, spread thin, within sampling error).
+//     (Hook.State), measures the part spent in interrupts and
+//     preemption (the machine's load), notes a measured drain time well
+//     above the sampled CPU time, and says plainly when the profile
+//     cannot explain the difference (too few samples, spread thin,
+//     within sampling error).
 //
 // # Use from the engine (the profiled trial of a variant)
 //

@@ -297,3 +297,28 @@ func TestPairingShapes(t *testing.T) {
 		})
 	}
 }
+
+// TestAttributeInterruptions: timer interrupts and preemption that hit
+// one variant's drain more often (a loaded machine) show as such, apart
+// from either method's work.
+func TestAttributeInterruptions(t *testing.T) {
+	a, b := liveShape()
+	ub := []string{loopFn, recvFrom, "syscall.RawSyscall6", sys6}
+	b.Profile.Stacks = append(b.Profile.Stacks, stackUK(400, ub, []string{"asm_sysvec_apic_timer_interrupt", "irqentry_exit_to_user_mode", "schedule", "__schedule", "finish_task_switch.isra.0"}))
+	b.Drain += 100 * 1_000_000 // 400 samples at 0.25 ns/call
+	at, err := Attribute(a, b, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at.InterruptedA != 300 || at.InterruptedB != 700 || !near(at.Interrupted.Value, -100, 1e-9) || !at.Interrupted.Significant() {
+		t.Errorf("interrupted %d vs %d, %+v; want 300 vs 700, -100 and significant", at.InterruptedA, at.InterruptedB, at.Interrupted)
+	}
+	want := "  of all this, interrupts, softirqs and preemption during the drain: -100 ns/call (95% "
+	if text := at.Text(); !strings.Contains(text, want) || !strings.Contains(text, "; 300 vs 700 samples): the machine's load, not either side's work\n") {
+		t.Errorf("text lacks %q…:\n%s", want, text)
+	}
+	a, b = liveShape()
+	if at, _ := Attribute(a, b, Options{}); !strings.Contains(at.Text(), "during the drain: +0.0 ns/call (95% -12 to 12; 300 vs 300 samples): within sampling error\n") {
+		t.Errorf("equal interruptions are not called noise:\n%s", at.Text())
+	}
+}
