@@ -146,13 +146,14 @@ type Attribution struct {
 	Entry EntryPaths
 	// Own and Shared split the rest of Total: Own is the work only one
 	// variant does (A's minus B's), Shared the difference of the work
-	// both do. Own + Entry.Diff + Shared = Total exactly.
+	// both do.
 	Own, Shared Interval
 	// Interrupted is the cost of the drain samples taken inside an
-	// interruption (isInterruption: hardware interrupts, softirqs,
-	// preemption and signals on the way back to user space), in any
-	// part, A − B, and InterruptedA/B their counts: the machine's load,
-	// not either variant's work.
+	// interruption (interruptionFrames: hardware interrupts, softirqs,
+	// preemption and signals on the way back to user space), A − B, and
+	// InterruptedA/B their counts: the machine's load, not either
+	// variant's work. Own + Entry.Diff + Shared + Interrupted = Total
+	// exactly.
 	Interrupted                Interval
 	InterruptedA, InterruptedB uint64
 	// Seats are the seats of Own (Kind SeatOwn), then of Shared.
@@ -258,8 +259,11 @@ func (o Options) withDefaults() Options {
 //     samples that reach one, or in a quarter of its own run samples.
 //     copy_msghdr_from_user reaches one only through the rare
 //     import_iovec → import_ubuf and is not one.
-//  4. Each drain sample then falls in exactly one part, reading its
-//     stack from the outside in: entry code when it ends inside runs
+//  4. Each drain sample then falls in exactly one part: interrupted
+//     when its stack holds an interrupt, softirq or return-to-user work
+//     (preemption, signals), which is the machine's load and not the
+//     method's; else, reading its stack from the outside in: entry code
+//     when it ends inside runs
 //     of entry functions; own work when a run holds a function that is
 //     not an entry function (the seat root is that function) or an
 //     entry run calls an unpaired callee (the root is that callee:
@@ -268,8 +272,9 @@ func (o Options) withDefaults() Options {
 //     with the entry frames taken out, so both variants' callees line
 //     up under the same callers.
 //
-// Own, Entry.Diff and Shared add up to Total. Entry functions are never
-// seats; the entry paths' own code is reported as a whole.
+// Own, Entry.Diff, Shared and Interrupted add up to Total. Entry
+// functions are never seats; the entry paths' own code and the
+// interruptions are reported as wholes.
 //
 // # Seats
 //

@@ -64,6 +64,9 @@ func splitDrain(sa, sb *side) *split {
 		var own, shared, entry []cstack
 		sp.chains[i] = map[string]uint64{}
 		for _, st := range s.stacks {
+			if isInterruption(st.full) {
+				continue // counted by Attribute as Interrupted
+			}
 			p, root, drop := sp.classify(st.full)
 			switch p {
 			case partOwn:

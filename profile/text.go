@@ -12,8 +12,8 @@ import (
 // ("+612 ns/call (95% 580 to 640) in ___sys_recvmsg →
 // copy_msghdr_from_user (1203 vs 0 samples, 250 vs 0 self)"); the shared
 // path's different cost, with its seats or why it has none (within
-// sampling error, or spread over its functions); the part of it all
-// spent in interrupts and preemption (load, not work); how much the seats
+// sampling error, or spread over its functions); the cost of interrupts
+// and preemption during the drain (load, not work); how much the seats
 // explain or why the profile cannot; and the known hooks with their
 // option's state.
 func (at Attribution) Text() string {
@@ -37,7 +37,7 @@ func (at Attribution) Text() string {
 	}
 	if at.InterruptedA+at.InterruptedB > 0 {
 		iv := at.Interrupted
-		fmt.Fprintf(&b, "  of all this, interrupts, softirqs and preemption during the drain: %s ns/call (95%% %s to %s; %d vs %d samples)",
+		fmt.Fprintf(&b, "  interrupts, softirqs and preemption during the drain: %s ns/call (95%% %s to %s; %d vs %d samples)",
 			signed(iv.Value), num(iv.Lo), num(iv.Hi), at.InterruptedA, at.InterruptedB)
 		if iv.Significant() {
 			b.WriteString(": the machine's load, not either side's work\n")
