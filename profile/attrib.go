@@ -159,9 +159,9 @@ type Attribution struct {
 	// Seats are the seats of Own (Kind SeatOwn), then of Shared.
 	Seats []Seat
 	Hooks []HookCost
-	// Explained is the sum of the seats' Diff and, when it is
-	// significant and at least MinShare of |Total|, Entry.Diff, over
-	// Total.
+	// Explained is the sum of the seats' Diff and of Entry.Diff and
+	// Interrupted when each is significant and at least MinShare of
+	// |Total|, over Total.
 	Explained float64
 	// Unexplained is "" when the seats explain the difference, else why
 	// the profile cannot: too few samples, or a difference spread thin.
@@ -339,6 +339,9 @@ func Attribute(a, b Variant, opt Options) (Attribution, error) {
 	entryCounts := at.Entry.Diff.Significant() && math.Abs(at.Entry.Diff.Value) >= minNs
 	if entryCounts {
 		sum += at.Entry.Diff.Value
+	}
+	if at.Interrupted.Significant() && math.Abs(at.Interrupted.Value) >= minNs {
+		sum += at.Interrupted.Value // explained, as load
 	}
 	if at.Total != 0 {
 		at.Explained = sum / at.Total

@@ -300,21 +300,35 @@ func TestPairingShapes(t *testing.T) {
 
 // TestAttributeInterruptions: timer interrupts and preemption that hit
 // one variant's drain more often (a loaded machine) show as such, apart
-// from either method's work.
+// from either method's work; an interrupt entry right below the Go
+// wrappers pairs nothing.
 func TestAttributeInterruptions(t *testing.T) {
 	a, b := liveShape()
-	ub := []string{loopFn, recvFrom, "syscall.RawSyscall6", sys6}
-	b.Profile.Stacks = append(b.Profile.Stacks, stackUK(400, ub, []string{"asm_sysvec_apic_timer_interrupt", "irqentry_exit_to_user_mode", "schedule", "__schedule", "finish_task_switch.isra.0"}))
-	b.Drain += 100 * 1_000_000 // 400 samples at 0.25 ns/call
+	irq := []string{"asm_sysvec_apic_timer_interrupt", "irqentry_exit_to_user_mode", "schedule", "__schedule", "finish_task_switch.isra.0"}
+	ua, ub := []string{loopFn, recvMsg}, []string{loopFn, recvFrom, "syscall.RawSyscall6", sys6}
+	a.Profile.Stacks = append(a.Profile.Stacks, stackUK(40, ua, irq))
+	a.Drain += 10 * 1_000_000 // 40 samples at 0.25 ns/call
+	b.Profile.Stacks = append(b.Profile.Stacks, stackUK(200, ub[:2], irq), stackUK(200, ub, irq))
+	b.Drain += 100 * 1_000_000 // 400 samples
 	at, err := Attribute(a, b, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if at.InterruptedA != 300 || at.InterruptedB != 700 || !near(at.Interrupted.Value, -100, 1e-9) || !at.Interrupted.Significant() {
-		t.Errorf("interrupted %d vs %d, %+v; want 300 vs 700, -100 and significant", at.InterruptedA, at.InterruptedB, at.Interrupted)
+	if at.InterruptedA != 340 || at.InterruptedB != 700 || !near(at.Interrupted.Value, -90, 1e-9) || !at.Interrupted.Significant() {
+		t.Errorf("interrupted %d vs %d, %+v; want 340 vs 700, -90 and significant", at.InterruptedA, at.InterruptedB, at.Interrupted)
 	}
-	want := "  interrupts, softirqs and preemption during the drain: -100 ns/call (95% "
-	if text := at.Text(); !strings.Contains(text, want) || !strings.Contains(text, "; 300 vs 700 samples): the machine's load, not either side's work\n") {
+	if sum := at.Own.Value + at.Entry.Diff.Value + at.Shared.Value + at.Interrupted.Value; !near(sum, at.Total, 1e-9) {
+		t.Errorf("parts add up to %v, total %v", sum, at.Total)
+	}
+	if strings.Contains(strings.Join(at.Entry.Via, " "), "asm_sysvec") {
+		t.Errorf("an interrupt entry pairs the entry paths: %v", at.Entry.Via)
+	}
+	// Explained counts the interruptions as explained (as load).
+	if !near(at.Explained, (957.5+99.75+100+187.75-90)/1220, 1e-9) {
+		t.Errorf("explained %v", at.Explained)
+	}
+	want := "  interrupts, softirqs and preemption during the drain: -90 ns/call (95% "
+	if text := at.Text(); !strings.Contains(text, want) || !strings.Contains(text, "; 340 vs 700 samples): the machine's load, not either side's work\n") {
 		t.Errorf("text lacks %q…:\n%s", want, text)
 	}
 	a, b = liveShape()

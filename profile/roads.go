@@ -140,7 +140,8 @@ func (sp *split) pair() {
 	for _, s := range sp.whole {
 		for _, st := range s.stacks {
 			for _, r := range sp.runs(st.full) {
-				if x, y, ok := ends(st.full, r); ok {
+				// An interrupt entry below a run is no callee of it.
+				if x, y, ok := ends(st.full, r); ok && !(y.kernel && hasPrefix(interruptionFrames, BaseName(y.name))) {
 					queries[pairKey{x, y}] = true
 				}
 			}
