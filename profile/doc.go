@@ -29,22 +29,22 @@
 //   - Attribute converts each function's share of a variant's drain
 //     samples into ns per call with that variant's measured calls and
 //     drain time, takes the differences A − B with 95% intervals, and
-//     splits the difference in three parts that add up to it: the
-//     entry paths' own code (each method's syscall functions, paired
-//     through the callees both reach, so that __sys_recvfrom and
+//     splits the difference in four parts that add up to it: the entry
+//     paths' own code (each method's syscall functions, paired through
+//     the callees both reach, so that __sys_recvfrom and
 //     ____sys_recvmsg are never taken for the source of a difference
-//     that is mostly shared work below them), the work only one side
-//     does (recvmsg's ___sys_recvmsg → copy_msghdr_from_user), and the
-//     shared path at a different cost (sock_recvmsg below both). It
-//     finds the seats of the last two in the call tree, names known
-//     hardening and debug hooks (Hooks, HookAt:
-//     CONFIG_HARDENED_USERCOPY, init_on_alloc/free, KASAN, KCSAN,
-//     lockdep) with whether their option is on in the profiled kernel
-//     (Hook.State), measures the part spent in interrupts and
-//     preemption (the machine's load), notes a measured drain time well
-//     above the sampled CPU time, and says plainly when the profile
-//     cannot explain the difference (too few samples, spread thin,
-//     within sampling error).
+//     that is mostly shared work below them); the work only one side
+//     does (recvmsg's ___sys_recvmsg → copy_msghdr_from_user); the
+//     shared path at a different cost (sock_recvmsg below both); and
+//     interrupts, softirqs and preemption during the drain (the
+//     machine's load). It finds the seats of own and shared work in
+//     the call tree, names known hardening and debug hooks (Hooks,
+//     HookAt: CONFIG_HARDENED_USERCOPY, init_on_alloc/free, KASAN,
+//     KCSAN, lockdep) with whether their option is on in the profiled
+//     kernel (Hook.State), notes a measured drain time well above the
+//     sampled CPU time, and says plainly when the profile cannot
+//     explain the difference (too few samples, spread thin, within
+//     sampling error).
 //
 // # Use from the engine (the profiled trial of a variant)
 //
