@@ -240,7 +240,7 @@ func WriteKernel(w io.Writer, k *Kernel) error {
 	k.writeCosts(&b)
 	for _, d := range k.Diffs {
 		b.WriteByte('\n')
-		writeDiff(&b, d)
+		b.WriteString(d.Text())
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -319,7 +319,15 @@ func change(from, to float64) float64 {
 	return (to - from) / from
 }
 
-func writeDiff(b *strings.Builder, d KernelDiff) {
+// Text is the attribution's text (profile.Attribution.Text) and the
+// kernel functions that differ most, one line each; or why there is none.
+func (d KernelDiff) Text() string {
+	var b strings.Builder
+	d.write(&b)
+	return b.String()
+}
+
+func (d KernelDiff) write(b *strings.Builder) {
 	if d.Err != "" {
 		fmt.Fprintf(b, "%s − %s: the profile cannot explain it: %s\n", d.A, d.B, d.Err)
 		return
