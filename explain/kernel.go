@@ -101,6 +101,7 @@ func KernelOf(s *results.Summary, read func(name string) ([]byte, error)) *Kerne
 	for _, vp := range s.Profiles {
 		k.Variants = append(k.Variants, LoadVariant(s, vp, read))
 	}
+	k.Notes = sharedNotes(k.Variants)
 	var ok []ProfiledVariant
 	for _, v := range k.Variants {
 		if v.Profile != nil {
@@ -114,6 +115,24 @@ func KernelOf(s *results.Summary, read func(name string) ([]byte, error)) *Kerne
 		k.Notes = append(k.Notes, fmt.Sprintf("one variant profiled (%s): no other variant to attribute a difference against; its drain's own costliest kernel functions follow", ok[0].VariantProfile.Variant))
 	}
 	return k
+}
+
+// sharedNotes moves the notes every variant has (the run's: what the
+// sampler fell back to) out of the variants and returns them.
+func sharedNotes(vs []ProfiledVariant) []string {
+	if len(vs) < 2 {
+		return nil
+	}
+	var shared []string
+	for _, n := range vs[0].Notes {
+		if !slices.ContainsFunc(vs[1:], func(v ProfiledVariant) bool { return !slices.Contains(v.Notes, n) }) {
+			shared = append(shared, n)
+		}
+	}
+	for i := range vs {
+		vs[i].Notes = slices.DeleteFunc(slices.Clone(vs[i].Notes), func(n string) bool { return slices.Contains(shared, n) })
+	}
+	return shared
 }
 
 // LoadVariant reads vp's pprof profile with read and makes it a side of

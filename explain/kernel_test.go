@@ -19,6 +19,11 @@ import (
 func TestKernelLiveFixture(t *testing.T) {
 	dir := t.TempDir()
 	s := testutil.ProfiledSummary(t, dir, map[string]string{"recvfrom": "recvfrom", "recvmsg": "recvmsg"})
+	// The run's own note (the sampler's fallback) is printed once, a
+	// variant's own under it.
+	fallback := "event auto: cycles not supported; sampled cpu-clock instead"
+	s.Profiles[0].Notes = []string{fallback}
+	s.Profiles[1].Notes = []string{"recvmsg's own note", fallback}
 	testutil.WriteSummary(t, dir, s)
 	k, err := KernelDir(dir)
 	if err != nil {
@@ -53,6 +58,9 @@ func TestKernelLiveFixture(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
+	if strings.Count(out, fallback) != 1 || !strings.Contains(out, "  note: "+fallback+"\n") || !strings.Contains(out, "    note: recvmsg's own note\n") {
+		t.Errorf("notes: the run's once at the top, the variant's under it:\n%s", out)
+	}
 	for _, want := range []string{
 		"recvmsg − recvfrom: ",
 		"___sys_recvmsg → copy_msghdr_from_user (",
