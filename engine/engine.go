@@ -536,7 +536,7 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 		applied := &r.applied
 		ready := make(chan struct{})
 		var bindErr error
-		th, err := rt.Start(rt.Sched{CPUs: []int{r.spec.CPU}, Policy: schedPolicy(r.spec.Policy), Priority: r.spec.Priority,
+		th, err := rt.Start(rt.Sched{CPUs: []int{int(r.spec.CPU)}, Policy: schedPolicy(r.spec.Policy), Priority: r.spec.Priority,
 			Mlock: true, AllowDegraded: opt.AllowDegraded}, func(a rt.Applied) {
 			*applied = a
 			bindErr = r.clock.Bind() // the thread's own cycle counter, now that it is pinned
