@@ -37,6 +37,11 @@ type Options struct {
 	// AllowDegraded runs without a missing privilege (SCHED_OTHER instead of
 	// FIFO, unpinned, memory unlocked) and marks results degraded.
 	AllowDegraded bool
+	// Unmet are the scenario's requirements this machine does not meet
+	// (Requirements, as Unmet.String()), when --allow-degraded runs it
+	// anyway: Run marks the summary degraded with one reason each,
+	// "requirement not met: …".
+	Unmet []string
 	// OutDir is the results directory (must exist); per-wakeup logs go there.
 	OutDir string
 	// Log receives one line per trial phase; nil discards.
@@ -98,6 +103,10 @@ func Run(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt 
 	}
 	sum := &report.Summary{Version: 1, Scenario: spec.Name, File: spec.File, Start: time.Now(),
 		Clock: report.ClockInfo{Kind: ci.Kind, Unit: ci.Unit(), Hz: ci.Hz, Invariant: ci.Invariant, Note: ci.Note, Fallbacks: ci.Fallbacks}}
+	for _, u := range opt.Unmet {
+		sum.Degraded = true
+		sum.DegradedReasons = appendUnique(sum.DegradedReasons, "requirement not met: "+u)
+	}
 	// Every locked thread of a trial (readers sleep in raw syscalls and keep
 	// their P) gets a P of its own, so the Go scheduler never multiplexes
 	// them: the kernel alone schedules our threads.

@@ -174,3 +174,7 @@ func shorten(s string, n int) string {
 // sched_getaffinity(2) of the calling thread, which taskset and a
 // container's cpuset narrow. nil when the call fails.
 func AllowedCPUs() []int { return allowedCPUs() }
+
+// FormatCPUList formats sorted, unique CPUs as the kernel's CPU lists do:
+// "0-3,8" (the format of /sys/devices/system/cpu/online and cpusets).
+func FormatCPUList(cpus []int) string { return formatCPUList(cpus) }

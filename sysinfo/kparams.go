@@ -28,6 +28,10 @@ type Param struct {
 	// "init_on_alloc=1 on the command line", "not on the command line, so
 	// CONFIG_INIT_ON_ALLOC_DEFAULT_ON (not set): off".
 	Why string `json:"why"`
+	// Missing names the config option without which the feature is off
+	// whatever the command line says ("CONFIG_HARDENED_USERCOPY"), "" when
+	// none is missing.
+	Missing string `json:"missing,omitempty"`
 }
 
 // boolParam is what rtload knows of one boolean kernel parameter.
@@ -59,6 +63,18 @@ var boolParams = map[string]boolParam{
 	"hardened_usercopy": {needs: "CONFIG_HARDENED_USERCOPY", dflt: "CONFIG_HARDENED_USERCOPY_DEFAULT_ON", absentOn: true},
 	// init/main.c, since 5.13.
 	"randomize_kstack_offset": {needs: "CONFIG_RANDOMIZE_KSTACK_OFFSET", dflt: "CONFIG_RANDOMIZE_KSTACK_OFFSET_DEFAULT"},
+}
+
+// DefaultParam returns the boolean parameter whose default the config
+// option gives ("CONFIG_INIT_ON_ALLOC_DEFAULT_ON" → "init_on_alloc"), or
+// "" when rtload knows none.
+func DefaultParam(option string) string {
+	for name, bp := range boolParams {
+		if bp.dflt == option {
+			return name
+		}
+	}
+	return ""
 }
 
 // ParseBool reads a value as the kernel's kstrtobool does: 1, y, Y and on
@@ -124,7 +140,8 @@ func (f *Facts) KernelParam(name string) Param {
 		return p
 	}
 	if bp.needs != "" && cfg[bp.needs] != "y" {
-		p.Known, p.Why = true, "off: "+bp.needs+" is "+configText(cfg, bp.needs)+" in this kernel, so "+name+" has no effect"
+		p.Known, p.Missing = true, bp.needs
+		p.Why = "off: " + bp.needs + " is " + configText(cfg, bp.needs) + " in this kernel, so " + name + " has no effect"
 		return p
 	}
 	v, valid := ParseBool(p.Raw)

@@ -61,6 +61,12 @@ func TestKernelParam(t *testing.T) {
 			}
 		})
 	}
+	if p := (&Facts{KernelConfig: map[string]string{}}).KernelParam("hardened_usercopy"); p.Missing != "CONFIG_HARDENED_USERCOPY" || p.On {
+		t.Errorf("usercopy without its option: %+v", p)
+	}
+	if DefaultParam("CONFIG_INIT_ON_FREE_DEFAULT_ON") != "init_on_free" || DefaultParam("CONFIG_HZ") != "" {
+		t.Errorf("DefaultParam")
+	}
 	// A parameter without a known default is text: given or not.
 	f := &Facts{Cmdline: "nosmt mitigations=auto,nosmt"}
 	if p := f.KernelParam("mitigations"); p.Bool || !p.Given || p.Raw != "auto,nosmt" {
