@@ -205,7 +205,11 @@ type RequirementsError struct {
 
 func (e *RequirementsError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "scenario %s: this machine does not meet %d requirement(s) (--allow-degraded runs anyway and marks the results):", e.Scenario, len(e.Unmet))
+	noun := "requirements"
+	if len(e.Unmet) == 1 {
+		noun = "requirement"
+	}
+	fmt.Fprintf(&b, "scenario %s: this machine does not meet %d %s (--allow-degraded runs anyway and marks the results):", e.Scenario, len(e.Unmet), noun)
 	for _, u := range e.Unmet {
 		b.WriteString("\n  - " + u.String())
 	}

@@ -69,7 +69,7 @@ Ctrl-C stops the run early and still writes complete results (exit 130).`,
 	fl.IntVar(&f.repeat, "repeat", 0, "run the whole scenario N times (variants alternating inside each repeat); same as --set rounds=N")
 	fl.StringArrayVar(&f.sets, "set", nil, "override a scenario field: path=value, e.g. readers[0].method=recvmsg (repeatable)")
 	fl.StringVar(&f.out, "out", "", "results directory (default results/<scenario>-<timestamp>)")
-	fl.BoolVar(&f.allowDegraded, "allow-degraded", false, "run without missing privileges (SCHED_OTHER, unpinned, unlocked memory) and mark results degraded")
+	fl.BoolVar(&f.allowDegraded, "allow-degraded", false, "run without missing privileges (SCHED_OTHER, unpinned, unlocked memory) or unmet requirements, and mark results degraded")
 	fl.BoolVar(&f.noWakeupLog, "no-wakeup-log", false, "do not write the per-wakeup CSV logs")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar")
 	return cmd
@@ -103,6 +103,11 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 	out := cmd.OutOrStdout()
 	errw := cmd.ErrOrStderr()
 	// Every refusal comes before anything is printed or created.
+	env := sysinfo.Gather()
+	unmet, err := fitMachine(errw, spec, trials, &env, f.allowDegraded)
+	if err != nil {
+		return err
+	}
 	var srv *exporter.Server
 	if f.metricsAddr != "" {
 		if srv, err = exporter.Listen(f.metricsAddr, false); err != nil {
@@ -157,7 +162,7 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 		}
 	}()
 
-	opt := engine.Options{AllowDegraded: f.allowDegraded, OutDir: dir, NoWakeupLog: f.noWakeupLog}
+	opt := engine.Options{AllowDegraded: f.allowDegraded, OutDir: dir, NoWakeupLog: f.noWakeupLog, Unmet: unmet}
 	var bar *progressbar.ProgressBar
 	if !f.quiet && spec.Interval == 0 && term.IsTerminal(int(os.Stderr.Fd())) {
 		bar = progressbar.NewOptions(1000, progressbar.OptionSetWriter(errw), progressbar.OptionSetWidth(30),
@@ -169,7 +174,6 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 	} else if !f.quiet {
 		opt.Log = errw
 	}
-	env := sysinfo.Gather()
 	live := newLiveLine(errw, term.IsTerminal(int(os.Stderr.Fd())))
 	opt.OnInterval = live.update
 	opt.OnCheckpoint = func(s *report.Summary) {
