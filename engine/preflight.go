@@ -194,7 +194,9 @@ type Unmet struct {
 }
 
 // String is "requirement: have; to meet it: fix".
-func (u Unmet) String() string { return fmt.Sprintf("%s: %s; to meet it: %s", u.Requirement, u.Have, u.Fix) }
+func (u Unmet) String() string {
+	return fmt.Sprintf("%s: %s; to meet it: %s", u.Requirement, u.Have, u.Fix)
+}
 
 // RequirementsError is a scenario's requirements this machine does not
 // meet, every one. It matches rt.ErrNotSupported (rtload exits 3).
