@@ -186,25 +186,23 @@ func (s *Spec) ResolveCPUs(allowed []int) ([]CPUChoice, error) {
 	return choices, nil
 }
 
-// cpuListText formats sorted, unique CPUs the kernel's way: "0-3,8".
+// cpuListText lists CPUs for a message, "0,1,2,3": the first
+// maxListed, then how many there are in all (the kernel's "0-3" ranges
+// are rt's and sysinfo's to print; this package is stdlib only).
 func cpuListText(cpus []int) string {
-	var b strings.Builder
-	for i := 0; i < len(cpus); i++ {
-		start := i
-		for i+1 < len(cpus) && cpus[i+1] == cpus[i]+1 {
-			i++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.Itoa(cpus[start]))
-		if i > start {
-			b.WriteByte('-')
-			b.WriteString(strconv.Itoa(cpus[i]))
-		}
-	}
-	if b.Len() == 0 {
+	if len(cpus) == 0 {
 		return "none"
 	}
-	return b.String()
+	parts := make([]string, 0, min(len(cpus), maxListed))
+	for _, c := range cpus[:min(len(cpus), maxListed)] {
+		parts = append(parts, strconv.Itoa(c))
+	}
+	s := strings.Join(parts, ",")
+	if len(cpus) > maxListed {
+		s += fmt.Sprintf(",… (%d CPUs)", len(cpus))
+	}
+	return s
 }
+
+// maxListed bounds the CPUs a message lists.
+const maxListed = 16

@@ -37,9 +37,13 @@ func TestChooseCPUs(t *testing.T) {
 		// Only the housekeeping CPU is left: it is shared, not refused.
 		{"only the reserved CPU left", []int{0, 1}, nil, []Reader{rd("f", 1), rd("a", CPUAuto)}, []int{0}, ""},
 		{"every CPU has a reader", []int{0, 1}, nil, []Reader{rd("f", 0), rd("g", 1), rd("a", CPUAuto)}, nil,
-			"readers[2].cpu: auto: every allowed CPU (0-1) already has a reader"},
+			"readers[2].cpu: auto: every allowed CPU (0,1) already has a reader"},
 		{"one CPU, taken by a fixed reader", []int{0}, nil, []Reader{rd("f", 0), rd("a", CPUAuto)}, nil,
 			"auto: every allowed CPU (0) already has a reader"},
+		{"a large machine's set is listed in part", []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17}, nil,
+			[]Reader{rd("a", 0), rd("b", 1), rd("c", 2), rd("d", 3), rd("e", 4), rd("f", 5), rd("g", 6), rd("h", 7), rd("i", 8), rd("j", 9),
+				rd("k", 10), rd("l", 11), rd("m", 12), rd("n", 13), rd("o", 14), rd("p", 15), rd("q", 16), rd("r", 17), rd("z", CPUAuto)},
+			nil, "every allowed CPU (0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,… (18 CPUs)) already has a reader"},
 		{"allowed unknown", nil, nil, []Reader{rd("a", CPUAuto)}, nil, "auto: the CPUs this process may use are unknown"},
 		// No auto reader: nothing to choose, whatever the set.
 		{"fixed readers only", nil, nil, []Reader{rd("f", 5)}, nil, ""},
