@@ -167,4 +167,3 @@ func goToolPprof(t *testing.T, path string) {
 	}
 	t.Logf("go tool pprof -top -tagfocus=phase=drain:\n%s", out)
 }
-
