@@ -121,7 +121,8 @@ func TestProfiledRun(t *testing.T) {
 			}
 		}
 	}
-	if kernel == 0 || unknown*10 > kernel || recvmsg*2 < vp.DrainSamples {
+	// A quarter at least: -race slows the drain's Go code, not the kernel's.
+	if kernel == 0 || unknown*10 > kernel || recvmsg*4 < vp.DrainSamples {
 		t.Errorf("%d kernel frames, %d unresolved; %d samples through recvmsg's kernel functions of %d in the drain", kernel, unknown, recvmsg, vp.DrainSamples)
 	}
 	folded, err := os.ReadFile(filepath.Join(dir, vp.Folded))
