@@ -24,6 +24,7 @@ import (
 	"github.com/rtload/rtload/noise"
 	"github.com/rtload/rtload/pace"
 	"github.com/rtload/rtload/probe"
+	"github.com/rtload/rtload/profile/sampler"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/rt"
@@ -71,6 +72,8 @@ type Options struct {
 	Kernel   string
 	// checkpoint wraps OnCheckpoint with the run's summary so far.
 	checkpoint func(results.Trial)
+	// profiles holds the run's profiled trials' samples (profile.go).
+	profiles *profileSet
 	// Run-wide interval and spike logs, opened by the first trial needing them.
 	intervals, spikes *results.JSONL
 }
@@ -122,11 +125,19 @@ func Run(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt 
 		return nil, fmt.Errorf("clock: %w", err)
 	}
 	ci := clock.Info()
+	profs, trials, profDegraded, err := newProfileSet(trials, ci.Hz, opt.AllowDegraded)
+	if err != nil {
+		return nil, err
+	}
+	opt.profiles = profs
 	if opt.Exporter != nil {
 		opt.Exporter.SetRunInfo(spec.Name, fmt.Sprintf("%s %.0f Hz", ci.Kind, ci.Hz), opt.Kernel)
 	}
 	sum := &results.Summary{Version: results.SummaryVersion, Scenario: spec.Name, File: spec.File, Start: time.Now(),
 		Clock: results.ClockInfo{Kind: ci.Kind, Unit: ci.Unit(), Hz: ci.Hz, Invariant: ci.Invariant, Note: ci.Note, Fallbacks: ci.Fallbacks}}
+	if profDegraded != "" {
+		sum.Degraded, sum.DegradedReasons = true, []string{profDegraded}
+	}
 	for _, u := range opt.Unmet {
 		sum.Degraded = true
 		sum.DegradedReasons = appendUnique(sum.DegradedReasons, "requirement not met: "+u)
@@ -204,7 +215,13 @@ func Run(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt 
 			tns = ns
 		}
 		res, degraded, err := runTrial(ctx, tr, len(trials), clock, tns, &opt)
-		if res != nil {
+		switch {
+		case res != nil && tr.Profiled:
+			sum.ProfiledTrials = append(sum.ProfiledTrials, *res)
+			if perr := profs.writeInto(sum, opt.Results); perr != nil && err == nil {
+				err = perr
+			}
+		case res != nil:
 			sum.Trials = append(sum.Trials, *res)
 		}
 		for _, d := range degraded {
@@ -276,6 +293,8 @@ type reader struct {
 	prevDrain                           int64
 	spikesDropped                       uint64 // spikes the spikes.jsonl cap kept out
 	traceFiles                          []*os.File
+	// sampler samples the reader's call chains in a profiled trial.
+	sampler *sampler.Sampler
 }
 
 // openCounters opens the perf counters on the reader's thread: software
@@ -364,7 +383,7 @@ func gcCycles() uint32 {
 
 func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clock, ns *netns.NS, opt *Options) (res *results.Trial, degraded []string, err error) {
 	sp := &tr.Spec // the trial's own copy
-	res = &results.Trial{Index: tr.Index, Round: tr.Round, Variant: tr.Variant, Overrides: variantSet(sp, tr.Variant)}
+	res = &results.Trial{Index: tr.Index, Round: tr.Round, Variant: tr.Variant, Profiled: tr.Profiled, Overrides: variantSet(sp, tr.Variant)}
 
 	// Kernel objects, closed on every path.
 	groups := map[string]*udp.Group{}
@@ -393,6 +412,7 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 			if r.counters != nil {
 				r.counters.Close()
 			}
+			r.closeProfiler()
 		}
 	}()
 	if ns != nil {
@@ -495,7 +515,7 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 				fmt.Fprintf(opt.Log, "warning: reader %s: breaktrace: %v\n", rs.Name, err)
 			}
 		}
-		if !opt.NoWakeupLog && opt.Results != nil {
+		if !opt.NoWakeupLog && opt.Results != nil && !tr.Profiled {
 			r.logBase = results.WakeupLogBase(tr.Index, tr.Variant, tr.Round, rs.Name)
 			r.log, err = results.CreateWakeupLog(results.WakeupLogConfig{Dir: opt.Results, Base: r.logBase,
 				ChunkBytes: int64(sp.LogChunk), LimitBytes: int64(sp.LogLimit), Compress: sp.LogChunk > 0})
@@ -605,6 +625,12 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 			break
 		}
 		r.openCounters()
+		if tr.Profiled {
+			if err := r.startProfiler(opt.profiles, sp.Profile.Frequency, measureFrom, measureUntil); err != nil {
+				startErr = fmt.Errorf("reader %s: %w", r.spec.Name, err)
+				break
+			}
+		}
 		for _, d := range r.applied.Degraded {
 			degraded = append(degraded, fmt.Sprintf("reader %s: %s", r.spec.Name, d))
 		}
@@ -664,6 +690,9 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 	if opt.Exporter != nil {
 		opt.Exporter.SetTrial(tr.Index)
 	}
+	if tr.Profiled { // measured under the sampler: no interval records, live lines or checkpoints
+		w.onIv, w.onCheckpoint, w.exporter = nil, nil, nil
+	}
 	if sp.Interval > 0 {
 		w.yield, w.heapBase, w.headroom = yield, heapBase, opt.GCHeadroom
 		if w.headroom == 0 {
@@ -673,7 +702,7 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 	for _, n := range noises {
 		w.noises = append(w.noises, noiseView{n})
 	}
-	if opt.Results != nil && sp.Interval > 0 {
+	if opt.Results != nil && sp.Interval > 0 && !tr.Profiled {
 		if opt.intervals == nil {
 			if opt.intervals, err = opt.Results.CreateJSONL(results.IntervalsFile, 0); err != nil {
 				startErr = err
@@ -681,7 +710,7 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 		}
 		w.intervals = opt.intervals
 	}
-	if opt.Results != nil && hasThreshold(sp) {
+	if opt.Results != nil && hasThreshold(sp) && !tr.Profiled {
 		if opt.spikes == nil {
 			if opt.spikes, err = opt.Results.CreateJSONL(results.SpikesFile, results.SpikesLimit); err != nil {
 				startErr = err
@@ -813,6 +842,9 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 		}
 	}
 	collect(res, sp, senders, readers)
+	if tr.Profiled {
+		opt.profiles.add(res, readers) // the readers and the writer have ended
+	}
 	for _, r := range readers {
 		if r.loop.Errno != 0 {
 			return res, degraded, fmt.Errorf("reader %s: clock_nanosleep: %w", r.spec.Name, unix.Errno(r.loop.Errno))
