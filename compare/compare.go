@@ -46,6 +46,9 @@ type Result struct {
 	// Metrics: the headline metrics, per column (and per probe), in column
 	// order.
 	Metrics []Metric `json:"metrics"`
+	// Profiles compare each profiled variant's kernel profile run against
+	// run (profile.go); empty unless two runs profiled a variant.
+	Profiles []ProfileDiff `json:"profiles,omitempty"`
 }
 
 // RunInfo describes one compared run.
@@ -202,6 +205,7 @@ func Compare(runs []Run) (*Result, error) {
 	}
 	subjects = append(subjects, probeSubjects(runs)...)
 	res.Metrics = metrics(subjects, len(runs))
+	res.Profiles = profileDiffs(runs)
 	return res, nil
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rtload/rtload/net/udp"
 	"github.com/rtload/rtload/probe"
+	"github.com/rtload/rtload/profile/sampler"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/rt"
@@ -57,10 +58,12 @@ type reader struct {
 	traceFiles                          []*os.File
 	traceDir                            string // tracefs directory breaktrace writes to
 	traceNoted                          bool   // the writer said tracing stopped
+	// sampler samples the reader's call chains in a profiled trial.
+	sampler *sampler.Sampler
 }
 
 // cpu is the CPU the reader is pinned to.
-func (r *reader) cpu() int { return r.spec.CPU }
+func (r *reader) cpu() int { return int(r.spec.CPU) }
 
 // wakeupRingSize is how many wakeup records a reader's ring holds between
 // two writer polls (50 ms apart): 1<<14 covers a 3 µs period.
@@ -69,7 +72,8 @@ const wakeupRingSize = 1 << 14
 // newReader builds reader i of the trial (spec rs) over the sockets of
 // eps: its receiver, drain, loop and, with intervals, the handoff; with
 // breaktrace the ftrace files (a failure is a warning on log: the run goes
-// on without); and its wakeup log in dir (nil: none). bufSize is the
+// on without); and its wakeup log in dir (nil: none; a profiled trial
+// writes none). bufSize is the
 // receive buffer per message.
 func newReader(tr scenario.Trial, i int, eps map[string]*endpoint, bufSize int, clock *rt.Clock, dir *results.Dir, log io.Writer) (*reader, error) {
 	sp := &tr.Spec
@@ -98,7 +102,7 @@ func newReader(tr scenario.Trial, i int, eps map[string]*endpoint, bufSize int, 
 			fmt.Fprintf(log, "warning: reader %s: breaktrace: %v\n", rs.Name, err)
 		}
 	}
-	if dir != nil {
+	if dir != nil && !tr.Profiled {
 		cfg := wakeupLogConfig(dir, tr, rs)
 		r.logBase = cfg.Base
 		if r.log, err = results.CreateWakeupLog(cfg); err != nil {
@@ -141,7 +145,7 @@ func wakeupLogConfig(dir *results.Dir, tr scenario.Trial, rs scenario.Reader) re
 // readerSched is a reader thread's scheduling: the scenario's policy and
 // priority, pinned to its CPU, memory locked.
 func readerSched(rs scenario.Reader, allowDegraded bool) rt.Sched {
-	return rt.Sched{CPUs: []int{rs.CPU}, Policy: schedPolicy(rs.Policy), Priority: rs.Priority, Mlock: true, AllowDegraded: allowDegraded}
+	return rt.Sched{CPUs: []int{int(rs.CPU)}, Policy: schedPolicy(rs.Policy), Priority: rs.Priority, Mlock: true, AllowDegraded: allowDegraded}
 }
 
 // bucketLayout is the scenario's per-call bucket layout.
@@ -231,6 +235,7 @@ func (r *reader) close() {
 	if r.counters != nil {
 		r.counters.Close()
 	}
+	r.closeProfiler()
 }
 
 // openCounters opens the perf counters on the reader's thread: software

@@ -23,6 +23,11 @@ type Options struct {
 	// AllowDegraded runs without a missing privilege (SCHED_OTHER instead of
 	// FIFO, unpinned, memory unlocked) and marks results degraded.
 	AllowDegraded bool
+	// Unmet are the scenario's requirements this machine does not meet
+	// (Requirements, as Unmet.String()), when --allow-degraded runs it
+	// anyway: Run marks the summary degraded with one reason each,
+	// "requirement not met: …".
+	Unmet []string
 	// OutDir is the results directory (must exist); per-wakeup logs go there.
 	OutDir string
 	// Results, when set, is OutDir already open (results.CreateDir): every
@@ -80,7 +85,7 @@ func Run(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt 
 	if err := checkLayouts(trials); err != nil {
 		return nil, err
 	}
-	r, err := newRun(spec, trials, opt)
+	r, trials, err := newRun(spec, trials, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -103,6 +108,9 @@ type run struct {
 	// intervals and spikes are the run-wide interval and spike logs,
 	// opened by the first trial needing each (intervalLog, spikeLog).
 	intervals, spikes *results.JSONL
+	// profiles holds the profiled trials' samples (profile.go); nil
+	// without profiled trials.
+	profiles *profileSet
 	// ownDir is the results directory Run opened (Options.Results unset);
 	// oldProcs the GOMAXPROCS to restore (0 = unchanged).
 	ownDir   *results.Dir
@@ -110,9 +118,11 @@ type run struct {
 }
 
 // newRun opens what every trial of the run shares: the results directory
-// (unless the caller passed it), the clock, enough Ps for every locked
-// thread, and the private namespace. On error it has closed what it opened.
-func newRun(spec *scenario.Spec, trials []scenario.Trial, opt Options) (*run, error) {
+// (unless the caller passed it), the clock, the profile set, enough Ps for
+// every locked thread, and the private namespace. It returns the trials to
+// run (profiled ones left out when profiling is refused and degraded runs
+// are allowed). On error it has closed what it opened.
+func newRun(spec *scenario.Spec, trials []scenario.Trial, opt Options) (*run, []scenario.Trial, error) {
 	r := &run{opt: opt, ntrials: len(trials)}
 	ok := false
 	defer func() {
@@ -123,31 +133,43 @@ func newRun(spec *scenario.Spec, trials []scenario.Trial, opt Options) (*run, er
 	if r.opt.Results == nil && r.opt.OutDir != "" {
 		d, err := results.OpenDir(r.opt.OutDir)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		r.ownDir, r.opt.Results = d, d
 	}
 	clock, err := rt.NewClock(spec.Clock.String())
 	if err != nil {
-		return nil, fmt.Errorf("clock: %w", err)
+		return nil, nil, fmt.Errorf("clock: %w", err)
 	}
 	r.clock = clock
 	ci := clock.Info()
+	profs, trials, profDegraded, err := newProfileSet(trials, ci.Hz, opt.AllowDegraded)
+	if err != nil {
+		return nil, nil, err
+	}
+	r.profiles, r.ntrials = profs, len(trials)
 	if opt.Exporter != nil {
 		opt.Exporter.SetRunInfo(spec.Name, fmt.Sprintf("%s %.0f Hz", ci.Kind, ci.Hz), opt.Kernel)
 	}
 	r.sum = &results.Summary{Version: results.SummaryVersion, Scenario: spec.Name, File: spec.File, Start: time.Now(),
 		Clock: results.ClockInfo{Kind: ci.Kind, Unit: ci.Unit(), Hz: ci.Hz, Invariant: ci.Invariant, Note: ci.Note, Fallbacks: ci.Fallbacks}}
+	if profDegraded != "" {
+		r.sum.Degraded, r.sum.DegradedReasons = true, []string{profDegraded}
+	}
+	for _, u := range opt.Unmet {
+		r.sum.Degraded = true
+		r.sum.DegradedReasons = appendUnique(r.sum.DegradedReasons, "requirement not met: "+u)
+	}
 	if need := gomaxprocsBudget(trials, runtime.NumCPU()); runtime.GOMAXPROCS(0) < need {
 		r.oldProcs = runtime.GOMAXPROCS(need)
 	}
 	if needsNamespace(trials) {
 		if r.ns, err = openNamespace(r.opt.Log); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	ok = true
-	return r, nil
+	return r, trials, nil
 }
 
 // close releases what newRun and the trials opened for the whole run, in
@@ -176,7 +198,13 @@ func (r *run) runTrials(ctx context.Context, trials []scenario.Trial) (*results.
 		}
 		fmt.Fprintf(r.opt.Log, "trial %d/%d: variant %s, round %d\n", i+1, len(trials), tr.Variant, tr.Round+1)
 		res, degraded, err := newTrial(r, tr).exec(ctx)
-		if res != nil {
+		switch {
+		case res != nil && tr.Profiled:
+			sum.ProfiledTrials = append(sum.ProfiledTrials, *res)
+			if perr := r.profiles.writeInto(sum, r.opt.Results); perr != nil && err == nil {
+				err = perr
+			}
+		case res != nil:
 			sum.Trials = append(sum.Trials, *res)
 		}
 		for _, d := range degraded {

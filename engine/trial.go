@@ -66,7 +66,7 @@ func newTrial(r *run, tr scenario.Trial) *trial {
 	if t.sp.Network.Namespace == scenario.NamespacePrivate {
 		t.ns = r.ns
 	}
-	t.res = &results.Trial{Index: tr.Index, Round: tr.Round, Variant: tr.Variant, Overrides: variantSet(t.sp, tr.Variant)}
+	t.res = &results.Trial{Index: tr.Index, Round: tr.Round, Variant: tr.Variant, Profiled: tr.Profiled, Overrides: variantSet(t.sp, tr.Variant)}
 	if t.ns != nil {
 		t.res.Namespace = t.ns.Name()
 	}
@@ -168,6 +168,11 @@ func (t *trial) start() error {
 		t.degraded = append(t.degraded, d...)
 		if err != nil {
 			return err
+		}
+		if t.tr.Profiled {
+			if err := r.startProfiler(t.run.profiles, t.sp.Profile.Frequency, t.win.from, t.win.until); err != nil {
+				return fmt.Errorf("reader %s: %w", r.spec.Name, err)
+			}
 		}
 	}
 	// Senders run from t0 to the end of the measured window.
@@ -403,6 +408,9 @@ func (t *trial) collect() (*results.Trial, []string, error) {
 		r.closeLog()
 	}
 	collect(res, t.sp, t.senders, t.readers)
+	if t.tr.Profiled {
+		t.run.profiles.add(res, t.readers) // the readers and the writer have ended
+	}
 	for _, r := range t.readers {
 		if r.loop.Errno != 0 {
 			return res, t.degraded, fmt.Errorf("reader %s: clock_nanosleep: %w", r.spec.Name, unix.Errno(r.loop.Errno))

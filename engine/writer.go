@@ -76,7 +76,8 @@ const writerPoll = 50 * time.Millisecond
 
 // newTrialWriter is the writer of trial t, whose readers, senders and
 // noise are built: it opens the run's interval log (soak runs) and spike
-// log (a reader with a threshold) on first use, and for a soak collects
+// log (a reader with a threshold) on first use (a profiled trial writes
+// neither, nor interval records, live lines or checkpoints), and for a soak collects
 // garbage itself once the heap grew by Options.GCHeadroom.
 func newTrialWriter(t *trial) (*trialWriter, error) {
 	opt := &t.run.opt
@@ -89,6 +90,9 @@ func newTrialWriter(t *trial) (*trialWriter, error) {
 	if opt.Exporter != nil {
 		opt.Exporter.SetTrial(t.tr.Index)
 	}
+	if t.tr.Profiled { // measured under the sampler: no interval records, live lines or checkpoints
+		w.onIv, w.onCheckpoint, w.exporter = nil, nil, nil
+	}
 	if t.sp.Interval > 0 {
 		w.yield, w.heapBase, w.headroom = t.yield, t.heapBase, soakHeadroom(opt.GCHeadroom)
 	}
@@ -96,12 +100,12 @@ func newTrialWriter(t *trial) (*trialWriter, error) {
 		w.noises = append(w.noises, noiseView{n})
 	}
 	var err error
-	if t.sp.Interval > 0 {
+	if t.sp.Interval > 0 && !t.tr.Profiled {
 		if w.intervals, err = t.run.intervalLog(); err != nil {
 			return nil, err
 		}
 	}
-	if hasThreshold(t.sp) {
+	if hasThreshold(t.sp) && !t.tr.Profiled {
 		if w.spikes, err = t.run.spikeLog(); err != nil {
 			return nil, err
 		}
@@ -245,6 +249,7 @@ func (w *trialWriter) poll() {
 	for _, r := range w.readers {
 		w.sampleIRQs(r, now)
 		w.drainRing(r)
+		r.drainProfiler()
 		if r.handoff != nil {
 			if set := r.handoff.Take(); set != nil {
 				w.handover(r, set)

@@ -115,6 +115,7 @@ func Report(w io.Writer, s *results.Summary) error {
 	writeNoise(&b, s)
 	b.WriteByte('\n')
 	writeGC(&b, s)
+	writeProfiled(&b, s)
 	_, err = io.WriteString(w, b.String())
 	return err
 }

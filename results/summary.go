@@ -34,8 +34,17 @@ type Summary struct {
 	DegradedReasons []string `json:"degraded_reasons,omitempty"`
 	// Clock says what one tick of every per-call histogram is.
 	Clock ClockInfo `json:"clock"`
-	// Trials in run order (variant × round).
+	// Trials in run order (variant × round): the timed trials, never
+	// measured under a profiler.
 	Trials []Trial `json:"trials"`
+	// ProfiledTrials are the trials run with their readers sampled
+	// (Trial.Profiled; the scenario's profile section), in run order:
+	// kept apart so that no reader of Trials mixes their histograms,
+	// measured under the sampler, with the timed ones. Profiles are
+	// their samples per variant; ProfilerCosts compares their per-call
+	// cost with the timed trials'.
+	ProfiledTrials []Trial          `json:"profiled_trials,omitempty"`
+	Profiles       []VariantProfile `json:"profiles,omitempty"`
 }
 
 // ClockInfo describes the per-call clock.
@@ -59,6 +68,9 @@ type Trial struct {
 	Index   int    `json:"index"`
 	Round   int    `json:"round"`
 	Variant string `json:"variant"`
+	// Profiled marks a trial whose readers were sampled (it is in
+	// Summary.ProfiledTrials, and each reader has its Profile).
+	Profiled bool `json:"profiled,omitempty"`
 	// Overrides is the variant's path=value set.
 	Overrides map[string]string `json:"overrides,omitempty"`
 	// DurationNs is the measured time.
@@ -157,6 +169,9 @@ type Reader struct {
 	// CPUInterrupts is what the reader's CPU served over the measured
 	// window (to within 50 ms: sampled by the non-real-time writer).
 	CPUInterrupts *CPUInterrupts `json:"cpu_interrupts,omitempty"`
+	// Profile is what the sampler took of this reader in a profiled
+	// trial; nil in a timed one.
+	Profile *ReaderProfile `json:"profile,omitempty"`
 	// PerCallTicks summarises every call's cost from an HdrHistogram, in
 	// clock ticks: finer than a bucket of PerCall, and the source of every
 	// per-call percentile rtload prints.

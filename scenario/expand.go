@@ -8,7 +8,9 @@ import (
 
 // Expand returns the trials to run: Rounds rounds, each running every
 // variant once in declaration order (round 0: A B, round 1: A B, …), or one
-// trial named "base" per round when there are no variants. Each Trial.Spec
+// trial named "base" per round when there are no variants. With
+// profile.enabled each timed trial is followed by its profiled twin
+// (Trial.Profiled; round 0: A, A profiled, B, B profiled, …). Each Trial.Spec
 // is a deep copy of s with its variant's overrides applied (in sorted key
 // order); its Variants list is kept, so Trial.Spec.Variants still shows the
 // overrides of Trial.Variant. Expand does not validate: call Validate first;
@@ -37,6 +39,9 @@ func (s *Spec) Expand() ([]Trial, error) {
 				return nil, errs.err()
 			}
 			trials = append(trials, Trial{Index: len(trials), Round: r, Variant: v.Name, Spec: *c})
+			if c.Profile.Enabled {
+				trials = append(trials, Trial{Index: len(trials), Round: r, Variant: v.Name, Profiled: true, Spec: *c.Clone()})
+			}
 		}
 	}
 	return trials, nil
@@ -57,12 +62,17 @@ func (s *Spec) Clone() *Spec {
 func (s *Spec) cloneBase() *Spec {
 	c := *s
 	c.Endpoints = slices.Clone(s.Endpoints)
+	c.HousekeepingCPUs = slices.Clone(s.HousekeepingCPUs)
+	c.Requires.Config = slices.Clone(s.Requires.Config)
+	c.Requires.Cmdline = slices.Clone(s.Requires.Cmdline)
+	c.Requires.Features = slices.Clone(s.Requires.Features)
 	c.Traffic = slices.Clone(s.Traffic)
 	for i, t := range c.Traffic {
 		if t.CPU != nil {
 			cpu := *t.CPU
 			c.Traffic[i].CPU = &cpu
 		}
+		c.Traffic[i].CPUs = slices.Clone(t.CPUs)
 	}
 	c.Readers = slices.Clone(s.Readers)
 	for i := range c.Readers {

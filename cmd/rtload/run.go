@@ -34,6 +34,7 @@ type runFlags struct {
 	allowDegraded bool
 	noWakeupLog   bool
 	quiet         bool
+	profile       bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -48,11 +49,20 @@ and prints the seed's table: per-call histograms, one column per variant.
 
 Without an argument it runs the built-in default scenario (laight-450, seed
 000). NAME is a built-in scenario (see rtload list); FILE a YAML file.
-Ctrl-C stops the run early and still writes complete results (exit 130).`,
+Ctrl-C stops the run early and still writes complete results (exit 130).
+
+--profile (or profile: in the scenario) follows each variant's trial with a
+profiled twin whose reader threads are sampled with perf_event_open
+(cpu-clock, or cycles where a PMU counts them; kernel and user call chains):
+the timed histograms are never measured under the sampler. It writes
+profile-<variant>.pb.gz (go tool pprof) and .folded (flamegraph.pl) per
+variant; rtload explain DIR then says which kernel functions carry each
+variant's extra cost per call.`,
 		Example: `  rtload run
   rtload run laight-450 --duration 2s
   rtload run configs/laight-450.yaml --set readers[0].cpu=0 --set noise[0].threads=2
-  rtload run my.yaml --out /tmp/res --allow-degraded`,
+  rtload run my.yaml --out /tmp/res --allow-degraded
+  rtload run laight-450 --profile --duration 3s && rtload explain results/laight-450-*`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := configs.Default
@@ -70,9 +80,10 @@ Ctrl-C stops the run early and still writes complete results (exit 130).`,
 	fl.IntVar(&f.repeat, "repeat", 0, "run the whole scenario N times (variants alternating inside each repeat); same as --set rounds=N")
 	fl.StringArrayVar(&f.sets, "set", nil, "override a scenario field: path=value, e.g. readers[0].method=recvmsg (repeatable)")
 	fl.StringVar(&f.out, "out", "", "results directory: a new path, or an empty directory of yours not writable by others (default results/<scenario>-<timestamp>)")
-	fl.BoolVar(&f.allowDegraded, "allow-degraded", false, "run without missing privileges (SCHED_OTHER, unpinned, unlocked memory) and mark results degraded")
+	fl.BoolVar(&f.allowDegraded, "allow-degraded", false, "run without missing privileges (SCHED_OTHER, unpinned, unlocked memory) or unmet requirements, and mark results degraded")
 	fl.BoolVar(&f.noWakeupLog, "no-wakeup-log", false, "do not write the per-wakeup CSV logs")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar")
+	fl.BoolVar(&f.profile, "profile", false, "add a profiled trial after each variant's trial (kernel and user call chains of the readers); same as --set profile.enabled=true")
 	return cmd
 }
 
@@ -83,8 +94,14 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 	}
 	out := cmd.OutOrStdout()
 	errw := cmd.ErrOrStderr()
-	// Every refusal comes before anything is printed; a directory created
-	// for a run that then measures nothing is removed again.
+	// Every refusal comes before anything is printed or created; a
+	// directory created for a run that then measures nothing is removed
+	// again.
+	env := sysinfo.Gather()
+	unmet, err := fitMachine(errw, spec, trials, &env, f.allowDegraded)
+	if err != nil {
+		return err
+	}
 	var srv *exporter.Server
 	if f.metricsAddr != "" {
 		if srv, err = exporter.Listen(f.metricsAddr, false); err != nil {
@@ -114,14 +131,13 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 	}
 	printPlan(out, spec, len(trials))
 
-	env := sysinfo.Gather()
 	sv := &saver{dir: dir, spec: spec, env: env, errw: errw, sem: make(chan struct{}, 1)}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	stopSignals := watchSignals(errw, cancel, sv)
 	defer stopSignals()
 
-	opt := engine.Options{AllowDegraded: f.allowDegraded, OutDir: path, Results: dir, NoWakeupLog: f.noWakeupLog}
+	opt := engine.Options{AllowDegraded: f.allowDegraded, OutDir: path, Results: dir, NoWakeupLog: f.noWakeupLog, Unmet: unmet}
 	bar := progress(&opt, f, spec, trials, errw)
 	live := newLiveLine(errw, term.IsTerminal(int(os.Stderr.Fd())))
 	opt.OnInterval = live.update
@@ -175,6 +191,9 @@ func loadRun(name string, f runFlags) (*scenario.Spec, []scenario.Trial, error) 
 	if f.interval != "" {
 		sets = append([]string{"interval=" + f.interval}, sets...)
 	}
+	if f.profile {
+		sets = append([]string{"profile.enabled=true"}, sets...)
+	}
 	if f.repeatSet {
 		if f.repeat < 1 || f.repeat > scenario.MaxRounds {
 			return nil, nil, usageError{fmt.Errorf("--repeat %d out of range (allowed: 1–%d)", f.repeat, scenario.MaxRounds)}
@@ -202,6 +221,9 @@ func printPlan(out io.Writer, spec *scenario.Spec, trials int) {
 		fmt.Fprintf(out, "%d trial(s), each running its probes to the end\n", trials)
 	default:
 		fmt.Fprintf(out, "%d trial(s) of %v (+%v warm-up) each\n", trials, time.Duration(spec.Duration), time.Duration(spec.Warmup))
+	}
+	if p := spec.Profile; p.Enabled {
+		fmt.Fprintf(out, "each variant's trial is followed by a profiled one (readers sampled: %s, %d samples per second of their CPU time); rtload explain says where in the kernel the time goes\n", p.Event, p.Frequency)
 	}
 }
 
