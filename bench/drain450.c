@@ -19,7 +19,7 @@
 //            [-r rcvbuf] [-L us] [-o]
 //   -L us   hold /dev/cpu_dma_latency at us while running (rtload and
 //           cyclictest hold 0 by default; -1, the default here, holds nothing)
-//   -o      set SO_RXQ_OVFL on every socket, as rtload's net/udp does
+//   -o      set SO_RXQ_OVFL on every socket (as rtload did before it dropped it)
 //   drain450 -S seconds -N threads     spin only (noise for cyclictest/rtload)
 //   drain450 -T reads                   cost of one rdtscp;lfence read, ns
 // Output: one JSON object per method on stdout, one line each.
