@@ -46,6 +46,14 @@ type Options struct {
 	Progress func(trial, trials int, frac float64)
 	// NoWakeupLog skips the per-wakeup CSV files.
 	NoWakeupLog bool
+	// TaskPerfCounters attaches perf_event_open software counters
+	// (context-switches, cpu-migrations, page-faults, task-clock) and
+	// cycles/instructions where the PMU allows to each reader thread, as
+	// before, instead of reading the same quantities from procfs. Task-bound
+	// events run perf_event_task_sched_in on every switch onto the reader,
+	// inside every wakeup latency (+4–6 µs at p50 measured, bench/GAPS.md):
+	// results say so in counters_source.
+	TaskPerfCounters bool
 	// OnInterval, when set, receives every interval record (soak runs) on
 	// the writer goroutine: keep it short.
 	OnInterval func(report.Interval)
@@ -213,11 +221,19 @@ type reader struct {
 	intervalNs int64
 	handoff    *probe.Handoff
 	total      *record.Set
-	// perf_event_open counters on the reader thread (nil when none
-	// opened; countersSkipped says why for each event not counted), read
-	// by the writer; lastCtr is their value at the last interval.
+	// The reader thread's counters, read by the writer: from procfs by
+	// default (taskBase at start, taskEnd stored by the thread itself just
+	// before it exits, since its /proc entry goes with it), or with
+	// Options.TaskPerfCounters perf_event_open counters on the thread (nil
+	// when none opened). countersSkipped says why for each event not
+	// counted, countersSource where they come from; lastCtr is their value
+	// at the last interval.
 	counters        *probe.Counters
 	countersSkipped []string
+	countersSource  string
+	haveTask        bool
+	taskBase        sysinfo.TaskStats
+	taskEnd         atomic.Pointer[sysinfo.TaskStats]
 	lastCtr, ctrBuf []uint64
 	// Interrupts and softirqs on the reader's CPU, read by the writer:
 	// irqFrom at its first poll in the measured window, irqUntil at its
@@ -232,23 +248,47 @@ type reader struct {
 	traceFiles                          []*os.File
 }
 
-// openCounters opens the perf counters on the reader's thread: software
-// events always, hardware ones where supported; what is skipped, and why,
-// goes to the results.
-func (r *reader) openCounters() {
+// openCounters starts counting the reader thread's context switches, page
+// faults, migrations and time on CPU: by default it reads their procfs
+// values now (the baseline; nothing is attached to the thread), with perf
+// the task-bound perf counters of Options.TaskPerfCounters (software
+// events always, hardware ones where supported). What is skipped, and
+// why, goes to the results.
+func (r *reader) openCounters(perf bool) {
+	if !perf {
+		s, err := sysinfo.ReadTaskStats(r.applied.TID)
+		if err != nil {
+			r.countersSkipped = []string{"procfs: " + err.Error()}
+			return
+		}
+		r.haveTask, r.taskBase, r.countersSource = true, s, CountersProcfs
+		r.lastCtr = make([]uint64, len(taskCounters(sysinfo.TaskStats{HasMigrations: s.HasMigrations})))
+		return
+	}
 	events := append(append([]rt.PerfEvent(nil), rt.PerfSoftware...), rt.PerfHardware...)
 	c, err := probe.OpenCounters(r.applied.TID, events)
 	if err != nil {
 		r.countersSkipped = []string{err.Error()}
 		return
 	}
-	r.counters, r.countersSkipped = c, c.Skipped
+	r.counters, r.countersSkipped, r.countersSource = c, c.Skipped, CountersPerfEvent
 	r.lastCtr, r.ctrBuf = make([]uint64, len(c.Names)), make([]uint64, len(c.Names))
 }
 
-// readCounters returns the counters' values now (nil when none opened or
-// the read failed).
+// readCounters returns the counters' values now, since openCounters (nil
+// when none opened or the read failed).
 func (r *reader) readCounters() []report.Counter {
+	if r.haveTask {
+		end := r.taskEnd.Load()
+		if end == nil {
+			s, err := sysinfo.ReadTaskStats(r.applied.TID)
+			if err != nil {
+				return nil
+			}
+			end = &s
+		}
+		return taskCounters(end.Sub(r.taskBase))
+	}
 	if r.counters == nil || r.counters.Read(r.ctrBuf) != nil {
 		return nil
 	}
@@ -547,6 +587,9 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 			loop.Run()
 			r.clockStatus, _ = r.clock.Status()
 			r.clock.Close()
+			if s, err := sysinfo.ReadTaskStats(a.TID); err == nil {
+				r.taskEnd.Store(&s) // the last procfs read: the thread's entry goes when it exits
+			}
 		})
 		if err != nil {
 			startErr = fmt.Errorf("reader %s: %w", r.spec.Name, err)
@@ -558,7 +601,7 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 			startErr = fmt.Errorf("reader %s: %w", r.spec.Name, bindErr)
 			break
 		}
-		r.openCounters()
+		r.openCounters(opt.TaskPerfCounters)
 		for _, d := range r.applied.Degraded {
 			degraded = append(degraded, fmt.Sprintf("reader %s: %s", r.spec.Name, d))
 		}

@@ -154,6 +154,15 @@ type Reader struct {
 	Drain Latency `json:"drain"`
 	// OneWayDelay send→receive in ns (CLOCK_MONOTONIC).
 	OneWayDelay Latency `json:"one_way_delay"`
+
+	// Fields added by h/hot (issues 13 and 15), filled in engine/hotfields.go.
+	//
+	// CountersSource says where Counters come from: "procfs" (the default:
+	// the non-real-time writer reads /proc/self/task/TID/{status,stat,
+	// schedstat,sched}; nothing is attached to the reader thread) or
+	// "perf_event (task-bound, opt-in: …)" (--task-perf-counters: perf
+	// events on the reader, which run inside every wakeup latency).
+	CountersSource string `json:"counters_source,omitempty"`
 }
 
 // PerCall holds the three per-call histograms.
