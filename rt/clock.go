@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -231,7 +232,7 @@ func newTSC(fallbacks []string) (*Clock, error) {
 	if err := tscUsable(flags, ferr); err != nil {
 		return nil, err
 	}
-	hz, note := calibrateTSC()
+	hz, note := tscRate()
 	return &Clock{tsc: true, info: ClockInfo{Kind: "tsc", Hz: hz, Invariant: true,
 		Note: note + "; TSC ticks are not core cycles", Fallbacks: fallbacks}}, nil
 }
@@ -332,6 +333,10 @@ func cpuFlags() (map[string]bool, error) {
 	}
 	return m, nil
 }
+
+// tscRate is the process's one TSC calibration (calibrateTSC, run on
+// first use): the tsc Clock and every Ticker's wake stamp share it.
+var tscRate = sync.OnceValues(calibrateTSC)
 
 // calibrateTSC measures TSC ticks per second against CLOCK_MONOTONIC over
 // five 20 ms windows and takes the median. It reports the kernel's
