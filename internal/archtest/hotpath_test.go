@@ -15,12 +15,13 @@ import (
 // this set or the allowed runtime/syscall leaves below.
 var hotPath = []string{
 	`probe.(*Loop).Run`, `probe.(*Loop).install`, `probe.(*Loop).handover`, `probe.(*Loop).breakTrace`, `probe.(*Handoff).swap`,
-	`probe.(*Drain).Step`, `probe.(*Drain).drainOne`, `probe.(*Drain).account`, `probe.(*Drain).sequence`, `probe.(*Drain).LastTick`,
-	`probe.(*Drain).classify`, `probe.threadSwitches`,
+	`probe.(*Drain).Step`, `probe.(*Drain).drainTSC`, `probe.(*Drain).drainCycles`, `probe.(*Drain).drainMonotonic`,
+	`probe.(*Drain).called`, `probe.(*Drain).events`, `probe.(*Drain).flush`,
+	`probe.(*Drain).account`, `probe.(*Drain).sequence`, `probe.(*Drain).LastTick`, `probe.threadSwitches`,
 	`rt.(*Ticker).Wait`, `rt.(*Clock).Now`, `rt.Monotonic`, `rt.rdtscp`, `rt.rdpmc`, `rt.(*pmcReader).read`, `rt.(*Counters).ReadInto`,
-	`rt.(*Ticker).advance`, `rt.sleepWake`, `rt.wakeLatency`,
+	`rt.(*Ticker).advance`, `rt.sleepWake`, `rt.wakeLatency`, `rt.TSC`, `rt.(*Clock).Cycles`,
 	`record.(*Linear).Record`, `record.(*HDR).Record`, `record.(*HDR).RecordSigned`, `record.hdrIndex`,
-	`record.(*Set).Record`, `record.(*Set).RecordSigned`,
+	`record.(*Set).Record`, `record.(*Set).RecordSigned`, `record.(*Set).RecordEvent`,
 	`udp.(*RecvFrom).Recv`, `udp.(*RecvFrom).Msg`, `udp.(*RecvMsg).Recv`, `udp.(*RecvMsg).Msg`,
 	`udp.(*RecvMMsg).Recv`, `udp.(*RecvMMsg).Msg`, `udp.ReadHeader`,
 }
@@ -38,7 +39,8 @@ var allowedCalls = regexp.MustCompile(`^(runtime\.(panic[A-Za-z0-9]*|gcWriteBarr
 // disassembly (never inlined away): the loop, the sleep and the assembly
 // routines (listed by objdump with their .abi0 suffix), so that the test
 // provably checked them.
-var mustDisassemble = []string{`probe.(*Loop).Run`, `rt.(*Ticker).Wait`, `rt.sleepWake`, `rt.rdtscp`}
+var mustDisassemble = []string{`probe.(*Loop).Run`, `rt.(*Ticker).Wait`, `rt.sleepWake`, `rt.rdtscp`,
+	`probe.(*Drain).drainTSC`, `probe.(*Drain).drainCycles`, `probe.(*Drain).drainMonotonic`, `probe.(*Drain).flush`}
 
 // TestHotPathHasNoPreemptionPoint disassembles the rtload binary and checks
 // the real-time loop: the Go runtime must never be able to stop a reader
