@@ -212,6 +212,11 @@ type reader struct {
 	// reader's thread); clockStatus is its state when the loop ended.
 	clock       *rt.Clock
 	clockStatus rt.PerfStatus
+	// perCall are the per-call hardware counters (readers[].counters; nil
+	// without), opened by the drain on the reader's thread; perCallStatus
+	// is their state when the loop ended.
+	perCall       *rt.Counters
+	perCallStatus []rt.PerfStatus
 	// Per-wakeup log (chunked when the scenario sets log_chunk).
 	log     *report.WakeupLog
 	logBase string
@@ -470,18 +475,27 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 		if err != nil {
 			return res, nil, fmt.Errorf("reader %s: %w", rs.Name, err)
 		}
+		// Per-call counters (readers[].counters): opened by the drain on the
+		// reader's own thread below, recorded per call class in every set.
+		var ctr *rt.Counters
 		if len(rs.Counters) > 0 {
-			// rt.Counters opens and reads them (ReadInto); the drain does not record them yet.
-			return res, nil, fmt.Errorf("reader %s: counters %v: %w by this build: per-call counters are not recorded yet (issue 15)", rs.Name, rs.Counters, rt.ErrNotSupported)
+			if ctr, err = rt.NewCounters(rt.CountersConfig{Events: rs.Counters, AllowDegraded: opt.AllowDegraded}); err != nil {
+				return res, nil, fmt.Errorf("reader %s: %w", rs.Name, err)
+			}
 		}
-		cur := probe.NewRecorders(bucketLayout(rep))
+		newRecorders := func() *probe.Recorders {
+			rec := probe.NewRecorders(bucketLayout(rep))
+			rec.Set.AddEvents(rs.Counters)
+			return rec
+		}
+		cur := newRecorders()
 		clk := clock.ForThread() // cycles: bound on the reader's own thread below
-		d := probe.NewDrain(probe.DrainConfig{FDs: fds, Receiver: rx, Clock: clk, Set: cur.Set})
-		r := &reader{spec: rs, drain: d, clock: clk, groups: gs, total: record.NewSet(bucketLayout(rep)), intervalNs: int64(sp.Interval),
+		d := probe.NewDrain(probe.DrainConfig{FDs: fds, Receiver: rx, Clock: clk, Set: cur.Set, Counters: ctr})
+		r := &reader{spec: rs, drain: d, clock: clk, perCall: ctr, groups: gs, total: newRecorders().Set, intervalNs: int64(sp.Interval),
 			loop: &probe.Loop{Probe: d, Drain: d, Rec: cur, Interval: int64(sp.Interval),
 				Wakeups: record.NewRing[record.Wakeup](1 << 14), Threshold: int64(rs.Threshold)}}
 		if sp.Interval > 0 {
-			r.handoff = probe.NewHandoff(probe.NewRecorders(bucketLayout(rep)))
+			r.handoff = probe.NewHandoff(newRecorders())
 			r.loop.Handoff = r.handoff
 		}
 		if rs.BreakTrace {
@@ -580,13 +594,21 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 			Mlock: true, AllowDegraded: opt.AllowDegraded}, func(a rt.Applied) {
 			*applied = a
 			bindErr = r.clock.Bind() // the thread's own cycle counter, now that it is pinned
+			if bindErr == nil {
+				bindErr = r.drain.OpenCounters() // per-call counters, after the clock: the thread's own too
+			}
 			close(ready)
 			if bindErr != nil {
+				r.clock.Close()
 				return
 			}
 			loop.Run()
 			r.clockStatus, _ = r.clock.Status()
 			r.clock.Close()
+			if r.perCall != nil {
+				r.perCallStatus = r.perCall.Status()
+				r.perCall.Close()
+			}
 			if s, err := sysinfo.ReadTaskStats(a.TID); err == nil {
 				r.taskEnd.Store(&s) // the last procfs read: the thread's entry goes when it exits
 			}
@@ -604,6 +626,11 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 		r.openCounters(opt.TaskPerfCounters)
 		for _, d := range r.applied.Degraded {
 			degraded = append(degraded, fmt.Sprintf("reader %s: %s", r.spec.Name, d))
+		}
+		if r.perCall != nil {
+			for _, s := range r.perCall.Skipped() { // --allow-degraded: left out and marked
+				degraded = append(degraded, fmt.Sprintf("reader %s: per-call counter left out: %s", r.spec.Name, s))
+			}
 		}
 	}
 	// Senders run from t0 to the end of the measured window.
@@ -753,6 +780,11 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 		}
 		if why := r.clockStatus.Reason; why != "" { // TODO(issue 15): a results field marking the trial
 			fmt.Fprintf(opt.Log, "warning: reader %s: per-call %s\n", r.spec.Name, why)
+		}
+		for _, st := range r.perCallStatus {
+			if st.Reason != "" { // counted only part of the calls: the trial is marked
+				degraded = append(degraded, fmt.Sprintf("reader %s: per-call counter %s: %s", r.spec.Name, st.Event, st.Reason))
+			}
 		}
 	}
 	close(writerStop)

@@ -163,6 +163,13 @@ type Reader struct {
 	// "perf_event (task-bound, opt-in: …)" (--task-perf-counters: perf
 	// events on the reader, which run inside every wakeup latency).
 	CountersSource string `json:"counters_source,omitempty"`
+	// PerCallCounters are the per-call hardware counters of
+	// readers[].counters, next to the per-call cost histograms: each
+	// event's count per call by call class (report/percallcounters.go).
+	// An event the PMU could not give is absent, and the trial is marked
+	// degraded with the reason (--allow-degraded; without it the run is
+	// refused).
+	PerCallCounters []PerCallCounter `json:"per_call_counters,omitempty"`
 }
 
 // PerCall holds the three per-call histograms.
