@@ -40,7 +40,7 @@ type column struct {
 	// (readers[].counters), in the order first seen.
 	events     map[string][]results.PerCallCounter
 	eventNames []string
-	applied             results.Applied
+	applied    results.Applied
 }
 
 // Report writes the end-of-run report for s to w, built only from s: a

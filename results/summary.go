@@ -191,7 +191,6 @@ type Reader struct {
 	// give is absent, and the trial is marked degraded with the reason
 	// (--allow-degraded; without it the run is refused).
 	PerCallCounters []PerCallCounter `json:"per_call_counters,omitempty"`
-
 }
 
 // PerCall holds the three per-call histograms.
