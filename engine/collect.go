@@ -39,6 +39,7 @@ func collect(res *results.Trial, sp *scenario.Spec, senders []*sender, readers [
 		}
 		setHistograms(&rr, t, clockUnit, true)
 		rr.Counters, rr.CountersSkipped = r.readCounters(), r.countersSkipped
+		hotFields(&rr, r)
 		rr.CPUInterrupts = r.cpuInterrupts()
 		rr.TracingStopped = r.tracingStopped()
 		if r.log != nil {

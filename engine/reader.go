@@ -28,6 +28,11 @@ type reader struct {
 	// reader's thread); clockStatus is its state when the loop ended.
 	clock       *rt.Clock
 	clockStatus rt.PerfStatus
+	// perCall are the per-call hardware counters (readers[].counters; nil
+	// without), opened by the drain on the reader's thread; perCallStatus
+	// is their state when the loop ended.
+	perCall       *rt.Counters
+	perCallStatus []rt.PerfStatus
 	// Per-wakeup log (chunked when the scenario sets log_chunk).
 	log     *results.WakeupLog
 	logBase string
@@ -37,12 +42,22 @@ type reader struct {
 	intervalNs int64
 	handoff    *probe.Handoff
 	total      *record.Set
-	// perf_event_open counters on the reader thread (nil when none
-	// opened; countersSkipped says why for each event not counted), read
-	// by the writer; lastCtr is their value at the last interval.
+	// The reader thread's counters, read by the writer: from procfs by
+	// default (taskBase at start, taskEnd stored by the thread itself just
+	// before it exits, since its /proc entry goes with it), or with
+	// Options.TaskPerfCounters perf_event_open counters on the thread (nil
+	// when none opened). countersSkipped says why for each event not
+	// counted, countersSource where they come from; lastCtr is their value
+	// at the last interval. proc reads procfs into a buffer it keeps (the
+	// writer reads the counters every interval of a soak).
 	counters        *probe.Counters
 	countersSkipped []string
+	countersSource  string
+	haveTask        bool
+	taskBase        sysinfo.TaskStats
+	taskEnd         atomic.Pointer[sysinfo.TaskStats]
 	lastCtr, ctrBuf []uint64
+	proc            *sysinfo.ProcReader
 	// Interrupts and softirqs on the reader's CPU, read by the writer:
 	// irqFrom at its first poll in the measured window, irqUntil at its
 	// first poll after it, irqLast at the last interval; irqCur is read
@@ -73,28 +88,36 @@ const wakeupRingSize = 1 << 14
 // eps: its receiver, drain, loop and, with intervals, the handoff; with
 // breaktrace the ftrace files (a failure is a warning on log: the run goes
 // on without); and its wakeup log in dir (nil: none; a profiled trial
-// writes none). bufSize is the
-// receive buffer per message.
-func newReader(tr scenario.Trial, i int, eps map[string]*endpoint, bufSize int, clock *rt.Clock, dir *results.Dir, log io.Writer) (*reader, error) {
+// writes none). bufSize is the receive buffer per message; allowDegraded
+// leaves out per-call counters the PMU cannot give (Skipped, noted at
+// start).
+func newReader(tr scenario.Trial, i int, eps map[string]*endpoint, bufSize int, clock *rt.Clock, dir *results.Dir, log io.Writer, allowDegraded bool) (*reader, error) {
 	sp := &tr.Spec
 	rs := sp.Readers[i]
 	rx, err := udp.NewReceiver(rs.Method.String(), bufSize, rs.Batch)
 	if err != nil {
 		return nil, fmt.Errorf("reader %s: %w", rs.Name, err)
 	}
+	// Per-call counters (readers[].counters): opened by the drain on the
+	// reader's own thread in start, recorded per call class in every set.
+	var ctr *rt.Counters
 	if len(rs.Counters) > 0 {
-		// rt.Counters opens and reads them (ReadInto); the drain does not record them yet.
-		return nil, fmt.Errorf("reader %s: counters %v: %w by this build: per-call counters are not recorded yet (issue 15)", rs.Name, rs.Counters, rt.ErrNotSupported)
+		if ctr, err = rt.NewCounters(rt.CountersConfig{Events: rs.Counters, AllowDegraded: allowDegraded}); err != nil {
+			return nil, fmt.Errorf("reader %s: %w", rs.Name, err)
+		}
 	}
 	lay := bucketLayout(sp.Report)
-	cur := probe.NewRecorders(lay)
+	cur := readerRecorders(lay, rs.Counters)
 	clk := clock.ForThread() // cycles: bound on the reader's own thread in start
-	d := probe.NewDrain(drainConfig(rs, eps, rx, clk, cur.Set))
-	r := &reader{spec: rs, drain: d, clock: clk, groups: readerGroups(rs, eps), total: record.NewSet(lay), intervalNs: int64(sp.Interval),
+	cfg := drainConfig(rs, eps, rx, clk, cur.Set)
+	cfg.Counters = ctr
+	d := probe.NewDrain(cfg)
+	r := &reader{spec: rs, drain: d, clock: clk, perCall: ctr, groups: readerGroups(rs, eps), total: readerRecorders(lay, rs.Counters).Set,
+		intervalNs: int64(sp.Interval), proc: sysinfo.NewProcReader(),
 		loop: &probe.Loop{Probe: d, Drain: d, Rec: cur, Interval: int64(sp.Interval),
 			Wakeups: record.NewRing[record.Wakeup](wakeupRingSize), Threshold: int64(rs.Threshold)}}
 	if sp.Interval > 0 {
-		r.handoff = probe.NewHandoff(probe.NewRecorders(lay))
+		r.handoff = probe.NewHandoff(readerRecorders(lay, rs.Counters))
 		r.loop.Handoff = r.handoff
 	}
 	if rs.BreakTrace {
@@ -111,6 +134,14 @@ func newReader(tr scenario.Trial, i int, eps map[string]*endpoint, bufSize int, 
 		}
 	}
 	return r, nil
+}
+
+// readerRecorders is a reader's Recorders: every class in layout lay,
+// with the per-call counter events it records.
+func readerRecorders(lay record.Layout, events []string) *probe.Recorders {
+	rec := probe.NewRecorders(lay)
+	rec.Set.AddEvents(events)
+	return rec
 }
 
 // drainConfig is reader rs's drain: every socket of its endpoints in the
@@ -154,10 +185,11 @@ func bucketLayout(rep scenario.Report) record.Layout {
 }
 
 // start runs the reader's loop on its own real-time thread in window w
-// (yield lets a soak's writer collect garbage), binds its clock there and
-// opens its counters. It returns the notes of what the thread runs without
-// (--allow-degraded).
-func (r *reader) start(w window, yield *atomic.Bool, allowDegraded bool) ([]string, error) {
+// (yield lets a soak's writer collect garbage), binds its clock and opens
+// its per-call counters there, and starts counting the thread's switches
+// and faults (procfs, or with taskPerf task-bound perf events). It returns
+// the notes of what the thread runs without (--allow-degraded).
+func (r *reader) start(w window, yield *atomic.Bool, allowDegraded, taskPerf bool) ([]string, error) {
 	r.loop.Ticker = rt.NewTicker(w.t0, int64(r.spec.Period), r.spec.Overrun == scenario.OverrunCatchUp)
 	r.loop.MeasureFrom, r.loop.MeasureUntil = w.from, w.until
 	r.loop.Yield = yield
@@ -169,13 +201,24 @@ func (r *reader) start(w window, yield *atomic.Bool, allowDegraded bool) ([]stri
 	th, err := rt.Start(readerSched(r.spec, allowDegraded), func(a rt.Applied) {
 		r.applied = a
 		bindErr = r.clock.Bind() // the thread's own cycle counter, now that it is pinned
+		if bindErr == nil {
+			bindErr = r.drain.OpenCounters() // per-call counters, after the clock: the thread's own too
+		}
 		close(ready)
 		if bindErr != nil {
+			r.clock.Close()
 			return
 		}
 		loop.Run()
 		r.clockStatus, _ = r.clock.Status()
 		r.clock.Close()
+		if r.perCall != nil {
+			r.perCallStatus = r.perCall.Status()
+			r.perCall.Close()
+		}
+		if s, err := sysinfo.ReadTaskStats(a.TID); err == nil {
+			r.taskEnd.Store(&s) // the last procfs read: the thread's entry goes when it exits
+		}
 	})
 	if err != nil {
 		return nil, fmt.Errorf("reader %s: %w", r.spec.Name, err)
@@ -185,10 +228,15 @@ func (r *reader) start(w window, yield *atomic.Bool, allowDegraded bool) ([]stri
 	if bindErr != nil {
 		return nil, fmt.Errorf("reader %s: %w", r.spec.Name, bindErr)
 	}
-	r.openCounters()
+	r.openCounters(taskPerf)
 	var degraded []string
 	for _, d := range r.applied.Degraded {
 		degraded = append(degraded, fmt.Sprintf("reader %s: %s", r.spec.Name, d))
+	}
+	if r.perCall != nil {
+		for _, s := range r.perCall.Skipped() { // --allow-degraded: left out and marked
+			degraded = append(degraded, fmt.Sprintf("reader %s: per-call counter left out: %s", r.spec.Name, s))
+		}
 	}
 	return degraded, nil
 }
@@ -238,23 +286,48 @@ func (r *reader) close() {
 	r.closeProfiler()
 }
 
-// openCounters opens the perf counters on the reader's thread: software
-// events always, hardware ones where supported; what is skipped, and why,
-// goes to the results.
-func (r *reader) openCounters() {
+// openCounters starts counting the reader thread's context switches, page
+// faults, migrations and time on CPU: by default it reads their procfs
+// values now (the baseline; nothing is attached to the thread), with perf
+// the task-bound perf counters of Options.TaskPerfCounters (software
+// events always, hardware ones where supported). What is skipped, and
+// why, goes to the results.
+func (r *reader) openCounters(perf bool) {
+	if !perf {
+		s, err := sysinfo.ReadTaskStats(r.applied.TID)
+		if err != nil {
+			r.countersSkipped = []string{"procfs: " + err.Error()}
+			return
+		}
+		r.haveTask, r.taskBase, r.countersSource = true, s, CountersProcfs
+		r.lastCtr = make([]uint64, len(taskCounters(sysinfo.TaskStats{HasMigrations: s.HasMigrations})))
+		return
+	}
 	events := append(append([]rt.PerfEvent(nil), rt.PerfSoftware...), rt.PerfHardware...)
 	c, err := probe.OpenCounters(r.applied.TID, events)
 	if err != nil {
 		r.countersSkipped = []string{err.Error()}
 		return
 	}
-	r.counters, r.countersSkipped = c, c.Skipped
+	r.counters, r.countersSkipped, r.countersSource = c, c.Skipped, CountersPerfEvent
 	r.lastCtr, r.ctrBuf = make([]uint64, len(c.Names)), make([]uint64, len(c.Names))
 }
 
-// readCounters returns the counters' values now (nil when none opened or
-// the read failed).
+// readCounters returns the counters' values now, since openCounters (nil
+// when none opened or the read failed). It allocates only the slice it
+// returns: procfs is read through the reader's ProcReader.
 func (r *reader) readCounters() []results.Counter {
+	if r.haveTask {
+		end := r.taskEnd.Load()
+		if end == nil {
+			s, err := r.proc.TaskStats(r.applied.TID)
+			if err != nil {
+				return nil
+			}
+			end = &s
+		}
+		return taskCounters(end.Sub(r.taskBase))
+	}
 	if r.counters == nil || r.counters.Read(r.ctrBuf) != nil {
 		return nil
 	}

@@ -40,6 +40,14 @@ type Options struct {
 	Progress func(trial, trials int, frac float64)
 	// NoWakeupLog skips the per-wakeup CSV files.
 	NoWakeupLog bool
+	// TaskPerfCounters attaches perf_event_open software counters
+	// (context-switches, cpu-migrations, page-faults, task-clock) and
+	// cycles/instructions where the PMU allows to each reader thread, as
+	// before, instead of reading the same quantities from procfs. Task-bound
+	// events run perf_event_task_sched_in on every switch onto the reader,
+	// inside every wakeup latency (+4–6 µs at p50 measured, bench/GAPS.md):
+	// results say so in counters_source.
+	TaskPerfCounters bool
 	// OnInterval, when set, receives every interval record (soak runs) on
 	// the writer goroutine: keep it short.
 	OnInterval func(results.Interval)

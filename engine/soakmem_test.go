@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"os"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -15,6 +16,7 @@ import (
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/scenario"
+	"github.com/rtload/rtload/sysinfo"
 )
 
 // fakeNoise is a running noise source as the writer sees it.
@@ -32,7 +34,7 @@ func (n *fakeNoise) State() string { return "on" }
 // sockets (real fds, so that the process looks like a 450-socket run to
 // /proc), one sender and two noise sources, writing a real results
 // directory: intervals.jsonl, spikes.jsonl, a rotating gzipped wakeup log
-// and summary.json checkpoints, as `rtload run --duration forever
+// and summary.json checkpoints, with the thread counters read from procfs, as `rtload run --duration forever
 // --interval 1s` does. No thread runs: the test plays the reader's part.
 type soakFixture struct {
 	w     *trialWriter
@@ -79,7 +81,14 @@ func newSoakFixture(t *testing.T, sockets int) *soakFixture {
 	r := &reader{spec: rs, groups: []*udp.Group{g}, total: record.NewSet(lay), intervalNs: int64(time.Second),
 		drain:   probe.NewDrain(probe.DrainConfig{FDs: fds, Set: record.NewSet(lay)}),
 		loop:    &probe.Loop{Wakeups: record.NewRing[record.Wakeup](wakeupRingSize), MeasureFrom: 1, MeasureUntil: 1 << 62},
-		handoff: probe.NewHandoff(probe.NewRecorders(lay)), log: log}
+		handoff: probe.NewHandoff(probe.NewRecorders(lay)), log: log, proc: sysinfo.NewProcReader()}
+	// The thread counters from procfs, as every reader has them by default:
+	// this process's main thread stands in for the reader's.
+	r.applied.TID = os.Getpid()
+	r.openCounters(false)
+	if !r.haveTask {
+		t.Fatalf("no procfs thread counters: %v", r.countersSkipped)
+	}
 	s := &sender{spec: scenario.Traffic{Endpoint: "socks"}, group: g}
 	f := &soakFixture{r: r, s: s, set: probe.NewRecorders(lay), now: time.Unix(1e9, 0),
 		noise: []*fakeNoise{{kind: "spin", unit: "loops"}, {kind: "udp", unit: "messages"}}}

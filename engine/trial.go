@@ -112,7 +112,7 @@ func (t *trial) build() error {
 		dir = t.run.opt.Results
 	}
 	for i := range t.sp.Readers {
-		r, err := newReader(t.tr, i, t.eps, bufSize, t.run.clock, dir, t.run.opt.Log)
+		r, err := newReader(t.tr, i, t.eps, bufSize, t.run.clock, dir, t.run.opt.Log, t.run.opt.AllowDegraded)
 		if err != nil {
 			return err
 		}
@@ -164,7 +164,7 @@ func (t *trial) start() error {
 	}
 	t.win = trialWindow(t.sp, rt.Monotonic())
 	for _, r := range t.readers {
-		d, err := r.start(t.win, t.yield, t.run.opt.AllowDegraded)
+		d, err := r.start(t.win, t.yield, t.run.opt.AllowDegraded, t.run.opt.TaskPerfCounters)
 		t.degraded = append(t.degraded, d...)
 		if err != nil {
 			return err
@@ -355,6 +355,11 @@ func (t *trial) stop() {
 		r.wait()
 		if why := r.clockStatus.Reason; why != "" { // TODO(issue 15): a results field marking the trial
 			fmt.Fprintf(t.run.opt.Log, "warning: reader %s: per-call %s\n", r.spec.Name, why)
+		}
+		for _, st := range r.perCallStatus {
+			if st.Reason != "" { // counted only part of the calls: the trial is marked
+				t.degraded = append(t.degraded, fmt.Sprintf("reader %s: per-call counter %s: %s", r.spec.Name, st.Event, st.Reason))
+			}
 		}
 	}
 	if t.w != nil {

@@ -482,16 +482,18 @@ func (w *trialWriter) intervalIRQs(r *reader, iv *results.Interval) {
 }
 
 // intervalCounters fills the deltas of r's thread counters since the last
-// interval.
+// interval, in the slice readCounters returned (the record's own).
 func (r *reader) intervalCounters(iv *results.Interval) {
-	if r.counters == nil || r.counters.Read(r.ctrBuf) != nil {
+	now := r.readCounters()
+	if now == nil || len(now) > len(r.lastCtr) {
 		return
 	}
-	iv.Counters = make([]results.Counter, len(r.ctrBuf))
-	for i, v := range r.ctrBuf {
-		iv.Counters[i] = results.Counter{Name: r.counters.Names[i], Value: v - r.lastCtr[i]}
+	for i := range now {
+		v := now[i].Value
+		now[i].Value = v - r.lastCtr[i]
 		r.lastCtr[i] = v
 	}
+	iv.Counters = now
 }
 
 // intervalSent fills the messages sent to r's endpoints since the last

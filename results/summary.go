@@ -182,6 +182,19 @@ type Reader struct {
 	Drain Latency `json:"drain"`
 	// OneWayDelay send→receive in ns (CLOCK_MONOTONIC).
 	OneWayDelay Latency `json:"one_way_delay"`
+
+	// CountersSource says where Counters come from: "procfs" (the default:
+	// the non-real-time writer reads /proc/self/task/TID/{status,stat,
+	// schedstat,sched}; nothing is attached to the reader thread) or
+	// "perf_event (task-bound, opt-in: …)" (--task-perf-counters: perf
+	// events on the reader, which run inside every wakeup latency).
+	CountersSource string `json:"counters_source,omitempty"`
+	// PerCallCounters are the per-call hardware counters of
+	// readers[].counters, next to the per-call cost histograms: each
+	// event's count per call by call class. An event the PMU could not
+	// give is absent, and the trial is marked degraded with the reason
+	// (--allow-degraded; without it the run is refused).
+	PerCallCounters []PerCallCounter `json:"per_call_counters,omitempty"`
 }
 
 // PerCall holds the three per-call histograms.

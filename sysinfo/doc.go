@@ -29,11 +29,14 @@
 //
 // Beside Gather, small readers serve a running trial's non-real-time
 // writer: ReadIRQCounts (one CPU's column of /proc/interrupts and
-// /proc/softirqs, diffed with IRQCounts.Delta), RSS (/proc/self/statm) and
-// OpenFDs (/proc/self/fd). A ProcReader reads the same every interval of a
-// soak without allocating (buffers it keeps, openat(2) on paths prepared
-// once, getdents64(2)); the one-off readers are built on it, so each file
-// has one parser.
+// /proc/softirqs, diffed with IRQCounts.Delta), RSS (/proc/self/statm),
+// OpenFDs (/proc/self/fd) and ReadTaskStats (a reader thread's context
+// switches, page faults, time on CPU and migrations from
+// /proc/self/task/TID/{status,stat,schedstat,sched}, in place of task-bound
+// perf events on it). A ProcReader reads the same every interval of a soak
+// without allocating (buffers it keeps, openat(2) on paths prepared once,
+// getdents64(2), parsers that do not allocate on success); the one-off
+// readers are built on the same parsers, so each file has one.
 //
 // For a scenario's requirements, KernelParam works out the state the
 // kernel runs with for the boolean hardening parameters (init_on_alloc

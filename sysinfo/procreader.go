@@ -167,6 +167,53 @@ func countDirents(b []byte) int {
 	return n
 }
 
+// TaskStats reads thread tid's TaskStats as ReadTaskStats does (status,
+// stat, schedstat and, where present, sched of /proc/self/task/tid), each
+// parsed in place in the reader's buffer: it allocates nothing once the
+// buffer has grown to the largest file. On an error it reads once more
+// through ReadTaskStats, whose error it returns.
+func (p *ProcReader) TaskStats(tid int) (TaskStats, error) {
+	var s TaskStats
+	ok := p.taskFile(tid, "status", func(t string) (err error) {
+		s.VoluntarySwitches, s.InvoluntarySwitches, err = parseTaskStatus(t)
+		return err
+	}) && p.taskFile(tid, "stat", func(t string) (err error) {
+		s.MinorFaults, s.MajorFaults, err = parseTaskStatFaults(t)
+		return err
+	}) && p.taskFile(tid, "schedstat", func(t string) (err error) {
+		s.RunNs, s.WaitNs, s.Timeslices, err = parseSchedstat(t)
+		return err
+	})
+	if !ok {
+		return ReadTaskStats(tid) // its error, with owned strings
+	}
+	p.taskFile(tid, "sched", func(t string) error {
+		s.Migrations, s.HasMigrations = parseSchedMigrations(t)
+		return nil
+	})
+	return s, nil
+}
+
+// taskFile reads /proc/self/task/<tid>/<name> (at most maxTaskFile bytes
+// parsed) and calls parse on a view of it that must not outlive the call;
+// it reports whether both succeeded.
+func (p *ProcReader) taskFile(tid int, name string, parse func(string) error) bool {
+	p.key = append(p.key[:0], "/proc/self/task/"...)
+	p.key = appendDecimal(p.key, tid)
+	p.key = append(append(append(p.key, '/'), name...), 0)
+	b, err := p.readProc(p.key)
+	if err != nil {
+		return false
+	}
+	if len(b) > maxTaskFile {
+		b = b[:maxTaskFile]
+	}
+	if len(b) == 0 {
+		return parse("") == nil
+	}
+	return parse(unsafe.String(&b[0], len(b))) == nil
+}
+
 // IRQCounts sets m to cpu's column of /proc/interrupts and /proc/softirqs,
 // keyed as ReadIRQCounts keys them. m's earlier values are replaced, its
 // keys kept (a source gone since reads as 0), so two maps read in turn

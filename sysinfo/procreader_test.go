@@ -69,6 +69,9 @@ func TestProcReaderAllocs(t *testing.T) {
 	}
 	p.IRQCounts(0, b)
 	p.OpenFDs()
+	if _, err := p.TaskStats(os.Getpid()); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		f    func()
@@ -76,6 +79,7 @@ func TestProcReaderAllocs(t *testing.T) {
 		{"RSS", func() { p.RSS() }},
 		{"OpenFDs", func() { p.OpenFDs() }},
 		{"IRQCounts, two maps in turn", func() { p.IRQCounts(0, a); a, b = b, a }},
+		{"TaskStats", func() { p.TaskStats(os.Getpid()) }},
 	} {
 		if n := testing.AllocsPerRun(50, tc.f); n != 0 {
 			t.Errorf("%s: %v allocations per call, want 0", tc.name, n)
@@ -155,5 +159,27 @@ func TestNextField(t *testing.T) {
 		if d := cmp.Diff(want, got); d != "" {
 			t.Errorf("%q (-want +got):\n%s", in, d)
 		}
+	}
+}
+
+// TestProcReaderTaskStats: the same counts as ReadTaskStats (counts only
+// grow between the two reads), and ReadTaskStats' error for a thread that
+// is not there.
+func TestProcReaderTaskStats(t *testing.T) {
+	p := NewProcReader()
+	before, err := ReadTaskStats(os.Getpid())
+	if err != nil {
+		t.Skip(err)
+	}
+	got, err := p.TaskStats(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.HasMigrations != before.HasMigrations || got.RunNs < before.RunNs || got.VoluntarySwitches < before.VoluntarySwitches ||
+		got.MinorFaults < before.MinorFaults || got.Timeslices < before.Timeslices || got.RunNs == 0 {
+		t.Errorf("ProcReader %+v, ReadTaskStats before it %+v", got, before)
+	}
+	if _, err := p.TaskStats(1 << 30); err == nil || !strings.Contains(err.Error(), "/proc/self/task/1073741824/status") {
+		t.Errorf("no such thread: %v, want the status file's error", err)
 	}
 }

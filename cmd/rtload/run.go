@@ -33,6 +33,7 @@ type runFlags struct {
 	out           string
 	allowDegraded bool
 	noWakeupLog   bool
+	taskPerf      bool
 	quiet         bool
 	profile       bool
 }
@@ -82,6 +83,7 @@ variant's extra cost per call.`,
 	fl.StringVar(&f.out, "out", "", "results directory: a new path, or an empty directory of yours not writable by others (default results/<scenario>-<timestamp>)")
 	fl.BoolVar(&f.allowDegraded, "allow-degraded", false, "run without missing privileges (SCHED_OTHER, unpinned, unlocked memory) or unmet requirements, and mark results degraded")
 	fl.BoolVar(&f.noWakeupLog, "no-wakeup-log", false, "do not write the per-wakeup CSV logs")
+	fl.BoolVar(&f.taskPerf, "task-perf-counters", false, "count the reader threads' context switches, faults and CPU time with task-bound perf events instead of procfs (they add a few µs to every wakeup latency; results say so)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar")
 	fl.BoolVar(&f.profile, "profile", false, "add a profiled trial after each variant's trial (kernel and user call chains of the readers); same as --set profile.enabled=true")
 	return cmd
@@ -137,7 +139,8 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 	stopSignals := watchSignals(errw, cancel, sv)
 	defer stopSignals()
 
-	opt := engine.Options{AllowDegraded: f.allowDegraded, OutDir: path, Results: dir, NoWakeupLog: f.noWakeupLog, Unmet: unmet}
+	opt := engine.Options{AllowDegraded: f.allowDegraded, OutDir: path, Results: dir, NoWakeupLog: f.noWakeupLog, Unmet: unmet,
+		TaskPerfCounters: f.taskPerf}
 	bar := progress(&opt, f, spec, trials, errw)
 	live := newLiveLine(errw, term.IsTerminal(int(os.Stderr.Fd())))
 	opt.OnInterval = live.update
