@@ -31,7 +31,10 @@ const (
 // Result is a comparison of runs, ready to render (Text, JSON, CSV,
 // Markdown). Its JSON form is stable: fields are only ever added.
 type Result struct {
-	Runs []RunInfo `json:"runs"`
+	// Schema is SchemaCompare, Version SchemaVersion.
+	Schema  string    `json:"schema"`
+	Version int       `json:"version"`
+	Runs    []RunInfo `json:"runs"`
 	// Warnings lists fields in which the runs differ and should not;
 	// Info those expected to differ (the kernel).
 	Warnings []Difference `json:"warnings"`
@@ -49,6 +52,8 @@ type Result struct {
 	// Metrics: the headline metrics, per column (and per probe), in column
 	// order.
 	Metrics []Metric `json:"metrics"`
+	// Gate is the verdict of `compare --fail-on` (Judge), nil without it.
+	Gate *Gate `json:"gate,omitempty"`
 }
 
 // RunInfo describes one compared run.
@@ -182,7 +187,7 @@ func Compare(runs []Run) (*Result, error) {
 	if len(runs) == 0 {
 		return nil, errors.New("compare: no runs")
 	}
-	res := &Result{Columns: []Column{}, Metrics: []Metric{}, Warnings: []Difference{}, Info: []Difference{}, Metadata: []Difference{}}
+	res := &Result{Schema: SchemaCompare, Version: SchemaVersion, Columns: []Column{}, Metrics: []Metric{}, Warnings: []Difference{}, Info: []Difference{}, Metadata: []Difference{}}
 	for _, r := range runs {
 		s := r.Summary
 		res.Runs = append(res.Runs, RunInfo{

@@ -123,8 +123,17 @@ func (r *Result) Text(w io.Writer) error {
 		report.Aligned(&b, rows, []bool{false, false, true, true, true, false, false})
 		b.WriteString(methodsNote)
 	}
+	r.writeGate(&b)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeGate appends the gate's verdict, when there is one.
+func (r *Result) writeGate(b *strings.Builder) {
+	if r.Gate != nil {
+		b.WriteByte('\n')
+		_ = r.Gate.Text(b)
+	}
 }
 
 // hasPerCall reports whether any column holds per-call samples.
@@ -272,6 +281,7 @@ func (r *Result) Markdown(w io.Writer) error {
 		}
 		b.WriteString("\n" + strings.ReplaceAll(methodsNote, "\n  ", " "))
 	}
+	r.writeGate(&b)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -3,11 +3,13 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/explain"
 )
 
 func newExplainCmd() *cobra.Command {
-	return &cobra.Command{
+	var format string
+	cmd := &cobra.Command{
 		Use:   "explain DIR",
 		Short: "Say what makes up each per-call peak, the tail and the wakeup spikes of a results directory",
 		Long: `Explain finds the modes (peaks) of each reader's per-call histogram and
@@ -19,14 +21,26 @@ overflow bucket, and lists what coincided with the wakeup-latency spikes of
 the per-wakeup log (overruns, context switches, noise state). Every
 sentence carries its count and share; where nothing recorded explains
 something, it says so.`,
-		Example: "  rtload explain results/laight-450-20261130-101500",
-		Args:    cobra.ExactArgs(1),
+		Example: `  rtload explain results/laight-450-20261130-101500
+  rtload explain results/laight-450-20261130-101500 --format json`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFormat(format); err != nil {
+				return err
+			}
 			rs, err := explain.Dir(args[0])
 			if err != nil {
 				return err
 			}
+			if format == "json" {
+				if rs == nil {
+					rs = []explain.Reader{}
+				}
+				return compare.WriteJSON(cmd.OutOrStdout(), explain.Doc{Schema: explain.Schema, Version: explain.SchemaVersion, Dir: args[0], Readers: rs})
+			}
 			return explain.Write(cmd.OutOrStdout(), rs)
 		},
 	}
+	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json (schema rtload-explain, see the README)")
+	return cmd
 }

@@ -7,12 +7,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/configs"
 	"github.com/rtload/rtload/engine"
 	"github.com/rtload/rtload/exporter"
@@ -34,6 +36,7 @@ type runFlags struct {
 	allowDegraded bool
 	noWakeupLog   bool
 	quiet         bool
+	format        string
 }
 
 func newRunCmd() *cobra.Command {
@@ -73,22 +76,98 @@ Ctrl-C stops the run early and still writes complete results (exit 130).`,
 	fl.BoolVar(&f.allowDegraded, "allow-degraded", false, "run without missing privileges (SCHED_OTHER, unpinned, unlocked memory) and mark results degraded")
 	fl.BoolVar(&f.noWakeupLog, "no-wakeup-log", false, "do not write the per-wakeup CSV logs")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar")
+	fl.StringVar(&f.format, "format", "text", "report format: text or json (schema rtload-report, see the README; the plan then goes to stderr)")
 	return cmd
 }
 
 func runScenario(cmd *cobra.Command, name string, f runFlags) error {
+	if err := checkFormat(f.format); err != nil {
+		return err
+	}
 	spec, trials, err := loadRun(name, f)
 	if err != nil {
 		return err
 	}
 	out := cmd.OutOrStdout()
+	plan := out
+	if f.format == "json" {
+		plan = cmd.ErrOrStderr()
+	}
+	o, err := execute(cmd, spec, trials, f, plan)
+	if err != nil {
+		return err
+	}
+	if o.sum == nil {
+		return o.runErr
+	}
+	if f.format == "json" {
+		if err := writeRunJSON(out, o); err != nil {
+			return errors.Join(o.runErr, o.saveErr, err)
+		}
+		return errors.Join(o.runErr, o.saveErr)
+	}
+	if err := report.Report(out, o.sum); err != nil {
+		return errors.Join(o.runErr, o.saveErr, err)
+	}
+	if o.saveErr != nil {
+		fmt.Fprintf(out, "\nresults NOT saved in full: %v\n%s\n", o.saveErr, o.kept)
+		return errors.Join(o.runErr, o.saveErr)
+	}
+	fmt.Fprintf(out, "\nresults: %s\n", o.path)
+	return o.runErr
+}
+
+// writeRunJSON prints the run as compare.RunReport: read back from its
+// results directory when saved (with its wakeup logs), else from memory.
+func writeRunJSON(w io.Writer, o outcome) error {
+	r := compare.Run{Label: filepath.Base(o.path), Dir: o.path, Summary: o.sum}
+	if o.saveErr == nil {
+		if runs, err := compare.Load([]string{o.path}, nil); err == nil {
+			r = runs[0]
+		}
+	}
+	doc, err := compare.NewRunReport(r)
+	if err != nil {
+		return err
+	}
+	if o.saveErr != nil {
+		doc.Saved, doc.SaveError = false, o.saveErr.Error()+"; "+o.kept
+	}
+	if o.runErr != nil {
+		doc.Error = o.runErr.Error()
+	}
+	return compare.WriteJSON(w, doc)
+}
+
+// outcome is what a run left: its summary (nil when nothing was
+// measured), the results directory, the run's own error (a failed or
+// stopped run), the error saving summary.json and, then, what it still
+// holds.
+type outcome struct {
+	sum     *results.Summary
+	path    string
+	runErr  error
+	saveErr error
+	kept    string
+}
+
+// execute runs the trials of spec with f's options into a new results
+// directory (f.out, or results/<scenario>-<time>), saving summary.json
+// after every trial and at the end, with the plan printed to plan. It
+// returns an error only when the run could not start (a refused
+// directory or metrics address); a run that fails or is stopped returns
+// its outcome with runErr set. A directory created for a run that
+// measured nothing is removed again.
+func execute(cmd *cobra.Command, spec *scenario.Spec, trials []scenario.Trial, f runFlags, plan io.Writer) (outcome, error) {
+	var o outcome
 	errw := cmd.ErrOrStderr()
 	// Every refusal comes before anything is printed; a directory created
 	// for a run that then measures nothing is removed again.
 	var srv *exporter.Server
+	var err error
 	if f.metricsAddr != "" {
 		if srv, err = exporter.Listen(f.metricsAddr, false); err != nil {
-			return usageError{fmt.Errorf("--metrics-addr: %w", err)}
+			return o, usageError{fmt.Errorf("--metrics-addr: %w", err)}
 		}
 		defer srv.Close()
 	}
@@ -96,12 +175,13 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 	if path == "" {
 		path = filepath.Join("results", fmt.Sprintf("%s-%s", spec.Name, time.Now().Format("20060102-150405")))
 	}
+	o.path = path
 	_, parentErr := os.Stat(filepath.Dir(path))
 	dir, created, err := results.CreateDir(path)
 	if errors.Is(err, results.ErrUnsafeDir) {
-		return usageError{fmt.Errorf("%w (--out)", err)}
+		return o, usageError{fmt.Errorf("%w (--out)", err)}
 	} else if err != nil {
-		return err
+		return o, err
 	}
 	defer dir.Close()
 	removeIfEmpty := func() {
@@ -112,7 +192,7 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 			}
 		}
 	}
-	printPlan(out, spec, len(trials))
+	printPlan(plan, spec, len(trials))
 
 	env := sysinfo.Gather()
 	sv := &saver{dir: dir, spec: spec, env: env, errw: errw, sem: make(chan struct{}, 1)}
@@ -137,34 +217,41 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 	if bar != nil {
 		_ = bar.Finish()
 	}
+	o.runErr = runErr
 	if sum == nil || (runErr != nil && len(sum.Trials) == 0) {
 		removeIfEmpty()
-		return runErr
+		return o, nil
 	}
-	// Save first, then print: the report is printed whatever the save
-	// gives, from the summary in memory.
-	saveErr := sv.final(sum)
-	if saveErr == nil {
+	o.sum = sum
+	// Save first: the caller prints the report whatever the save gives,
+	// from the summary in memory.
+	o.saveErr = sv.final(sum)
+	if o.saveErr == nil {
 		// The same histograms in formats other tools read: HdrHistogram
 		// interval logs and cyclictest's -h layout.
 		if _, err := interop.WriteInterop(dir, sum); err != nil {
 			fmt.Fprintf(errw, "rtload: interop files: %v\n", err)
 		}
+	} else {
+		o.kept = sv.kept(path)
 	}
-	if err := report.Report(out, sum); err != nil {
-		return errors.Join(runErr, saveErr, err)
-	}
-	if saveErr != nil {
-		fmt.Fprintf(out, "\nresults NOT saved in full: %v\n%s\n", saveErr, sv.kept(path))
-		return errors.Join(runErr, saveErr)
-	}
-	fmt.Fprintf(out, "\nresults: %s\n", path)
-	return runErr
+	return o, nil
 }
 
 // loadRun loads the scenario with the run's flags folded in as --set
 // overrides, and expands its trials.
 func loadRun(name string, f runFlags) (*scenario.Spec, []scenario.Trial, error) {
+	spec, err := readSpec(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return prepareRun(spec, f)
+}
+
+// prepareRun applies the run's flags to spec as --set overrides (after
+// the scenario's own values), validates it for this machine and expands
+// its trials.
+func prepareRun(spec *scenario.Spec, f runFlags) (*scenario.Spec, []scenario.Trial, error) {
 	sets := f.sets
 	if f.duration == "forever" {
 		f.duration = "0"
@@ -181,8 +268,10 @@ func loadRun(name string, f runFlags) (*scenario.Spec, []scenario.Trial, error) 
 		}
 		sets = append([]string{fmt.Sprintf("rounds=%d", f.repeat), fmt.Sprintf("repeat=%d", f.repeat)}, sets...)
 	}
-	spec, err := loadSpec(name, sets)
-	if err != nil {
+	if err := spec.Apply(sets); err != nil {
+		return nil, nil, err
+	}
+	if err := spec.Validate(scenario.Host{NumCPU: runtime.NumCPU()}); err != nil {
 		return nil, nil, err
 	}
 	trials, err := spec.Expand()
