@@ -176,6 +176,7 @@ func checkRunFailed(cmd *cobra.Command, f checkFlags, doc *compare.CheckReport, 
 	doc.Gate.Reasons = append(doc.Gate.Reasons, why)
 	if errors.Is(err, engine.ErrStopped) {
 		doc.Gate.Verdict, doc.ExitCode = compare.GateCannotJudge, ExitInterrupted
+		doc.Verdict = doc.Gate.Verdict
 		if werr := writeCheck(cmd.OutOrStdout(), f, doc, nil); werr != nil {
 			return werr
 		}
@@ -191,7 +192,7 @@ func finishCheck(cmd *cobra.Command, f checkFlags, doc *compare.CheckReport, res
 		doc.Gate.Verdict = compare.GateCannotJudge
 	}
 	gerr := gateExit(doc.Gate)
-	doc.ExitCode = exitCode0(gerr)
+	doc.Verdict, doc.ExitCode = doc.Gate.Verdict, exitCode0(gerr)
 	if err := writeCheck(cmd.OutOrStdout(), f, doc, res); err != nil {
 		return err
 	}
