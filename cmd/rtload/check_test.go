@@ -45,10 +45,10 @@ func TestCheckGate(t *testing.T) {
 	var run compare.RunReport
 	decode(t, r, &run)
 	if run.Schema != compare.SchemaReport || run.Version != 1 || !run.Saved || run.Dir != base ||
-		run.Summary == nil || len(run.Summary.Trials) != 3 || len(run.Metrics) == 0 || run.Metrics[0].Name != "mean per-call cost" {
+		run.Summary == nil || len(run.Summary.Trials) != 5 || len(run.Metrics) == 0 || run.Metrics[0].Name != "mean per-call cost" {
 		t.Fatalf("run --format json: %+v", run)
 	}
-	if !strings.Contains(r.stderr, "3 trial(s) of 1s") {
+	if !strings.Contains(r.stderr, "5 trial(s) of 600ms") {
 		t.Errorf("the plan is not on stderr: %q", r.stderr)
 	}
 	os.Chmod(base, 0o755)
