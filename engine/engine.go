@@ -36,6 +36,11 @@ type Options struct {
 	// AllowDegraded runs without a missing privilege (SCHED_OTHER instead of
 	// FIFO, unpinned, memory unlocked) and marks results degraded.
 	AllowDegraded bool
+	// Unmet are the scenario's requirements this machine does not meet
+	// (Requirements, as Unmet.String()), when --allow-degraded runs it
+	// anyway: Run marks the summary degraded with one reason each,
+	// "requirement not met: …".
+	Unmet []string
 	// OutDir is the results directory (must exist); per-wakeup logs go there.
 	OutDir string
 	// Results, when set, is OutDir already open (results.CreateDir): every
@@ -122,6 +127,10 @@ func Run(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt 
 	}
 	sum := &results.Summary{Version: results.SummaryVersion, Scenario: spec.Name, File: spec.File, Start: time.Now(),
 		Clock: results.ClockInfo{Kind: ci.Kind, Unit: ci.Unit(), Hz: ci.Hz, Invariant: ci.Invariant, Note: ci.Note, Fallbacks: ci.Fallbacks}}
+	for _, u := range opt.Unmet {
+		sum.Degraded = true
+		sum.DegradedReasons = appendUnique(sum.DegradedReasons, "requirement not met: "+u)
+	}
 	// Every locked thread of a trial (readers sleep in raw syscalls and keep
 	// their P) gets a P of its own, so the Go scheduler never multiplexes
 	// them: the kernel alone schedules our threads.
@@ -573,7 +582,7 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 		applied := &r.applied
 		ready := make(chan struct{})
 		var bindErr error
-		th, err := rt.Start(rt.Sched{CPUs: []int{r.spec.CPU}, Policy: schedPolicy(r.spec.Policy), Priority: r.spec.Priority,
+		th, err := rt.Start(rt.Sched{CPUs: []int{int(r.spec.CPU)}, Policy: schedPolicy(r.spec.Policy), Priority: r.spec.Priority,
 			Mlock: true, AllowDegraded: opt.AllowDegraded}, func(a rt.Applied) {
 			*applied = a
 			bindErr = r.clock.Bind() // the thread's own cycle counter, now that it is pinned

@@ -175,13 +175,13 @@ func (w *trialWriter) sampleIRQs(r *reader, now int64) {
 		return
 	}
 	if r.irqFrom == nil {
-		if m, err := sysinfo.ReadIRQCounts(r.spec.CPU); err == nil {
+		if m, err := sysinfo.ReadIRQCounts(int(r.spec.CPU)); err == nil {
 			r.irqFrom, r.irqLast = m, m
 		}
 		return
 	}
 	if r.irqUntil == nil && now >= r.loop.MeasureUntil {
-		r.irqUntil, _ = sysinfo.ReadIRQCounts(r.spec.CPU)
+		r.irqUntil, _ = sysinfo.ReadIRQCounts(int(r.spec.CPU))
 	}
 }
 
@@ -194,11 +194,11 @@ func (r *reader) cpuInterrupts() *results.CPUInterrupts {
 	end := r.irqUntil
 	if end == nil {
 		var err error
-		if end, err = sysinfo.ReadIRQCounts(r.spec.CPU); err != nil {
+		if end, err = sysinfo.ReadIRQCounts(int(r.spec.CPU)); err != nil {
 			return nil
 		}
 	}
-	return cpuInterrupts(r.spec.CPU, end, r.irqFrom)
+	return cpuInterrupts(int(r.spec.CPU), end, r.irqFrom)
 }
 
 // cpuInterrupts is cpu's interrupts from prev to now, largest source first.
@@ -267,8 +267,8 @@ func (w *trialWriter) interval(r *reader, set *probe.Recorders) {
 	iv.FDs, _ = sysinfo.OpenFDs()
 	iv.Spikes = set.Spikes - r.lastSpikes
 	if r.irqLast != nil {
-		if m, err := sysinfo.ReadIRQCounts(r.spec.CPU); err == nil {
-			iv.CPUInterrupts = cpuInterrupts(r.spec.CPU, m, r.irqLast)
+		if m, err := sysinfo.ReadIRQCounts(int(r.spec.CPU)); err == nil {
+			iv.CPUInterrupts = cpuInterrupts(int(r.spec.CPU), m, r.irqLast)
 			r.irqLast = m
 		}
 	}

@@ -28,12 +28,23 @@
 //     FromPprof reads a written profile back.
 //   - Attribute converts each function's share of a variant's drain
 //     samples into ns per call with that variant's measured calls and
-//     drain time, takes the differences A − B with 95% intervals, finds
-//     the seats of the difference in the call tree, names known hardening
-//     and debug hooks (Hooks, HookAt: CONFIG_HARDENED_USERCOPY,
-//     init_on_alloc/free, KASAN, KCSAN, lockdep) with whether their
-//     option is on in the profiled kernel (Hook.State), and says plainly
-//     when the profile cannot explain the difference.
+//     drain time, takes the differences A − B with 95% intervals, and
+//     splits the difference in four parts that add up to it: the entry
+//     paths' own code (each method's syscall functions, paired through
+//     the callees both reach, so that __sys_recvfrom and
+//     ____sys_recvmsg are never taken for the source of a difference
+//     that is mostly shared work below them); the work only one side
+//     does (recvmsg's ___sys_recvmsg → copy_msghdr_from_user); the
+//     shared path at a different cost (sock_recvmsg below both); and
+//     interrupts, softirqs and preemption during the drain (the
+//     machine's load). It finds the seats of own and shared work in
+//     the call tree, names known hardening and debug hooks (Hooks,
+//     HookAt: CONFIG_HARDENED_USERCOPY, init_on_alloc/free, KASAN,
+//     KCSAN, lockdep) with whether their option is on in the profiled
+//     kernel (Hook.State), notes a measured drain time well above the
+//     sampled CPU time, and says plainly when the profile cannot
+//     explain the difference (too few samples, spread thin, within
+//     sampling error).
 //
 // # Use from the engine (the profiled trial of a variant)
 //
@@ -60,7 +71,7 @@
 //	a := profile.Variant{Name: "recvmsg", Profile: p, Calls: calls, Drain: drain,
 //		KernelConfig: facts.KernelConfig, Cmdline: facts.Hardening} // the run's sysinfo facts
 //	at, err := profile.Attribute(a, b, profile.Options{})
-//	fmt.Print(at.Text())  // or at.Seats, at.Funcs, at.Hooks, at.Unexplained
+//	fmt.Print(at.Text())  // or at.Entry, at.Own, at.Shared, at.Seats, at.Funcs, at.Hooks, at.Notes, at.Unexplained
 //
 // compare does the same with a and b from two runs (two kernels), each
 // with its own run's facts.

@@ -1,79 +1,97 @@
 package profile
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"strings"
 )
 
-// maxSeats bounds how many seats Attribute reports.
+// maxSeats bounds how many seats Attribute reports in each part (own
+// work, shared work).
 const maxSeats = 8
 
-// seats picks where the difference sits (see Attribute for the rule).
-func seats(funcs []FuncDiff, total float64, sa, sb *side, opt Options) []Seat {
+// seats picks where the difference within one part of the drain sits
+// (see Attribute for the rule): sa and sb are that part of each
+// variant, minNs the smallest |Diff| of a seat.
+func seats(kind SeatKind, sa, sb *side, minNs float64, opt Options) []Seat {
+	funcs := funcDiffs(sa, sb, opt.Z)
 	byKey := make(map[fkey]FuncDiff, len(funcs))
 	for _, d := range funcs {
 		byKey[fkey{d.Func, d.Kernel}] = d
 	}
 	var out []Seat
 	for _, d := range funcs { // by |Diff| descending
-		v := math.Abs(d.Diff.Value)
-		if len(out) == maxSeats || !d.Diff.Significant() || v < opt.MinShare*math.Abs(total) {
+		if len(out) == maxSeats || !d.Diff.Significant() || math.Abs(d.Diff.Value) < minNs {
 			continue
 		}
-		if v-(d.Diff.Hi-d.Diff.Lo)/2 > math.Abs(total) {
-			continue // a path one variant takes instead of the other's
-		}
 		k := fkey{d.Func, d.Kernel}
-		if 20*sa.incl[k] >= 19*sa.n && 20*sb.incl[k] >= 19*sb.n {
-			continue // spans the whole drain on both sides
+		if kind == SeatShared && 20*sa.incl[k] >= 19*sa.m && 20*sb.incl[k] >= 19*sb.m {
+			continue // spans the whole shared work on both sides
 		}
 		dom := sa
 		if d.Diff.Value < 0 {
 			dom = sb
 		}
-		if passesOn(k, d, byKey, sa, sb) || sharedBelow(dom, k, byKey) || nestedIn(dom, k, out) {
+		callees := calleesOf(k, d, byKey, minNs, sa, sb)
+		if passesOn(d, callees) || forks(kind, d, callees) || nestedIn(dom, k, out) {
 			continue
 		}
-		out = append(out, Seat{FuncDiff: d, Path: commonPath(dom, k), Hooks: hooksBelow(dom, k)})
+		out = append(out, Seat{FuncDiff: d, Kind: kind, Path: commonPath(dom, k), Hooks: hooksBelow(dom, k),
+			Callees: callees[:min(maxCallees, len(callees))]})
 	}
 	return out
 }
 
-// passesOn says a callee of k carries ≥ 80% of its difference, same sign.
-func passesOn(k fkey, d FuncDiff, byKey map[fkey]FuncDiff, sides ...*side) bool {
+// maxCallees bounds Seat.Callees.
+const maxCallees = 3
+
+// calleesOf are k's direct callees whose difference has d's sign, is
+// significant and at least minNs, largest first.
+func calleesOf(k fkey, d FuncDiff, byKey map[fkey]FuncDiff, minNs float64, sides ...*side) []FuncDiff {
+	seen := map[fkey]bool{}
+	var out []FuncDiff
 	for _, s := range sides {
 		for e := range s.edges {
-			if e[0] != k || e[1] == k {
+			if e[0] != k || e[1] == k || seen[e[1]] {
 				continue
 			}
-			g := byKey[e[1]]
-			if g.Diff.Value*d.Diff.Value > 0 && math.Abs(g.Diff.Value) >= 0.8*math.Abs(d.Diff.Value) {
-				return true
+			seen[e[1]] = true
+			if g := byKey[e[1]]; g.Diff.Value*d.Diff.Value > 0 && g.Diff.Significant() && math.Abs(g.Diff.Value) >= minNs {
+				out = append(out, g)
 			}
 		}
 	}
-	return false
+	slices.SortFunc(out, func(x, y FuncDiff) int {
+		if c := cmpFloat(math.Abs(y.Diff.Value), math.Abs(x.Diff.Value)); c != 0 {
+			return c
+		}
+		return strings.Compare(x.Func, y.Func)
+	})
+	return out
 }
 
-// sharedBelow says that in at least half of k's samples in s, k calls
-// (directly or not) a function whose cost does not differ significantly:
-// k is then mostly a different road to shared work (__sys_recvfrom
-// against ___sys_recvmsg, both reaching sock_recvmsg), not a seat.
-func sharedBelow(s *side, k fkey, byKey map[fkey]FuncDiff) bool {
-	var shared uint64
-	for _, st := range s.stacks {
-		i := frameIndex(st.Frames, k)
-		for j := 0; j < i; j++ {
-			g := fkey{st.Frames[j].Func, st.Frames[j].Kernel}
-			if g != k && !byKey[g].Diff.Significant() {
-				shared += st.Count
-				break
-			}
-		}
+// passesOn says one callee carries ≥ 80% of d's difference.
+func passesOn(d FuncDiff, callees []FuncDiff) bool {
+	return len(callees) > 0 && math.Abs(callees[0].Diff.Value) >= 0.8*math.Abs(d.Diff.Value)
+}
+
+// forks says d's own code does not differ (its self difference is not
+// significant with d's sign): in shared work, then, d is not a seat (its
+// difference is its callees'); in own work only when its callees carry
+// at least half of its difference (else d, the root of work one
+// variant alone does, is the narrowest place that holds it).
+func forks(kind SeatKind, d FuncDiff, callees []FuncDiff) bool {
+	if d.SelfDiff.Significant() && d.SelfDiff.Value*d.Diff.Value > 0 {
+		return false
 	}
-	return 2*shared >= s.incl[k]
+	if kind == SeatShared {
+		return true
+	}
+	var below float64
+	for _, g := range callees {
+		below += math.Abs(g.Diff.Value)
+	}
+	return below >= 0.5*math.Abs(d.Diff.Value)
 }
 
 // nestedIn says k runs below an already chosen seat in at least half of
@@ -83,9 +101,9 @@ func nestedIn(s *side, k fkey, chosen []Seat) bool {
 		ck := fkey{c.Func, c.Kernel}
 		var under uint64
 		for _, st := range s.stacks {
-			i, j := frameIndex(st.Frames, k), frameIndex(st.Frames, ck)
+			i, j := frameIndex(st.frames, k), frameIndex(st.frames, ck)
 			if i >= 0 && j > i {
-				under += st.Count
+				under += st.count
 			}
 		}
 		if 2*under >= s.incl[k] {
@@ -93,6 +111,28 @@ func nestedIn(s *side, k fkey, chosen []Seat) bool {
 		}
 	}
 	return false
+}
+
+// fullIndex is the position in st.full of k's innermost counted frame,
+// or -1. The counted frames are st.full's, in order, less some taken
+// out, so the match is by identity of the Frame's place.
+func fullIndex(st cstack, k fkey) int {
+	i := frameIndex(st.frames, k)
+	if i < 0 {
+		return -1
+	}
+	// Counted frames keep their order: the i-th counted frame is the
+	// first frame of full, from the inside, preceded by i counted ones.
+	seen := 0
+	for j := range st.full {
+		if seen < len(st.frames) && st.full[j] == st.frames[seen] {
+			if seen == i {
+				return j
+			}
+			seen++
+		}
+	}
+	return -1
 }
 
 // frameIndex is the innermost position of k in frames, or -1.
@@ -105,21 +145,22 @@ func frameIndex(frames []Frame, k fkey) int {
 	return -1
 }
 
-// commonPath is the commonest chain from the outermost frame to k.
+// commonPath is the commonest chain from the outermost frame to k, in
+// the stacks of s where k is counted, with all their frames.
 func commonPath(s *side, k fkey) []string {
 	counts := map[string]uint64{}
 	for _, st := range s.stacks {
-		i := frameIndex(st.Frames, k)
+		i := fullIndex(st, k)
 		if i < 0 {
 			continue
 		}
 		var names []string
-		for j := len(st.Frames) - 1; j >= i; j-- {
-			if f := st.Frames[j]; !k.kernel || f.Kernel {
+		for j := len(st.full) - 1; j >= i; j-- {
+			if f := st.full[j]; !k.kernel || f.Kernel {
 				names = append(names, f.Func)
 			}
 		}
-		counts[strings.Join(names, "\x00")] += st.Count
+		counts[strings.Join(names, "\x00")] += st.count
 	}
 	best, bestN := "", uint64(0)
 	for p, n := range counts {
@@ -138,12 +179,12 @@ func hooksBelow(s *side, k fkey) []Hook {
 	counts := map[string]uint64{}
 	byOption := map[string]Hook{}
 	for _, st := range s.stacks {
-		i := frameIndex(st.Frames, k)
+		i := fullIndex(st, k)
 		seen := map[string]bool{}
 		for j := 0; j <= i; j++ {
-			if h, ok := HookAt(st.Frames, j); ok && !seen[h.Option] {
+			if h, ok := HookAt(st.full, j); ok && !seen[h.Option] {
 				seen[h.Option] = true
-				counts[h.Option] += st.Count
+				counts[h.Option] += st.count
 				byOption[h.Option] = h
 			}
 		}
@@ -162,9 +203,9 @@ func hooksBelow(s *side, k fkey) []Hook {
 func hookSamples(s *side, opt string) uint64 {
 	var n uint64
 	for _, st := range s.stacks {
-		for j := range st.Frames {
-			if h, ok := HookAt(st.Frames, j); ok && h.Option == opt {
-				n += st.Count
+		for j := range st.full {
+			if h, ok := HookAt(st.full, j); ok && h.Option == opt {
+				n += st.count
 				break
 			}
 		}
@@ -184,55 +225,4 @@ func hookCosts(a, b Variant, sa, sb *side, z float64) []HookCost {
 			StateA: h.State(a.KernelConfig, a.Cmdline), StateB: h.State(b.KernelConfig, b.Cmdline)})
 	}
 	return out
-}
-
-// Text renders the attribution for `rtload explain` and `rtload
-// compare`: the measured difference, one line per seat
-// ("+612 ns/call (95% 580 to 640) in ___sys_recvmsg → copy_msghdr_from_user
-// (1203 vs 0 samples)"), how much they explain or why the profile cannot,
-// and the known hooks with their option's state.
-func (at Attribution) Text() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s − %s: %s ns/call in the drain (%.0f vs %.0f ns/call measured; %d vs %d drain samples)\n",
-		at.A, at.B, signed(at.Total), at.CallNsA, at.CallNsB, at.SamplesA, at.SamplesB)
-	for _, s := range at.Seats {
-		path := s.Path
-		if len(path) > 2 {
-			path = path[len(path)-2:]
-		}
-		fmt.Fprintf(&b, "  %s ns/call (95%% %s to %s) in %s (%d vs %d samples, %d vs %d self)",
-			signed(s.Diff.Value), num(s.Diff.Lo), num(s.Diff.Hi), strings.Join(path, " → "), s.SamplesA, s.SamplesB, s.SelfA, s.SelfB)
-		for _, h := range s.Hooks {
-			fmt.Fprintf(&b, "; %s below it", h.Option)
-		}
-		b.WriteByte('\n')
-	}
-	if at.Unexplained != "" {
-		fmt.Fprintf(&b, "  the profile cannot explain it: %s\n", at.Unexplained)
-	} else {
-		fmt.Fprintf(&b, "  these explain %.0f%% of the difference\n", 100*at.Explained)
-	}
-	for _, h := range at.Hooks {
-		fmt.Fprintf(&b, "  %s (%s): %s ns/call (95%% %s to %s; %d vs %d samples); %s in %s's kernel",
-			h.Option, h.What, signed(h.Diff.Value), num(h.Diff.Lo), num(h.Diff.Hi), h.SamplesA, h.SamplesB, h.StateA, at.A)
-		if h.StateB != h.StateA {
-			fmt.Fprintf(&b, ", %s in %s's", h.StateB, at.B)
-		}
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
-
-func signed(v float64) string {
-	if math.Abs(v) < 10 {
-		return fmt.Sprintf("%+.1f", v)
-	}
-	return fmt.Sprintf("%+.0f", v)
-}
-
-func num(v float64) string {
-	if math.Abs(v) < 10 {
-		return fmt.Sprintf("%.1f", v)
-	}
-	return fmt.Sprintf("%.0f", v)
 }

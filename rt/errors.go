@@ -19,12 +19,21 @@ type PrivilegeError struct {
 	Cap string
 	// Degraded says what --allow-degraded gives up instead.
 	Degraded string
-	Err      error
+	// Hint, when set, says how to get the privilege where "run as root"
+	// is not the answer, e.g. the container setting to change: "in this
+	// container (docker): start it with --cap-add SYS_NICE".
+	Hint string
+	Err  error
 }
 
 func (e *PrivilegeError) Error() string {
 	s := fmt.Sprintf("%s: needs %s", e.Op, e.Cap)
-	if e.Degraded != "" {
+	switch {
+	case e.Hint != "" && e.Degraded != "":
+		s += fmt.Sprintf("; %s (or --allow-degraded to %s)", e.Hint, e.Degraded)
+	case e.Hint != "":
+		s += "; " + e.Hint
+	case e.Degraded != "":
 		s += fmt.Sprintf(" (run as root, or --allow-degraded to %s)", e.Degraded)
 	}
 	if e.Err != nil {

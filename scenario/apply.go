@@ -217,6 +217,11 @@ func (s *Spec) applyVariant(i int, v Variant, posOf func(string) Pos) ErrorList 
 			errs = append(errs, &Error{Line: at.Line, Col: at.Col, Path: prefix + ": " + k, Msg: "a variant cannot set variants"})
 			continue
 		}
+		if strings.HasPrefix(strings.TrimSpace(k), "requires") {
+			errs = append(errs, &Error{Line: at.Line, Col: at.Col, Path: prefix + ": " + k, Msg: "a variant cannot set requires",
+				Allowed: "requires in the scenario itself: a kernel setting needs another boot, so write one scenario per setting and compare their runs"})
+			continue
+		}
 		if _, e := s.set(k, v.Set[k], at); e != nil {
 			e.Line, e.Col = at.Line, at.Col
 			e.Path = prefix + ": " + e.Path

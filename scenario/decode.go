@@ -449,14 +449,20 @@ var (
 	durationType = reflect.TypeFor[Duration]()
 	sizeType     = reflect.TypeFor[Size]()
 	textEnumType = reflect.TypeFor[textEnum]()
+	cpuType      = reflect.TypeFor[CPU]()
 )
+
+// textScalar is a scalar type with its own text decoder (the enums, CPU,
+// the requires entries): parseScalar calls it before any other rule. It
+// leaves the value unchanged on failure.
+type textScalar interface{ parseText(string) *problem }
 
 // parseScalar decodes text s into v, a scalar (string, int, uint, float,
 // bool, Duration, Size). v is left unchanged on failure. It is the single
 // scalar decoder shared by Load and Apply.
 func parseScalar(v reflect.Value, s string) *problem {
 	if v.CanAddr() {
-		if e, ok := v.Addr().Interface().(textEnum); ok {
+		if e, ok := v.Addr().Interface().(textScalar); ok {
 			return e.parseText(strings.TrimSpace(s))
 		}
 	}
@@ -516,6 +522,8 @@ func typeDesc(t reflect.Type) string {
 		return "a duration"
 	case sizeType:
 		return "a size"
+	case cpuType:
+		return "a CPU number or auto"
 	}
 	if t.Implements(textEnumType) || reflect.PointerTo(t).Implements(textEnumType) {
 		return "a string"

@@ -3,7 +3,9 @@ package scenario
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -27,13 +29,24 @@ const (
 	defaultOrigin      = 64
 	defaultOverflow    = 8256
 
-	// A soak run (duration 0): interval records and a rotating wakeup log.
+	// A soak run (duration 0): interval records and a rotating wakeup log;
+	// with several variants, each runs in turns of this long.
 	defaultSoakInterval = Duration(10 * time.Second)
 	defaultSoakLogChunk = Size(16 << 20)
 	// SoakLogLimit caps a soak run's per-wakeup log (bytes on disk, per
 	// reader) unless the scenario sets log_limit: about five days of 100 Hz
 	// wakeups, gzipped.
 	SoakLogLimit = Size(1 << 30)
+	defaultSlice = Duration(60 * time.Second)
+
+	// A catch-up reader's backlog limit (rt.DefaultMaxBacklog).
+	defaultMaxBacklog = 100
+
+	// Traffic: "not as specified" beyond 0.5 % off the target rate (the
+	// send-lag bound is the interval itself, see fillTraffic); a
+	// real-time sender runs this far below the lowest real-time reader.
+	defaultRateTolerance = Percent(0.5)
+	senderBelowReaders   = 10
 
 	// Noise kind parameters (the noise package reads 0 as the same values).
 	defaultNoiseMemory  = Size(64 << 20)
@@ -136,16 +149,15 @@ func (s *Spec) fillDefaults() {
 			s.Rounds = s.Repeat
 		}
 	}
-	s.fillEndpoints()
-	for i := range s.Traffic {
-		t, p := &s.Traffic[i], fmt.Sprintf("traffic[%d].", i)
-		dflt(s, p+"size", &t.Size, defaultSize)
-		dfltZero(s, p+"spread", &t.Spread, SpreadEven)
+	if s.Duration == 0 && len(s.Variants) > 1 {
+		dflt(s, "slice", &s.Slice, defaultSlice)
 	}
+	s.fillEndpoints()
 	s.fillReaders()
 	for i := range s.Noise {
 		s.fillNoise(i)
 	}
+	s.fillTraffic() // after readers and noise: a sender's policy follows them
 	for i := range s.Probes {
 		s.fillProbe(i)
 	}
@@ -193,7 +205,74 @@ func (s *Spec) fillReaders() {
 		dfltZero(s, p+"method", &r.Method, MethodRecvFrom)
 		dflt(s, p+"batch", &r.Batch, defaultBatch)
 		dfltZero(s, p+"overrun", &r.Overrun, OverrunSkip)
+		if r.Overrun == OverrunCatchUp {
+			dflt(s, p+"max_backlog", &r.MaxBacklog, defaultMaxBacklog)
+		}
 	}
+}
+
+// fillTraffic fills the senders. A sender's cpus follow its cpu, its
+// policy and priority follow the readers and the noise (senderSched), and
+// its send-lag bound follows its interval or rate.
+func (s *Spec) fillTraffic() {
+	for i := range s.Traffic {
+		t, p := &s.Traffic[i], fmt.Sprintf("traffic[%d].", i)
+		dflt(s, p+"size", &t.Size, defaultSize)
+		dfltZero(s, p+"spread", &t.Spread, SpreadEven)
+		if t.CPU != nil {
+			dflt(s, p+"cpus", &t.CPUs, []int{*t.CPU})
+		}
+		policy, priority := s.senderSched(t.CPUs)
+		dfltZero(s, p+"policy", &t.Policy, policy)
+		if s.fill(p+"priority", false) && realTime(t.Policy) {
+			t.Priority = priority
+		}
+		dflt(s, p+"rate_tolerance", &t.RateTolerance, defaultRateTolerance)
+		dflt(s, p+"max_send_lag", &t.MaxSendLag, t.period())
+	}
+}
+
+// period is the time between two messages to one socket: Interval, or
+// 1/Rate; 0 when neither is set.
+func (t Traffic) period() Duration {
+	switch {
+	case t.Interval > 0:
+		return t.Interval
+	case t.Rate > 0:
+		return Duration(min(float64(time.Second)/t.Rate, math.MaxInt64))
+	}
+	return 0
+}
+
+// senderSched is a sender's default scheduling: SCHED_FIFO when CPU-bound
+// noise (any kind but the paced udp flood) may share a CPU with it (an
+// empty list is every CPU), else SCHED_OTHER; and the real-time priority
+// it takes, senderBelowReaders below the lowest real-time reader (at
+// least 1, and 1 without real-time readers), so that it never delays a
+// reader.
+func (s *Spec) senderSched(cpus []int) (Policy, int) {
+	lowest := 0
+	for _, r := range s.Readers {
+		if realTime(r.Policy) && r.Priority > 0 && (lowest == 0 || r.Priority < lowest) {
+			lowest = r.Priority
+		}
+	}
+	priority := min(maxPriority, max(1, lowest-senderBelowReaders))
+	for _, n := range s.Noise {
+		if n.Kind != NoiseUDP && shareCPU(cpus, n.CPUs) {
+			return PolicyFIFO, priority
+		}
+	}
+	return PolicyOther, priority
+}
+
+// shareCPU reports whether threads pinned to a and to b may meet on a
+// CPU; an empty list is every CPU.
+func shareCPU(a, b []int) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return true
+	}
+	return slices.ContainsFunc(a, func(c int) bool { return slices.Contains(b, c) })
 }
 
 // fillNoise fills noise entry i; its parameters follow its kind, and 0

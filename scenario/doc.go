@@ -7,6 +7,7 @@
 //	err = s.Apply([]string{"duration=2s"})     // --set overrides, same decoders
 //	err = s.Validate(scenario.Host{NumCPU: n}) // every problem, never mutates
 //	trials, err := s.Expand()                  // rounds × variants, A B A B …
+//	choices, err := s.ResolveCPUs(allowed)     // cpu: auto → a CPU (and each trial's)
 //
 // Load decodes the document into a yaml.Node once and walks it with a small
 // path-tracking decoder rather than yaml.Node.Decode, which ignores
@@ -20,8 +21,21 @@
 // policy, interval its duration, a noise's parameters its kind), and
 // Validate never changes the spec.
 //
+// Host carries what Validate needs of the machine: the number of CPUs and
+// the CPUs this process may use (sched_getaffinity(2), a container's
+// cpuset). A fixed CPU outside the allowed set is refused with the set
+// named; `cpu: auto` is resolved by ChooseCPUs, a pure function of the
+// allowed set and the readers, once before the run (ResolveCPUs), and the
+// choice is recorded in the reader (AutoCPU).
+//
+// Requires names the kernel config options, command-line parameters,
+// kernel version and features a scenario needs; this package checks their
+// spelling, and the engine checks them against the machine (exit 3 when
+// unmet, or results marked with --allow-degraded).
+//
 // Enumerated fields are typed (Policy, Method, Overrun, EndpointKind,
-// NoiseKind, ProbeKind, Spread, Clock, Namespace, Syscall, Transport): the
+// NoiseKind, ProbeKind, Spread, Clock, Namespace, Syscall, Transport,
+// Feature): the
 // text is decoded once into a constant the engine switches on, and
 // marshals back to the same text. A value spelled wrong is one of
 // Validate's problems, listed with the others.

@@ -57,12 +57,17 @@ func (s *Spec) Clone() *Spec {
 func (s *Spec) cloneBase() *Spec {
 	c := *s
 	c.Endpoints = slices.Clone(s.Endpoints)
+	c.HousekeepingCPUs = slices.Clone(s.HousekeepingCPUs)
+	c.Requires.Config = slices.Clone(s.Requires.Config)
+	c.Requires.Cmdline = slices.Clone(s.Requires.Cmdline)
+	c.Requires.Features = slices.Clone(s.Requires.Features)
 	c.Traffic = slices.Clone(s.Traffic)
 	for i, t := range c.Traffic {
 		if t.CPU != nil {
 			cpu := *t.CPU
 			c.Traffic[i].CPU = &cpu
 		}
+		c.Traffic[i].CPUs = slices.Clone(t.CPUs)
 	}
 	c.Readers = slices.Clone(s.Readers)
 	for i := range c.Readers {

@@ -115,11 +115,15 @@ func TestClone(t *testing.T) {
 	*c.Traffic[0].CPU = 1
 	c.Readers[0].Endpoints[0] = "zz"
 	c.Noise[0].CPUs[0] = 9
+	c.Traffic[1].CPUs[0] = 0
+	c.HousekeepingCPUs[0] = 1
+	c.Requires.Config[0], c.Requires.Cmdline[0], c.Requires.Features[0] = "CONFIG_X=n", "x", FeatureCycles
 	c.Variants[0].Set["duration"] = "1s"
 	c.pos["duration"] = Pos{99, 1}
 	c.defaulted["x"] = true
 	if s.Endpoints[0].Count != 4 || *s.Traffic[0].CPU != 0 || s.Readers[0].Endpoints[0] != "a" ||
-		s.Noise[0].CPUs[0] != 0 || s.Variants[0].Set["duration"] != "" || s.pos["duration"] == (Pos{99, 1}) || s.defaulted["x"] {
+		s.Noise[0].CPUs[0] != 0 || s.Traffic[1].CPUs[0] != 1 || s.HousekeepingCPUs[0] != 0 ||
+		s.Requires.Config[0] != "CONFIG_HARDENED_USERCOPY=y" || s.Requires.Cmdline[0] != "init_on_alloc=0" || s.Requires.Features[0] != FeatureTun || s.Variants[0].Set["duration"] != "" || s.pos["duration"] == (Pos{99, 1}) || s.defaulted["x"] {
 		t.Errorf("Clone shares state with the original: %+v", s)
 	}
 }

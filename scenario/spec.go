@@ -46,6 +46,39 @@ type Spec struct {
 	// CPU it runs on. Default false: such noise is refused.
 	AllowRTNoise bool `yaml:"allow_rt_noise" json:"allow_rt_noise"`
 
+	// HousekeepingCPUs confine rtload's own machinery (the Go runtime's
+	// threads, main, the results writer, the exporter) to these CPUs, so
+	// that nothing but the scenario's own threads runs on a reader's CPU.
+	// Default (empty): the CPUs this process may use that no reader uses,
+	// where any exist (rt.HousekeepingCPUs; with none, the machinery stays
+	// unconfined and the run says so). Senders, noise and probes keep their
+	// own cpus fields: noise on a reader's CPU can be the workload.
+	//
+	// Engine: after ResolveCPUs, take these CPUs (or
+	// rt.HousekeepingCPUs(allowed, reader CPUs) when empty), call
+	// rt.ConfineHousekeeping with every reader, sender, noise and probe
+	// thread exempt (rt.Sched.Exempt) before the trial's threads start, and
+	// Stop it after they end; record its HousekeepingReport in the trial.
+	HousekeepingCPUs []int `yaml:"housekeeping_cpus" json:"housekeeping_cpus,omitempty"`
+	// Slice is the length of one variant's turn in a soak (duration 0)
+	// with several variants: the variants alternate in slices, A B A B …,
+	// until the run is stopped. Default 60s there; only valid there.
+	//
+	// Engine: with Duration 0, len(Variants) > 1 and Slice > 0, run
+	// trials[i % len(variants)] (one round's worth of Expand, rounds
+	// ignored) for Slice each, again and again until ctx ends; on Ctrl-C
+	// end the current slice as a complete trial and write results for
+	// every variant that ran (each slice is one trial, labelled with its
+	// variant and slice number). The banner says "variants alternate in
+	// 60s slices until stopped".
+	Slice Duration `yaml:"slice" json:"slice,omitempty"`
+	// Requires names what the machine must have for the results to mean
+	// what the scenario says (kernel config, command line, kernel
+	// version, features). `rtload validate` and `run` refuse a machine that
+	// lacks any of it, listing each (exit 3), unless --allow-degraded,
+	// which runs and marks the results with every unmet requirement.
+	Requires Requires `yaml:"requires" json:"requires"`
+
 	// Network says where endpoints live: the host's loopback, or a private
 	// network namespace rtload creates for the run (required by tap).
 	Network Network `yaml:"network" json:"network"`
@@ -132,8 +165,48 @@ type Traffic struct {
 	Size Size `yaml:"size" json:"size"`
 	// Spread places sockets' sends within an interval: even, burst, poisson. Default even.
 	Spread Spread `yaml:"spread" json:"spread"`
-	// CPU pins the sender thread; nil = unpinned.
+	// CPU is the older spelling of CPUs with one CPU: `cpu: 1` is
+	// `cpus: [1]` (give one or the other). nil = not given.
 	CPU *int `yaml:"cpu" json:"cpu,omitempty"`
+	// CPUs is the sender thread's CPU affinity; empty = every CPU this
+	// process may use. Default [cpu] when cpu is given.
+	//
+	// Engine: rt.Sched.CPUs of the sender thread (never CPU).
+	CPUs []int `yaml:"cpus" json:"cpus,omitempty"`
+	// Policy and Priority of the sender thread: fifo, rr or other, and
+	// 1–99 for fifo/rr (0 for other). Default: fifo at the lowest
+	// real-time reader priority − 10 (at least 1; 1 without real-time
+	// readers) when CPU-bound noise (every noise kind but udp) may run on
+	// a CPU the sender may use; otherwise other. A SCHED_OTHER sender
+	// competing with 5 spin threads on 2 CPUs fell 3.7–7.2 ms behind (send
+	// lag p90–p99, issue 14): noise of the scenario's own then changed the
+	// traffic it measures. Below the readers, it never delays them. RT
+	// throttling (sched_rt_runtime_us) is left as it is: the sender's
+	// runtime counts in the same budget as the readers'.
+	//
+	// Engine: rt.Sched{Policy, Priority, Nice, CPUs, Exempt} for the sender
+	// thread; without CAP_SYS_NICE and with --allow-degraded it runs at
+	// SCHED_OTHER and the trial is marked degraded (Preflight lists it).
+	Policy   Policy `yaml:"policy" json:"policy"`
+	Priority int    `yaml:"priority" json:"priority"`
+	// Nice of a policy-other sender, -20–19. Default 0.
+	Nice int `yaml:"nice" json:"nice,omitempty"`
+	// RateTolerance is how far the achieved message rate may be from the
+	// target before the trial is marked "traffic not as specified", in
+	// percent of the target (0.5 or "0.5%"). Default 0.5%.
+	//
+	// Engine: per traffic group, achieved = messages sent / measured
+	// time, target = sockets / interval; |achieved − target| / target ×
+	// 100 > RateTolerance marks the trial (text, summary.json, compare).
+	RateTolerance Percent `yaml:"rate_tolerance" json:"rate_tolerance"`
+	// MaxSendLag is the largest send-lag p99 (how late each send was
+	// against its pacer deadline) before the trial is marked "traffic not
+	// as specified". Default: the traffic interval (1/rate).
+	//
+	// Engine: record every send's lag (now − pacer deadline) per group;
+	// p99 > MaxSendLag marks the trial; print p50/p99/max next to the
+	// achieved rate.
+	MaxSendLag Duration `yaml:"max_send_lag" json:"max_send_lag"`
 }
 
 // Reader is a real-time thread draining endpoint groups on every tick.
@@ -143,8 +216,13 @@ type Reader struct {
 	// Endpoints lists the groups drained each tick, in order. May be empty
 	// (a pure timer-latency probe, like cyclictest).
 	Endpoints []string `yaml:"endpoints" json:"endpoints"`
-	// CPU is the CPU the thread is pinned to. Default 0.
-	CPU int `yaml:"cpu" json:"cpu"`
+	// CPU is the CPU the thread is pinned to, or auto: rtload chooses one
+	// of the CPUs it may use (ChooseCPUs; ResolveCPUs records the choice
+	// here before the run). Default 0.
+	CPU CPU `yaml:"cpu" json:"cpu"`
+	// AutoCPU is set by ResolveCPUs when CPU was auto and is now its
+	// choice; summary.json shows it as cpu_auto. Not decoded.
+	AutoCPU bool `yaml:"-" json:"cpu_auto,omitempty"`
 	// Policy is fifo, rr or other. Default fifo.
 	Policy Policy `yaml:"policy" json:"policy"`
 	// Priority is the SCHED_FIFO/RR priority, 1–99 (0 for other). Default 80 for fifo/rr.
@@ -158,6 +236,14 @@ type Reader struct {
 	// Overrun says what to do after missed ticks: skip (next future deadline)
 	// or catchup (run every missed tick back to back). Default skip.
 	Overrun Overrun `yaml:"overrun" json:"overrun"`
+	// MaxBacklog bounds overrun: catchup: when more than this many
+	// further ticks are already due, the reader stops catching up and skips
+	// them (a backlog skip, counted as missed ticks). 0 skips at once.
+	// Default 100 with catchup; only valid with catchup.
+	//
+	// Engine: (*rt.Ticker).SetMaxBacklog(uint64(MaxBacklog)) before the
+	// first Wait; report TickerStats.BacklogSkips and the missed ticks.
+	MaxBacklog int `yaml:"max_backlog" json:"max_backlog,omitempty"`
 	// Threshold > 0 logs every wakeup later than it to spikes.jsonl, with
 	// its context (e.g. 200µs). Default 0 (none).
 	Threshold Duration `yaml:"threshold" json:"threshold"`
@@ -290,8 +376,14 @@ type Trial struct {
 
 // Host describes the machine for Validate.
 type Host struct {
-	// NumCPU is the number of CPUs the process may use (CPU ids 0..NumCPU-1).
+	// NumCPU is the number of CPUs of the machine (CPU ids 0..NumCPU-1);
+	// ≤ 0 = unknown.
 	NumCPU int
+	// Allowed are the CPUs this process may use, ascending
+	// (sched_getaffinity(2): taskset, or a container's cpuset); nil =
+	// unknown. When known, every fixed CPU must be one of them, and every
+	// `cpu: auto` must find one (ChooseCPUs).
+	Allowed []int
 }
 
 // Duration is a time.Duration that decodes from Go duration strings ("10ms").

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"strconv"
 	"strings"
@@ -104,4 +105,22 @@ func parseSize(s string) (Size, *problem) {
 		}
 	}
 	return 0, &problem{msg: fmt.Sprintf("invalid size %q", s), allowed: sizeAllowed}
+}
+
+// Percent is a share in percent: 0.5 means 0.5 %. It decodes from "0.5"
+// or "0.5%", and encodes to JSON as a plain number.
+type Percent float64
+
+// String formats p as "0.5%".
+func (p Percent) String() string { return strconv.FormatFloat(float64(p), 'g', -1, 64) + "%" }
+
+// parseText decodes "0.5" or "0.5%" (a finite number, in percent).
+func (p *Percent) parseText(s string) *problem {
+	t := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "%"))
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return &problem{msg: fmt.Sprintf("expected a percentage, got %q", s), allowed: "a number of percent, e.g. 0.5 or 0.5%"}
+	}
+	*p = Percent(f)
+	return nil
 }

@@ -101,7 +101,11 @@ func (s *Spec) checkWork() *Error {
 // size counts the entries of s that a copy duplicates: list items and the
 // items of their lists (variants apart), plus one for the top level.
 func (s *Spec) size() int {
-	n := 1 + len(s.Endpoints) + len(s.Traffic)
+	r := s.Requires
+	n := 1 + len(s.Endpoints) + len(s.HousekeepingCPUs) + len(r.Config) + len(r.Cmdline) + len(r.Features)
+	for _, t := range s.Traffic {
+		n += 1 + len(t.CPUs)
+	}
 	for _, r := range s.Readers {
 		n += 1 + len(r.Endpoints)
 	}
@@ -189,9 +193,23 @@ func (c *checker) enum(path string, v interface {
 }
 
 // cpuOK reports whether cpu passes cpu's checks.
-func (c *checker) cpuOK(cpu int) bool { return cpu >= 0 && (c.h.NumCPU <= 0 || cpu < c.h.NumCPU) }
+func (c *checker) cpuOK(cpu int) bool {
+	if len(c.h.Allowed) > 0 {
+		return slices.Contains(c.h.Allowed, cpu)
+	}
+	return cpu >= 0 && (c.h.NumCPU <= 0 || cpu < c.h.NumCPU)
+}
 
+// cpu checks a fixed CPU: one this process may use when the host's
+// allowed set is known, else one of its CPUs when their number is known.
 func (c *checker) cpu(path string, cpu int) {
+	if len(c.h.Allowed) > 0 {
+		if !slices.Contains(c.h.Allowed, cpu) {
+			c.add(path, cpuListText(c.h.Allowed)+", the CPUs this process may use (sched_getaffinity: taskset, a container's cpuset); or auto",
+				"CPU %d is not one this process may use", cpu)
+		}
+		return
+	}
 	if c.h.NumCPU <= 0 {
 		if cpu < 0 {
 			c.add(path, "≥ 0", "%d out of range", cpu)
@@ -204,6 +222,22 @@ func (c *checker) cpu(path string, cpu int) {
 			allowed = fmt.Sprintf("0–%d", c.h.NumCPU-1)
 		}
 		c.add(path, allowed, "CPU %d out of range for this host (%d CPUs)", cpu, c.h.NumCPU)
+	}
+}
+
+// cpus checks a CPU list: each CPU (the path only for a problem: lists
+// run long) and no CPU twice.
+func (c *checker) cpus(path string, cpus []int) {
+	seen := map[int]bool{}
+	for j, cpu := range cpus {
+		p := fmt.Sprintf("%s[%d]", path, j)
+		if !c.cpuOK(cpu) {
+			c.cpu(p, cpu)
+		}
+		if seen[cpu] {
+			c.add(p, "each CPU once", "CPU %d listed twice", cpu)
+		}
+		seen[cpu] = true
 	}
 }
 
@@ -277,6 +311,12 @@ func (s *Spec) check(h Host) ErrorList {
 	for i, r := range s.Readers {
 		c.reader(fmt.Sprintf("readers[%d].", i), r, epNames, seen)
 	}
+	if len(h.Allowed) > 0 {
+		if _, e := ChooseCPUs(h.Allowed, s.HousekeepingCPUs, s.Readers); e != nil {
+			c.add(e.Path, e.Allowed, "%s", e.Msg)
+		}
+	}
+	c.requires()
 	for i, n := range s.Noise {
 		c.noise(fmt.Sprintf("noise[%d].", i), n)
 	}
@@ -331,6 +371,46 @@ func (c *checker) top() {
 		c.add("readers", "at least one reader or probe", "no readers and no probes")
 	}
 	c.enum("network.namespace", s.Network.Namespace)
+	c.cpus("housekeeping_cpus", s.HousekeepingCPUs)
+	// slice counts only in a soak (several variants alternate there); a
+	// trial's copy keeps it without the variants.
+	if s.Slice < 0 || (s.Duration == 0 && s.Slice != 0 && (s.Slice < Duration(time.Second) || s.Slice < s.Interval || s.Slice <= s.Warmup)) {
+		c.add("slice", fmt.Sprintf("≥ 1s, ≥ interval (%s) and > warmup (%s)", s.Interval, s.Warmup), "%s out of range", s.Slice)
+	}
+}
+
+// requires checks the spelling of the requires block; whether the machine
+// meets it is the engine's Requirements to say.
+func (c *checker) requires() {
+	r := c.s.Requires
+	seen := map[string]string{}
+	for j, o := range r.Config {
+		p := fmt.Sprintf("requires.config[%d]", j)
+		if first, dup := seen[o.Name()]; dup {
+			c.add(p, "each option once", "%s required twice (also %s)", o.Name(), first)
+		}
+		seen[o.Name()] = p
+	}
+	for j, o := range r.Cmdline {
+		p := fmt.Sprintf("requires.cmdline[%d]", j)
+		if first, dup := seen[o.Name()]; dup {
+			c.add(p, "each parameter once", "%s required twice (also %s)", o.Name(), first)
+		}
+		seen[o.Name()] = p
+	}
+	if _, p := parseRange(string(r.Kernel)); r.Kernel != "" && p != nil {
+		c.add("requires.kernel", p.allowed, "%s", p.msg) // a Spec built in code
+	}
+	for j, f := range r.Features {
+		p := fmt.Sprintf("requires.features[%d]", j)
+		if c.s.invalid[p] == nil { // spelled wrong: already listed
+			c.enum(p, f)
+		}
+		if slices.Index(r.Features, f) < j {
+			c.add(p, "each feature once", "feature %s listed twice", f)
+		}
+	}
+	c.intRange("requires.cpus", r.CPUs, 0, 1<<16)
 }
 
 // endpoints checks the endpoint groups and returns their names.
@@ -397,6 +477,22 @@ func (c *checker) traffic(p string, t Traffic, epNames []string) {
 	c.enum(p+"spread", t.Spread)
 	if t.CPU != nil {
 		c.cpu(p+"cpu", *t.CPU)
+		if c.s.has(p+"cpus") && !slices.Equal(t.CPUs, []int{*t.CPU}) {
+			c.add(p+"cpu", "one of cpu and cpus (cpu: N is cpus: [N])", "cpu %d and cpus %v both given", *t.CPU, t.CPUs)
+		}
+	} else {
+		c.cpus(p+"cpus", t.CPUs)
+	}
+	c.threadSched(p, nil, t.Policy, t.Priority)
+	c.intRange(p+"nice", t.Nice, -20, 19)
+	if t.Nice != 0 && realTime(t.Policy) {
+		c.add(p+"nice", "0 for policy fifo/rr (nice applies to policy other)", "nice %d with policy %s", t.Nice, t.Policy)
+	}
+	if t.RateTolerance <= 0 || t.RateTolerance > 100 {
+		c.add(p+"rate_tolerance", "> 0% and ≤ 100% of the target rate (default 0.5%)", "%s out of range", t.RateTolerance)
+	}
+	if t.MaxSendLag <= 0 {
+		c.add(p+"max_send_lag", "> 0 (default: the interval)", "%s out of range", t.MaxSendLag)
 	}
 }
 
@@ -407,8 +503,16 @@ func (c *checker) reader(p string, r Reader, epNames []string, seen map[string]s
 	for j, ep := range r.Endpoints {
 		c.nameRef(fmt.Sprintf("%sendpoints[%d]", p, j), ep, epNames, "endpoint")
 	}
-	cpu := r.CPU
-	c.threadSched(p, &cpu, r.Policy, r.Priority)
+	if r.CPU == CPUAuto {
+		c.threadSched(p, nil, r.Policy, r.Priority) // ChooseCPUs' to check
+	} else {
+		cpu := int(r.CPU)
+		c.threadSched(p, &cpu, r.Policy, r.Priority)
+	}
+	if slices.Contains(c.s.HousekeepingCPUs, int(r.CPU)) {
+		c.add("housekeeping_cpus", fmt.Sprintf("CPUs no reader uses (reader %s is on CPU %d)", r.Name, r.CPU),
+			"CPU %d is reader %s's CPU: rtload's own threads would run there", r.CPU, r.Name)
+	}
 	switch {
 	case r.Period <= 0:
 		c.add(p+"period", "≥ "+minPeriod.String(), "%s out of range", r.Period)
@@ -418,6 +522,12 @@ func (c *checker) reader(p string, r Reader, epNames []string, seen map[string]s
 	c.enum(p+"method", r.Method)
 	c.intRange(p+"batch", r.Batch, 1, maxBatch)
 	c.enum(p+"overrun", r.Overrun)
+	switch {
+	case r.Overrun == OverrunCatchUp:
+		c.intRange(p+"max_backlog", r.MaxBacklog, 0, 1_000_000)
+	case r.MaxBacklog != 0:
+		c.add(p+"max_backlog", "overrun: catchup (skip never catches up)", "max_backlog %d with overrun %s", r.MaxBacklog, r.Overrun)
+	}
 	if r.Threshold < 0 {
 		c.add(p+"threshold", "≥ 0 (0 = none)", "%s out of range", r.Threshold)
 	}

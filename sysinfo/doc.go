@@ -33,5 +33,13 @@
 // OpenFDs (/proc/self/fd). Their parsers are pure functions over strings
 // too.
 //
+// For a scenario's requirements, KernelParam works out the state the
+// kernel runs with for the boolean hardening parameters (init_on_alloc
+// absent from the command line is CONFIG_INIT_ON_ALLOC_DEFAULT_ON, and so
+// on), ReadKernelConfig adds the config options a scenario names, and
+// DetectContainer says whether this process runs in a container (Docker,
+// Podman, Kubernetes, LXC, …) and what its cgroup's RT budget is, so a
+// missing privilege can be named as the container setting to change.
+//
 // Linux only. Imports the standard library and golang.org/x/sys/unix.
 package sysinfo

@@ -94,6 +94,9 @@ type Facts struct {
 	CPUIdleGovernor string `json:"cpuidle_governor,omitempty"`
 	// DevNetTun is true when /dev/net/tun exists as a character device.
 	DevNetTun bool `json:"dev_net_tun"`
+	// Container says whether this process runs in a container, and its
+	// cgroup's RT budget (DetectContainer).
+	Container Container `json:"container"`
 }
 
 // Counter says whether one clock or counter works for this process.
@@ -134,6 +137,9 @@ var kernelConfigKeys = []string{
 	// The debug and hardening hooks profile.Hook.State names (profile.HookConfigKeys).
 	"CONFIG_HARDENED_USERCOPY_DEFAULT_ON", "CONFIG_KASAN", "CONFIG_KCSAN",
 	"CONFIG_PROVE_LOCKING", "CONFIG_DEBUG_LOCK_ALLOC", "CONFIG_LOCK_STAT",
+	// The defaults of the boolean parameters KernelParam knows, and the
+	// cgroup RT budget a container's SCHED_FIFO depends on.
+	"CONFIG_RANDOMIZE_KSTACK_OFFSET*", "CONFIG_PAGE_POISONING", "CONFIG_RT_GROUP_SCHED",
 }
 
 // tscFlagNames are the cpuinfo flags TSCFlags keeps.
@@ -220,7 +226,7 @@ func (f *Facts) readFiles(fsys fs.FS) {
 		}
 	}
 
-	f.KernelConfig, f.KernelConfigSource = readKernelConfig(fsys, f.Kernel)
+	f.KernelConfig, f.KernelConfigSource = readKernelConfig(fsys, f.Kernel, kernelConfigKeys)
 	f.Vulnerabilities = readVulnerabilities(fsys)
 	const idle = "sys/devices/system/cpu/cpuidle/"
 	f.CPUIdleDriver = read(idle + "current_driver")
@@ -229,6 +235,7 @@ func (f *Facts) readFiles(fsys fs.FS) {
 	if fi, err := fs.Stat(fsys, "dev/net/tun"); err == nil && fi.Mode()&fs.ModeCharDevice != 0 {
 		f.DevNetTun = true
 	}
+	f.Container = DetectContainer(fsys)
 }
 
 // readVulnerabilities reads every file of
@@ -258,9 +265,10 @@ func readVulnerabilities(fsys fs.FS) map[string]string {
 }
 
 // readKernelConfig tries /proc/config.gz (CONFIG_IKCONFIG_PROC) and then
-// /boot/config-<release>, returning the options of kernelConfigKeys and the
-// path read, or nil and "not readable: <why for each path>".
-func readKernelConfig(fsys fs.FS, release string) (map[string]string, string) {
+// /boot/config-<release>, returning the options of keys (as
+// parseKernelConfig matches them) and the path read, or nil and "not
+// readable: <why for each path>".
+func readKernelConfig(fsys fs.FS, release string, keys []string) (map[string]string, string) {
 	paths := []string{"/proc/config.gz"}
 	if release != "" {
 		paths = append(paths, "/boot/config-"+release)
@@ -272,7 +280,7 @@ func readKernelConfig(fsys fs.FS, release string) (map[string]string, string) {
 			why = append(why, p+": "+pathErrText(err))
 			continue
 		}
-		m, err := parseKernelConfig(file, kernelConfigKeys)
+		m, err := parseKernelConfig(file, keys)
 		file.Close()
 		if err != nil {
 			why = append(why, p+": "+pathErrText(err))

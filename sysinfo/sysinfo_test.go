@@ -103,12 +103,12 @@ func TestReadFilesEmptyRoot(t *testing.T) {
 
 func TestReadKernelConfigFallback(t *testing.T) {
 	root := fstest.MapFS{"boot/config-6.8.0-test": {Data: readTestdata(t, "kconfig.txt")}}
-	m, src := readKernelConfig(root, "6.8.0-test")
+	m, src := readKernelConfig(root, "6.8.0-test", kernelConfigKeys)
 	if src != "/boot/config-6.8.0-test" || m["CONFIG_HZ"] != "250" {
 		t.Errorf("readKernelConfig = %v, %q", m, src)
 	}
 	root = fstest.MapFS{"proc/config.gz": {Data: []byte{0x1f, 0x8b, 0}}}
-	_, src = readKernelConfig(root, "")
+	_, src = readKernelConfig(root, "", kernelConfigKeys)
 	if !strings.HasPrefix(src, "not readable: /proc/config.gz: gzip: ") || !strings.HasSuffix(src, "kernel release unknown") {
 		t.Errorf("corrupt config.gz, no release: %q", src)
 	}

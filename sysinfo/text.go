@@ -104,6 +104,12 @@ func (f Facts) Text() string {
 	priv.add("rlimit_memlock", "%s", memlockText(p.RLimitMemlock))
 	priv.add("perf_event_paranoid", "%s", paranoidText(f.PerfEventParanoid))
 	priv.add("/dev/net/tun", "%s", map[bool]string{true: "present", false: "missing (tap scenarios cannot run)"}[f.DevNetTun])
+	if c := f.Container; c.In() {
+		priv.add("container", "%s (%s)", c.Runtime, strings.Join(c.Evidence, "; "))
+	}
+	if c := f.Container; c.RTRuntimeKnown {
+		priv.add("cgroup cpu.rt_runtime_us", "%d in %s (cgroup v1 RT budget; 0 refuses SCHED_FIFO)", c.RTRuntimeUs, c.Cgroup)
+	}
 
 	rt := section{title: "Real-time"}
 	rt.add("sched_rt_runtime_us", "%s", rtRuntimeText(f.SchedRTRuntimeUs, f.SchedRTPeriodUs))

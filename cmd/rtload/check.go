@@ -116,6 +116,9 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 		if tmp != "" {
 			os.Remove(tmp) // empty: nothing ran
 		}
+		if errors.Is(err, rt.ErrNoPrivilege) || errors.Is(err, rt.ErrNotSupported) {
+			return checkRunFailed(cmd, f, doc, err) // a requirement this machine (kernel) does not meet
+		}
 		return err
 	}
 	switch {

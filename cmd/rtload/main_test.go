@@ -46,7 +46,19 @@ type result struct {
 
 func rtload(t *testing.T, cred *syscall.Credential, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
+	return runProgram(t, cred, binary, args...)
+}
+
+// rtloadVia runs prog (taskset, …) with args that start rtload.
+func rtloadVia(t *testing.T, prog string, args ...string) result {
+	t.Helper()
+	return runProgram(t, nil, prog, args...)
+}
+
+// runProgram runs prog as cred (nil: as this user) for at most 3 minutes.
+func runProgram(t *testing.T, cred *syscall.Credential, prog string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(prog, args...)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	if cred != nil {

@@ -52,18 +52,31 @@ Gates (check, compare --fail-on): 0 pass, 1 slower, 125 cannot judge.`,
 
 func newValidateCmd() *cobra.Command {
 	var sets []string
+	var allowDegraded bool
 	cmd := &cobra.Command{
 		Use:   "validate FILE|NAME",
 		Short: "Check a scenario and print every problem with file:line:col",
+		Long: `Validate checks a scenario as run would, without running it: every problem
+with file:line:col (exit 2); fixed CPUs against the CPUs this process may use;
+the CPU each cpu: auto reader would get; and the scenario's requires: block
+against this machine (kernel config, command line, kernel version,
+features), listing every unmet requirement and how to meet it (exit 3, or
+with --allow-degraded only listed).`,
 		Example: `  rtload validate configs/laight-450.yaml
-  rtload validate laight-450 --set readers[0].priority=99`,
+  rtload validate laight-450 --set readers[0].priority=99
+  rtload validate cook-hackbench-init-on-free --allow-degraded`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			spec, err := loadSpec(args[0], sets)
 			if err != nil {
 				return err
 			}
-			if _, err := spec.Expand(); err != nil {
+			trials, err := spec.Expand()
+			if err != nil {
+				return err
+			}
+			facts := sysinfo.Gather()
+			if _, err := fitMachine(cmd.OutOrStdout(), spec, trials, &facts, allowDegraded); err != nil {
 				return err
 			}
 			if spec.Description != "" {
@@ -75,6 +88,7 @@ func newValidateCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a field: path=value (repeatable)")
+	cmd.Flags().BoolVar(&allowDegraded, "allow-degraded", false, "list unmet requirements instead of refusing (a run would mark its results degraded)")
 	return cmd
 }
 
@@ -122,7 +136,8 @@ func newEnvCmd() *cobra.Command {
 }
 
 // loadSpec reads FILE (a path on disk) or NAME (a built-in scenario),
-// applies --set overrides and validates for this machine.
+// applies --set overrides and validates for this machine: its CPUs, and
+// the CPUs this process may use (taskset, a container's cpuset).
 func loadSpec(arg string, sets []string) (*scenario.Spec, error) {
 	spec, err := readSpec(arg)
 	if err != nil {
@@ -131,7 +146,7 @@ func loadSpec(arg string, sets []string) (*scenario.Spec, error) {
 	if err := spec.Apply(sets); err != nil {
 		return nil, err
 	}
-	if err := spec.Validate(scenario.Host{NumCPU: runtime.NumCPU()}); err != nil {
+	if err := spec.Validate(scenario.Host{NumCPU: runtime.NumCPU(), Allowed: sysinfo.AllowedCPUs()}); err != nil {
 		return nil, err
 	}
 	return spec, nil

@@ -73,7 +73,7 @@ Ctrl-C stops the run early and still writes complete results (exit 130).`,
 	fl.IntVar(&f.repeat, "repeat", 0, "run the whole scenario N times (variants alternating inside each repeat); same as --set rounds=N")
 	fl.StringArrayVar(&f.sets, "set", nil, "override a scenario field: path=value, e.g. readers[0].method=recvmsg (repeatable)")
 	fl.StringVar(&f.out, "out", "", "results directory: a new path, or an empty directory of yours not writable by others (default results/<scenario>-<timestamp>)")
-	fl.BoolVar(&f.allowDegraded, "allow-degraded", false, "run without missing privileges (SCHED_OTHER, unpinned, unlocked memory) and mark results degraded")
+	fl.BoolVar(&f.allowDegraded, "allow-degraded", false, "run without missing privileges (SCHED_OTHER, unpinned, unlocked memory) or unmet requirements, and mark results degraded")
 	fl.BoolVar(&f.noWakeupLog, "no-wakeup-log", false, "do not write the per-wakeup CSV logs")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar")
 	fl.StringVar(&f.format, "format", "text", "report format: text or json (schema rtload-report, see the README; the plan then goes to stderr)")
@@ -161,10 +161,15 @@ type outcome struct {
 func execute(cmd *cobra.Command, spec *scenario.Spec, trials []scenario.Trial, f runFlags, plan io.Writer) (outcome, error) {
 	var o outcome
 	errw := cmd.ErrOrStderr()
-	// Every refusal comes before anything is printed; a directory created
-	// for a run that then measures nothing is removed again.
+	// Every refusal comes before anything is printed or created; a
+	// directory created for a run that then measures nothing is removed
+	// again.
+	env := sysinfo.Gather()
+	unmet, err := fitMachine(errw, spec, trials, &env, f.allowDegraded)
+	if err != nil {
+		return o, err
+	}
 	var srv *exporter.Server
-	var err error
 	if f.metricsAddr != "" {
 		if srv, err = exporter.Listen(f.metricsAddr, false); err != nil {
 			return o, usageError{fmt.Errorf("--metrics-addr: %w", err)}
@@ -194,14 +199,13 @@ func execute(cmd *cobra.Command, spec *scenario.Spec, trials []scenario.Trial, f
 	}
 	printPlan(plan, spec, len(trials))
 
-	env := sysinfo.Gather()
 	sv := &saver{dir: dir, spec: spec, env: env, errw: errw, sem: make(chan struct{}, 1)}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	stopSignals := watchSignals(errw, cancel, sv)
 	defer stopSignals()
 
-	opt := engine.Options{AllowDegraded: f.allowDegraded, OutDir: path, Results: dir, NoWakeupLog: f.noWakeupLog}
+	opt := engine.Options{AllowDegraded: f.allowDegraded, OutDir: path, Results: dir, NoWakeupLog: f.noWakeupLog, Unmet: unmet}
 	bar := progress(&opt, f, spec, trials, errw)
 	live := newLiveLine(errw, term.IsTerminal(int(os.Stderr.Fd())))
 	opt.OnInterval = live.update

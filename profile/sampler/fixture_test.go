@@ -18,7 +18,11 @@ import (
 	"github.com/rtload/rtload/profile"
 )
 
-var recordFixture = flag.Bool("record-fixture", false, "record ../testdata/ring-recvmsg.bin and kallsyms-recvmsg.txt from a real recvmsg loop (root)")
+// recordFixture makes TestRecordFixture write ../testdata/ring-recvmsg.bin
+// and kallsyms-recvmsg.txt, and TestAttributeRecvmsgOverRecvfrom write
+// ../testdata/attrib-{recvmsg,recvfrom}.pb.gz and attrib-live.json; run
+// one of them with -run to record only its fixtures.
+var recordFixture = flag.Bool("record-fixture", false, "record profile's testdata fixtures from real recvmsg and recvfrom loops (root)")
 
 // TestRecordFixture snapshots the raw ring of a small (2-page) buffer
 // while it holds records that wrap around its end, and the /proc/kallsyms
@@ -30,17 +34,17 @@ func TestRecordFixture(t *testing.T) {
 		t.Skip("records fixtures only with -record-fixture")
 	}
 	testutil.Requires(t, testutil.Root)
-	l := startRecvLoop(t, "recvmsg", 5_000_000, 2*time.Second)
+	l := startRecvLoop(t, "recvmsg", 1_000_000)
 	s, err := Open(Config{TID: l.tid, Event: EventCPUClock, Period: 50_000, RingPages: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	close(l.start)
-	defer func() { <-l.done }()
+	defer func() { l.stop.Store(true); <-l.done }()
 	size := uint64(len(s.data))
 	deadline := time.Now().Add(2 * time.Second)
-	for time.Now().Before(deadline) {
+	for i := 0; i < 100_000 && time.Now().Before(deadline); i++ {
 		head, tail := atomic.LoadUint64(&s.meta.Data_head), s.meta.Data_tail
 		if tail%size+(head-tail) > size && head-tail > size/2 {
 			snap := slices.Clone(s.data)
@@ -56,7 +60,7 @@ func TestRecordFixture(t *testing.T) {
 		}
 		time.Sleep(50 * time.Microsecond)
 	}
-	t.Fatal("the ring never wrapped within 2 s")
+	t.Fatal("the ring never wrapped within 2 s or 100 000 polls")
 }
 
 func writeFixture(t *testing.T, data []byte, head, tail uint64, tid int) {

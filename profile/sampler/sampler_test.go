@@ -2,10 +2,12 @@ package sampler
 
 import (
 	"errors"
+	"fmt"
 	"net/netip"
 	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -106,21 +108,34 @@ func TestCyclesRefusedWithReason(t *testing.T) {
 	s.Drain() // after Close: a no-op, not a crash
 }
 
+// loopCap bounds a recvLoop's wall time whatever its call count: a
+// safety bound for a machine so loaded that the loop thread gets almost
+// no CPU. The loops are bounded by calls, not time, because cpu-clock
+// samples the thread's CPU time: a given number of calls yields about
+// the same number of samples however loaded the machine is, where a
+// wall-clock window yields fewer the busier the other threads are.
+const loopCap = 20 * time.Second
+
 // recvLoop runs method's receive calls on a locked OS thread until calls
-// are made or limit passes: mostly EAGAIN, 4 datagrams sent from
-// the same thread every 64 calls (sendto: phase other) and a 20 µs
-// clock_nanosleep every 512 (phase sleep). It returns the thread id once
-// the loop is ready, and a function that starts it and waits for its end,
-// returning the calls made.
+// are made or loopCap passes: mostly EAGAIN, 4 datagrams sent from the
+// same thread every 64 calls (sendto: phase other) and a 20 µs
+// clock_nanosleep every 512 (phase sleep). startRecvLoop returns it once
+// the thread is ready; closing start starts it, done gives the calls
+// made at its end.
 type recvLoop struct {
-	tid   int
-	start chan struct{}
-	done  chan uint64
-	// recvNs is the total time of the receive calls, read after done.
+	method string
+	want   uint64 // calls asked for
+	tid    int
+	start  chan struct{}
+	done   chan uint64
+	stop   atomic.Bool // ends the loop early, checked every 64 calls
+	// recvNs is the total time of the receive calls and wall the loop's,
+	// read after done.
 	recvNs int64
+	wall   time.Duration
 }
 
-func startRecvLoop(t *testing.T, method string, calls uint64, limit time.Duration) *recvLoop {
+func startRecvLoop(t *testing.T, method string, calls uint64) *recvLoop {
 	t.Helper()
 	g, err := udp.Open(udp.Config{Count: 1, Addr: netip.MustParseAddr("127.0.0.1")})
 	if err != nil {
@@ -138,7 +153,7 @@ func startRecvLoop(t *testing.T, method string, calls uint64, limit time.Duratio
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &recvLoop{start: make(chan struct{}), done: make(chan uint64, 1)}
+	l := &recvLoop{method: method, want: calls, start: make(chan struct{}), done: make(chan uint64, 1)}
 	ready := make(chan int)
 	go func() {
 		runtime.LockOSThread()
@@ -147,11 +162,12 @@ func startRecvLoop(t *testing.T, method string, calls uint64, limit time.Duratio
 		<-l.start
 		payload := make([]byte, 64)
 		ts := unix.NsecToTimespec(20_000)
-		deadline := time.Now().Add(limit)
+		t0 := time.Now()
+		deadline := t0.Add(loopCap)
 		var n uint64
 		for ; n < calls; n++ {
 			if n%64 == 0 {
-				if time.Now().After(deadline) {
+				if l.stop.Load() || time.Now().After(deadline) {
 					break
 				}
 				for range 4 {
@@ -161,14 +177,26 @@ func startRecvLoop(t *testing.T, method string, calls uint64, limit time.Duratio
 			if n%512 == 0 {
 				unix.ClockNanosleep(unix.CLOCK_MONOTONIC, 0, &ts, nil)
 			}
-			t0 := time.Now()
+			c0 := time.Now()
 			rx.Recv(g.FDs()[0])
-			l.recvNs += time.Since(t0).Nanoseconds()
+			l.recvNs += time.Since(c0).Nanoseconds()
 		}
+		l.wall = time.Since(t0)
 		l.done <- n
 	}()
 	l.tid = <-ready
 	return l
+}
+
+// capped says whether the loop stopped at loopCap (or was stopped)
+// before its calls were made, in words for a test log or failure (""
+// when it was not).
+func (l *recvLoop) capped(calls uint64) string {
+	if calls >= l.want {
+		return ""
+	}
+	return fmt.Sprintf("%s loop hit its %v time cap after %d of %d calls (the machine is too loaded for its thread to run)",
+		l.method, loopCap, calls, l.want)
 }
 
 // sampleLoop samples a recvLoop to its end, draining every 20 ms from
@@ -214,14 +242,19 @@ func TestSampleRecvLoop(t *testing.T) {
 		{"recvfrom", "__sys_recvfrom"},
 	} {
 		t.Run(tt.method, func(t *testing.T) {
-			l := startRecvLoop(t, tt.method, 2_000_000, 400*time.Millisecond)
+			// 20 000 calls are about 30 ms of the thread's CPU time here,
+			// 500 to 600 samples every 50 µs of it.
+			l := startRecvLoop(t, tt.method, 20_000)
 			s, calls := sampleLoop(t, l, Config{Event: EventCPUClock, Period: 50_000})
+			if why := l.capped(calls); why != "" {
+				t.Log(why)
+			}
 			p := s.Profile(profile.Symbols{Kernel: ksyms, User: profile.SelfSymbols{}}, profile.DefaultPhaseRule())
 			ph := p.PhaseSamples()
-			t.Logf("%d calls, %d samples (drain %d, sleep %d, other %d), lost %d, throttles %d, notes %q",
-				calls, p.Samples(), ph[profile.PhaseDrain], ph[profile.PhaseSleep], ph[profile.PhaseOther], p.Lost, p.Throttles, p.Notes)
+			t.Logf("%d calls in %v, %d samples (drain %d, sleep %d, other %d), lost %d, throttles %d, notes %q",
+				calls, l.wall, p.Samples(), ph[profile.PhaseDrain], ph[profile.PhaseSleep], ph[profile.PhaseOther], p.Lost, p.Throttles, p.Notes)
 			if p.Samples() < 100 {
-				t.Fatalf("%d samples in a 400 ms busy loop sampled every 50 µs, want ≥ 100", p.Samples())
+				t.Fatalf("%d samples of %d calls sampled every 50 µs of CPU time, want ≥ 100 %s", p.Samples(), calls, l.capped(calls))
 			}
 			if len(p.Threads) != 1 || p.Threads[0].TID != l.tid {
 				t.Fatalf("threads %v, want only the loop's TID %d", p.Threads, l.tid)
