@@ -123,3 +123,33 @@ func Headline(s *results.Summary) (name, unit string, columns []string, values [
 	}
 	return first.Name, first.Unit, columns, values, nil
 }
+
+// AutoRound applies rule to s after a complete round of a rounds: auto
+// run, elapsed into it: it records the decision in s.Auto and reports
+// whether to stop. With no headline metric yet it runs on to MaxRounds
+// (or MaxTime) and says why in s.Auto.Reason once it stops.
+func AutoRound(s *results.Summary, rule AutoRule, elapsed time.Duration) (stop bool) {
+	a := &results.AutoRounds{PrecisionPct: rule.Precision * 100, MaxRounds: rule.MaxRounds, MaxTimeNs: int64(rule.MaxTime)}
+	s.Auto = a
+	name, unit, cols, vals, err := Headline(s)
+	if err != nil {
+		for _, t := range s.Trials {
+			a.Rounds = max(a.Rounds, t.Round+1)
+		}
+		// No metric: only the limits can stop it.
+		d := AutoStop([][]float64{make([]float64, a.Rounds)}, elapsed, AutoRule{Precision: -1, MaxRounds: rule.MaxRounds, MaxTime: rule.MaxTime})
+		if d.Stop {
+			a.Reason = d.Reason + " (" + err.Error() + ")"
+		}
+		return d.Stop
+	}
+	d := AutoStop(vals, elapsed, rule)
+	a.Metric, a.Unit, a.Columns, a.Rounds = name, unit, cols, d.Rounds
+	if !math.IsNaN(d.HalfWidthPct) && !math.IsInf(d.HalfWidthPct, 0) {
+		hw := d.HalfWidthPct
+		a.HalfWidthPct = &hw
+		a.Within = hw <= a.PrecisionPct
+	}
+	a.Reason = d.Reason
+	return d.Stop
+}

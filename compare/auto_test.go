@@ -2,6 +2,7 @@ package compare
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,5 +82,56 @@ func TestHeadline(t *testing.T) {
 	}
 	if _, _, _, _, err := Headline(&results.Summary{}); err == nil {
 		t.Error("no trials: no error")
+	}
+}
+
+func TestAutoRound(t *testing.T) {
+	s := &results.Summary{Version: results.SummaryVersion, Clock: results.ClockInfo{Kind: "monotonic", Unit: "ns", Hz: 1e9}}
+	for i, c := range []struct {
+		v    string
+		cost uint64
+	}{{"A", 100}, {"B", 150}, {"A", 102}, {"B", 154}} {
+		h := record.NewLinear(10, 0, 10_000)
+		for range 10 {
+			h.Record(c.cost)
+		}
+		s.Trials = append(s.Trials, results.Trial{Index: i, Round: i / 2, Variant: c.v,
+			Readers: []results.Reader{{Name: "rt", Sockets: 1, PerCall: results.PerCall{All: h.Snapshot("ns")}}}})
+	}
+	// A 100, 102 (s 1.414) against B 150, 154 (s 2.828): se √(1 + 4) =
+	// 2.2361, df 25/17 = 1.4706, t(0.975, 1.4706) = 6.188 (gonum):
+	// half-width 13.837 = ±13.700% of A's mean 101.
+	w := WelchCI([]float64{100, 102}, []float64{150, 154})
+	want := (w.Hi - w.Lo) / 2 / 101 * 100
+	if !near(w.DF, 25.0/17, 1e-9) || !near(want, 13.70, 0.005) {
+		t.Fatalf("df %v, half-width %v%%", w.DF, want)
+	}
+	for _, tc := range []struct {
+		name   string
+		rule   AutoRule
+		stop   bool
+		reason string
+		within bool
+	}{
+		{"within ±20%: precision reached", AutoRule{Precision: 0.20, MaxRounds: 30}, true, StopPrecision, true},
+		{"not within ±10%: on", AutoRule{Precision: 0.10, MaxRounds: 30}, false, "", false},
+		{"not within ±10%, 2 rounds allowed", AutoRule{Precision: 0.10, MaxRounds: 2}, true, StopMaxRounds, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := *s
+			stop := AutoRound(&c, tc.rule, time.Minute)
+			a := c.Auto
+			if stop != tc.stop || a == nil || a.Reason != tc.reason || a.Within != tc.within || a.Rounds != 2 ||
+				a.Metric != "mean per-call cost" || a.Unit != "ns" || a.HalfWidthPct == nil || !near(*a.HalfWidthPct, want, 1e-9) ||
+				a.PrecisionPct != tc.rule.Precision*100 || a.MaxRounds != tc.rule.MaxRounds {
+				t.Errorf("stop %v, auto %+v", stop, a)
+			}
+		})
+	}
+	// No headline metric (no readers, no probes): only the limits stop it.
+	empty := &results.Summary{Trials: []results.Trial{{Round: 0}, {Round: 1}}}
+	if stop := AutoRound(empty, AutoRule{Precision: 0.5, MaxRounds: 2}, time.Second); !stop ||
+		!strings.HasPrefix(empty.Auto.Reason, StopMaxRounds+" (no headline metric") || empty.Auto.HalfWidthPct != nil {
+		t.Errorf("stop %v, auto %+v", stop, empty.Auto)
 	}
 }

@@ -54,6 +54,7 @@ directory in $TMPDIR); the comparison and the verdict are printed.`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.run.repeatSet = cmd.Flags().Changed("repeat")
+			autoFlagsChanged(cmd, &f.run)
 			return runCheck(cmd, args, f)
 		},
 	}
@@ -69,6 +70,7 @@ directory in $TMPDIR); the comparison and the verdict are printed.`,
 	fl.BoolVar(&f.run.allowDegraded, "allow-degraded", false, "run without missing privileges: the results are degraded, so the verdict is 125")
 	fl.BoolVar(&f.run.noWakeupLog, "no-wakeup-log", false, "do not write the per-wakeup CSV logs (wakeup metrics then need rounds ≥ 2 for a CI)")
 	fl.BoolVarP(&f.run.quiet, "quiet", "q", false, "no progress bar")
+	autoFlags(cmd, &f.run)
 	return cmd
 }
 
@@ -80,7 +82,7 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 	if err := compare.CheckLabels([]string{"a", "b"}, f.labels); err != nil {
 		return usageError{fmt.Errorf("--label: %w", err)}
 	}
-	thr, err := parseThreshold(f.threshold)
+	thr, err := parsePercent("threshold", f.threshold)
 	if err != nil {
 		return err
 	}
@@ -100,7 +102,7 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 	if err != nil {
 		return err
 	}
-	spec, trials, err := prepareRun(spec, f.run)
+	spec, trials, err := prepareRun(spec, &f.run)
 	if err != nil {
 		return err
 	}

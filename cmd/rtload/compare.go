@@ -114,17 +114,18 @@ func parseFailOn(failOn, threshold string, thresholdSet bool) (opt compare.GateO
 			return opt, false, usageError{fmt.Errorf("--fail-on %q: no metric after '='", failOn)}
 		}
 	}
-	if opt.Threshold, err = parseThreshold(threshold); err != nil {
+	if opt.Threshold, err = parsePercent("threshold", threshold); err != nil {
 		return opt, false, err
 	}
 	return opt, true, nil
 }
 
-// parseThreshold reads "3%" or "3" (percent of the baseline) as 0.03.
-func parseThreshold(s string) (float64, error) {
+// parsePercent reads flag's value "3%" or "3" (percent of the baseline)
+// as 0.03.
+func parsePercent(flag, s string) (float64, error) {
 	v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
 	if err != nil || !(v > 0 && v < 100) {
-		return 0, usageError{fmt.Errorf("--threshold %q: a percentage above 0 and below 100, e.g. 3%%", s)}
+		return 0, usageError{fmt.Errorf("--%s %q: a percentage above 0 and below 100, e.g. 3%%", flag, s)}
 	}
 	return v / 100, nil
 }

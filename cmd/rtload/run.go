@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -37,6 +39,15 @@ type runFlags struct {
 	noWakeupLog   bool
 	quiet         bool
 	format        string
+	// rounds: auto: --rounds, --precision, --max-rounds, --max-time, and
+	// which of the last three were given.
+	rounds      string
+	precision   string
+	maxRounds   int
+	maxTime     time.Duration
+	autoFlagSet []string
+	// auto is the stopping rule of a rounds: auto run (prepareRun).
+	auto *compare.AutoRule
 }
 
 func newRunCmd() *cobra.Command {
@@ -63,6 +74,7 @@ Ctrl-C stops the run early and still writes complete results (exit 130).`,
 				name = args[0]
 			}
 			f.repeatSet = cmd.Flags().Changed("repeat")
+			autoFlagsChanged(cmd, &f)
 			return runScenario(cmd, name, f)
 		},
 	}
@@ -77,14 +89,34 @@ Ctrl-C stops the run early and still writes complete results (exit 130).`,
 	fl.BoolVar(&f.noWakeupLog, "no-wakeup-log", false, "do not write the per-wakeup CSV logs")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar")
 	fl.StringVar(&f.format, "format", "text", "report format: text or json (schema rtload-report, see the README; the plan then goes to stderr)")
+	autoFlags(cmd, &f)
 	return cmd
+}
+
+// autoFlags adds --rounds and rounds: auto's --precision, --max-rounds
+// and --max-time to cmd.
+func autoFlags(cmd *cobra.Command, f *runFlags) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.rounds, "rounds", "", "rounds: a count, or auto (alternate the variants until the 95% CI of the headline difference is within --precision); same as --set rounds=…")
+	fl.StringVar(&f.precision, "precision", "2%", "rounds: auto: stop once the 95% CI of the headline difference is within ± this much of the baseline")
+	fl.IntVar(&f.maxRounds, "max-rounds", compare.DefaultMaxRounds, "rounds: auto: stop after this many rounds")
+	fl.DurationVar(&f.maxTime, "max-time", 0, "rounds: auto: stop before a round that would end past this long into the run (0: no limit)")
+}
+
+// autoFlagsChanged records which of the rounds: auto flags cmd was given.
+func autoFlagsChanged(cmd *cobra.Command, f *runFlags) {
+	for _, n := range []string{"precision", "max-rounds", "max-time"} {
+		if cmd.Flags().Changed(n) {
+			f.autoFlagSet = append(f.autoFlagSet, "--"+n)
+		}
+	}
 }
 
 func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 	if err := checkFormat(f.format); err != nil {
 		return err
 	}
-	spec, trials, err := loadRun(name, f)
+	spec, trials, err := loadRun(name, &f)
 	if err != nil {
 		return err
 	}
@@ -197,7 +229,7 @@ func execute(cmd *cobra.Command, spec *scenario.Spec, trials []scenario.Trial, f
 			}
 		}
 	}
-	printPlan(plan, spec, len(trials))
+	printPlan(plan, spec, len(trials), f.auto)
 
 	sv := &saver{dir: dir, spec: spec, env: env, errw: errw, sem: make(chan struct{}, 1)}
 	ctx, cancel := context.WithCancelCause(context.Background())
@@ -216,7 +248,13 @@ func execute(cmd *cobra.Command, spec *scenario.Spec, trials []scenario.Trial, f
 		opt.Kernel = env.Kernel
 		fmt.Fprintf(errw, "metrics: http://%s/metrics\n", srv.Addr())
 	}
+	if f.auto != nil {
+		opt.AfterRound = autoRounds(errw, *f.auto, time.Now())
+	}
 	sum, runErr := engine.Run(ctx, spec, trials, opt)
+	if sum != nil && sum.Auto != nil && sum.Auto.Reason == "" && sum.Stopped {
+		sum.Auto.Reason = "interrupted"
+	}
 	live.done()
 	if bar != nil {
 		_ = bar.Finish()
@@ -244,7 +282,7 @@ func execute(cmd *cobra.Command, spec *scenario.Spec, trials []scenario.Trial, f
 
 // loadRun loads the scenario with the run's flags folded in as --set
 // overrides, and expands its trials.
-func loadRun(name string, f runFlags) (*scenario.Spec, []scenario.Trial, error) {
+func loadRun(name string, f *runFlags) (*scenario.Spec, []scenario.Trial, error) {
 	spec, err := readSpec(name)
 	if err != nil {
 		return nil, nil, err
@@ -255,7 +293,7 @@ func loadRun(name string, f runFlags) (*scenario.Spec, []scenario.Trial, error) 
 // prepareRun applies the run's flags to spec as --set overrides (after
 // the scenario's own values), validates it for this machine and expands
 // its trials.
-func prepareRun(spec *scenario.Spec, f runFlags) (*scenario.Spec, []scenario.Trial, error) {
+func prepareRun(spec *scenario.Spec, f *runFlags) (*scenario.Spec, []scenario.Trial, error) {
 	sets := f.sets
 	if f.duration == "forever" {
 		f.duration = "0"
@@ -270,7 +308,13 @@ func prepareRun(spec *scenario.Spec, f runFlags) (*scenario.Spec, []scenario.Tri
 		if f.repeat < 1 || f.repeat > scenario.MaxRounds {
 			return nil, nil, usageError{fmt.Errorf("--repeat %d out of range (allowed: 1–%d)", f.repeat, scenario.MaxRounds)}
 		}
+		if f.rounds != "" {
+			return nil, nil, usageError{fmt.Errorf("--repeat and --rounds: give one")}
+		}
 		sets = append([]string{fmt.Sprintf("rounds=%d", f.repeat), fmt.Sprintf("repeat=%d", f.repeat)}, sets...)
+	}
+	if f.rounds != "" {
+		sets = append([]string{"rounds=" + f.rounds}, sets...)
 	}
 	if err := spec.Apply(sets); err != nil {
 		return nil, nil, err
@@ -278,23 +322,84 @@ func prepareRun(spec *scenario.Spec, f runFlags) (*scenario.Spec, []scenario.Tri
 	if err := spec.Validate(scenario.Host{NumCPU: runtime.NumCPU()}); err != nil {
 		return nil, nil, err
 	}
-	trials, err := spec.Expand()
+	if spec.Rounds != scenario.RoundsAuto {
+		if len(f.autoFlagSet) > 0 {
+			return nil, nil, usageError{fmt.Errorf("%s: only with rounds: auto (--rounds auto)", strings.Join(f.autoFlagSet, ", "))}
+		}
+		trials, err := spec.Expand()
+		if err != nil {
+			return nil, nil, err
+		}
+		return spec, trials, nil
+	}
+	rule, err := autoRule(f)
 	if err != nil {
 		return nil, nil, err
 	}
+	trials, err := spec.ExpandRounds(rule.MaxRounds)
+	if err != nil {
+		return nil, nil, err
+	}
+	f.auto = &rule
 	return spec, trials, nil
 }
 
+// autoRule reads rounds: auto's flags.
+func autoRule(f *runFlags) (compare.AutoRule, error) {
+	p, err := parsePercent("precision", f.precision)
+	if err != nil {
+		return compare.AutoRule{}, err
+	}
+	if f.maxRounds < 2 || f.maxRounds > scenario.MaxRounds {
+		return compare.AutoRule{}, usageError{fmt.Errorf("--max-rounds %d out of range (allowed: 2–%d)", f.maxRounds, scenario.MaxRounds)}
+	}
+	if f.maxTime < 0 {
+		return compare.AutoRule{}, usageError{fmt.Errorf("--max-time %v: not negative", f.maxTime)}
+	}
+	return compare.AutoRule{Precision: p, MaxRounds: f.maxRounds, MaxTime: f.maxTime}, nil
+}
+
 // printPlan says what the run will do before it starts.
-func printPlan(out io.Writer, spec *scenario.Spec, trials int) {
+func printPlan(out io.Writer, spec *scenario.Spec, trials int, auto *compare.AutoRule) {
 	fmt.Fprintf(out, "rtload %s: %s\n", spec.Name, spec.Description)
 	switch {
+	case auto != nil:
+		limit := ""
+		if auto.MaxTime > 0 {
+			limit = fmt.Sprintf(" or %v", auto.MaxTime)
+		}
+		fmt.Fprintf(out, "rounds: auto: variants alternate until the 95%% CI of the headline difference is within ±%s%% of the baseline, at most %d rounds%s (%d trials of %v, +%v warm-up each)\n",
+			strconv.FormatFloat(auto.Precision*100, 'g', -1, 64), auto.MaxRounds, limit, trials, time.Duration(spec.Duration), time.Duration(spec.Warmup))
 	case spec.Duration == 0:
 		fmt.Fprintf(out, "%d trial(s), each until stopped (Ctrl-C ends the current one and writes the results)\n", trials)
 	case len(spec.Readers) == 0 && len(spec.Probes) > 0:
 		fmt.Fprintf(out, "%d trial(s), each running its probes to the end\n", trials)
 	default:
 		fmt.Fprintf(out, "%d trial(s) of %v (+%v warm-up) each\n", trials, time.Duration(spec.Duration), time.Duration(spec.Warmup))
+	}
+}
+
+// autoRounds is a rounds: auto run's engine.Options.AfterRound: after
+// every round it applies rule (compare.AutoRound, which records the
+// decision in the summary) and prints a line saying where the interval
+// stands.
+func autoRounds(w io.Writer, rule compare.AutoRule, start time.Time) func(*results.Summary) bool {
+	return func(s *results.Summary) bool {
+		stop := compare.AutoRound(s, rule, time.Since(start))
+		a := s.Auto
+		line := fmt.Sprintf("rounds: auto: %d round(s)", a.Rounds)
+		if a.HalfWidthPct != nil {
+			what := a.Metric + " difference"
+			if len(a.Columns) < 2 {
+				what = a.Metric + " (its mean: one variant)"
+			}
+			line += fmt.Sprintf(", 95%% CI of the %s ±%.2f%% of the baseline (target ±%s%%)", what, *a.HalfWidthPct, strconv.FormatFloat(a.PrecisionPct, 'g', -1, 64))
+		}
+		if stop {
+			line += ": stop, " + a.Reason
+		}
+		fmt.Fprintln(w, line)
+		return !stop
 	}
 }
 
