@@ -151,7 +151,7 @@ func TestCompareFailOn(t *testing.T) {
 		{"named metric", []string{base, slow, "--fail-on", "slower=mean per-call cost (ns)"}, 1, "slower: mean per-call cost (ns) base/b"},
 		{"degraded: cannot judge", []string{base, deg, "--fail-on", "slower"}, 125, "cannot judge: b: degraded: SCHED_OTHER"},
 		{"lkp layout with a gate", []string{base, slow, "--fail-on", "slower", "--format", "lkp"}, 1, "%stddev     %change         %stddev"},
-		{"unknown gate", []string{base, slow, "--fail-on", "faster"}, 2, `--fail-on "faster": allowed slower or slower=METRIC,...`},
+		{"unknown gate", []string{base, slow, "--fail-on", "faster"}, 2, `--fail-on "faster": allowed: slower, or slower=METRIC,METRIC`},
 		{"unknown metric", []string{base, slow, "--fail-on", "slower=speed"}, 2, `gate: no headline metric "speed"`},
 		{"threshold without a gate", []string{base, slow, "--threshold", "5%"}, 2, "--threshold needs --fail-on slower"},
 		{"bad threshold", []string{base, slow, "--fail-on", "slower", "--threshold", "x"}, 2, `--threshold "x": a percentage`},

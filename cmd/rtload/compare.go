@@ -102,7 +102,7 @@ func parseFailOn(failOn, threshold string, thresholdSet bool) (opt compare.GateO
 	}
 	kind, metrics, hasList := strings.Cut(failOn, "=")
 	if kind != "slower" {
-		return opt, false, usageError{fmt.Errorf("--fail-on %q: allowed slower or slower=METRIC,...", failOn)}
+		return opt, false, usageError{fmt.Errorf("--fail-on %q: allowed: slower, or slower=METRIC,METRIC", failOn)}
 	}
 	if hasList {
 		for _, m := range strings.Split(metrics, ",") {
