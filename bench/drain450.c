@@ -19,9 +19,12 @@
 //            [-r rcvbuf] [-L us] [-o]
 //   -L us   hold /dev/cpu_dma_latency at us while running (rtload and
 //           cyclictest hold 0 by default; -1, the default here, holds nothing)
-//   -o      set SO_RXQ_OVFL on every socket, as rtload's net/udp does
+//   -o      set SO_RXQ_OVFL on every socket (as rtload did before it dropped it)
 //   drain450 -S seconds -N threads     spin only (noise for cyclictest/rtload)
-//   drain450 -T reads                   cost of one rdtscp;lfence read, ns
+//   drain450 -T reads                   cost of one rdtscp;lfence read, ns:
+//           ns_per_read is the median over blocks of 1000 reads (robust to
+//           preemptions on a loaded machine, as rtload's BenchmarkOverhead),
+//           ns_per_read_mean the whole run's mean
 // Output: one JSON object per method on stdout, one line each.
 #define _GNU_SOURCE
 #include <errno.h>
@@ -264,11 +267,21 @@ int main(int argc, char **argv) {
 	}
 	if (clock_reads > 0) {
 		volatile uint64_t sink = 0;
+		long nblocks = clock_reads / 1000 > 0 ? clock_reads / 1000 : 1;
+		double *block = malloc(nblocks * sizeof(double));
+		if (!block)
+			return 1;
 		int64_t t0 = mono();
-		for (long i = 0; i < clock_reads; i++)
-			sink += rdtscp();
-		double ns = (double)(mono() - t0) / clock_reads;
-		printf("{\"clock_reads\":%ld,\"ns_per_read\":%.2f}\n", clock_reads, ns);
+		for (long b = 0; b < nblocks; b++) {
+			int64_t b0 = mono();
+			for (int i = 0; i < 1000; i++)
+				sink += rdtscp();
+			block[b] = (double)(mono() - b0) / 1000;
+		}
+		double mean = (double)(mono() - t0) / (nblocks * 1000);
+		qsort(block, nblocks, sizeof(double), cmpd);
+		printf("{\"clock_reads\":%ld,\"ns_per_read\":%.2f,\"ns_per_read_mean\":%.2f}\n", nblocks * 1000, block[nblocks / 2], mean);
+		free(block);
 		return 0;
 	}
 	pthread_t sp[64], tx, rx;

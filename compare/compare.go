@@ -54,6 +54,9 @@ type Result struct {
 	Metrics []Metric `json:"metrics"`
 	// Gate is the verdict of `compare --fail-on` (Judge), nil without it.
 	Gate *Gate `json:"gate,omitempty"`
+	// Profiles compare each profiled variant's kernel profile run against
+	// run (profile.go); empty unless two runs profiled a variant.
+	Profiles []ProfileDiff `json:"profiles,omitempty"`
 }
 
 // RunInfo describes one compared run.
@@ -221,6 +224,7 @@ func Compare(runs []Run) (*Result, error) {
 	}
 	subjects = append(subjects, probeSubjects(runs)...)
 	res.Metrics = metrics(subjects, len(runs))
+	res.Profiles = profileDiffs(runs)
 	return res, nil
 }
 

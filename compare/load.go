@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/rtload/rtload/explain"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
 )
@@ -29,6 +30,8 @@ type Run struct {
 	// (cyclictest -h text, an HdrHistogram log): wakeup latency only, no
 	// scenario, environment or clock to compare.
 	Foreign bool
+	// Profiles are the run's variant profiles read back (profile.go).
+	Profiles []explain.ProfiledVariant
 }
 
 // Load reads the Summary of every results directory in dirs (see
@@ -60,6 +63,7 @@ func Load(dirs, labels []string) ([]Run, error) {
 			return nil, fmt.Errorf("compare %s: %w", labels[i], err)
 		}
 		runs[i] = Run{Label: labels[i], Dir: d, Summary: s, Wakeups: map[ReaderIndex][]record.Wakeup{}}
+		runs[i].loadProfiles()
 		base := d
 		if fi, err := os.Stat(d); err == nil && !fi.IsDir() {
 			base = filepath.Dir(d)

@@ -43,6 +43,7 @@ func collect(res *results.Trial, sp *scenario.Spec, senders []*sender, readers [
 		}
 		setHistograms(&rr, t, clockUnit, true)
 		rr.Counters, rr.CountersSkipped = r.readCounters(), r.countersSkipped
+		hotFields(&rr, r)
 		rr.CPUInterrupts = r.cpuInterrupts()
 		if r.log != nil {
 			st := r.log.Stats()

@@ -10,4 +10,9 @@
 // results' types with results' numbers. A write that fails ends the trial
 // with the error; the summary so far goes to Options.OnCheckpoint after
 // every finished trial.
+//
+// A profiled trial (scenario.Trial.Profiled) runs like any other, with a
+// perf sampler on each reader thread (profile.go): its results go to
+// Summary.ProfiledTrials, apart from the timed trials, and each variant's
+// samples to profile-<variant>.pb.gz and .folded (Summary.Profiles).
 package engine

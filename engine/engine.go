@@ -24,6 +24,7 @@ import (
 	"github.com/rtload/rtload/noise"
 	"github.com/rtload/rtload/pace"
 	"github.com/rtload/rtload/probe"
+	"github.com/rtload/rtload/profile/sampler"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/rt"
@@ -53,6 +54,14 @@ type Options struct {
 	Progress func(trial, trials int, frac float64)
 	// NoWakeupLog skips the per-wakeup CSV files.
 	NoWakeupLog bool
+	// TaskPerfCounters attaches perf_event_open software counters
+	// (context-switches, cpu-migrations, page-faults, task-clock) and
+	// cycles/instructions where the PMU allows to each reader thread, as
+	// before, instead of reading the same quantities from procfs. Task-bound
+	// events run perf_event_task_sched_in on every switch onto the reader,
+	// inside every wakeup latency (+4–6 µs at p50 measured, bench/GAPS.md):
+	// results say so in counters_source.
+	TaskPerfCounters bool
 	// OnInterval, when set, receives every interval record (soak runs) on
 	// the writer goroutine: keep it short.
 	OnInterval func(results.Interval)
@@ -76,6 +85,8 @@ type Options struct {
 	// returning false ends the run there, as finished (rounds: auto, whose
 	// rule lives in compare.AutoStop; it may fill Summary.Auto).
 	AfterRound func(*results.Summary) bool
+	// profiles holds the run's profiled trials' samples (profile.go).
+	profiles *profileSet
 	// Run-wide interval and spike logs, opened by the first trial needing them.
 	intervals, spikes *results.JSONL
 }
@@ -127,11 +138,19 @@ func Run(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt 
 		return nil, fmt.Errorf("clock: %w", err)
 	}
 	ci := clock.Info()
+	profs, trials, profDegraded, err := newProfileSet(trials, ci.Hz, opt.AllowDegraded)
+	if err != nil {
+		return nil, err
+	}
+	opt.profiles = profs
 	if opt.Exporter != nil {
 		opt.Exporter.SetRunInfo(spec.Name, fmt.Sprintf("%s %.0f Hz", ci.Kind, ci.Hz), opt.Kernel)
 	}
 	sum := &results.Summary{Version: results.SummaryVersion, Scenario: spec.Name, File: spec.File, Start: time.Now(),
 		Clock: results.ClockInfo{Kind: ci.Kind, Unit: ci.Unit(), Hz: ci.Hz, Invariant: ci.Invariant, Note: ci.Note, Fallbacks: ci.Fallbacks}}
+	if profDegraded != "" {
+		sum.Degraded, sum.DegradedReasons = true, []string{profDegraded}
+	}
 	for _, u := range opt.Unmet {
 		sum.Degraded = true
 		sum.DegradedReasons = appendUnique(sum.DegradedReasons, "requirement not met: "+u)
@@ -209,7 +228,13 @@ func Run(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt 
 			tns = ns
 		}
 		res, degraded, err := runTrial(ctx, tr, len(trials), clock, tns, &opt)
-		if res != nil {
+		switch {
+		case res != nil && tr.Profiled:
+			sum.ProfiledTrials = append(sum.ProfiledTrials, *res)
+			if perr := profs.writeInto(sum, opt.Results); perr != nil && err == nil {
+				err = perr
+			}
+		case res != nil:
 			sum.Trials = append(sum.Trials, *res)
 		}
 		for _, d := range degraded {
@@ -257,6 +282,11 @@ type reader struct {
 	// reader's thread); clockStatus is its state when the loop ended.
 	clock       *rt.Clock
 	clockStatus rt.PerfStatus
+	// perCall are the per-call hardware counters (readers[].counters; nil
+	// without), opened by the drain on the reader's thread; perCallStatus
+	// is their state when the loop ended.
+	perCall       *rt.Counters
+	perCallStatus []rt.PerfStatus
 	// Per-wakeup log (chunked when the scenario sets log_chunk).
 	log     *results.WakeupLog
 	logBase string
@@ -266,11 +296,19 @@ type reader struct {
 	intervalNs int64
 	handoff    *probe.Handoff
 	total      *record.Set
-	// perf_event_open counters on the reader thread (nil when none
-	// opened; countersSkipped says why for each event not counted), read
-	// by the writer; lastCtr is their value at the last interval.
+	// The reader thread's counters, read by the writer: from procfs by
+	// default (taskBase at start, taskEnd stored by the thread itself just
+	// before it exits, since its /proc entry goes with it), or with
+	// Options.TaskPerfCounters perf_event_open counters on the thread (nil
+	// when none opened). countersSkipped says why for each event not
+	// counted, countersSource where they come from; lastCtr is their value
+	// at the last interval.
 	counters        *probe.Counters
 	countersSkipped []string
+	countersSource  string
+	haveTask        bool
+	taskBase        sysinfo.TaskStats
+	taskEnd         atomic.Pointer[sysinfo.TaskStats]
 	lastCtr, ctrBuf []uint64
 	// Interrupts and softirqs on the reader's CPU, read by the writer:
 	// irqFrom at its first poll in the measured window, irqUntil at its
@@ -284,25 +322,51 @@ type reader struct {
 	prevDrain                           int64
 	spikesDropped                       uint64 // spikes the spikes.jsonl cap kept out
 	traceFiles                          []*os.File
+	// sampler samples the reader's call chains in a profiled trial.
+	sampler *sampler.Sampler
 }
 
-// openCounters opens the perf counters on the reader's thread: software
-// events always, hardware ones where supported; what is skipped, and why,
-// goes to the results.
-func (r *reader) openCounters() {
+// openCounters starts counting the reader thread's context switches, page
+// faults, migrations and time on CPU: by default it reads their procfs
+// values now (the baseline; nothing is attached to the thread), with perf
+// the task-bound perf counters of Options.TaskPerfCounters (software
+// events always, hardware ones where supported). What is skipped, and
+// why, goes to the results.
+func (r *reader) openCounters(perf bool) {
+	if !perf {
+		s, err := sysinfo.ReadTaskStats(r.applied.TID)
+		if err != nil {
+			r.countersSkipped = []string{"procfs: " + err.Error()}
+			return
+		}
+		r.haveTask, r.taskBase, r.countersSource = true, s, CountersProcfs
+		r.lastCtr = make([]uint64, len(taskCounters(sysinfo.TaskStats{HasMigrations: s.HasMigrations})))
+		return
+	}
 	events := append(append([]rt.PerfEvent(nil), rt.PerfSoftware...), rt.PerfHardware...)
 	c, err := probe.OpenCounters(r.applied.TID, events)
 	if err != nil {
 		r.countersSkipped = []string{err.Error()}
 		return
 	}
-	r.counters, r.countersSkipped = c, c.Skipped
+	r.counters, r.countersSkipped, r.countersSource = c, c.Skipped, CountersPerfEvent
 	r.lastCtr, r.ctrBuf = make([]uint64, len(c.Names)), make([]uint64, len(c.Names))
 }
 
-// readCounters returns the counters' values now (nil when none opened or
-// the read failed).
+// readCounters returns the counters' values now, since openCounters (nil
+// when none opened or the read failed).
 func (r *reader) readCounters() []results.Counter {
+	if r.haveTask {
+		end := r.taskEnd.Load()
+		if end == nil {
+			s, err := sysinfo.ReadTaskStats(r.applied.TID)
+			if err != nil {
+				return nil
+			}
+			end = &s
+		}
+		return taskCounters(end.Sub(r.taskBase))
+	}
 	if r.counters == nil || r.counters.Read(r.ctrBuf) != nil {
 		return nil
 	}
@@ -372,7 +436,7 @@ func gcCycles() uint32 {
 
 func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clock, ns *netns.NS, opt *Options) (res *results.Trial, degraded []string, err error) {
 	sp := &tr.Spec // the trial's own copy
-	res = &results.Trial{Index: tr.Index, Round: tr.Round, Variant: tr.Variant, Overrides: variantSet(sp, tr.Variant)}
+	res = &results.Trial{Index: tr.Index, Round: tr.Round, Variant: tr.Variant, Profiled: tr.Profiled, Overrides: variantSet(sp, tr.Variant)}
 
 	// Kernel objects, closed on every path.
 	groups := map[string]*udp.Group{}
@@ -401,6 +465,7 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 			if r.counters != nil {
 				r.counters.Close()
 			}
+			r.closeProfiler()
 		}
 	}()
 	if ns != nil {
@@ -484,18 +549,27 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 		if err != nil {
 			return res, nil, fmt.Errorf("reader %s: %w", rs.Name, err)
 		}
+		// Per-call counters (readers[].counters): opened by the drain on the
+		// reader's own thread below, recorded per call class in every set.
+		var ctr *rt.Counters
 		if len(rs.Counters) > 0 {
-			// rt.Counters opens and reads them (ReadInto); the drain does not record them yet.
-			return res, nil, fmt.Errorf("reader %s: counters %v: %w by this build: per-call counters are not recorded yet (issue 15)", rs.Name, rs.Counters, rt.ErrNotSupported)
+			if ctr, err = rt.NewCounters(rt.CountersConfig{Events: rs.Counters, AllowDegraded: opt.AllowDegraded}); err != nil {
+				return res, nil, fmt.Errorf("reader %s: %w", rs.Name, err)
+			}
 		}
-		cur := probe.NewRecorders(bucketLayout(rep))
+		newRecorders := func() *probe.Recorders {
+			rec := probe.NewRecorders(bucketLayout(rep))
+			rec.Set.AddEvents(rs.Counters)
+			return rec
+		}
+		cur := newRecorders()
 		clk := clock.ForThread() // cycles: bound on the reader's own thread below
-		d := probe.NewDrain(probe.DrainConfig{FDs: fds, Receiver: rx, Clock: clk, Set: cur.Set})
-		r := &reader{spec: rs, drain: d, clock: clk, groups: gs, total: record.NewSet(bucketLayout(rep)), intervalNs: int64(sp.Interval),
+		d := probe.NewDrain(probe.DrainConfig{FDs: fds, Receiver: rx, Clock: clk, Set: cur.Set, Counters: ctr})
+		r := &reader{spec: rs, drain: d, clock: clk, perCall: ctr, groups: gs, total: newRecorders().Set, intervalNs: int64(sp.Interval),
 			loop: &probe.Loop{Probe: d, Drain: d, Rec: cur, Interval: int64(sp.Interval),
 				Wakeups: record.NewRing[record.Wakeup](1 << 14), Threshold: int64(rs.Threshold)}}
 		if sp.Interval > 0 {
-			r.handoff = probe.NewHandoff(probe.NewRecorders(bucketLayout(rep)))
+			r.handoff = probe.NewHandoff(newRecorders())
 			r.loop.Handoff = r.handoff
 		}
 		if rs.BreakTrace {
@@ -503,7 +577,7 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 				fmt.Fprintf(opt.Log, "warning: reader %s: breaktrace: %v\n", rs.Name, err)
 			}
 		}
-		if !opt.NoWakeupLog && opt.Results != nil {
+		if !opt.NoWakeupLog && opt.Results != nil && !tr.Profiled {
 			r.logBase = results.WakeupLogBase(tr.Index, tr.Variant, tr.Round, rs.Name)
 			r.log, err = results.CreateWakeupLog(results.WakeupLogConfig{Dir: opt.Results, Base: r.logBase,
 				ChunkBytes: int64(sp.LogChunk), LimitBytes: int64(sp.LogLimit), Compress: sp.LogChunk > 0})
@@ -594,13 +668,24 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 			Mlock: true, AllowDegraded: opt.AllowDegraded}, func(a rt.Applied) {
 			*applied = a
 			bindErr = r.clock.Bind() // the thread's own cycle counter, now that it is pinned
+			if bindErr == nil {
+				bindErr = r.drain.OpenCounters() // per-call counters, after the clock: the thread's own too
+			}
 			close(ready)
 			if bindErr != nil {
+				r.clock.Close()
 				return
 			}
 			loop.Run()
 			r.clockStatus, _ = r.clock.Status()
 			r.clock.Close()
+			if r.perCall != nil {
+				r.perCallStatus = r.perCall.Status()
+				r.perCall.Close()
+			}
+			if s, err := sysinfo.ReadTaskStats(a.TID); err == nil {
+				r.taskEnd.Store(&s) // the last procfs read: the thread's entry goes when it exits
+			}
 		})
 		if err != nil {
 			startErr = fmt.Errorf("reader %s: %w", r.spec.Name, err)
@@ -612,9 +697,20 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 			startErr = fmt.Errorf("reader %s: %w", r.spec.Name, bindErr)
 			break
 		}
-		r.openCounters()
+		r.openCounters(opt.TaskPerfCounters)
+		if tr.Profiled {
+			if err := r.startProfiler(opt.profiles, sp.Profile.Frequency, measureFrom, measureUntil); err != nil {
+				startErr = fmt.Errorf("reader %s: %w", r.spec.Name, err)
+				break
+			}
+		}
 		for _, d := range r.applied.Degraded {
 			degraded = append(degraded, fmt.Sprintf("reader %s: %s", r.spec.Name, d))
+		}
+		if r.perCall != nil {
+			for _, s := range r.perCall.Skipped() { // --allow-degraded: left out and marked
+				degraded = append(degraded, fmt.Sprintf("reader %s: per-call counter left out: %s", r.spec.Name, s))
+			}
 		}
 	}
 	// Senders run from t0 to the end of the measured window.
@@ -672,6 +768,9 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 	if opt.Exporter != nil {
 		opt.Exporter.SetTrial(tr.Index)
 	}
+	if tr.Profiled { // measured under the sampler: no interval records, live lines or checkpoints
+		w.onIv, w.onCheckpoint, w.exporter = nil, nil, nil
+	}
 	if sp.Interval > 0 {
 		w.yield, w.heapBase, w.headroom = yield, heapBase, opt.GCHeadroom
 		if w.headroom == 0 {
@@ -681,7 +780,7 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 	for _, n := range noises {
 		w.noises = append(w.noises, noiseView{n})
 	}
-	if opt.Results != nil && sp.Interval > 0 {
+	if opt.Results != nil && sp.Interval > 0 && !tr.Profiled {
 		if opt.intervals == nil {
 			if opt.intervals, err = opt.Results.CreateJSONL(results.IntervalsFile, 0); err != nil {
 				startErr = err
@@ -689,7 +788,7 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 		}
 		w.intervals = opt.intervals
 	}
-	if opt.Results != nil && hasThreshold(sp) {
+	if opt.Results != nil && hasThreshold(sp) && !tr.Profiled {
 		if opt.spikes == nil {
 			if opt.spikes, err = opt.Results.CreateJSONL(results.SpikesFile, results.SpikesLimit); err != nil {
 				startErr = err
@@ -771,6 +870,11 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 		if why := r.clockStatus.Reason; why != "" { // TODO(issue 15): a results field marking the trial
 			fmt.Fprintf(opt.Log, "warning: reader %s: per-call %s\n", r.spec.Name, why)
 		}
+		for _, st := range r.perCallStatus {
+			if st.Reason != "" { // counted only part of the calls: the trial is marked
+				degraded = append(degraded, fmt.Sprintf("reader %s: per-call counter %s: %s", r.spec.Name, st.Event, st.Reason))
+			}
+		}
 	}
 	close(writerStop)
 	<-writerDone
@@ -821,6 +925,9 @@ func runTrial(ctx context.Context, tr scenario.Trial, ntrials int, clock *rt.Clo
 		}
 	}
 	collect(res, sp, senders, readers)
+	if tr.Profiled {
+		opt.profiles.add(res, readers) // the readers and the writer have ended
+	}
 	for _, r := range readers {
 		if r.loop.Errno != 0 {
 			return res, degraded, fmt.Errorf("reader %s: clock_nanosleep: %w", r.spec.Name, unix.Errno(r.loop.Errno))

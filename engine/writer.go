@@ -115,6 +115,7 @@ func (w *trialWriter) poll() {
 	for _, r := range w.readers {
 		w.sampleIRQs(r, now)
 		w.drainRing(r)
+		r.drainProfiler()
 		if r.handoff != nil {
 			if set := r.handoff.Take(); set != nil {
 				w.interval(r, set)

@@ -1,7 +1,11 @@
 // Package probe is the measured real-time loop and nothing else. A Probe's
 // Step is one unit of measured work: Drain reads every socket until EAGAIN,
 // timing each recv call with the rt.Clock into a record.Set (one pointer,
-// recorders indexed by record.Class). Loop runs Steps on absolute ticks of
+// recorders indexed by record.Class). Its measured path is one loop per
+// clock source, with the clock read at the call site, and stores one raw
+// sample per call; the histograms, the class and position splits and the
+// per-call hardware counters (rt.Counters read around each call, recorded
+// per call class) are derived from the samples after the tick's calls. Loop runs Steps on absolute ticks of
 // a real-time thread, records each tick's wakeup latency and drain time
 // into the same Set, logs each wakeup into a record.Ring that a
 // non-real-time goroutine writes out, and with intervals swaps Sets with

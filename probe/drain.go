@@ -1,6 +1,9 @@
 package probe
 
 import (
+	"fmt"
+	"slices"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/rtload/rtload/net/udp"
@@ -36,12 +39,25 @@ type Tick struct {
 // Drain reads every socket of its list until EAGAIN on each Step, timing
 // every recv call with the clock. With Measure set, each call's duration
 // (clock ticks) goes into its Set: record.CallAll, then CallData or
-// CallEAGAIN, then its context (see classify), and each message's one-way
-// delay into record.OneWayDelay; the message accounting runs always.
+// CallEAGAIN, then its context (see flush), each message's one-way delay
+// into record.OneWayDelay, and with per-call counters each call's event
+// counts (record.Set.RecordEvent) in the same classes; the message
+// accounting runs always.
+//
+// The measured path is one loop per clock source (drainTSC, drainCycles,
+// drainMonotonic, chosen once per Step): the clock read sits at the call
+// site, with no method dispatch and no switch on the clock kind, and each
+// measured call stores one raw sample (its ticks, result class and
+// position; its counter deltas). Everything derived from the samples (the
+// linear and HDR histograms, the class and position histograms, the
+// counts) is recorded by flush after the tick's last call, or between two
+// calls when the sample buffer is full: never between the two reads of a
+// call, and not between two calls otherwise.
 type Drain struct {
 	fds   []int
 	rx    udp.Receiver
 	clock *rt.Clock
+	src   rt.Source
 	set   *record.Set // Loop.install swaps it at interval ends
 
 	// Measure turns recording on (the measured window).
@@ -52,7 +68,46 @@ type Drain struct {
 	perSock []uint64 // messages received per socket
 	c       Counts
 	tick    Tick
+	got     bool // the socket being drained returned data earlier in this drain
+
+	// Raw samples of the measured calls since the last flush: samples[:n],
+	// with nev counter deltas each in evBuf[j*nev:]; delays[:nd] are the
+	// one-way delays (ns) of the messages received since.
+	samples []callSample
+	n       int
+	evBuf   []uint64
+	delays  []int64
+	nd      int
+
+	// Per-call counters (nil without, or when none opened): read into
+	// before and after around each call; evIdx maps a counter's read index
+	// to its event index in the Set. See OpenCounters.
+	ctr           *rt.Counters
+	cfgCtr        *rt.Counters
+	nev           int
+	before, after []uint64
+	evIdx         []int
 }
+
+// callSample is one measured call as the measured path stores it.
+type callSample struct {
+	dt   uint64 // clock ticks between the two reads
+	pos  uint32 // the call's number in its tick (0 = first after the wakeup)
+	kind uint8  // sampleData, sampleWarm, sampleCold or sampleError
+}
+
+// Result classes of a sample.
+const (
+	sampleData  uint8 = iota // returned a message
+	sampleWarm               // EAGAIN on a socket that returned data earlier in the same drain
+	sampleCold               // EAGAIN on a socket that had nothing this tick
+	sampleError              // another error
+)
+
+// SampleBuffer is how many measured calls (and how many messages' delays)
+// the drain holds before it must flush them into its Set: a tick with more
+// flushes once between two calls every SampleBuffer calls.
+const SampleBuffer = 1024
 
 var _ Probe = (*Drain)(nil)
 
@@ -64,90 +119,274 @@ type DrainConfig struct {
 	Receiver udp.Receiver
 	Clock    *rt.Clock
 	Set      *record.Set
+	// Counters, when set, are per-call hardware counters read before and
+	// after every call (see OpenCounters). The Set (and every Set the drain
+	// is given later) must have their events (record.Set.AddEvents, the
+	// configured names in order).
+	Counters *rt.Counters
 }
 
 // FirstCalls is how many calls at the start of a tick (right after the
 // wakeup) record.CallFirst holds; later calls go to record.CallRest.
 const FirstCalls = 3
 
-// NewDrain preallocates per-socket state for len(cfg.FDs) sockets.
+// NewDrain preallocates per-socket state for len(cfg.FDs) sockets and the
+// sample buffers (every page written once: no page fault on the real-time
+// thread). A nil Clock times with CLOCK_MONOTONIC.
 func NewDrain(cfg DrainConfig) *Drain {
-	return &Drain{fds: cfg.FDs, rx: cfg.Receiver, clock: cfg.Clock, set: cfg.Set,
-		expect: make([]uint64, len(cfg.FDs)), seen: make([]uint64, len(cfg.FDs)), perSock: make([]uint64, len(cfg.FDs))}
+	d := &Drain{fds: cfg.FDs, rx: cfg.Receiver, clock: cfg.Clock, set: cfg.Set, cfgCtr: cfg.Counters,
+		expect: make([]uint64, len(cfg.FDs)), seen: make([]uint64, len(cfg.FDs)), perSock: make([]uint64, len(cfg.FDs)),
+		samples: make([]callSample, SampleBuffer), delays: make([]int64, SampleBuffer)}
+	if cfg.Clock != nil {
+		d.src = cfg.Clock.Source()
+	}
+	prefault(d.samples)
+	prefault(d.delays)
+	return d
+}
+
+// OpenCounters opens the drain's per-call counters (DrainConfig.Counters)
+// on the calling thread, which must be the locked, pinned thread that will
+// Step, before its measured window, and maps each counter that opened to
+// its event in the Set (an event left out by rt.CountersConfig.AllowDegraded
+// stays empty). It allocates the counter buffers. Without counters it does
+// nothing; the error is Open's.
+func (d *Drain) OpenCounters() error {
+	if d.cfgCtr == nil {
+		return nil
+	}
+	if err := d.cfgCtr.Open(); err != nil {
+		return err
+	}
+	names := d.set.Events()
+	d.evIdx = d.evIdx[:0]
+	for _, n := range d.cfgCtr.Names() {
+		e := slices.Index(names, n)
+		if e < 0 {
+			return fmt.Errorf("per-call counter %s: not an event of the drain's set (%v)", n, names)
+		}
+		d.evIdx = append(d.evIdx, e)
+	}
+	if d.nev = d.cfgCtr.Len(); d.nev == 0 {
+		return nil
+	}
+	d.before, d.after = make([]uint64, d.nev), make([]uint64, d.nev)
+	d.evBuf = make([]uint64, SampleBuffer*d.nev)
+	prefault(d.evBuf)
+	d.ctr = d.cfgCtr
+	return nil
+}
+
+// CountedEvents names the per-call counters the drain reads (after
+// OpenCounters), in read order.
+func (d *Drain) CountedEvents() []string {
+	if d.ctr == nil {
+		return nil
+	}
+	return d.ctr.Names()
 }
 
 // Set returns the set the drain records into now. Read it from the reader
 // thread or after it stopped (or, with intervals, only a set handed over).
 func (d *Drain) Set() *record.Set { return d.set }
 
-// Step drains each socket once, in order, until EAGAIN (or another error).
+// Step drains each socket once, in order, until EAGAIN (or another
+// error), then flushes the tick's samples into the Set.
 //
 //go:nosplit
 func (d *Drain) Step() {
 	d.tick = Tick{}
+	switch d.src {
+	case rt.SourceTSC:
+		d.drainTSC()
+	case rt.SourceCycles:
+		d.drainCycles()
+	default:
+		d.drainMonotonic()
+	}
+	d.flush()
+}
+
+// drainTSC, drainCycles and drainMonotonic are the measured path, one per
+// clock source and alike but for the two reads: for each socket in turn,
+// per call the counters before (when set), the clock, the recv call, the
+// clock, the counters after, then one sample (called), until the socket's
+// drain ends.
+
+//go:nosplit
+func (d *Drain) drainTSC() {
 	for i, fd := range d.fds {
-		d.drainOne(i, fd)
+		d.got = false
+		for {
+			if d.ctr != nil {
+				d.ctr.ReadInto(d.before)
+			}
+			t0 := rt.TSC()
+			n, bytes, errno := d.rx.Recv(fd)
+			t1 := rt.TSC()
+			if d.ctr != nil {
+				d.ctr.ReadInto(d.after)
+			}
+			if d.called(i, uint64(t1-t0), n, bytes, errno) {
+				break
+			}
+		}
 	}
 }
 
 //go:nosplit
-func (d *Drain) drainOne(i, fd int) {
-	got := false // this socket returned data earlier in this drain
-	for {
-		t0 := d.clock.Now()
-		n, bytes, errno := d.rx.Recv(fd)
-		t1 := d.clock.Now()
-		dt := uint64(t1 - t0)
-		pos := d.tick.Calls
-		d.tick.Calls++
-		if d.Measure {
-			d.c.Calls++
-			d.set.Record(record.CallAll, dt)
-			d.classify(pos, dt, errno, got)
-		}
-		if errno != 0 {
-			if errno == unix.EAGAIN {
-				d.tick.EAGAIN++
-				if d.Measure {
-					d.c.EAGAIN++
-					d.set.Record(record.CallEAGAIN, dt)
-				}
-			} else {
-				d.c.Errors++
-				d.c.LastErrno = errno
+func (d *Drain) drainCycles() {
+	for i, fd := range d.fds {
+		d.got = false
+		for {
+			if d.ctr != nil {
+				d.ctr.ReadInto(d.before)
 			}
-			return
+			t0 := d.clock.Cycles()
+			n, bytes, errno := d.rx.Recv(fd)
+			t1 := d.clock.Cycles()
+			if d.ctr != nil {
+				d.ctr.ReadInto(d.after)
+			}
+			if d.called(i, uint64(t1-t0), n, bytes, errno) {
+				break
+			}
 		}
-		if d.Measure {
-			d.c.Data++
-			d.set.Record(record.CallData, dt)
-		}
-		got = true
-		d.account(i, n, bytes)
 	}
 }
 
-// classify records one measured call's cost dt by its context: its
-// position pos in the tick (0 = first call after the wakeup) into
-// record.CallFirst or CallRest, and, for an EAGAIN, whether its socket had
-// returned data earlier in this drain (got: CallWarm) or not (CallCold).
-// Outside the timed call; no allocation, no system call.
+//go:nosplit
+func (d *Drain) drainMonotonic() {
+	for i, fd := range d.fds {
+		d.got = false
+		for {
+			if d.ctr != nil {
+				d.ctr.ReadInto(d.before)
+			}
+			t0 := rt.Monotonic()
+			n, bytes, errno := d.rx.Recv(fd)
+			t1 := rt.Monotonic()
+			if d.ctr != nil {
+				d.ctr.ReadInto(d.after)
+			}
+			if d.called(i, uint64(t1-t0), n, bytes, errno) {
+				break
+			}
+		}
+	}
+}
+
+// called accounts for one recv call on socket i that took dt ticks and
+// reports whether the socket's drain ends (EAGAIN or another error). A
+// measured call stores its one sample: dt, its position in the tick, its
+// result class (from errno and whether this socket returned data earlier
+// in this drain) and the counters' deltas; a full buffer is flushed.
 //
 //go:nosplit
-func (d *Drain) classify(pos uint32, dt uint64, errno unix.Errno, got bool) {
-	if pos < FirstCalls {
-		d.set.Record(record.CallFirst, dt)
-	} else {
-		d.set.Record(record.CallRest, dt)
+func (d *Drain) called(i int, dt uint64, n, bytes int, errno unix.Errno) bool {
+	pos := d.tick.Calls
+	d.tick.Calls++
+	if d.Measure {
+		k := sampleData
+		switch {
+		case errno == unix.EAGAIN && d.got:
+			k = sampleWarm
+		case errno == unix.EAGAIN:
+			k = sampleCold
+		case errno != 0:
+			k = sampleError
+		}
+		j := d.n
+		d.samples[j] = callSample{dt: dt, pos: pos, kind: k}
+		if d.nev > 0 {
+			d.events(j)
+		}
+		if d.n = j + 1; d.n == len(d.samples) {
+			d.flush()
+		}
 	}
-	if errno != unix.EAGAIN {
-		return
+	if errno != 0 {
+		if errno == unix.EAGAIN {
+			d.tick.EAGAIN++
+		} else {
+			d.c.Errors++
+			d.c.LastErrno = errno
+		}
+		return true
 	}
-	if got {
-		d.set.Record(record.CallWarm, dt)
-	} else {
-		d.set.Record(record.CallCold, dt)
+	d.got = true
+	d.account(i, n, bytes)
+	return false
+}
+
+// events stores sample j's counter deltas.
+//
+//go:nosplit
+func (d *Drain) events(j int) {
+	ev := d.evBuf[j*d.nev : (j+1)*d.nev]
+	for e := range ev {
+		ev[e] = d.after[e] - d.before[e]
 	}
+}
+
+// flush records the samples and delays stored since the last flush into
+// the Set and the counts, and empties the buffers. Each call goes into
+// record.CallAll, CallData or CallEAGAIN (an error call into neither),
+// CallWarm or CallCold (EAGAIN only), and CallFirst (its position <
+// FirstCalls) or CallRest; its counter deltas into the same classes of its
+// events. Outside every timed call; no allocation, no system call.
+//
+//go:nosplit
+func (d *Drain) flush() {
+	for j := 0; j < d.n; j++ {
+		s := d.samples[j]
+		d.c.Calls++
+		var res, ctx record.Class
+		switch s.kind {
+		case sampleData:
+			d.c.Data++
+			res, ctx = record.CallData, noClass
+		case sampleWarm:
+			d.c.EAGAIN++
+			res, ctx = record.CallEAGAIN, record.CallWarm
+		case sampleCold:
+			d.c.EAGAIN++
+			res, ctx = record.CallEAGAIN, record.CallCold
+		default:
+			res, ctx = noClass, noClass
+		}
+		pos := record.CallRest
+		if s.pos < FirstCalls {
+			pos = record.CallFirst
+		}
+		d.set.Record(record.CallAll, s.dt)
+		if res != noClass {
+			d.set.Record(res, s.dt)
+		}
+		if ctx != noClass {
+			d.set.Record(ctx, s.dt)
+		}
+		d.set.Record(pos, s.dt)
+		if d.nev > 0 {
+			ev := d.evBuf[j*d.nev : (j+1)*d.nev]
+			for r, v := range ev {
+				e := d.evIdx[r]
+				d.set.RecordEvent(e, record.CallAll, v)
+				if res != noClass {
+					d.set.RecordEvent(e, res, v)
+				}
+				if ctx != noClass {
+					d.set.RecordEvent(e, ctx, v)
+				}
+				d.set.RecordEvent(e, pos, v)
+			}
+		}
+	}
+	d.n = 0
+	for _, v := range d.delays[:d.nd] {
+		d.set.RecordSigned(record.OneWayDelay, v)
+	}
+	d.nd = 0
 }
 
 //go:nosplit
@@ -168,7 +407,10 @@ func (d *Drain) account(i, n, bytes int) {
 		}
 		d.sequence(i, h.Seq)
 		if d.Measure {
-			d.set.RecordSigned(record.OneWayDelay, now-h.SentNs)
+			d.delays[d.nd] = now - h.SentNs
+			if d.nd++; d.nd == len(d.delays) {
+				d.flush()
+			}
 		}
 	}
 }
@@ -204,6 +446,18 @@ func (d *Drain) sequence(i int, seq uint64) {
 		if d.c.Lost > 0 {
 			d.c.Lost--
 		}
+	}
+}
+
+// noClass marks a sample without a result or context class.
+const noClass = record.NumClasses
+
+// prefault writes every page of s once (see record's constructors), so
+// the real-time thread takes no first-touch page fault on it.
+func prefault[T any](s []T) {
+	var zero T
+	for i := range s {
+		s[i] = zero
 	}
 }
 

@@ -48,7 +48,17 @@ type Builder struct {
 
 	samples, lost, lostRecords, throttles uint64
 	first, last                           uint64 // sample time range, perf clock ns
+	from, until, outside                  uint64 // Window and the samples it dropped
 }
+
+// Window keeps only the samples whose TIME is in [from, until) (the perf
+// clock's ns; until 0 is no upper bound) and counts the others in
+// Outside: a trial's measured window, so that a profile covers the calls
+// that were measured. Call it before the first Add.
+func (bl *Builder) Window(from, until uint64) { bl.from, bl.until = from, until }
+
+// Outside is the number of samples Window dropped.
+func (bl *Builder) Outside() uint64 { return bl.outside }
 
 type rawStack struct {
 	chain         []uint64
@@ -64,6 +74,10 @@ func (bl *Builder) Add(b *Batch) {
 	var key []byte
 	for i := range b.Samples {
 		s := &b.Samples[i]
+		if s.Time < bl.from || (bl.until != 0 && s.Time >= bl.until) {
+			bl.outside++
+			continue
+		}
 		chain := s.Callchain
 		if len(chain) == 0 {
 			chain = []uint64{s.IP} // no callchain asked for: the IP alone

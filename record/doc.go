@@ -9,10 +9,14 @@
 //     the real-time thread;
 //   - Set, one reader's recorders indexed by Class (record.CallAll,
 //     CallEAGAIN, WakeupLatency, …): one table lists every class and which
-//     recorders it has, and Reset, Merge and Snapshot are written once;
+//     recorders it has, and Reset, Merge and Snapshot are written once; with
+//     AddEvents it also holds per-call event counts (hardware counters) by
+//     per-call class;
 //   - Ring, a single-producer single-consumer ring (the per-wakeup log,
 //     Wakeup records) and Work, a noise source's achieved work.
 //
+// Constructors write every page of their buffers once, so that recording
+// never takes a first-touch page fault under mlockall(MCL_ONFAULT).
 // Every Record and Put is //go:nosplit, allocates nothing and takes no lock
 // (testing.AllocsPerRun tests, and internal/archtest's disassembly of the
 // reader loop). Single writer: read a recorder only after its writer

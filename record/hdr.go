@@ -56,12 +56,16 @@ func hdrBounds(i int) (lo, width uint64) {
 	return top << shift, 1 << shift
 }
 
-// NewHDR returns a histogram for values in [0, max] (max ≥ 1).
+// NewHDR returns a histogram for values in [0, max] (max ≥ 1). Every page
+// of its counts is written once here (see prefault), so recording never
+// takes a page fault.
 func NewHDR(max int64) *HDR {
 	if max < 1 {
 		max = 1
 	}
-	return &HDR{counts: make([]uint64, hdrIndex(uint64(max))+1), max: uint64(max), min: ^uint64(0)}
+	h := &HDR{counts: make([]uint64, hdrIndex(uint64(max))+1), max: uint64(max), min: ^uint64(0)}
+	prefault(h.counts)
+	return h
 }
 
 // Record adds one sample. No allocation, no lock, no preemption point.

@@ -24,6 +24,7 @@ var _ Recorder = (*Linear)(nil)
 
 // NewLinear returns a histogram with buckets width wide from origin up to
 // overflow (rounded up to a bucket edge). width must be > 0; overflow > origin.
+// Every page of its counts is written once here (see prefault).
 func NewLinear(width, origin, overflow uint64) *Linear {
 	if width == 0 {
 		width = 1
@@ -32,11 +33,13 @@ func NewLinear(width, origin, overflow uint64) *Linear {
 		overflow = origin + width
 	}
 	n := (overflow - origin + width - 1) / width
-	return &Linear{
+	h := &Linear{
 		width: width, origin: origin, overflow: origin + n*width,
 		counts: make([]uint64, n+1),
 		min:    ^uint64(0),
 	}
+	prefault(h.counts)
+	return h
 }
 
 // Record adds one sample. No allocation, no preemption point.

@@ -13,13 +13,17 @@ type Ring[T any] struct {
 	dropped atomic.Uint64
 }
 
-// NewRing returns a ring holding at least n items (rounded up to a power of two).
+// NewRing returns a ring holding at least n items (rounded up to a power
+// of two). Every page of its buffer is written once here (see prefault),
+// so Put never takes a page fault.
 func NewRing[T any](n int) *Ring[T] {
 	size := uint64(1)
 	for size < uint64(n) {
 		size <<= 1
 	}
-	return &Ring[T]{buf: make([]T, size), mask: size - 1}
+	r := &Ring[T]{buf: make([]T, size), mask: size - 1}
+	prefault(r.buf)
+	return r
 }
 
 // Put appends v; it returns false and counts a drop when the ring is full.

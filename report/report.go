@@ -36,7 +36,11 @@ type column struct {
 
 	perCall             []results.TickStats
 	wake, drain, oneWay []results.Latency
-	applied             results.Applied
+	// events holds each per-call hardware counter's rounds by event name
+	// (readers[].counters), in the order first seen.
+	events     map[string][]results.PerCallCounter
+	eventNames []string
+	applied    results.Applied
 }
 
 // Report writes the end-of-run report for s to w, built only from s: a
@@ -104,6 +108,7 @@ func Report(w io.Writer, s *results.Summary) error {
 	b.WriteByte('\n')
 	var blocks []*kv
 	blocks = append(blocks, stats(s, cols, unit, unitLong))
+	blocks = append(blocks, perCallCounters(cols)...)
 	blocks = append(blocks, latency(cols)...)
 	blocks = append(blocks, messages(cols))
 	writeBlocks(&b, labels(cols), blocks)
@@ -115,6 +120,7 @@ func Report(w io.Writer, s *results.Summary) error {
 	writeNoise(&b, s)
 	b.WriteByte('\n')
 	writeGC(&b, s)
+	writeProfiled(&b, s)
 	_, err = io.WriteString(w, b.String())
 	return err
 }
@@ -327,6 +333,15 @@ func (c *column) add(t results.Trial, r results.Reader, nReaders int) error {
 	c.wake = append(c.wake, r.WakeupLatency)
 	c.drain = append(c.drain, r.Drain)
 	c.oneWay = append(c.oneWay, r.OneWayDelay)
+	for _, pc := range r.PerCallCounters {
+		if c.events == nil {
+			c.events = map[string][]results.PerCallCounter{}
+		}
+		if _, ok := c.events[pc.Event]; !ok {
+			c.eventNames = append(c.eventNames, pc.Event)
+		}
+		c.events[pc.Event] = append(c.events[pc.Event], pc)
+	}
 	// Traffic belongs to this reader when it names the endpoint, or when
 	// the reader is alone in its trial.
 	for _, tr := range t.Traffic {

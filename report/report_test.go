@@ -236,3 +236,48 @@ func TestReportLogDrops(t *testing.T) {
 		}
 	}
 }
+
+// TestReportPerCallCounters: a reader's per-call hardware counters get a
+// block of their own (mean and percentiles per class, rounds merged), and
+// a run without them prints none.
+func TestReportPerCallCounters(t *testing.T) {
+	s := testutil.SeedSummary()
+	var b bytes.Buffer
+	if err := Report(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "per recv call (hardware counter") {
+		t.Fatalf("a run without counters prints a counter block")
+	}
+	h := record.NewHDR(record.EventMax)
+	for i := range 100 {
+		h.Record(uint64(2000 + i))
+	}
+	all := results.CountStatsOf(h, true)
+	for i := range s.Trials {
+		for j := range s.Trials[i].Readers {
+			s.Trials[i].Readers[j].PerCallCounters = []results.PerCallCounter{{Event: "instructions", All: all, Data: all}}
+		}
+	}
+	b.Reset()
+	if err := Report(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	i := strings.Index(out, "instructions per recv call")
+	if i < 0 {
+		t.Fatalf("no counter block:\n%s", out)
+	}
+	block := out[i:]
+	for _, row := range []struct{ name, want string }{{"mean, all calls", "2049.5"}, {"p50, all calls", "2049.0"}, {"p50, EAGAIN calls", "–"}} {
+		j := strings.Index(block, row.name)
+		if j < 0 {
+			t.Fatalf("counter block lacks %q:\n%s", row.name, block)
+		}
+		line := block[j:]
+		line = line[:strings.IndexByte(line, '\n')]
+		if f := strings.Fields(line); f[len(f)-1] != row.want {
+			t.Errorf("row %q: %q, want last cell %s", row.name, line, row.want)
+		}
+	}
+}

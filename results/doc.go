@@ -11,6 +11,14 @@
 //	                       WakeupLog (named by WakeupLogBase), ReaderWakeups, ReadWakeups
 //	intervals.jsonl        one Interval per reader and interval (soak runs): Dir.CreateJSONL, ReadJSONL
 //	spikes.jsonl           one Spike per wakeup above a threshold, capped at SpikesLimit
+//	profile-<variant>.pb.gz, profile-<variant>.folded
+//	                       a variant's profiled trials' samples (pprof, folded stacks):
+//	                       Summary.Profiles names them, ReadProfileFile reads them
+//
+// Profiled trials (the scenario's profile section) are kept apart from
+// the timed ones, in Summary.ProfiledTrials, so that no table mixes
+// histograms measured under the sampler with the timed ones;
+// ProfilerCosts compares the two.
 //
 // Each Reader in summary.json lists its own wakeup log files
 // (Reader.WakeupLog); ReaderWakeups reads exactly those, which is how the

@@ -37,8 +37,17 @@ type Summary struct {
 	// Auto is how a rounds: auto run decided when to stop; nil for a run
 	// of a fixed number of rounds.
 	Auto *AutoRounds `json:"auto,omitempty"`
-	// Trials in run order (variant × round).
+	// Trials in run order (variant × round): the timed trials, never
+	// measured under a profiler.
 	Trials []Trial `json:"trials"`
+	// ProfiledTrials are the trials run with their readers sampled
+	// (Trial.Profiled; the scenario's profile section), in run order:
+	// kept apart so that no reader of Trials mixes their histograms,
+	// measured under the sampler, with the timed ones. Profiles are
+	// their samples per variant; ProfilerCosts compares their per-call
+	// cost with the timed trials'.
+	ProfiledTrials []Trial          `json:"profiled_trials,omitempty"`
+	Profiles       []VariantProfile `json:"profiles,omitempty"`
 }
 
 // ClockInfo describes the per-call clock.
@@ -62,6 +71,9 @@ type Trial struct {
 	Index   int    `json:"index"`
 	Round   int    `json:"round"`
 	Variant string `json:"variant"`
+	// Profiled marks a trial whose readers were sampled (it is in
+	// Summary.ProfiledTrials, and each reader has its Profile).
+	Profiled bool `json:"profiled,omitempty"`
 	// Overrides is the variant's path=value set.
 	Overrides map[string]string `json:"overrides,omitempty"`
 	// DurationNs is the measured time.
@@ -156,6 +168,9 @@ type Reader struct {
 	// CPUInterrupts is what the reader's CPU served over the measured
 	// window (to within 50 ms: sampled by the non-real-time writer).
 	CPUInterrupts *CPUInterrupts `json:"cpu_interrupts,omitempty"`
+	// Profile is what the sampler took of this reader in a profiled
+	// trial; nil in a timed one.
+	Profile *ReaderProfile `json:"profile,omitempty"`
 	// PerCallTicks summarises every call's cost from an HdrHistogram, in
 	// clock ticks: finer than a bucket of PerCall, and the source of every
 	// per-call percentile rtload prints.
@@ -166,6 +181,19 @@ type Reader struct {
 	Drain Latency `json:"drain"`
 	// OneWayDelay send→receive in ns (CLOCK_MONOTONIC).
 	OneWayDelay Latency `json:"one_way_delay"`
+
+	// CountersSource says where Counters come from: "procfs" (the default:
+	// the non-real-time writer reads /proc/self/task/TID/{status,stat,
+	// schedstat,sched}; nothing is attached to the reader thread) or
+	// "perf_event (task-bound, opt-in: …)" (--task-perf-counters: perf
+	// events on the reader, which run inside every wakeup latency).
+	CountersSource string `json:"counters_source,omitempty"`
+	// PerCallCounters are the per-call hardware counters of
+	// readers[].counters, next to the per-call cost histograms: each
+	// event's count per call by call class. An event the PMU could not
+	// give is absent, and the trial is marked degraded with the reason
+	// (--allow-degraded; without it the run is refused).
+	PerCallCounters []PerCallCounter `json:"per_call_counters,omitempty"`
 }
 
 // PerCall holds the three per-call histograms.

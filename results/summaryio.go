@@ -166,11 +166,20 @@ func assignV1Logs(t *Trial, logs []string) {
 
 // check enforces the schema limits.
 func (s *Summary) check() error {
-	if len(s.Trials) > MaxTrials {
-		return fmt.Errorf("%d trials, more than the limit of %d", len(s.Trials), MaxTrials)
+	if n := len(s.Trials) + len(s.ProfiledTrials); n > MaxTrials {
+		return fmt.Errorf("%d trials, more than the limit of %d", n, MaxTrials)
 	}
+	if err := s.checkProfiles(); err != nil {
+		return err
+	}
+	trials := make([]*Trial, 0, len(s.Trials)+len(s.ProfiledTrials))
 	for i := range s.Trials {
-		t := &s.Trials[i]
+		trials = append(trials, &s.Trials[i])
+	}
+	for i := range s.ProfiledTrials {
+		trials = append(trials, &s.ProfiledTrials[i])
+	}
+	for i, t := range trials {
 		if n := max(len(t.Readers), len(t.Probes), len(t.Traffic), len(t.Noise)); n > MaxReaders {
 			return fmt.Errorf("trial %d: %d entries, more than the limit of %d", i, n, MaxReaders)
 		}

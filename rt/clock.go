@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -106,6 +107,61 @@ func (c *Clock) Now() Ticks {
 		return Ticks(c.pmc.read())
 	}
 	return Ticks(nanotime())
+}
+
+// Source says which counter a Clock reads: what a timing loop that calls
+// the read directly instead of Now (probe.Drain, one loop per Source)
+// must call.
+type Source uint8
+
+const (
+	// SourceMonotonic is CLOCK_MONOTONIC through the vDSO: read with Monotonic.
+	SourceMonotonic Source = iota
+	// SourceTSC is the TSC: read with TSC.
+	SourceTSC
+	// SourceCycles is the thread's core-cycle counter: read with (*Clock).Cycles.
+	SourceCycles
+)
+
+// Source says which read Now makes for c (see Source).
+func (c *Clock) Source() Source {
+	switch {
+	case c.tsc:
+		return SourceTSC
+	case c.pmc != nil:
+		return SourceCycles
+	}
+	return SourceMonotonic
+}
+
+// TSC reads the time-stamp counter as a tsc Clock's Now does (RDTSCP;LFENCE)
+// but without Now's switch on the clock kind: the call site calls the
+// assembly directly. Use it only for a Clock whose Source is SourceTSC (it
+// returns 0 off amd64). No allocation, no system call, no preemption point.
+//
+//go:nosplit
+func TSC() Ticks { return Ticks(rdtscp()) }
+
+// Cycles reads a cycles Clock as Now does (rdpmc under the user page's
+// seqlock; 0 until Bind) but without Now's switch on the clock kind. Use
+// it only for a Clock whose Source is SourceCycles. No allocation, no
+// system call, no preemption point.
+//
+//go:nosplit
+func (c *Clock) Cycles() Ticks { return Ticks(c.pmc.read()) }
+
+// FakeCyclesClock returns a cycles Clock that needs no PMU, for tests of
+// code that times with one (probe.Drain) on machines without one: Now and
+// Cycles read a synthetic user page (index 1, cap_user_rdpmc, 64-bit
+// width) through the real seqlock protocol, with the RDPMC instruction
+// replaced by rdpmc. Its Info says Kind "cycles", Hz 1e9. Bind refuses it
+// (it is not a ForThread copy); rtload never builds one.
+func FakeCyclesClock(rdpmc func() uint64) *Clock {
+	c := &Clock{info: ClockInfo{Kind: "cycles", Hz: 1e9, Note: "fake cycles clock (tests)"}}
+	c.idle.pg = &unix.PerfEventMmapPage{Index: 1, Capabilities: capUserRdpmc, Pmc_width: 64}
+	c.idle.fake = func(uint32) uint64 { return rdpmc() }
+	c.pmc = &c.idle
+	return c
 }
 
 // Info says what one tick is.
@@ -231,7 +287,7 @@ func newTSC(fallbacks []string) (*Clock, error) {
 	if err := tscUsable(flags, ferr); err != nil {
 		return nil, err
 	}
-	hz, note := calibrateTSC()
+	hz, note := tscRate()
 	return &Clock{tsc: true, info: ClockInfo{Kind: "tsc", Hz: hz, Invariant: true,
 		Note: note + "; TSC ticks are not core cycles", Fallbacks: fallbacks}}, nil
 }
@@ -332,6 +388,10 @@ func cpuFlags() (map[string]bool, error) {
 	}
 	return m, nil
 }
+
+// tscRate is the process's one TSC calibration (calibrateTSC, run on
+// first use): the tsc Clock and every Ticker's wake stamp share it.
+var tscRate = sync.OnceValues(calibrateTSC)
 
 // calibrateTSC measures TSC ticks per second against CLOCK_MONOTONIC over
 // five 20 ms windows and takes the median. It reports the kernel's

@@ -30,6 +30,13 @@
 //	ctr.ReadInto(before); t0 := clk.Now(); call(); t1 := clk.Now(); ctr.ReadInto(after)
 //	// after the window: clk.Status(), ctr.Status() (mark the trial when a Reason is set); Close both
 //
+// A timing loop that must not pay Now's switch on the clock kind reads the
+// clock its Source names directly: TSC, (*Clock).Cycles or Monotonic
+// (probe.Drain has one loop per Source). Ticker.Wait stamps each wake with
+// RDTSCP in the sleep's own assembly where the TSC is invariant.
+// FakeCounters and FakeCyclesClock are test hooks for machines without a
+// PMU.
+//
 // The measured path (Ticker.Wait, Clock.Now, Counters.ReadInto) makes raw
 // system calls only, allocates nothing and has no preemption points
 // (//go:nosplit): the Go runtime cannot deschedule the thread inside a tick.

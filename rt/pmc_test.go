@@ -373,3 +373,65 @@ func BenchmarkPMCReadSynthetic(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/read")
 }
+
+// TestFakes checks the test hooks other packages record with on machines
+// without a PMU: FakeCounters and FakeCyclesClock read through the real
+// user-page protocol (live page, 64-bit width) and return what their rdpmc
+// gives, without allocating; Open on fake counters succeeds and leaves
+// them as they are.
+func TestFakes(t *testing.T) {
+	vals := []uint64{7, 1 << 40}
+	c := FakeCounters([]string{"instructions", "cache-misses"}, func(e int) uint64 { return vals[e] })
+	if err := c.Open(); err != nil {
+		t.Fatalf("Open on fake counters: %v", err)
+	}
+	buf := make([]uint64, c.Len())
+	c.ReadInto(buf)
+	if c.Len() != 2 || buf[0] != 7 || buf[1] != 1<<40 || len(c.Names()) != 2 {
+		t.Errorf("fake counters: Len %d, read %v, names %v", c.Len(), buf, c.Names())
+	}
+	if a := testing.AllocsPerRun(100, func() { c.ReadInto(buf) }); a != 0 {
+		t.Errorf("ReadInto allocs %v", a)
+	}
+	for _, r := range c.readers {
+		if r.notLive != 0 || r.torn != 0 {
+			t.Errorf("fake page read as not live (%d) or torn (%d)", r.notLive, r.torn)
+		}
+	}
+	c.Close()
+	if c.Len() != 0 {
+		t.Errorf("Len %d after Close", c.Len())
+	}
+	var n uint64
+	clk := FakeCyclesClock(func() uint64 { n += 3; return n })
+	if clk.Source() != SourceCycles || clk.Info().Kind != "cycles" {
+		t.Fatalf("fake cycles clock: source %d, kind %q", clk.Source(), clk.Info().Kind)
+	}
+	if a, b := clk.Cycles(), clk.Now(); a != 3 || b != 6 {
+		t.Errorf("Cycles, Now = %d, %d; want 3, 6", a, b)
+	}
+	if clk.Bind() == nil {
+		t.Error("Bind on a fake (run-wide) cycles clock succeeded")
+	}
+}
+
+// TestClockSource checks Source for each kind that opens here, and that
+// the direct reads agree with Now.
+func TestClockSource(t *testing.T) {
+	mono, _ := NewClock("monotonic")
+	if mono.Source() != SourceMonotonic {
+		t.Errorf("monotonic: source %d", mono.Source())
+	}
+	tsc, err := NewClock("tsc")
+	if err != nil {
+		t.Skipf("no tsc clock: %v", err)
+	}
+	if tsc.Source() != SourceTSC {
+		t.Errorf("tsc: source %d", tsc.Source())
+	}
+	a := TSC()
+	b := tsc.Now()
+	if c := TSC(); !(a < b && b < c) {
+		t.Errorf("TSC, Now, TSC = %d, %d, %d; want increasing", a, b, c)
+	}
+}

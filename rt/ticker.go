@@ -1,7 +1,7 @@
 package rt
 
 import (
-	"unsafe"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -32,6 +32,9 @@ type Ticker struct {
 	maxBacklog    uint64
 	stats         TickerStats
 	ts            unix.Timespec
+	// nsPerTick converts a TSC interval to ns for the wake stamp (see
+	// Wait); 0 when the TSC is not usable for it.
+	nsPerTick float64
 }
 
 // TickerStats counts what Wait did since NewTicker.
@@ -59,9 +62,33 @@ type TickerStats struct {
 // it, when Wait is called a period or more after the next deadline it
 // skips to the latest deadline already due (which then runs at once, less
 // than a period late) and reports how many ticks it skipped.
+//
+// On amd64 with an invariant TSC, Wait stamps the wake time with RDTSCP
+// right after the system call returns (see Wait); the TSC's rate comes
+// from the process's one TSC calibration (the first NewTicker or
+// NewClock("tsc") runs it: 100 ms).
 func NewTicker(startNs, periodNs int64, catchUp bool) *Ticker {
-	return &Ticker{start: startNs, period: periodNs, catchUp: catchUp, maxBacklog: DefaultMaxBacklog}
+	return &Ticker{start: startNs, period: periodNs, catchUp: catchUp, maxBacklog: DefaultMaxBacklog, nsPerTick: wakeNsPerTick()}
 }
+
+// wakeNsPerTick is ns per TSC tick for Wait's wake stamp, or 0 where there
+// is no invariant TSC (or not on amd64).
+var wakeNsPerTick = sync.OnceValue(func() float64 {
+	if !haveWakeTSC {
+		return 0
+	}
+	flags, ferr := cpuFlags()
+	if tscUsable(flags, ferr) != nil {
+		return 0
+	}
+	hz, _ := tscRate()
+	return 1e9 / hz
+})
+
+// StampsWake reports whether Wait takes the wake time in the sleep's own
+// assembly (RDTSCP right after SYSCALL) rather than with the vDSO clock
+// after the Go system call path returns.
+func (t *Ticker) StampsWake() bool { return t.nsPerTick > 0 }
 
 // SetMaxBacklog sets how many further overdue ticks a catch-up ticker
 // runs back to back before it skips them instead (0: skip at once, as in
@@ -95,20 +122,54 @@ func (t *Ticker) Overran() bool { return t.overran }
 // project's test machine: measured A/B, 3 runs each, max wakeup latency
 // 1.4–6.2 ms against 29–369 µs.)
 //
+// The time of wake is taken as early as user space can: where StampsWake,
+// the sleep is one assembly routine that reads the TSC with RDTSCP as the
+// instruction after SYSCALL, and latency = nanotime() − (TSC now − TSC at
+// wake) × ns per tick − deadline (see wakeLatency); elsewhere it is
+// nanotime() after the call returns. (The Go system call return path, cold
+// after the sleep, put 4–6 µs at p50 between the kernel's return and that
+// nanotime; bench/GAPS.md.)
+//
 //go:nosplit
 func (t *Ticker) Wait() (k uint64, deadline, latency int64, missed uint64, errno unix.Errno) {
 	k, deadline, missed = t.advance(nanotime())
 	t.ts.Sec = deadline / 1e9
 	t.ts.Nsec = deadline % 1e9
+	var e uintptr
+	var wake uint64
 	for {
-		_, _, errno = unix.RawSyscall6(unix.SYS_CLOCK_NANOSLEEP, unix.CLOCK_MONOTONIC,
-			unix.TIMER_ABSTIME, uintptr(unsafe.Pointer(&t.ts)), 0, 0, 0)
-		if errno != unix.EINTR {
+		if e, wake = sleepWake(&t.ts); unix.Errno(e) != unix.EINTR {
 			break
 		}
 	}
-	latency = nanotime() - deadline
+	errno = unix.Errno(e)
+	now := nanotime()
+	if t.nsPerTick > 0 {
+		latency = wakeLatency(now, deadline, rdtscp(), wake, t.nsPerTick)
+	} else {
+		latency = now - deadline
+	}
 	return
+}
+
+// maxWakeGap bounds the TSC interval wakeLatency converts (1 ms of ticks
+// at 10 GHz): a larger one (or a negative one) is not a wake stamp of this
+// Wait, and the latency falls back to now − deadline.
+const maxWakeGap = 10_000_000
+
+// wakeLatency is the wakeup latency in ns from a CLOCK_MONOTONIC reading
+// now taken together with TSC reading tscNow, the TSC at wake, and the
+// TSC's ns per tick: now − (tscNow − tscWake) × nsPerTick − deadline. The
+// interval converted is microseconds long, so an error of the calibrated
+// rate weighs nothing (1e-4 of 5 µs is 0.5 ns). Pure arithmetic.
+//
+//go:nosplit
+func wakeLatency(now, deadline int64, tscNow, tscWake uint64, nsPerTick float64) int64 {
+	gap := tscNow - tscWake
+	if tscWake == 0 || tscNow < tscWake || gap > maxWakeGap {
+		return now - deadline
+	}
+	return now - int64(float64(gap)*nsPerTick) - deadline
 }
 
 // advance picks the tick to wait for when Wait is entered at now

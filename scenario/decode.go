@@ -235,6 +235,11 @@ func (d *decoder) decode(at *yaml.Node, v reflect.Value, path string) {
 	case t == durationType || t == sizeType:
 		d.scalar(at, n, v, path)
 	case t.Kind() == reflect.Struct:
+		if sh, ok := v.Interface().(shorthand); ok && n.Kind == yaml.ScalarNode {
+			f, _ := fieldIndex(t, sh.shorthandKey())
+			d.decode(at, v.Field(f), join(path, sh.shorthandKey()))
+			return
+		}
 		d.mapping(n, v, path)
 	case t.Kind() == reflect.Map:
 		d.stringMap(n, v, path)
@@ -444,6 +449,11 @@ func (d *decoder) stringMap(n *yaml.Node, v reflect.Value, path string) {
 	}
 	v.Set(m)
 }
+
+// shorthand is a section that a scalar may stand for: the scalar is the
+// value of the field whose yaml key shorthandKey names (`profile: true` is
+// `profile: {enabled: true}`).
+type shorthand interface{ shorthandKey() string }
 
 var (
 	durationType = reflect.TypeFor[Duration]()

@@ -70,6 +70,10 @@ const (
 	defaultProbeFDs      = 20
 	defaultProbeLoops    = 100
 	defaultProbeMessage  = Size(100)
+
+	// DefaultProfileFrequency is the profiled trials' sampling rate:
+	// samples per second of a reader's time on the CPU.
+	DefaultProfileFrequency = 10000
 )
 
 // WorkerThreads is the number of threads doing n's work: Threads, or for
@@ -164,6 +168,15 @@ func (s *Spec) fillDefaults() {
 	dflt(s, "report.bucket_width", &s.Report.BucketWidth, defaultBucketWidth)
 	dflt(s, "report.bucket_origin", &s.Report.BucketOrigin, defaultOrigin)
 	dflt(s, "report.overflow", &s.Report.Overflow, defaultOverflow)
+	// A profile section (or one of its fields) turns profiling on unless
+	// it says enabled: false.
+	if s.fill("profile.enabled", false) {
+		s.Profile.Enabled = s.has("profile") || s.has("profile.event") || s.has("profile.frequency")
+	}
+	if s.Profile.Enabled {
+		dfltZero(s, "profile.event", &s.Profile.Event, ProfileEventAuto)
+		dflt(s, "profile.frequency", &s.Profile.Frequency, DefaultProfileFrequency)
+	}
 }
 
 // fillEndpoints fills the endpoints and the namespace they decide.

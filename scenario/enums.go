@@ -115,6 +115,9 @@ type (
 	// Transport is a messaging probe's channel: socket (an AF_UNIX
 	// socketpair) or pipe.
 	Transport = enum[transportKind]
+	// ProfileEvent is what profiled trials sample: auto, cpu-clock or
+	// cycles.
+	ProfileEvent = enum[profileEventKind]
 )
 
 // The constants of each enumerated type, in the order of its table.
@@ -141,45 +144,50 @@ const (
 	SyscallGetppid, SyscallClockGettime, SyscallSchedYield Syscall = 1, 2, 3
 
 	TransportSocket, TransportPipe Transport = 1, 2
+
+	ProfileEventAuto, ProfileEventCPUClock, ProfileEventCycles ProfileEvent = 1, 2, 3
 )
 
 // One kind type and one table per enum.
 type (
-	policyKind    struct{}
-	methodKind    struct{}
-	overrunKind   struct{}
-	endpointKind  struct{}
-	noiseKind     struct{}
-	probeKind     struct{}
-	spreadKind    struct{}
-	clockKind     struct{}
-	namespaceKind struct{}
-	syscallKind   struct{}
-	transportKind struct{}
+	policyKind       struct{}
+	methodKind       struct{}
+	overrunKind      struct{}
+	endpointKind     struct{}
+	noiseKind        struct{}
+	probeKind        struct{}
+	spreadKind       struct{}
+	clockKind        struct{}
+	namespaceKind    struct{}
+	syscallKind      struct{}
+	transportKind    struct{}
+	profileEventKind struct{}
 )
 
 var (
-	policyTable    = enumTable{"policy", []string{"", "fifo", "rr", "other"}}
-	methodTable    = enumTable{"method", []string{"", "recvfrom", "recvmsg", "recvmmsg"}}
-	overrunTable   = enumTable{"overrun", []string{"", "skip", "catchup"}}
-	endpointTable  = enumTable{"kind", []string{"", "udp", "tap"}}
-	noiseTable     = enumTable{"kind", []string{"", "spin", "memory", "syscall", "messaging", "file_write", "udp"}}
-	probeTable     = enumTable{"kind", []string{"", "tap_send", "file_write", "messaging"}}
-	spreadTable    = enumTable{"spread", []string{"", "even", "burst", "poisson"}}
-	clockTable     = enumTable{"clock", []string{"", "auto", "tsc", "monotonic", "cycles"}}
-	namespaceTable = enumTable{"namespace", []string{"", "host", "private"}}
-	syscallTable   = enumTable{"syscall", []string{"", "getppid", "clock_gettime", "sched_yield"}}
-	transportTable = enumTable{"transport", []string{"", "socket", "pipe"}}
+	policyTable       = enumTable{"policy", []string{"", "fifo", "rr", "other"}}
+	methodTable       = enumTable{"method", []string{"", "recvfrom", "recvmsg", "recvmmsg"}}
+	overrunTable      = enumTable{"overrun", []string{"", "skip", "catchup"}}
+	endpointTable     = enumTable{"kind", []string{"", "udp", "tap"}}
+	noiseTable        = enumTable{"kind", []string{"", "spin", "memory", "syscall", "messaging", "file_write", "udp"}}
+	probeTable        = enumTable{"kind", []string{"", "tap_send", "file_write", "messaging"}}
+	spreadTable       = enumTable{"spread", []string{"", "even", "burst", "poisson"}}
+	clockTable        = enumTable{"clock", []string{"", "auto", "tsc", "monotonic", "cycles"}}
+	namespaceTable    = enumTable{"namespace", []string{"", "host", "private"}}
+	syscallTable      = enumTable{"syscall", []string{"", "getppid", "clock_gettime", "sched_yield"}}
+	transportTable    = enumTable{"transport", []string{"", "socket", "pipe"}}
+	profileEventTable = enumTable{"event", []string{"", "auto", "cpu-clock", "cycles"}}
 )
 
-func (policyKind) table() *enumTable    { return &policyTable }
-func (methodKind) table() *enumTable    { return &methodTable }
-func (overrunKind) table() *enumTable   { return &overrunTable }
-func (endpointKind) table() *enumTable  { return &endpointTable }
-func (noiseKind) table() *enumTable     { return &noiseTable }
-func (probeKind) table() *enumTable     { return &probeTable }
-func (spreadKind) table() *enumTable    { return &spreadTable }
-func (clockKind) table() *enumTable     { return &clockTable }
-func (namespaceKind) table() *enumTable { return &namespaceTable }
-func (syscallKind) table() *enumTable   { return &syscallTable }
-func (transportKind) table() *enumTable { return &transportTable }
+func (policyKind) table() *enumTable       { return &policyTable }
+func (methodKind) table() *enumTable       { return &methodTable }
+func (overrunKind) table() *enumTable      { return &overrunTable }
+func (endpointKind) table() *enumTable     { return &endpointTable }
+func (noiseKind) table() *enumTable        { return &noiseTable }
+func (probeKind) table() *enumTable        { return &probeTable }
+func (spreadKind) table() *enumTable       { return &spreadTable }
+func (clockKind) table() *enumTable        { return &clockTable }
+func (namespaceKind) table() *enumTable    { return &namespaceTable }
+func (syscallKind) table() *enumTable      { return &syscallTable }
+func (transportKind) table() *enumTable    { return &transportTable }
+func (profileEventKind) table() *enumTable { return &profileEventTable }

@@ -9,7 +9,9 @@ import (
 // Expand returns the trials to run: Rounds rounds (AutoRounds for rounds:
 // auto), each running every
 // variant once in declaration order (round 0: A B, round 1: A B, …), or one
-// trial named "base" per round when there are no variants. Each Trial.Spec
+// trial named "base" per round when there are no variants. With
+// profile.enabled each timed trial is followed by its profiled twin
+// (Trial.Profiled; round 0: A, A profiled, B, B profiled, …). Each Trial.Spec
 // is a deep copy of s with its variant's overrides applied (in sorted key
 // order); its Variants list is kept, so Trial.Spec.Variants still shows the
 // overrides of Trial.Variant. Expand does not validate: call Validate first;
@@ -43,6 +45,9 @@ func (s *Spec) ExpandRounds(n int) ([]Trial, error) {
 				return nil, errs.err()
 			}
 			trials = append(trials, Trial{Index: len(trials), Round: r, Variant: v.Name, Spec: *c})
+			if c.Profile.Enabled {
+				trials = append(trials, Trial{Index: len(trials), Round: r, Variant: v.Name, Profiled: true, Spec: *c.Clone()})
+			}
 		}
 	}
 	return trials, nil

@@ -58,8 +58,16 @@ func FuzzLoad(f *testing.F) {
 		if err != nil {
 			t.Fatalf("valid spec does not expand: %v\n%s", err, data)
 		}
-		if want := s.Rounds.planned() * max(1, len(s.Variants)); len(trials) != want {
-			t.Fatalf("%d trials, want %d", len(trials), want)
+		timed := 0
+		for i, tr := range trials {
+			if !tr.Profiled {
+				timed++
+			} else if i == 0 || trials[i-1].Profiled || trials[i-1].Variant != tr.Variant {
+				t.Fatalf("profiled trial %d does not follow its variant's timed trial", i)
+			}
+		}
+		if want := s.Rounds.planned() * max(1, len(s.Variants)); timed != want {
+			t.Fatalf("%d timed trials, want %d", timed, want)
 		}
 		if err := s.Clone().Validate(host); err != nil {
 			t.Fatalf("clone of a valid spec fails: %v\n%s", err, data)

@@ -91,6 +91,10 @@ type Spec struct {
 	Probes   []Probe   `yaml:"probes" json:"probes"`
 	Variants []Variant `yaml:"variants" json:"variants"`
 	Report   Report    `yaml:"report" json:"report"`
+	// Profile adds profiled trials: each variant's trial is followed by
+	// the same trial again with its readers' call chains sampled, so no
+	// timed histogram is measured under the sampler. Default off.
+	Profile Profile `yaml:"profile" json:"profile"`
 
 	// File is the source name used in error messages (not decoded).
 	File string `yaml:"-" json:"-"`
@@ -362,6 +366,30 @@ type Report struct {
 	Overflow uint64 `yaml:"overflow" json:"overflow"`
 }
 
+// Profile asks for profiled trials (issue 16): in every round each
+// variant's timed trial is followed by a profiled one (A, A profiled, B,
+// B profiled, …), whose reader threads are sampled with perf_event_open(2)
+// (kernel and user call chains) and whose profiles are written per
+// variant (profile-<variant>.pb.gz, .folded) for `rtload explain`.
+// `profile: true` is short for `profile: {enabled: true}`; a profile
+// section that leaves enabled out is on.
+type Profile struct {
+	// Enabled runs the profiled trials. Default false, true when the
+	// section is given.
+	Enabled bool `yaml:"enabled" json:"enabled"`
+	// Event is what is sampled: auto (cycles where a PMU counts them,
+	// else cpu-clock, the fallback recorded), cpu-clock (the thread's CPU
+	// time; no PMU needed) or cycles. Default auto.
+	Event ProfileEvent `yaml:"event" json:"event"`
+	// Frequency is samples per second of the reader thread's time on the
+	// CPU (cpu-clock: one sample every 1e9/frequency ns of it; cycles: the
+	// kernel adapts the period to it), 10–100000. Default 10000.
+	Frequency int `yaml:"frequency" json:"frequency"`
+}
+
+// shorthandKey makes a scalar stand for the section: `profile: true`.
+func (Profile) shorthandKey() string { return "enabled" }
+
 // Trial is one run of the scenario: one variant in one round, fully resolved.
 type Trial struct {
 	// Index is the position in run order, 0-based.
@@ -370,6 +398,10 @@ type Trial struct {
 	Round int
 	// Variant is the variant name, or "base" when the scenario has none.
 	Variant string
+	// Profiled marks the extra trial of a variant whose readers are
+	// sampled (Spec.Profile): its histograms are measured under the
+	// sampler and never mixed with the timed trials'.
+	Profiled bool
 	// Spec is a deep copy with the variant's overrides applied.
 	Spec Spec
 }

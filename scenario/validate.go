@@ -92,6 +92,9 @@ func (s *Spec) checkWorkRounds(rounds int) *Error {
 			Allowed: fmt.Sprintf("(variants + 1) × entries ≤ %d: at most %d variants of this spec", MaxWork, max(0, MaxWork/size-1))}
 	}
 	trials := max(1, rounds) * max(1, len(s.Variants))
+	if s.Profile.Enabled {
+		trials *= 2 // a profiled trial after each timed one
+	}
 	if trials*(size+vsize) > MaxWork {
 		p := s.posOf("rounds")
 		return &Error{File: s.File, Line: p.Line, Col: p.Col, Path: "rounds",
@@ -382,6 +385,7 @@ func (c *checker) top() {
 	if s.Slice < 0 || (s.Duration == 0 && s.Slice != 0 && (s.Slice < Duration(time.Second) || s.Slice < s.Interval || s.Slice <= s.Warmup)) {
 		c.add("slice", fmt.Sprintf("≥ 1s, ≥ interval (%s) and > warmup (%s)", s.Interval, s.Warmup), "%s out of range", s.Slice)
 	}
+	c.profile()
 }
 
 // requires checks the spelling of the requires block; whether the machine
@@ -416,6 +420,22 @@ func (c *checker) requires() {
 		}
 	}
 	c.intRange("requires.cpus", r.CPUs, 0, 1<<16)
+}
+
+// profile checks the profile section.
+func (c *checker) profile() {
+	s := c.s
+	if !s.Profile.Enabled {
+		return
+	}
+	c.enum("profile.event", s.Profile.Event)
+	c.intRange("profile.frequency", s.Profile.Frequency, 10, 100_000)
+	if s.Duration == 0 {
+		c.add("profile.enabled", "a scenario with a finite duration", "profiled trials need a duration: a soak (duration 0) never reaches them")
+	}
+	if len(s.Readers) == 0 {
+		c.add("profile.enabled", "a scenario with readers", "no readers to profile")
+	}
 }
 
 // endpoints checks the endpoint groups and returns their names.

@@ -29,9 +29,11 @@
 //
 // Beside Gather, small readers serve a running trial's non-real-time
 // writer: ReadIRQCounts (one CPU's column of /proc/interrupts and
-// /proc/softirqs, diffed with IRQCounts.Delta), RSS (/proc/self/statm) and
-// OpenFDs (/proc/self/fd). Their parsers are pure functions over strings
-// too.
+// /proc/softirqs, diffed with IRQCounts.Delta), RSS (/proc/self/statm),
+// OpenFDs (/proc/self/fd) and ReadTaskStats (a reader thread's context
+// switches, page faults, time on CPU and migrations from
+// /proc/self/task/TID/{status,stat,schedstat,sched}, in place of task-bound
+// perf events on it). Their parsers are pure functions over strings too.
 //
 // For a scenario's requirements, KernelParam works out the state the
 // kernel runs with for the boolean hardening parameters (init_on_alloc

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"io"
+
 	"github.com/spf13/cobra"
 
 	"github.com/rtload/rtload/compare"
@@ -20,7 +23,15 @@ the same for the tail (calls at or above the 99th percentile) and the
 overflow bucket, and lists what coincided with the wakeup-latency spikes of
 the per-wakeup log (overruns, context switches, noise state). Every
 sentence carries its count and share; where nothing recorded explains
-something, it says so.`,
+something, it says so.
+
+On a profiled run (rtload run --profile) it then says where in the kernel
+the time goes: each profiled variant's samples, the profiler's cost
+(per-call p50 in the profiled trials against the timed ones), and for each
+variant against the first the kernel functions whose share of the drain
+differs, in ns per call with sample counts and 95% intervals, where in the
+call tree the difference sits, and the known hardening or debug hook
+behind a function with whether its kernel option is on.`,
 		Example: `  rtload explain results/laight-450-20261130-101500
   rtload explain results/laight-450-20261130-101500 --format json`,
 		Args: cobra.ExactArgs(1),
@@ -38,9 +49,23 @@ something, it says so.`,
 				}
 				return compare.WriteJSON(cmd.OutOrStdout(), explain.Doc{Schema: explain.Schema, Version: explain.SchemaVersion, Dir: args[0], Readers: rs})
 			}
-			return explain.Write(cmd.OutOrStdout(), rs)
+			if err := explain.Write(cmd.OutOrStdout(), rs); err != nil {
+				return err
+			}
+			return writeKernelProfile(cmd.OutOrStdout(), args[0])
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json (schema rtload-explain, see the README)")
 	return cmd
+}
+
+// writeKernelProfile prints where in the kernel a profiled run's time goes
+// (nothing for a run without profiles).
+func writeKernelProfile(w io.Writer, dir string) error {
+	k, err := explain.KernelDir(dir)
+	if err != nil || k == nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	return explain.WriteKernel(w, k)
 }

@@ -37,6 +37,7 @@ type runFlags struct {
 	out           string
 	allowDegraded bool
 	noWakeupLog   bool
+	taskPerf      bool
 	quiet         bool
 	format        string
 	// rounds: auto: --rounds, --precision, --max-rounds, --max-time, and
@@ -47,7 +48,8 @@ type runFlags struct {
 	maxTime     time.Duration
 	autoFlagSet []string
 	// auto is the stopping rule of a rounds: auto run (prepareRun).
-	auto *compare.AutoRule
+	auto    *compare.AutoRule
+	profile bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -62,11 +64,20 @@ and prints the seed's table: per-call histograms, one column per variant.
 
 Without an argument it runs the built-in default scenario (laight-450, seed
 000). NAME is a built-in scenario (see rtload list); FILE a YAML file.
-Ctrl-C stops the run early and still writes complete results (exit 130).`,
+Ctrl-C stops the run early and still writes complete results (exit 130).
+
+--profile (or profile: in the scenario) follows each variant's trial with a
+profiled twin whose reader threads are sampled with perf_event_open
+(cpu-clock, or cycles where a PMU counts them; kernel and user call chains):
+the timed histograms are never measured under the sampler. It writes
+profile-<variant>.pb.gz (go tool pprof) and .folded (flamegraph.pl) per
+variant; rtload explain DIR then says which kernel functions carry each
+variant's extra cost per call.`,
 		Example: `  rtload run
   rtload run laight-450 --duration 2s
   rtload run configs/laight-450.yaml --set readers[0].cpu=0 --set noise[0].threads=2
-  rtload run my.yaml --out /tmp/res --allow-degraded`,
+  rtload run my.yaml --out /tmp/res --allow-degraded
+  rtload run laight-450 --profile --duration 3s && rtload explain results/laight-450-*`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := configs.Default
@@ -87,9 +98,11 @@ Ctrl-C stops the run early and still writes complete results (exit 130).`,
 	fl.StringVar(&f.out, "out", "", "results directory: a new path, or an empty directory of yours not writable by others (default results/<scenario>-<timestamp>)")
 	fl.BoolVar(&f.allowDegraded, "allow-degraded", false, "run without missing privileges (SCHED_OTHER, unpinned, unlocked memory) or unmet requirements, and mark results degraded")
 	fl.BoolVar(&f.noWakeupLog, "no-wakeup-log", false, "do not write the per-wakeup CSV logs")
+	fl.BoolVar(&f.taskPerf, "task-perf-counters", false, "count the reader threads' context switches, faults and CPU time with task-bound perf events instead of procfs (they add a few µs to every wakeup latency; results say so)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar")
 	fl.StringVar(&f.format, "format", "text", "report format: text or json (schema rtload-report, see the README; the plan then goes to stderr)")
 	autoFlags(cmd, &f)
+	fl.BoolVar(&f.profile, "profile", false, "add a profiled trial after each variant's trial (kernel and user call chains of the readers); same as --set profile.enabled=true")
 	return cmd
 }
 
@@ -237,7 +250,8 @@ func execute(cmd *cobra.Command, spec *scenario.Spec, trials []scenario.Trial, f
 	stopSignals := watchSignals(errw, cancel, sv)
 	defer stopSignals()
 
-	opt := engine.Options{AllowDegraded: f.allowDegraded, OutDir: path, Results: dir, NoWakeupLog: f.noWakeupLog, Unmet: unmet}
+	opt := engine.Options{AllowDegraded: f.allowDegraded, OutDir: path, Results: dir, NoWakeupLog: f.noWakeupLog, Unmet: unmet,
+		TaskPerfCounters: f.taskPerf}
 	bar := progress(&opt, f, spec, trials, errw)
 	live := newLiveLine(errw, term.IsTerminal(int(os.Stderr.Fd())))
 	opt.OnInterval = live.update
@@ -303,6 +317,9 @@ func prepareRun(spec *scenario.Spec, f *runFlags) (*scenario.Spec, []scenario.Tr
 	}
 	if f.interval != "" {
 		sets = append([]string{"interval=" + f.interval}, sets...)
+	}
+	if f.profile {
+		sets = append([]string{"profile.enabled=true"}, sets...)
 	}
 	if f.repeatSet {
 		if f.repeat < 1 || f.repeat > scenario.MaxRounds {
@@ -376,6 +393,9 @@ func printPlan(out io.Writer, spec *scenario.Spec, trials int, auto *compare.Aut
 		fmt.Fprintf(out, "%d trial(s), each running its probes to the end\n", trials)
 	default:
 		fmt.Fprintf(out, "%d trial(s) of %v (+%v warm-up) each\n", trials, time.Duration(spec.Duration), time.Duration(spec.Warmup))
+	}
+	if p := spec.Profile; p.Enabled {
+		fmt.Fprintf(out, "each variant's trial is followed by a profiled one (readers sampled: %s, %d samples per second of their CPU time); rtload explain says where in the kernel the time goes\n", p.Event, p.Frequency)
 	}
 }
 

@@ -15,12 +15,13 @@ import (
 // this set or the allowed runtime/syscall leaves below.
 var hotPath = []string{
 	`probe.(*Loop).Run`, `probe.(*Loop).install`, `probe.(*Loop).handover`, `probe.(*Loop).breakTrace`, `probe.(*Handoff).swap`,
-	`probe.(*Drain).Step`, `probe.(*Drain).drainOne`, `probe.(*Drain).account`, `probe.(*Drain).sequence`, `probe.(*Drain).LastTick`,
-	`probe.(*Drain).classify`, `probe.threadSwitches`,
+	`probe.(*Drain).Step`, `probe.(*Drain).drainTSC`, `probe.(*Drain).drainCycles`, `probe.(*Drain).drainMonotonic`,
+	`probe.(*Drain).called`, `probe.(*Drain).events`, `probe.(*Drain).flush`,
+	`probe.(*Drain).account`, `probe.(*Drain).sequence`, `probe.(*Drain).LastTick`, `probe.threadSwitches`,
 	`rt.(*Ticker).Wait`, `rt.(*Clock).Now`, `rt.Monotonic`, `rt.rdtscp`, `rt.rdpmc`, `rt.(*pmcReader).read`, `rt.(*Counters).ReadInto`,
-	`rt.(*Ticker).advance`,
+	`rt.(*Ticker).advance`, `rt.sleepWake`, `rt.wakeLatency`, `rt.TSC`, `rt.(*Clock).Cycles`,
 	`record.(*Linear).Record`, `record.(*HDR).Record`, `record.(*HDR).RecordSigned`, `record.hdrIndex`,
-	`record.(*Set).Record`, `record.(*Set).RecordSigned`,
+	`record.(*Set).Record`, `record.(*Set).RecordSigned`, `record.(*Set).RecordEvent`,
 	`udp.(*RecvFrom).Recv`, `udp.(*RecvFrom).Msg`, `udp.(*RecvMsg).Recv`, `udp.(*RecvMsg).Msg`,
 	`udp.(*RecvMMsg).Recv`, `udp.(*RecvMMsg).Msg`, `udp.ReadHeader`,
 }
@@ -32,7 +33,14 @@ var hotPath = []string{
 // one deliberate SafePoint. The user-page reader's indirect call to its
 // test fake (nil in every reader rtload builds) is not a CALL to a symbol
 // and is not listed.
-var allowedCalls = regexp.MustCompile(`^(runtime\.(panic[A-Za-z0-9]*|gcWriteBarrier[0-9]*|nanotime|atomicwb)|syscall\.RawSyscall6?|golang\.org/x/sys/unix\.RawSyscall6?|internal/runtime/syscall(/linux)?\.Syscall6|sync/atomic\.(Swap|Store|Load|CompareAndSwap)(Pointer|Uintptr|Uint64|Int64|Uint32|Int32)|github\.com/rtload/rtload/rt\.(rdtscp|rdpmc)|github\.com/rtload/rtload/probe\.SafePoint)(\.abi0)?$`)
+var allowedCalls = regexp.MustCompile(`^(runtime\.(panic[A-Za-z0-9]*|gcWriteBarrier[0-9]*|nanotime|atomicwb)|syscall\.RawSyscall6?|golang\.org/x/sys/unix\.RawSyscall6?|internal/runtime/syscall(/linux)?\.Syscall6|sync/atomic\.(Swap|Store|Load|CompareAndSwap)(Pointer|Uintptr|Uint64|Int64|Uint32|Int32)|github\.com/rtload/rtload/rt\.(rdtscp|rdpmc|sleepWake)|github\.com/rtload/rtload/probe\.SafePoint)(\.abi0)?$`)
+
+// mustDisassemble are hot-path functions that must show up in the
+// disassembly (never inlined away): the loop, the sleep and the assembly
+// routines (listed by objdump with their .abi0 suffix), so that the test
+// provably checked them.
+var mustDisassemble = []string{`probe.(*Loop).Run`, `rt.(*Ticker).Wait`, `rt.sleepWake`, `rt.rdtscp`,
+	`probe.(*Drain).drainTSC`, `probe.(*Drain).drainCycles`, `probe.(*Drain).drainMonotonic`, `probe.(*Drain).flush`}
 
 // TestHotPathHasNoPreemptionPoint disassembles the rtload binary and checks
 // the real-time loop: the Go runtime must never be able to stop a reader
@@ -55,7 +63,7 @@ func TestHotPathHasNoPreemptionPoint(t *testing.T) {
 	for _, f := range hotPath {
 		names = append(names, regexp.QuoteMeta(f))
 	}
-	out, err := exec.Command(gobin, "tool", "objdump", "-s", `(rtload/(`+strings.Join(names, "|")+`)|^sync/atomic\.(SwapPointer|StorePointer))$`, bin).Output()
+	out, err := exec.Command(gobin, "tool", "objdump", "-s", `(rtload/(`+strings.Join(names, "|")+`)(\.abi0)?|^sync/atomic\.(SwapPointer|StorePointer))$`, bin).Output()
 	if err != nil {
 		t.Fatalf("objdump: %v", err)
 	}
@@ -105,6 +113,15 @@ func TestHotPathHasNoPreemptionPoint(t *testing.T) {
 			if !ok {
 				t.Errorf("%s calls %s, which is neither on the hot path nor allowed", short, callee)
 			}
+		}
+	}
+	for _, f := range mustDisassemble {
+		ok := false
+		for name := range funcs {
+			ok = ok || strings.HasSuffix(strings.TrimSuffix(name, ".abi0"), "/"+f)
+		}
+		if !ok {
+			t.Errorf("%s not in the disassembly (inlined or renamed?): it must be checked", f)
 		}
 	}
 	if found < 10 {

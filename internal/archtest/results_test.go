@@ -13,10 +13,12 @@ import (
 // kernelPkgs are the packages that touch the kernel, the machine or the
 // run (module paths relative to the module root, or full import paths).
 // Readers and renderers of results may depend on none of them, directly
-// or through another package.
+// or through another package. profile is pure (explain and compare
+// attribute from written profiles through it); its kernel half is
+// profile/sampler.
 var kernelPkgs = []string{
 	"golang.org/x/sys/unix", "github.com/vishvananda/netlink", "github.com/vishvananda/netns",
-	"rt", "net/udp", "net/tap", "net/netns", "probe", "noise", "workload", "sysinfo", "profile", "engine", "exporter",
+	"rt", "net/udp", "net/tap", "net/netns", "probe", "noise", "workload", "sysinfo", "profile/sampler", "engine", "exporter",
 	"scenario", "cmd/rtload",
 }
 

@@ -78,6 +78,11 @@ func TestOpen450(t *testing.T) {
 		if fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil || fl&unix.FD_CLOEXEC == 0 {
 			t.Fatalf("socket %d (fd %d): F_GETFD %#x, %v; want FD_CLOEXEC", i, fd, fl, err)
 		}
+		// No SO_RXQ_OVFL: it would put __sock_recv_cmsgs on every data
+		// call (drops come from SO_MEMINFO, see TestDrops).
+		if v, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RXQ_OVFL); err != nil || v != 0 {
+			t.Fatalf("socket %d (fd %d): SO_RXQ_OVFL %d, %v; want 0", i, fd, v, err)
+		}
 	}
 	if err := g.Close(); err != nil {
 		t.Fatal(err)

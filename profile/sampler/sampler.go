@@ -65,6 +65,11 @@ type Config struct {
 	// (default DefaultRingPages). The caller must Drain it before it
 	// fills, or samples are lost (and counted).
 	RingPages int
+	// From and Until bound the samples kept to those taken in [From,
+	// Until), CLOCK_MONOTONIC ns (rt.Monotonic; the samples' TIME): a
+	// trial's measured window. The others are counted in Stats.Outside.
+	// Zero is no bound.
+	From, Until int64
 }
 
 // Sampler samples one thread's call chains, kernel and user, into a
@@ -105,6 +110,7 @@ func Open(cfg Config) (s *Sampler, err error) {
 		return nil, fmt.Errorf("perf sampler: ring of %d pages: must be a power of two in 1–65536", pages)
 	}
 	s = &Sampler{fd: -1}
+	s.build.Window(uint64(max(cfg.From, 0)), uint64(max(cfg.Until, 0)))
 	switch cfg.Event {
 	case EventAuto:
 		if err = s.open(cfg, EventCycles); err == nil {
@@ -214,10 +220,15 @@ type Stats struct {
 	// Malformed counts Drains that met a malformed record and dropped
 	// what was pending.
 	Malformed uint64
+	// Outside counts samples taken outside [Config.From, Config.Until),
+	// dropped.
+	Outside uint64
 }
 
 // Stats returns the totals drained so far.
-func (s *Sampler) Stats() Stats { return Stats{Samples: s.build.Samples(), Malformed: s.errs} }
+func (s *Sampler) Stats() Stats {
+	return Stats{Samples: s.build.Samples(), Malformed: s.errs, Outside: s.build.Outside()}
+}
 
 // Stop disables sampling (PERF_EVENT_IOC_DISABLE) and drains what is
 // left; the samples stay for Profile. It is a no-op after Close.

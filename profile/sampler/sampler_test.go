@@ -320,3 +320,37 @@ func logTop(t *testing.T, p *profile.Profile) {
 		t.Logf("%5d %-5v %s", s.Count, s.Phase, strings.Join(names, " < "))
 	}
 }
+
+// TestWindowDropsOutside: samples taken before Config.From are dropped
+// and counted, not kept: a profiled trial keeps only its measured window.
+func TestWindowDropsOutside(t *testing.T) {
+	testutil.Requires(t, testutil.Root)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread() // scheduling state unchanged
+	s, err := Open(Config{TID: unix.Gettid(), Event: EventCPUClock, Period: 20_000, From: rt.Monotonic() + int64(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// About 20 ms of this thread's CPU time: some 1000 samples at 20 µs.
+	cpu := func() int64 {
+		var ru unix.Rusage
+		if err := unix.Getrusage(unix.RUSAGE_THREAD, &ru); err != nil {
+			t.Fatal(err)
+		}
+		return ru.Utime.Nano() + ru.Stime.Nano()
+	}
+	start := cpu()
+	for i := 0; i < 1_000_000_000; i++ {
+		if i%1024 == 0 && cpu()-start > int64(20*time.Millisecond) {
+			break
+		}
+	}
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	st := s.Stats()
+	if st.Samples != 0 || st.Outside < 10 {
+		t.Fatalf("kept %d samples, %d outside the window: want none kept and some outside", st.Samples, st.Outside)
+	}
+}

@@ -41,7 +41,7 @@ type config struct {
 	perCallCap, wakeCap            time.Duration // per comparison (quiet, spin each)
 	minWakeups                     int
 	splitPairs, splitSecs          int  // wakesplit compare -pairs, -seconds
-	rxqOvfl                        bool // drain450 -o: SO_RXQ_OVFL on its sockets, as rtload
+	rxqOvfl                        bool // drain450 -o: SO_RXQ_OVFL on its sockets (rtload sets none)
 	counts                         []int
 	quick                          bool
 }
@@ -81,7 +81,7 @@ func parseFlags() config {
 	flag.IntVar(&c.minWakeups, "min-wakeups", 5000, "wakeups per side a wakeup comparison collects before it may stop")
 	flag.IntVar(&c.splitPairs, "split-pairs", 2, "wakesplit: traced runs per program and mode")
 	flag.IntVar(&c.splitSecs, "split-seconds", 5, "wakesplit: seconds per traced run")
-	flag.BoolVar(&c.rxqOvfl, "rxq-ovfl", false, "set SO_RXQ_OVFL on drain450's sockets too (rtload sets it)")
+	flag.BoolVar(&c.rxqOvfl, "rxq-ovfl", false, "set SO_RXQ_OVFL on drain450's sockets (rtload does not: drops come from SO_MEMINFO)")
 	flag.Parse()
 	c.counts = []int{450, 1000, 2000, 5000, 10000}
 	if c.quick {

@@ -1,0 +1,151 @@
+package compare
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rtload/rtload/explain"
+	"github.com/rtload/rtload/profile"
+	"github.com/rtload/rtload/results"
+)
+
+// ProfileDiff is one variant's kernel profile in one run against the same
+// variant in the first run that profiled it (two kernels, two builds):
+// the per-call drain cost difference attributed to the kernel functions
+// that carry it, as `rtload explain` attributes one variant against
+// another.
+type ProfileDiff struct {
+	Variant string `json:"variant"`
+	// Run and Baseline are the run labels: Run − Baseline.
+	Run      string `json:"run"`
+	Baseline string `json:"baseline"`
+	// CallNs and BaselineCallNs are the measured drain ns per call of the
+	// profiled trials; TotalNs their difference.
+	CallNs         float64 `json:"call_ns"`
+	BaselineCallNs float64 `json:"baseline_call_ns"`
+	TotalNs        float64 `json:"total_ns"`
+	// Explained is the share of TotalNs the seats account for;
+	// Unexplained says why the profile cannot explain it, "" when it does.
+	Explained   float64 `json:"explained"`
+	Unexplained string  `json:"unexplained,omitempty"`
+	// Seats are where the difference sits; Funcs the kernel functions
+	// whose drain cost differs most (entry-path functions left out).
+	Seats []ProfileSeat `json:"seats"`
+	Funcs []ProfileFunc `json:"funcs"`
+	// Text is profile.Attribution.Text and the function list, as printed.
+	Text string `json:"text"`
+	// Err says why there is no attribution (a profile not read, no calls).
+	Err string `json:"error,omitempty"`
+}
+
+// ProfileSeat is one seat of a ProfileDiff: own work (only one side does
+// it) or the shared path at a different cost.
+type ProfileSeat struct {
+	Func string   `json:"func"`
+	Kind string   `json:"kind"`
+	Path []string `json:"path"`
+	ProfileFunc
+}
+
+// ProfileFunc is one function's difference in ns per call, with its 95%
+// interval and the samples on each side (Run, Baseline).
+type ProfileFunc struct {
+	Func            string  `json:"func,omitempty"`
+	DiffNs          float64 `json:"diff_ns_per_call"`
+	LowNs           float64 `json:"ci_low_ns"`
+	HighNs          float64 `json:"ci_high_ns"`
+	Samples         uint64  `json:"samples"`
+	BaselineSamples uint64  `json:"baseline_samples"`
+}
+
+// loadProfiles reads r's variant profiles (results directories only).
+func (r *Run) loadProfiles() {
+	s := r.Summary
+	for _, vp := range s.Profiles {
+		v := explain.LoadVariant(s, vp, func(name string) ([]byte, error) { return results.ReadProfileFile(r.Dir, name) })
+		if v.Err != "" {
+			r.Notes = append(r.Notes, fmt.Sprintf("profile of %s not read: %s", vp.Variant, v.Err))
+		}
+		r.Profiles = append(r.Profiles, v)
+	}
+}
+
+// profileDiffs compares each variant's profile in every run with the
+// first run's that has one; nothing when fewer than two runs profiled a
+// variant.
+func profileDiffs(runs []Run) []ProfileDiff {
+	var out []ProfileDiff
+	var order []string
+	base := map[string]int{} // variant → first run with a readable profile of it
+	for i, r := range runs {
+		for _, v := range r.Profiles {
+			if v.Profile == nil {
+				continue
+			}
+			if _, ok := base[v.VariantProfile.Variant]; !ok {
+				base[v.VariantProfile.Variant] = i
+				order = append(order, v.VariantProfile.Variant)
+			}
+		}
+	}
+	for _, name := range order {
+		bi := base[name]
+		b := runVariant(runs[bi], name)
+		for i := bi + 1; i < len(runs); i++ {
+			a := runVariant(runs[i], name)
+			if a == nil {
+				continue
+			}
+			out = append(out, profileDiff(name, runs[i].Label, runs[bi].Label, *a, *b))
+		}
+	}
+	return out
+}
+
+// runVariant is r's readable profile of variant, named variant/label.
+func runVariant(r Run, variant string) *profile.Variant {
+	for _, v := range r.Profiles {
+		if v.VariantProfile.Variant == variant && v.Profile != nil {
+			pv := v.Variant
+			pv.Name = variant + "/" + r.Label
+			return &pv
+		}
+	}
+	return nil
+}
+
+func profileDiff(variant, run, baseline string, a, b profile.Variant) ProfileDiff {
+	d := ProfileDiff{Variant: variant, Run: run, Baseline: baseline, Seats: []ProfileSeat{}, Funcs: []ProfileFunc{}}
+	kd := explain.Attribute(a, b)
+	if kd.Err != "" {
+		d.Err = kd.Err
+		d.Text = fmt.Sprintf("%s − %s: the profile cannot explain it: %s\n", a.Name, b.Name, kd.Err)
+		return d
+	}
+	at := kd.Attribution
+	d.CallNs, d.BaselineCallNs, d.TotalNs = at.CallNsA, at.CallNsB, at.Total
+	d.Explained, d.Unexplained = at.Explained, at.Unexplained
+	for _, s := range at.Seats {
+		d.Seats = append(d.Seats, ProfileSeat{Func: s.Func, Kind: s.Kind.String(), Path: s.Path, ProfileFunc: funcOf(s.FuncDiff)})
+	}
+	for _, f := range kd.Funcs {
+		d.Funcs = append(d.Funcs, funcOf(f))
+	}
+	d.Text = kd.Text()
+	return d
+}
+
+func funcOf(f profile.FuncDiff) ProfileFunc {
+	return ProfileFunc{Func: f.Func, DiffNs: f.Diff.Value, LowNs: f.Diff.Lo, HighNs: f.Diff.Hi, Samples: f.SamplesA, BaselineSamples: f.SamplesB}
+}
+
+// profileText writes the profile differences between runs, if any.
+func (r *Result) profileText(b *strings.Builder) {
+	if len(r.Profiles) == 0 {
+		return
+	}
+	b.WriteString("\nwhere in the kernel the time goes, run against run (profiled trials of each variant):\n")
+	for _, d := range r.Profiles {
+		b.WriteString(d.Text)
+	}
+}

@@ -1,0 +1,34 @@
+package engine
+
+import (
+	"slices"
+
+	"github.com/rtload/rtload/record"
+	"github.com/rtload/rtload/results"
+)
+
+// hotFields fills the results fields the hot-path work added (issues 13
+// and 15): where the thread counters come from, and the per-call hardware
+// counters. Called from collect, at one spot, so the summary schema
+// changes in one place.
+func hotFields(rr *results.Reader, r *reader) {
+	rr.CountersSource = r.countersSource
+	rr.PerCallCounters = perCallCounters(r.total, r.drain.CountedEvents())
+}
+
+// perCallCounters summarises t's per-call event histograms for the events
+// counted (the others, left out, are absent).
+func perCallCounters(t *record.Set, counted []string) []results.PerCallCounter {
+	var out []results.PerCallCounter
+	for e, name := range t.Events() {
+		if !slices.Contains(counted, name) {
+			continue
+		}
+		l := func(c record.Class) results.CountStats { return results.CountStatsOf(t.EventHDR(e, c), true) }
+		out = append(out, results.PerCallCounter{Event: name,
+			All: l(record.CallAll), Data: l(record.CallData), EAGAIN: l(record.CallEAGAIN),
+			Warm: l(record.CallWarm), Cold: l(record.CallCold), First: l(record.CallFirst), Rest: l(record.CallRest),
+			Clamped: t.EventHDR(e, record.CallAll).Clamped()})
+	}
+	return out
+}
