@@ -80,6 +80,11 @@ type Options struct {
 	Kernel   string
 	// checkpoint wraps OnCheckpoint with the run's summary so far.
 	checkpoint func(results.Trial)
+	// AfterRound, when set, is called after every complete round (each
+	// variant of it ran) with the summary so far, on Run's goroutine;
+	// returning false ends the run there, as finished (rounds: auto, whose
+	// rule lives in compare.AutoStop; it may fill Summary.Auto).
+	AfterRound func(*results.Summary) bool
 	// profiles holds the run's profiled trials' samples (profile.go).
 	profiles *profileSet
 	// Run-wide interval and spike logs, opened by the first trial needing them.
@@ -239,6 +244,9 @@ func Run(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt 
 		if err != nil {
 			sum.End = time.Now()
 			return sum, fmt.Errorf("trial %d (%s, round %d): %w", i+1, tr.Variant, tr.Round+1, err)
+		}
+		if opt.AfterRound != nil && ctx.Err() == nil && (i+1 == len(trials) || trials[i+1].Round != tr.Round) && !opt.AfterRound(sum) {
+			break
 		}
 		if i < len(trials)-1 && ctx.Err() == nil {
 			finished()
