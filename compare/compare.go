@@ -31,11 +31,17 @@ const (
 // Result is a comparison of runs, ready to render (Text, JSON, CSV,
 // Markdown). Its JSON form is stable: fields are only ever added.
 type Result struct {
-	Runs []RunInfo `json:"runs"`
+	// Schema is SchemaCompare, Version SchemaVersion.
+	Schema  string    `json:"schema"`
+	Version int       `json:"version"`
+	Runs    []RunInfo `json:"runs"`
 	// Warnings lists fields in which the runs differ and should not;
 	// Info those expected to differ (the kernel).
 	Warnings []Difference `json:"warnings"`
 	Info     []Difference `json:"info"`
+	// Metadata lists only the machine and kernel facts in which the runs
+	// differ (see Metadata): the text header's mmtests-style table.
+	Metadata []Difference `json:"metadata"`
 	// Notes are anything else worth saying (unreadable logs, skipped tables).
 	Notes []string `json:"notes,omitempty"`
 	// TickUnit is the unit of per-call values ("TSC ticks" or "ns"), from
@@ -46,6 +52,8 @@ type Result struct {
 	// Metrics: the headline metrics, per column (and per probe), in column
 	// order.
 	Metrics []Metric `json:"metrics"`
+	// Gate is the verdict of `compare --fail-on` (Judge), nil without it.
+	Gate *Gate `json:"gate,omitempty"`
 	// Profiles compare each profiled variant's kernel profile run against
 	// run (profile.go); empty unless two runs profiled a variant.
 	Profiles []ProfileDiff `json:"profiles,omitempty"`
@@ -65,6 +73,8 @@ type RunInfo struct {
 	// its data end at the checkpoint.
 	InProgress bool              `json:"in_progress,omitempty"`
 	Clock      results.ClockInfo `json:"clock"`
+	// Foreign marks a column read from another tool's file (Run.Foreign).
+	Foreign bool `json:"foreign,omitempty"`
 }
 
 // Difference is one field in which the runs differ: Values holds each
@@ -131,6 +141,13 @@ type Metric struct {
 	Method     string `json:"method"`
 	MethodNote string `json:"method_note"`
 	Verdict    string `json:"verdict"`
+	// Rounds are the column's per-round values (what Welch and the
+	// seed 001 and LKP layouts use), in round order; empty when the
+	// metric has no per-round value.
+	Rounds []float64 `json:"rounds,omitempty"`
+	// Probe is the probe kind of a probe's metric ("messaging",
+	// "file_write", "tap_send"), "" for a reader's.
+	Probe string `json:"probe,omitempty"`
 }
 
 // sample is one metric of one subject (a column or a probe).
@@ -143,6 +160,7 @@ type sample struct {
 	boot       *resampler
 	bootWhat   string // "per-call", "per-wakeup", "per-write"
 	noBootWhy  string
+	probe      string // the probe kind, "" for a reader
 }
 
 // subject is something with headline metrics: a column or a probe.
@@ -172,13 +190,13 @@ func Compare(runs []Run) (*Result, error) {
 	if len(runs) == 0 {
 		return nil, errors.New("compare: no runs")
 	}
-	res := &Result{Columns: []Column{}, Metrics: []Metric{}, Warnings: []Difference{}, Info: []Difference{}}
+	res := &Result{Schema: SchemaCompare, Version: SchemaVersion, Columns: []Column{}, Metrics: []Metric{}, Warnings: []Difference{}, Info: []Difference{}, Metadata: []Difference{}}
 	for _, r := range runs {
 		s := r.Summary
 		res.Runs = append(res.Runs, RunInfo{
 			Label: r.Label, Dir: r.Dir, Scenario: s.Scenario, Kernel: envString(s.Env, "kernel"),
 			Start: s.Start, Trials: len(s.Trials), Degraded: s.Degraded, Stopped: s.Stopped, Clock: s.Clock,
-			InProgress: s.InProgress,
+			InProgress: s.InProgress, Foreign: r.Foreign,
 		})
 		if s.InProgress {
 			res.Notes = append(res.Notes, fmt.Sprintf("%s: summary.json is a checkpoint written at %s by a run that never finished (killed?): its data end there; intervals.jsonl and the wakeup log may go further", r.Label, s.End.Format("15:04:05")))
@@ -188,6 +206,7 @@ func Compare(runs []Run) (*Result, error) {
 		}
 	}
 	res.Warnings, res.Info = Differences(runs)
+	res.Metadata = Metadata(runs)
 	res.TickUnit = tickUnit(runs[0].Summary.Clock)
 
 	cols, err := buildColumns(runs)
@@ -428,8 +447,17 @@ func readerSamples(c *column) []sample {
 		p99.noBootWhy = "no per-wakeup log to bootstrap over"
 		dr.noBootWhy = p99.noBootWhy
 	}
-	out = append(out, p99, mx, dr)
-
+	out = append(out, p99, mx)
+	// A reader that drains no sockets (a timer-only reader, another
+	// tool's file) has no drain time or messages worth a row.
+	sockets := false
+	for _, r := range c.readers {
+		sockets = sockets || r.Sockets > 0 || r.PerCall.All.Total > 0
+	}
+	if !sockets {
+		return out
+	}
+	out = append(out, dr)
 	lost := sample{name: "messages lost per round", unit: "messages", ok: len(c.readers) > 0,
 		noBootWhy: "losses are counts per round"}
 	for _, r := range c.readers {
@@ -525,7 +553,7 @@ func probeSubjects(runs []Run) []subject {
 func probeSamples(ps []results.Probe, clock results.ClockInfo) []sample {
 	var out []sample
 	perRound := func(name, unit string, higher bool, get func(p results.Probe) (float64, bool)) {
-		s := sample{name: name, unit: unit, higher: higher, noBootWhy: "one value per round"}
+		s := sample{name: name, unit: unit, higher: higher, noBootWhy: "one value per round", probe: ps[0].Kind}
 		for _, p := range ps {
 			if v, ok := get(p); ok {
 				s.rounds = append(s.rounds, v)
@@ -566,7 +594,7 @@ func probeSamples(ps []results.Probe, clock results.ClockInfo) []sample {
 		}
 	}
 	for _, size := range sizes {
-		s := sample{name: fmt.Sprintf("mean time per write, %d B frames", size), unit: "ns"}
+		s := sample{name: fmt.Sprintf("mean time per write, %d B frames", size), unit: "ns", probe: ps[0].Kind}
 		var hist record.Snapshot
 		histOK := true
 		var packets, weighted float64
@@ -621,7 +649,8 @@ func metrics(subjects []subject, nRuns int) []Metric {
 		base := baselineOf(subjects, i, nRuns)
 		b := &subjects[base]
 		for _, x := range s.samples {
-			m := Metric{Name: x.name, Unit: x.unit, HigherIsBetter: x.higher, Column: s.label, Baseline: b.label, Value: x.value}
+			m := Metric{Name: x.name, Unit: x.unit, HigherIsBetter: x.higher, Column: s.label, Baseline: b.label, Value: x.value,
+				Rounds: x.rounds, Probe: x.probe}
 			if !x.ok {
 				continue // nothing measured: no row
 			}

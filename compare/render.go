@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/rtload/rtload/report"
@@ -14,11 +15,12 @@ import (
 )
 
 // Formats are the output formats Write accepts.
-var Formats = []string{"text", "json", "csv", "markdown"}
+var Formats = []string{"text", "json", "csv", "markdown", "lkp"}
 
 // Write renders r to w in format: "text" (aligned, the seed's table
-// first), "json" (Result, indented), "csv" (one row per column × metric)
-// or "markdown" (tables, the histogram in a code block).
+// first), "json" (Result, indented), "csv" (one row per column × metric),
+// "markdown" (tables, the histogram in a code block) or "lkp" (the 0-day
+// robot's `lkp compare` layout, see LKP).
 func Write(w io.Writer, r *Result, format string) error {
 	switch format {
 	case "text", "":
@@ -29,6 +31,8 @@ func Write(w io.Writer, r *Result, format string) error {
 		return r.CSV(w)
 	case "markdown", "md":
 		return r.Markdown(w)
+	case "lkp":
+		return r.LKP(w)
 	}
 	return fmt.Errorf("compare: format %q unknown (allowed: %s)", format, strings.Join(Formats, ", "))
 }
@@ -72,24 +76,32 @@ func (r *Result) CSV(w io.Writer) error {
 	return cw.Error()
 }
 
-// Text writes r as aligned text: the runs, the warnings, the seed's
-// histogram table, the percentile tables and the headline metrics.
+// Text writes r as aligned text: the runs and what differs between them,
+// the seed's histogram table, the percentile tables, the probes' runs in
+// seed 001's layout and the headline metrics. Tables with nothing in them
+// are left out: wakeup-only runs (and other tools' files) have no per-call
+// table.
 func (r *Result) Text(w io.Writer) error {
 	var b strings.Builder
 	r.writeHead(&b, "")
 	if len(r.Columns) > 0 {
-		b.WriteByte('\n')
-		if err := r.histogram(&b); err != nil {
-			fmt.Fprintf(&b, "per-call histogram table skipped: %v\n", err)
-		}
-		b.WriteByte('\n')
 		labels := r.labels()
-		report.Grid(&b, "per-call cost percentiles ("+r.TickUnit+"; "+r.pctSource(func(c Column) Percentiles { return c.PerCallTicks })+")",
-			labels, r.pctRows(func(c Column) Percentiles { return c.PerCallTicks }, "%.0f"))
-		b.WriteByte('\n')
-		report.Grid(&b, "wakeup latency percentiles (µs, wake − deadline; "+r.pctSource(func(c Column) Percentiles { return c.WakeupUs })+")",
-			labels, r.pctRows(func(c Column) Percentiles { return c.WakeupUs }, "%.1f"))
+		if r.hasPerCall() {
+			b.WriteByte('\n')
+			if err := r.histogram(&b); err != nil {
+				fmt.Fprintf(&b, "per-call histogram table skipped: %v\n", err)
+			}
+			b.WriteByte('\n')
+			report.Grid(&b, "per-call cost percentiles ("+r.TickUnit+"; "+r.pctSource(func(c Column) Percentiles { return c.PerCallTicks })+")",
+				labels, r.pctRows(func(c Column) Percentiles { return c.PerCallTicks }, "%.0f"))
+		}
+		if r.hasWakeups() {
+			b.WriteByte('\n')
+			report.Grid(&b, "wakeup latency percentiles (µs, wake − deadline; "+r.pctSource(func(c Column) Percentiles { return c.WakeupUs })+")",
+				labels, r.pctRows(func(c Column) Percentiles { return c.WakeupUs }, "%.1f"))
+		}
 	}
+	r.writeProbeRuns(&b)
 	if len(r.Metrics) > 0 {
 		b.WriteByte('\n')
 		fmt.Fprintf(&b, "headline metrics: change against the first run of each variant, %.0f%% CI of the difference\n", Confidence*100)
@@ -112,8 +124,77 @@ func (r *Result) Text(w io.Writer) error {
 		b.WriteString(methodsNote)
 	}
 	r.profileText(&b)
+	r.writeGate(&b)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeGate appends the gate's verdict, when there is one.
+func (r *Result) writeGate(b *strings.Builder) {
+	if r.Gate != nil {
+		b.WriteByte('\n')
+		_ = r.Gate.Text(b)
+	}
+}
+
+// hasPerCall reports whether any column holds per-call samples.
+func (r *Result) hasPerCall() bool {
+	for _, c := range r.Columns {
+		if c.PerCall.Total > 0 || c.PerCallTicks.Count > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// hasWakeups reports whether any column holds wakeup-latency samples.
+func (r *Result) hasWakeups() bool {
+	for _, c := range r.Columns {
+		if c.WakeupUs.Count > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// probeFormats print a probe metric's per-round values as report does.
+var probeFormats = map[string]string{"s": "%.3f", "KB/s": "%.0f", "ns": "%.0f"}
+
+// writeProbeRuns prints, for every probe metric (hackbench time and sys
+// time, fstime KB/s, tap ns per write), seed 001's block per column:
+// "Runs: …", "Min: … Max: … Mean: … Std Dev: …" (Std Dev over n, as the
+// seed) and, against the baseline, its % change line ("4.57% slower than
+// …", "(within the std dev noise)"), with report's seed 001 printer.
+func (r *Result) writeProbeRuns(b *strings.Builder) {
+	for _, name := range r.metricNames() {
+		var ms []Metric
+		for _, m := range r.Metrics {
+			if m.Probe != "" && metricKey(m) == name && len(m.Rounds) > 0 {
+				ms = append(ms, m)
+			}
+		}
+		if len(ms) == 0 {
+			continue
+		}
+		format := probeFormats[ms[0].Unit]
+		if format == "" {
+			format = "%.1f"
+		}
+		fmt.Fprintf(b, "\n%s probe: %s, every run (seed 001's layout; Std Dev over n)\n", ms[0].Probe, name)
+		tw := tabwriter.NewWriter(b, 0, 4, 2, ' ', 0)
+		for _, m := range ms {
+			var base []float64
+			if m.Verdict != VerdictBaseline {
+				for _, x := range r.Metrics {
+					if x.Column == m.Baseline && metricKey(x) == name {
+						base = x.Rounds
+					}
+				}
+			}
+			report.WriteSamples(tw, m.Column, format, m.Rounds, base, m.Baseline, m.HigherIsBetter)
+		}
+		tw.Flush()
+	}
 }
 
 // methodsNote states how every interval is computed.
@@ -145,20 +226,41 @@ func (r *Result) Markdown(w io.Writer) error {
 			fmt.Fprintf(&b, "- note: %s\n", md(n))
 		}
 	}
-	if len(r.Columns) > 0 {
-		b.WriteString("\n## Per-call cost histogram\n\n```text\n")
-		if err := r.histogram(&b); err != nil {
-			fmt.Fprintf(&b, "skipped: %v\n", err)
+	if len(r.Metadata) > 0 {
+		b.WriteString("\n## Metadata that differs\n\n| fact |")
+		for _, ri := range r.Runs {
+			if !ri.Foreign {
+				fmt.Fprintf(&b, " %s |", md(ri.Label))
+			}
 		}
-		b.WriteString("```\n")
-		for _, t := range []struct {
+		b.WriteString("\n|---|" + strings.Repeat("---|", len(r.Metadata[0].Values)) + "\n")
+		for _, d := range r.Metadata {
+			b.WriteString("| " + md(d.Field) + " |")
+			for _, v := range d.Values {
+				b.WriteString(" " + md(v) + " |")
+			}
+			b.WriteByte('\n')
+		}
+	}
+	if len(r.Columns) > 0 {
+		type pctTable struct {
 			title  string
 			get    func(c Column) Percentiles
 			format string
-		}{
-			{"Per-call cost percentiles (" + r.TickUnit + ")", func(c Column) Percentiles { return c.PerCallTicks }, "%.0f"},
-			{"Wakeup latency percentiles (µs)", func(c Column) Percentiles { return c.WakeupUs }, "%.1f"},
-		} {
+		}
+		var tables []pctTable
+		if r.hasPerCall() {
+			b.WriteString("\n## Per-call cost histogram\n\n```text\n")
+			if err := r.histogram(&b); err != nil {
+				fmt.Fprintf(&b, "skipped: %v\n", err)
+			}
+			b.WriteString("```\n")
+			tables = append(tables, pctTable{"Per-call cost percentiles (" + r.TickUnit + ")", func(c Column) Percentiles { return c.PerCallTicks }, "%.0f"})
+		}
+		if r.hasWakeups() {
+			tables = append(tables, pctTable{"Wakeup latency percentiles (µs)", func(c Column) Percentiles { return c.WakeupUs }, "%.1f"})
+		}
+		for _, t := range tables {
 			fmt.Fprintf(&b, "\n## %s\n\n|  |", t.title)
 			for _, l := range r.labels() {
 				fmt.Fprintf(&b, " %s |", md(l))
@@ -180,6 +282,7 @@ func (r *Result) Markdown(w io.Writer) error {
 		}
 		b.WriteString("\n" + strings.ReplaceAll(methodsNote, "\n  ", " "))
 	}
+	r.writeGate(&b)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -206,16 +309,19 @@ func (r *Result) writeHead(b *strings.Builder, _ string) {
 		rows = append(rows, []string{"  " + ri.Label, ri.Dir, desc})
 	}
 	report.Aligned(b, rows, []bool{false, false, false})
-	if len(r.Runs) > 0 {
+	if len(r.Runs) > 0 && r.hasPerCall() {
 		fmt.Fprintf(b, "  per-call unit: %s (%s)\n", r.TickUnit, clockString(r.Runs[0].Clock))
 	}
-	if len(r.Info)+len(r.Warnings)+len(r.Notes) > 0 {
+	r.writeMetadata(b)
+	warnings, info, folded := r.splitWarnings()
+	if len(info)+len(warnings)+len(r.Notes) > 0 || folded != "" {
 		b.WriteByte('\n')
 	}
-	for _, d := range r.Info {
+	for _, d := range info {
 		fmt.Fprintf(b, "info: runs differ in %s (expected): %s\n", d.Field, r.values(d))
 	}
-	for _, d := range r.Warnings {
+	b.WriteString(folded)
+	for _, d := range warnings {
 		fmt.Fprintf(b, "WARNING: runs differ in %s: %s\n", d.Field, r.values(d))
 	}
 	for _, n := range r.Notes {

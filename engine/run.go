@@ -64,6 +64,11 @@ type Options struct {
 	// Kernel labels its run_info.
 	Exporter *exporter.Server
 	Kernel   string
+	// AfterRound, when set, is called after every complete round (each
+	// variant of it ran) with the summary so far, on Run's goroutine;
+	// returning false ends the run there, as finished (rounds: auto, whose
+	// rule lives in compare.AutoStop; it may fill Summary.Auto).
+	AfterRound func(*results.Summary) bool
 }
 
 // SoakWakeupLogLimit caps a soak run's per-wakeup log (bytes on disk, per
@@ -223,6 +228,9 @@ func (r *run) runTrials(ctx context.Context, trials []scenario.Trial) (*results.
 			sum.End = time.Now()
 			return sum, fmt.Errorf("trial %d (%s, round %d): %w", i+1, tr.Variant, tr.Round+1, err)
 		}
+		if r.opt.AfterRound != nil && ctx.Err() == nil && roundEnds(trials, i) && !r.opt.AfterRound(sum) {
+			break
+		}
 		if i < len(trials)-1 && ctx.Err() == nil {
 			r.finished()
 		}
@@ -234,6 +242,11 @@ func (r *run) runTrials(ctx context.Context, trials []scenario.Trial) (*results.
 		return sum, fmt.Errorf("%w: %v", ErrStopped, context.Cause(ctx))
 	}
 	return sum, nil
+}
+
+// roundEnds reports whether trial i is the last of its round.
+func roundEnds(trials []scenario.Trial, i int) bool {
+	return i+1 == len(trials) || trials[i+1].Round != trials[i].Round
 }
 
 // checkpointer is what a trial's writer calls with the trial so far: the

@@ -270,6 +270,9 @@ func TestSmallTranslations(t *testing.T) {
 		{"no such variant", variantSet(&scenario.Spec{}, "base"), map[string]string(nil)},
 		{"threshold: spikes logged", hasThreshold(&scenario.Spec{Readers: []scenario.Reader{{}, {Threshold: scenario.Duration(time.Millisecond)}}}), true},
 		{"no threshold", hasThreshold(&scenario.Spec{Readers: []scenario.Reader{{}}}), false},
+		{"round goes on", roundEnds([]scenario.Trial{{Round: 0}, {Round: 0}, {Round: 1}}, 0), false},
+		{"round ends before the next", roundEnds([]scenario.Trial{{Round: 0}, {Round: 0}, {Round: 1}}, 1), true},
+		{"last trial ends its round", roundEnds([]scenario.Trial{{Round: 0}, {Round: 1}}, 1), true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if d := cmp.Diff(tt.want, tt.got); d != "" {

@@ -19,22 +19,27 @@ import (
 type Parts struct {
 	// From and To bound the range [From, To) in clock ticks; To 0 means
 	// unbounded (the range includes the overflow bucket).
-	From, To                        uint64
-	Count                           uint64
-	Data, EAGAIN, Warm, Cold, First uint64
+	From   uint64 `json:"from"`
+	To     uint64 `json:"to"`
+	Count  uint64 `json:"count"`
+	Data   uint64 `json:"data"`
+	EAGAIN uint64 `json:"eagain"`
+	Warm   uint64 `json:"warm_eagain"`
+	Cold   uint64 `json:"cold_eagain"`
+	First  uint64 `json:"first"`
 }
 
 // ModeParts is a mode of the all-calls histogram and what it is made of.
 type ModeParts struct {
-	Mode
-	Parts
+	Mode  `json:"mode"`
+	Parts `json:"parts"`
 }
 
 // ClassModes are the modes of one class's own histogram.
 type ClassModes struct {
-	Class string
-	Total uint64
-	Modes []Mode
+	Class string `json:"class"`
+	Total uint64 `json:"total"`
+	Modes []Mode `json:"modes"`
 }
 
 // Wakeups is what the per-wakeup log says about the latency spikes.
@@ -43,46 +48,66 @@ type Wakeups struct {
 	// latency (ns) as summary.json gives it; Threshold the latency (ns)
 	// above which a wakeup counts as a spike and ThresholdFrom where it
 	// came from.
-	Rows          int
-	P50, P99, Max int64
-	Threshold     int64
-	ThresholdFrom string
-	Spikes        int
+	Rows          int    `json:"rows"`
+	P50           int64  `json:"p50_ns"`
+	P99           int64  `json:"p99_ns"`
+	Max           int64  `json:"max_ns"`
+	Threshold     int64  `json:"threshold_ns"`
+	ThresholdFrom string `json:"threshold_from"`
+	Spikes        int    `json:"spikes"`
 	// Per factor: spikes with it, and all wakeups with it (the baseline).
-	Overrun, OverrunAll int
-	InvolCS, InvolCSAll int
-	NoiseOn             int
-	NoiseKnown          int    // spikes whose noise state spikes.jsonl recorded
-	NoiseAlways         string // noise kinds on throughout the trial (duty ≥ 99%)
-	Unexplained         int
-	HasCS               bool // the log has context-switch columns
+	Overrun     int    `json:"spikes_overrun"`
+	OverrunAll  int    `json:"wakeups_overrun"`
+	InvolCS     int    `json:"spikes_invol_cs"`
+	InvolCSAll  int    `json:"wakeups_invol_cs"`
+	NoiseOn     int    `json:"spikes_noise_on"`
+	NoiseKnown  int    `json:"spikes_noise_known"`     // spikes whose noise state spikes.jsonl recorded
+	NoiseAlways string `json:"noise_always,omitempty"` // noise kinds on throughout the trial (duty ≥ 99%)
+	Unexplained int    `json:"unexplained"`
+	HasCS       bool   `json:"has_cs"` // the log has context-switch columns
 }
 
 // Reader is the explanation of one reader in one trial.
 type Reader struct {
-	Trial   int
-	Variant string
-	Round   int
-	Reader  string
-	Method  string
-	Unit    string
+	Trial   int    `json:"trial"`
+	Variant string `json:"variant"`
+	Round   int    `json:"round"`
+	Reader  string `json:"reader"`
+	Method  string `json:"method"`
+	Unit    string `json:"unit"`
 	// FirstCalls is N of "the first N calls after a wakeup"; 0 when the
 	// results hold no per-call context.
-	FirstCalls int
-	All        Parts
-	Modes      []ModeParts
-	Classes    []ClassModes
+	FirstCalls int          `json:"first_calls"`
+	All        Parts        `json:"all"`
+	Modes      []ModeParts  `json:"modes"`
+	Classes    []ClassModes `json:"classes"`
 	// Tail is the calls at or above the bucket of the 99th percentile;
 	// Overflow those in the overflow bucket (nil when empty).
-	Tail, Overflow *Parts
-	Wakeups        *Wakeups
+	Tail     *Parts   `json:"tail,omitempty"`
+	Overflow *Parts   `json:"overflow,omitempty"`
+	Wakeups  *Wakeups `json:"wakeups,omitempty"`
 	// Kernel context of the trial: perf counters of the reader thread and
 	// interrupts on its CPU (as recorded; nil/empty when not).
-	WakeupCount     uint64
-	Counters        []results.Counter
-	CountersSkipped []string
-	CPUInterrupts   *results.CPUInterrupts
-	Notes           []string
+	WakeupCount     uint64                 `json:"wakeup_count"`
+	Counters        []results.Counter      `json:"counters,omitempty"`
+	CountersSkipped []string               `json:"counters_skipped,omitempty"`
+	CPUInterrupts   *results.CPUInterrupts `json:"cpu_interrupts,omitempty"`
+	Notes           []string               `json:"notes,omitempty"`
+}
+
+// Schema and SchemaVersion name Doc, `rtload explain --format json`.
+const (
+	Schema        = "rtload-explain"
+	SchemaVersion = 1
+)
+
+// Doc is `rtload explain --format json`: every reader of every trial of
+// the results directory Dir, explained.
+type Doc struct {
+	Schema  string   `json:"schema"`
+	Version int      `json:"version"`
+	Dir     string   `json:"dir"`
+	Readers []Reader `json:"readers"`
 }
 
 // Dir explains every reader of every trial of the results directory dir.

@@ -43,14 +43,19 @@ const (
 type Mode struct {
 	// Peak is the bucket index of the peak; Lo and Hi the first and last
 	// bucket of its span.
-	Peak, Lo, Hi int
+	Peak int `json:"peak_bucket"`
+	Lo   int `json:"lo_bucket"`
+	Hi   int `json:"hi_bucket"`
 	// PeakAt is the peak bucket's lower edge (the row label in the seed's
 	// table); From and To the span's edges [From, To) in the histogram unit.
-	PeakAt, From, To uint64
+	PeakAt uint64 `json:"peak_at"`
+	From   uint64 `json:"from"`
+	To     uint64 `json:"to"`
 	// Count is the samples in the span (raw counts); Height and Prominence
 	// are in counts per bucket.
-	Count              uint64
-	Height, Prominence float64
+	Count      uint64  `json:"count"`
+	Height     float64 `json:"height"`
+	Prominence float64 `json:"prominence"`
 }
 
 // floats converts the counts for the prominence arithmetic.

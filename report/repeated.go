@@ -108,7 +108,7 @@ func writeRepeated(b *strings.Builder, s *results.Summary) {
 				if v != variants[0] {
 					base = runs[variants[0]]
 				}
-				writeSamples(tw, v, m.format, runs[v], base, variants[0], m.higherIsBetter)
+				WriteSamples(tw, v, m.format, runs[v], base, variants[0], m.higherIsBetter)
 			}
 			tw.Flush()
 		}
@@ -136,10 +136,11 @@ func contains(l []string, s string) bool {
 	return false
 }
 
-// writeSamples prints one column's runs in seed 001's layout: "Runs: …",
-// "Min: … Max: … Mean: … Std Dev: …" and, when base is given, the change
-// against it ("4.57% slower than recvfrom").
-func writeSamples(tw *tabwriter.Writer, label, format string, xs, base []float64, baseLabel string, higherIsBetter bool) {
+// WriteSamples prints one column's runs in seed 001's layout to tw: "Runs:
+// …", "Min: … Max: … Mean: … Std Dev: …" (each value in format, Std Dev
+// over n) and, when base is given, the change against it ("4.57% slower
+// than recvfrom", see Change). Flush tw afterwards.
+func WriteSamples(tw *tabwriter.Writer, label, format string, xs, base []float64, baseLabel string, higherIsBetter bool) {
 	vals := make([]string, len(xs))
 	for i, x := range xs {
 		vals[i] = fmt.Sprintf(format, x)

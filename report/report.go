@@ -152,6 +152,9 @@ func writeHeader(b *strings.Builder, s *results.Summary) {
 	for _, f := range s.Clock.Fallbacks {
 		fmt.Fprintf(b, "  fallback: %s\n", f)
 	}
+	if a := s.Auto; a != nil {
+		b.WriteString(autoLine(a))
+	}
 	if s.Degraded {
 		b.WriteString("\n*** DEGRADED: run without some privileges (--allow-degraded); not comparable to a privileged run\n")
 		for _, r := range s.DegradedReasons {
@@ -175,6 +178,37 @@ func writeHeader(b *strings.Builder, s *results.Summary) {
 			}
 		}
 	}
+}
+
+// autoLine states how a rounds: auto run ended: the reason, the rounds,
+// and the 95% CI of the headline difference against the precision asked.
+func autoLine(a *results.AutoRounds) string {
+	reason := a.Reason
+	if reason == "" {
+		reason = "still running"
+	}
+	target := strconv.FormatFloat(a.PrecisionPct, 'g', -1, 64)
+	l := fmt.Sprintf("rounds: auto: %s after %s", reason, plural(a.Rounds, "round"))
+	what := fmt.Sprintf("the %s difference (%s, every variant against %s)", a.Metric, a.Unit, firstOr(a.Columns))
+	if len(a.Columns) < 2 {
+		what = fmt.Sprintf("the %s (%s; one variant: the interval of its mean over rounds)", a.Metric, a.Unit)
+	}
+	switch {
+	case a.HalfWidthPct != nil && a.Within:
+		l += fmt.Sprintf("; the 95%% CI of %s is ±%.2f%% of the baseline, within the ±%s%% asked", what, *a.HalfWidthPct, target)
+	case a.HalfWidthPct != nil:
+		l += fmt.Sprintf("; the 95%% CI of %s is ±%.2f%% of the baseline, NOT within the ±%s%% asked (more rounds, or a quieter machine)", what, *a.HalfWidthPct, target)
+	case a.Metric != "":
+		l += fmt.Sprintf("; no 95%% CI of %s yet (fewer than 2 rounds, or a zero baseline)", what)
+	}
+	return l + "\n"
+}
+
+func firstOr(cols []string) string {
+	if len(cols) == 0 {
+		return "the first"
+	}
+	return cols[0]
 }
 
 // plural prints "1 round", "2 rounds".

@@ -92,7 +92,7 @@ func writeRounds(b *strings.Builder, s *results.Summary) {
 			if i > 0 {
 				base = runs[cols[0]]
 			}
-			writeSamples(tw, label, m.format, xs, base, cols[0].variant, false)
+			WriteSamples(tw, label, m.format, xs, base, cols[0].variant, false)
 		}
 		tw.Flush()
 	}

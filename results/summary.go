@@ -34,6 +34,9 @@ type Summary struct {
 	DegradedReasons []string `json:"degraded_reasons,omitempty"`
 	// Clock says what one tick of every per-call histogram is.
 	Clock ClockInfo `json:"clock"`
+	// Auto is how a rounds: auto run decided when to stop; nil for a run
+	// of a fixed number of rounds.
+	Auto *AutoRounds `json:"auto,omitempty"`
 	// Trials in run order (variant × round): the timed trials, never
 	// measured under a profiler.
 	Trials []Trial `json:"trials"`
@@ -359,4 +362,31 @@ type ProbeSize struct {
 	// socket behind the device, and those it dropped (sk_drops).
 	SinkReceived uint64 `json:"sink_received"`
 	SinkDrops    uint64 `json:"sink_drops"`
+}
+
+// AutoRounds records a rounds: auto run: the rule it stopped on and its
+// last decision (compare.AutoStop).
+type AutoRounds struct {
+	// Metric and Unit name the headline metric the rule watched
+	// ("mean per-call cost", "TSC ticks"); Columns the columns compared,
+	// the baseline first.
+	Metric  string   `json:"metric"`
+	Unit    string   `json:"unit"`
+	Columns []string `json:"columns,omitempty"`
+	// PrecisionPct is the half-width asked for, in % of the baseline;
+	// MaxRounds and MaxTimeNs the limits (0: no time limit).
+	PrecisionPct float64 `json:"precision_pct"`
+	MaxRounds    int     `json:"max_rounds"`
+	MaxTimeNs    int64   `json:"max_time_ns,omitempty"`
+	// Rounds is the rounds every variant completed; Reason why the run
+	// stopped: "precision reached", "max rounds reached", "max time
+	// reached", "interrupted", "" while it runs.
+	Rounds int    `json:"rounds"`
+	Reason string `json:"reason"`
+	// HalfWidthPct is the widest half-width of the 95% CI of the headline
+	// difference (of the mean, with one variant) in % of the baseline, at
+	// the last decision; nil while undefined (one round, a zero baseline).
+	// Within says whether it is within PrecisionPct.
+	HalfWidthPct *float64 `json:"ci_half_width_pct,omitempty"`
+	Within       bool     `json:"within_precision"`
 }

@@ -163,7 +163,7 @@ func TestSetBlamesCommandLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = s.Validate(Host{NumCPU: 2})
-	for _, want := range []string{"x.yaml: --set readers[0].cpu: CPU 9 out of range", "x.yaml: --set rounds: 0 out of range (allowed: 1–1000)"} {
+	for _, want := range []string{"x.yaml: --set readers[0].cpu: CPU 9 out of range", "x.yaml: --set rounds: 0 out of range (allowed: 1–1000, or auto)"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v lacks %q", err, want)
 		}

@@ -460,6 +460,7 @@ var (
 	sizeType     = reflect.TypeFor[Size]()
 	textEnumType = reflect.TypeFor[textEnum]()
 	cpuType      = reflect.TypeFor[CPU]()
+	roundsType   = reflect.TypeFor[Rounds]()
 )
 
 // textScalar is a scalar type with its own text decoder (the enums, CPU,
@@ -534,6 +535,8 @@ func typeDesc(t reflect.Type) string {
 		return "a size"
 	case cpuType:
 		return "a CPU number or auto"
+	case roundsType:
+		return "a count or auto"
 	}
 	if t.Implements(textEnumType) || reflect.PointerTo(t).Implements(textEnumType) {
 		return "a string"

@@ -150,7 +150,7 @@ func (s *Spec) fillDefaults() {
 	if s.fill("rounds", false) {
 		s.Rounds = 1
 		if s.has("repeat") {
-			s.Rounds = s.Repeat
+			s.Rounds = Rounds(s.Repeat)
 		}
 	}
 	if s.Duration == 0 && len(s.Variants) > 1 {

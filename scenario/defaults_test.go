@@ -41,7 +41,7 @@ func TestRederive(t *testing.T) {
 			func(s *Spec) any { n := s.Noise[0]; return []any{n.Size, n.Groups, n.FDs, n.Loops} }, []any{Size(100), 1, 4, 100}},
 		{"a tap endpoint makes the namespace private", "endpoints: [{count: 1}]\nreaders: [{}]\n", []string{"endpoints[0].kind=tap", "endpoints[0].address="},
 			func(s *Spec) any { return []any{s.Network.Namespace, s.Endpoints[0].MTU} }, []any{NamespacePrivate, 1500}},
-		{"repeat gives rounds", "repeat: 3\nreaders: [{}]\n", nil, func(s *Spec) any { return s.Rounds }, 3},
+		{"repeat gives rounds", "repeat: 3\nreaders: [{}]\n", nil, func(s *Spec) any { return int(s.Rounds) }, 3},
 		// One formula for a noise entry's threads: engine once used two,
 		// 2 × groups × max(fds, 4) and 2 × groups × (fds or 4), which
 		// disagree for fds: 2.

@@ -6,7 +6,8 @@ import (
 	"slices"
 )
 
-// Expand returns the trials to run: Rounds rounds, each running every
+// Expand returns the trials to run: Rounds rounds (AutoRounds for rounds:
+// auto), each running every
 // variant once in declaration order (round 0: A B, round 1: A B, …), or one
 // trial named "base" per round when there are no variants. With
 // profile.enabled each timed trial is followed by its profiled twin
@@ -16,20 +17,25 @@ import (
 // overrides of Trial.Variant. Expand does not validate: call Validate first;
 // it refuses only what it cannot do (rounds out of range, or more than
 // MaxWork entries to copy).
-func (s *Spec) Expand() ([]Trial, error) {
-	if s.Rounds < 1 || s.Rounds > MaxRounds {
+func (s *Spec) Expand() ([]Trial, error) { return s.ExpandRounds(s.Rounds.planned()) }
+
+// ExpandRounds is Expand with n rounds, whatever s.Rounds says: a rounds:
+// auto run expands as many as it may run (its --max-rounds) and stops
+// when its rule says so. n must be 1–MaxRounds.
+func (s *Spec) ExpandRounds(n int) ([]Trial, error) {
+	if n < 1 || n > MaxRounds {
 		p := s.posOf("rounds")
-		return nil, ErrorList{{File: s.File, Line: p.Line, Col: p.Col, Path: "rounds", Msg: fmt.Sprintf("%d out of range", s.Rounds), Allowed: fmt.Sprintf("1–%d", MaxRounds)}}
+		return nil, ErrorList{{File: s.File, Line: p.Line, Col: p.Col, Path: "rounds", Msg: fmt.Sprintf("%d out of range", n), Allowed: fmt.Sprintf("1–%d", MaxRounds)}}
 	}
-	if e := s.checkWork(); e != nil {
+	if e := s.checkWorkRounds(n); e != nil {
 		return nil, ErrorList{e}
 	}
 	variants := s.Variants
 	if len(variants) == 0 {
 		variants = []Variant{{Name: "base"}}
 	}
-	trials := make([]Trial, 0, s.Rounds*len(variants))
-	for r := range s.Rounds {
+	trials := make([]Trial, 0, n*len(variants))
+	for r := range n {
 		for i, v := range variants {
 			c := s.Clone()
 			if errs := c.applyVariant(i, v, s.posOf); len(errs) > 0 {

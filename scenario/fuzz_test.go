@@ -66,14 +66,14 @@ func FuzzLoad(f *testing.F) {
 				t.Fatalf("profiled trial %d does not follow its variant's timed trial", i)
 			}
 		}
-		if want := s.Rounds * max(1, len(s.Variants)); timed != want {
+		if want := s.Rounds.planned() * max(1, len(s.Variants)); timed != want {
 			t.Fatalf("%d timed trials, want %d", timed, want)
 		}
 		if err := s.Clone().Validate(host); err != nil {
 			t.Fatalf("clone of a valid spec fails: %v\n%s", err, data)
 		}
 		// Rounds repeat the first round; validate one round of trials.
-		perRound := len(trials) / s.Rounds
+		perRound := len(trials) / s.Rounds.planned()
 		for i, tr := range trials {
 			if tr.Index != i || tr.Round != i/perRound || tr.Variant != trials[i%perRound].Variant {
 				t.Fatalf("trial %d = {Index %d, Round %d, Variant %q}: out of order", i, tr.Index, tr.Round, tr.Variant)
@@ -151,7 +151,7 @@ func FuzzApply(f *testing.F) {
 		if err != nil {
 			t.Fatalf("valid spec does not expand: %v\nsets %q", err, list)
 		}
-		for _, tr := range trials[:len(trials)/s.Rounds] {
+		for _, tr := range trials[:len(trials)/s.Rounds.planned()] {
 			c := tr.Spec.Clone()
 			c.Variants = nil
 			if err := c.Validate(host); err != nil {

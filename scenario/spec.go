@@ -33,8 +33,8 @@ type Spec struct {
 	// tsc, monotonic. Default auto.
 	Clock Clock `yaml:"clock" json:"clock"`
 	// Rounds is how many times the variant list runs, in alternating order
-	// (A B A B …). Default 1.
-	Rounds int `yaml:"rounds" json:"rounds"`
+	// (A B A B …), or RoundsAuto (`rounds: auto`). Default 1.
+	Rounds Rounds `yaml:"rounds" json:"rounds"`
 	// Repeat is another name for Rounds (the whole scenario N times,
 	// variants alternating inside each repeat); give one or the other.
 	Repeat int `yaml:"repeat" json:"repeat,omitempty"`

@@ -77,7 +77,10 @@ func (s *Spec) Validate(h Host) error {
 // checkWork refuses a spec whose variants or trials would copy more than
 // MaxWork entries (see size): each variant is validated on a full copy,
 // and Expand makes one copy per trial.
-func (s *Spec) checkWork() *Error {
+func (s *Spec) checkWork() *Error { return s.checkWorkRounds(s.Rounds.planned()) }
+
+// checkWorkRounds is checkWork for a run of rounds rounds.
+func (s *Spec) checkWorkRounds(rounds int) *Error {
 	size, vsize := s.size(), 0
 	for _, v := range s.Variants {
 		vsize += 1 + len(v.Set)
@@ -88,7 +91,7 @@ func (s *Spec) checkWork() *Error {
 			Msg:     fmt.Sprintf("%d variants of a spec of %d entries exceed the work budget", len(s.Variants), size),
 			Allowed: fmt.Sprintf("(variants + 1) × entries ≤ %d: at most %d variants of this spec", MaxWork, max(0, MaxWork/size-1))}
 	}
-	trials := max(1, s.Rounds) * max(1, len(s.Variants))
+	trials := max(1, rounds) * max(1, len(s.Variants))
 	if s.Profile.Enabled {
 		trials *= 2 // a profiled trial after each timed one
 	}
@@ -364,8 +367,10 @@ func (c *checker) top() {
 	case s.has("repeat") && !s.has("rounds"): // rounds came from repeat
 		c.intRange("repeat", s.Repeat, 1, MaxRounds)
 	default:
-		c.intRange("rounds", s.Rounds, 1, MaxRounds)
-		if s.Repeat != 0 && s.Repeat != s.Rounds {
+		if s.Rounds != RoundsAuto && (s.Rounds < 1 || s.Rounds > MaxRounds) {
+			c.add("rounds", roundsAllowed, "%d out of range", int(s.Rounds))
+		}
+		if s.Repeat != 0 && s.Repeat != int(s.Rounds) {
 			c.add("repeat", "the same value as rounds, or only one of them", "repeat %d and rounds %d differ", s.Repeat, s.Rounds)
 		}
 	}

@@ -40,8 +40,8 @@ func TestValidate(t *testing.T) {
 		{"breaktrace needs a threshold", baseEP + baseTr + "readers: [{endpoints: [e], cpu: 0, breaktrace: true}]\n", "readers[0].breaktrace: breaktrace without threshold (allowed: a threshold to break at)"},
 		{"warmup negative", "warmup: -5ms\n" + baseDoc, "warmup: -5ms out of range (allowed: ≥ 0)"},
 		{"clock unknown", "clock: rdtsc\n" + baseDoc, "x.yaml:1:8: clock: unknown clock \"rdtsc\" (allowed: auto, tsc, monotonic, cycles)"},
-		{"rounds zero", "rounds: 0\n" + baseDoc, "rounds: 0 out of range (allowed: 1–1000)"},
-		{"rounds too many", "rounds: 1001\n" + baseDoc, "rounds: 1001 out of range (allowed: 1–1000)"},
+		{"rounds zero", "rounds: 0\n" + baseDoc, "rounds: 0 out of range (allowed: 1–1000, or auto)"},
+		{"rounds too many", "rounds: 1001\n" + baseDoc, "rounds: 1001 out of range (allowed: 1–1000, or auto)"},
 		{"no readers", baseEP, "readers: no readers and no probes (allowed: at least one reader or probe)"},
 
 		// Endpoints.

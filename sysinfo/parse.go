@@ -110,7 +110,7 @@ func parseCmdline(s string) (hardening map[string]string, isolcpus, nohz string)
 // "Hardware" or "Model" (arm boards), else the "CPU implementer"/"CPU part"
 // pair decoded by armCPUName (arm64 servers). flags is the "flags" (x86) or
 // "Features" (arm) line of the first processor, in kernel order.
-func parseCPUInfo(r io.Reader) (model string, flags []string) {
+func parseCPUInfo(r io.Reader) (model, microcode string, flags []string) {
 	fields := map[string]string{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20) // x86 flags lines exceed 4 KiB
@@ -138,7 +138,7 @@ func parseCPUInfo(r io.Reader) (model string, flags []string) {
 	if fl == "" {
 		fl = fields["Features"]
 	}
-	return model, strings.Fields(fl)
+	return model, fields["microcode"], strings.Fields(fl)
 }
 
 // countProcessors counts "processor" entries in /proc/cpuinfo; a fallback

@@ -146,7 +146,7 @@ func TestParseCPUInfo(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			model, flags := parseCPUInfo(strings.NewReader(tt.in))
+			model, _, flags := parseCPUInfo(strings.NewReader(tt.in))
 			if model != tt.wantModel {
 				t.Errorf("model = %q, want %q", model, tt.wantModel)
 			}

@@ -2,6 +2,7 @@ package sysinfo
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -24,6 +25,9 @@ type Facts struct {
 	// CPUModel is /proc/cpuinfo "model name"; on arm "Hardware", "Model", or
 	// the decoded "CPU implementer"/"CPU part" pair.
 	CPUModel string `json:"cpu_model"`
+	// Microcode is /proc/cpuinfo "microcode" of the first CPU ("0xde"), ""
+	// where the kernel does not say (arm, most VMs say 0x1).
+	Microcode string `json:"microcode,omitempty"`
 	// CPUs is the number of online CPUs (/sys/devices/system/cpu/online).
 	CPUs int `json:"cpus"`
 	// AllowedCPUs is this process's sched_getaffinity(2) mask, ascending.
@@ -77,6 +81,17 @@ type Facts struct {
 	Governor string `json:"cpufreq_governor,omitempty"`
 	// Virtualization is "vm" when cpuinfo has the hypervisor flag, else "".
 	Virtualization string `json:"virtualization,omitempty"`
+	// Vulnerabilities is /sys/devices/system/cpu/vulnerabilities/: the
+	// kernel's word on each CPU vulnerability and its mitigation in force
+	// ("spectre_v2" → "Mitigation: Retpolines; …", "Not affected",
+	// "Vulnerable"). Nil when the directory is unreadable.
+	Vulnerabilities map[string]string `json:"vulnerabilities,omitempty"`
+	// CPUIdleDriver and CPUIdleGovernor are the cpuidle driver and
+	// governor in /sys/devices/system/cpu/cpuidle/ (current_driver,
+	// current_governor or current_governor_ro): which C-states a CPU may
+	// enter while idle. "" without cpuidle ("none" when the kernel says so).
+	CPUIdleDriver   string `json:"cpuidle_driver,omitempty"`
+	CPUIdleGovernor string `json:"cpuidle_governor,omitempty"`
 	// DevNetTun is true when /dev/net/tun exists as a character device.
 	DevNetTun bool `json:"dev_net_tun"`
 	// Container says whether this process runs in a container, and its
@@ -163,7 +178,7 @@ func (f *Facts) readFiles(fsys fs.FS) {
 
 	cpuinfo, _ := fs.ReadFile(fsys, "proc/cpuinfo")
 	var flags []string
-	f.CPUModel, flags = parseCPUInfo(bytes.NewReader(cpuinfo))
+	f.CPUModel, f.Microcode, flags = parseCPUInfo(bytes.NewReader(cpuinfo))
 	f.TSCFlags = []string{}
 	for _, fl := range flags {
 		if slices.Contains(tscFlagNames, fl) && !slices.Contains(f.TSCFlags, fl) {
@@ -212,11 +227,41 @@ func (f *Facts) readFiles(fsys fs.FS) {
 	}
 
 	f.KernelConfig, f.KernelConfigSource = readKernelConfig(fsys, f.Kernel, kernelConfigKeys)
+	f.Vulnerabilities = readVulnerabilities(fsys)
+	const idle = "sys/devices/system/cpu/cpuidle/"
+	f.CPUIdleDriver = read(idle + "current_driver")
+	f.CPUIdleGovernor = cmp.Or(read(idle+"current_governor"), read(idle+"current_governor_ro"))
 
 	if fi, err := fs.Stat(fsys, "dev/net/tun"); err == nil && fi.Mode()&fs.ModeCharDevice != 0 {
 		f.DevNetTun = true
 	}
 	f.Container = DetectContainer(fsys)
+}
+
+// readVulnerabilities reads every file of
+// /sys/devices/system/cpu/vulnerabilities (at most 64, each its first
+// 256 bytes), or nil when the directory is unreadable.
+func readVulnerabilities(fsys fs.FS) map[string]string {
+	const dir = "sys/devices/system/cpu/vulnerabilities"
+	ents, err := fs.ReadDir(fsys, dir)
+	if err != nil {
+		return nil
+	}
+	m := map[string]string{}
+	for _, e := range ents {
+		if len(m) == 64 {
+			break
+		}
+		if e.IsDir() {
+			continue
+		}
+		b, err := fs.ReadFile(fsys, dir+"/"+e.Name())
+		if err != nil {
+			continue
+		}
+		m[e.Name()] = strings.TrimSpace(string(b[:min(len(b), 256)]))
+	}
+	return m
 }
 
 // readKernelConfig tries /proc/config.gz (CONFIG_IKCONFIG_PROC) and then

@@ -35,6 +35,10 @@ func fakeRoot(t *testing.T) fstest.MapFS {
 		"sys/devices/system/clocksource/clocksource0/current_clocksource":   file("tsc\n"),
 		"sys/devices/system/clocksource/clocksource0/available_clocksource": file("tsc hpet acpi_pm \n"),
 		"dev/net/tun":                                                       {Mode: fs.ModeDevice | fs.ModeCharDevice | 0o666},
+		"sys/devices/system/cpu/vulnerabilities/meltdown":                   file("Not affected\n"),
+		"sys/devices/system/cpu/vulnerabilities/spectre_v2":                 file("Mitigation: Retpolines; STIBP: disabled; RSB filling\n"),
+		"sys/devices/system/cpu/cpuidle/current_driver":                     file("intel_idle\n"),
+		"sys/devices/system/cpu/cpuidle/current_governor_ro":                file("menu\n"),
 	}
 }
 
@@ -45,6 +49,7 @@ func TestReadFiles(t *testing.T) {
 	want := Facts{
 		Kernel:                "6.8.0-test",
 		CPUModel:              "Intel(R) Xeon(R) Processor",
+		Microcode:             "0x1",
 		CPUs:                  4,
 		Clocksource:           "tsc",
 		AvailableClocksources: []string{"tsc", "hpet", "acpi_pm"},
@@ -65,6 +70,12 @@ func TestReadFiles(t *testing.T) {
 		Governor:           "powersave",
 		Virtualization:     "vm",
 		DevNetTun:          true,
+		Vulnerabilities: map[string]string{
+			"meltdown":   "Not affected",
+			"spectre_v2": "Mitigation: Retpolines; STIBP: disabled; RSB filling",
+		},
+		CPUIdleDriver:   "intel_idle",
+		CPUIdleGovernor: "menu",
 	}
 	want.KernelConfig, _ = parseKernelConfig(strings.NewReader(string(readTestdata(t, "kconfig.txt"))), kernelConfigKeys)
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -38,6 +38,9 @@ func (f Facts) Text() string {
 
 	cpu := section{title: "CPU"}
 	cpu.add("model", "%s", orNone(f.CPUModel, "unknown"))
+	if f.Microcode != "" {
+		cpu.add("microcode", "%s", f.Microcode)
+	}
 	cpu.add("online cpus", "%d", f.CPUs)
 	allowed := formatCPUList(f.AllowedCPUs)
 	if len(f.AllowedCPUs) < f.CPUs {
@@ -51,6 +54,11 @@ func (f Facts) Text() string {
 		cpu.add("cpufreq governor", "performance")
 	default:
 		cpu.add("cpufreq governor", "%s (frequency follows load: 'performance' gives steadier latency)", f.Governor)
+	}
+
+	if f.CPUIdleDriver != "" || f.CPUIdleGovernor != "" {
+		cpu.add("cpuidle", "driver %s, governor %s (C-states; cpu_dma_latency holds CPUs out of deep ones during a run)",
+			orNone(f.CPUIdleDriver, "none"), orNone(f.CPUIdleGovernor, "none"))
 	}
 
 	clk := section{title: "Clocks & counters"}
@@ -145,6 +153,13 @@ func (f Facts) Text() string {
 			v += " (every page and slab object zeroed: allocation costs more)"
 		}
 		hard.add(k, "%s", v)
+	}
+
+	// The mitigations in force: the vulnerabilities the CPU is not immune to.
+	for _, k := range slices.Sorted(maps.Keys(f.Vulnerabilities)) {
+		if v := f.Vulnerabilities[k]; v != "Not affected" {
+			hard.add("vulnerability "+k, "%s", v)
+		}
 	}
 
 	return render([]section{kern, cpu, clk, priv, rt, hard})

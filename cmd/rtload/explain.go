@@ -6,11 +6,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/explain"
 )
 
 func newExplainCmd() *cobra.Command {
-	return &cobra.Command{
+	var format string
+	cmd := &cobra.Command{
 		Use:   "explain DIR",
 		Short: "Say what makes up each per-call peak, the tail and the wakeup spikes of a results directory",
 		Long: `Explain finds the modes (peaks) of each reader's per-call histogram and
@@ -30,12 +32,22 @@ variant against the first the kernel functions whose share of the drain
 differs, in ns per call with sample counts and 95% intervals, where in the
 call tree the difference sits, and the known hardening or debug hook
 behind a function with whether its kernel option is on.`,
-		Example: "  rtload explain results/laight-450-20261130-101500",
-		Args:    cobra.ExactArgs(1),
+		Example: `  rtload explain results/laight-450-20261130-101500
+  rtload explain results/laight-450-20261130-101500 --format json`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFormat(format); err != nil {
+				return err
+			}
 			rs, err := explain.Dir(args[0])
 			if err != nil {
 				return err
+			}
+			if format == "json" {
+				if rs == nil {
+					rs = []explain.Reader{}
+				}
+				return compare.WriteJSON(cmd.OutOrStdout(), explain.Doc{Schema: explain.Schema, Version: explain.SchemaVersion, Dir: args[0], Readers: rs})
 			}
 			if err := explain.Write(cmd.OutOrStdout(), rs); err != nil {
 				return err
@@ -43,6 +55,8 @@ behind a function with whether its kernel option is on.`,
 			return writeKernelProfile(cmd.OutOrStdout(), args[0])
 		},
 	}
+	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json (schema rtload-explain, see the README)")
+	return cmd
 }
 
 // writeKernelProfile prints where in the kernel a profiled run's time goes

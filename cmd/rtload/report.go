@@ -1,19 +1,38 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
+	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/results"
 )
 
 func newReportCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:     "report DIR",
-		Short:   "Print the terminal report of a results directory again",
-		Example: "  rtload report results/laight-450-20261130-101500",
-		Args:    cobra.ExactArgs(1),
+	var format string
+	cmd := &cobra.Command{
+		Use:   "report DIR",
+		Short: "Print the terminal report of a results directory again",
+		Example: `  rtload report results/laight-450-20261130-101500
+  rtload report results/laight-450-20261130-101500 --format json | jq '.metrics[0]'`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFormat(format); err != nil {
+				return err
+			}
+			if format == "json" {
+				runs, err := compare.Load(args, nil)
+				if err != nil {
+					return err
+				}
+				doc, err := compare.NewRunReport(runs[0])
+				if err != nil {
+					return err
+				}
+				return compare.WriteJSON(cmd.OutOrStdout(), doc)
+			}
 			s, err := results.ReadSummary(args[0])
 			if err != nil {
 				return err
@@ -21,4 +40,14 @@ func newReportCmd() *cobra.Command {
 			return report.Report(cmd.OutOrStdout(), s)
 		},
 	}
+	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json (schema rtload-report, see the README)")
+	return cmd
+}
+
+// checkFormat accepts --format text or json.
+func checkFormat(format string) error {
+	if format != "text" && format != "json" {
+		return usageError{fmt.Errorf("--format %q: allowed text, json", format)}
+	}
+	return nil
 }

@@ -25,17 +25,19 @@ background noise), times every recv call with the TSC (or CLOCK_MONOTONIC),
 logs the latency of every wakeup, and prints per-call histograms side by side.
 
 Exit codes: 0 ok, 1 run failed, 2 usage or invalid scenario,
-3 missing privilege or unsupported, 130 interrupted (results still written).`,
+3 missing privilege or unsupported, 130 interrupted (results still written).
+Gates (check, compare --fail-on): 0 pass, 1 slower, 125 cannot judge.`,
 		Example: `  rtload run                         # the default scenario (seed 000, laight-450)
   rtload run configs/laight-450.yaml --duration 2s --set readers[0].cpu=0
   rtload validate my.yaml
   rtload list
-  rtload env --json`,
+  rtload env --json
+  rtload check results/base       # exit 0 pass, 1 slower, 125 cannot judge (git bisect run)`,
 		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCmd(), newValidateCmd(), newListCmd(), newEnvCmd(), newReportCmd(), newCleanupCmd(), newPlotCmd(), newCompareCmd(), newExplainCmd())
+	root.AddCommand(newRunCmd(), newValidateCmd(), newListCmd(), newEnvCmd(), newReportCmd(), newCleanupCmd(), newPlotCmd(), newCompareCmd(), newExplainCmd(), newCheckCmd())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.Args = cobra.NoArgs // an unknown command is a usage error (exit 2)
 	root.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }

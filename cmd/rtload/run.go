@@ -7,12 +7,16 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/configs"
 	"github.com/rtload/rtload/engine"
 	"github.com/rtload/rtload/exporter"
@@ -35,7 +39,17 @@ type runFlags struct {
 	noWakeupLog   bool
 	taskPerf      bool
 	quiet         bool
-	profile       bool
+	format        string
+	// rounds: auto: --rounds, --precision, --max-rounds, --max-time, and
+	// which of the last three were given.
+	rounds      string
+	precision   string
+	maxRounds   int
+	maxTime     time.Duration
+	autoFlagSet []string
+	// auto is the stopping rule of a rounds: auto run (prepareRun).
+	auto    *compare.AutoRule
+	profile bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -71,6 +85,7 @@ variant's extra cost per call.`,
 				name = args[0]
 			}
 			f.repeatSet = cmd.Flags().Changed("repeat")
+			autoFlagsChanged(cmd, &f)
 			return runScenario(cmd, name, f)
 		},
 	}
@@ -85,16 +100,111 @@ variant's extra cost per call.`,
 	fl.BoolVar(&f.noWakeupLog, "no-wakeup-log", false, "do not write the per-wakeup CSV logs")
 	fl.BoolVar(&f.taskPerf, "task-perf-counters", false, "count the reader threads' context switches, faults and CPU time with task-bound perf events instead of procfs (they add a few µs to every wakeup latency; results say so)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar")
+	fl.StringVar(&f.format, "format", "text", "report format: text or json (schema rtload-report, see the README; the plan then goes to stderr)")
+	autoFlags(cmd, &f)
 	fl.BoolVar(&f.profile, "profile", false, "add a profiled trial after each variant's trial (kernel and user call chains of the readers); same as --set profile.enabled=true")
 	return cmd
 }
 
+// autoFlags adds --rounds and rounds: auto's --precision, --max-rounds
+// and --max-time to cmd.
+func autoFlags(cmd *cobra.Command, f *runFlags) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.rounds, "rounds", "", "rounds: a count, or auto (alternate the variants until the 95% CI of the headline difference is within --precision); same as --set rounds=…")
+	fl.StringVar(&f.precision, "precision", "2%", "rounds: auto: stop once the 95% CI of the headline difference is within ± this much of the baseline")
+	fl.IntVar(&f.maxRounds, "max-rounds", compare.DefaultMaxRounds, "rounds: auto: stop after this many rounds")
+	fl.DurationVar(&f.maxTime, "max-time", 0, "rounds: auto: stop before a round that would end past this long into the run (0: no limit)")
+}
+
+// autoFlagsChanged records which of the rounds: auto flags cmd was given.
+func autoFlagsChanged(cmd *cobra.Command, f *runFlags) {
+	for _, n := range []string{"precision", "max-rounds", "max-time"} {
+		if cmd.Flags().Changed(n) {
+			f.autoFlagSet = append(f.autoFlagSet, "--"+n)
+		}
+	}
+}
+
 func runScenario(cmd *cobra.Command, name string, f runFlags) error {
-	spec, trials, err := loadRun(name, f)
+	if err := checkFormat(f.format); err != nil {
+		return err
+	}
+	spec, trials, err := loadRun(name, &f)
 	if err != nil {
 		return err
 	}
 	out := cmd.OutOrStdout()
+	plan := out
+	if f.format == "json" {
+		plan = cmd.ErrOrStderr()
+	}
+	o, err := execute(cmd, spec, trials, f, plan)
+	if err != nil {
+		return err
+	}
+	if o.sum == nil {
+		return o.runErr
+	}
+	if f.format == "json" {
+		if err := writeRunJSON(out, o); err != nil {
+			return errors.Join(o.runErr, o.saveErr, err)
+		}
+		return errors.Join(o.runErr, o.saveErr)
+	}
+	if err := report.Report(out, o.sum); err != nil {
+		return errors.Join(o.runErr, o.saveErr, err)
+	}
+	if o.saveErr != nil {
+		fmt.Fprintf(out, "\nresults NOT saved in full: %v\n%s\n", o.saveErr, o.kept)
+		return errors.Join(o.runErr, o.saveErr)
+	}
+	fmt.Fprintf(out, "\nresults: %s\n", o.path)
+	return o.runErr
+}
+
+// writeRunJSON prints the run as compare.RunReport: read back from its
+// results directory when saved (with its wakeup logs), else from memory.
+func writeRunJSON(w io.Writer, o outcome) error {
+	r := compare.Run{Label: filepath.Base(o.path), Dir: o.path, Summary: o.sum}
+	if o.saveErr == nil {
+		if runs, err := compare.Load([]string{o.path}, nil); err == nil {
+			r = runs[0]
+		}
+	}
+	doc, err := compare.NewRunReport(r)
+	if err != nil {
+		return err
+	}
+	if o.saveErr != nil {
+		doc.Saved, doc.SaveError = false, o.saveErr.Error()+"; "+o.kept
+	}
+	if o.runErr != nil {
+		doc.Error = o.runErr.Error()
+	}
+	return compare.WriteJSON(w, doc)
+}
+
+// outcome is what a run left: its summary (nil when nothing was
+// measured), the results directory, the run's own error (a failed or
+// stopped run), the error saving summary.json and, then, what it still
+// holds.
+type outcome struct {
+	sum     *results.Summary
+	path    string
+	runErr  error
+	saveErr error
+	kept    string
+}
+
+// execute runs the trials of spec with f's options into a new results
+// directory (f.out, or results/<scenario>-<time>), saving summary.json
+// after every trial and at the end, with the plan printed to plan. It
+// returns an error only when the run could not start (a refused
+// directory or metrics address); a run that fails or is stopped returns
+// its outcome with runErr set. A directory created for a run that
+// measured nothing is removed again.
+func execute(cmd *cobra.Command, spec *scenario.Spec, trials []scenario.Trial, f runFlags, plan io.Writer) (outcome, error) {
+	var o outcome
 	errw := cmd.ErrOrStderr()
 	// Every refusal comes before anything is printed or created; a
 	// directory created for a run that then measures nothing is removed
@@ -102,12 +212,12 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 	env := sysinfo.Gather()
 	unmet, err := fitMachine(errw, spec, trials, &env, f.allowDegraded)
 	if err != nil {
-		return err
+		return o, err
 	}
 	var srv *exporter.Server
 	if f.metricsAddr != "" {
 		if srv, err = exporter.Listen(f.metricsAddr, false); err != nil {
-			return usageError{fmt.Errorf("--metrics-addr: %w", err)}
+			return o, usageError{fmt.Errorf("--metrics-addr: %w", err)}
 		}
 		defer srv.Close()
 	}
@@ -115,12 +225,13 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 	if path == "" {
 		path = filepath.Join("results", fmt.Sprintf("%s-%s", spec.Name, time.Now().Format("20060102-150405")))
 	}
+	o.path = path
 	_, parentErr := os.Stat(filepath.Dir(path))
 	dir, created, err := results.CreateDir(path)
 	if errors.Is(err, results.ErrUnsafeDir) {
-		return usageError{fmt.Errorf("%w (--out)", err)}
+		return o, usageError{fmt.Errorf("%w (--out)", err)}
 	} else if err != nil {
-		return err
+		return o, err
 	}
 	defer dir.Close()
 	removeIfEmpty := func() {
@@ -131,7 +242,7 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 			}
 		}
 	}
-	printPlan(out, spec, len(trials))
+	printPlan(plan, spec, len(trials), f.auto)
 
 	sv := &saver{dir: dir, spec: spec, env: env, errw: errw, sem: make(chan struct{}, 1)}
 	ctx, cancel := context.WithCancelCause(context.Background())
@@ -151,39 +262,52 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 		opt.Kernel = env.Kernel
 		fmt.Fprintf(errw, "metrics: http://%s/metrics\n", srv.Addr())
 	}
+	if f.auto != nil {
+		opt.AfterRound = autoRounds(errw, *f.auto, time.Now())
+	}
 	sum, runErr := engine.Run(ctx, spec, trials, opt)
+	if sum != nil && sum.Auto != nil && sum.Auto.Reason == "" && sum.Stopped {
+		sum.Auto.Reason = "interrupted"
+	}
 	live.done()
 	if bar != nil {
 		_ = bar.Finish()
 	}
+	o.runErr = runErr
 	if sum == nil || (runErr != nil && len(sum.Trials) == 0) {
 		removeIfEmpty()
-		return runErr
+		return o, nil
 	}
-	// Save first, then print: the report is printed whatever the save
-	// gives, from the summary in memory.
-	saveErr := sv.final(sum)
-	if saveErr == nil {
+	o.sum = sum
+	// Save first: the caller prints the report whatever the save gives,
+	// from the summary in memory.
+	o.saveErr = sv.final(sum)
+	if o.saveErr == nil {
 		// The same histograms in formats other tools read: HdrHistogram
 		// interval logs and cyclictest's -h layout.
 		if _, err := interop.WriteInterop(dir, sum); err != nil {
 			fmt.Fprintf(errw, "rtload: interop files: %v\n", err)
 		}
+	} else {
+		o.kept = sv.kept(path)
 	}
-	if err := report.Report(out, sum); err != nil {
-		return errors.Join(runErr, saveErr, err)
-	}
-	if saveErr != nil {
-		fmt.Fprintf(out, "\nresults NOT saved in full: %v\n%s\n", saveErr, sv.kept(path))
-		return errors.Join(runErr, saveErr)
-	}
-	fmt.Fprintf(out, "\nresults: %s\n", path)
-	return runErr
+	return o, nil
 }
 
 // loadRun loads the scenario with the run's flags folded in as --set
 // overrides, and expands its trials.
-func loadRun(name string, f runFlags) (*scenario.Spec, []scenario.Trial, error) {
+func loadRun(name string, f *runFlags) (*scenario.Spec, []scenario.Trial, error) {
+	spec, err := readSpec(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return prepareRun(spec, f)
+}
+
+// prepareRun applies the run's flags to spec as --set overrides (after
+// the scenario's own values), validates it for this machine and expands
+// its trials.
+func prepareRun(spec *scenario.Spec, f *runFlags) (*scenario.Spec, []scenario.Trial, error) {
 	sets := f.sets
 	if f.duration == "forever" {
 		f.duration = "0"
@@ -201,23 +325,68 @@ func loadRun(name string, f runFlags) (*scenario.Spec, []scenario.Trial, error) 
 		if f.repeat < 1 || f.repeat > scenario.MaxRounds {
 			return nil, nil, usageError{fmt.Errorf("--repeat %d out of range (allowed: 1–%d)", f.repeat, scenario.MaxRounds)}
 		}
+		if f.rounds != "" {
+			return nil, nil, usageError{fmt.Errorf("--repeat and --rounds: give one")}
+		}
 		sets = append([]string{fmt.Sprintf("rounds=%d", f.repeat), fmt.Sprintf("repeat=%d", f.repeat)}, sets...)
 	}
-	spec, err := loadSpec(name, sets)
+	if f.rounds != "" {
+		sets = append([]string{"rounds=" + f.rounds}, sets...)
+	}
+	if err := spec.Apply(sets); err != nil {
+		return nil, nil, err
+	}
+	if err := spec.Validate(scenario.Host{NumCPU: runtime.NumCPU()}); err != nil {
+		return nil, nil, err
+	}
+	if spec.Rounds != scenario.RoundsAuto {
+		if len(f.autoFlagSet) > 0 {
+			return nil, nil, usageError{fmt.Errorf("%s: only with rounds: auto (--rounds auto)", strings.Join(f.autoFlagSet, ", "))}
+		}
+		trials, err := spec.Expand()
+		if err != nil {
+			return nil, nil, err
+		}
+		return spec, trials, nil
+	}
+	rule, err := autoRule(f)
 	if err != nil {
 		return nil, nil, err
 	}
-	trials, err := spec.Expand()
+	trials, err := spec.ExpandRounds(rule.MaxRounds)
 	if err != nil {
 		return nil, nil, err
 	}
+	f.auto = &rule
 	return spec, trials, nil
 }
 
+// autoRule reads rounds: auto's flags.
+func autoRule(f *runFlags) (compare.AutoRule, error) {
+	p, err := parsePercent("precision", f.precision)
+	if err != nil {
+		return compare.AutoRule{}, err
+	}
+	if f.maxRounds < 2 || f.maxRounds > scenario.MaxRounds {
+		return compare.AutoRule{}, usageError{fmt.Errorf("--max-rounds %d out of range (allowed: 2–%d)", f.maxRounds, scenario.MaxRounds)}
+	}
+	if f.maxTime < 0 {
+		return compare.AutoRule{}, usageError{fmt.Errorf("--max-time %v: not negative", f.maxTime)}
+	}
+	return compare.AutoRule{Precision: p, MaxRounds: f.maxRounds, MaxTime: f.maxTime}, nil
+}
+
 // printPlan says what the run will do before it starts.
-func printPlan(out io.Writer, spec *scenario.Spec, trials int) {
+func printPlan(out io.Writer, spec *scenario.Spec, trials int, auto *compare.AutoRule) {
 	fmt.Fprintf(out, "rtload %s: %s\n", spec.Name, spec.Description)
 	switch {
+	case auto != nil:
+		limit := ""
+		if auto.MaxTime > 0 {
+			limit = fmt.Sprintf(" or %v", auto.MaxTime)
+		}
+		fmt.Fprintf(out, "rounds: auto: variants alternate until the 95%% CI of the headline difference is within ±%s%% of the baseline, at most %d rounds%s (%d trials of %v, +%v warm-up each)\n",
+			strconv.FormatFloat(auto.Precision*100, 'g', -1, 64), auto.MaxRounds, limit, trials, time.Duration(spec.Duration), time.Duration(spec.Warmup))
 	case spec.Duration == 0:
 		fmt.Fprintf(out, "%d trial(s), each until stopped (Ctrl-C ends the current one and writes the results)\n", trials)
 	case len(spec.Readers) == 0 && len(spec.Probes) > 0:
@@ -227,6 +396,30 @@ func printPlan(out io.Writer, spec *scenario.Spec, trials int) {
 	}
 	if p := spec.Profile; p.Enabled {
 		fmt.Fprintf(out, "each variant's trial is followed by a profiled one (readers sampled: %s, %d samples per second of their CPU time); rtload explain says where in the kernel the time goes\n", p.Event, p.Frequency)
+	}
+}
+
+// autoRounds is a rounds: auto run's engine.Options.AfterRound: after
+// every round it applies rule (compare.AutoRound, which records the
+// decision in the summary) and prints a line saying where the interval
+// stands.
+func autoRounds(w io.Writer, rule compare.AutoRule, start time.Time) func(*results.Summary) bool {
+	return func(s *results.Summary) bool {
+		stop := compare.AutoRound(s, rule, time.Since(start))
+		a := s.Auto
+		line := fmt.Sprintf("rounds: auto: %d round(s)", a.Rounds)
+		if a.HalfWidthPct != nil {
+			what := a.Metric + " difference"
+			if len(a.Columns) < 2 {
+				what = a.Metric + " (its mean: one variant)"
+			}
+			line += fmt.Sprintf(", 95%% CI of the %s ±%.2f%% of the baseline (target ±%s%%)", what, *a.HalfWidthPct, strconv.FormatFloat(a.PrecisionPct, 'g', -1, 64))
+		}
+		if stop {
+			line += ": stop, " + a.Reason
+		}
+		fmt.Fprintln(w, line)
+		return !stop
 	}
 }
 

@@ -47,11 +47,12 @@ func TestPlaybookOverSSH(t *testing.T) {
 	inv := f.inventory(t, "inventory.yml", map[string]map[string]any{
 		// Refuses connections: a host down must not cost the others.
 		"down": {"ansible_host": f.hosts[0].addr.String(), "ansible_port": sshPort + 1},
-		// Asks for rtload check, which this binary does not have yet: the
-		// host runs rtload run and its status says so.
-		"host1": {"rtload_check_baseline": f.dir},
 	})
-	// rtload_fail_on: compare --fail-on, which this binary does not have yet.
+	// rtload_fail_on: the controller's compare gets --fail-on slower; its
+	// verdict over two hosts' timer-only runs (0, 1 or 125) is the
+	// machine's, and only recorded. (rtload check on a host, with
+	// rtload_check_baseline, needs a baseline results directory: not
+	// covered here.)
 	out, rc := f.playbook(t, "-i", inv, "-e", "rtload_results_dir="+res, "-e", "rtload_fail_on=slower")
 	// The last task fails the run because "down" produced nothing, after
 	// every result and status was written.
@@ -321,8 +322,8 @@ func (f *fleet) checkResults(t *testing.T, res string) {
 		states[s.Host] = s.State
 		gates[s.Host] = s.Gate
 	}
-	wantGates := map[string]string{"host0": "none", "host1": "not in this binary; ran rtload run", "host2": "none", "down": ""}
-	if diff := cmp.Diff(wantGates, gates); diff != "" || st.Gate != "compare --fail-on not in this binary" {
+	wantGates := map[string]string{"host0": "none", "host1": "none", "host2": "none", "down": ""}
+	if diff := cmp.Diff(wantGates, gates); diff != "" || !strings.HasPrefix(st.Gate, "compare --fail-on slower: exit ") {
 		t.Errorf("status.json gates (-want +got):\n%s\nfleet gate %q", diff, st.Gate)
 	}
 	want := map[string]string{"host0": "ok", "host1": "ok", "host2": "ok", "down": "unreachable"}

@@ -1,0 +1,238 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/engine"
+	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/rt"
+	"github.com/rtload/rtload/scenario"
+)
+
+type checkFlags struct {
+	run       runFlags
+	threshold string
+	metrics   []string
+	labels    []string
+	format    string
+}
+
+func newCheckCmd() *cobra.Command {
+	var f checkFlags
+	cmd := &cobra.Command{
+		Use:   "check BASELINE_DIR [SCENARIO]",
+		Short: "Run the baseline's scenario again and gate on it: exit 0 pass, 1 slower, 125 cannot judge",
+		Long: `check runs a scenario (by default the baseline's own, as its summary.json
+recorded it, --set overrides included), compares the new results with the
+baseline's and exits:
+
+  0    no headline metric is slower than the baseline beyond --threshold
+  1    one is, and its whole 95% confidence interval lies beyond the threshold
+       (not only its mean)
+  125  the runs cannot be judged: a degraded, stopped or incomplete run (either
+       one), a missing privilege or requirement, a run that failed, or no
+       metric with a confidence interval
+
+so that it works as is inside git bisect run (125 skips the commit), after
+the script has built, installed and booted the kernel. 2 is a usage error,
+130 an interrupted run. The new results go to --out (default: a new
+directory in $TMPDIR); the comparison and the verdict are printed.`,
+		Example: `  rtload run laight-450 --out /srv/base            # once, on the good kernel
+  rtload check /srv/base                            # later: same scenario, same flags
+  rtload check /srv/base --threshold 5% --metric 'mean per-call cost'
+  rtload check /srv/base laight-450 --set traffic[0].size=9000
+  rtload check /srv/base --format json | jq .verdict`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f.run.repeatSet = cmd.Flags().Changed("repeat")
+			autoFlagsChanged(cmd, &f.run)
+			return runCheck(cmd, args, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.threshold, "threshold", "3%", "the change tolerated, in % of the baseline")
+	fl.StringArrayVar(&f.metrics, "metric", nil, "judge only this headline metric, by name as compare prints it (repeatable); default every one with a CI")
+	fl.StringSliceVar(&f.labels, "label", []string{"baseline", "new"}, "names of the two runs' columns")
+	fl.StringVar(&f.format, "format", "text", "output format: text or json (schema rtload-check, see the README)")
+	fl.StringVar(&f.run.duration, "duration", "", "measured time per trial (overrides the scenario's)")
+	fl.IntVar(&f.run.repeat, "repeat", 0, "rounds (overrides the scenario's)")
+	fl.StringArrayVar(&f.run.sets, "set", nil, "override a scenario field: path=value (repeatable)")
+	fl.StringVar(&f.run.out, "out", "", "results directory of the new run: a new path, or an empty directory of yours (default: $TMPDIR/rtload-check-<scenario>-*)")
+	fl.BoolVar(&f.run.allowDegraded, "allow-degraded", false, "run without missing privileges: the results are degraded, so the verdict is 125")
+	fl.BoolVar(&f.run.noWakeupLog, "no-wakeup-log", false, "do not write the per-wakeup CSV logs (wakeup metrics then need rounds ≥ 2 for a CI)")
+	fl.BoolVarP(&f.run.quiet, "quiet", "q", false, "no progress bar")
+	autoFlags(cmd, &f.run)
+	return cmd
+}
+
+// runCheck is rtload check: read the baseline, run, compare, judge.
+func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
+	if f.format != "text" && f.format != "json" {
+		return usageError{fmt.Errorf("--format %q: allowed text, json", f.format)}
+	}
+	if err := compare.CheckLabels([]string{"a", "b"}, f.labels); err != nil {
+		return usageError{fmt.Errorf("--label: %w", err)}
+	}
+	thr, err := parsePercent("threshold", f.threshold)
+	if err != nil {
+		return err
+	}
+	gopt := compare.GateOptions{Threshold: thr, Metrics: f.metrics}
+	base, err := results.ReadSummary(args[0])
+	if err != nil {
+		return usageError{fmt.Errorf("baseline: %w", err)}
+	}
+	doc := &compare.CheckReport{Schema: compare.SchemaCheck, Version: compare.SchemaVersion, Baseline: args[0],
+		Gate: compare.Gate{ThresholdPct: thr * 100, Metrics: []compare.GateMetric{}}}
+	// A baseline that cannot be judged against makes running pointless.
+	if reasons := compare.Unjudgeable(f.labels[0], base); len(reasons) > 0 {
+		doc.Gate.Reasons = reasons
+		return finishCheck(cmd, f, doc, nil)
+	}
+	spec, err := checkSpec(args, base)
+	if err != nil {
+		return err
+	}
+	spec, trials, err := prepareRun(spec, &f.run)
+	if err != nil {
+		return err
+	}
+	tmp := ""
+	if f.run.out == "" {
+		if tmp, err = os.MkdirTemp("", "rtload-check-"+spec.Name+"-"); err != nil {
+			return err
+		}
+		f.run.out = tmp
+	}
+	o, err := execute(cmd, spec, trials, f.run, cmd.ErrOrStderr())
+	if err != nil {
+		if tmp != "" {
+			os.Remove(tmp) // empty: nothing ran
+		}
+		if errors.Is(err, rt.ErrNoPrivilege) || errors.Is(err, rt.ErrNotSupported) {
+			return checkRunFailed(cmd, f, doc, err) // a requirement this machine (kernel) does not meet
+		}
+		return err
+	}
+	switch {
+	case o.sum == nil && tmp != "":
+		os.Remove(tmp)
+	case o.sum != nil:
+		doc.Results = o.path
+		fmt.Fprintf(cmd.ErrOrStderr(), "results: %s\n", o.path)
+	}
+	if o.runErr != nil || o.saveErr != nil {
+		return checkRunFailed(cmd, f, doc, errors.Join(o.runErr, o.saveErr))
+	}
+	runs, err := compare.Load([]string{args[0], o.path}, f.labels)
+	if err != nil {
+		return checkRunFailed(cmd, f, doc, err)
+	}
+	res, err := compare.Compare(runs)
+	if err != nil {
+		return checkRunFailed(cmd, f, doc, err)
+	}
+	var reasons []string
+	for _, r := range runs {
+		reasons = append(reasons, compare.Unjudgeable(r.Label, r.Summary)...)
+	}
+	g, err := compare.Judge(res, reasons, gopt)
+	if err != nil {
+		return usageError{err}
+	}
+	doc.Gate = g
+	return finishCheck(cmd, f, doc, res)
+}
+
+// checkSpec is the scenario to run: SCENARIO when given (a file or a
+// built-in name), else the baseline's own, as its summary.json recorded it.
+func checkSpec(args []string, base *results.Summary) (*scenario.Spec, error) {
+	if len(args) == 2 {
+		return readSpec(args[1])
+	}
+	if base.Spec == nil {
+		return nil, usageError{fmt.Errorf("baseline %s records no scenario: name one (rtload check DIR SCENARIO)", args[0])}
+	}
+	data, err := json.Marshal(base.Spec)
+	if err != nil {
+		return nil, fmt.Errorf("baseline %s: scenario: %w", args[0], err)
+	}
+	return scenario.LoadAsRun(filepath.Join(args[0], results.SummaryFile)+" (spec)", data)
+}
+
+// checkRunFailed ends a check whose run could not give results to judge:
+// interrupted (130), or anything else (a missing privilege, a failed run,
+// a summary that could not be saved): cannot judge.
+func checkRunFailed(cmd *cobra.Command, f checkFlags, doc *compare.CheckReport, err error) error {
+	doc.Error = err.Error()
+	why := "the run failed: " + err.Error()
+	if errors.Is(err, rt.ErrNoPrivilege) || errors.Is(err, rt.ErrNotSupported) {
+		why = "a requirement is not met: " + err.Error()
+	}
+	doc.Gate.Reasons = append(doc.Gate.Reasons, why)
+	if errors.Is(err, engine.ErrStopped) {
+		doc.Gate.Verdict, doc.ExitCode = compare.GateCannotJudge, ExitInterrupted
+		doc.Verdict = doc.Gate.Verdict
+		if werr := writeCheck(cmd.OutOrStdout(), f, doc, nil); werr != nil {
+			return werr
+		}
+		return exitError{code: ExitInterrupted, msg: err.Error()}
+	}
+	return finishCheck(cmd, f, doc, nil)
+}
+
+// finishCheck prints the comparison (when there is one) and the verdict,
+// and exits with the gate's code.
+func finishCheck(cmd *cobra.Command, f checkFlags, doc *compare.CheckReport, res *compare.Result) error {
+	if len(doc.Gate.Reasons) > 0 {
+		doc.Gate.Verdict = compare.GateCannotJudge
+	}
+	gerr := gateExit(doc.Gate)
+	doc.Verdict, doc.ExitCode = doc.Gate.Verdict, exitCode0(gerr)
+	if err := writeCheck(cmd.OutOrStdout(), f, doc, res); err != nil {
+		return err
+	}
+	return gerr
+}
+
+// exitCode0 is the code gateExit's error stands for, printing nothing.
+func exitCode0(err error) int {
+	var xe exitError
+	if errors.As(err, &xe) {
+		return xe.code
+	}
+	return ExitOK
+}
+
+func writeCheck(w io.Writer, f checkFlags, doc *compare.CheckReport, res *compare.Result) error {
+	if res != nil {
+		g := doc.Gate
+		res.Gate = &g
+	}
+	if f.format == "json" {
+		doc.Compare = res
+		return compare.WriteJSON(w, doc)
+	}
+	if res != nil {
+		return res.Text(w)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "rtload check: baseline %s", doc.Baseline)
+	if doc.Results != "" {
+		fmt.Fprintf(&b, ", new run %s", doc.Results)
+	}
+	b.WriteString("\n")
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return err
+	}
+	return doc.Gate.Text(w)
+}

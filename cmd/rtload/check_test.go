@@ -1,0 +1,238 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/explain"
+	"github.com/rtload/rtload/internal/testutil"
+	"github.com/rtload/rtload/record"
+	"github.com/rtload/rtload/results"
+)
+
+// decode parses a command's JSON output into v, failing t with the output.
+func decode(t *testing.T, r result, v any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(r.stdout), v); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s\n%s", err, r.stdout, r.stderr)
+	}
+}
+
+// TestCheckGate is issue 17's acceptance on this machine (root): a check
+// against a baseline made seconds earlier passes (exit 0); the same check
+// with 9000-byte messages instead of 64 fails (exit 1); a degraded run
+// cannot be judged (exit 125), nor can a run missing a privilege.
+func TestCheckGate(t *testing.T) {
+	requireRoot(t)
+	// Directories nobody can read (and own, for its results).
+	top, err := os.MkdirTemp("", "rtload-check-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(top) })
+	os.Chmod(top, 0o755)
+	base := filepath.Join(top, "base")
+
+	r := rtload(t, nil, "run", "testdata/gate-size.yaml", "--out", base, "-q", "--format", "json")
+	if r.code != 0 {
+		t.Fatalf("baseline: exit %d\n%s", r.code, r.stderr)
+	}
+	var run compare.RunReport
+	decode(t, r, &run)
+	if run.Schema != compare.SchemaReport || run.Version != 1 || !run.Saved || run.Dir != base ||
+		run.Summary == nil || len(run.Summary.Trials) != 5 || len(run.Metrics) == 0 || run.Metrics[0].Name != "mean per-call cost" {
+		t.Fatalf("run --format json: %+v", run)
+	}
+	if !strings.Contains(r.stderr, "5 trial(s) of 600ms") {
+		t.Errorf("the plan is not on stderr: %q", r.stderr)
+	}
+	os.Chmod(base, 0o755)
+
+	t.Run("same scenario passes", func(t *testing.T) {
+		r := rtload(t, nil, "check", base, "-q", "--out", filepath.Join(top, "same"))
+		if r.code != ExitOK || !strings.Contains(r.stdout, "gate: PASS: no headline metric slower beyond 3%") {
+			t.Fatalf("exit %d, want 0:\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+		// The check ran the baseline's own scenario: no spec warnings.
+		if strings.Contains(r.stdout, "WARNING: runs differ in spec") {
+			t.Errorf("the check ran another scenario:\n%s", r.stdout)
+		}
+	})
+	t.Run("9000-byte messages are slower", func(t *testing.T) {
+		r := rtload(t, nil, "check", base, "-q", "--set", "traffic[0].size=9000", "--format", "json", "--out", filepath.Join(top, "big"))
+		var doc compare.CheckReport
+		decode(t, r, &doc)
+		if r.code != ExitSlower || doc.Verdict != compare.GateSlower || doc.ExitCode != ExitSlower {
+			t.Fatalf("exit %d verdict %q, want 1 slower:\n%s", r.code, doc.Verdict, r.stdout)
+		}
+		found := false
+		for _, m := range doc.Gate.Metrics {
+			if m.Name == "mean per-call cost" && m.Unit == "ns" {
+				found = true
+				if m.Judged != compare.JudgedSlower || m.CILowPct == nil || *m.CILowPct <= 3 {
+					t.Errorf("mean per-call cost: %+v", m)
+				}
+			}
+		}
+		if !found || doc.Schema != compare.SchemaCheck || doc.Compare == nil || doc.Baseline != base {
+			t.Errorf("check JSON: %+v", doc)
+		}
+	})
+
+	nobody := &syscall.Credential{Uid: 65534, Gid: 65534}
+	t.Run("a degraded run cannot be judged", func(t *testing.T) {
+		out := filepath.Join(top, "degraded")
+		os.Mkdir(out, 0o755)
+		os.Chown(out, 65534, 65534)
+		r := rtload(t, nobody, "check", base, "-q", "--allow-degraded", "--duration", "300ms", "--out", out)
+		if r.code != ExitCannotJudge || !strings.Contains(r.stdout, "gate: CANNOT JUDGE") || !strings.Contains(r.stdout, "cannot judge: new: degraded: ") {
+			t.Fatalf("exit %d, want 125:\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+	})
+	t.Run("a missing privilege cannot be judged", func(t *testing.T) {
+		out := filepath.Join(top, "unprivileged")
+		os.Mkdir(out, 0o755)
+		os.Chown(out, 65534, 65534)
+		r := rtload(t, nobody, "check", base, "-q", "--out", out)
+		if r.code != ExitCannotJudge || !strings.Contains(r.stdout, "cannot judge: a requirement is not met: ") || !strings.Contains(r.stdout, "CAP_SYS_NICE") {
+			t.Fatalf("exit %d, want 125:\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+	})
+}
+
+// gateSummary is a run of rounds rounds of one reader whose per-call cost
+// is cost ticks (±2 across rounds), on clock monotonic.
+func gateSummary(cost uint64, rounds int) *results.Summary {
+	s := &results.Summary{Version: results.SummaryVersion, Scenario: "gate", Clock: results.ClockInfo{Kind: "monotonic", Unit: "ns", Hz: 1e9},
+		Spec: map[string]any{"name": "gate"}, Env: map[string]any{"kernel": "6.12.0"}}
+	for i := range rounds {
+		h := record.NewLinear(10, 0, 100_000)
+		for range 1000 {
+			h.Record(cost + uint64(2*i))
+		}
+		s.Trials = append(s.Trials, results.Trial{Index: i, Round: i, Variant: "base",
+			Readers: []results.Reader{{Name: "rt", Sockets: 1, PerCall: results.PerCall{Unit: "ns", All: h.Snapshot("ns")}}}})
+	}
+	return s
+}
+
+func writeGateDir(t *testing.T, s *results.Summary) string {
+	t.Helper()
+	d := filepath.Join(t.TempDir(), "r")
+	if err := os.Mkdir(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WriteSummary(t, d, s)
+	return d
+}
+
+func TestCompareFailOn(t *testing.T) {
+	base := writeGateDir(t, gateSummary(1000, 3))
+	same := writeGateDir(t, gateSummary(1001, 3))
+	slow := writeGateDir(t, gateSummary(1200, 3))
+	degraded := gateSummary(1000, 3)
+	degraded.Degraded, degraded.DegradedReasons = true, []string{"SCHED_OTHER"}
+	deg := writeGateDir(t, degraded)
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		code     int
+		contains string
+	}{
+		{"no gate: exit 0 even when slower", []string{base, slow}, 0, "headline metrics"},
+		{"same: pass", []string{base, same, "--fail-on", "slower"}, 0, "gate: PASS: no headline metric slower beyond 3%"},
+		{"20% slower: fail", []string{base, slow, "--fail-on", "slower"}, 1, "gate: SLOWER: "},
+		{"20% slower, 30% tolerated", []string{base, slow, "--fail-on", "slower", "--threshold", "30%"}, 0, "gate: PASS: no headline metric slower beyond 30%"},
+		{"named metric", []string{base, slow, "--fail-on", "slower=mean per-call cost (ns)"}, 1, "slower: mean per-call cost (ns) base/b"},
+		{"degraded: cannot judge", []string{base, deg, "--fail-on", "slower"}, 125, "cannot judge: b: degraded: SCHED_OTHER"},
+		{"lkp layout with a gate", []string{base, slow, "--fail-on", "slower", "--format", "lkp"}, 1, "%stddev     %change         %stddev"},
+		{"unknown gate", []string{base, slow, "--fail-on", "faster"}, 2, `--fail-on "faster": allowed: slower, or slower=METRIC,METRIC`},
+		{"unknown metric", []string{base, slow, "--fail-on", "slower=speed"}, 2, `gate: no headline metric "speed"`},
+		{"threshold without a gate", []string{base, slow, "--threshold", "5%"}, 2, "--threshold needs --fail-on slower"},
+		{"bad threshold", []string{base, slow, "--fail-on", "slower", "--threshold", "x"}, 2, `--threshold "x": a percentage`},
+		{"missing directory with a gate", []string{base, filepath.Join(t.TempDir(), "none"), "--fail-on", "slower"}, 2, "read summary"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rtload(t, nil, append([]string{"compare", "--label", "a,b"}, tc.args...)...)
+			if r.code != tc.code || !strings.Contains(r.stdout+r.stderr, tc.contains) {
+				t.Errorf("exit %d, want %d; output lacks %q:\n%s%s", r.code, tc.code, tc.contains, r.stdout, r.stderr)
+			}
+		})
+	}
+	// JSON carries the gate.
+	r := rtload(t, nil, "compare", base, slow, "--label", "a,b", "--fail-on", "slower", "--format", "json")
+	var res compare.Result
+	decode(t, r, &res)
+	if r.code != 1 || res.Schema != compare.SchemaCompare || res.Gate == nil || res.Gate.Verdict != compare.GateSlower ||
+		len(res.Gate.Slower) == 0 || res.Gate.ThresholdPct != 3 {
+		t.Errorf("exit %d, gate %+v", r.code, res.Gate)
+	}
+}
+
+func TestCheckWithoutRunning(t *testing.T) {
+	degraded := gateSummary(1000, 2)
+	degraded.Degraded = true
+	deg := writeGateDir(t, degraded)
+	nospec := gateSummary(1000, 2)
+	nospec.Spec = nil
+	noSpec := writeGateDir(t, nospec)
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		code     int
+		contains string
+	}{
+		{"degraded baseline: cannot judge, nothing runs", []string{deg}, 125, "cannot judge: baseline: degraded: run without some privileges (--allow-degraded)"},
+		{"missing baseline", []string{filepath.Join(t.TempDir(), "none")}, 2, "baseline: read summary"},
+		{"baseline without a scenario", []string{noSpec}, 2, "records no scenario: name one (rtload check DIR SCENARIO)"},
+		{"bad threshold", []string{deg, "--threshold", "0"}, 2, `--threshold "0": a percentage above 0`},
+		{"bad format", []string{deg, "--format", "xml"}, 2, `--format "xml": allowed text, json`},
+		{"one label", []string{deg, "--label", "x"}, 2, "--label: compare: 1 labels for 2"},
+		{"no baseline", nil, 2, "accepts between 1 and 2 arg(s)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rtload(t, nil, append([]string{"check"}, tc.args...)...)
+			if r.code != tc.code || !strings.Contains(r.stdout+r.stderr, tc.contains) {
+				t.Errorf("exit %d, want %d; output lacks %q:\n%s%s", r.code, tc.code, tc.contains, r.stdout, r.stderr)
+			}
+		})
+	}
+	r := rtload(t, nil, "check", deg, "--format", "json")
+	var doc compare.CheckReport
+	decode(t, r, &doc)
+	if r.code != 125 || doc.Verdict != compare.GateCannotJudge || doc.ExitCode != 125 || len(doc.Gate.Reasons) != 1 || doc.Results != "" {
+		t.Errorf("exit %d: %+v", r.code, doc)
+	}
+}
+
+// TestJSONFormats: report and explain --format json parse, and carry
+// their schema and the numbers their text shows.
+func TestJSONFormats(t *testing.T) {
+	dir := writeGateDir(t, gateSummary(1000, 2))
+	r := rtload(t, nil, "report", dir, "--format", "json")
+	var rep compare.RunReport
+	decode(t, r, &rep)
+	if r.code != 0 || rep.Schema != compare.SchemaReport || rep.Version != 1 || rep.Summary == nil || len(rep.Summary.Trials) != 2 || len(rep.Columns) != 1 {
+		t.Fatalf("exit %d: %+v", r.code, rep)
+	}
+	// Rounds at 1000 and 1002 ns: the mean per-call cost is their mean.
+	if m := rep.Metrics[0]; m.Name != "mean per-call cost" || m.Value != 1001 || len(m.Rounds) != 2 {
+		t.Errorf("metric %+v, want mean per-call cost 1001 over 2 rounds", m)
+	}
+	r = rtload(t, nil, "explain", dir, "--format", "json")
+	var ex explain.Doc
+	decode(t, r, &ex)
+	if r.code != 0 || ex.Schema != explain.Schema || ex.Version != 1 || ex.Dir != dir || len(ex.Readers) != 2 || ex.Readers[0].All.Count != 1000 {
+		t.Errorf("exit %d: %+v", r.code, ex)
+	}
+	for _, args := range [][]string{{"report", dir, "--format", "csv"}, {"explain", dir, "--format", "yaml"}, {"run", "--format", "xml"}} {
+		if r := rtload(t, nil, args...); r.code != 2 || !strings.Contains(r.stderr, "allowed text, json") {
+			t.Errorf("%v: exit %d %s", args, r.code, r.stderr)
+		}
+	}
+}

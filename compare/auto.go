@@ -1,0 +1,155 @@
+package compare
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
+)
+
+// Reasons a rounds: auto run stops (AutoDecision.Reason).
+const (
+	StopPrecision = "precision reached" // the CI is as narrow as asked
+	StopMaxRounds = "max rounds reached"
+	StopMaxTime   = "max time reached" // another round would pass it
+)
+
+// Defaults of rounds: auto (--precision, --max-rounds, --max-time 0 = none).
+const (
+	DefaultPrecision = 0.02
+	DefaultMaxRounds = 30
+)
+
+// AutoRule is when a rounds: auto run stops: once the 95% CI of the
+// headline difference (every variant against the first) is no wider than
+// ±Precision of the first variant's mean, or after MaxRounds rounds, or
+// before a round that would end past MaxTime (0: no limit). With one
+// variant the interval is that of its mean.
+type AutoRule struct {
+	Precision float64       // fraction of the baseline: 0.02 = ±2%
+	MaxRounds int           // ≥ 2
+	MaxTime   time.Duration // 0 = none
+}
+
+// AutoDecision is the rule's answer after a round.
+type AutoDecision struct {
+	Stop bool `json:"stop"`
+	// Reason is StopPrecision, StopMaxRounds or StopMaxTime when Stop.
+	Reason string `json:"reason,omitempty"`
+	// Rounds is the rounds every variant has completed.
+	Rounds int `json:"rounds"`
+	// HalfWidthPct is the widest half-width, over the variants compared, of
+	// the 95% CI of the difference (of the mean, with one variant) in % of
+	// the baseline's mean; Worst the variant it belongs to (its index).
+	// NaN until two rounds are done, +Inf with a zero baseline.
+	HalfWidthPct float64 `json:"-"`
+	Worst        int     `json:"worst_variant"`
+}
+
+// AutoStop applies rule to the per-round headline values of each variant
+// (values[0] the baseline, in round order) after elapsed time running:
+// elapsed/rounds predicts the next round's duration. A variant with fewer
+// rounds bounds Rounds. It never stops on precision before two rounds
+// (Welch needs two per side).
+func AutoStop(values [][]float64, elapsed time.Duration, rule AutoRule) AutoDecision {
+	d := AutoDecision{HalfWidthPct: math.NaN()}
+	if len(values) == 0 {
+		return d
+	}
+	d.Rounds = len(values[0])
+	for _, v := range values[1:] {
+		d.Rounds = min(d.Rounds, len(v))
+	}
+	if d.Rounds >= 2 {
+		d.HalfWidthPct, d.Worst = halfWidthPct(values)
+		if d.HalfWidthPct <= rule.Precision*100 {
+			d.Stop, d.Reason = true, StopPrecision
+			return d
+		}
+	}
+	switch {
+	case d.Rounds >= rule.MaxRounds:
+		d.Stop, d.Reason = true, StopMaxRounds
+	case rule.MaxTime > 0 && d.Rounds > 0 && elapsed+elapsed/time.Duration(d.Rounds) > rule.MaxTime:
+		d.Stop, d.Reason = true, StopMaxTime
+	}
+	return d
+}
+
+// halfWidthPct is the widest CI half-width in % of the baseline's mean
+// (Welch for each variant against values[0]; a t interval of the mean
+// with one variant), and the variant it belongs to.
+func halfWidthPct(values [][]float64) (float64, int) {
+	base := report.Summarize(values[0])
+	if base.Mean == 0 {
+		return math.Inf(1), 0
+	}
+	if len(values) == 1 {
+		n := float64(base.N)
+		hw := TQuantile((1+Confidence)/2, n-1) * base.StdSample / math.Sqrt(n)
+		return hw / math.Abs(base.Mean) * 100, 0
+	}
+	worst, at := -1.0, 1
+	for i, v := range values[1:] {
+		w := WelchCI(values[0], v)
+		if hw := (w.Hi - w.Lo) / 2 / math.Abs(base.Mean) * 100; hw > worst {
+			worst, at = hw, i+1
+		}
+	}
+	return worst, at
+}
+
+// Headline is the metric a rounds: auto run stops on, and its per-round
+// values per column (the first the baseline), from s as it stands: the
+// first headline metric compare finds (mean per-call cost for readers
+// that drain sockets, wakeup latency p99 for timer-only readers, the
+// first probe's metric for probe-only runs) over every column holding it.
+func Headline(s *results.Summary) (name, unit string, columns []string, values [][]float64, err error) {
+	res, err := Compare([]Run{{Label: "run", Summary: s}})
+	if err != nil {
+		return "", "", nil, nil, err
+	}
+	if len(res.Metrics) == 0 {
+		return "", "", nil, nil, fmt.Errorf("no headline metric in %d trials", len(s.Trials))
+	}
+	first := res.Metrics[0]
+	for _, m := range res.Metrics {
+		if m.Name == first.Name && m.Unit == first.Unit {
+			columns = append(columns, m.Column)
+			values = append(values, m.Rounds)
+		}
+	}
+	return first.Name, first.Unit, columns, values, nil
+}
+
+// AutoRound applies rule to s after a complete round of a rounds: auto
+// run, elapsed into it: it records the decision in s.Auto and reports
+// whether to stop. With no headline metric yet it runs on to MaxRounds
+// (or MaxTime) and says why in s.Auto.Reason once it stops.
+func AutoRound(s *results.Summary, rule AutoRule, elapsed time.Duration) (stop bool) {
+	a := &results.AutoRounds{PrecisionPct: rule.Precision * 100, MaxRounds: rule.MaxRounds, MaxTimeNs: int64(rule.MaxTime)}
+	s.Auto = a
+	name, unit, cols, vals, err := Headline(s)
+	if err != nil {
+		for _, t := range s.Trials {
+			a.Rounds = max(a.Rounds, t.Round+1)
+		}
+		// No metric: only the limits can stop it.
+		d := AutoStop([][]float64{make([]float64, a.Rounds)}, elapsed, AutoRule{Precision: -1, MaxRounds: rule.MaxRounds, MaxTime: rule.MaxTime})
+		if d.Stop {
+			a.Reason = d.Reason + " (" + err.Error() + ")"
+		}
+		return d.Stop
+	}
+	d := AutoStop(vals, elapsed, rule)
+	a.Metric, a.Unit, a.Columns, a.Rounds = name, unit, cols, d.Rounds
+	if !math.IsNaN(d.HalfWidthPct) && !math.IsInf(d.HalfWidthPct, 0) {
+		hw := d.HalfWidthPct
+		a.HalfWidthPct = &hw
+		a.Within = hw <= a.PrecisionPct
+	}
+	a.Reason = d.Reason
+	return d.Stop
+}

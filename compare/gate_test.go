@@ -1,0 +1,162 @@
+package compare
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/rtload/rtload/results"
+)
+
+func TestJudge(t *testing.T) {
+	base := roundsRun("a", []float64{100, 102, 104}, []float64{1000, 1010, 990})
+	for _, tc := range []struct {
+		name    string
+		b       Run
+		reasons []string
+		opt     GateOptions
+		want    string
+		slower  []string
+	}{
+		{"identical rounds pass", roundsRun("b", []float64{100, 102, 104}, []float64{1000, 1010, 990}), nil, GateOptions{}, GatePass, nil},
+		// Mean per-call cost +50% (CI [+46.3, +53.7] ticks), fstime −20%.
+		{"50% slower calls and 20% less throughput fail", roundsRun("b", []float64{150, 152, 154}, []float64{800, 810, 790}), nil, GateOptions{},
+			GateSlower, []string{"mean per-call cost (ns) v/b", "p50 per-call cost (ns) v/b", "p99 per-call cost (ns) v/b", "write throughput (KB/s) v:fstime/b"}},
+
+		// Mean +3.9%, but rounds 103, 106, 109 against 100, 102, 104: the CI
+		// reaches below +3% (and below 0): not a verdict to fail on.
+		{"mean beyond the threshold, CI not", roundsRun("b", []float64{103, 106, 109}, []float64{1000, 1010, 990}), nil,
+			GateOptions{Metrics: []string{"mean per-call cost"}}, GatePass, nil},
+		{"faster is never a failure", roundsRun("b", []float64{50, 51, 52}, []float64{2000, 2010, 1990}), nil, GateOptions{}, GatePass, nil},
+		{"a reason it cannot judge wins over slower", roundsRun("b", []float64{150, 152, 154}, []float64{800, 810, 790}),
+			[]string{"b: degraded: SCHED_OTHER"}, GateOptions{}, GateCannotJudge, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := Compare([]Run{base, tc.b})
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, err := Judge(res, tc.reasons, tc.opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g.Verdict != tc.want {
+				t.Errorf("verdict %q, want %q (%+v)", g.Verdict, tc.want, g)
+			}
+			if tc.want == GateSlower {
+				if diff := cmp.Diff(tc.slower, g.Slower); diff != "" {
+					t.Errorf("slower (-want +got):\n%s", diff)
+				}
+			}
+		})
+	}
+}
+
+// TestJudgeThreshold: a change the CI says is real, but small.
+func TestJudgeThreshold(t *testing.T) {
+	// Rounds 1000, 1001, 1002 against 1020, 1021, 1022: diff 20 ticks (+2%),
+	// s 1 each side, se √(1/3+1/3) = 0.8165, df 4, t 2.7764: CI [17.73,
+	// 22.27] = [+1.77%, +2.23%] of 1001. compare calls it slower (the CI
+	// excludes 0); a 3% gate passes it (the CI lies under +3%); a 1% gate
+	// fails it (the CI lies above +1%); a 2% gate passes (the CI reaches
+	// below +2%).
+	res, err := Compare([]Run{roundsRun("a", []float64{1000, 1001, 1002}, []float64{1, 1, 1}),
+		roundsRun("b", []float64{1020, 1021, 1022}, []float64{1, 1, 1})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		threshold float64
+		want      string
+	}{{0, GatePass}, {0.01, GateSlower}, {0.02, GatePass}, {0.0177, GateSlower}, {0.0178, GatePass}} {
+		g, err := Judge(res, nil, GateOptions{Threshold: tc.threshold, Metrics: []string{"mean per-call cost (ns)"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g.Verdict != tc.want || g.Metrics[0].Verdict != VerdictSlower {
+			t.Errorf("threshold %v: gate %q (compare %q, CI [%v%%, %v%%]), want %q", tc.threshold, g.Verdict, g.Metrics[0].Verdict,
+				*g.Metrics[0].CILowPct, *g.Metrics[0].CIHighPct, tc.want)
+		}
+	}
+}
+
+func TestJudgeCIPercent(t *testing.T) {
+	res, err := Compare([]Run{roundsRun("a", []float64{100, 102, 104}, []float64{1000, 1010, 990}),
+		roundsRun("b", []float64{150, 152, 154}, []float64{800, 810, 790})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := Judge(res, nil, GateOptions{Metrics: []string{"mean per-call cost"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Welch: diff 50, s 2 each side, se √(4/3+4/3) = 1.63299, df 4,
+	// t 2.77645: CI 50 ∓ 4.53388 = [45.4661, 54.5339] ticks, of a baseline
+	// of 102: [+44.5746%, +53.4646%]; change 50/102 = +49.0196%.
+	m := g.Metrics[0]
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{{"change", *m.ChangePct, 49.0196}, {"ci low", *m.CILowPct, 44.5746}, {"ci high", *m.CIHighPct, 53.4646}} {
+		if !near(c.got, c.want, 1e-3) {
+			t.Errorf("%s %.4f%%, want %.4f%%", c.name, c.got, c.want)
+		}
+	}
+	var b bytes.Buffer
+	if err := g.Text(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := "gate: SLOWER: 1 headline metric(s) slower beyond 3%, the whole 95% CI beyond it (0 within it)\n" +
+		"  slower: mean per-call cost (ns) v/b: +49.02% against v/a, CI of the change [+44.57%, +53.46%]\n"
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("text (-want +got):\n%s", diff)
+	}
+}
+
+func TestJudgeCannot(t *testing.T) {
+	one := func(label string) Run { return Run{Label: label, Summary: seedSummary("6.12", [2]int{0, 2}, 0)} }
+	res, err := Compare([]Run{one("a"), one("b")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One round each and no per-wakeup logs: wakeup max has no CI.
+	g, err := Judge(res, nil, GateOptions{Metrics: []string{"wakeup latency max"}})
+	if err != nil || g.Verdict != GateCannotJudge || len(g.Reasons) != 2 || !strings.Contains(g.Reasons[0], "wakeup latency max (µs) recvfrom/b: no confidence interval (1+1 rounds") {
+		t.Errorf("verdict %q reasons %q err %v", g.Verdict, g.Reasons, err)
+	}
+	// Named metric that does not exist: an error naming the ones there are.
+	if _, err := Judge(res, nil, GateOptions{Metrics: []string{"throughput"}}); err == nil ||
+		!strings.Contains(err.Error(), `gate: no headline metric "throughput" (have: mean per-call cost (TSC ticks), mean per-call cost (ns)`) {
+		t.Errorf("err %v", err)
+	}
+	// Nothing has an interval.
+	res.Metrics = []Metric{{Name: "x", Unit: "s", Column: "c/b", Baseline: "c/a", Verdict: VerdictUnknown}}
+	if g, _ := Judge(res, nil, GateOptions{}); g.Verdict != GateCannotJudge || !strings.Contains(g.Reasons[0], "no headline metric has a confidence interval") {
+		t.Errorf("verdict %q reasons %q", g.Verdict, g.Reasons)
+	}
+}
+
+func TestUnjudgeable(t *testing.T) {
+	ok := &results.Summary{Trials: []results.Trial{{}}}
+	for _, tc := range []struct {
+		name string
+		s    *results.Summary
+		want []string
+	}{
+		{"a clean run", ok, nil},
+		{"degraded, with reasons", &results.Summary{Trials: ok.Trials, Degraded: true, DegradedReasons: []string{"SCHED_OTHER", "memory not locked"}},
+			[]string{"new: degraded: SCHED_OTHER; memory not locked"}},
+		{"degraded, no reason recorded", &results.Summary{Trials: ok.Trials, Degraded: true}, []string{"new: degraded: run without some privileges (--allow-degraded)"}},
+		{"stopped and incomplete", &results.Summary{Trials: ok.Trials, Stopped: true, InProgress: true},
+			[]string{"new: stopped early (interrupted): trials are missing or partial", "new: incomplete: summary.json is a checkpoint of a run that never finished"}},
+		{"no trials", &results.Summary{}, []string{"new: no trials"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, Unjudgeable("new", tc.s)); diff != "" {
+				t.Errorf("reasons (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

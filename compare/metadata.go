@@ -1,0 +1,252 @@
+package compare
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/rtload/rtload/report"
+)
+
+// metadataEnv are the `rtload env` facts (Summary.Env keys) the metadata
+// header compares, in the order it lists them; kernel_config,
+// vulnerabilities and the command line's parameters come between them
+// (see Metadata).
+var (
+	metadataKernel = []string{"kernel", "kernel_version"}
+	metadataMach   = []string{"clocksource", "microcode", "cpu_model", "cpus", "cpufreq_governor",
+		"virtualization", "cpuidle_driver", "cpuidle_governor"}
+)
+
+// Metadata lists, as mmtests' compare header does, only the facts about
+// the machine and kernel in which the runs differ, one Difference per
+// fact, values in run order ("(none)" where a run does not record it):
+// kernel release and build, each kernel command-line parameter
+// ("cmdline init_on_free"; the kernel's part, before "--"), each kernel
+// config option the runs recorded (hardening, preemption, HZ, debug
+// options: "CONFIG_INIT_ON_FREE_DEFAULT_ON"), each CPU vulnerability's
+// mitigation ("mitigation spectre_v2"), clocksource, microcode, CPU model
+// and count, cpufreq governor, virtualization, the cpuidle driver and
+// governor (C-states) and the cpu_dma_latency the trials held. Runs read
+// from other tools' files are left out; with fewer than two rtload runs
+// the list is empty.
+func Metadata(all []Run) []Difference {
+	out := []Difference{}
+	var runs []Run
+	for _, r := range all {
+		if !r.Foreign {
+			runs = append(runs, r)
+		}
+	}
+	if len(runs) < 2 {
+		return out
+	}
+	add := func(field string, get func(r Run) string) {
+		vals := make([]string, len(runs))
+		for i, r := range runs {
+			vals[i] = get(r)
+		}
+		for _, v := range vals[1:] {
+			if v != vals[0] {
+				out = append(out, Difference{Field: field, Values: vals})
+				return
+			}
+		}
+	}
+	for _, k := range metadataKernel {
+		add(k, func(r Run) string { return envString(r.Summary.Env, k) })
+	}
+	params := make([]map[string]string, len(runs))
+	var keys []string
+	for i, r := range runs {
+		params[i] = map[string]string{}
+		for _, p := range cmdlineParams(envString(r.Summary.Env, "cmdline")) {
+			k, v, ok := strings.Cut(p, "=")
+			if !ok {
+				v = "(flag)"
+			}
+			params[i][k] = v
+			if !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	for _, k := range keys {
+		add("cmdline "+k, func(r Run) string { return lookup(params[indexOf(runs, r)], k) })
+	}
+	for _, m := range []struct{ env, prefix string }{{"kernel_config", ""}, {"vulnerabilities", "mitigation "}} {
+		maps := make([]map[string]string, len(runs))
+		var names []string
+		for i, r := range runs {
+			maps[i] = envMap(r.Summary.Env, m.env)
+			for k := range maps[i] {
+				if !slices.Contains(names, k) {
+					names = append(names, k)
+				}
+			}
+		}
+		slices.Sort(names)
+		for _, k := range names {
+			add(m.prefix+k, func(r Run) string { return lookup(maps[indexOf(runs, r)], k) })
+		}
+	}
+	for _, k := range metadataMach {
+		add(k, func(r Run) string { return envString(r.Summary.Env, k) })
+	}
+	add("cpu_dma_latency", func(r Run) string { return dmaLatency(r) })
+	return out
+}
+
+func indexOf(runs []Run, r Run) int {
+	for i := range runs {
+		if runs[i].Label == r.Label {
+			return i
+		}
+	}
+	return 0
+}
+
+func lookup(m map[string]string, k string) string {
+	if v, ok := m[k]; ok {
+		return v
+	}
+	return none
+}
+
+// cmdlineParams splits the kernel's part of a command line (before a bare
+// "--") into its parameters; a quoted value keeps its spaces.
+func cmdlineParams(s string) []string {
+	var out []string
+	var cur strings.Builder
+	quoted, in := false, false
+	flush := func() bool {
+		if !in {
+			return false
+		}
+		tok := strings.ReplaceAll(cur.String(), `"`, "")
+		cur.Reset()
+		in = false
+		if tok == "--" {
+			return true
+		}
+		out = append(out, tok)
+		return false
+	}
+	for _, c := range s {
+		switch {
+		case c == '"':
+			quoted = !quoted
+			in = true
+			cur.WriteRune(c)
+		case (c == ' ' || c == '\t' || c == '\n') && !quoted:
+			if flush() {
+				return out
+			}
+		default:
+			in = true
+			cur.WriteRune(c)
+		}
+	}
+	flush()
+	return out
+}
+
+// envMap is Env[key] as a map of strings (kernel_config,
+// vulnerabilities), nil when absent.
+func envMap(env any, key string) map[string]string {
+	m, ok := normalise(env).(map[string]any)
+	if !ok {
+		return nil
+	}
+	sub, ok := m[key].(map[string]any)
+	if !ok {
+		return nil
+	}
+	out := make(map[string]string, len(sub))
+	for k, v := range sub {
+		out[k] = scalar(v)
+	}
+	return out
+}
+
+// dmaLatency is the cpu_dma_latency the run's trials held: "0 µs", "not
+// held" for −1, several values comma-separated in ascending order.
+func dmaLatency(r Run) string {
+	var vals []int
+	for _, t := range r.Summary.Trials {
+		if !slices.Contains(vals, t.CPUDMALatencyUs) {
+			vals = append(vals, t.CPUDMALatencyUs)
+		}
+	}
+	if len(vals) == 0 {
+		return none
+	}
+	slices.Sort(vals)
+	parts := make([]string, len(vals))
+	for i, v := range vals {
+		if v < 0 {
+			parts[i] = "not held"
+		} else {
+			parts[i] = strconv.Itoa(v) + " µs"
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// writeMetadata prints the Metadata table: one row per fact that differs,
+// one column per rtload run.
+func (r *Result) writeMetadata(b *strings.Builder) {
+	if len(r.Metadata) == 0 {
+		return
+	}
+	var labels []string
+	for _, ri := range r.Runs {
+		if !ri.Foreign {
+			labels = append(labels, ri.Label)
+		}
+	}
+	b.WriteString("\nmetadata that differs between the runs (mmtests-style; every other fact is the same):\n")
+	rows := [][]string{append([]string{""}, labels...)}
+	for _, d := range r.Metadata {
+		rows = append(rows, append([]string{d.Field}, d.Values...))
+	}
+	for i := range rows {
+		rows[i][0] = "  " + rows[i][0]
+	}
+	report.Aligned(b, rows, nil)
+}
+
+// inMetadata reports whether the metadata table shows field (a
+// Differences field): a row of that name, or for "cmdline" a row of one
+// of its parameters.
+func (r *Result) inMetadata(field string) bool {
+	for _, d := range r.Metadata {
+		if d.Field == field || (field == "cmdline" && strings.HasPrefix(d.Field, "cmdline ")) {
+			return true
+		}
+	}
+	return false
+}
+
+// splitWarnings returns the warnings and infos the metadata table does not
+// show, and a line naming the warned fields it does ("" when none).
+func (r *Result) splitWarnings() (warnings, info []Difference, line string) {
+	var shown []string
+	for _, d := range r.Warnings {
+		if r.inMetadata(d.Field) {
+			shown = append(shown, d.Field)
+		} else {
+			warnings = append(warnings, d)
+		}
+	}
+	for _, d := range r.Info {
+		if !r.inMetadata(d.Field) {
+			info = append(info, d)
+		}
+	}
+	if len(shown) > 0 {
+		line = fmt.Sprintf("WARNING: runs differ in %s (above): not the same machine setup, compare with care\n", strings.Join(shown, ", "))
+	}
+	return warnings, info, line
+}

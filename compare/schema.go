@@ -1,0 +1,81 @@
+package compare
+
+import (
+	"encoding/json"
+	"io"
+
+	"github.com/rtload/rtload/results"
+)
+
+// The JSON documents rtload prints with --format json. Each carries its
+// schema name and SchemaVersion; a version only grows when a field
+// changes meaning or goes away (fields are only ever added within one).
+const (
+	SchemaVersion = 1
+	// SchemaReport is RunReport: `rtload run` and `rtload report`.
+	SchemaReport = "rtload-report"
+	// SchemaCheck is CheckReport: `rtload check`.
+	SchemaCheck = "rtload-check"
+	// SchemaCompare is Result: `rtload compare`.
+	SchemaCompare = "rtload-compare"
+)
+
+// RunReport is one results directory as `rtload run --format json` and
+// `rtload report --format json` print it: the summary (the contract,
+// results.Summary, "version" 2) and what compare computes over that one
+// run: per-column percentiles and every headline metric, each variant
+// against the first with its 95% CI.
+type RunReport struct {
+	Schema  string `json:"schema"`
+	Version int    `json:"version"`
+	// Dir is the results directory; Saved is false when summary.json
+	// could not be written in full (rtload run), SaveError says why.
+	Dir       string `json:"dir"`
+	Saved     bool   `json:"saved"`
+	SaveError string `json:"save_error,omitempty"`
+	// Error is why the run failed or stopped, when it did (rtload run).
+	Error   string           `json:"error,omitempty"`
+	Summary *results.Summary `json:"summary"`
+	Columns []Column         `json:"columns"`
+	Metrics []Metric         `json:"metrics"`
+	Notes   []string         `json:"notes,omitempty"`
+}
+
+// NewRunReport describes run r (from Load, or built from a summary in
+// memory) as a RunReport, Saved set.
+func NewRunReport(r Run) (*RunReport, error) {
+	res, err := Compare([]Run{r})
+	if err != nil {
+		return nil, err
+	}
+	return &RunReport{Schema: SchemaReport, Version: SchemaVersion, Dir: r.Dir, Saved: true, Summary: r.Summary,
+		Columns: res.Columns, Metrics: res.Metrics, Notes: res.Notes}, nil
+}
+
+// CheckReport is `rtload check --format json`: the gate's verdict and
+// the comparison it judged.
+type CheckReport struct {
+	Schema  string `json:"schema"`
+	Version int    `json:"version"`
+	// Verdict is GatePass, GateSlower or GateCannotJudge; ExitCode the
+	// code rtload exits with (0, 1, 125; 130 when interrupted).
+	Verdict  string `json:"verdict"`
+	ExitCode int    `json:"exit_code"`
+	// Baseline is the baseline's results directory, Results the new run's
+	// ("" when it measured nothing); Error why the run could not judge
+	// (it failed, or lacked a privilege), "" otherwise.
+	Baseline string `json:"baseline"`
+	Results  string `json:"results,omitempty"`
+	Error    string `json:"error,omitempty"`
+	Gate     Gate   `json:"gate"`
+	// Compare is the comparison of baseline and new run; nil when there
+	// was nothing to compare.
+	Compare *Result `json:"compare,omitempty"`
+}
+
+// WriteJSON writes v indented, the one layout of every --format json.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
