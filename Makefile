@@ -29,9 +29,10 @@ build:
 run: build
 	./$(BIN) run $(SCENARIO) $(RUNFLAGS)
 
-## test: all tests with the race detector, then one iteration of every benchmark
+## test: all tests with the race detector, the allocation bounds without it, then one iteration of every benchmark
 test:
 	$(GO) test -race -count=1 -timeout 8m ./...
+	$(GO) test -count=1 -run 'Alloc|SoakMemory' ./...
 	$(GO) test -run '^$$' -bench . -benchtime=1x ./...
 
 ## bench: rtload vs a C drain and cyclictest in A/B pairs until the ratios' 95% CIs are ±3% (or capped), the wakeup split, overhead, sender, scale, methods (root, < 15 min) -> BENCHMARKS.md

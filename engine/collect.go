@@ -2,7 +2,6 @@ package engine
 
 import (
 	"strings"
-	"time"
 
 	"github.com/rtload/rtload/probe"
 	"github.com/rtload/rtload/record"
@@ -16,10 +15,7 @@ func collect(res *results.Trial, sp *scenario.Spec, senders []*sender, readers [
 	// Messages sent per group, to compute in-flight per reader.
 	for _, s := range senders {
 		elapsed := float64(max(1, s.ended-s.start)) / 1e9
-		interval := time.Duration(s.spec.Interval)
-		if interval <= 0 && s.spec.Rate > 0 {
-			interval = time.Duration(float64(time.Second) / s.spec.Rate)
-		}
+		interval := sendInterval(s.spec)
 		nsock := len(s.group.FDs())
 		res.Traffic = append(res.Traffic, results.Traffic{
 			Endpoint: s.spec.Endpoint, Sockets: nsock, Sent: s.sent, SendErrors: s.errs,
@@ -45,6 +41,7 @@ func collect(res *results.Trial, sp *scenario.Spec, senders []*sender, readers [
 		rr.Counters, rr.CountersSkipped = r.readCounters(), r.countersSkipped
 		hotFields(&rr, r)
 		rr.CPUInterrupts = r.cpuInterrupts()
+		rr.TracingStopped = r.tracingStopped()
 		if r.log != nil {
 			st := r.log.Stats()
 			rr.WakeupLog = st.Files

@@ -52,6 +52,8 @@ func newProbe(ps scenario.Probe, eps map[string]*endpoint, clock *rt.Clock, rep 
 	return nil, fmt.Errorf("probe kind %q not supported", ps.Kind)
 }
 
+// probeSched is a probe thread's scheduling: the probe's policy and
+// priority, memory locked when real-time, pinned when it names a CPU.
 func probeSched(ps scenario.Probe, allowDegraded bool) rt.Sched {
 	pol := schedPolicy(ps.Policy)
 	s := rt.Sched{Policy: pol, Priority: ps.Priority, Mlock: pol != rt.Other, AllowDegraded: allowDegraded}
@@ -61,6 +63,7 @@ func probeSched(ps scenario.Probe, allowDegraded bool) rt.Sched {
 	return s
 }
 
+// degradedNotes are the notes of what probe name's thread runs without.
 func degradedNotes(name string, a rt.Applied) []string {
 	var d []string
 	for _, x := range a.Degraded {

@@ -110,7 +110,7 @@ noise: [{kind: spin, threads: 1, duty: {on: 200ms, off: 300ms}}]
 }
 
 // TestSoakCollectsThroughSafePoint makes a soak run's writer collect
-// garbage (a tiny headroom): the readers must let the runtime stop them at
+// garbage (a tiny headroom, and a goroutine allocating 64 KiB every 50 ms): the readers must let the runtime stop them at
 // their SafePoint, the collection must complete, and the run must go on
 // with nothing lost.
 func TestSoakCollectsThroughSafePoint(t *testing.T) {
@@ -124,6 +124,22 @@ traffic: [{endpoint: s, interval: 20ms}]
 readers: [{name: rt, endpoints: [s], cpu: 1, period: 10ms}]
 `)
 	done := make(chan struct{})
+	// The writer itself allocates about 1 KB an interval now (see
+	// TestSoakMemory): something else in the process must grow the heap past
+	// the headroom, as anything allocating beside a soak would.
+	var sink [][]byte
+	go func() {
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				sink = append(sink[len(sink)/2:], make([]byte, 64<<10))
+			}
+		}
+	}()
 	var sumErr error
 	var gc uint32
 	var passes, wakeups uint64

@@ -80,16 +80,11 @@ func newTapSend(ps scenario.Probe, ep *endpoint, clock *rt.Clock, rep scenario.R
 // start runs the probe on its own thread; stats reads device counters
 // through h (a netlink handle in the namespace).
 func (p *tapSend) start(h *netlink.Handle, allowDegraded bool) ([]string, error) {
-	pol := schedPolicy(p.spec.Policy)
-	sched := rt.Sched{Policy: pol, Priority: p.spec.Priority, Mlock: pol != rt.Other, AllowDegraded: allowDegraded}
-	if p.spec.CPU != nil {
-		sched.CPUs = []int{*p.spec.CPU}
-	}
 	p.sinkWG.Add(1)
 	go p.drainSink()
 	applied := make(chan rt.Applied, 1)
 	var bindErr error
-	th, err := rt.Start(sched, func(a rt.Applied) {
+	th, err := rt.Start(probeSched(p.spec, allowDegraded), func(a rt.Applied) {
 		bindErr = p.clock.Bind() // the thread's own cycle counter, now that it is pinned
 		applied <- a
 		if bindErr != nil {
@@ -110,11 +105,7 @@ func (p *tapSend) start(h *netlink.Handle, allowDegraded bool) ([]string, error)
 		return nil, fmt.Errorf("probe %s: %w", p.spec.Name, bindErr)
 	}
 	p.res.Applied = appliedReport(a)
-	var degraded []string
-	for _, d := range a.Degraded {
-		degraded = append(degraded, fmt.Sprintf("probe %s: %s", p.spec.Name, d))
-	}
-	return degraded, nil
+	return degradedNotes(p.spec.Name, a), nil
 }
 
 // drainSink reads the sink socket off the measured thread so that the

@@ -26,10 +26,31 @@ func (r *reader) openTrace(i int) error {
 			continue
 		}
 		r.traceFiles = append(r.traceFiles, m, on)
+		r.traceDir = dir
 		r.loop.BreakTrace = true
 		r.loop.MarkerFD, r.loop.TracingOnFD = int(m.Fd()), int(on.Fd())
 		r.loop.Marker = []byte(fmt.Sprintf("rtload: reader %s (%d): wakeup latency above %v: tracing stopped (breaktrace)\n", r.spec.Name, i, r.spec.Threshold))
 		return nil
 	}
 	return fmt.Errorf("no ftrace (tracefs not mounted?): %v", errs)
+}
+
+// tracingStopped says, once breaktrace has stopped ftrace, that it did,
+// that rtload leaves tracing_on at 0 on purpose (the trace ends at the
+// spike, for the user to read, as cyclictest -b does) and how to turn
+// tracing back on; "" while tracing was not stopped.
+func (r *reader) tracingStopped() string {
+	at := r.loop.BrokeAt.Load()
+	if at == 0 {
+		return ""
+	}
+	return tracingStoppedNote(r.spec.Name, r.traceDir, at, r.spec.Threshold.String())
+}
+
+// tracingStoppedNote is tracingStopped's sentence for reader name, the
+// tracefs directory dir and the spike at deadline atNs above threshold.
+func tracingStoppedNote(name, dir string, atNs int64, threshold string) string {
+	return fmt.Sprintf("reader %s: breaktrace stopped ftrace at the wakeup due at %d ns (latency above %s) and left %s/tracing_on = 0, "+
+		"so the trace ends at that spike: read it in %s/trace, then turn tracing back on with: echo 1 > %s/tracing_on",
+		name, atNs, threshold, dir, dir, dir)
 }

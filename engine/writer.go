@@ -1,7 +1,11 @@
 package engine
 
 import (
+	"fmt"
+	"io"
+	"maps"
 	"runtime"
+	"runtime/metrics"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -50,6 +54,108 @@ type trialWriter struct {
 	err        error
 	failed     chan struct{}
 	failedOnce sync.Once
+	// quit ends the polling goroutine; done is closed when it has ended.
+	quit, done chan struct{}
+	// proc and stats read /proc and the runtime's metrics into buffers
+	// they keep; spikeNoise, ivRec and spikeRec are reused for each record
+	// encoded (JSONL.Write encodes before it returns). A soak
+	// samples them every interval for hours, with GC off (issue 12).
+	proc       *sysinfo.ProcReader
+	stats      *runtimeStats
+	spikeNoise []results.NoiseInterval
+	ivRec      results.Interval // the record being encoded
+	spikeRec   results.Spike
+	// log is Options.Log: the writer says there when breaktrace stopped
+	// tracing.
+	log io.Writer
+}
+
+// writerPoll is how often the writer drains the readers' rings and takes
+// their handed-over sets.
+const writerPoll = 50 * time.Millisecond
+
+// newTrialWriter is the writer of trial t, whose readers, senders and
+// noise are built: it opens the run's interval log (soak runs) and spike
+// log (a reader with a threshold) on first use (a profiled trial writes
+// neither, nor interval records, live lines or checkpoints), and for a soak collects
+// garbage itself once the heap grew by Options.GCHeadroom.
+func newTrialWriter(t *trial) (*trialWriter, error) {
+	opt := &t.run.opt
+	w := &trialWriter{trial: t.tr.Index, variant: t.tr.Variant, round: t.tr.Round, readers: t.readers, senders: t.senders,
+		onIv: opt.OnInterval, onCheckpoint: t.run.checkpointer(), base: *t.res, scenario: t.sp.Name, exporter: opt.Exporter,
+		failed: make(chan struct{}), proc: sysinfo.NewProcReader(), stats: newRuntimeStats(), log: opt.Log}
+	if w.log == nil {
+		w.log = io.Discard
+	}
+	if opt.Exporter != nil {
+		opt.Exporter.SetTrial(t.tr.Index)
+	}
+	if t.tr.Profiled { // measured under the sampler: no interval records, live lines or checkpoints
+		w.onIv, w.onCheckpoint, w.exporter = nil, nil, nil
+	}
+	if t.sp.Interval > 0 {
+		w.yield, w.heapBase, w.headroom = t.yield, t.heapBase, soakHeadroom(opt.GCHeadroom)
+	}
+	for _, n := range t.noises {
+		w.noises = append(w.noises, noiseView{n})
+	}
+	var err error
+	if t.sp.Interval > 0 && !t.tr.Profiled {
+		if w.intervals, err = t.run.intervalLog(); err != nil {
+			return nil, err
+		}
+	}
+	if hasThreshold(t.sp) && !t.tr.Profiled {
+		if w.spikes, err = t.run.spikeLog(); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+// soakHeadroom is the heap growth (bytes) after which a soak's writer
+// collects garbage: headroom, or SoakHeapHeadroom for 0.
+func soakHeadroom(headroom uint64) uint64 {
+	if headroom == 0 {
+		return SoakHeapHeadroom
+	}
+	return headroom
+}
+
+// start runs the writer's polling goroutine (every writerPoll) until stop.
+func (w *trialWriter) start() {
+	w.quit, w.done = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(w.done)
+		tick := time.NewTicker(writerPoll)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				w.poll()
+			case <-w.quit:
+				return
+			}
+		}
+	}()
+}
+
+// stop ends the polling goroutine and, the readers being done, writes what
+// is left (finish) and syncs the interval and spike logs.
+func (w *trialWriter) stop() {
+	if w.quit == nil {
+		return
+	}
+	close(w.quit)
+	<-w.done
+	w.quit = nil
+	w.finish()
+	if w.intervals != nil {
+		w.intervals.Sync()
+	}
+	if w.spikes != nil {
+		w.spikes.Sync()
+	}
 }
 
 // fail records that a results file could not be written.
@@ -93,24 +199,52 @@ type noiseSource interface {
 	State() string
 }
 
+// runtimeStats reads the runtime's heap size and GC count without
+// stopping the world (runtime/metrics) into samples it keeps: metrics.Read
+// then allocates nothing (a fresh []metrics.Sample escapes to the heap, and
+// the writer reads the heap every poll).
+type runtimeStats struct{ samples []metrics.Sample }
+
+func newRuntimeStats() *runtimeStats {
+	return &runtimeStats{samples: []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}}
+}
+
+// heapBytes is the bytes of live and not yet swept heap objects.
+func (s *runtimeStats) heapBytes() uint64 { return s.read(0) }
+
+// gcCycles is the number of GC cycles completed.
+func (s *runtimeStats) gcCycles() uint32 { return uint32(s.read(1)) }
+
+func (s *runtimeStats) read(i int) uint64 {
+	metrics.Read(s.samples[i : i+1])
+	if s.samples[i].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s.samples[i].Value.Uint64()
+}
+
+// heapBytes and gcCycles read once, for the trial's edges.
+func heapBytes() uint64 { return newRuntimeStats().heapBytes() }
+func gcCycles() uint32  { return newRuntimeStats().gcCycles() }
+
 // collect runs a garbage collection when a soak run's heap has grown by
 // SoakHeapHeadroom: it first makes every reader pass its SafePoint (the only
 // place the runtime can stop them), then collects, then lets them go.
 func (w *trialWriter) collect() {
-	if w.yield == nil || heapBytes() < w.heapBase+w.headroom {
+	if w.yield == nil || w.stats.heapBytes() < w.heapBase+w.headroom {
 		return
 	}
 	w.yield.Store(true)
 	runtime.GC()
 	w.yield.Store(false)
-	w.heapBase = heapBytes()
+	w.heapBase = w.stats.heapBytes()
 	w.Collections++
 }
 
 // poll drains rings and handoffs once.
 func (w *trialWriter) poll() {
 	w.collect()
-	any := false
+	handed := false
 	now := rt.Monotonic()
 	for _, r := range w.readers {
 		w.sampleIRQs(r, now)
@@ -118,17 +252,34 @@ func (w *trialWriter) poll() {
 		r.drainProfiler()
 		if r.handoff != nil {
 			if set := r.handoff.Take(); set != nil {
-				w.interval(r, set)
-				set.Set.Reset()
-				r.handoff.Give(set)
-				any = true
+				w.handover(r, set)
+				handed = true
 			}
 		}
 	}
-	// Checkpoint summary.json at most every 10 s: enough for a SIGKILL to
-	// lose little, cheap for hours-long runs.
-	if any && w.onCheckpoint != nil && time.Since(w.lastCheckpoint) >= 10*time.Second {
-		w.lastCheckpoint = time.Now()
+	if handed {
+		w.maybeCheckpoint(time.Now())
+	}
+}
+
+// handover is the writer's work on a set r's thread handed over at an
+// interval end: the interval record, then the set reset and given back as
+// the next spare.
+func (w *trialWriter) handover(r *reader, set *probe.Recorders) {
+	w.interval(r, set)
+	set.Set.Reset()
+	r.handoff.Give(set)
+}
+
+// checkpointEvery is how often a soak's writer checkpoints the trial so
+// far: a SIGKILL loses little, and it stays cheap for hours-long runs.
+const checkpointEvery = 10 * time.Second
+
+// maybeCheckpoint hands the trial so far to onCheckpoint when the last
+// checkpoint is checkpointEvery old at now.
+func (w *trialWriter) maybeCheckpoint(now time.Time) {
+	if w.onCheckpoint != nil && now.Sub(w.lastCheckpoint) >= checkpointEvery {
+		w.lastCheckpoint = now
 		w.onCheckpoint(w.checkpoint())
 	}
 }
@@ -170,19 +321,25 @@ func (w *trialWriter) finish() {
 }
 
 // sampleIRQs reads the reader CPU's interrupt counts at the window's edges
-// (to within one poll, 50 ms).
+// (to within one poll, 50 ms): irqFrom at the first poll in the window
+// (irqLast starts as a copy, the first interval's base), irqUntil at the
+// first poll after it.
 func (w *trialWriter) sampleIRQs(r *reader, now int64) {
 	if r.loop.MeasureFrom == 0 || now < r.loop.MeasureFrom {
 		return
 	}
 	if r.irqFrom == nil {
-		if m, err := sysinfo.ReadIRQCounts(int(r.spec.CPU)); err == nil {
-			r.irqFrom, r.irqLast = m, m
+		m := sysinfo.IRQCounts{}
+		if err := w.proc.IRQCounts(r.cpu(), m); err == nil {
+			r.irqFrom, r.irqLast, r.irqCur = m, maps.Clone(m), sysinfo.IRQCounts{}
 		}
 		return
 	}
 	if r.irqUntil == nil && now >= r.loop.MeasureUntil {
-		r.irqUntil, _ = sysinfo.ReadIRQCounts(int(r.spec.CPU))
+		m := sysinfo.IRQCounts{}
+		if err := w.proc.IRQCounts(r.cpu(), m); err == nil {
+			r.irqUntil = m
+		}
 	}
 }
 
@@ -195,11 +352,11 @@ func (r *reader) cpuInterrupts() *results.CPUInterrupts {
 	end := r.irqUntil
 	if end == nil {
 		var err error
-		if end, err = sysinfo.ReadIRQCounts(int(r.spec.CPU)); err != nil {
+		if end, err = sysinfo.ReadIRQCounts(r.cpu()); err != nil {
 			return nil
 		}
 	}
-	return cpuInterrupts(int(r.spec.CPU), end, r.irqFrom)
+	return cpuInterrupts(r.cpu(), end, r.irqFrom)
 }
 
 // cpuInterrupts is cpu's interrupts from prev to now, largest source first.
@@ -212,6 +369,9 @@ func cpuInterrupts(cpu int, now, prev sysinfo.IRQCounts) *results.CPUInterrupts 
 	return out
 }
 
+// drainRing writes every wakeup record r's thread put in its ring since
+// the last poll to its wakeup log, and each one above the threshold to
+// spikes.jsonl.
 func (w *trialWriter) drainRing(r *reader) {
 	r.loop.Wakeups.Drain(func(wk *record.Wakeup) {
 		if r.log != nil && r.logErr == nil {
@@ -220,27 +380,39 @@ func (w *trialWriter) drainRing(r *reader) {
 			}
 		}
 		if r.spec.Threshold > 0 && wk.LatencyNs > int64(r.spec.Threshold) && w.spikes != nil {
-			sp := results.Spike{Time: time.Now(), Trial: w.trial, Variant: w.variant, Reader: r.spec.Name,
+			w.spikeNoise = w.noiseStates(w.spikeNoise[:0]) // encoded by Write below, then reused
+			w.spikeRec = results.Spike{Time: time.Now(), Trial: w.trial, Variant: w.variant, Reader: r.spec.Name,
 				Tick: wk.Tick, DeadlineNs: wk.DeadlineNs, LatencyNs: wk.LatencyNs, ThresholdNs: int64(r.spec.Threshold),
 				DrainNs: wk.DrainNs, PrevDrainNs: r.prevDrain, Messages: wk.Messages, Calls: wk.Calls, EAGAIN: wk.EAGAIN,
-				Missed: wk.Missed, Noise: w.noiseStates(), BrokeTrace: r.loop.BrokeAt.Load() == wk.DeadlineNs && wk.DeadlineNs != 0}
+				Missed: wk.Missed, Noise: w.spikeNoise, BrokeTrace: r.loop.BrokeAt.Load() == wk.DeadlineNs && wk.DeadlineNs != 0}
+			if w.spikeRec.BrokeTrace && !r.traceNoted {
+				r.traceNoted = true // at once: a soak may run for hours after it
+				fmt.Fprintf(w.log, "warning: %s\n", r.tracingStopped())
+			}
 			before := w.spikes.Dropped()
-			w.fail(w.spikes.Write(sp))
+			w.fail(w.spikes.Write(&w.spikeRec))
 			r.spikesDropped += w.spikes.Dropped() - before
 		}
 		r.prevDrain = wk.DrainNs
 	})
 }
 
-func (w *trialWriter) noiseStates() []results.NoiseInterval {
-	var out []results.NoiseInterval
+// noiseStates appends each noise source's state now to out.
+func (w *trialWriter) noiseStates(out []results.NoiseInterval) []results.NoiseInterval {
 	for _, n := range w.noises {
 		out = append(out, results.NoiseInterval{Kind: n.Kind(), Unit: n.Unit(), State: n.State()})
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }
 
-// interval merges set into r's totals and, in interval mode, writes its record.
+// interval merges set into r's totals and, in interval mode, writes its
+// record: to intervals.jsonl, to OnInterval and to the exporter. The
+// record's slices are its own (OnInterval may keep it); everything else it
+// reads goes through buffers the writer keeps, so an interval allocates
+// only the record's few slices and its encoding.
 func (w *trialWriter) interval(r *reader, set *probe.Recorders) {
 	r.total.Merge(set.Set)
 	if r.intervalNs == 0 {
@@ -261,24 +433,72 @@ func (w *trialWriter) interval(r *reader, set *probe.Recorders) {
 		WakeupLatency: results.LatencyOf(set.Set.HDR(record.WakeupLatency), false),
 		Drain:         results.LatencyOf(set.Set.HDR(record.DrainTime), false),
 		LateHandoffs:  r.handoff.Late.Load(),
-		Goroutines:    runtime.NumGoroutine(), GCCycles: gcCycles(),
+		Spikes:        set.Spikes - r.lastSpikes,
 	}
-	// 0 when /proc cannot be read: the soak's memory trend then shows a gap.
-	iv.RSSBytes, _ = sysinfo.RSS()
-	iv.FDs, _ = sysinfo.OpenFDs()
-	iv.Spikes = set.Spikes - r.lastSpikes
-	if r.irqLast != nil {
-		if m, err := sysinfo.ReadIRQCounts(int(r.spec.CPU)); err == nil {
-			iv.CPUInterrupts = cpuInterrupts(int(r.spec.CPU), m, r.irqLast)
-			r.irqLast = m
+	w.processState(&iv)
+	w.intervalIRQs(r, &iv)
+	r.intervalCounters(&iv)
+	w.intervalSent(r, &iv)
+	w.intervalNoise(r, &iv)
+	r.lastCounts, r.lastTicks, r.lastOverruns, r.lastSpikes = c, set.Ticks, set.Overruns, set.Spikes
+	r.intervals++
+	if w.intervals != nil {
+		w.ivRec = iv // encoded from the writer's own copy: no allocation for the boxing
+		w.fail(w.intervals.Write(&w.ivRec))
+	}
+	if r.log != nil && r.logErr == nil {
+		if r.logErr = r.log.Sync(); r.logErr != nil {
+			w.fail(r.logErr)
 		}
 	}
-	if now := r.readCounters(); now != nil {
-		for i, c := range now {
-			iv.Counters = append(iv.Counters, results.Counter{Name: c.Name, Value: c.Value - r.lastCtr[i]})
-			r.lastCtr[i] = c.Value
-		}
+	if w.onIv != nil {
+		w.onIv(iv)
 	}
+	if w.exporter != nil {
+		w.export(r, set, iv)
+	}
+}
+
+// processState fills the process's state at the end of an interval:
+// resident memory, open fds (0 when /proc cannot be read: the soak's
+// memory trend then shows a gap), goroutines and GC cycles so far.
+func (w *trialWriter) processState(iv *results.Interval) {
+	iv.RSSBytes, _ = w.proc.RSS()
+	iv.FDs, _ = w.proc.OpenFDs()
+	iv.Goroutines = runtime.NumGoroutine()
+	iv.GCCycles = w.stats.gcCycles()
+}
+
+// intervalIRQs fills what r's CPU served since the last interval; the two
+// maps it reads into take turns, so a known source allocates nothing.
+func (w *trialWriter) intervalIRQs(r *reader, iv *results.Interval) {
+	if r.irqLast == nil {
+		return
+	}
+	if err := w.proc.IRQCounts(r.cpu(), r.irqCur); err == nil {
+		iv.CPUInterrupts = cpuInterrupts(r.cpu(), r.irqCur, r.irqLast)
+		r.irqLast, r.irqCur = r.irqCur, r.irqLast
+	}
+}
+
+// intervalCounters fills the deltas of r's thread counters since the last
+// interval, in the slice readCounters returned (the record's own).
+func (r *reader) intervalCounters(iv *results.Interval) {
+	now := r.readCounters()
+	if now == nil || len(now) > len(r.lastCtr) {
+		return
+	}
+	for i := range now {
+		v := now[i].Value
+		now[i].Value = v - r.lastCtr[i]
+		r.lastCtr[i] = v
+	}
+	iv.Counters = now
+}
+
+// intervalSent fills the messages sent to r's endpoints since the last
+// interval.
+func (w *trialWriter) intervalSent(r *reader, iv *results.Interval) {
 	if len(r.lastSent) < len(w.senders) {
 		r.lastSent = make([]uint64, len(w.senders))
 	}
@@ -291,29 +511,21 @@ func (w *trialWriter) interval(r *reader, set *probe.Recorders) {
 			}
 		}
 	}
+}
+
+// intervalNoise fills each noise source's work since the last interval.
+func (w *trialWriter) intervalNoise(r *reader, iv *results.Interval) {
+	if len(w.noises) == 0 {
+		return
+	}
 	if len(r.lastNoise) < len(w.noises) {
 		r.lastNoise = make([]uint64, len(w.noises))
 	}
+	iv.Noise = make([]results.NoiseInterval, len(w.noises))
 	for i, n := range w.noises {
 		c := n.Count()
-		iv.Noise = append(iv.Noise, results.NoiseInterval{Kind: n.Kind(), Unit: n.Unit(), Count: c - r.lastNoise[i], State: n.State()})
+		iv.Noise[i] = results.NoiseInterval{Kind: n.Kind(), Unit: n.Unit(), Count: c - r.lastNoise[i], State: n.State()}
 		r.lastNoise[i] = c
-	}
-	r.lastCounts, r.lastTicks, r.lastOverruns, r.lastSpikes = c, set.Ticks, set.Overruns, set.Spikes
-	r.intervals++
-	if w.intervals != nil {
-		w.fail(w.intervals.Write(iv))
-	}
-	if r.log != nil && r.logErr == nil {
-		if r.logErr = r.log.Sync(); r.logErr != nil {
-			w.fail(r.logErr)
-		}
-	}
-	if w.onIv != nil {
-		w.onIv(iv)
-	}
-	if w.exporter != nil {
-		w.export(r, set, iv)
 	}
 }
 

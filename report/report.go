@@ -171,6 +171,13 @@ func writeHeader(b *strings.Builder, s *results.Summary) {
 		}
 		b.WriteString(": interrupted; last trial partial, rounds may be missing\n")
 	}
+	for _, tr := range s.Trials {
+		for _, r := range tr.Readers {
+			if r.TracingStopped != "" {
+				fmt.Fprintf(b, "\n*** TRACING STOPPED (trial %d, %s): %s\n", tr.Index+1, tr.Variant, r.TracingStopped)
+			}
+		}
+	}
 }
 
 // autoLine states how a rounds: auto run ended: the reason, the rounds,

@@ -1,6 +1,8 @@
 package results
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -49,6 +51,11 @@ type Dir struct {
 
 	mu    sync.Mutex
 	temps map[string]bool
+
+	// sumMu serialises WriteSummary, which encodes into sumBuf.
+	sumMu  sync.Mutex
+	sumBuf bytes.Buffer
+	sumEnc *json.Encoder
 }
 
 // CreateDir returns path as a results directory for a new run. It creates

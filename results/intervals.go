@@ -120,7 +120,8 @@ type JSONL struct {
 	name    string
 	f       *os.File
 	buf     bytes.Buffer
-	size    int64 // bytes on disk, all whole records
+	enc     *json.Encoder // into buf, kept: one record encodes without allocating an encoder
+	size    int64         // bytes on disk, all whole records
 	limit   int64
 	dropped uint64
 	err     error
@@ -133,7 +134,9 @@ func (d *Dir) CreateJSONL(name string, limit int64) (*JSONL, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &JSONL{name: filepath.Join(d.path, name), f: f, limit: limit}, nil
+	w := &JSONL{name: filepath.Join(d.path, name), f: f, limit: limit}
+	w.enc = json.NewEncoder(&w.buf)
+	return w, nil
 }
 
 // Write appends v as one line, or drops it (and counts it) when the line
@@ -146,7 +149,7 @@ func (w *JSONL) Write(v any) error {
 		return w.err
 	}
 	w.buf.Reset()
-	if err := json.NewEncoder(&w.buf).Encode(v); err != nil {
+	if err := w.enc.Encode(v); err != nil {
 		return fmt.Errorf("%s: %w", w.name, err)
 	}
 	if w.limit > 0 && w.size+int64(w.buf.Len()) > w.limit {

@@ -94,48 +94,68 @@ type dist struct {
 	hdr      string
 }
 
-// bucketFunc calls yield for every bucket in ascending order with its
-// lowest and highest value and its count; yield returns false to stop.
-type bucketFunc func(yield func(lo, hi, count uint64) bool)
+// quantileWalk fills a dist's quantiles from its buckets in ascending
+// order (add, once per bucket, until it returns false; then done). It is
+// a value the bucket loops call directly rather than a callback handed to
+// them, so that summarising a histogram allocates nothing: a soak's
+// writer does it for every interval (issue 12).
+type quantileWalk struct {
+	d     *dist
+	ranks [len(Quantiles)]uint64
+	next  int
+	cum   uint64
+}
 
-// quantiles fills d.q from the buckets, d.count, d.min and d.max.
-func (d *dist) quantiles(buckets bucketFunc) {
+// walkQuantiles starts filling d.q from d.count, d.min and d.max.
+func walkQuantiles(d *dist) quantileWalk {
+	w := quantileWalk{d: d}
+	for i, q := range Quantiles {
+		w.ranks[i] = rank(q, d.count)
+	}
 	if d.count == 0 {
+		w.next = len(w.ranks) // nothing to fill
+	}
+	return w
+}
+
+// add counts the next bucket (highest value hi, count samples) and
+// reports whether a quantile is still unfilled.
+func (w *quantileWalk) add(hi, count uint64) bool {
+	w.cum += count
+	for w.next < len(w.ranks) && w.cum >= w.ranks[w.next] {
+		w.d.q[w.next] = min(max(hi, w.d.min), w.d.max)
+		w.next++
+	}
+	return w.next < len(w.ranks)
+}
+
+// done gives the quantiles the buckets did not reach the max (counts short
+// of count: a corrupt input).
+func (w *quantileWalk) done() {
+	if w.d.count == 0 {
 		return
 	}
-	var ranks [len(Quantiles)]uint64
-	for i, q := range Quantiles {
-		ranks[i] = rank(q, d.count)
-	}
-	next, cum := 0, uint64(0)
-	buckets(func(lo, hi, count uint64) bool {
-		cum += count
-		for next < len(ranks) && cum >= ranks[next] {
-			d.q[next] = min(max(hi, d.min), d.max)
-			next++
-		}
-		return next < len(ranks)
-	})
-	for ; next < len(ranks); next++ { // counts short of count: a corrupt input
-		d.q[next] = d.max
+	for ; w.next < len(w.ranks); w.next++ {
+		w.d.q[w.next] = w.d.max
 	}
 }
 
 // distOf summarises h; with encode it also carries the HdrHistogram
-// encoding (allocates; off the real-time thread).
+// encoding (allocates; off the real-time thread). Without, it allocates
+// nothing.
 func distOf(h *record.HDR, encode bool) dist {
 	if h == nil || h.Count() == 0 {
 		return dist{}
 	}
 	d := dist{count: uint64(h.Count()), min: h.Min(), max: h.Max(), mean: h.Mean()}
-	d.quantiles(func(yield func(lo, hi, count uint64) bool) {
-		stop := false
-		h.Buckets(func(lo, width, count uint64) {
-			if !stop {
-				stop = !yield(lo, lo+width-1, count)
-			}
-		})
+	w := walkQuantiles(&d)
+	more := true
+	h.Buckets(func(lo, width, count uint64) {
+		if more {
+			more = w.add(lo+width-1, count)
+		}
 	})
+	w.done()
 	if encode {
 		d.hdr = encodeHistogram(h.Histogram())
 	}
@@ -152,14 +172,13 @@ func distOfHistogram(h *hdrhistogram.Histogram, minV, maxV uint64, exact bool) d
 	if !exact {
 		d.min, d.max = uint64(max(h.Min(), 0)), uint64(max(h.Max(), 0))
 	}
-	bars := h.Distribution()
-	d.quantiles(func(yield func(lo, hi, count uint64) bool) {
-		for _, b := range bars {
-			if b.Count > 0 && !yield(uint64(max(b.From, 0)), uint64(max(b.To, 0)), uint64(b.Count)) {
-				return
-			}
+	w := walkQuantiles(&d)
+	for _, b := range h.Distribution() {
+		if b.Count > 0 && !w.add(uint64(max(b.To, 0)), uint64(b.Count)) {
+			break
 		}
-	})
+	}
+	w.done()
 	d.hdr = encodeHistogram(h)
 	return d
 }

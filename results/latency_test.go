@@ -218,3 +218,20 @@ func TestQuantityNames(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+// TestLatencyOfAllocs: summarising a histogram without its encoding
+// allocates nothing, as a soak's writer does for every interval (issue 12).
+func TestLatencyOfAllocs(t *testing.T) {
+	h := record.NewHDR(int64(10e9))
+	for i := range 10000 {
+		h.Record(uint64(1000 + i*37))
+	}
+	var l results.Latency
+	var s results.TickStats
+	if n := testing.AllocsPerRun(50, func() { l = results.LatencyOf(h, false); s = results.TickStatsOf(h, false) }); n != 0 {
+		t.Errorf("LatencyOf + TickStatsOf without HDR: %v allocations, want 0", n)
+	}
+	if l.Count != 10000 || l.MaxNs != int64(h.Max()) || s.MaxTicks != h.Max() {
+		t.Errorf("summary %+v / %+v of 10000 samples up to %d", l, s, h.Max())
+	}
+}

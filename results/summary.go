@@ -132,6 +132,10 @@ type Reader struct {
 	// BrokeTraceAtNs is the deadline of the spike that stopped ftrace.
 	Spikes         uint64 `json:"spikes,omitempty"`
 	BrokeTraceAtNs int64  `json:"broke_trace_at_ns,omitempty"`
+	// TracingStopped, set when breaktrace stopped ftrace, says so: that
+	// tracing_on was left at 0 so that the trace ends at the spike, where
+	// to read it and how to turn tracing back on.
+	TracingStopped string `json:"tracing_stopped,omitempty"`
 	// SpikesDropped counts spikes counted in Spikes but not written to
 	// spikes.jsonl because the file reached its cap (SpikesLimit).
 	SpikesDropped uint64 `json:"spikes_dropped,omitempty"`

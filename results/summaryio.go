@@ -41,23 +41,41 @@ const (
 // WriteSummary writes s as indented JSON to summary.json atomically (see
 // Dir.WriteFile): a crash or a full disk leaves the previous summary.json,
 // never a torn one. The file says SummaryVersion whatever s.Version holds
-// (s itself is not modified).
+// (s itself is not modified). One summary is written at a time, encoded
+// into a buffer the Dir keeps (up to maxKeptSummary bytes), so that a
+// soak's checkpoints every few seconds do not each allocate the whole
+// text anew (issue 12: with GC off that is what grows the heap).
 func (d *Dir) WriteSummary(s *Summary) error {
 	if s == nil {
 		return errors.New("write summary: nil Summary")
 	}
 	out := *s
 	out.Version = SummaryVersion
-	data, err := json.MarshalIndent(&out, "", "  ")
-	if err != nil {
+	d.sumMu.Lock()
+	defer d.sumMu.Unlock()
+	if d.sumEnc == nil {
+		d.sumEnc = json.NewEncoder(&d.sumBuf)
+		d.sumEnc.SetIndent("", "  ")
+	}
+	d.sumBuf.Reset()
+	defer func() {
+		if d.sumBuf.Cap() > maxKeptSummary {
+			d.sumBuf, d.sumEnc = bytes.Buffer{}, nil
+		}
+	}()
+	// Encode ends the text with a newline, as the file always has.
+	if err := d.sumEnc.Encode(&out); err != nil {
 		return fmt.Errorf("write summary %s: %w", filepath.Join(d.path, SummaryFile), err)
 	}
-	data = append(data, '\n')
-	if err := d.WriteFile(SummaryFile, data); err != nil {
+	if err := d.WriteFile(SummaryFile, d.sumBuf.Bytes()); err != nil {
 		return fmt.Errorf("write summary: %w", err)
 	}
 	return nil
 }
+
+// maxKeptSummary is the largest summary encoding buffer a Dir keeps
+// between writes (bytes); a larger one is dropped after its write.
+const maxKeptSummary = 4 << 20
 
 // ReadSummary reads a Summary from path: a results directory (its
 // summary.json is read) or the file itself, at most MaxSummaryBytes. See

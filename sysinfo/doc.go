@@ -33,7 +33,10 @@
 // OpenFDs (/proc/self/fd) and ReadTaskStats (a reader thread's context
 // switches, page faults, time on CPU and migrations from
 // /proc/self/task/TID/{status,stat,schedstat,sched}, in place of task-bound
-// perf events on it). Their parsers are pure functions over strings too.
+// perf events on it). A ProcReader reads the same every interval of a soak
+// without allocating (buffers it keeps, openat(2) on paths prepared once,
+// getdents64(2), parsers that do not allocate on success); the one-off
+// readers are built on the same parsers, so each file has one.
 //
 // For a scenario's requirements, KernelParam works out the state the
 // kernel runs with for the boolean hardening parameters (init_on_alloc

@@ -2,9 +2,7 @@ package sysinfo
 
 import (
 	"cmp"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -22,15 +20,12 @@ type SourceCount struct {
 
 // ReadIRQCounts reads /proc/interrupts and /proc/softirqs for cpu. A CPU
 // that is not in the files' headers reads as empty counts; the error is a
-// file's read error (*fs.PathError).
+// file's read error (*fs.PathError). A writer sampling them often uses a
+// ProcReader instead.
 func ReadIRQCounts(cpu int) (IRQCounts, error) {
 	m := IRQCounts{}
-	for _, f := range []struct{ path, prefix string }{{"/proc/interrupts", "irq:"}, {"/proc/softirqs", "softirq:"}} {
-		b, err := os.ReadFile(f.path)
-		if err != nil {
-			return nil, err
-		}
-		ParseIRQCounts(string(b), cpu, f.prefix, m)
+	if err := NewProcReader().IRQCounts(cpu, m); err != nil {
+		return nil, err
 	}
 	return m, nil
 }
@@ -41,30 +36,8 @@ func ReadIRQCounts(cpu int) (IRQCounts, error) {
 // they reach it. A numbered IRQ's key carries its device name, the last
 // field of its row ("irq:26 ttyS0").
 func ParseIRQCounts(text string, cpu int, prefix string, m IRQCounts) {
-	header, rows, _ := strings.Cut(text, "\n")
-	col := slices.Index(strings.Fields(header), "CPU"+strconv.Itoa(cpu))
-	if col < 0 {
-		return
-	}
-	for _, l := range strings.Split(rows, "\n") {
-		name, rest, ok := strings.Cut(l, ":")
-		if !ok {
-			continue
-		}
-		name = strings.TrimSpace(name)
-		f := strings.Fields(rest)
-		if col >= len(f) {
-			continue
-		}
-		v, err := strconv.ParseUint(f[col], 10, 64)
-		if err != nil {
-			continue
-		}
-		if _, err := strconv.Atoi(name); err == nil && len(f) > col+1 {
-			name += " " + f[len(f)-1]
-		}
-		m[prefix+name] += v
-	}
+	col := appendDecimal([]byte("CPU"), cpu)
+	parseIRQColumn([]byte(text), col, prefix, nil, func(key []byte, v uint64) { m[string(key)] += v })
 }
 
 // Delta returns the sources that counted since prev, largest first (then

@@ -105,7 +105,9 @@ func readBounded(path string) (string, error) {
 // nonvoluntary_ctxt_switches from a /proc/…/status text.
 func parseTaskStatus(s string) (vol, invol uint64, err error) {
 	var haveVol, haveInvol bool
-	for _, line := range strings.Split(s, "\n") {
+	for rest := s; rest != ""; {
+		var line string
+		line, rest, _ = strings.Cut(rest, "\n")
 		k, v, ok := strings.Cut(line, ":")
 		if !ok {
 			continue
@@ -136,9 +138,18 @@ func parseTaskStatFaults(s string) (minflt, majflt uint64, err error) {
 	if i < 0 {
 		return 0, 0, errors.New("no ')' after the command")
 	}
-	f := strings.Fields(s[i+1:]) // f[0] is field 3 (state)
-	if len(f) < 10 {
-		return 0, 0, fmt.Errorf("%d fields after the command, want ≥ 10", len(f))
+	var f [10]string // f[0] is field 3 (state)
+	n, rest := 0, s[i+1:]
+	for n < len(f) {
+		var w string
+		if w, rest = nextFieldString(rest); w == "" {
+			break
+		}
+		f[n] = w
+		n++
+	}
+	if n < 10 {
+		return 0, 0, fmt.Errorf("%d fields after the command, want ≥ 10", n)
 	}
 	if minflt, err = strconv.ParseUint(f[10-3], 10, 64); err != nil {
 		return 0, 0, fmt.Errorf("minflt: %w", err)
@@ -151,9 +162,18 @@ func parseTaskStatFaults(s string) (minflt, majflt uint64, err error) {
 
 // parseSchedstat reads the three fields of /proc/…/schedstat.
 func parseSchedstat(s string) (run, wait, slices uint64, err error) {
-	f := strings.Fields(s)
-	if len(f) < 3 {
-		return 0, 0, 0, fmt.Errorf("%d fields, want 3", len(f))
+	var f [3]string
+	n, rest := 0, s
+	for n < len(f) {
+		var w string
+		if w, rest = nextFieldString(rest); w == "" {
+			break
+		}
+		f[n] = w
+		n++
+	}
+	if n < 3 {
+		return 0, 0, 0, fmt.Errorf("%d fields, want 3", n)
 	}
 	var v [3]uint64
 	for i := range v {
@@ -166,7 +186,9 @@ func parseSchedstat(s string) (run, wait, slices uint64, err error) {
 
 // parseSchedMigrations reads se.nr_migrations from a /proc/…/sched text.
 func parseSchedMigrations(s string) (uint64, bool) {
-	for _, line := range strings.Split(s, "\n") {
+	for rest := s; rest != ""; {
+		var line string
+		line, rest, _ = strings.Cut(rest, "\n")
 		k, v, ok := strings.Cut(line, ":")
 		if !ok || strings.TrimSpace(k) != "se.nr_migrations" {
 			continue
@@ -175,4 +197,18 @@ func parseSchedMigrations(s string) (uint64, bool) {
 		return n, err == nil
 	}
 	return 0, false
+}
+
+// nextFieldString is nextField for a string: the first field of s
+// separated by ASCII white space ("" when none is left) and the rest.
+func nextFieldString(s string) (f, rest string) {
+	i := 0
+	for i < len(s) && isSpace(s[i]) {
+		i++
+	}
+	j := i
+	for j < len(s) && !isSpace(s[j]) {
+		j++
+	}
+	return s[i:j], s[j:]
 }

@@ -1,0 +1,532 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"runtime/debug"
+	"sync/atomic"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+
+	"github.com/rtload/rtload/net/netns"
+	"github.com/rtload/rtload/noise"
+	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/rt"
+	"github.com/rtload/rtload/scenario"
+)
+
+// trial is one trial of a run, carried through named phases by exec:
+// build (kernel objects: endpoints, senders, probes, readers), start
+// (quiet the machine and the runtime, then noise, readers, senders, probes
+// and the writer), wait (the measured window), stop (every thread, in the
+// order stop gives), collect (the results) and close (every kernel object,
+// on every path). Only the goroutine calling exec touches it; the writer
+// goroutine owns what trialWriter says it owns.
+type trial struct {
+	run *run
+	tr  scenario.Trial
+	sp  *scenario.Spec // the trial's own copy (&tr.Spec)
+	ns  *netns.NS      // the run's namespace, when this trial uses it
+	res *results.Trial
+	// degraded collects the notes of what ran without a privilege.
+	degraded []string
+
+	// Kernel objects and threads, made by build and start, released by close.
+	eps     map[string]*endpoint
+	senders []*sender
+	probes  []probeRunner
+	readers []*reader
+	noises  []*noise.Noise
+	dma     io.Closer       // /dev/cpu_dma_latency held open (nil: not held)
+	nlh     *netlink.Handle // netlink handle in the namespace, for probes
+	gcOff   bool            // start turned GC off; close restores oldGC
+	oldGC   int
+	// heapBase is the heap (bytes) right after start's collection: a soak's
+	// writer collects again once it has grown by the headroom.
+	heapBase uint64
+
+	win   window
+	yield *atomic.Bool // set by a soak's writer to collect garbage (probe.Loop.Yield)
+	w     *trialWriter
+	// stopped: the trial ended before its window did (ctx, a results file
+	// that cannot be written, or a start that failed).
+	stopped bool
+}
+
+// newTrial prepares trial tr of run r; nothing is built yet.
+func newTrial(r *run, tr scenario.Trial) *trial {
+	t := &trial{run: r, tr: tr, eps: map[string]*endpoint{}, yield: &atomic.Bool{}}
+	t.sp = &t.tr.Spec
+	if t.sp.Network.Namespace == scenario.NamespacePrivate {
+		t.ns = r.ns
+	}
+	t.res = &results.Trial{Index: tr.Index, Round: tr.Round, Variant: tr.Variant, Profiled: tr.Profiled, Overrides: variantSet(t.sp, tr.Variant)}
+	if t.ns != nil {
+		t.res.Namespace = t.ns.Name()
+	}
+	return t
+}
+
+// exec carries the trial through its phases and returns its results (nil
+// when nothing was measured: a build or start that failed leaves no
+// partial trial), the notes of what ran degraded, and the first error.
+// Kernel objects are closed on every path.
+func (t *trial) exec(ctx context.Context) (*results.Trial, []string, error) {
+	defer t.close()
+	if err := t.build(); err != nil {
+		return nil, t.degraded, err
+	}
+	if err := t.start(); err != nil {
+		t.stopped = true
+		t.stop()
+		t.discard()
+		return nil, t.degraded, err
+	}
+	t.wait(ctx)
+	t.stop()
+	return t.collect()
+}
+
+// build makes the trial's kernel objects: endpoints, senders and probes
+// (on a thread inside the namespace, when private, so that sockets and tap
+// fds stay in it), then the readers with their wakeup logs.
+func (t *trial) build() error {
+	bufSize := recvBufSize(t.sp.Traffic)
+	var err error
+	if t.ns != nil {
+		err = t.ns.Do(t.buildNet)
+	} else {
+		err = t.buildNet()
+	}
+	if err != nil {
+		return err
+	}
+	var dir *results.Dir
+	if !t.run.opt.NoWakeupLog {
+		dir = t.run.opt.Results
+	}
+	for i := range t.sp.Readers {
+		r, err := newReader(t.tr, i, t.eps, bufSize, t.run.clock, dir, t.run.opt.Log, t.run.opt.AllowDegraded)
+		if err != nil {
+			return err
+		}
+		t.readers = append(t.readers, r)
+	}
+	return nil
+}
+
+// buildNet opens the endpoints (tap devices numbered across them), a
+// sender per traffic entry and the probes.
+func (t *trial) buildNet() error {
+	dev := 0
+	for _, e := range t.sp.Endpoints {
+		ep, err := openEndpoint(e, t.ns, dev)
+		if err != nil {
+			return err
+		}
+		dev += len(ep.devices)
+		t.eps[e.Name] = ep
+	}
+	for _, tf := range t.sp.Traffic {
+		ep := t.eps[tf.Endpoint]
+		tx, err := newInjector(ep, int(tf.Size))
+		if err != nil {
+			return fmt.Errorf("traffic to %s: %w", tf.Endpoint, err)
+		}
+		t.senders = append(t.senders, newSender(tf, ep.group, tx, t.tr.Index))
+	}
+	for _, ps := range t.sp.Probes {
+		p, err := newProbe(ps, t.eps, t.run.clock, t.sp.Report)
+		if err != nil {
+			return fmt.Errorf("probe %s: %w", ps.Name, err)
+		}
+		t.probes = append(t.probes, p)
+	}
+	return nil
+}
+
+// start quiets the machine and the runtime (quiet), starts the noise,
+// then the readers (their ticks begin at the window's t0), the senders,
+// the probes and the writer. A failure returns at once: exec then stops
+// what started.
+func (t *trial) start() error {
+	if err := t.quiet(); err != nil {
+		return err
+	}
+	if err := t.startNoise(); err != nil {
+		return err
+	}
+	t.win = trialWindow(t.sp, rt.Monotonic())
+	for _, r := range t.readers {
+		d, err := r.start(t.win, t.yield, t.run.opt.AllowDegraded, t.run.opt.TaskPerfCounters)
+		t.degraded = append(t.degraded, d...)
+		if err != nil {
+			return err
+		}
+		if t.tr.Profiled {
+			if err := r.startProfiler(t.run.profiles, t.sp.Profile.Frequency, t.win.from, t.win.until); err != nil {
+				return fmt.Errorf("reader %s: %w", r.spec.Name, err)
+			}
+		}
+	}
+	// Senders run from t0 to the end of the measured window.
+	for _, s := range t.senders {
+		if err := s.launch(t.win.t0, t.win.until); err != nil {
+			return err
+		}
+	}
+	if err := t.startProbes(); err != nil {
+		return err
+	}
+	w, err := newTrialWriter(t)
+	if err != nil {
+		return err
+	}
+	t.w = w
+	w.start()
+	return nil
+}
+
+// quiet keeps the CPUs out of deep idle states, as cyclictest does
+// (/dev/cpu_dma_latency, held until close), and quiets the Go runtime for
+// the measured window: it collects now, then turns GC off until the trial
+// ends (the GC count before and after goes in the results). GC cannot stop
+// a reader inside a timed call (the measured path has no preemption
+// point). A soak run (intervals) allocates a little per interval (records,
+// logs): its writer collects garbage itself once the heap has grown by
+// Options.GCHeadroom, first asking the readers to pass their SafePoint
+// (probe.Loop.Yield), since nothing else can stop them; no automatic GC
+// can start behind their back.
+func (t *trial) quiet() error {
+	t.res.CPUDMALatencyUs = -1
+	if t.sp.CPUDMALatency >= 0 {
+		f, err := rt.HoldCPUDMALatency(int32(t.sp.CPUDMALatency))
+		switch {
+		case err == nil:
+			t.dma = f
+			t.res.CPUDMALatencyUs = t.sp.CPUDMALatency
+		case errors.Is(err, rt.ErrNoPrivilege) && t.run.opt.AllowDegraded:
+			t.degraded = append(t.degraded, err.Error())
+		default:
+			return err
+		}
+	}
+	runtime.GC()
+	t.oldGC, t.gcOff = debug.SetGCPercent(-1), true
+	t.heapBase = heapBytes()
+	t.res.GCBefore = gcCycles()
+	return nil
+}
+
+// startNoise starts every noise source, warning on log about what a
+// source's configuration makes of it.
+func (t *trial) startNoise() error {
+	for _, nz := range t.sp.Noise {
+		cfg := noiseConfig(nz, t.sp.AllowRTNoise, t.run.opt.AllowDegraded)
+		for _, w := range noise.Warnings(cfg) {
+			fmt.Fprintf(t.run.opt.Log, "warning: noise %s: %s\n", nz.Kind, w)
+		}
+		src, err := noise.New(cfg)
+		if err != nil {
+			return fmt.Errorf("noise %s: %w", nz.Kind, err)
+		}
+		if err := src.Start(); err != nil {
+			return fmt.Errorf("noise %s: %w", nz.Kind, err)
+		}
+		t.noises = append(t.noises, src)
+	}
+	return nil
+}
+
+// startProbes starts the probes (tap_send, file_write, messaging) on their
+// own threads; tap_send reads device counters through a netlink handle in
+// the namespace.
+func (t *trial) startProbes() error {
+	if len(t.probes) == 0 {
+		return nil
+	}
+	if t.ns != nil {
+		h, err := t.ns.Handle()
+		if err != nil {
+			return fmt.Errorf("netlink handle in %s: %w", t.ns.Name(), err)
+		}
+		t.nlh = h
+	}
+	for _, p := range t.probes {
+		d, err := p.start(t.nlh, t.run.opt.AllowDegraded)
+		if err != nil {
+			return err
+		}
+		t.degraded = append(t.degraded, d...)
+	}
+	return nil
+}
+
+// wait blocks until the measured window has ended and every probe has
+// finished, ctx is done, or a results file cannot be written (a full
+// disk: the trial ends now and its error says why). It reports progress
+// about 5 times a second (not for a soak, which has no end).
+func (t *trial) wait(ctx context.Context) {
+	opt := &t.run.opt
+	progress := time.NewTicker(200 * time.Millisecond)
+	defer progress.Stop()
+	for {
+		now := rt.Monotonic()
+		if now >= t.win.until && t.probesDone() {
+			break
+		}
+		if opt.Progress != nil && !t.win.forever {
+			opt.Progress(t.tr.Index, t.run.ntrials, math.Max(0, float64(now-t.win.t0))/float64(t.win.until-t.win.t0))
+		}
+		select {
+		case <-ctx.Done():
+			t.stopped = true
+			return
+		case <-t.w.failed:
+			t.stopped = true
+			return
+		case <-progress.C:
+		}
+	}
+	if opt.Progress != nil {
+		opt.Progress(t.tr.Index, t.run.ntrials, 1)
+	}
+}
+
+func (t *trial) probesDone() bool {
+	for _, p := range t.probes {
+		if !p.finished() {
+			return false
+		}
+	}
+	return true
+}
+
+// stop ends the trial's threads. The order is what the results need:
+//
+//  1. Probes: measured work of their own. wait returned only once they
+//     finished, unless the trial was stopped, when they are asked to end
+//     early (file_write, messaging; a tap sweep is bounded). Their
+//     results are taken here.
+//  2. Senders: after the window nothing more is sent.
+//  3. A pause of three periods of the first reader (tailPause): messages
+//     still in flight land, and the readers' tail ticks read them
+//     (counted as in flight at the end, not lost).
+//  4. Readers: each ends at its next tick. Only now are their rings,
+//     counters and last sets stable.
+//  5. The writer: its last poll drains the rings and takes the last,
+//     partial interval, which needs the readers ended and the noise still
+//     running (that interval's noise work runs up to the readers' end).
+//     The GC count is read after it, as it may have collected.
+//  6. Noise: it runs to the very end, so the readers see one background
+//     through the window and the tail; its achieved work is read as it
+//     stops.
+//  7. munlockall(2): the threads that needed locked memory are gone.
+//
+// It stops only what start started, so it also ends a trial whose start
+// failed part way.
+func (t *trial) stop() {
+	for _, p := range t.probes {
+		if t.stopped {
+			p.stop()
+		}
+		p.wait()
+		t.res.Probes = append(t.res.Probes, p.result())
+	}
+	for _, s := range t.senders {
+		s.halt()
+	}
+	for _, s := range t.senders {
+		s.wait()
+	}
+	if len(t.readers) > 0 {
+		time.Sleep(tailPause(t.sp))
+	}
+	for _, r := range t.readers {
+		r.halt()
+	}
+	for _, r := range t.readers {
+		r.wait()
+		if why := r.clockStatus.Reason; why != "" { // TODO(issue 15): a results field marking the trial
+			fmt.Fprintf(t.run.opt.Log, "warning: reader %s: per-call %s\n", r.spec.Name, why)
+		}
+		for _, st := range r.perCallStatus {
+			if st.Reason != "" { // counted only part of the calls: the trial is marked
+				t.degraded = append(t.degraded, fmt.Sprintf("reader %s: per-call counter %s: %s", r.spec.Name, st.Event, st.Reason))
+			}
+		}
+	}
+	if t.w != nil {
+		t.w.stop()
+	}
+	for _, r := range t.readers {
+		// Said by the writer when it logged the spike; otherwise now.
+		if note := r.tracingStopped(); note != "" && !r.traceNoted {
+			r.traceNoted = true
+			fmt.Fprintf(t.run.opt.Log, "warning: %s\n", note)
+		}
+	}
+	t.res.GCAfter = gcCycles()
+	t.res.GCDuring = t.res.GCAfter - t.res.GCBefore
+	t.stopNoise()
+	if err := rt.Munlockall(); err != nil {
+		fmt.Fprintf(t.run.opt.Log, "warning: %v\n", err)
+	}
+}
+
+// stopNoise stops every noise source and records its achieved work.
+func (t *trial) stopNoise() {
+	for i, nz := range t.noises {
+		wk, _ := nz.Stop()
+		n := results.Noise{Unit: wk.Unit, Count: wk.Count, Seconds: float64(wk.Elapsed) / 1e9, PerSec: wk.PerSec(), Duty: nz.DutyObserved()}
+		if i < len(t.sp.Noise) {
+			n.Kind, n.Threads = t.sp.Noise[i].Kind.String(), t.sp.Noise[i].WorkerThreads()
+		}
+		t.res.Noise = append(t.res.Noise, n)
+	}
+}
+
+// discard removes what a trial that measured nothing wrote: its readers'
+// wakeup logs.
+func (t *trial) discard() {
+	for _, r := range t.readers {
+		r.discardLog(t.run.opt.Results)
+	}
+}
+
+// collect turns what the stopped threads counted into the trial's results
+// and returns the first error the trial met: a reader's clock_nanosleep,
+// a wakeup log, or the interval or spike log.
+func (t *trial) collect() (*results.Trial, []string, error) {
+	res := t.res
+	res.DurationNs = int64(t.sp.Duration)
+	if t.stopped {
+		res.DurationNs = max(0, rt.Monotonic()-t.win.from)
+	}
+	for _, r := range t.readers {
+		r.closeLog()
+	}
+	collect(res, t.sp, t.senders, t.readers)
+	if t.tr.Profiled {
+		t.run.profiles.add(res, t.readers) // the readers and the writer have ended
+	}
+	for _, r := range t.readers {
+		if r.loop.Errno != 0 {
+			return res, t.degraded, fmt.Errorf("reader %s: clock_nanosleep: %w", r.spec.Name, unix.Errno(r.loop.Errno))
+		}
+		if r.logErr != nil {
+			return res, t.degraded, r.logErr // results names the log
+		}
+	}
+	if t.w.err != nil {
+		return res, t.degraded, fmt.Errorf("interval or spike log: %w", t.w.err)
+	}
+	return res, t.degraded, nil
+}
+
+// close releases everything the trial opened, on every path: the netlink
+// handle, GC back on, the CPU idle-state hold, then injectors, probes,
+// endpoints (sockets, tap devices) and the readers' files and counters.
+func (t *trial) close() {
+	if t.nlh != nil {
+		t.nlh.Close()
+	}
+	if t.gcOff {
+		debug.SetGCPercent(t.oldGC)
+	}
+	if t.dma != nil {
+		t.dma.Close()
+	}
+	for _, s := range t.senders {
+		s.tx.Close()
+	}
+	for _, p := range t.probes {
+		p.close()
+	}
+	for _, e := range t.eps {
+		e.Close()
+	}
+	for _, r := range t.readers {
+		r.close()
+	}
+}
+
+// window is a trial's timeline (CLOCK_MONOTONIC ns): readers tick and
+// senders send from t0; the measured window is [from, until), after a
+// warm-up from t0 to from; a reader never told to stop ends at hardStop.
+// A soak (duration 0) is forever: until is far enough never to come.
+type window struct {
+	t0, from, until, hardStop int64
+	forever                   bool
+}
+
+// trialStartDelay is how long after start the threads' first tick comes:
+// time for every thread to be started and settled before it.
+const trialStartDelay = 200 * time.Millisecond
+
+// trialWindow is sp's timeline for a trial started at now.
+func trialWindow(sp *scenario.Spec, now int64) window {
+	w := window{t0: now + int64(trialStartDelay)}
+	w.from = w.t0 + int64(sp.Warmup)
+	w.until = w.from + int64(sp.Duration)
+	if sp.Duration == 0 {
+		w.forever, w.until = true, math.MaxInt64/4 // a soak: until stopped
+	}
+	w.hardStop = w.until + int64(5*time.Second)
+	return w
+}
+
+// tailPause is how long stop waits between the last send and the readers'
+// stop: three periods of the first reader (10 ms without one), for the
+// messages in flight to land and be read.
+func tailPause(sp *scenario.Spec) time.Duration {
+	period := 10 * time.Millisecond
+	if len(sp.Readers) > 0 {
+		period = time.Duration(sp.Readers[0].Period)
+	}
+	return 3 * period
+}
+
+// recvBufSize is a receiver's buffer per message: the largest traffic
+// payload, at least 2048 bytes.
+func recvBufSize(traffic []scenario.Traffic) int {
+	n := 2048
+	for _, t := range traffic {
+		n = max(n, int(t.Size))
+	}
+	return n
+}
+
+// noiseConfig is noise entry nz as noise.Config: at least one thread;
+// allowRT (the scenario's allow_rt_noise) lets it run fifo or rr.
+func noiseConfig(nz scenario.Noise, allowRT, allowDegraded bool) noise.Config {
+	return noise.Config{Kind: nz.Kind.String(), Threads: max(nz.Threads, 1), CPUs: nz.CPUs, Policy: schedPolicy(nz.Policy), Priority: nz.Priority, Nice: nz.Nice,
+		On: time.Duration(nz.Duty.On), Off: time.Duration(nz.Duty.Off), AllowRT: allowRT, AllowDegraded: allowDegraded,
+		Size: int(nz.Size), Rate: nz.Rate, Syscall: nz.Syscall.String(), Dir: nz.Dir, Blocks: nz.Blocks, Groups: nz.Groups, FDs: nz.FDs, Loops: nz.Loops}
+}
+
+// variantSet is the --set overrides of variant name (nil for none).
+func variantSet(sp *scenario.Spec, name string) map[string]string {
+	for _, v := range sp.Variants {
+		if v.Name == name {
+			return v.Set
+		}
+	}
+	return nil
+}
+
+// hasThreshold reports whether any reader logs spikes.
+func hasThreshold(sp *scenario.Spec) bool {
+	for _, r := range sp.Readers {
+		if r.Threshold > 0 {
+			return true
+		}
+	}
+	return false
+}
