@@ -34,9 +34,10 @@ func collect(res *results.Trial, sp *scenario.Spec, senders []*sender, readers [
 			Calls:   c.Calls, Data: c.Data, EAGAIN: c.EAGAIN, Errors: c.Errors,
 			Messages: c.Messages, Bytes: c.Bytes, Lost: c.Lost, Reordered: c.Reordered, Duplicates: c.Duplicates,
 			SocketsRead: r.drain.SocketsRead(),
-			Wakeups:     r.loop.MeasuredTicks, Overruns: r.loop.Overruns, RingDropped: r.loop.Wakeups.Dropped(),
+			Wakeups:     r.loop.MeasuredTicks, Overruns: r.loop.Overruns, MissedTicks: r.loop.MissedTicks, RingDropped: r.loop.Wakeups.Dropped(),
 			Spikes: r.loop.Spikes, SpikesDropped: r.spikesDropped, BrokeTraceAtNs: r.loop.BrokeAt.Load(), Intervals: r.intervals, SafePointPasses: r.loop.Yields,
 		}
+		rr.OverrunMode, rr.MaxBacklog, rr.BacklogSkips = overrunMode(r.spec), r.spec.MaxBacklog, r.loop.BacklogSkips
 		setHistograms(&rr, t, clockUnit, true)
 		rr.Counters, rr.CountersSkipped = r.readCounters(), r.countersSkipped
 		hotFields(&rr, r)
@@ -112,4 +113,13 @@ func perCallClass(t *record.Set, unit string) *results.PerCallClass {
 func appliedReport(a rt.Applied) results.Applied {
 	return results.Applied{TID: a.TID, Policy: a.Policy.String(), Priority: a.Priority, Nice: a.Nice,
 		CPUs: a.CPUs, Mlocked: a.Mlocked, Notes: a.Degraded}
+}
+
+// overrunMode is the reader's overrun setting as results name it: "skip"
+// or "catchup".
+func overrunMode(rs scenario.Reader) string {
+	if rs.Overrun == scenario.OverrunCatchUp {
+		return "catchup"
+	}
+	return "skip"
 }

@@ -175,7 +175,8 @@ func (w *trialWriter) fail(err error) {
 // the interval's wakeup latency and per-call cost distributions as buckets.
 func (w *trialWriter) export(r *reader, set *probe.Recorders, iv results.Interval) {
 	x := exporter.Interval{Scenario: w.scenario, Variant: w.variant, Round: w.round, Reader: r.spec.Name,
-		Wakeups: iv.Wakeups, Overruns: iv.Overruns, DataCalls: iv.Data, EAGAINCalls: iv.EAGAIN,
+		Wakeups: iv.Wakeups, Overruns: iv.Overruns, MissedTicks: iv.MissedTicks, BacklogSkips: iv.BacklogSkips,
+		DataCalls: iv.Data, EAGAINCalls: iv.EAGAIN,
 		Received: iv.Messages, Sent: iv.Sent, Lost: iv.Lost, IntervalMaxWakeupNs: iv.WakeupLatency.MaxNs,
 	}
 	set.Set.HDR(record.WakeupLatency).Buckets(func(lo, width, count uint64) {
@@ -298,7 +299,8 @@ func (w *trialWriter) checkpoint() results.Trial {
 		rr := results.Reader{Name: r.spec.Name, Method: r.spec.Method.String(), Sockets: len(r.drain.FDs()), Endpoint: strings.Join(r.spec.Endpoints, ","),
 			Applied: appliedReport(r.applied), Calls: c.Calls, Data: c.Data, EAGAIN: c.EAGAIN, Errors: c.Errors,
 			Messages: c.Messages, Bytes: c.Bytes, Lost: c.Lost, Reordered: c.Reordered, Duplicates: c.Duplicates,
-			Wakeups: r.lastTicks, Overruns: r.lastOverruns, Intervals: r.intervals, Counters: r.readCounters(), CountersSkipped: r.countersSkipped}
+			Wakeups: r.lastTicks, Overruns: r.lastOverruns, MissedTicks: r.lastMissed, BacklogSkips: r.lastBacklogSkips,
+			OverrunMode: overrunMode(r.spec), MaxBacklog: r.spec.MaxBacklog, Intervals: r.intervals, Counters: r.readCounters(), CountersSkipped: r.countersSkipped}
 		setHistograms(&rr, r.total, "ticks", false) // no HDR encodings in checkpoints: they must stay cheap
 		if r.log != nil {
 			st := r.log.Stats()
@@ -427,6 +429,7 @@ func (w *trialWriter) interval(r *reader, set *probe.Recorders) {
 	iv := results.Interval{Time: time.Now(), Trial: w.trial, Variant: w.variant, Round: w.round, Reader: r.spec.Name,
 		Seq: r.intervals, FromNs: set.FromNs, ToNs: set.ToNs,
 		Wakeups: set.Ticks - r.lastTicks, Overruns: set.Overruns - r.lastOverruns,
+		MissedTicks: set.MissedTicks - r.lastMissed, BacklogSkips: set.BacklogSkips - r.lastBacklogSkips,
 		Calls: c.Calls - prev.Calls, Data: c.Data - prev.Data, EAGAIN: c.EAGAIN - prev.EAGAIN,
 		Messages: c.Messages - prev.Messages, Lost: c.Lost - min(prev.Lost, c.Lost),
 		PerCallTicks:  results.TickStatsOf(set.Set.HDR(record.CallAll), false),
@@ -441,6 +444,7 @@ func (w *trialWriter) interval(r *reader, set *probe.Recorders) {
 	w.intervalSent(r, &iv)
 	w.intervalNoise(r, &iv)
 	r.lastCounts, r.lastTicks, r.lastOverruns, r.lastSpikes = c, set.Ticks, set.Overruns, set.Spikes
+	r.lastMissed, r.lastBacklogSkips = set.MissedTicks, set.BacklogSkips
 	r.intervals++
 	if w.intervals != nil {
 		w.ivRec = iv // encoded from the writer's own copy: no allocation for the boxing

@@ -24,6 +24,9 @@ type column struct {
 	lost, reordered   uint64
 	dups, drops       uint64
 	wakeups, overruns uint64
+	missed            uint64
+	backlogSkips      uint64
+	catchUp           bool
 	ringDropped       uint64
 	logDropped        uint64
 	spikesDropped     uint64
@@ -329,6 +332,9 @@ func (c *column) add(t results.Trial, r results.Reader, nReaders int) error {
 	c.drops += r.Drops
 	c.wakeups += r.Wakeups
 	c.overruns += r.Overruns
+	c.missed += r.MissedTicks
+	c.backlogSkips += r.BacklogSkips
+	c.catchUp = c.catchUp || r.OverrunMode == "catchup"
 	c.ringDropped += r.RingDropped
 	c.logDropped += r.WakeupLogDropped
 	c.spikesDropped += r.SpikesDropped
@@ -581,7 +587,16 @@ func latency(cols []column) []*kv {
 	}
 	k := &kv{title: "wakeup latency (µs, wake − deadline)"}
 	k.add("wakeups", cells(cols, func(c *column) string { return u(c.wakeups) })...)
-	k.add("overruns (missed ticks)", cells(cols, func(c *column) string { return u(c.overruns) })...)
+	k.add("overruns (late ticks)", cells(cols, func(c *column) string { return u(c.overruns) })...)
+	k.add("missed ticks (skipped)", cells(cols, func(c *column) string { return u(c.missed) })...)
+	if slices.ContainsFunc(cols, func(c column) bool { return c.catchUp }) {
+		k.add("backlog skips (catchup)", cells(cols, func(c *column) string {
+			if !c.catchUp {
+				return "-"
+			}
+			return u(c.backlogSkips)
+		})...)
+	}
 	k.add("log rows dropped (ring full)", cells(cols, func(c *column) string { return u(c.ringDropped) })...)
 	if slices.ContainsFunc(cols, func(c column) bool { return c.logDropped > 0 }) {
 		k.add("log rows deleted (log_limit)", cells(cols, func(c *column) string { return u(c.logDropped) })...)

@@ -125,9 +125,23 @@ type Reader struct {
 	SocketsRead int `json:"sockets_read"`
 	// RcvBuf is the SO_RCVBUF value the kernel reports, in bytes.
 	RcvBuf int `json:"rcvbuf_bytes"`
-	// Wakeups is ticks run; Overruns ticks missed (deadline passed before wait).
-	Wakeups  uint64 `json:"wakeups"`
-	Overruns uint64 `json:"overruns"`
+	// Wakeups is measured ticks run. Overruns counts overrun events: ticks
+	// whose wait began a period or more after their deadline (the tick
+	// before ran into this one's period), in either overrun mode; a
+	// catch-up tick run late, back to back, is one too. MissedTicks counts
+	// the ticks skipped and never run (in skip mode at every overrun, in
+	// catch-up mode at a backlog skip): the sum of the wakeup log's missed
+	// column. Wakeups + MissedTicks is the deadlines passed.
+	Wakeups     uint64 `json:"wakeups"`
+	Overruns    uint64 `json:"overruns"`
+	MissedTicks uint64 `json:"missed_ticks"`
+	// OverrunMode is the reader's overrun setting ("skip" or "catchup");
+	// with catchup, MaxBacklog is its backlog limit (readers[].max_backlog)
+	// and BacklogSkips counts the overruns that found more ticks due than
+	// that and skipped them instead of catching up.
+	OverrunMode  string `json:"overrun_mode,omitempty"`
+	MaxBacklog   int    `json:"max_backlog,omitempty"`
+	BacklogSkips uint64 `json:"backlog_skips,omitempty"`
 	// Spikes counts wakeups above the reader's threshold (spikes.jsonl);
 	// BrokeTraceAtNs is the deadline of the spike that stopped ftrace.
 	Spikes         uint64 `json:"spikes,omitempty"`
