@@ -185,10 +185,12 @@ func newTicker(rs scenario.Reader, t0 int64) *rt.Ticker {
 	return tk
 }
 
-// readerSched is a reader thread's scheduling: the scenario's policy and
-// priority, pinned to its CPU, memory locked.
-func readerSched(rs scenario.Reader, allowDegraded bool) rt.Sched {
-	return rt.Sched{CPUs: []int{int(rs.CPU)}, Policy: schedPolicy(rs.Policy), Priority: rs.Priority, Mlock: true, AllowDegraded: allowDegraded}
+// readerSched is a reader thread's scheduling: named rt.ReaderName, exempt
+// from housekeeping (hk, nil: none), the scenario's policy and priority,
+// pinned to its CPU, memory locked.
+func readerSched(rs scenario.Reader, hk *rt.Housekeeping, allowDegraded bool) rt.Sched {
+	return rt.Sched{Name: rt.ReaderName(rs.Name), Exempt: hk, CPUs: []int{int(rs.CPU)}, Policy: schedPolicy(rs.Policy), Priority: rs.Priority,
+		Mlock: true, AllowDegraded: allowDegraded}
 }
 
 // bucketLayout is the scenario's per-call bucket layout.
@@ -196,12 +198,13 @@ func bucketLayout(rep scenario.Report) record.Layout {
 	return record.Layout{Width: rep.BucketWidth, Origin: rep.BucketOrigin, Overflow: rep.Overflow}
 }
 
-// start runs the reader's loop on its own real-time thread in window w
+// start runs the reader's loop on its own real-time thread (readerSched,
+// exempt from hk) in window w
 // (yield lets a soak's writer collect garbage), binds its clock and opens
 // its per-call counters there, and starts counting the thread's switches
 // and faults (procfs, or with taskPerf task-bound perf events). It returns
 // the notes of what the thread runs without (--allow-degraded).
-func (r *reader) start(w window, yield *atomic.Bool, allowDegraded, taskPerf bool) ([]string, error) {
+func (r *reader) start(w window, yield *atomic.Bool, hk *rt.Housekeeping, allowDegraded, taskPerf bool) ([]string, error) {
 	r.loop.Ticker = newTicker(r.spec, w.t0)
 	r.loop.MeasureFrom, r.loop.MeasureUntil = w.from, w.until
 	r.loop.Yield = yield
@@ -210,7 +213,7 @@ func (r *reader) start(w window, yield *atomic.Bool, allowDegraded, taskPerf boo
 	loop := r.loop
 	ready := make(chan struct{})
 	var bindErr error
-	th, err := rt.Start(readerSched(r.spec, allowDegraded), func(a rt.Applied) {
+	th, err := rt.Start(readerSched(r.spec, hk, allowDegraded), func(a rt.Applied) {
 		r.applied = a
 		bindErr = r.clock.Bind() // the thread's own cycle counter, now that it is pinned
 		if bindErr == nil {

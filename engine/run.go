@@ -14,6 +14,7 @@ import (
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
+	"github.com/rtload/rtload/sysinfo"
 )
 
 // Options control a run. They hold only what the caller sets; the state a
@@ -128,6 +129,12 @@ type run struct {
 	// oldProcs the GOMAXPROCS to restore (0 = unchanged).
 	ownDir   *results.Dir
 	oldProcs int
+	// allowed are the CPUs this process may use, read before any trial
+	// confined its own threads (the housekeeping default's base).
+	allowed []int
+	// clocksource is the kernel clocksource at the first trial's start:
+	// a later trial starting on another one is invalid.
+	clocksource string
 }
 
 // newRun opens what every trial of the run shares: the results directory
@@ -136,7 +143,7 @@ type run struct {
 // run (profiled ones left out when profiling is refused and degraded runs
 // are allowed). On error it has closed what it opened.
 func newRun(spec *scenario.Spec, trials []scenario.Trial, opt Options) (*run, []scenario.Trial, error) {
-	r := &run{opt: opt, ntrials: len(trials)}
+	r := &run{opt: opt, ntrials: len(trials), allowed: sysinfo.AllowedCPUs()}
 	ok := false
 	defer func() {
 		if !ok {

@@ -105,34 +105,40 @@ func TestSenderPacer(t *testing.T) {
 	}
 }
 
-// TestSchedTranslations: reader, sender and probe thread scheduling.
+// TestSchedTranslations: reader, sender and probe thread scheduling, each
+// thread named for its role and exempt from the trial's housekeeping.
 func TestSchedTranslations(t *testing.T) {
+	hk := new(rt.Housekeeping) // compared by identity
 	for _, tt := range []struct {
 		name string
 		got  rt.Sched
 		want rt.Sched
 	}{
 		{"reader fifo 80 on CPU 1",
-			readerSched(scenario.Reader{CPU: 1, Policy: scenario.PolicyFIFO, Priority: 80}, false),
-			rt.Sched{CPUs: []int{1}, Policy: rt.FIFO, Priority: 80, Mlock: true}},
-		{"reader other, degraded allowed",
-			readerSched(scenario.Reader{CPU: 0, Policy: scenario.PolicyOther}, true),
-			rt.Sched{CPUs: []int{0}, Policy: rt.Other, Mlock: true, AllowDegraded: true}},
-		{"sender unpinned",
-			senderSched(scenario.Traffic{}),
-			rt.Sched{Policy: rt.Other, TimerSlackNs: 1, AllowDegraded: true}},
-		{"sender pinned",
-			senderSched(scenario.Traffic{CPU: intp(3)}),
-			rt.Sched{CPUs: []int{3}, Policy: rt.Other, TimerSlackNs: 1, AllowDegraded: true}},
+			readerSched(scenario.Reader{Name: "rt", CPU: 1, Policy: scenario.PolicyFIFO, Priority: 80}, hk, false),
+			rt.Sched{Name: "rtl-rd/rt", Exempt: hk, CPUs: []int{1}, Policy: rt.FIFO, Priority: 80, Mlock: true}},
+		{"reader other, degraded allowed, no housekeeping",
+			readerSched(scenario.Reader{Name: "r0", CPU: 0, Policy: scenario.PolicyOther}, nil, true),
+			rt.Sched{Name: "rtl-rd/r0", CPUs: []int{0}, Policy: rt.Other, Mlock: true, AllowDegraded: true}},
+		{"sender unpinned, other at nice 5",
+			senderSched(scenario.Traffic{Endpoint: "socks", Policy: scenario.PolicyOther, Nice: 5}, hk, false),
+			rt.Sched{Name: "rtl-tx/socks", Exempt: hk, Policy: rt.Other, Nice: 5, TimerSlackNs: 1}},
+		// cpus (filled from cpu by the scenario) is what counts, never cpu.
+		{"sender pinned, fifo 70 (the default under CPU-bound noise), degraded allowed",
+			senderSched(scenario.Traffic{Endpoint: "socks", CPU: intp(3), CPUs: []int{3, 2}, Policy: scenario.PolicyFIFO, Priority: 70, Nice: 5}, hk, true),
+			rt.Sched{Name: "rtl-tx/socks", Exempt: hk, CPUs: []int{3, 2}, Policy: rt.FIFO, Priority: 70, TimerSlackNs: 1, AllowDegraded: true}},
 		{"probe fifo: memory locked",
-			probeSched(scenario.Probe{Policy: scenario.PolicyFIFO, Priority: 70, CPU: intp(1)}, false),
-			rt.Sched{CPUs: []int{1}, Policy: rt.FIFO, Priority: 70, Mlock: true}},
+			probeSched(scenario.Probe{Name: "tx", Policy: scenario.PolicyFIFO, Priority: 70, CPU: intp(1)}, hk, false),
+			rt.Sched{Name: "rtl-pr/tx", Exempt: hk, CPUs: []int{1}, Policy: rt.FIFO, Priority: 70, Mlock: true}},
 		{"probe other: not locked",
-			probeSched(scenario.Probe{Policy: scenario.PolicyOther}, true),
-			rt.Sched{Policy: rt.Other, AllowDegraded: true}},
+			probeSched(scenario.Probe{Name: "fs", Policy: scenario.PolicyOther}, nil, true),
+			rt.Sched{Name: "rtl-pr/fs", Policy: rt.Other, AllowDegraded: true}},
+		{"the writer: named, confined with the machinery",
+			writerSched, rt.Sched{Name: "rtl-writer", AllowDegraded: true}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if d := cmp.Diff(tt.want, tt.got); d != "" {
+			same := cmp.Comparer(func(a, b *rt.Housekeeping) bool { return a == b })
+			if d := cmp.Diff(tt.want, tt.got, same); d != "" {
 				t.Errorf("sched (-want +got):\n%s", d)
 			}
 		})

@@ -30,7 +30,7 @@ func newMessagingWorker(cfg Config, stop *atomic.Bool) (*messagingWorker, error)
 	m, err := workload.NewMessaging(workload.MessagingConfig{
 		Groups: orDefault(cfg.Groups, DefaultGroups), FDs: orDefault(cfg.FDs, DefaultFDs),
 		Loops: orDefault(cfg.Loops, DefaultLoops), Size: cfg.size(),
-		CPUs: cfg.CPUs, Nice: cfg.Nice,
+		CPUs: cfg.CPUs, Nice: cfg.Nice, Name: rt.NoisePrefix + cfg.name(), Exempt: cfg.Exempt,
 	})
 	if err != nil {
 		return nil, err

@@ -36,6 +36,8 @@ type column struct {
 	sent, sendErrors        uint64
 	inFlight                int64
 	trafficKnown            bool
+	// traffic are the rounds' traffic groups feeding this column's reader.
+	traffic []results.Traffic
 
 	perCall             []results.TickStats
 	wake, drain, oneWay []results.Latency
@@ -114,6 +116,7 @@ func Report(w io.Writer, s *results.Summary) error {
 	blocks = append(blocks, perCallCounters(cols)...)
 	blocks = append(blocks, latency(cols)...)
 	blocks = append(blocks, messages(cols))
+	blocks = append(blocks, trafficBlocks(cols)...)
 	writeBlocks(&b, labels(cols), blocks)
 	writeRounds(&b, s)
 	if hasProbes(s) {
@@ -155,6 +158,8 @@ func writeHeader(b *strings.Builder, s *results.Summary) {
 	for _, f := range s.Clock.Fallbacks {
 		fmt.Fprintf(b, "  fallback: %s\n", f)
 	}
+	b.WriteString(kernelLine(s))
+	b.WriteString(housekeepingLine(s))
 	if a := s.Auto; a != nil {
 		b.WriteString(autoLine(a))
 	}
@@ -174,6 +179,8 @@ func writeHeader(b *strings.Builder, s *results.Summary) {
 		}
 		b.WriteString(": interrupted; last trial partial, rounds may be missing\n")
 	}
+	markBanners(b, s)
+	threadWarnings(b, s)
 	for _, tr := range s.Trials {
 		for _, r := range tr.Readers {
 			if r.TracingStopped != "" {
@@ -358,7 +365,8 @@ func (c *column) add(t results.Trial, r results.Reader, nReaders int) error {
 	// Traffic belongs to this reader when it names the endpoint, or when
 	// the reader is alone in its trial.
 	for _, tr := range t.Traffic {
-		if (r.Endpoint != "" && tr.Endpoint == r.Endpoint) || (r.Endpoint == "" && nReaders == 1) {
+		if feeds(tr, r, nReaders) {
+			c.traffic = append(c.traffic, tr)
 			c.sent += tr.Sent
 			c.sendErrors += tr.SendErrors
 			c.inFlight += tr.InFlight

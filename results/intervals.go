@@ -69,6 +69,12 @@ type Interval struct {
 	// LateHandoffs counts interval ends the writer was too slow for (the
 	// interval then grew; nothing was lost).
 	LateHandoffs uint64 `json:"late_handoffs"`
+	// Clocksource is the kernel clocksource at the end of the interval (as
+	// the kernel watch last read it); Invalid, once the kernel changed
+	// what the trial measures, says how (see Trial.Invalid), in this
+	// interval's record and every later one.
+	Clocksource string `json:"clocksource,omitempty"`
+	Invalid     string `json:"invalid,omitempty"`
 }
 
 // NoiseInterval is one noise source's work in an interval.

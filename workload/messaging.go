@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -35,6 +36,12 @@ type MessagingConfig struct {
 	CPUs []int
 	// Nice of every worker thread (SCHED_OTHER), -20–19.
 	Nice int
+	// Name, when set, names worker thread i Name + "." + i (rt.Sched.Name:
+	// "rtl-nz/messaging.3"); "" leaves the names.
+	Name string
+	// Exempt exempts the workers from that housekeeping confinement
+	// (rt.Sched.Exempt); nil: none.
+	Exempt *rt.Housekeeping
 }
 
 // validate lists every problem of c; it does not change c.
@@ -246,7 +253,10 @@ func (m *Messaging) Run(stop *atomic.Bool) MessagingResult {
 		for k := 0; k < 2*fds; k++ {
 			i := 2*fds*g + k
 			w := &m.workers[i]
-			sched := rt.Sched{Policy: rt.Other, Nice: m.cfg.Nice}
+			sched := rt.Sched{Policy: rt.Other, Nice: m.cfg.Nice, Exempt: m.cfg.Exempt}
+			if m.cfg.Name != "" {
+				sched.Name = m.cfg.Name + "." + strconv.Itoa(i)
+			}
 			if len(m.cfg.CPUs) > 0 {
 				sched.CPUs = []int{m.cfg.CPUs[i%len(m.cfg.CPUs)]}
 			}
