@@ -276,9 +276,9 @@ func TestSmallTranslations(t *testing.T) {
 		{"no such variant", variantSet(&scenario.Spec{}, "base"), map[string]string(nil)},
 		{"threshold: spikes logged", hasThreshold(&scenario.Spec{Readers: []scenario.Reader{{}, {Threshold: scenario.Duration(time.Millisecond)}}}), true},
 		{"no threshold", hasThreshold(&scenario.Spec{Readers: []scenario.Reader{{}}}), false},
-		{"round goes on", roundEnds([]scenario.Trial{{Round: 0}, {Round: 0}, {Round: 1}}, 0), false},
-		{"round ends before the next", roundEnds([]scenario.Trial{{Round: 0}, {Round: 0}, {Round: 1}}, 1), true},
-		{"last trial ends its round", roundEnds([]scenario.Trial{{Round: 0}, {Round: 1}}, 1), true},
+		{"round goes on", roundEnds(scenario.Trial{Round: 0}, listed(scenario.Trial{Round: 0}, scenario.Trial{Round: 0}, scenario.Trial{Round: 1}), 0), false},
+		{"round ends before the next", roundEnds(scenario.Trial{Round: 0}, listed(scenario.Trial{Round: 0}, scenario.Trial{Round: 0}, scenario.Trial{Round: 1}), 1), true},
+		{"last trial ends its round", roundEnds(scenario.Trial{Round: 1}, listed(scenario.Trial{Round: 0}, scenario.Trial{Round: 1}), 1), true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if d := cmp.Diff(tt.want, tt.got); d != "" {
@@ -300,5 +300,76 @@ func TestPerCallClassNeedsAll(t *testing.T) {
 	}
 	if got := perCallClass(record.NewSet(l), "ticks"); got.FirstCalls != probe.FirstCalls {
 		t.Errorf("first calls %d, want %d", got.FirstCalls, probe.FirstCalls)
+	}
+}
+
+// listed is trialSource's walk of a run that is not a sliced soak.
+func listed(trials ...scenario.Trial) func(int) (scenario.Trial, bool) {
+	next, _ := trialSource(&scenario.Spec{Duration: scenario.Duration(time.Second)}, trials)
+	return next
+}
+
+// TestTrialSource: a run walks its trials in order; a soak with several
+// variants and a slice walks the first round's trials again and again,
+// each slice measuring slice − warm-up, indexed and numbered by round;
+// a soak of one variant, or with slice 0, runs its trials as listed.
+func TestTrialSource(t *testing.T) {
+	spec := func(d, slice, warmup time.Duration, variants int) *scenario.Spec {
+		s := &scenario.Spec{Duration: scenario.Duration(d), Slice: scenario.Duration(slice), Warmup: scenario.Duration(warmup)}
+		for i := range variants {
+			s.Variants = append(s.Variants, scenario.Variant{Name: string(rune('a' + i))})
+		}
+		return s
+	}
+	trialsOf := func(sp *scenario.Spec, rounds int) []scenario.Trial {
+		var out []scenario.Trial
+		for r := range rounds {
+			for _, v := range sp.Variants {
+				out = append(out, scenario.Trial{Index: len(out), Round: r, Variant: v.Name, Spec: *sp})
+			}
+		}
+		return out
+	}
+	type step struct {
+		Variant      string
+		Index, Round int
+		Duration     scenario.Duration
+	}
+	walk := func(next func(int) (scenario.Trial, bool), n int) []step {
+		var out []step
+		for i := range n {
+			tr, ok := next(i)
+			if !ok {
+				break
+			}
+			out = append(out, step{tr.Variant, tr.Index, tr.Round, tr.Spec.Duration})
+		}
+		return out
+	}
+	sec := scenario.Duration(time.Second)
+	for _, tt := range []struct {
+		name       string
+		sp         *scenario.Spec
+		rounds     int
+		wantSliced bool
+		want       []step
+	}{
+		{"a timed run: as listed, then no more", spec(time.Second, 0, 0, 2), 1, false,
+			[]step{{"a", 0, 0, sec}, {"b", 1, 0, sec}}},
+		{"a soak of two variants in 3 s slices after 1 s warm-up: A B A B A …", spec(0, 3*time.Second, time.Second, 2), 2, true,
+			[]step{{"a", 0, 0, 2 * sec}, {"b", 1, 0, 2 * sec}, {"a", 2, 1, 2 * sec}, {"b", 3, 1, 2 * sec}, {"a", 4, 2, 2 * sec}}},
+		{"slice 0: the soak runs its first trial until stopped", spec(0, 0, 0, 2), 1, false,
+			[]step{{"a", 0, 0, 0}, {"b", 1, 0, 0}}},
+		{"one variant: not sliced", spec(0, 3*time.Second, 0, 1), 1, false, []step{{"a", 0, 0, 0}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			next, sliced := trialSource(tt.sp, trialsOf(tt.sp, tt.rounds))
+			if sliced != tt.wantSliced {
+				t.Errorf("sliced %v, want %v", sliced, tt.wantSliced)
+			}
+			if d := cmp.Diff(tt.want, walk(next, 5)); d != "" {
+				t.Errorf("walk (-want +got):\n%s", d)
+			}
+		})
 	}
 }

@@ -300,7 +300,7 @@ func (t *trial) wait(ctx context.Context) {
 		if now >= t.win.until && t.probesDone() {
 			break
 		}
-		if opt.Progress != nil && !t.win.forever {
+		if opt.Progress != nil && !t.win.forever && !t.run.sliced {
 			opt.Progress(t.tr.Index, t.run.ntrials, math.Max(0, float64(now-t.win.t0))/float64(t.win.until-t.win.t0))
 		}
 		select {
@@ -313,7 +313,7 @@ func (t *trial) wait(ctx context.Context) {
 		case <-progress.C:
 		}
 	}
-	if opt.Progress != nil {
+	if opt.Progress != nil && !t.run.sliced {
 		opt.Progress(t.tr.Index, t.run.ntrials, 1)
 	}
 }
