@@ -50,23 +50,24 @@ func kernelLine(s *results.Summary) string {
 	}
 	l := "kernel clocksource: " + cs
 	if len(first.Available) > 0 {
-		l += " (available: " + strings.Join(first.Available, ", ") + ")"
+		l += "\n  available: " + strings.Join(first.Available, ", ")
 	}
+	l += "\n"
 	rt := first.RTThrottlingStart
 	switch {
 	case rt == (results.RTThrottling{}):
 	case rt.RuntimeUs < 0:
-		l += "; RT throttling off (sched_rt_runtime_us -1)"
+		l += "RT throttling: off (sched_rt_runtime_us -1)\n"
 	default:
-		l += fmt.Sprintf("; RT throttling: sched_rt_runtime_us %d of sched_rt_period_us %d", rt.RuntimeUs, rt.PeriodUs)
+		l += fmt.Sprintf("RT throttling: %d µs of every %d µs (sched_rt_runtime_us, sched_rt_period_us)\n", rt.RuntimeUs, rt.PeriodUs)
 	}
 	if !first.KmsgWatched {
-		l += "; kernel log NOT watched"
-		if len(first.Notes) > 0 {
-			l += " (" + first.Notes[len(first.Notes)-1] + ")"
+		l += "kernel log NOT watched: only clocksource changes seen by polling count\n"
+		for _, n := range first.Notes {
+			l += "  " + n + "\n"
 		}
 	}
-	return l + "\n"
+	return l
 }
 
 // housekeepingLine says where rtload's own threads ran: the first
@@ -75,7 +76,7 @@ func housekeepingLine(s *results.Summary) string {
 	for _, t := range s.Trials {
 		switch h := t.Housekeeping; {
 		case h != nil:
-			l := fmt.Sprintf("housekeeping: rtload's own threads confined to CPU %s (%d confined, %d born confined, %d exempt: readers, senders, noise, probes",
+			l := fmt.Sprintf("housekeeping: rtload's own threads confined to CPU %s (%d moved, %d born there; %d exempt",
 				cpuList(h.CPUs), h.Threads, h.Inherited, h.Exempt)
 			if n := len(h.Errors) + h.ErrorsDropped; n > 0 {
 				l += fmt.Sprintf("; %d errors, the first: %s", n, h.Errors[0])
@@ -125,9 +126,9 @@ func threadWarnings(b *strings.Builder, s *results.Summary) {
 		return
 	}
 	w := first.ThreadWarnings
-	fmt.Fprintf(b, "\nwarning: %s other than readers could run on a reader's CPU in %s", plural(len(w), "thread"), trialName(*first))
+	fmt.Fprintf(b, "\nwarning: %s may run on a reader's CPU in %s", plural(len(w), "non-reader thread"), trialName(*first))
 	if others > 0 {
-		fmt.Fprintf(b, " (and in %s)", plural(others, "other trial"))
+		fmt.Fprintf(b, "\n  (and in %s)", plural(others, "other trial"))
 	}
 	b.WriteString(":\n")
 	for _, l := range w[:min(len(w), maxThreadWarnings)] {
