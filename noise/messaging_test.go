@@ -123,6 +123,7 @@ func TestMessagingStartError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer n.Stop()
 	err = n.Start()
 	if err == nil || !strings.Contains(err.Error(), "noise messaging thread 0: messaging worker 1 (group 0): sched_setaffinity(cpus [1000])") {
 		t.Fatalf("Start error %v, want worker 1's sched_setaffinity error", err)
