@@ -153,7 +153,6 @@ func cmdlineParams(s string) []string {
 	return out
 }
 
-
 // dmaLatency is the cpu_dma_latency the run's trials held: "0 µs", "not
 // held" for −1, several values comma-separated in ascending order.
 func dmaLatency(r Run) string {

@@ -188,7 +188,6 @@ func Attribute(a, b profile.Variant) KernelDiff {
 	return d
 }
 
-
 // topSelf lists the kernel functions of p's drain with the most self
 // samples, at most KernelTop, with ns per call of calls in drain.
 func topSelf(p *profile.Profile, calls uint64, drain time.Duration) []FuncShare {
@@ -346,4 +345,3 @@ func (d KernelDiff) write(b *strings.Builder) {
 			profile.FormatDelta(f.SelfDiff.Value), f.Func, f.SamplesA, f.SamplesB, f.SelfA, f.SelfB)
 	}
 }
-
