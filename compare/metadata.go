@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
 )
 
 // metadataEnv are the `rtload env` facts (Summary.Env keys) the metadata
@@ -79,7 +80,7 @@ func Metadata(all []Run) []Difference {
 		maps := make([]map[string]string, len(runs))
 		var names []string
 		for i, r := range runs {
-			maps[i] = envMap(r.Summary.Env, m.env)
+			maps[i] = results.EnvStrings(r.Summary.Env, m.env)
 			for k := range maps[i] {
 				if !slices.Contains(names, k) {
 					names = append(names, k)
@@ -149,24 +150,6 @@ func cmdlineParams(s string) []string {
 		}
 	}
 	flush()
-	return out
-}
-
-// envMap is Env[key] as a map of strings (kernel_config,
-// vulnerabilities), nil when absent.
-func envMap(env any, key string) map[string]string {
-	m, ok := normalise(env).(map[string]any)
-	if !ok {
-		return nil
-	}
-	sub, ok := m[key].(map[string]any)
-	if !ok {
-		return nil
-	}
-	out := make(map[string]string, len(sub))
-	for k, v := range sub {
-		out[k] = scalar(v)
-	}
 	return out
 }
 

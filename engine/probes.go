@@ -159,7 +159,7 @@ type messagingProbe struct {
 
 func newMessagingProbe(ps scenario.Probe, hk *rt.Housekeeping) (*messagingProbe, error) {
 	cfg := workload.MessagingConfig{Groups: ps.Groups, FDs: ps.FDs, Loops: ps.Loops, Size: int(ps.Size[0]), Transport: ps.Transport.String(),
-		Name: rt.ProbeName(ps.Name), Exempt: hk}
+		Sched: rt.Sched{Name: rt.ProbeName(ps.Name), Exempt: hk}}
 	if ps.CPU != nil {
 		cfg.CPUs = []int{*ps.CPU}
 	}

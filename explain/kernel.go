@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -160,7 +159,7 @@ func LoadVariant(s *results.Summary, vp results.VariantProfile, read func(string
 	}
 	v.DrainFrom = from
 	v.Variant = profile.Variant{Name: vp.Variant, Profile: v.Profile, Calls: vp.Calls, Drain: drain,
-		KernelConfig: envStrings(s.Env, "kernel_config"), Cmdline: envStrings(s.Env, "hardening")}
+		KernelConfig: results.EnvStrings(s.Env, "kernel_config"), Cmdline: results.EnvStrings(s.Env, "hardening")}
 	v.Top = topSelf(v.Profile, vp.Calls, drain)
 	return v
 }
@@ -187,26 +186,6 @@ func Attribute(a, b profile.Variant) KernelDiff {
 		}
 	}
 	return d
-}
-
-// envStrings reads the string map under key of a summary's env (JSON
-// decoded as map[string]any), nil when absent.
-func envStrings(env any, key string) map[string]string {
-	m, ok := env.(map[string]any)
-	if !ok {
-		return nil
-	}
-	sub, ok := m[key].(map[string]any)
-	if !ok {
-		return nil
-	}
-	out := make(map[string]string, len(sub))
-	for k, v := range sub {
-		if s, ok := v.(string); ok {
-			out[k] = s
-		}
-	}
-	return out
 }
 
 // topSelf lists the kernel functions of p's drain with the most self
@@ -362,21 +341,7 @@ func (d KernelDiff) write(b *strings.Builder) {
 	}
 	b.WriteString(":\n")
 	for _, f := range d.Funcs {
-		fmt.Fprintf(b, "    %6s (%s to %s), self %s  %s  %d vs %d (%d vs %d)\n", signed(f.Diff.Value), num(f.Diff.Lo), num(f.Diff.Hi),
-			signed(f.SelfDiff.Value), f.Func, f.SamplesA, f.SamplesB, f.SelfA, f.SelfB)
+		fmt.Fprintf(b, "    %6s (%s to %s), self %s  %s  %d vs %d (%d vs %d)\n", profile.FormatDelta(f.Diff.Value), profile.FormatValue(f.Diff.Lo), profile.FormatValue(f.Diff.Hi),
+			profile.FormatDelta(f.SelfDiff.Value), f.Func, f.SamplesA, f.SamplesB, f.SelfA, f.SelfB)
 	}
-}
-
-func signed(v float64) string {
-	if math.Abs(v) < 10 {
-		return fmt.Sprintf("%+.1f", v)
-	}
-	return fmt.Sprintf("%+.0f", v)
-}
-
-func num(v float64) string {
-	if math.Abs(v) < 10 {
-		return fmt.Sprintf("%.1f", v)
-	}
-	return fmt.Sprintf("%.0f", v)
 }

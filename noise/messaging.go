@@ -16,8 +16,10 @@ import (
 // messages of Size bytes to each of FDs receivers over AF_UNIX
 // socketpairs) run back to back until Stop or the end of an "on" phase,
 // counted in messages received. Config.Threads does not apply: one noise
-// thread runs the rounds, and each round starts its own Groups × FDs × 2
-// worker threads at Config.Nice, pinned round-robin to Config.CPUs.
+// thread runs the rounds on a pool of Groups × FDs × 2 worker threads at
+// Config.Nice, pinned round-robin to Config.CPUs, started once by Start
+// and ended by Stop (workload.MessagingConfig.Pool), so a soak creates no
+// thread after its start.
 type messagingWorker struct {
 	m     *workload.Messaging
 	stop  *atomic.Bool // the Noise's
@@ -30,7 +32,7 @@ func newMessagingWorker(cfg Config, stop *atomic.Bool) (*messagingWorker, error)
 	m, err := workload.NewMessaging(workload.MessagingConfig{
 		Groups: orDefault(cfg.Groups, DefaultGroups), FDs: orDefault(cfg.FDs, DefaultFDs),
 		Loops: orDefault(cfg.Loops, DefaultLoops), Size: cfg.size(),
-		CPUs: cfg.CPUs, Nice: cfg.Nice, Name: rt.NoisePrefix + cfg.name(), Exempt: cfg.Exempt,
+		CPUs: cfg.CPUs, Nice: cfg.Nice, Pool: true, Sched: messagingSched(cfg),
 	})
 	if err != nil {
 		return nil, err
@@ -39,6 +41,13 @@ func newMessagingWorker(cfg Config, stop *atomic.Bool) (*messagingWorker, error)
 	w.timer = time.AfterFunc(time.Hour, func() { w.halt.Store(true) })
 	w.timer.Stop()
 	return w, nil
+}
+
+// messagingSched is the template of the pool's worker threads' rt.Sched
+// (workload.MessagingConfig.Sched; Nice and CPUs are set apart): worker i
+// is named rtl-nz/<Name>.<i> and exempt from cfg.Exempt.
+func messagingSched(cfg Config) rt.Sched {
+	return rt.Sched{Name: rt.NoisePrefix + cfg.name(), Exempt: cfg.Exempt, AllowDegraded: cfg.AllowDegraded}
 }
 
 func (*messagingWorker) phase(int64) {}

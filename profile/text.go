@@ -163,6 +163,13 @@ func shortNames(names []string) []string {
 	return out
 }
 
+// FormatDelta prints a signed difference the way Text does: one decimal
+// below 10 in magnitude ("+3.4", "-0.8"), whole numbers above ("+418").
+func FormatDelta(v float64) string { return signed(v) }
+
+// FormatValue prints an unsigned value the same way ("9.8", "122").
+func FormatValue(v float64) string { return num(v) }
+
 func signed(v float64) string {
 	if math.Abs(v) < 10 {
 		return fmt.Sprintf("%+.1f", v)

@@ -5,9 +5,10 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rtload/rtload/internal/cpulist"
 )
 
 // maxTasks bounds how many threads of this process are listed: far more
@@ -67,22 +68,4 @@ func union(a, b unix.CPUSet) unix.CPUSet {
 
 // formatCPUs renders ascending CPUs as a kernel CPU list ("0-2,5"), as in
 // /proc/<pid>/status Cpus_allowed_list; "" for none.
-func formatCPUs(cpus []int) string {
-	var b strings.Builder
-	for i := 0; i < len(cpus); {
-		j := i
-		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.Itoa(cpus[i]))
-		if j > i {
-			b.WriteByte('-')
-			b.WriteString(strconv.Itoa(cpus[j]))
-		}
-		i = j + 1
-	}
-	return b.String()
-}
+func formatCPUs(cpus []int) string { return cpulist.Format(cpus) }

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/rtload/rtload/internal/cpulist"
 )
 
 // hardeningParams are the kernel command-line parameters that change the
@@ -254,56 +256,8 @@ func parseKernelConfig(r io.Reader, keys []string) (map[string]string, error) {
 	return out, nil
 }
 
-// parseCPUList parses a kernel CPU list ("0-3,8,10-11", the format of
-// /sys/devices/system/cpu/online and cpuset files) into ascending CPU
-// numbers. An empty or blank list gives nil.
-func parseCPUList(s string) ([]int, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return nil, nil
-	}
-	var cpus []int
-	for part := range strings.SplitSeq(s, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil || a < 0 {
-			return nil, fmt.Errorf("cpu list %q: bad cpu %q", s, lo)
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.Atoi(hi); err != nil || b < a || b-a > maxCPUs {
-				return nil, fmt.Errorf("cpu list %q: bad range %q", s, part)
-			}
-		}
-		for c := a; c <= b; c++ {
-			cpus = append(cpus, c)
-		}
-	}
-	slices.Sort(cpus)
-	return slices.Compact(cpus), nil
-}
+// parseCPUList parses a kernel CPU list (internal/cpulist.Parse).
+func parseCPUList(s string) ([]int, error) { return cpulist.Parse(s) }
 
-// maxCPUs bounds one range of a CPU list, so a corrupt file cannot make
-// parseCPUList allocate without limit (the kernel's NR_CPUS max is 8192).
-const maxCPUs = 1 << 16
-
-// formatCPUList is the inverse of parseCPUList for sorted, unique CPUs.
-func formatCPUList(cpus []int) string {
-	var b strings.Builder
-	for i := 0; i < len(cpus); {
-		j := i
-		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		if j == i {
-			fmt.Fprintf(&b, "%d", cpus[i])
-		} else {
-			fmt.Fprintf(&b, "%d-%d", cpus[i], cpus[j])
-		}
-		i = j + 1
-	}
-	return b.String()
-}
+// formatCPUList is the inverse of parseCPUList (internal/cpulist.Format).
+func formatCPUList(cpus []int) string { return cpulist.Format(cpus) }

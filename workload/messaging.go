@@ -36,12 +36,21 @@ type MessagingConfig struct {
 	CPUs []int
 	// Nice of every worker thread (SCHED_OTHER), -20–19.
 	Nice int
-	// Name, when set, names worker thread i Name + "." + i (rt.Sched.Name:
-	// "rtl-nz/messaging.3"); "" leaves the names.
-	Name string
-	// Exempt exempts the workers from that housekeeping confinement
-	// (rt.Sched.Exempt); nil: none.
-	Exempt *rt.Housekeeping
+	// Pool keeps the worker threads across Runs: NewMessaging starts them
+	// once (failing if one cannot start), each Run releases them for one
+	// round, Close ends them. Without Pool every Run starts its own
+	// threads, which exit at its end, as hackbench -T does (seed 001's
+	// probe, one Run per Messaging). Rounds run back to back (the
+	// messaging noise) want the pool: the Go runtime ends the OS thread
+	// of every locked goroutine that exits and makes a new one for the
+	// next, about 52 KB of heap a round of 8 threads.
+	Pool bool
+	// Sched is the template of every worker's rt.Sched: Exempt,
+	// AllowDegraded, TimerSlackNs and Mlock apply as given; Name, when
+	// set, becomes Name + "." + i for worker i (rt.Comm shortens it).
+	// Policy, Priority, Nice and CPUs must be zero: workers run at
+	// SCHED_OTHER at Nice above, pinned by CPUs above.
+	Sched rt.Sched
 }
 
 // validate lists every problem of c; it does not change c.
@@ -65,6 +74,10 @@ func (c MessagingConfig) validate() error {
 	}
 	if c.Nice < -20 || c.Nice > 19 {
 		errs = append(errs, fmt.Errorf("nice %d out of range (allowed: -20–19)", c.Nice))
+	}
+	if s := c.Sched; s.Policy != rt.Other || s.Priority != 0 || s.Nice != 0 || len(s.CPUs) > 0 {
+		errs = append(errs, fmt.Errorf("sched template %s priority %d nice %d cpus %v: must be zero (workers run at SCHED_OTHER; set Nice and CPUs)",
+			s.Policy, s.Priority, s.Nice, s.CPUs))
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("messaging config: %w", errors.Join(errs...))
@@ -100,9 +113,9 @@ type MessagingResult struct {
 	// counted); LastErrno is the last of them.
 	Errors    uint64
 	LastErrno unix.Errno
-	// Err is a set-up failure (a worker thread could not start, the
-	// Messaging is closed, or rebuilding its fds failed); the counts then
-	// cover what ran.
+	// Err is a set-up failure (a worker thread could not start, without
+	// Pool; the Messaging is closed; or rebuilding its fds failed); the
+	// counts then cover what ran.
 	Err error
 }
 
@@ -111,7 +124,7 @@ type MessagingResult struct {
 type pair struct{ rx, tx int }
 
 // worker is one thread's slot, written by that thread, read by Run after
-// the thread ended.
+// its part of the round ended.
 type worker struct {
 	buf           []byte
 	msgs, bytes   uint64
@@ -133,6 +146,16 @@ type Messaging struct {
 	pipe    bool
 	pairs   []pair // index g*FDs + r
 	workers []worker
+	// senders and all count the workers of the running round still busy
+	// (senders: the senders only); abort, set before a release, makes
+	// them end at once (a thread of the round could not start).
+	senders, all sync.WaitGroup
+	abort        atomic.Bool
+	// pool is the Pool's per-worker release channels (one stop flag per
+	// round; closed by Close), threads and read-back scheduling.
+	pool    []chan *atomic.Bool
+	threads []*rt.Thread
+	applied []rt.Applied
 	// broken: a stopped or failed Run shut down write ends; the next Run
 	// makes every pair again.
 	broken bool
@@ -140,8 +163,9 @@ type Messaging struct {
 }
 
 // NewMessaging creates every socketpair (or pipe) up front, one per
-// receiver, all blocking and close-on-exec, and preallocates one Size-byte
-// buffer per worker. On error nothing stays open.
+// receiver, all blocking and close-on-exec, preallocates one Size-byte
+// buffer per worker and, with Pool, starts the worker threads. On error
+// nothing stays open and no thread stays.
 func NewMessaging(cfg MessagingConfig) (*Messaging, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -161,7 +185,66 @@ func NewMessaging(cfg MessagingConfig) (*Messaging, error) {
 			m.workers[i].buf[j] = byte(j)
 		}
 	}
+	if cfg.Pool {
+		if err := m.startPool(); err != nil {
+			m.Close()
+			return nil, err
+		}
+	}
 	return m, nil
+}
+
+// sched is worker i's scheduling: the template at SCHED_OTHER and Nice,
+// pinned to CPUs[i%len(CPUs)] when CPUs is set.
+func (m *Messaging) sched(i int) rt.Sched {
+	s := m.cfg.Sched
+	s.Policy, s.Nice = rt.Other, m.cfg.Nice
+	if s.Name != "" {
+		s.Name += "." + strconv.Itoa(i)
+	}
+	if len(m.cfg.CPUs) > 0 {
+		s.CPUs = []int{m.cfg.CPUs[i%len(m.cfg.CPUs)]}
+	}
+	return s
+}
+
+// isSender reports whether worker i is a sender: workers are numbered
+// group by group, receivers before senders.
+func (m *Messaging) isSender(i int) bool { return i%(2*m.cfg.FDs) >= m.cfg.FDs }
+
+// startPool starts one thread per worker that runs a round each time Run
+// releases it, until Close closes its channel. It returns once every
+// thread runs; the threads already started stay for Close on error.
+func (m *Messaging) startPool() error {
+	m.pool = make([]chan *atomic.Bool, len(m.workers))
+	m.applied = make([]rt.Applied, len(m.workers))
+	var ready sync.WaitGroup
+	for i := range m.workers {
+		release := make(chan *atomic.Bool, 1)
+		ready.Add(1)
+		t, err := rt.Start(m.sched(i), func(a rt.Applied) {
+			m.applied[i] = a
+			ready.Done()
+			for stop := range release {
+				m.work(i, stop)
+			}
+		})
+		if err != nil {
+			ready.Done()
+			ready.Wait()
+			return fmt.Errorf("messaging worker %d (group %d): %w", i, i/(2*m.cfg.FDs), err)
+		}
+		m.pool[i], m.threads = release, append(m.threads, t)
+	}
+	ready.Wait()
+	return nil
+}
+
+// Applied returns the Pool's workers' scheduling as read back from the
+// kernel, index = worker number (receivers of group 0, its senders, then
+// group 1, …); nil without Pool.
+func (m *Messaging) Applied() []rt.Applied {
+	return append([]rt.Applied(nil), m.applied...)
 }
 
 // open creates every pair still closed.
@@ -204,15 +287,17 @@ func (m *Messaging) closePairs() error {
 
 // Run starts Groups*FDs*2 worker threads (rt.Start, SCHED_OTHER at Nice,
 // pinned when CPUs is set), waits until all are ready, releases them
-// together and returns when every one ended. Each sender writes Loops
+// together and returns when every one ended; with Pool it releases the
+// threads NewMessaging started and returns when every one is back
+// waiting. Each sender writes Loops
 // rounds of one Size-byte message to each receiver of its group (write(2)
 // repeated on short writes); each receiver reads Size bytes at a time until
 // it has FDs*Loops*Size. When stop (nil = none) is set, senders stop
 // between messages; once every sender ended, Run shuts down the write ends
 // (shutdown(2) SHUT_WR, or close for a pipe), so receivers read what is
 // queued, see EOF and end. The next Run then makes every pair again. A
-// stop set before Run starts no thread and returns Stopped. Counters are
-// fresh on each call.
+// stop set before Run starts (or releases) no thread and returns Stopped.
+// Counters are fresh on each call.
 func (m *Messaging) Run(stop *atomic.Bool) MessagingResult {
 	var res MessagingResult
 	if m.closed {
@@ -239,85 +324,24 @@ func (m *Messaging) Run(stop *atomic.Bool) MessagingResult {
 		w := &m.workers[i]
 		*w = worker{buf: w.buf}
 	}
-
-	var (
-		ready, senders, all sync.WaitGroup
-		release             = make(chan struct{})
-		abort               atomic.Bool // set before release: workers end at once
-	)
-	fds, loops, size := m.cfg.FDs, m.cfg.Loops, m.cfg.Size
-	want := uint64(fds) * uint64(loops) * uint64(size)
-	started := 0
-	for g := 0; g < m.cfg.Groups && res.Err == nil; g++ {
-		group := m.pairs[g*fds : (g+1)*fds]
-		for k := 0; k < 2*fds; k++ {
-			i := 2*fds*g + k
-			w := &m.workers[i]
-			sched := rt.Sched{Policy: rt.Other, Nice: m.cfg.Nice, Exempt: m.cfg.Exempt}
-			if m.cfg.Name != "" {
-				sched.Name = m.cfg.Name + "." + strconv.Itoa(i)
-			}
-			if len(m.cfg.CPUs) > 0 {
-				sched.CPUs = []int{m.cfg.CPUs[i%len(m.cfg.CPUs)]}
-			}
-			var body func()
-			if k < fds {
-				p, pipe := &group[k], m.pipe
-				body = func() { w.receive(p, pipe, want, size) }
-			} else {
-				senders.Add(1)
-				body = func() { defer senders.Done(); w.send(group, loops, stop) }
-			}
-			ready.Add(1)
-			all.Add(1)
-			_, err := rt.Start(sched, func(rt.Applied) {
-				defer all.Done()
-				ready.Done()
-				<-release
-				if abort.Load() {
-					w.incomplete = true
-					return
-				}
-				var ru0, ru1 unix.Rusage
-				var cpu0, cpu1 unix.Timespec
-				_ = unix.Getrusage(unix.RUSAGE_THREAD, &ru0)
-				_ = unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &cpu0)
-				body()
-				w.endNs = rt.Monotonic()
-				_ = unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &cpu1)
-				_ = unix.Getrusage(unix.RUSAGE_THREAD, &ru1)
-				w.userNs = ru1.Utime.Nano() - ru0.Utime.Nano()
-				w.sysNs = ru1.Stime.Nano() - ru0.Stime.Nano()
-				w.cpuNs = cpu1.Nano() - cpu0.Nano()
-			})
-			if err != nil {
-				ready.Done()
-				all.Done()
-				if k >= fds {
-					senders.Done()
-				}
-				res.Err = fmt.Errorf("messaging worker %d (group %d): %w", i, g, err)
-				abort.Store(true)
-				break
-			}
-			started++
-		}
+	m.abort.Store(false)
+	var t0 int64
+	started := len(m.pool)
+	if m.pool != nil {
+		t0 = m.release(stop)
+	} else {
+		t0, started, res.Err = m.startRound(stop)
 	}
-	ready.Wait()
-	t0 := rt.Monotonic()
-	close(release)
-	senders.Wait()
-	incomplete := abort.Load()
-	for g := 0; g < m.cfg.Groups; g++ {
-		for k := fds; k < 2*fds; k++ { // senders only: receivers still run
-			incomplete = incomplete || m.workers[2*fds*g+k].incomplete
-		}
+	m.senders.Wait()
+	incomplete := m.abort.Load()
+	for i := range m.workers {
+		incomplete = incomplete || m.isSender(i) && m.workers[i].incomplete // receivers still run
 	}
 	if incomplete {
 		// Receivers wait for bytes that will never come: end their streams.
 		m.shutdownWriters()
 	}
-	all.Wait()
+	m.all.Wait()
 	for i := range m.workers {
 		if m.workers[i].incomplete {
 			m.broken = true // make every pair again before the next Run
@@ -325,31 +349,114 @@ func (m *Messaging) Run(stop *atomic.Bool) MessagingResult {
 	}
 
 	res.Workers = started
-	for g := 0; g < m.cfg.Groups; g++ {
-		for k := 0; k < 2*fds; k++ {
-			w := &m.workers[2*fds*g+k]
-			if k < fds {
-				res.Received += w.msgs
-				res.Bytes += w.bytes
-			} else {
-				res.Sent += w.msgs
-			}
-			res.UserNs += w.userNs
-			res.SysNs += w.sysNs
-			res.CPUNs += w.cpuNs
-			res.Errors += w.errors
-			if w.errno != 0 {
-				res.LastErrno = w.errno
-			}
-			if w.stopped {
-				res.Stopped = true
-			}
-			if w.endNs-t0 > res.ElapsedNs {
-				res.ElapsedNs = w.endNs - t0
-			}
+	for i := range m.workers {
+		w := &m.workers[i]
+		if m.isSender(i) {
+			res.Sent += w.msgs
+		} else {
+			res.Received += w.msgs
+			res.Bytes += w.bytes
+		}
+		res.UserNs += w.userNs
+		res.SysNs += w.sysNs
+		res.CPUNs += w.cpuNs
+		res.Errors += w.errors
+		if w.errno != 0 {
+			res.LastErrno = w.errno
+		}
+		if w.stopped {
+			res.Stopped = true
+		}
+		if w.endNs-t0 > res.ElapsedNs {
+			res.ElapsedNs = w.endNs - t0
 		}
 	}
 	return res
+}
+
+// release hands the Pool's workers one round (its stop flag) and returns
+// the release time (CLOCK_MONOTONIC ns).
+func (m *Messaging) release(stop *atomic.Bool) int64 {
+	m.all.Add(len(m.workers))
+	m.senders.Add(len(m.workers) / 2)
+	t0 := rt.Monotonic()
+	for _, c := range m.pool {
+		c <- stop // buffered: the worker takes it when it is back waiting
+	}
+	return t0
+}
+
+// startRound starts one thread per worker for this round only (rt.Start),
+// waits until all are ready and releases them together. It returns the
+// release time (CLOCK_MONOTONIC ns) and the threads started; when one
+// cannot start it sets abort, so the started ones end at once, and
+// returns the error.
+func (m *Messaging) startRound(stop *atomic.Bool) (t0 int64, started int, err error) {
+	var ready sync.WaitGroup
+	release := make(chan struct{})
+	for i := range m.workers {
+		sender := m.isSender(i)
+		ready.Add(1)
+		m.all.Add(1)
+		if sender {
+			m.senders.Add(1)
+		}
+		_, err = rt.Start(m.sched(i), func(rt.Applied) {
+			ready.Done()
+			<-release
+			m.work(i, stop)
+		})
+		if err != nil {
+			ready.Done()
+			m.all.Done()
+			if sender {
+				m.senders.Done()
+			}
+			err = fmt.Errorf("messaging worker %d (group %d): %w", i, i/(2*m.cfg.FDs), err)
+			m.abort.Store(true)
+			break
+		}
+		started++
+	}
+	ready.Wait()
+	t0 = rt.Monotonic()
+	close(release)
+	return t0, started, err
+}
+
+// work is worker i's part of one round, on its own thread: a receiver or
+// a sender timed from its release to its end with getrusage(2)
+// RUSAGE_THREAD and CLOCK_THREAD_CPUTIME_ID. It marks the worker done in
+// senders (a sender, once its sending ended) and all.
+func (m *Messaging) work(i int, stop *atomic.Bool) {
+	defer m.all.Done()
+	w := &m.workers[i]
+	sender := m.isSender(i)
+	if m.abort.Load() {
+		w.incomplete = true
+		if sender {
+			m.senders.Done()
+		}
+		return
+	}
+	fds, size := m.cfg.FDs, m.cfg.Size
+	g, k := i/(2*fds), i%(2*fds)
+	var ru0, ru1 unix.Rusage
+	var cpu0, cpu1 unix.Timespec
+	_ = unix.Getrusage(unix.RUSAGE_THREAD, &ru0)
+	_ = unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &cpu0)
+	if sender {
+		w.send(m.pairs[g*fds:(g+1)*fds], m.cfg.Loops, stop)
+		m.senders.Done()
+	} else {
+		w.receive(&m.pairs[g*fds+k], m.pipe, uint64(fds)*uint64(m.cfg.Loops)*uint64(size), size)
+	}
+	w.endNs = rt.Monotonic()
+	_ = unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &cpu1)
+	_ = unix.Getrusage(unix.RUSAGE_THREAD, &ru1)
+	w.userNs = ru1.Utime.Nano() - ru0.Utime.Nano()
+	w.sysNs = ru1.Stime.Nano() - ru0.Stime.Nano()
+	w.cpuNs = cpu1.Nano() - cpu0.Nano()
 }
 
 // shutdownWriters ends every stream: shutdown(2) SHUT_WR on socket write
@@ -436,11 +543,21 @@ func (w *worker) receive(p *pair, pipe bool, want uint64, size int) {
 	w.msgs = w.bytes / uint64(size)
 }
 
-// Close closes every fd. It is idempotent; Run after Close returns an Err.
+// Close ends the Pool's threads (waiting between rounds, they end at
+// once) and closes every fd. It is idempotent; Run after Close returns an
+// Err.
 func (m *Messaging) Close() error {
 	if m.closed {
 		return nil
 	}
 	m.closed = true
+	for _, c := range m.pool {
+		if c != nil {
+			close(c)
+		}
+	}
+	for _, t := range m.threads {
+		t.Wait()
+	}
 	return m.closePairs()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"unsafe"
 
 	"github.com/mdlayher/socket"
@@ -57,6 +58,18 @@ func NewSender(g *Group, size, batch int) (s *Sender, err error) {
 			conn.Close()
 		}
 	}()
+	// Bound to the address it sends from (the group's loopback or
+	// namespace address), never to the wildcard the kernel would pick on
+	// the first send.
+	var local unix.Sockaddr
+	if domain == unix.AF_INET6 {
+		local = &unix.SockaddrInet6{Addr: addrs[0].Addr().As16()}
+	} else {
+		local = &unix.SockaddrInet4{Addr: addrs[0].Addr().As4()}
+	}
+	if err := conn.Bind(local); err != nil {
+		return nil, fmt.Errorf("udp sender: bind %s: %w", addrs[0].Addr(), err)
+	}
 	_ = conn.SetWriteBuffer(4 << 20)
 	s = &Sender{conn: conn, dst: make([]unix.RawSockaddrInet6, len(addrs)), seq: make([]uint64, len(addrs)),
 		size: size, bufs: make([]byte, size*batch), iovs: make([]unix.Iovec, batch), hdrs: make([]mmsghdr, batch)}
@@ -150,6 +163,22 @@ func (s *Sender) Sent() uint64 { return s.sent }
 
 // SentTo returns the number of messages sent to socket i (its next sequence number).
 func (s *Sender) SentTo(i int) uint64 { return s.seq[i] }
+
+// LocalAddr returns the address the sending socket is bound to
+// (getsockname(2)): the group's own address with an ephemeral port.
+func (s *Sender) LocalAddr() (netip.AddrPort, error) {
+	sa, err := s.conn.Getsockname()
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("udp sender: %w", err)
+	}
+	switch a := sa.(type) {
+	case *unix.SockaddrInet4:
+		return netip.AddrPortFrom(netip.AddrFrom4(a.Addr), uint16(a.Port)), nil
+	case *unix.SockaddrInet6:
+		return netip.AddrPortFrom(netip.AddrFrom16(a.Addr), uint16(a.Port)), nil
+	}
+	return netip.AddrPort{}, fmt.Errorf("udp sender: getsockname: address family %T", sa)
+}
 
 // Close closes the sending socket. Idempotent.
 func (s *Sender) Close() error {

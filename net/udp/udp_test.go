@@ -497,6 +497,34 @@ func TestNewSenderErrors(t *testing.T) {
 	}
 }
 
+// TestSenderBoundToGroupAddress: the sending socket is bound to the
+// address it sends from (here 127.0.0.7, and ::1), not to the wildcard the
+// kernel picks for an unbound socket on its first send.
+func TestSenderBoundToGroupAddress(t *testing.T) {
+	for _, addr := range []netip.Addr{netip.MustParseAddr("127.0.0.7"), netip.IPv6Loopback()} {
+		g, err := udp.Open(udp.Config{Count: 2, Addr: addr})
+		if addr.Is6() && (errors.Is(err, unix.EADDRNOTAVAIL) || errors.Is(err, unix.EAFNOSUPPORT)) {
+			t.Logf("no IPv6 loopback: %v", err)
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { g.Close() })
+		s := newSender(t, g, 64, 8)
+		if n, err := s.Send([]int{0, 1}, 1); n != 2 || err != nil {
+			t.Fatalf("Send = %d, %v", n, err)
+		}
+		la, err := s.LocalAddr()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if la.Addr() != addr || la.Port() == 0 {
+			t.Errorf("sender bound to %v, want %v with an ephemeral port", la, addr)
+		}
+	}
+}
+
 // TestSenderAllocs: sending a batch allocates nothing when the socket's
 // send queue has room (the netpoller path is only for a full queue).
 func TestSenderAllocs(t *testing.T) {
