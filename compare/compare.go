@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rtload/rtload/record"
@@ -19,6 +21,10 @@ const (
 	VerdictSlower      = "slower"       // the CI excludes 0, in the worse direction
 	VerdictWithinNoise = "within noise" // the CI contains 0
 	VerdictUnknown     = "n/a"          // no CI could be computed (MethodNote says why)
+	// VerdictUndecided: the column or its baseline holds an invalid trial
+	// (results.Trial.Invalid: the kernel changed what was measured), so no
+	// difference can be told whatever the CI says (MethodNote says which).
+	VerdictUndecided = "undecided"
 )
 
 // Methods of a Metric's confidence interval.
@@ -164,10 +170,12 @@ type sample struct {
 }
 
 // subject is something with headline metrics: a column or a probe.
+// invalid holds its trials' Invalid reasons, each once.
 type subject struct {
 	group, run, label string
 	runIdx            int
 	samples           []sample
+	invalid           []string
 }
 
 // column is a Column being built.
@@ -178,6 +186,7 @@ type column struct {
 	readers      []results.Reader
 	wakeups      [][]record.Wakeup // per round; nil when its log is missing
 	all          record.Snapshot
+	invalid      []string // the rounds' Invalid reasons, "trial N (…): invalid: …"
 }
 
 // Compare builds the comparison of runs (from Load, or built in code with
@@ -206,6 +215,7 @@ func Compare(runs []Run) (*Result, error) {
 		}
 	}
 	res.Warnings, res.Info = Differences(runs)
+	res.Warnings = append(res.Warnings, TrialMarks(runs)...)
 	res.Metadata = Metadata(runs)
 	res.TickUnit = tickUnit(runs[0].Summary.Clock)
 
@@ -219,7 +229,7 @@ func Compare(runs []Run) (*Result, error) {
 		res.Columns = append(res.Columns, c.public(runs[c.runIdx].Label))
 		subjects = append(subjects, subject{
 			group: c.group, run: runs[c.runIdx].Label, label: res.Columns[i].Label, runIdx: c.runIdx,
-			samples: readerSamples(c),
+			samples: readerSamples(c), invalid: c.invalid,
 		})
 	}
 	subjects = append(subjects, probeSubjects(runs)...)
@@ -259,6 +269,7 @@ func buildColumns(runs []Run) ([]column, error) {
 					c.all = sum
 				}
 				c.readers = append(c.readers, *rd.Reader)
+				c.invalid = addInvalid(c.invalid, *rd.Trial)
 				c.wakeups = append(c.wakeups, r.Wakeups[r.index(rd)])
 			}
 		}
@@ -516,6 +527,7 @@ func probeSubjects(runs []Run) []subject {
 	}
 	probes := map[key][]results.Probe{}
 	clocks := map[key]results.ClockInfo{}
+	invalid := map[key][]string{}
 	var groups []string
 	for ri, r := range runs {
 		for _, t := range r.Summary.Trials {
@@ -532,6 +544,7 @@ func probeSubjects(runs []Run) []subject {
 				}
 				probes[k] = append(probes[k], p)
 				clocks[k] = r.Summary.Clock
+				invalid[k] = addInvalid(invalid[k], t)
 			}
 		}
 	}
@@ -544,7 +557,7 @@ func probeSubjects(runs []Run) []subject {
 				continue
 			}
 			out = append(out, subject{group: g, run: r.Label, label: g + "/" + r.Label, runIdx: ri,
-				samples: probeSamples(ps, clocks[k])})
+				samples: probeSamples(ps, clocks[k]), invalid: invalid[k]})
 		}
 	}
 	return out
@@ -673,10 +686,40 @@ func metrics(subjects []subject, nRuns int) []Metric {
 			}
 			m.BaselineValue = y.value
 			judge(&m, *y, x)
+			undecided(&m, s, b)
 			out = append(out, m)
 		}
 	}
 	return out
+}
+
+// undecided makes m's verdict VerdictUndecided when subject s or its
+// baseline b holds an invalid trial, naming them in its MethodNote.
+func undecided(m *Metric, s, b *subject) {
+	var why []string
+	for _, x := range []*subject{b, s} {
+		for _, r := range x.invalid {
+			why = append(why, x.label+" "+r)
+		}
+	}
+	if len(why) == 0 {
+		return
+	}
+	m.Verdict = VerdictUndecided
+	m.MethodNote = strings.Join(append([]string{m.MethodNote}, why...), "; ")
+}
+
+// addInvalid appends trial t's Invalid reason to l, named by the trial
+// ("trial 2 (recvmsg, round 1): invalid: …"), when it has one.
+func addInvalid(l []string, t results.Trial) []string {
+	if t.Invalid == "" {
+		return l
+	}
+	r := trialName(t) + ": " + t.Invalid
+	if slices.Contains(l, r) {
+		return l
+	}
+	return append(l, r)
 }
 
 // baselineOf is the subject subject i is compared with: the same group in

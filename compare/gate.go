@@ -76,9 +76,10 @@ type Gate struct {
 
 // Unjudgeable lists why the run s (labelled label) cannot serve a
 // verdict: degraded (run without some privilege), stopped early,
-// incomplete (a checkpoint of a run that never finished), no trials.
-// The results contract will mark more (an invalid trial, traffic not as
-// specified): each such marker belongs here, one reason per marker.
+// incomplete (a checkpoint of a run that never finished), no trials, and
+// per trial an invalid one (the kernel changed what it measured:
+// Trial.Invalid) and one whose traffic was not as specified
+// (Trial.TrafficNotAsSpecified), one reason per marked trial.
 func Unjudgeable(label string, s *results.Summary) []string {
 	var out []string
 	if s.Degraded {
@@ -97,7 +98,24 @@ func Unjudgeable(label string, s *results.Summary) []string {
 	if len(s.Trials) == 0 {
 		out = append(out, label+": no trials")
 	}
+	for _, t := range s.Trials {
+		for _, m := range []string{t.Invalid, t.TrafficNotAsSpecified} {
+			if m != "" {
+				out = append(out, fmt.Sprintf("%s: %s: %s", label, trialName(t), m))
+			}
+		}
+	}
 	return out
+}
+
+// trialName names trial t for a reason or warning: "trial 3 (recvmsg,
+// round 2)", counting from 1.
+func trialName(t results.Trial) string {
+	v := t.Variant
+	if v == "" {
+		v = "run"
+	}
+	return fmt.Sprintf("trial %d (%s, round %d)", t.Index+1, v, t.Round+1)
 }
 
 // Judge gates res: GateCannotJudge when reasons is not empty (each says
@@ -127,6 +145,11 @@ func Judge(res *Result, reasons []string, opt GateOptions) (Gate, error) {
 		gm := GateMetric{Name: m.Name, Unit: m.Unit, Column: m.Column, Baseline: m.Baseline, Value: m.Value,
 			BaselineValue: m.BaselineValue, ChangePct: m.ChangePct, Verdict: m.Verdict}
 		switch {
+		case m.Verdict == VerdictUndecided:
+			gm.Judged = "not judged: undecided (" + m.MethodNote + ")"
+			if len(opt.Metrics) > 0 {
+				g.Reasons = append(g.Reasons, fmt.Sprintf("%s %s: undecided (%s)", metricKey(m), m.Column, m.MethodNote))
+			}
 		case m.CILow == nil || m.CIHigh == nil:
 			gm.Judged = "not judged: no confidence interval (" + m.MethodNote + ")"
 			if len(opt.Metrics) > 0 {

@@ -2,6 +2,7 @@ package compare
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
@@ -152,11 +153,84 @@ func TestUnjudgeable(t *testing.T) {
 		{"stopped and incomplete", &results.Summary{Trials: ok.Trials, Stopped: true, InProgress: true},
 			[]string{"new: stopped early (interrupted): trials are missing or partial", "new: incomplete: summary.json is a checkpoint of a run that never finished"}},
 		{"no trials", &results.Summary{}, []string{"new: no trials"}},
+		// One reason per marked trial, named as a person counts them.
+		{"an invalid trial and one whose traffic missed", &results.Summary{Trials: []results.Trial{
+			{Index: 0, Variant: "recvfrom"},
+			{Index: 1, Variant: "recvmsg", Invalid: "invalid: clocksource changed (tsc → kvm-clock at 1.2 s)"},
+			{Index: 2, Round: 1, Variant: "recvfrom", TrafficNotAsSpecified: "traffic not as specified: socks: send lag p99 7.2ms > max_send_lag 20ms"},
+		}}, []string{
+			"new: trial 2 (recvmsg, round 1): invalid: clocksource changed (tsc → kvm-clock at 1.2 s)",
+			"new: trial 3 (recvfrom, round 2): traffic not as specified: socks: send lag p99 7.2ms > max_send_lag 20ms",
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, Unjudgeable("new", tc.s)); diff != "" {
 				t.Errorf("reasons (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestInvalidTrialUndecided: a clearly slower column whose run holds an
+// invalid trial gets "undecided", not "slower", in every metric touching
+// it (the baseline's invalid trial touches every column compared with
+// it); the gate does not judge those metrics; both markers are warnings,
+// listed even when every run carries one, and printed per run.
+func TestInvalidTrialUndecided(t *testing.T) {
+	base := roundsRun("a", []float64{100, 102, 104}, []float64{1000, 1010, 990})
+	slow := roundsRun("b", []float64{150, 152, 154}, []float64{800, 810, 790})
+	slow.Summary.Trials[1].Invalid = "invalid: TSC marked unstable at 0.4 s"
+	base.Summary.Trials[0].TrafficNotAsSpecified = "traffic not as specified: s: send lag p99 3ms > max_send_lag 1ms"
+	res, err := Compare([]Run{base, slow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, m := range res.Metrics {
+		if m.Verdict == VerdictBaseline {
+			continue
+		}
+		n++
+		if m.Verdict != VerdictUndecided || !strings.Contains(m.MethodNote, "/b trial 2 (v, round 2): invalid: TSC marked unstable at 0.4 s") {
+			t.Errorf("%s %s: verdict %q, note %q; want undecided naming the invalid trial", m.Name, m.Column, m.Verdict, m.MethodNote)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no metric compared")
+	}
+	want := []Difference{
+		{Field: WarnInvalid, Values: []string{none, "trial 2 (v, round 2): invalid: TSC marked unstable at 0.4 s"}},
+		{Field: WarnTraffic, Values: []string{"trial 1 (v, round 1): traffic not as specified: s: send lag p99 3ms > max_send_lag 1ms", none}},
+	}
+	if diff := cmp.Diff(want, TrialMarks([]Run{base, slow})); diff != "" {
+		t.Errorf("marks (-want +got):\n%s", diff)
+	}
+	for _, d := range want {
+		if !slices.ContainsFunc(res.Warnings, func(w Difference) bool { return cmp.Equal(w, d) }) {
+			t.Errorf("warnings %v lack %v", res.Warnings, d)
+		}
+	}
+	g, err := Judge(res, nil, GateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Slower) > 0 {
+		t.Errorf("gate judged undecided metrics slower: %v", g.Slower)
+	}
+	var buf bytes.Buffer
+	if err := res.Text(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []string{
+		"WARNING: invalid trials in b: trial 2 (v, round 2): invalid: TSC marked unstable at 0.4 s\n",
+		"WARNING: traffic not as specified in a: trial 1 (v, round 1): traffic not as specified: s: send lag p99 3ms > max_send_lag 1ms\n",
+	} {
+		if !strings.Contains(buf.String(), l) {
+			t.Errorf("text lacks %q:\n%s", l, buf.String())
+		}
+	}
+	// Both runs marked alike: still listed.
+	if got := TrialMarks([]Run{slow, slow}); len(got) != 1 || got[0].Field != WarnInvalid {
+		t.Errorf("two runs with the same invalid trial: marks %v", got)
 	}
 }

@@ -217,6 +217,12 @@ func (r *Result) Markdown(w io.Writer) error {
 	if len(r.Warnings)+len(r.Info)+len(r.Notes) > 0 {
 		b.WriteByte('\n')
 		for _, d := range r.Warnings {
+			if isMark(d) {
+				for _, l := range r.markLines(d) {
+					fmt.Fprintf(&b, "- **WARNING**: %s\n", md(strings.TrimPrefix(l, "WARNING: ")))
+				}
+				continue
+			}
 			fmt.Fprintf(&b, "- **WARNING**: runs differ in %s: %s\n", md(d.Field), md(r.values(d)))
 		}
 		for _, d := range r.Info {
@@ -322,6 +328,12 @@ func (r *Result) writeHead(b *strings.Builder, _ string) {
 	}
 	b.WriteString(folded)
 	for _, d := range warnings {
+		if isMark(d) {
+			for _, l := range r.markLines(d) {
+				b.WriteString(l + "\n")
+			}
+			continue
+		}
 		fmt.Fprintf(b, "WARNING: runs differ in %s: %s\n", d.Field, r.values(d))
 	}
 	for _, n := range r.Notes {

@@ -1,7 +1,11 @@
 package engine
 
 import (
+	"fmt"
+	"math"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rtload/rtload/probe"
 	"github.com/rtload/rtload/record"
@@ -13,16 +17,27 @@ import (
 // collect turns the trial's counters and histograms into report types.
 func collect(res *results.Trial, sp *scenario.Spec, senders []*sender, readers []*reader) {
 	// Messages sent per group, to compute in-flight per reader.
+	var marks []string
 	for _, s := range senders {
 		elapsed := float64(max(1, s.ended-s.start)) / 1e9
 		interval := sendInterval(s.spec)
 		nsock := len(s.group.FDs())
-		res.Traffic = append(res.Traffic, results.Traffic{
-			Endpoint: s.spec.Endpoint, Sockets: nsock, Sent: s.sent, SendErrors: s.errs,
+		applied := appliedReport(s.applied)
+		tf := results.Traffic{
+			Endpoint: s.spec.Endpoint, Sockets: nsock, Applied: &applied, Sent: s.sent, SendErrors: s.errs, Due: s.due,
 			TargetRate:   float64(nsock) / interval.Seconds(),
 			AchievedRate: float64(s.sent) / elapsed,
-			SendLag:      results.LatencyOf(s.lag, true),
-		})
+			RateErrorPct: rateErrorPct(s.sent, s.due), RateTolerancePct: float64(s.spec.RateTolerance),
+			SendLag: results.LatencyOf(s.lag, true), MaxSendLagNs: int64(s.spec.MaxSendLag),
+		}
+		tf.NotAsSpecified = trafficVerdict(tf)
+		if tf.NotAsSpecified != "" {
+			marks = append(marks, tf.Endpoint+": "+tf.NotAsSpecified)
+		}
+		res.Traffic = append(res.Traffic, tf)
+	}
+	if len(marks) > 0 {
+		res.TrafficNotAsSpecified = TrafficNotAsSpecified + ": " + strings.Join(marks, "; ")
 	}
 	for _, r := range readers {
 		c := r.drain.Counts()
@@ -34,9 +49,10 @@ func collect(res *results.Trial, sp *scenario.Spec, senders []*sender, readers [
 			Calls:   c.Calls, Data: c.Data, EAGAIN: c.EAGAIN, Errors: c.Errors,
 			Messages: c.Messages, Bytes: c.Bytes, Lost: c.Lost, Reordered: c.Reordered, Duplicates: c.Duplicates,
 			SocketsRead: r.drain.SocketsRead(),
-			Wakeups:     r.loop.MeasuredTicks, Overruns: r.loop.Overruns, RingDropped: r.loop.Wakeups.Dropped(),
+			Wakeups:     r.loop.MeasuredTicks, Overruns: r.loop.Overruns, MissedTicks: r.loop.MissedTicks, RingDropped: r.loop.Wakeups.Dropped(),
 			Spikes: r.loop.Spikes, SpikesDropped: r.spikesDropped, BrokeTraceAtNs: r.loop.BrokeAt.Load(), Intervals: r.intervals, SafePointPasses: r.loop.Yields,
 		}
+		rr.OverrunMode, rr.MaxBacklog, rr.BacklogSkips = overrunMode(r.spec), r.spec.MaxBacklog, r.loop.BacklogSkips
 		setHistograms(&rr, t, clockUnit, true)
 		rr.Counters, rr.CountersSkipped = r.readCounters(), r.countersSkipped
 		hotFields(&rr, r)
@@ -112,4 +128,41 @@ func perCallClass(t *record.Set, unit string) *results.PerCallClass {
 func appliedReport(a rt.Applied) results.Applied {
 	return results.Applied{TID: a.TID, Policy: a.Policy.String(), Priority: a.Priority, Nice: a.Nice,
 		CPUs: a.CPUs, Mlocked: a.Mlocked, Notes: a.Degraded}
+}
+
+// overrunMode is the reader's overrun setting as results name it: "skip"
+// or "catchup".
+func overrunMode(rs scenario.Reader) string {
+	if rs.Overrun == scenario.OverrunCatchUp {
+		return "catchup"
+	}
+	return "skip"
+}
+
+// TrafficNotAsSpecified starts results.Trial.TrafficNotAsSpecified.
+const TrafficNotAsSpecified = "traffic not as specified"
+
+// rateErrorPct is how far sent is from due, in % of due (0 when nothing
+// was due).
+func rateErrorPct(sent, due uint64) float64 {
+	if due == 0 {
+		return 0
+	}
+	return (float64(sent) - float64(due)) / float64(due) * 100
+}
+
+// trafficVerdict says how traffic group tf missed its thresholds: its
+// rate error beyond RateTolerancePct, its send-lag p99 above
+// MaxSendLagNs (each checked when set), joined with ", "; "" when it met
+// both.
+func trafficVerdict(tf results.Traffic) string {
+	var why []string
+	if tf.RateTolerancePct > 0 && tf.Due > 0 && math.Abs(tf.RateErrorPct) > tf.RateTolerancePct {
+		why = append(why, fmt.Sprintf("rate %.1f msg/s against %.1f (%+.2f%%: %d of %d due sent; tolerance ±%s%%)",
+			tf.AchievedRate, tf.TargetRate, tf.RateErrorPct, tf.Sent, tf.Due, strconv.FormatFloat(tf.RateTolerancePct, 'g', -1, 64)))
+	}
+	if tf.MaxSendLagNs > 0 && tf.SendLag.Count > 0 && tf.SendLag.P99Ns > tf.MaxSendLagNs {
+		why = append(why, fmt.Sprintf("send lag p99 %s > max_send_lag %s", time.Duration(tf.SendLag.P99Ns).Round(time.Microsecond), time.Duration(tf.MaxSendLagNs)))
+	}
+	return strings.Join(why, ", ")
 }

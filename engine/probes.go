@@ -40,23 +40,25 @@ func (p *tapSend) result() results.Probe { return p.res }
 
 // newProbe builds the probe of spec ps (on a thread inside the namespace
 // when the run has one: tap_send binds a sink socket there).
-func newProbe(ps scenario.Probe, eps map[string]*endpoint, clock *rt.Clock, rep scenario.Report) (probeRunner, error) {
+// Its threads are exempt from housekeeping hk (nil: none).
+func newProbe(ps scenario.Probe, eps map[string]*endpoint, clock *rt.Clock, rep scenario.Report, hk *rt.Housekeeping) (probeRunner, error) {
 	switch ps.Kind {
 	case scenario.ProbeTapSend:
-		return newTapSend(ps, eps[ps.Endpoint], clock.ForThread(), rep)
+		return newTapSend(ps, eps[ps.Endpoint], clock.ForThread(), rep, hk)
 	case scenario.ProbeFileWrite:
-		return newFileWriteProbe(ps, clock.ForThread(), rep)
+		return newFileWriteProbe(ps, clock.ForThread(), rep, hk)
 	case scenario.ProbeMessaging:
-		return newMessagingProbe(ps)
+		return newMessagingProbe(ps, hk)
 	}
 	return nil, fmt.Errorf("probe kind %q not supported", ps.Kind)
 }
 
-// probeSched is a probe thread's scheduling: the probe's policy and
-// priority, memory locked when real-time, pinned when it names a CPU.
-func probeSched(ps scenario.Probe, allowDegraded bool) rt.Sched {
+// probeSched is a probe thread's scheduling: named rt.ProbeName, exempt
+// from housekeeping hk (nil: none), the probe's policy and priority,
+// memory locked when real-time, pinned when it names a CPU.
+func probeSched(ps scenario.Probe, hk *rt.Housekeeping, allowDegraded bool) rt.Sched {
 	pol := schedPolicy(ps.Policy)
-	s := rt.Sched{Policy: pol, Priority: ps.Priority, Mlock: pol != rt.Other, AllowDegraded: allowDegraded}
+	s := rt.Sched{Name: rt.ProbeName(ps.Name), Exempt: hk, Policy: pol, Priority: ps.Priority, Mlock: pol != rt.Other, AllowDegraded: allowDegraded}
 	if ps.CPU != nil {
 		s.CPUs = []int{*ps.CPU}
 	}
@@ -84,10 +86,11 @@ type fileWriteProbe struct {
 	halt   atomic.Bool
 	res    results.Probe
 	out    workload.FileWriteResult
+	hk     *rt.Housekeeping
 }
 
-func newFileWriteProbe(ps scenario.Probe, clock *rt.Clock, rep scenario.Report) (*fileWriteProbe, error) {
-	p := &fileWriteProbe{spec: ps, clock: clock,
+func newFileWriteProbe(ps scenario.Probe, clock *rt.Clock, rep scenario.Report, hk *rt.Housekeeping) (*fileWriteProbe, error) {
+	p := &fileWriteProbe{spec: ps, clock: clock, hk: hk,
 		hist: record.NewLinear(rep.BucketWidth, rep.BucketOrigin, rep.Overflow), hdr: record.NewHDR(int64(time.Second))}
 	fw, err := workload.NewFileWrite(workload.FileWriteConfig{Dir: ps.Dir, Block: int(ps.Block), Blocks: ps.Blocks, Clock: clock, Hist: p.hist, HDR: p.hdr})
 	if err != nil {
@@ -101,7 +104,7 @@ func newFileWriteProbe(ps scenario.Probe, clock *rt.Clock, rep scenario.Report) 
 func (p *fileWriteProbe) start(_ *netlink.Handle, allowDegraded bool) ([]string, error) {
 	applied := make(chan rt.Applied, 1)
 	var bindErr error
-	th, err := rt.Start(probeSched(p.spec, allowDegraded), func(a rt.Applied) {
+	th, err := rt.Start(probeSched(p.spec, p.hk, allowDegraded), func(a rt.Applied) {
 		defer p.done.Store(true)
 		bindErr = p.clock.Bind() // the thread's own cycle counter, now that it is pinned
 		applied <- a
@@ -154,8 +157,9 @@ type messagingProbe struct {
 	res  results.Probe
 }
 
-func newMessagingProbe(ps scenario.Probe) (*messagingProbe, error) {
-	cfg := workload.MessagingConfig{Groups: ps.Groups, FDs: ps.FDs, Loops: ps.Loops, Size: int(ps.Size[0]), Transport: ps.Transport.String()}
+func newMessagingProbe(ps scenario.Probe, hk *rt.Housekeeping) (*messagingProbe, error) {
+	cfg := workload.MessagingConfig{Groups: ps.Groups, FDs: ps.FDs, Loops: ps.Loops, Size: int(ps.Size[0]), Transport: ps.Transport.String(),
+		Sched: rt.Sched{Name: rt.ProbeName(ps.Name), Exempt: hk}}
 	if ps.CPU != nil {
 		cfg.CPUs = []int{*ps.CPU}
 	}

@@ -64,15 +64,16 @@ type reader struct {
 	// into at the next one, then the two swap.
 	irqFrom, irqUntil, irqLast, irqCur sysinfo.IRQCounts
 	// Writer state for interval deltas and spikes.
-	lastCounts                          probe.Counts
-	lastTicks, lastOverruns, lastSpikes uint64
-	lastSent, lastNoise                 []uint64
-	intervals                           int
-	prevDrain                           int64
-	spikesDropped                       uint64 // spikes the spikes.jsonl cap kept out
-	traceFiles                          []*os.File
-	traceDir                            string // tracefs directory breaktrace writes to
-	traceNoted                          bool   // the writer said tracing stopped
+	lastCounts                                      probe.Counts
+	lastTicks, lastOverruns, lastMissed, lastSpikes uint64
+	lastBacklogSkips                                uint64
+	lastSent, lastNoise                             []uint64
+	intervals                                       int
+	prevDrain                                       int64
+	spikesDropped                                   uint64 // spikes the spikes.jsonl cap kept out
+	traceFiles                                      []*os.File
+	traceDir                                        string // tracefs directory breaktrace writes to
+	traceNoted                                      bool   // the writer said tracing stopped
 	// sampler samples the reader's call chains in a profiled trial.
 	sampler *sampler.Sampler
 }
@@ -173,10 +174,23 @@ func wakeupLogConfig(dir *results.Dir, tr scenario.Trial, rs scenario.Reader) re
 		ChunkBytes: int64(sp.LogChunk), LimitBytes: int64(sp.LogLimit), Compress: sp.LogChunk > 0}
 }
 
-// readerSched is a reader thread's scheduling: the scenario's policy and
-// priority, pinned to its CPU, memory locked.
-func readerSched(rs scenario.Reader, allowDegraded bool) rt.Sched {
-	return rt.Sched{CPUs: []int{int(rs.CPU)}, Policy: schedPolicy(rs.Policy), Priority: rs.Priority, Mlock: true, AllowDegraded: allowDegraded}
+// newTicker is reader rs's ticker from t0 (CLOCK_MONOTONIC ns): its period,
+// and with overrun: catchup its backlog limit (readers[].max_backlog).
+func newTicker(rs scenario.Reader, t0 int64) *rt.Ticker {
+	catchUp := rs.Overrun == scenario.OverrunCatchUp
+	tk := rt.NewTicker(t0, int64(rs.Period), catchUp)
+	if catchUp {
+		tk.SetMaxBacklog(uint64(max(rs.MaxBacklog, 0)))
+	}
+	return tk
+}
+
+// readerSched is a reader thread's scheduling: named rt.ReaderName, exempt
+// from housekeeping (hk, nil: none), the scenario's policy and priority,
+// pinned to its CPU, memory locked.
+func readerSched(rs scenario.Reader, hk *rt.Housekeeping, allowDegraded bool) rt.Sched {
+	return rt.Sched{Name: rt.ReaderName(rs.Name), Exempt: hk, CPUs: []int{int(rs.CPU)}, Policy: schedPolicy(rs.Policy), Priority: rs.Priority,
+		Mlock: true, AllowDegraded: allowDegraded}
 }
 
 // bucketLayout is the scenario's per-call bucket layout.
@@ -184,13 +198,14 @@ func bucketLayout(rep scenario.Report) record.Layout {
 	return record.Layout{Width: rep.BucketWidth, Origin: rep.BucketOrigin, Overflow: rep.Overflow}
 }
 
-// start runs the reader's loop on its own real-time thread in window w
+// start runs the reader's loop on its own real-time thread (readerSched,
+// exempt from hk) in window w
 // (yield lets a soak's writer collect garbage), binds its clock and opens
 // its per-call counters there, and starts counting the thread's switches
 // and faults (procfs, or with taskPerf task-bound perf events). It returns
 // the notes of what the thread runs without (--allow-degraded).
-func (r *reader) start(w window, yield *atomic.Bool, allowDegraded, taskPerf bool) ([]string, error) {
-	r.loop.Ticker = rt.NewTicker(w.t0, int64(r.spec.Period), r.spec.Overrun == scenario.OverrunCatchUp)
+func (r *reader) start(w window, yield *atomic.Bool, hk *rt.Housekeeping, allowDegraded, taskPerf bool) ([]string, error) {
+	r.loop.Ticker = newTicker(r.spec, w.t0)
 	r.loop.MeasureFrom, r.loop.MeasureUntil = w.from, w.until
 	r.loop.Yield = yield
 	r.loop.Rec.FromNs = w.from
@@ -198,7 +213,7 @@ func (r *reader) start(w window, yield *atomic.Bool, allowDegraded, taskPerf boo
 	loop := r.loop
 	ready := make(chan struct{})
 	var bindErr error
-	th, err := rt.Start(readerSched(r.spec, allowDegraded), func(a rt.Applied) {
+	th, err := rt.Start(readerSched(r.spec, hk, allowDegraded), func(a rt.Applied) {
 		r.applied = a
 		bindErr = r.clock.Bind() // the thread's own cycle counter, now that it is pinned
 		if bindErr == nil {

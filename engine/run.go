@@ -14,6 +14,7 @@ import (
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
+	"github.com/rtload/rtload/sysinfo"
 )
 
 // Options control a run. They hold only what the caller sets; the state a
@@ -103,7 +104,9 @@ func Run(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt 
 		return nil, err
 	}
 	defer r.close()
-	return r.runTrials(ctx, trials)
+	next, sliced := trialSource(spec, trials)
+	r.sliced = sliced
+	return r.runTrials(ctx, next)
 }
 
 // run is the state one Run shares across its trials. Only the goroutine
@@ -128,6 +131,15 @@ type run struct {
 	// oldProcs the GOMAXPROCS to restore (0 = unchanged).
 	ownDir   *results.Dir
 	oldProcs int
+	// allowed are the CPUs this process may use, read before any trial
+	// confined its own threads (the housekeeping default's base).
+	allowed []int
+	// clocksource is the kernel clocksource at the first trial's start:
+	// a later trial starting on another one is invalid.
+	clocksource string
+	// sliced: a soak whose variants alternate in slices (trialSource);
+	// the number of trials is not known, and no progress is reported.
+	sliced bool
 }
 
 // newRun opens what every trial of the run shares: the results directory
@@ -136,7 +148,7 @@ type run struct {
 // run (profiled ones left out when profiling is refused and degraded runs
 // are allowed). On error it has closed what it opened.
 func newRun(spec *scenario.Spec, trials []scenario.Trial, opt Options) (*run, []scenario.Trial, error) {
-	r := &run{opt: opt, ntrials: len(trials)}
+	r := &run{opt: opt, ntrials: len(trials), allowed: sysinfo.AllowedCPUs()}
 	ok := false
 	defer func() {
 		if !ok {
@@ -201,15 +213,20 @@ func (r *run) close() {
 	}
 }
 
-// runTrials runs every trial in order until one fails or ctx ends, and
-// returns the summary of what ran.
-func (r *run) runTrials(ctx context.Context, trials []scenario.Trial) (*results.Summary, error) {
+// runTrials runs the trials next gives, in order, until there are no
+// more, one fails or ctx ends, and returns the summary of what ran.
+func (r *run) runTrials(ctx context.Context, next func(i int) (scenario.Trial, bool)) (*results.Summary, error) {
 	sum := r.sum
-	for i, tr := range trials {
-		if ctx.Err() != nil {
+	for i := 0; ; i++ {
+		tr, ok := next(i)
+		if !ok || ctx.Err() != nil {
 			break
 		}
-		fmt.Fprintf(r.opt.Log, "trial %d/%d: variant %s, round %d\n", i+1, len(trials), tr.Variant, tr.Round+1)
+		if r.sliced {
+			fmt.Fprintf(r.opt.Log, "slice %d: variant %s, for %v (+%v warm-up)\n", i+1, tr.Variant, time.Duration(tr.Spec.Duration), time.Duration(tr.Spec.Warmup))
+		} else {
+			fmt.Fprintf(r.opt.Log, "trial %d/%d: variant %s, round %d\n", i+1, r.ntrials, tr.Variant, tr.Round+1)
+		}
 		res, degraded, err := newTrial(r, tr).exec(ctx)
 		switch {
 		case res != nil && tr.Profiled:
@@ -228,10 +245,11 @@ func (r *run) runTrials(ctx context.Context, trials []scenario.Trial) (*results.
 			sum.End = time.Now()
 			return sum, fmt.Errorf("trial %d (%s, round %d): %w", i+1, tr.Variant, tr.Round+1, err)
 		}
-		if r.opt.AfterRound != nil && ctx.Err() == nil && roundEnds(trials, i) && !r.opt.AfterRound(sum) {
+		_, more := next(i + 1)
+		if r.opt.AfterRound != nil && !r.sliced && ctx.Err() == nil && roundEnds(tr, next, i) && !r.opt.AfterRound(sum) {
 			break
 		}
-		if i < len(trials)-1 && ctx.Err() == nil {
+		if more && ctx.Err() == nil {
 			r.finished()
 		}
 	}
@@ -244,9 +262,44 @@ func (r *run) runTrials(ctx context.Context, trials []scenario.Trial) (*results.
 	return sum, nil
 }
 
-// roundEnds reports whether trial i is the last of its round.
-func roundEnds(trials []scenario.Trial, i int) bool {
-	return i+1 == len(trials) || trials[i+1].Round != trials[i].Round
+// roundEnds reports whether trial i (tr) is the last of its round.
+func roundEnds(tr scenario.Trial, next func(i int) (scenario.Trial, bool), i int) bool {
+	n, ok := next(i + 1)
+	return !ok || n.Round != tr.Round
+}
+
+// trialSource is how a run walks its trials: trials in order, or, in a
+// soak (duration 0) whose several variants alternate in slices (slice >
+// 0), the first round's trials again and again, A B A B …, until the run
+// is stopped (sliced). Slice i is variant i mod n in its round i / n, its
+// index i; it measures slice − warm-up after its warm-up, so a slice lasts
+// slice (and the start and tail every trial has).
+func trialSource(spec *scenario.Spec, trials []scenario.Trial) (next func(i int) (scenario.Trial, bool), sliced bool) {
+	if spec.Duration != 0 || len(spec.Variants) < 2 || spec.Slice <= 0 {
+		return func(i int) (scenario.Trial, bool) {
+			if i >= len(trials) {
+				return scenario.Trial{}, false
+			}
+			return trials[i], true
+		}, false
+	}
+	var round []scenario.Trial
+	for _, tr := range trials {
+		if tr.Round == 0 && !tr.Profiled {
+			round = append(round, tr)
+		}
+	}
+	return func(i int) (scenario.Trial, bool) {
+		if len(round) == 0 {
+			return scenario.Trial{}, false
+		}
+		tr := round[i%len(round)]
+		tr.Index, tr.Round = i, i/len(round)
+		if tr.Spec.Duration == 0 {
+			tr.Spec.Duration = tr.Spec.Slice - tr.Spec.Warmup
+		}
+		return tr, true
+	}, true
 }
 
 // checkpointer is what a trial's writer calls with the trial so far: the

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -21,7 +20,8 @@ type sender struct {
 	pacer     pace.Pacer
 	lag       *record.HDR
 	thread    *rt.Thread
-	stop      chanFlag
+	applied   rt.Applied  // the thread as read back, set by launch
+	stop      atomic.Bool // set by halt; no lock a real-time sender could wait on
 	sent      uint64
 	sentCount atomic.Uint64 // sent, readable by the writer while the sender runs
 	errs      uint64
@@ -29,6 +29,9 @@ type sender struct {
 	start     int64
 	end       int64
 	ended     int64
+	// due is how many messages the pacer had due from start until the
+	// sender ended (at most end): what an on-time sender sends.
+	due uint64
 }
 
 // newSender is traffic entry t into group g through tx, paced by
@@ -62,31 +65,46 @@ func senderPacer(t scenario.Traffic, sockets int, seed uint64) pace.Pacer {
 	return pace.Even{Count: sockets, Interval: interval}
 }
 
-// senderSched is a sender thread's scheduling: SCHED_OTHER with 1 ns timer
-// slack (its sleeps end on time), pinned when the entry names a CPU, and
-// never refused (a sender at the default policy needs no privilege).
-func senderSched(t scenario.Traffic) rt.Sched {
-	s := rt.Sched{Policy: rt.Other, TimerSlackNs: 1, AllowDegraded: true}
-	if t.CPU != nil {
-		s.CPUs = []int{*t.CPU}
+// senderSched is the sender thread of traffic entry t: named
+// rt.SenderName(endpoint), exempt from housekeeping (hk, nil: none), on
+// its cpus (empty: every CPU this process may use), at its policy and
+// priority (fifo, rr) or nice (other), with 1 ns timer slack so that its
+// sleeps end on time. A real-time sender without CAP_SYS_NICE fails, or
+// with allowDegraded runs at SCHED_OTHER, noted in Applied.Degraded.
+func senderSched(t scenario.Traffic, hk *rt.Housekeeping, allowDegraded bool) rt.Sched {
+	s := rt.Sched{Name: rt.SenderName(t.Endpoint), Exempt: hk, CPUs: t.CPUs, Policy: schedPolicy(t.Policy),
+		TimerSlackNs: 1, AllowDegraded: allowDegraded}
+	if s.Policy == rt.Other {
+		s.Nice = t.Nice
+	} else {
+		s.Priority = t.Priority
 	}
 	return s
 }
 
-// launch starts the sender's thread, sending from start to end
-// (CLOCK_MONOTONIC ns).
-func (s *sender) launch(start, end int64) error {
+// launch starts the sender's thread (senderSched), sending from start to
+// end (CLOCK_MONOTONIC ns), and returns the notes of what the thread runs
+// without (--allow-degraded).
+func (s *sender) launch(start, end int64, hk *rt.Housekeeping, allowDegraded bool) ([]string, error) {
 	s.start, s.end = start, end
-	th, err := rt.Start(senderSched(s.spec), s.run)
+	applied := make(chan rt.Applied, 1)
+	th, err := rt.Start(senderSched(s.spec, hk, allowDegraded), func(a rt.Applied) {
+		applied <- a
+		s.run(a)
+	})
 	if err != nil {
-		return fmt.Errorf("sender to %s: %w", s.spec.Endpoint, err)
+		return nil, fmt.Errorf("sender to %s: %w", s.spec.Endpoint, err)
 	}
-	s.thread = th
-	return nil
+	s.thread, s.applied = th, <-applied
+	var degraded []string
+	for _, d := range s.applied.Degraded {
+		degraded = append(degraded, fmt.Sprintf("sender to %s: %s", s.spec.Endpoint, d))
+	}
+	return degraded, nil
 }
 
 // halt tells the sender to stop; wait waits for its thread.
-func (s *sender) halt() { s.stop.set() }
+func (s *sender) halt() { s.stop.Store(true) }
 
 func (s *sender) wait() {
 	if s.thread != nil {
@@ -96,13 +114,20 @@ func (s *sender) wait() {
 
 // run is the sender thread: event n is due at start + pacer.Next(n) and goes
 // to socket n % count; every event due now goes out in one sendmmsg batch;
-// between batches the thread sleeps to the next due time (timer slack 1 ns).
-func (s *sender) run(rt.Applied) {
+// between batches the thread sleeps to the next due time (timer slack 1 ns;
+// a real-time sender in a raw system call, rt.SleepUntilRaw, so that it
+// never spins in the Go runtime's system-call exit behind a SCHED_OTHER
+// runtime thread).
+func (s *sender) run(a rt.Applied) {
 	count := uint64(len(s.group.FDs()))
 	dst := make([]int, 0, 64)
+	sleep := rt.SleepUntil
+	if a.Policy == rt.FIFO || a.Policy == rt.RR {
+		sleep = rt.SleepUntilRaw
+	}
 	var n uint64
 	for {
-		if s.stop.get() {
+		if s.stop.Load() {
 			break
 		}
 		now := rt.Monotonic()
@@ -112,7 +137,7 @@ func (s *sender) run(rt.Applied) {
 		due := s.start + int64(s.pacer.Next(n))
 		if due > now {
 			wake := min(due, s.end, now+int64(10*time.Millisecond))
-			rt.SleepUntil(wake)
+			sleep(wake)
 			continue
 		}
 		dst = dst[:0]
@@ -135,17 +160,15 @@ func (s *sender) run(rt.Applied) {
 		}
 	}
 	s.ended = rt.Monotonic()
+	s.due = dueBefore(s.pacer, n, min(s.ended, s.end)-s.start)
 }
 
-// chanFlag is a stop flag for non-real-time loops.
-type chanFlag struct {
-	mu   sync.Mutex
-	done bool
-}
-
-func (f *chanFlag) set() { f.mu.Lock(); f.done = true; f.mu.Unlock() }
-func (f *chanFlag) get() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.done
+// dueBefore is how many events pacer p has due before offset until (ns
+// from its start), counting on from event n (the events before n were
+// due already). It calls Next with n, n+1, … as a Poisson pacer needs.
+func dueBefore(p pace.Pacer, n uint64, until int64) uint64 {
+	for int64(p.Next(n)) < until {
+		n++
+	}
+	return n
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/scenario"
 )
 
 // TestSoak runs a soak of about a minute with a 1 s interval and checks
@@ -168,4 +170,63 @@ readers: [{name: rt, endpoints: [s], cpu: 1, period: 10ms}]
 		t.Errorf("wakeups %d (want ~300), lost %d", wakeups, lost)
 	}
 	t.Logf("gc cycles %d, safepoint passes %d, wakeups %d", gc, passes, wakeups)
+}
+
+// TestSoakSlices is issue 14's soak with variants: with duration 0 and two
+// variants the variants alternate in slices (1 s here) until stopped.
+// Stopped (ctx, as Ctrl-C does) in the third slice, after two whole ones,
+// the run has complete results for both variants: a whole slice of each,
+// and the third, partial, of the first variant, its wakeups counted up to
+// the stop.
+func TestSoakSlices(t *testing.T) {
+	requireRT(t)
+	spec, trials := load(t, `
+name: soak-slices
+duration: 0
+interval: 500ms
+slice: 1s
+readers: [{name: timer, endpoints: [], cpu: 1, period: 10ms}]
+variants:
+  - {name: a, set: {readers[0].period: 10ms}}
+  - {name: b, set: {readers[0].period: 5ms}}
+`)
+	if spec.Slice != scenario.Duration(time.Second) {
+		t.Fatalf("slice %v", spec.Slice)
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	timeout := time.AfterFunc(30*time.Second, func() { cancel(errors.New("test timeout")) })
+	defer timeout.Stop()
+	opt := Options{OutDir: t.TempDir(), OnInterval: func(iv results.Interval) {
+		if iv.Trial == 2 && iv.Seq == 0 { // half way into the third slice
+			cancel(errors.New("stopped by the test, as by Ctrl-C"))
+		}
+	}}
+	sum, err := Run(ctx, spec, trials, opt)
+	if !errors.Is(err, ErrStopped) {
+		t.Fatalf("err %v, want ErrStopped", err)
+	}
+	if !sum.Stopped || len(sum.Trials) != 3 {
+		t.Fatalf("stopped %v, %d trials, want 3 (a, b, a partial)", sum.Stopped, len(sum.Trials))
+	}
+	for i, want := range []struct {
+		variant string
+		round   int
+		wakeups uint64 // whole slices: 1 s of the variant's period
+	}{{"a", 0, 100}, {"b", 0, 200}, {"a", 1, 0}} {
+		tr := sum.Trials[i]
+		r := tr.Readers[0]
+		if tr.Index != i || tr.Variant != want.variant || tr.Round != want.round {
+			t.Errorf("slice %d: trial %d variant %q round %d, want variant %s round %d", i, tr.Index, tr.Variant, tr.Round, want.variant, want.round)
+		}
+		if want.wakeups > 0 && (r.Wakeups < want.wakeups-2 || r.Wakeups > want.wakeups+2 || tr.DurationNs != int64(time.Second)) {
+			t.Errorf("slice %d (%s): %d wakeups in %v, want %d in 1s", i, tr.Variant, r.Wakeups, time.Duration(tr.DurationNs), want.wakeups)
+		}
+		if want.wakeups == 0 && (r.Wakeups == 0 || r.Wakeups >= 100 || tr.DurationNs >= int64(time.Second)) {
+			t.Errorf("partial slice %d: %d wakeups in %v, want some, less than a slice", i, r.Wakeups, time.Duration(tr.DurationNs))
+		}
+		if len(r.WakeupLog) == 0 || r.WakeupLatency.Count != r.Wakeups {
+			t.Errorf("slice %d: wakeup log %v, latency count %d of %d wakeups", i, r.WakeupLog, r.WakeupLatency.Count, r.Wakeups)
+		}
+	}
 }

@@ -25,6 +25,7 @@ const sinkPort = 9
 // size into a tap device, timing every write(2).
 type tapSend struct {
 	spec  scenario.Probe
+	hk    *rt.Housekeeping // its thread is exempt from it
 	dev   *tap.Device
 	ep    scenario.Endpoint
 	clock *rt.Clock
@@ -43,12 +44,12 @@ type tapSend struct {
 
 // newTapSend prepares the probe: a sink socket on the device address (in
 // the namespace: call on a thread inside it) and one prebuilt frame per size.
-func newTapSend(ps scenario.Probe, ep *endpoint, clock *rt.Clock, rep scenario.Report) (p *tapSend, err error) {
+func newTapSend(ps scenario.Probe, ep *endpoint, clock *rt.Clock, rep scenario.Report, hk *rt.Housekeeping) (p *tapSend, err error) {
 	if ep == nil || len(ep.devices) == 0 {
 		return nil, fmt.Errorf("endpoint %s has no tap device", ps.Endpoint)
 	}
 	dev := ep.devices[0]
-	p = &tapSend{spec: ps, dev: dev, ep: ep.spec, clock: clock}
+	p = &tapSend{spec: ps, dev: dev, ep: ep.spec, clock: clock, hk: hk}
 	defer func() {
 		if err != nil {
 			p.close()
@@ -84,7 +85,7 @@ func (p *tapSend) start(h *netlink.Handle, allowDegraded bool) ([]string, error)
 	go p.drainSink()
 	applied := make(chan rt.Applied, 1)
 	var bindErr error
-	th, err := rt.Start(probeSched(p.spec, allowDegraded), func(a rt.Applied) {
+	th, err := rt.Start(probeSched(p.spec, p.hk, allowDegraded), func(a rt.Applied) {
 		bindErr = p.clock.Bind() // the thread's own cycle counter, now that it is pinned
 		applied <- a
 		if bindErr != nil {

@@ -105,34 +105,40 @@ func TestSenderPacer(t *testing.T) {
 	}
 }
 
-// TestSchedTranslations: reader, sender and probe thread scheduling.
+// TestSchedTranslations: reader, sender and probe thread scheduling, each
+// thread named for its role and exempt from the trial's housekeeping.
 func TestSchedTranslations(t *testing.T) {
+	hk := new(rt.Housekeeping) // compared by identity
 	for _, tt := range []struct {
 		name string
 		got  rt.Sched
 		want rt.Sched
 	}{
 		{"reader fifo 80 on CPU 1",
-			readerSched(scenario.Reader{CPU: 1, Policy: scenario.PolicyFIFO, Priority: 80}, false),
-			rt.Sched{CPUs: []int{1}, Policy: rt.FIFO, Priority: 80, Mlock: true}},
-		{"reader other, degraded allowed",
-			readerSched(scenario.Reader{CPU: 0, Policy: scenario.PolicyOther}, true),
-			rt.Sched{CPUs: []int{0}, Policy: rt.Other, Mlock: true, AllowDegraded: true}},
-		{"sender unpinned",
-			senderSched(scenario.Traffic{}),
-			rt.Sched{Policy: rt.Other, TimerSlackNs: 1, AllowDegraded: true}},
-		{"sender pinned",
-			senderSched(scenario.Traffic{CPU: intp(3)}),
-			rt.Sched{CPUs: []int{3}, Policy: rt.Other, TimerSlackNs: 1, AllowDegraded: true}},
+			readerSched(scenario.Reader{Name: "rt", CPU: 1, Policy: scenario.PolicyFIFO, Priority: 80}, hk, false),
+			rt.Sched{Name: "rtl-rd/rt", Exempt: hk, CPUs: []int{1}, Policy: rt.FIFO, Priority: 80, Mlock: true}},
+		{"reader other, degraded allowed, no housekeeping",
+			readerSched(scenario.Reader{Name: "r0", CPU: 0, Policy: scenario.PolicyOther}, nil, true),
+			rt.Sched{Name: "rtl-rd/r0", CPUs: []int{0}, Policy: rt.Other, Mlock: true, AllowDegraded: true}},
+		{"sender unpinned, other at nice 5",
+			senderSched(scenario.Traffic{Endpoint: "socks", Policy: scenario.PolicyOther, Nice: 5}, hk, false),
+			rt.Sched{Name: "rtl-tx/socks", Exempt: hk, Policy: rt.Other, Nice: 5, TimerSlackNs: 1}},
+		// cpus (filled from cpu by the scenario) is what counts, never cpu.
+		{"sender pinned, fifo 70 (the default under CPU-bound noise), degraded allowed",
+			senderSched(scenario.Traffic{Endpoint: "socks", CPU: intp(3), CPUs: []int{3, 2}, Policy: scenario.PolicyFIFO, Priority: 70, Nice: 5}, hk, true),
+			rt.Sched{Name: "rtl-tx/socks", Exempt: hk, CPUs: []int{3, 2}, Policy: rt.FIFO, Priority: 70, TimerSlackNs: 1, AllowDegraded: true}},
 		{"probe fifo: memory locked",
-			probeSched(scenario.Probe{Policy: scenario.PolicyFIFO, Priority: 70, CPU: intp(1)}, false),
-			rt.Sched{CPUs: []int{1}, Policy: rt.FIFO, Priority: 70, Mlock: true}},
+			probeSched(scenario.Probe{Name: "tx", Policy: scenario.PolicyFIFO, Priority: 70, CPU: intp(1)}, hk, false),
+			rt.Sched{Name: "rtl-pr/tx", Exempt: hk, CPUs: []int{1}, Policy: rt.FIFO, Priority: 70, Mlock: true}},
 		{"probe other: not locked",
-			probeSched(scenario.Probe{Policy: scenario.PolicyOther}, true),
-			rt.Sched{Policy: rt.Other, AllowDegraded: true}},
+			probeSched(scenario.Probe{Name: "fs", Policy: scenario.PolicyOther}, nil, true),
+			rt.Sched{Name: "rtl-pr/fs", Policy: rt.Other, AllowDegraded: true}},
+		{"the writer: named, confined with the machinery",
+			writerSched, rt.Sched{Name: "rtl-writer", AllowDegraded: true}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if d := cmp.Diff(tt.want, tt.got); d != "" {
+			same := cmp.Comparer(func(a, b *rt.Housekeeping) bool { return a == b })
+			if d := cmp.Diff(tt.want, tt.got, same); d != "" {
 				t.Errorf("sched (-want +got):\n%s", d)
 			}
 		})
@@ -270,9 +276,9 @@ func TestSmallTranslations(t *testing.T) {
 		{"no such variant", variantSet(&scenario.Spec{}, "base"), map[string]string(nil)},
 		{"threshold: spikes logged", hasThreshold(&scenario.Spec{Readers: []scenario.Reader{{}, {Threshold: scenario.Duration(time.Millisecond)}}}), true},
 		{"no threshold", hasThreshold(&scenario.Spec{Readers: []scenario.Reader{{}}}), false},
-		{"round goes on", roundEnds([]scenario.Trial{{Round: 0}, {Round: 0}, {Round: 1}}, 0), false},
-		{"round ends before the next", roundEnds([]scenario.Trial{{Round: 0}, {Round: 0}, {Round: 1}}, 1), true},
-		{"last trial ends its round", roundEnds([]scenario.Trial{{Round: 0}, {Round: 1}}, 1), true},
+		{"round goes on", roundEnds(scenario.Trial{Round: 0}, listed(scenario.Trial{Round: 0}, scenario.Trial{Round: 0}, scenario.Trial{Round: 1}), 0), false},
+		{"round ends before the next", roundEnds(scenario.Trial{Round: 0}, listed(scenario.Trial{Round: 0}, scenario.Trial{Round: 0}, scenario.Trial{Round: 1}), 1), true},
+		{"last trial ends its round", roundEnds(scenario.Trial{Round: 1}, listed(scenario.Trial{Round: 0}, scenario.Trial{Round: 1}), 1), true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if d := cmp.Diff(tt.want, tt.got); d != "" {
@@ -294,5 +300,76 @@ func TestPerCallClassNeedsAll(t *testing.T) {
 	}
 	if got := perCallClass(record.NewSet(l), "ticks"); got.FirstCalls != probe.FirstCalls {
 		t.Errorf("first calls %d, want %d", got.FirstCalls, probe.FirstCalls)
+	}
+}
+
+// listed is trialSource's walk of a run that is not a sliced soak.
+func listed(trials ...scenario.Trial) func(int) (scenario.Trial, bool) {
+	next, _ := trialSource(&scenario.Spec{Duration: scenario.Duration(time.Second)}, trials)
+	return next
+}
+
+// TestTrialSource: a run walks its trials in order; a soak with several
+// variants and a slice walks the first round's trials again and again,
+// each slice measuring slice − warm-up, indexed and numbered by round;
+// a soak of one variant, or with slice 0, runs its trials as listed.
+func TestTrialSource(t *testing.T) {
+	spec := func(d, slice, warmup time.Duration, variants int) *scenario.Spec {
+		s := &scenario.Spec{Duration: scenario.Duration(d), Slice: scenario.Duration(slice), Warmup: scenario.Duration(warmup)}
+		for i := range variants {
+			s.Variants = append(s.Variants, scenario.Variant{Name: string(rune('a' + i))})
+		}
+		return s
+	}
+	trialsOf := func(sp *scenario.Spec, rounds int) []scenario.Trial {
+		var out []scenario.Trial
+		for r := range rounds {
+			for _, v := range sp.Variants {
+				out = append(out, scenario.Trial{Index: len(out), Round: r, Variant: v.Name, Spec: *sp})
+			}
+		}
+		return out
+	}
+	type step struct {
+		Variant      string
+		Index, Round int
+		Duration     scenario.Duration
+	}
+	walk := func(next func(int) (scenario.Trial, bool), n int) []step {
+		var out []step
+		for i := range n {
+			tr, ok := next(i)
+			if !ok {
+				break
+			}
+			out = append(out, step{tr.Variant, tr.Index, tr.Round, tr.Spec.Duration})
+		}
+		return out
+	}
+	sec := scenario.Duration(time.Second)
+	for _, tt := range []struct {
+		name       string
+		sp         *scenario.Spec
+		rounds     int
+		wantSliced bool
+		want       []step
+	}{
+		{"a timed run: as listed, then no more", spec(time.Second, 0, 0, 2), 1, false,
+			[]step{{"a", 0, 0, sec}, {"b", 1, 0, sec}}},
+		{"a soak of two variants in 3 s slices after 1 s warm-up: A B A B A …", spec(0, 3*time.Second, time.Second, 2), 2, true,
+			[]step{{"a", 0, 0, 2 * sec}, {"b", 1, 0, 2 * sec}, {"a", 2, 1, 2 * sec}, {"b", 3, 1, 2 * sec}, {"a", 4, 2, 2 * sec}}},
+		{"slice 0: the soak runs its first trial until stopped", spec(0, 0, 0, 2), 1, false,
+			[]step{{"a", 0, 0, 0}, {"b", 1, 0, 0}}},
+		{"one variant: not sliced", spec(0, 3*time.Second, 0, 1), 1, false, []step{{"a", 0, 0, 0}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			next, sliced := trialSource(tt.sp, trialsOf(tt.sp, tt.rounds))
+			if sliced != tt.wantSliced {
+				t.Errorf("sliced %v, want %v", sliced, tt.wantSliced)
+			}
+			if d := cmp.Diff(tt.want, walk(next, 5)); d != "" {
+				t.Errorf("walk (-want +got):\n%s", d)
+			}
+		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"math"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
+	"github.com/rtload/rtload/sysinfo"
 )
 
 // trial is one trial of a run, carried through named phases by exec:
@@ -43,10 +45,16 @@ type trial struct {
 	probes  []probeRunner
 	readers []*reader
 	noises  []*noise.Noise
-	dma     io.Closer       // /dev/cpu_dma_latency held open (nil: not held)
-	nlh     *netlink.Handle // netlink handle in the namespace, for probes
-	gcOff   bool            // start turned GC off; close restores oldGC
-	oldGC   int
+	// hk confines rtload's own threads to the housekeeping CPUs for the
+	// trial (nil: not confined); the trial's threads exempt themselves.
+	hk *rt.Housekeeping
+	// kw watches the kernel's clocksource and RT throttling from start to
+	// stop (nil: not started).
+	kw    *sysinfo.KernelWatch
+	dma   io.Closer       // /dev/cpu_dma_latency held open (nil: not held)
+	nlh   *netlink.Handle // netlink handle in the namespace, for probes
+	gcOff bool            // start turned GC off; close restores oldGC
+	oldGC int
 	// heapBase is the heap (bytes) right after start's collection: a soak's
 	// writer collects again once it has grown by the headroom.
 	heapBase uint64
@@ -93,10 +101,14 @@ func (t *trial) exec(ctx context.Context) (*results.Trial, []string, error) {
 	return t.collect()
 }
 
-// build makes the trial's kernel objects: endpoints, senders and probes
+// build confines rtload's own threads to the housekeeping CPUs (confine),
+// then makes the trial's kernel objects: endpoints, senders and probes
 // (on a thread inside the namespace, when private, so that sockets and tap
 // fds stay in it), then the readers with their wakeup logs.
 func (t *trial) build() error {
+	if err := t.confine(); err != nil {
+		return err
+	}
 	bufSize := recvBufSize(t.sp.Traffic)
 	var err error
 	if t.ns != nil {
@@ -142,7 +154,7 @@ func (t *trial) buildNet() error {
 		t.senders = append(t.senders, newSender(tf, ep.group, tx, t.tr.Index))
 	}
 	for _, ps := range t.sp.Probes {
-		p, err := newProbe(ps, t.eps, t.run.clock, t.sp.Report)
+		p, err := newProbe(ps, t.eps, t.run.clock, t.sp.Report, t.hk)
 		if err != nil {
 			return fmt.Errorf("probe %s: %w", ps.Name, err)
 		}
@@ -152,9 +164,9 @@ func (t *trial) buildNet() error {
 }
 
 // start quiets the machine and the runtime (quiet), starts the noise,
-// then the readers (their ticks begin at the window's t0), the senders,
-// the probes and the writer. A failure returns at once: exec then stops
-// what started.
+// the kernel watch, then the readers (their ticks begin at the window's
+// t0), the senders, the probes and the writer, and lists every thread. A
+// failure returns at once: exec then stops what started.
 func (t *trial) start() error {
 	if err := t.quiet(); err != nil {
 		return err
@@ -163,8 +175,9 @@ func (t *trial) start() error {
 		return err
 	}
 	t.win = trialWindow(t.sp, rt.Monotonic())
+	t.watchKernel()
 	for _, r := range t.readers {
-		d, err := r.start(t.win, t.yield, t.run.opt.AllowDegraded, t.run.opt.TaskPerfCounters)
+		d, err := r.start(t.win, t.yield, t.hk, t.run.opt.AllowDegraded, t.run.opt.TaskPerfCounters)
 		t.degraded = append(t.degraded, d...)
 		if err != nil {
 			return err
@@ -177,7 +190,9 @@ func (t *trial) start() error {
 	}
 	// Senders run from t0 to the end of the measured window.
 	for _, s := range t.senders {
-		if err := s.launch(t.win.t0, t.win.until); err != nil {
+		d, err := s.launch(t.win.t0, t.win.until, t.hk, t.run.opt.AllowDegraded)
+		t.degraded = append(t.degraded, d...)
+		if err != nil {
 			return err
 		}
 	}
@@ -189,7 +204,10 @@ func (t *trial) start() error {
 		return err
 	}
 	t.w = w
-	w.start()
+	if err := w.start(); err != nil {
+		return err
+	}
+	t.res.ThreadsStart = t.threads()
 	return nil
 }
 
@@ -229,6 +247,7 @@ func (t *trial) quiet() error {
 func (t *trial) startNoise() error {
 	for _, nz := range t.sp.Noise {
 		cfg := noiseConfig(nz, t.sp.AllowRTNoise, t.run.opt.AllowDegraded)
+		cfg.Name, cfg.Exempt = noiseName(t.sp.Noise, len(t.noises)), t.hk
 		for _, w := range noise.Warnings(cfg) {
 			fmt.Fprintf(t.run.opt.Log, "warning: noise %s: %s\n", nz.Kind, w)
 		}
@@ -281,7 +300,7 @@ func (t *trial) wait(ctx context.Context) {
 		if now >= t.win.until && t.probesDone() {
 			break
 		}
-		if opt.Progress != nil && !t.win.forever {
+		if opt.Progress != nil && !t.win.forever && !t.run.sliced {
 			opt.Progress(t.tr.Index, t.run.ntrials, math.Max(0, float64(now-t.win.t0))/float64(t.win.until-t.win.t0))
 		}
 		select {
@@ -294,7 +313,7 @@ func (t *trial) wait(ctx context.Context) {
 		case <-progress.C:
 		}
 	}
-	if opt.Progress != nil {
+	if opt.Progress != nil && !t.run.sliced {
 		opt.Progress(t.tr.Index, t.run.ntrials, 1)
 	}
 }
@@ -328,10 +347,16 @@ func (t *trial) probesDone() bool {
 //     through the window and the tail; its achieved work is read as it
 //     stops.
 //  7. munlockall(2): the threads that needed locked memory are gone.
+//  8. The kernel watch and the housekeeping confinement: every thread of
+//     the trial has ended.
 //
-// It stops only what start started, so it also ends a trial whose start
+// Before anything stops it lists every thread once more (ThreadsEnd). It
+// stops only what start started, so it also ends a trial whose start
 // failed part way.
 func (t *trial) stop() {
+	if t.w != nil {
+		t.res.ThreadsEnd = t.threads()
+	}
 	for _, p := range t.probes {
 		if t.stopped {
 			p.stop()
@@ -378,6 +403,8 @@ func (t *trial) stop() {
 	if err := rt.Munlockall(); err != nil {
 		fmt.Fprintf(t.run.opt.Log, "warning: %v\n", err)
 	}
+	t.unwatchKernel()
+	t.unconfine()
 }
 
 // stopNoise stops every noise source and records its achieved work.
@@ -434,6 +461,12 @@ func (t *trial) collect() (*results.Trial, []string, error) {
 // handle, GC back on, the CPU idle-state hold, then injectors, probes,
 // endpoints (sockets, tap devices) and the readers' files and counters.
 func (t *trial) close() {
+	if t.kw != nil {
+		t.kw.Stop() // idempotent: stop did it, unless build failed
+	}
+	if t.hk != nil {
+		t.hk.Stop()
+	}
 	if t.nlh != nil {
 		t.nlh.Close()
 	}
@@ -509,6 +542,22 @@ func noiseConfig(nz scenario.Noise, allowRT, allowDegraded bool) noise.Config {
 	return noise.Config{Kind: nz.Kind.String(), Threads: max(nz.Threads, 1), CPUs: nz.CPUs, Policy: schedPolicy(nz.Policy), Priority: nz.Priority, Nice: nz.Nice,
 		On: time.Duration(nz.Duty.On), Off: time.Duration(nz.Duty.Off), AllowRT: allowRT, AllowDegraded: allowDegraded,
 		Size: int(nz.Size), Rate: nz.Rate, Syscall: nz.Syscall.String(), Dir: nz.Dir, Blocks: nz.Blocks, Groups: nz.Groups, FDs: nz.FDs, Loops: nz.Loops}
+}
+
+// noiseName names the threads of noise entry i of noise: its kind, with
+// the entry's count among those of its kind from the second one on
+// ("spin", "spin2"), so that two entries of one kind differ.
+func noiseName(noise []scenario.Noise, i int) string {
+	kind, n := noise[i].Kind.String(), 1
+	for _, nz := range noise[:i] {
+		if nz.Kind == noise[i].Kind {
+			n++
+		}
+	}
+	if n == 1 {
+		return kind
+	}
+	return kind + strconv.Itoa(n)
 }
 
 // variantSet is the --set overrides of variant name (nil for none).

@@ -68,6 +68,9 @@ type trialWriter struct {
 	// log is Options.Log: the writer says there when breaktrace stopped
 	// tracing.
 	log io.Writer
+	// kernel is the trial's kernel watch: each interval record carries
+	// its clocksource and, once the trial is invalid, why.
+	kernel *sysinfo.KernelWatch
 }
 
 // writerPoll is how often the writer drains the readers' rings and takes
@@ -83,7 +86,7 @@ func newTrialWriter(t *trial) (*trialWriter, error) {
 	opt := &t.run.opt
 	w := &trialWriter{trial: t.tr.Index, variant: t.tr.Variant, round: t.tr.Round, readers: t.readers, senders: t.senders,
 		onIv: opt.OnInterval, onCheckpoint: t.run.checkpointer(), base: *t.res, scenario: t.sp.Name, exporter: opt.Exporter,
-		failed: make(chan struct{}), proc: sysinfo.NewProcReader(), stats: newRuntimeStats(), log: opt.Log}
+		failed: make(chan struct{}), proc: sysinfo.NewProcReader(), stats: newRuntimeStats(), log: opt.Log, kernel: t.kw}
 	if w.log == nil {
 		w.log = io.Discard
 	}
@@ -122,10 +125,17 @@ func soakHeadroom(headroom uint64) uint64 {
 	return headroom
 }
 
-// start runs the writer's polling goroutine (every writerPoll) until stop.
-func (w *trialWriter) start() {
+// writerSched is the writer's thread: named rt.WriterName so that ps,
+// perf and ftrace tell it apart, and not exempt from housekeeping (it is
+// rtload's machinery), at SCHED_OTHER nice 0 (when the process runs at a
+// nice it may not leave, without CAP_SYS_NICE, it stays at that one).
+var writerSched = rt.Sched{Name: rt.WriterName, AllowDegraded: true}
+
+// start runs the writer's polling loop (every writerPoll) until stop, on
+// a locked OS thread of its own (writerSched).
+func (w *trialWriter) start() error {
 	w.quit, w.done = make(chan struct{}), make(chan struct{})
-	go func() {
+	_, err := rt.Start(writerSched, func(rt.Applied) {
 		defer close(w.done)
 		tick := time.NewTicker(writerPoll)
 		defer tick.Stop()
@@ -137,7 +147,12 @@ func (w *trialWriter) start() {
 				return
 			}
 		}
-	}()
+	})
+	if err != nil {
+		w.quit = nil // nothing to stop
+		return fmt.Errorf("writer thread: %w", err)
+	}
+	return nil
 }
 
 // stop ends the polling goroutine and, the readers being done, writes what
@@ -175,7 +190,8 @@ func (w *trialWriter) fail(err error) {
 // the interval's wakeup latency and per-call cost distributions as buckets.
 func (w *trialWriter) export(r *reader, set *probe.Recorders, iv results.Interval) {
 	x := exporter.Interval{Scenario: w.scenario, Variant: w.variant, Round: w.round, Reader: r.spec.Name,
-		Wakeups: iv.Wakeups, Overruns: iv.Overruns, DataCalls: iv.Data, EAGAINCalls: iv.EAGAIN,
+		Wakeups: iv.Wakeups, Overruns: iv.Overruns, MissedTicks: iv.MissedTicks, BacklogSkips: iv.BacklogSkips,
+		DataCalls: iv.Data, EAGAINCalls: iv.EAGAIN,
 		Received: iv.Messages, Sent: iv.Sent, Lost: iv.Lost, IntervalMaxWakeupNs: iv.WakeupLatency.MaxNs,
 	}
 	set.Set.HDR(record.WakeupLatency).Buckets(func(lo, width, count uint64) {
@@ -290,6 +306,9 @@ func (w *trialWriter) maybeCheckpoint(now time.Time) {
 func (w *trialWriter) checkpoint() results.Trial {
 	t := w.base
 	t.Readers, t.Traffic = nil, nil
+	if w.kernel != nil {
+		t.Invalid = w.kernel.Report().Invalid()
+	}
 	for _, s := range w.senders {
 		t.Traffic = append(t.Traffic, results.Traffic{Endpoint: s.spec.Endpoint, Sockets: len(s.group.FDs()), Sent: s.sentCount.Load()})
 	}
@@ -298,7 +317,8 @@ func (w *trialWriter) checkpoint() results.Trial {
 		rr := results.Reader{Name: r.spec.Name, Method: r.spec.Method.String(), Sockets: len(r.drain.FDs()), Endpoint: strings.Join(r.spec.Endpoints, ","),
 			Applied: appliedReport(r.applied), Calls: c.Calls, Data: c.Data, EAGAIN: c.EAGAIN, Errors: c.Errors,
 			Messages: c.Messages, Bytes: c.Bytes, Lost: c.Lost, Reordered: c.Reordered, Duplicates: c.Duplicates,
-			Wakeups: r.lastTicks, Overruns: r.lastOverruns, Intervals: r.intervals, Counters: r.readCounters(), CountersSkipped: r.countersSkipped}
+			Wakeups: r.lastTicks, Overruns: r.lastOverruns, MissedTicks: r.lastMissed, BacklogSkips: r.lastBacklogSkips,
+			OverrunMode: overrunMode(r.spec), MaxBacklog: r.spec.MaxBacklog, Intervals: r.intervals, Counters: r.readCounters(), CountersSkipped: r.countersSkipped}
 		setHistograms(&rr, r.total, "ticks", false) // no HDR encodings in checkpoints: they must stay cheap
 		if r.log != nil {
 			st := r.log.Stats()
@@ -427,6 +447,7 @@ func (w *trialWriter) interval(r *reader, set *probe.Recorders) {
 	iv := results.Interval{Time: time.Now(), Trial: w.trial, Variant: w.variant, Round: w.round, Reader: r.spec.Name,
 		Seq: r.intervals, FromNs: set.FromNs, ToNs: set.ToNs,
 		Wakeups: set.Ticks - r.lastTicks, Overruns: set.Overruns - r.lastOverruns,
+		MissedTicks: set.MissedTicks - r.lastMissed, BacklogSkips: set.BacklogSkips - r.lastBacklogSkips,
 		Calls: c.Calls - prev.Calls, Data: c.Data - prev.Data, EAGAIN: c.EAGAIN - prev.EAGAIN,
 		Messages: c.Messages - prev.Messages, Lost: c.Lost - min(prev.Lost, c.Lost),
 		PerCallTicks:  results.TickStatsOf(set.Set.HDR(record.CallAll), false),
@@ -436,11 +457,13 @@ func (w *trialWriter) interval(r *reader, set *probe.Recorders) {
 		Spikes:        set.Spikes - r.lastSpikes,
 	}
 	w.processState(&iv)
+	w.intervalKernel(&iv)
 	w.intervalIRQs(r, &iv)
 	r.intervalCounters(&iv)
 	w.intervalSent(r, &iv)
 	w.intervalNoise(r, &iv)
 	r.lastCounts, r.lastTicks, r.lastOverruns, r.lastSpikes = c, set.Ticks, set.Overruns, set.Spikes
+	r.lastMissed, r.lastBacklogSkips = set.MissedTicks, set.BacklogSkips
 	r.intervals++
 	if w.intervals != nil {
 		w.ivRec = iv // encoded from the writer's own copy: no allocation for the boxing
@@ -467,6 +490,16 @@ func (w *trialWriter) processState(iv *results.Interval) {
 	iv.FDs, _ = w.proc.OpenFDs()
 	iv.Goroutines = runtime.NumGoroutine()
 	iv.GCCycles = w.stats.gcCycles()
+}
+
+// intervalKernel fills the clocksource now and, once the kernel changed
+// what the trial measures, why.
+func (w *trialWriter) intervalKernel(iv *results.Interval) {
+	if w.kernel == nil {
+		return
+	}
+	rep := w.kernel.Report()
+	iv.Clocksource, iv.Invalid = rep.ClocksourceEnd, rep.Invalid()
 }
 
 // intervalIRQs fills what r's CPU served since the last interval; the two

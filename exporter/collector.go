@@ -26,7 +26,11 @@ type Interval struct {
 	// data, EAGAINCalls found nothing, ErrorCalls failed with any other errno.
 	// Sent counts messages sent to this reader's sockets; Lost comes from
 	// per-socket sequence gaps; Drops is the kernel's count (SO_RXQ_OVFL).
+	// Overruns are overrun events (ticks whose wait began a period or more
+	// late), MissedTicks the ticks skipped and never run, BacklogSkips the
+	// catch-up overruns that skipped past the backlog limit.
 	Wakeups, Overruns                  uint64
+	MissedTicks, BacklogSkips          uint64
 	DataCalls, EAGAINCalls, ErrorCalls uint64
 	Received, Sent, Lost, Drops        uint64
 
@@ -219,6 +223,7 @@ type noiseKey struct {
 type readerSeries struct {
 	created                     time.Time
 	wakeups, overruns           uint64
+	missed, backlogSkips        uint64
 	data, eagain, errs          uint64
 	received, sent, lost, drops uint64
 	wakeup, cost                hist
@@ -237,7 +242,11 @@ var (
 	descWakeups = prometheus.NewDesc("rtload_wakeups_total",
 		"Real-time reader wakeups (ticks run).", readerLabels, nil)
 	descOverruns = prometheus.NewDesc("rtload_overruns_total",
-		"Real-time reader ticks missed (deadline passed before the wait).", readerLabels, nil)
+		"Real-time reader overrun events: ticks whose wait began a period or more after their deadline.", readerLabels, nil)
+	descMissed = prometheus.NewDesc("rtload_missed_ticks_total",
+		"Real-time reader ticks skipped and never run (skip mode, or a catch-up backlog skip).", readerLabels, nil)
+	descBacklogSkips = prometheus.NewDesc("rtload_backlog_skips_total",
+		"Catch-up overruns that found more ticks due than the backlog limit and skipped them.", readerLabels, nil)
 	descCalls = prometheus.NewDesc("rtload_recv_calls_total",
 		"Receive calls by result: data, eagain (found nothing) or error (any other errno).",
 		append(slices.Clone(readerLabels), "result"), nil)
@@ -338,6 +347,8 @@ func (c *collector) updateReader(iv Interval) {
 	}
 	r.wakeups += iv.Wakeups
 	r.overruns += iv.Overruns
+	r.missed += iv.MissedTicks
+	r.backlogSkips += iv.BacklogSkips
 	r.data += iv.DataCalls
 	r.eagain += iv.EAGAINCalls
 	r.errs += iv.ErrorCalls
@@ -362,7 +373,7 @@ func (c *collector) callCostBounds(l Layout) []float64 {
 // Describe sends every family's descriptor.
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
-		descWakeups, descOverruns, descCalls, descReceived, descSent, descLost, descDrops,
+		descWakeups, descOverruns, descMissed, descBacklogSkips, descCalls, descReceived, descSent, descLost, descDrops,
 		descWakeupLatency, descCallCost, descIntervalMax, descNoise, descRunInfo, descTrial,
 	} {
 		ch <- d
@@ -403,6 +414,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		ct := r.created
 		counter(descWakeups, r.wakeups, ct, lv...)
 		counter(descOverruns, r.overruns, ct, lv...)
+		counter(descMissed, r.missed, ct, lv...)
+		counter(descBacklogSkips, r.backlogSkips, ct, lv...)
 		counter(descCalls, r.data, ct, append(lv, "data")...)
 		counter(descCalls, r.eagain, ct, append(lv, "eagain")...)
 		counter(descCalls, r.errs, ct, append(lv, "error")...)

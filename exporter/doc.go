@@ -14,7 +14,9 @@
 // Metric families (labels scenario, variant, round, reader unless noted):
 //
 //	rtload_wakeups_total                        ticks run
-//	rtload_overruns_total                       ticks missed
+//	rtload_overruns_total                       overrun events (ticks whose wait began a period or more late)
+//	rtload_missed_ticks_total                   ticks skipped and never run
+//	rtload_backlog_skips_total                  catch-up overruns past the backlog limit (skipped)
 //	rtload_recv_calls_total{result}             recv calls; result = data | eagain | error
 //	rtload_messages_received_total              messages received
 //	rtload_messages_sent_total                  messages sent to the reader's sockets

@@ -112,7 +112,7 @@ func TestScrape(t *testing.T) {
 
 	base := Interval{Scenario: "laight-450", Variant: "recvmmsg", Round: 2, Reader: "r0"}
 	iv1 := base
-	iv1.Wakeups, iv1.Overruns = 1000, 1
+	iv1.Wakeups, iv1.Overruns, iv1.MissedTicks, iv1.BacklogSkips = 1000, 1, 4, 1
 	iv1.DataCalls, iv1.EAGAINCalls, iv1.ErrorCalls = 400, 45000, 2
 	iv1.Received, iv1.Sent, iv1.Lost, iv1.Drops = 450, 460, 3, 7
 	iv1.WakeupLatencyNs = []BucketCount{
@@ -129,6 +129,7 @@ func TestScrape(t *testing.T) {
 
 	iv2 := base
 	iv2.Wakeups, iv2.DataCalls, iv2.EAGAINCalls = 1000, 300, 44000
+	iv2.Overruns, iv2.MissedTicks = 2, 3 // overrun events and missed ticks count apart
 	iv2.Received, iv2.Sent, iv2.Drops = 300, 300, 1
 	iv2.WakeupLatencyNs = []BucketCount{{900, 4}}
 	iv2.WakeupLatencySumNs = 2000 // exact sum replaces the 3600 ns estimate
@@ -157,7 +158,9 @@ func TestScrape(t *testing.T) {
 		want   float64
 	}{
 		{"rtload_wakeups_total", "", 2000},
-		{"rtload_overruns_total", "", 1},
+		{"rtload_overruns_total", "", 3},
+		{"rtload_missed_ticks_total", "", 7},
+		{"rtload_backlog_skips_total", "", 1},
 		{"rtload_recv_calls_total", "data", 700},
 		{"rtload_recv_calls_total", "eagain", 89000},
 		{"rtload_recv_calls_total", "error", 2},

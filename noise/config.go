@@ -67,6 +67,14 @@ type Config struct {
 	// AllowDegraded carries on unpinned / at SCHED_OTHER / at nice 0 when
 	// the privilege is missing (rt.Sched.AllowDegraded); Report says what.
 	AllowDegraded bool
+	// Name names the threads: thread i is rt.NoiseName(Name, i)
+	// ("rtl-nz/spin.3"; messaging's round runner "rtl-nz/<Name>" and its
+	// workers rtl-nz/<Name>.<i>); "" = the kind.
+	Name string
+	// Exempt exempts every thread (messaging's workers included) from that
+	// housekeeping confinement (rt.Sched.Exempt): noise keeps its own
+	// CPUs, since noise on a reader's CPU can be the workload. nil: none.
+	Exempt *rt.Housekeeping
 
 	// Size in bytes: memory buffer per thread (default 64 MiB, ≥ 8 KiB,
 	// streamed with copy between its two halves); messaging message
@@ -91,6 +99,14 @@ func (c Config) kind() string {
 		return "spin"
 	}
 	return c.Kind
+}
+
+// name is the threads' base name: Name, or the kind.
+func (c Config) name() string {
+	if c.Name == "" {
+		return c.kind()
+	}
+	return c.Name
 }
 
 // isRT reports whether cfg asks for a real-time policy.

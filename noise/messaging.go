@@ -44,8 +44,11 @@ func newMessagingWorker(cfg Config, stop *atomic.Bool) (*messagingWorker, error)
 }
 
 // messagingSched is the template of the pool's worker threads' rt.Sched
-// (workload.MessagingConfig.Sched; Nice and CPUs are set apart).
-func messagingSched(cfg Config) rt.Sched { return rt.Sched{AllowDegraded: cfg.AllowDegraded} }
+// (workload.MessagingConfig.Sched; Nice and CPUs are set apart): worker i
+// is named rtl-nz/<Name>.<i> and exempt from cfg.Exempt.
+func messagingSched(cfg Config) rt.Sched {
+	return rt.Sched{Name: rt.NoisePrefix + cfg.name(), Exempt: cfg.Exempt, AllowDegraded: cfg.AllowDegraded}
+}
 
 func (*messagingWorker) phase(int64) {}
 

@@ -175,7 +175,7 @@ func newWorker(cfg Config, stop *atomic.Bool) (worker, error) {
 // sched is thread i's scheduling request.
 func (n *Noise) sched(i int) rt.Sched {
 	c := n.cfg
-	s := rt.Sched{Policy: c.Policy, AllowDegraded: c.AllowDegraded}
+	s := rt.Sched{Name: rt.NoiseName(c.name(), i), Exempt: c.Exempt, Policy: c.Policy, AllowDegraded: c.AllowDegraded}
 	if c.isRT() {
 		s.Priority = c.Priority
 	} else {
@@ -183,8 +183,8 @@ func (n *Noise) sched(i int) rt.Sched {
 	}
 	if c.kind() == "messaging" {
 		// The thread only runs rounds; workload.Messaging applies CPUs and
-		// Nice to the workers that do the messaging.
-		return rt.Sched{AllowDegraded: c.AllowDegraded}
+		// Nice to the workers that do the messaging (and their names).
+		return rt.Sched{Name: rt.NoisePrefix + c.name(), Exempt: c.Exempt, AllowDegraded: c.AllowDegraded}
 	}
 	if len(c.CPUs) > 0 {
 		s.CPUs = []int{c.CPUs[i%len(c.CPUs)]}

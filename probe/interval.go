@@ -19,11 +19,11 @@ type Recorders struct {
 	// set and of the tick at which it was handed over (CLOCK_MONOTONIC ns).
 	FromNs, ToNs int64
 	// Counts is the Drain's accounting and Ticks, Overruns, MissedTicks,
-	// Spikes the Loop's counters when the set was handed over (cumulative;
-	// the writer reads these, never the Loop's own fields, while the loop
-	// runs).
-	Counts                               Counts
-	Ticks, Overruns, MissedTicks, Spikes uint64
+	// BacklogSkips, Spikes the Loop's counters when the set was handed over
+	// (cumulative; the writer reads these, never the Loop's own fields,
+	// while the loop runs).
+	Counts                                             Counts
+	Ticks, Overruns, MissedTicks, BacklogSkips, Spikes uint64
 }
 
 // NewRecorders returns Recorders holding a new record.Set of every class,

@@ -64,10 +64,15 @@ type Loop struct {
 	// StartCounts is the Drain's accounting when the measured window began.
 	StartCounts Counts
 	started     bool
-	// Stats counted by Run.
-	Ticks, MeasuredTicks, Overruns, MissedTicks uint64
-	TailMessages                                uint64
-	Errno                                       uintptr
+	// Stats counted by Run. Ticks counts every tick run; the others count
+	// measured ticks only: Overruns the ticks that were overruns (the
+	// Ticker's Overran: entered a period or more late, in either mode),
+	// MissedTicks the ticks skipped before them (the sum of Wait's missed,
+	// as the wakeup log's missed column), BacklogSkips the catch-up
+	// overruns that skipped because the backlog was past its limit.
+	Ticks, MeasuredTicks, Overruns, MissedTicks, BacklogSkips uint64
+	TailMessages                                              uint64
+	Errno                                                     uintptr
 
 	lastDeadline int64 // of the last tick run, for Final
 
@@ -98,7 +103,7 @@ func (l *Loop) handover(r *Recorders, toNs int64) {
 	if l.Drain != nil {
 		r.Counts = l.Drain.c
 	}
-	r.Ticks, r.Overruns, r.MissedTicks, r.Spikes = l.MeasuredTicks, l.Overruns, l.MissedTicks, l.Spikes
+	r.Ticks, r.Overruns, r.MissedTicks, r.BacklogSkips, r.Spikes = l.MeasuredTicks, l.Overruns, l.MissedTicks, l.BacklogSkips, l.Spikes
 }
 
 // Final returns the Recorders the loop was recording into when it ended
@@ -151,6 +156,9 @@ func (l *Loop) Run() {
 				l.Overruns++
 			}
 			l.MissedTicks += missed
+			if missed > 0 && l.Ticker.CatchUp() {
+				l.BacklogSkips++
+			}
 			l.set.RecordSigned(record.WakeupLatency, lat)
 			l.set.RecordSigned(record.DrainTime, t1-t0)
 			tk := l.Probe.LastTick()

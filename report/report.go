@@ -24,6 +24,9 @@ type column struct {
 	lost, reordered   uint64
 	dups, drops       uint64
 	wakeups, overruns uint64
+	missed            uint64
+	backlogSkips      uint64
+	catchUp           bool
 	ringDropped       uint64
 	logDropped        uint64
 	spikesDropped     uint64
@@ -33,6 +36,8 @@ type column struct {
 	sent, sendErrors        uint64
 	inFlight                int64
 	trafficKnown            bool
+	// traffic are the rounds' traffic groups feeding this column's reader.
+	traffic []results.Traffic
 
 	perCall             []results.TickStats
 	wake, drain, oneWay []results.Latency
@@ -111,6 +116,7 @@ func Report(w io.Writer, s *results.Summary) error {
 	blocks = append(blocks, perCallCounters(cols)...)
 	blocks = append(blocks, latency(cols)...)
 	blocks = append(blocks, messages(cols))
+	blocks = append(blocks, trafficBlocks(cols)...)
 	writeBlocks(&b, labels(cols), blocks)
 	writeRounds(&b, s)
 	if hasProbes(s) {
@@ -152,6 +158,8 @@ func writeHeader(b *strings.Builder, s *results.Summary) {
 	for _, f := range s.Clock.Fallbacks {
 		fmt.Fprintf(b, "  fallback: %s\n", f)
 	}
+	b.WriteString(kernelLine(s))
+	b.WriteString(housekeepingLine(s))
 	if a := s.Auto; a != nil {
 		b.WriteString(autoLine(a))
 	}
@@ -171,6 +179,8 @@ func writeHeader(b *strings.Builder, s *results.Summary) {
 		}
 		b.WriteString(": interrupted; last trial partial, rounds may be missing\n")
 	}
+	markBanners(b, s)
+	threadWarnings(b, s)
 	for _, tr := range s.Trials {
 		for _, r := range tr.Readers {
 			if r.TracingStopped != "" {
@@ -329,6 +339,9 @@ func (c *column) add(t results.Trial, r results.Reader, nReaders int) error {
 	c.drops += r.Drops
 	c.wakeups += r.Wakeups
 	c.overruns += r.Overruns
+	c.missed += r.MissedTicks
+	c.backlogSkips += r.BacklogSkips
+	c.catchUp = c.catchUp || r.OverrunMode == "catchup"
 	c.ringDropped += r.RingDropped
 	c.logDropped += r.WakeupLogDropped
 	c.spikesDropped += r.SpikesDropped
@@ -352,7 +365,8 @@ func (c *column) add(t results.Trial, r results.Reader, nReaders int) error {
 	// Traffic belongs to this reader when it names the endpoint, or when
 	// the reader is alone in its trial.
 	for _, tr := range t.Traffic {
-		if (r.Endpoint != "" && tr.Endpoint == r.Endpoint) || (r.Endpoint == "" && nReaders == 1) {
+		if feeds(tr, r, nReaders) {
+			c.traffic = append(c.traffic, tr)
 			c.sent += tr.Sent
 			c.sendErrors += tr.SendErrors
 			c.inFlight += tr.InFlight
@@ -581,7 +595,16 @@ func latency(cols []column) []*kv {
 	}
 	k := &kv{title: "wakeup latency (µs, wake − deadline)"}
 	k.add("wakeups", cells(cols, func(c *column) string { return u(c.wakeups) })...)
-	k.add("overruns (missed ticks)", cells(cols, func(c *column) string { return u(c.overruns) })...)
+	k.add("overruns (late ticks)", cells(cols, func(c *column) string { return u(c.overruns) })...)
+	k.add("missed ticks (skipped)", cells(cols, func(c *column) string { return u(c.missed) })...)
+	if slices.ContainsFunc(cols, func(c column) bool { return c.catchUp }) {
+		k.add("backlog skips (catchup)", cells(cols, func(c *column) string {
+			if !c.catchUp {
+				return "-"
+			}
+			return u(c.backlogSkips)
+		})...)
+	}
 	k.add("log rows dropped (ring full)", cells(cols, func(c *column) string { return u(c.ringDropped) })...)
 	if slices.ContainsFunc(cols, func(c column) bool { return c.logDropped > 0 }) {
 		k.add("log rows deleted (log_limit)", cells(cols, func(c *column) string { return u(c.logDropped) })...)

@@ -281,3 +281,68 @@ func TestReportPerCallCounters(t *testing.T) {
 		}
 	}
 }
+
+// TestReportMarks: the header names the kernel clocksource and RT
+// throttling, where rtload's own threads ran, each trial marked invalid
+// or with traffic not as specified, and the threads that could run on a
+// reader's CPU; the traffic block gives each group's achieved and target
+// rate and send lag next to the message accounting.
+func TestReportMarks(t *testing.T) {
+	s := testutil.SeedSummary()
+	for i := range s.Trials {
+		tr := &s.Trials[i]
+		tf := &tr.Traffic[0]
+		tf.Due = tf.Sent
+		tf.Applied = &results.Applied{TID: 5000 + i, Policy: "SCHED_FIFO", Priority: 70, CPUs: []int{0, 1}}
+		tf.MaxSendLagNs = int64(20 * time.Millisecond)
+		tr.Kernel = &results.KernelWatch{ClocksourceStart: "tsc", ClocksourceEnd: "tsc", Available: []string{"tsc", "kvm-clock"},
+			RTThrottlingStart: results.RTThrottling{RuntimeUs: 950000, PeriodUs: 1000000}, KmsgWatched: true}
+		tr.Housekeeping = &results.Housekeeping{CPUs: []int{0}, Threads: 9, Inherited: 2, Exempt: 7, Passes: 40}
+	}
+	s.Trials[0].ThreadWarnings = []string{
+		"thread rtl-tx/lo450 (tid 5000, SCHED_FIFO) may run on reader CPU 1 (mask 0-1)",
+		"thread rtl-nz/spin.0 (tid 5001, SCHED_OTHER) may run on reader CPU 1 (mask 0-1)",
+	}
+	s.Trials[1].ThreadWarnings = s.Trials[0].ThreadWarnings
+	s.Trials[1].Kernel.ClocksourceEnd = "kvm-clock"
+	s.Trials[1].Kernel.Events = []results.KernelEvent{{Kind: "clocksource_switch", AtNs: 12_300_000_000, From: "tsc", To: "kvm-clock", Source: "kmsg",
+		Msg: "clocksource: Switched to clocksource kvm-clock"}}
+	s.Trials[1].Invalid = "invalid: clocksource changed (tsc → kvm-clock at 12.3 s)"
+	s.Trials[2].Kernel.ClocksourceStart = "kvm-clock"
+	s.Trials[3].Kernel.ClocksourceStart = "kvm-clock"
+	tf := &s.Trials[3].Traffic[0]
+	tf.Due = tf.Sent + tf.Sent/50
+	tf.RateErrorPct = (float64(tf.Sent) - float64(tf.Due)) / float64(tf.Due) * 100
+	tf.SendLag = testutil.Latency(100, 1_000_000, 500_000) // p99 ≈ 50.5 ms
+	tf.NotAsSpecified = "send lag p99 49.5ms > max_send_lag 20ms"
+	s.Trials[3].TrafficNotAsSpecified = "traffic not as specified: lo450: send lag p99 49.5ms > max_send_lag 20ms"
+	var b bytes.Buffer
+	if err := Report(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "report_marks", b.Bytes()) // the fixture's rounds count from 1: "round 2" is its first
+	out := b.String()
+	for _, want := range []string{
+		"kernel clocksource: DIFFERS between trials: tsc (trials 1-2), kvm-clock (trials 3-4)\n  available: tsc, kvm-clock\n",
+		"RT throttling: 950000 µs of every 1000000 µs (sched_rt_runtime_us, sched_rt_period_us)\n",
+		"housekeeping: rtload's own threads confined to CPU 0 (9 moved, 2 born there; 7 exempt)\n",
+		"*** INVALID: trial 2 (recvmsg, round 2): clocksource changed (tsc → kvm-clock at 12.3 s); its verdicts are undecided\n",
+		"*** TRAFFIC NOT AS SPECIFIED: trial 4 (recvmsg, round 3): lo450: send lag p99 49.5ms > max_send_lag 20ms\n",
+		"warning: 2 non-reader threads may run on a reader's CPU in trial 1 (recvfrom, round 2)\n  (and in 1 other trial):\n",
+		"traffic to lo450 (msg/s; send lag = time sent − time due, µs)",
+		"FIFO 70 cpus 0-1",
+		"NO (1 of 2)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	// Within 100 columns but for the *** lines, which say why in full.
+	var rest []string
+	for _, l := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(l, "***") {
+			rest = append(rest, l)
+		}
+	}
+	checkWidth(t, strings.Join(rest, "\n"), 100)
+}

@@ -31,14 +31,18 @@ type Interval struct {
 	Seq    int   `json:"seq"`
 	FromNs int64 `json:"from_ns"`
 	ToNs   int64 `json:"to_ns"`
-	// Wakeups, Overruns, Calls, Data, EAGAIN, Messages, Lost in the interval.
-	Wakeups  uint64 `json:"wakeups"`
-	Overruns uint64 `json:"overruns"`
-	Calls    uint64 `json:"calls"`
-	Data     uint64 `json:"data_calls"`
-	EAGAIN   uint64 `json:"eagain_calls"`
-	Messages uint64 `json:"messages_received"`
-	Lost     uint64 `json:"messages_lost"`
+	// Wakeups, Overruns (overrun events), MissedTicks (ticks skipped and
+	// never run), BacklogSkips (catch-up overruns past the backlog limit),
+	// Calls, Data, EAGAIN, Messages, Lost in the interval (see Reader).
+	Wakeups      uint64 `json:"wakeups"`
+	Overruns     uint64 `json:"overruns"`
+	MissedTicks  uint64 `json:"missed_ticks"`
+	BacklogSkips uint64 `json:"backlog_skips,omitempty"`
+	Calls        uint64 `json:"calls"`
+	Data         uint64 `json:"data_calls"`
+	EAGAIN       uint64 `json:"eagain_calls"`
+	Messages     uint64 `json:"messages_received"`
+	Lost         uint64 `json:"messages_lost"`
 	// Sent is messages sent to this reader's endpoints in the interval.
 	Sent uint64 `json:"messages_sent"`
 	// PerCallTicks (clock ticks), WakeupLatency and Drain (ns), without
@@ -65,6 +69,12 @@ type Interval struct {
 	// LateHandoffs counts interval ends the writer was too slow for (the
 	// interval then grew; nothing was lost).
 	LateHandoffs uint64 `json:"late_handoffs"`
+	// Clocksource is the kernel clocksource at the end of the interval (as
+	// the kernel watch last read it); Invalid, once the kernel changed
+	// what the trial measures, says how (see Trial.Invalid), in this
+	// interval's record and every later one.
+	Clocksource string `json:"clocksource,omitempty"`
+	Invalid     string `json:"invalid,omitempty"`
 }
 
 // NoiseInterval is one noise source's work in an interval.

@@ -93,6 +93,35 @@ type Trial struct {
 	CPUDMALatencyUs int `json:"cpu_dma_latency_us"`
 	// Namespace is the private network namespace the trial ran in, if any.
 	Namespace string `json:"namespace,omitempty"`
+	// Invalid, when set, says that the kernel changed what the trial
+	// measured: "invalid: clocksource changed (tsc → hpet at 12.3 s)", a
+	// clocksource or the TSC marked unstable, RT throttling activated or
+	// its setting changed (Kernel holds the events). compare's verdicts
+	// touching the trial are "undecided", and `rtload check` cannot judge
+	// it (exit 125).
+	Invalid string `json:"invalid,omitempty"`
+	// Kernel is what the kernel watch saw during the trial: the
+	// clocksource and RT throttling at its start and end, and the kernel
+	// log's events; nil in results written before it existed.
+	Kernel *KernelWatch `json:"kernel,omitempty"`
+	// Housekeeping is how rtload's own threads were confined for the
+	// trial (nil: not confined; HousekeepingNote then says why).
+	Housekeeping     *Housekeeping `json:"housekeeping,omitempty"`
+	HousekeepingNote string        `json:"housekeeping_note,omitempty"`
+	// ThreadsStart and ThreadsEnd list every thread of the process when
+	// the trial's threads had all started and when its measured window
+	// ended, by TID. ThreadWarnings names each thread other than a reader
+	// that could run on a reader's CPU then (noise placed there on purpose
+	// included: its name says so).
+	ThreadsStart   []Thread `json:"threads_start,omitempty"`
+	ThreadsEnd     []Thread `json:"threads_end,omitempty"`
+	ThreadWarnings []string `json:"thread_warnings,omitempty"`
+	// TrafficNotAsSpecified, when set, says that the trial's traffic was
+	// not the scenario's: "traffic not as specified: " and each group's
+	// Traffic.NotAsSpecified ("socks: send lag p99 7.2 ms > max_send_lag
+	// 1 ms"). compare warns about it and `rtload check` cannot judge it
+	// (exit 125).
+	TrafficNotAsSpecified string `json:"traffic_not_as_specified,omitempty"`
 }
 
 // Reader is one real-time reader's results in one trial.
@@ -125,9 +154,23 @@ type Reader struct {
 	SocketsRead int `json:"sockets_read"`
 	// RcvBuf is the SO_RCVBUF value the kernel reports, in bytes.
 	RcvBuf int `json:"rcvbuf_bytes"`
-	// Wakeups is ticks run; Overruns ticks missed (deadline passed before wait).
-	Wakeups  uint64 `json:"wakeups"`
-	Overruns uint64 `json:"overruns"`
+	// Wakeups is measured ticks run. Overruns counts overrun events: ticks
+	// whose wait began a period or more after their deadline (the tick
+	// before ran into this one's period), in either overrun mode; a
+	// catch-up tick run late, back to back, is one too. MissedTicks counts
+	// the ticks skipped and never run (in skip mode at every overrun, in
+	// catch-up mode at a backlog skip): the sum of the wakeup log's missed
+	// column. Wakeups + MissedTicks is the deadlines passed.
+	Wakeups     uint64 `json:"wakeups"`
+	Overruns    uint64 `json:"overruns"`
+	MissedTicks uint64 `json:"missed_ticks"`
+	// OverrunMode is the reader's overrun setting ("skip" or "catchup");
+	// with catchup, MaxBacklog is its backlog limit (readers[].max_backlog)
+	// and BacklogSkips counts the overruns that found more ticks due than
+	// that and skipped them instead of catching up.
+	OverrunMode  string `json:"overrun_mode,omitempty"`
+	MaxBacklog   int    `json:"max_backlog,omitempty"`
+	BacklogSkips uint64 `json:"backlog_skips,omitempty"`
 	// Spikes counts wakeups above the reader's threshold (spikes.jsonl);
 	// BrokeTraceAtNs is the deadline of the spike that stopped ftrace.
 	Spikes         uint64 `json:"spikes,omitempty"`
@@ -251,20 +294,43 @@ type Applied struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
-// Traffic is one sender's accounting.
+// Traffic is one sender's accounting: one traffic group (a traffic entry
+// and the endpoint group it feeds) in one trial.
 type Traffic struct {
 	Endpoint string `json:"endpoint"`
 	Sockets  int    `json:"sockets"`
+	// Applied is the sender thread's scheduling read back from the kernel
+	// (traffic[].policy, priority, nice, cpus); nil in results written
+	// before senders had their own.
+	Applied *Applied `json:"applied,omitempty"`
 	// Sent messages, SendErrors calls that failed (EAGAIN/ENOBUFS etc.).
 	Sent       uint64 `json:"sent"`
 	SendErrors uint64 `json:"send_errors"`
-	// TargetRate and AchievedRate in messages per second (all sockets).
+	// Due is how many messages the schedule (the pacer) had due while the
+	// sender ran, from its first tick (warm-up included) to its end: what
+	// an on-time sender sends.
+	Due uint64 `json:"due"`
+	// TargetRate and AchievedRate in messages per second (all sockets):
+	// sockets / interval, and Sent over the time the sender ran.
 	TargetRate   float64 `json:"target_rate"`
 	AchievedRate float64 `json:"achieved_rate"`
+	// RateErrorPct is how far Sent is from Due, in % of Due (negative:
+	// behind): the achieved rate's error against the target over the same
+	// time. RateTolerancePct is traffic[].rate_tolerance, the bound on
+	// its magnitude.
+	RateErrorPct     float64 `json:"rate_error_pct"`
+	RateTolerancePct float64 `json:"rate_tolerance_pct"`
 	// InFlight is sent minus received when the trial ended (read after a final drain).
 	InFlight int64 `json:"in_flight"`
-	// SendLag is how late sends went out against the schedule, in ns.
-	SendLag Latency `json:"send_lag"`
+	// SendLag is how late sends went out against the schedule, in ns (each
+	// message: time sent − time due). MaxSendLagNs is
+	// traffic[].max_send_lag, the bound on its p99.
+	SendLag      Latency `json:"send_lag"`
+	MaxSendLagNs int64   `json:"max_send_lag_ns"`
+	// NotAsSpecified says how this group's traffic missed its thresholds
+	// ("rate 21955.0 msg/s against 22500.0 (-2.42%, tolerance ±0.5%)",
+	// "send lag p99 7.2 ms > max_send_lag 1 ms"); "" when it met them.
+	NotAsSpecified string `json:"not_as_specified,omitempty"`
 }
 
 // Noise is one background source's achieved work.
@@ -389,4 +455,83 @@ type AutoRounds struct {
 	// Within says whether it is within PrecisionPct.
 	HalfWidthPct *float64 `json:"ci_half_width_pct,omitempty"`
 	Within       bool     `json:"within_precision"`
+}
+
+// KernelWatch is what the kernel watch saw during one trial (sysinfo's
+// KernelReport, as results keep it).
+type KernelWatch struct {
+	// ClocksourceStart and ClocksourceEnd are current_clocksource when the
+	// trial started and ended; Available is available_clocksource.
+	ClocksourceStart string   `json:"clocksource_start"`
+	ClocksourceEnd   string   `json:"clocksource_end"`
+	Available        []string `json:"available_clocksources,omitempty"`
+	// RTThrottlingStart and RTThrottlingEnd are sched_rt_runtime_us and
+	// sched_rt_period_us at start and end (RuntimeUs -1: off).
+	RTThrottlingStart RTThrottling `json:"rt_throttling_start"`
+	RTThrottlingEnd   RTThrottling `json:"rt_throttling_end"`
+	// Events are the kernel's clocksource switches, unstable clocksource
+	// or TSC, and RT throttling, in the order seen.
+	Events []KernelEvent `json:"events,omitempty"`
+	// KmsgWatched is false when /dev/kmsg could not be read (Notes say
+	// why): then only clocksource changes seen by polling count.
+	KmsgWatched bool     `json:"kmsg_watched"`
+	KmsgRecords int      `json:"kmsg_records"`
+	KmsgLost    int      `json:"kmsg_lost,omitempty"`
+	Notes       []string `json:"notes,omitempty"`
+}
+
+// RTThrottling is the kernel's real-time bandwidth limit: real-time
+// threads get RuntimeUs of every PeriodUs on each CPU (-1: unlimited).
+type RTThrottling struct {
+	RuntimeUs int64 `json:"sched_rt_runtime_us"`
+	PeriodUs  int64 `json:"sched_rt_period_us"`
+}
+
+// KernelEvent is one kernel event seen during a trial.
+type KernelEvent struct {
+	// Kind is clocksource_switch, clocksource_unstable, tsc_unstable or
+	// rt_throttling.
+	Kind string `json:"kind"`
+	// AtNs is when, from the trial's start (its first tick), in ns.
+	AtNs int64 `json:"at_ns"`
+	// From and To are the clocksources of a switch; Clocksource names the
+	// one marked unstable.
+	From        string `json:"from,omitempty"`
+	To          string `json:"to,omitempty"`
+	Clocksource string `json:"clocksource,omitempty"`
+	// Source is "kmsg" (the kernel log) or "sysfs" (seen by polling
+	// current_clocksource); Msg the kernel's message.
+	Source string `json:"source"`
+	Msg    string `json:"msg"`
+}
+
+// Housekeeping is how rtload's own threads (the Go runtime's, main, the
+// writer, the exporter) were confined to the housekeeping CPUs for a
+// trial: every thread but the scenario's (readers, senders, noise,
+// probes), rescanned every 100 ms.
+type Housekeeping struct {
+	CPUs       []int    `json:"cpus"`
+	Threads    int      `json:"threads_confined"`
+	Inherited  int      `json:"threads_inherited"`
+	Reconfined int      `json:"reconfined"`
+	Exempt     int      `json:"threads_exempt"`
+	Passes     int      `json:"passes"`
+	Restored   int      `json:"threads_restored"`
+	Errors     []string `json:"errors,omitempty"`
+	// ErrorsDropped counts errors past the first 16.
+	ErrorsDropped int `json:"errors_dropped,omitempty"`
+}
+
+// Thread is one thread of the process as the kernel held it.
+type Thread struct {
+	TID int `json:"tid"`
+	// Name is its comm: "rtl-rd/<reader>", "rtl-tx/<endpoint>",
+	// "rtl-nz/<kind>.<i>", "rtl-pr/<probe>", "rtl-writer", or the
+	// executable's name for the Go runtime's threads and main.
+	Name     string `json:"name"`
+	Policy   string `json:"policy"`
+	Priority int    `json:"priority"`
+	Nice     int    `json:"nice"`
+	// CPUs is its CPU affinity, ascending.
+	CPUs []int `json:"cpus"`
 }

@@ -15,6 +15,7 @@ const (
 	ReaderPrefix = "rtl-rd/" // real-time readers: ReaderName
 	SenderPrefix = "rtl-tx/" // traffic senders: SenderName
 	NoisePrefix  = "rtl-nz/" // noise sources: NoiseName
+	ProbePrefix  = "rtl-pr/" // measured probes (tap_send, file_write, messaging): ProbeName
 	// WriterName names the thread that streams wakeup logs and intervals
 	// to disk (off the real-time threads).
 	WriterName = "rtl-writer"
@@ -31,6 +32,10 @@ func SenderName(endpoint string) string { return SenderPrefix + endpoint }
 // NoiseName is the thread name of thread i (from 0) of a noise source of
 // the given kind: "rtl-nz/<kind>.<i>".
 func NoiseName(kind string, i int) string { return NoisePrefix + kind + "." + strconv.Itoa(i) }
+
+// ProbeName is the thread name of the probe called probe:
+// "rtl-pr/<probe>".
+func ProbeName(probe string) string { return ProbePrefix + probe }
 
 // Comm returns name as the kernel will keep it: unchanged when it fits in
 // CommLen bytes, else its first 9 bytes, "~" and its last 5 bytes (never

@@ -16,6 +16,7 @@ func TestNames(t *testing.T) {
 		{rt.ReaderName("r0"), "rtl-rd/r0"},
 		{rt.SenderName("lo450"), "rtl-tx/lo450"},
 		{rt.NoiseName("spin", 3), "rtl-nz/spin.3"},
+		{rt.ProbeName("hackbench"), "rtl-pr/hackbench"},
 		{rt.WriterName, "rtl-writer"},
 	} {
 		if tc.got != tc.want {

@@ -36,3 +36,22 @@ func TestSleepUntil(t *testing.T) {
 		t.Errorf("SleepUntil allocs %v, want 0", a)
 	}
 }
+
+// TestSleepUntilRaw: the raw sleep keeps SleepUntil's contract.
+func TestSleepUntilRaw(t *testing.T) {
+	for _, d := range []time.Duration{0, 200 * time.Microsecond, 2 * time.Millisecond} {
+		deadline := rt.Monotonic() + int64(d)
+		if errno := rt.SleepUntilRaw(deadline); errno != 0 {
+			t.Fatalf("SleepUntilRaw(+%v): %v", d, errno)
+		}
+		if now := rt.Monotonic(); now < deadline {
+			t.Errorf("SleepUntilRaw(+%v) returned %d ns before the deadline", d, deadline-now)
+		}
+	}
+	if errno := rt.SleepUntilRaw(-1); errno != unix.EINVAL {
+		t.Errorf("SleepUntilRaw(-1) = %v, want EINVAL", errno)
+	}
+	if a := testing.AllocsPerRun(20, func() { rt.SleepUntilRaw(rt.Monotonic() + 1000) }); a != 0 {
+		t.Errorf("SleepUntilRaw allocs %v, want 0", a)
+	}
+}

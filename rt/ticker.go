@@ -95,6 +95,13 @@ func (t *Ticker) StampsWake() bool { return t.nsPerTick > 0 }
 // skip mode). Call before the first Wait; no effect in skip mode.
 func (t *Ticker) SetMaxBacklog(n uint64) { t.maxBacklog = n }
 
+// CatchUp reports whether the ticker runs overdue ticks back to back
+// (NewTicker's catchUp): a Wait returning missed > 0 is then a backlog
+// skip.
+//
+//go:nosplit
+func (t *Ticker) CatchUp() bool { return t.catchUp }
+
 // Deadline returns the absolute deadline of tick k in ns.
 func (t *Ticker) Deadline(k uint64) int64 { return t.start + int64(k)*t.period }
 

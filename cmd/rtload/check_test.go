@@ -138,6 +138,9 @@ func TestCompareFailOn(t *testing.T) {
 	degraded := gateSummary(1000, 3)
 	degraded.Degraded, degraded.DegradedReasons = true, []string{"SCHED_OTHER"}
 	deg := writeGateDir(t, degraded)
+	invalid := gateSummary(1000, 3)
+	invalid.Trials[0].Invalid = "invalid: TSC marked unstable at 0.2 s"
+	inv := writeGateDir(t, invalid)
 	for _, tc := range []struct {
 		name     string
 		args     []string
@@ -150,6 +153,7 @@ func TestCompareFailOn(t *testing.T) {
 		{"20% slower, 30% tolerated", []string{base, slow, "--fail-on", "slower", "--threshold", "30%"}, 0, "gate: PASS: no headline metric slower beyond 30%"},
 		{"named metric", []string{base, slow, "--fail-on", "slower=mean per-call cost (ns)"}, 1, "slower: mean per-call cost (ns) base/b"},
 		{"degraded: cannot judge", []string{base, deg, "--fail-on", "slower"}, 125, "cannot judge: b: degraded: SCHED_OTHER"},
+		{"an invalid trial: cannot judge, its verdicts undecided", []string{base, inv, "--fail-on", "slower"}, 125, "cannot judge: b: trial 1 (base, round 1): invalid: TSC marked unstable at 0.2 s"},
 		{"lkp layout with a gate", []string{base, slow, "--fail-on", "slower", "--format", "lkp"}, 1, "%stddev     %change         %stddev"},
 		{"unknown gate", []string{base, slow, "--fail-on", "faster"}, 2, `--fail-on "faster": allowed: slower, or slower=METRIC,METRIC`},
 		{"unknown metric", []string{base, slow, "--fail-on", "slower=speed"}, 2, `gate: no headline metric "speed"`},
@@ -181,6 +185,14 @@ func TestCheckWithoutRunning(t *testing.T) {
 	nospec := gateSummary(1000, 2)
 	nospec.Spec = nil
 	noSpec := writeGateDir(t, nospec)
+	// Issue 14's markers: a baseline with an invalid trial, or one whose
+	// traffic was not as specified, cannot be judged against.
+	invalid := gateSummary(1000, 2)
+	invalid.Trials[1].Invalid = "invalid: clocksource changed (tsc → kvm-clock at 1.0 s)"
+	inv := writeGateDir(t, invalid)
+	starved := gateSummary(1000, 2)
+	starved.Trials[0].TrafficNotAsSpecified = "traffic not as specified: socks: send lag p99 7.2ms > max_send_lag 1ms"
+	tns := writeGateDir(t, starved)
 	for _, tc := range []struct {
 		name     string
 		args     []string
@@ -188,6 +200,10 @@ func TestCheckWithoutRunning(t *testing.T) {
 		contains string
 	}{
 		{"degraded baseline: cannot judge, nothing runs", []string{deg}, 125, "cannot judge: baseline: degraded: run without some privileges (--allow-degraded)"},
+		{"invalid trial in the baseline: cannot judge", []string{inv}, 125,
+			"cannot judge: baseline: trial 2 (base, round 2): invalid: clocksource changed (tsc → kvm-clock at 1.0 s)"},
+		{"traffic not as specified in the baseline: cannot judge", []string{tns}, 125,
+			"cannot judge: baseline: trial 1 (base, round 1): traffic not as specified: socks: send lag p99 7.2ms > max_send_lag 1ms"},
 		{"missing baseline", []string{filepath.Join(t.TempDir(), "none")}, 2, "baseline: read summary"},
 		{"baseline without a scenario", []string{noSpec}, 2, "records no scenario: name one (rtload check DIR SCENARIO)"},
 		{"bad threshold", []string{deg, "--threshold", "0"}, 2, `--threshold "0": a percentage above 0`},

@@ -388,7 +388,7 @@ func printPlan(out io.Writer, spec *scenario.Spec, trials int, auto *compare.Aut
 		fmt.Fprintf(out, "rounds: auto: variants alternate until the 95%% CI of the headline difference is within ±%s%% of the baseline, at most %d rounds%s (%d trials of %v, +%v warm-up each)\n",
 			strconv.FormatFloat(auto.Precision*100, 'g', -1, 64), auto.MaxRounds, limit, trials, time.Duration(spec.Duration), time.Duration(spec.Warmup))
 	case spec.Duration == 0:
-		fmt.Fprintf(out, "%d trial(s), each until stopped (Ctrl-C ends the current one and writes the results)\n", trials)
+		fmt.Fprintln(out, soakPlan(spec))
 	case len(spec.Readers) == 0 && len(spec.Probes) > 0:
 		fmt.Fprintf(out, "%d trial(s), each running its probes to the end\n", trials)
 	default:
@@ -397,6 +397,36 @@ func printPlan(out io.Writer, spec *scenario.Spec, trials int, auto *compare.Aut
 	if p := spec.Profile; p.Enabled {
 		fmt.Fprintf(out, "each variant's trial is followed by a profiled one (readers sampled: %s, %d samples per second of their CPU time); rtload explain says where in the kernel the time goes\n", p.Event, p.Frequency)
 	}
+}
+
+// soakPlan says what a soak (duration 0) will do, exactly as the engine
+// does it (engine's trialSource): its variants alternating in slices, or
+// one trial until stopped, and what Ctrl-C does then.
+func soakPlan(spec *scenario.Spec) string {
+	const again = "; a second Ctrl-C exits at once"
+	const one = "Ctrl-C (or SIGTERM) ends it and writes its complete results" + again
+	var names []string
+	for _, v := range spec.Variants {
+		names = append(names, v.Name)
+	}
+	switch {
+	case len(names) > 1 && spec.Slice > 0:
+		measured := time.Duration(spec.Slice - spec.Warmup)
+		warm := ""
+		if spec.Warmup > 0 {
+			warm = fmt.Sprintf(", each %v measured after %v warm-up", measured, time.Duration(spec.Warmup))
+		}
+		return fmt.Sprintf("variants %s alternate in %v slices%s (%s, …) until stopped; Ctrl-C (or SIGTERM) ends the run "+
+			"and writes complete results for every slice that ran, the current one up to the stop%s",
+			strings.Join(names, ", "), time.Duration(spec.Slice), warm, strings.Join(append(names, names[0]), ", "), again)
+	case len(names) > 1:
+		verb := "never run"
+		if len(names) == 2 {
+			verb = "never runs"
+		}
+		return fmt.Sprintf("1 trial, variant %s, until stopped (slice: 0, so %s %s); %s", names[0], strings.Join(names[1:], ", "), verb, one)
+	}
+	return "1 trial, until stopped; " + one
 }
 
 // autoRounds is a rounds: auto run's engine.Options.AfterRound: after

@@ -106,10 +106,13 @@ func NewSender(g *Group, size, batch int) (s *Sender, err error) {
 }
 
 // sendmmsg is the WriteFunc body: it sends hdrs[done:todo] and returns
-// EAGAIN (so the netpoller waits) until all are sent.
+// EAGAIN (so the netpoller waits) until all are sent. The call is raw
+// (the socket is non-blocking: it never sleeps in the kernel), so the Go
+// runtime's system-call exit never runs: a real-time sender cannot spin
+// there behind a SCHED_OTHER runtime thread (see rt.SleepUntilRaw).
 func (s *Sender) sendmmsg(fd int) error {
 	for s.done < s.todo {
-		n, _, e := unix.Syscall6(unix.SYS_SENDMMSG, uintptr(fd), uintptr(unsafe.Pointer(&s.hdrs[s.done])),
+		n, _, e := unix.RawSyscall6(unix.SYS_SENDMMSG, uintptr(fd), uintptr(unsafe.Pointer(&s.hdrs[s.done])),
 			uintptr(s.todo-s.done), 0, 0, 0)
 		if e != 0 {
 			return e

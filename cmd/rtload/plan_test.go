@@ -1,0 +1,44 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/rtload/rtload/scenario"
+)
+
+// TestSoakPlan: the banner of a soak says exactly what the engine does:
+// variants alternating in slices until stopped, or one trial; and that
+// Ctrl-C ends the run with complete results, not "the current one".
+func TestSoakPlan(t *testing.T) {
+	vs := func(names ...string) []scenario.Variant {
+		var out []scenario.Variant
+		for _, n := range names {
+			out = append(out, scenario.Variant{Name: n})
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		name string
+		spec scenario.Spec
+		want string
+	}{
+		{"two variants, 60 s slices, 5 s warm-up",
+			scenario.Spec{Variants: vs("recvfrom", "recvmsg"), Slice: scenario.Duration(time.Minute), Warmup: scenario.Duration(5 * time.Second)},
+			"variants recvfrom, recvmsg alternate in 1m0s slices, each 55s measured after 5s warm-up (recvfrom, recvmsg, recvfrom, …) until stopped; " +
+				"Ctrl-C (or SIGTERM) ends the run and writes complete results for every slice that ran, the current one up to the stop; a second Ctrl-C exits at once"},
+		{"three variants, no warm-up", scenario.Spec{Variants: vs("a", "b", "c"), Slice: scenario.Duration(time.Second)},
+			"variants a, b, c alternate in 1s slices (a, b, c, a, …) until stopped; " +
+				"Ctrl-C (or SIGTERM) ends the run and writes complete results for every slice that ran, the current one up to the stop; a second Ctrl-C exits at once"},
+		{"slice 0", scenario.Spec{Variants: vs("a", "b")},
+			"1 trial, variant a, until stopped (slice: 0, so b never runs); Ctrl-C (or SIGTERM) ends it and writes its complete results; a second Ctrl-C exits at once"},
+		{"no variants", scenario.Spec{},
+			"1 trial, until stopped; Ctrl-C (or SIGTERM) ends it and writes its complete results; a second Ctrl-C exits at once"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := soakPlan(&tt.spec); got != tt.want {
+				t.Errorf("soakPlan:\n got %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,148 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/rt"
+	"github.com/rtload/rtload/scenario"
+	"github.com/rtload/rtload/sysinfo"
+)
+
+// This file holds what a trial watches besides its measurements: where
+// rtload's own threads may run (housekeeping), every thread's name and
+// mask, and the kernel's clocksource and RT throttling.
+
+// housekeepingCPUs is where sp confines rtload's own threads, given the
+// CPUs allowed to the process before any confinement: housekeeping_cpus
+// when given, else the allowed CPUs no reader uses (rt.HousekeepingCPUs).
+// It returns no CPUs and the reason when nothing is to be confined: no
+// readers (nothing to keep the machinery off), or readers on every
+// allowed CPU.
+func housekeepingCPUs(sp *scenario.Spec, allowed []int) ([]int, string) {
+	if len(sp.HousekeepingCPUs) > 0 {
+		return slices.Clone(sp.HousekeepingCPUs), ""
+	}
+	if len(sp.Readers) == 0 {
+		return nil, "not confined: no readers, so no CPU to keep rtload's own threads off"
+	}
+	var readers []int
+	for _, r := range sp.Readers {
+		readers = append(readers, int(r.CPU))
+	}
+	return rt.HousekeepingCPUs(allowed, readers)
+}
+
+// confine confines rtload's own threads (the Go runtime's, main, the
+// writer, the exporter) to the trial's housekeeping CPUs until stop,
+// before any of the trial's threads exist: those exempt themselves
+// (rt.Sched.Exempt). When nothing is confined, the trial says why
+// (HousekeepingNote) and the log warns.
+func (t *trial) confine() error {
+	cpus, why := housekeepingCPUs(t.sp, t.run.allowed)
+	if len(cpus) == 0 {
+		t.res.HousekeepingNote = why
+		if len(t.sp.Readers) > 0 {
+			fmt.Fprintf(t.run.opt.Log, "warning: %s\n", why)
+		}
+		return nil
+	}
+	hk, err := rt.ConfineHousekeeping(rt.HousekeepingConfig{CPUs: cpus})
+	if err != nil {
+		return fmt.Errorf("housekeeping_cpus: %w", err)
+	}
+	t.hk = hk
+	return nil
+}
+
+// unconfine ends the housekeeping confinement (idempotent) and records
+// what it did.
+func (t *trial) unconfine() {
+	if t.hk == nil {
+		return
+	}
+	r := t.hk.Stop()
+	t.res.Housekeeping = &results.Housekeeping{CPUs: r.CPUs, Threads: r.Threads, Inherited: r.Inherited, Reconfined: r.Reconfined,
+		Exempt: r.Exempt, Passes: r.Passes, Restored: r.Restored, Errors: r.Errors, ErrorsDropped: r.ErrorsDropped}
+}
+
+// threads lists every thread of the process now (rt.Threads), and adds
+// to the trial's ThreadWarnings every thread other than a reader that may
+// run on a reader's CPU (rt.ReaderCPUWarnings), once each. A listing that
+// fails is a warning on the log.
+func (t *trial) threads() []results.Thread {
+	ts, err := rt.Threads()
+	if err != nil {
+		fmt.Fprintf(t.run.opt.Log, "warning: thread list: %v\n", err)
+	}
+	var readers []rt.Applied
+	for _, r := range t.readers {
+		if r.thread != nil {
+			readers = append(readers, r.applied)
+		}
+	}
+	for _, w := range rt.ReaderCPUWarnings(ts, readers) {
+		if !slices.Contains(t.res.ThreadWarnings, w) {
+			t.res.ThreadWarnings = append(t.res.ThreadWarnings, w)
+		}
+	}
+	out := make([]results.Thread, len(ts))
+	for i, x := range ts {
+		out[i] = results.Thread{TID: x.TID, Name: x.Name, Policy: x.Policy, Priority: x.Priority, Nice: x.Nice, CPUs: x.CPUs}
+	}
+	return out
+}
+
+// watchKernel starts watching the kernel for the trial (clocksource,
+// TSC, RT throttling), its event times counted from the window's t0.
+func (t *trial) watchKernel() {
+	t.kw = sysinfo.WatchKernel(sysinfo.KernelWatchConfig{Start: t.win.t0})
+}
+
+// unwatchKernel stops the kernel watch (idempotent) and records what it
+// saw; a trial the kernel changed is marked Invalid (kernelInvalid).
+func (t *trial) unwatchKernel() {
+	if t.kw == nil {
+		return
+	}
+	rep := t.kw.Stop()
+	t.res.Kernel = kernelWatch(rep)
+	t.res.Invalid = kernelInvalid(rep, t.run.clocksource)
+	if t.run.clocksource == "" {
+		t.run.clocksource = rep.ClocksourceStart
+	}
+	if t.res.Invalid != "" {
+		fmt.Fprintf(t.run.opt.Log, "warning: trial %d: %s\n", t.tr.Index+1, t.res.Invalid)
+	}
+}
+
+// kernelInvalid is why the kernel made a trial something other than the
+// run asked for, "" when it did not: the watch's events and a changed RT
+// throttling setting (KernelReport.Invalid), and a clocksource at the
+// trial's start other than the run's first trial's (runClocksource, ""
+// for the first trial): its latencies were read through another clock.
+func kernelInvalid(rep sysinfo.KernelReport, runClocksource string) string {
+	reason := rep.Invalid()
+	if runClocksource == "" || rep.ClocksourceStart == "" || rep.ClocksourceStart == runClocksource {
+		return reason
+	}
+	other := fmt.Sprintf("clocksource %s at the trial's start, not %s as in the run's first trial", rep.ClocksourceStart, runClocksource)
+	if reason == "" {
+		return "invalid: " + other
+	}
+	return reason + "; " + other
+}
+
+// kernelWatch is rep as results keep it.
+func kernelWatch(rep sysinfo.KernelReport) *results.KernelWatch {
+	k := &results.KernelWatch{ClocksourceStart: rep.ClocksourceStart, ClocksourceEnd: rep.ClocksourceEnd, Available: rep.Available,
+		RTThrottlingStart: results.RTThrottling{RuntimeUs: rep.RTThrottlingStart.RuntimeUs, PeriodUs: rep.RTThrottlingStart.PeriodUs},
+		RTThrottlingEnd:   results.RTThrottling{RuntimeUs: rep.RTThrottlingEnd.RuntimeUs, PeriodUs: rep.RTThrottlingEnd.PeriodUs},
+		KmsgWatched:       rep.KmsgWatched, KmsgRecords: rep.KmsgRecords, KmsgLost: rep.KmsgLost, Notes: rep.Notes}
+	for _, e := range rep.Events {
+		k.Events = append(k.Events, results.KernelEvent{Kind: string(e.Kind), AtNs: int64(e.At), From: e.From, To: e.To,
+			Clocksource: e.Clocksource, Source: e.Source, Msg: e.Msg})
+	}
+	return k
+}
