@@ -67,7 +67,9 @@ func kallsym(name string) uint64 {
 
 // filters keep the trace small on a busy CPU: system calls, page faults
 // and timer starts only of tasks named comm (the traced program; its
-// threads share the name), timer expiries only of sleeping tasks'
+// threads share the name, except rtload's, which are named for their roles
+// since issue 14: rtl-rd/<reader>, rtl-tx/…, so "rtload" also matches
+// "rtl-*"), timer expiries only of sleeping tasks'
 // timers (hrtimer_wakeup), wakeups only of real-time tasks. Context
 // switches and timer interrupts stay unfiltered.
 func filters(comm string) map[string]string {
@@ -75,6 +77,9 @@ func filters(comm string) map[string]string {
 		comm = comm[:15]
 	}
 	own := fmt.Sprintf("COMM == %q", comm)
+	if comm == "rtload" {
+		own += ` || COMM ~ "rtl-*"`
+	}
 	f := map[string]string{
 		"raw_syscalls/sys_enter": own, "raw_syscalls/sys_exit": own,
 		"exceptions/page_fault_user": own, "exceptions/page_fault_kernel": own,
