@@ -122,3 +122,30 @@ PASS
 		t.Errorf("clock median %v, want 38", got)
 	}
 }
+
+// TestWarmupPairNotCounted: a warm-up pair runs first, A then B, and its
+// ratio is kept apart: an outlier there moves neither the stop nor the
+// verdict (the same 5 counted pairs as TestComparisonAlternatesAndStopsWhenPrecise).
+func TestWarmupPairNotCounted(t *testing.T) {
+	var log []string
+	a := []float64{100}
+	b := []float64{120 * math.Exp(0.02), 120 * math.Exp(-0.02)}
+	c := &comparison{title: "t", a: fakeSide("A", &log, a), b: fakeSide("B", &log, b),
+		stats:  []stat{{key: "x", label: "x", ratioMax: 1.10}},
+		rule:   stats.Rule{MinPairs: 3, MaxPairs: 50, MaxRelHalfWidth: 0.03, Cap: time.Hour},
+		warmup: 1}
+	o, err := c.run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(log, ""), "AB"+"ABBAABBAAB"; got != want {
+		t.Errorf("run order %s, want %s", got, want)
+	}
+	if o.pairs != 5 || len(o.ratios("x")) != 5 {
+		t.Errorf("%d pairs counted (%d ratios), want 5", o.pairs, len(o.ratios("x")))
+	}
+	// warm-up index 1000: b[1000%2] = 120·e^0.02.
+	if w := o.warmup["x"]; len(w) != 1 || math.Abs(w[0]-1.2*math.Exp(0.02)) > 1e-9 {
+		t.Errorf("warm-up ratios %v, want [%.6f]", w, 1.2*math.Exp(0.02))
+	}
+}

@@ -92,7 +92,15 @@ func (d *doc) pairNotes(outs []*outcome) {
 			for i, x := range r {
 				s[i] = fmt.Sprintf("%.3f", x)
 			}
-			d.p(" Per-pair B/A of %s: %s.", st.label, strings.Join(s, " "))
+			d.p(" Per-pair B/A of %s: %s", st.label, strings.Join(s, " "))
+			if w := o.warmup[st.key]; len(w) > 0 {
+				ws := make([]string, len(w))
+				for i, x := range w {
+					ws[i] = fmt.Sprintf("%.3f", x)
+				}
+				d.p(" (warm-up, not counted: %s)", strings.Join(ws, " "))
+			}
+			d.p(".")
 		}
 		d.p("\n")
 	}
@@ -108,7 +116,7 @@ func (d *doc) intro(c config) {
 	}
 	d.p("Written by `make bench` (`go run ./bench/cmd/benchrun`, source in `bench/`) on %s. ", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
 	d.p("Sections 1 and 2 compare rtload (B) with a baseline (A: `bench/drain450.c`, cyclictest) on this machine in one invocation. ")
-	d.p("Each comparison runs **pairs** of runs, one per side, alternating the order (A B, B A, A B, …) so that a drift of the machine weighs on both sides; ")
+	d.p("Each comparison runs **pairs** of runs, one per side, alternating the order (A B, B A, A B, …) so that a drift of the machine weighs on both sides, after %d warm-up pair(s) that are run and reported but not counted; ", c.warmupPairs)
 	d.p("each pair gives a ratio B/A per measure. Pairs are added until the %.0f%% confidence interval of every targeted ratio is within ±%.0f%% of its center ", 100*Level, 100*c.precision)
 	d.p("(Student's t on the logarithms of the per-pair ratios: the CI of their geometric mean; `bench/stats`) or the comparison's time cap is reached. ")
 	d.p("A row is **met** when its whole CI is inside the target, **not met** when all of it is outside, and **undecided** when the CI straddles the target (more pairs or a quieter machine could still decide it). ")

@@ -40,6 +40,7 @@ type config struct {
 	perCallRun, wakeRun            float64       // seconds measured per run
 	perCallCap, wakeCap            time.Duration // per comparison (quiet, spin each)
 	minWakeups                     int
+	warmupPairs                    int  // per comparison, run first and not counted
 	splitPairs, splitSecs          int  // wakesplit compare -pairs, -seconds
 	rxqOvfl                        bool // drain450 -o: SO_RXQ_OVFL on its sockets (rtload sets none)
 	counts                         []int
@@ -74,10 +75,11 @@ func parseFlags() config {
 	flag.StringVar(&only, "only", "", "comma-separated sections to run (percall, wakeup, wakesplit, overhead, scale, methods); default all")
 	flag.BoolVar(&c.quick, "quick", false, "short runs and caps (about 3 min) and fewer socket counts")
 	flag.Float64Var(&c.precision, "precision", 0.03, "stop adding pairs once every targeted ratio's 95% CI is within ± this fraction")
-	flag.DurationVar(&c.perCallCap, "percall-cap", 90*time.Second, "time cap of each per-call comparison (quiet, spin)")
+	flag.DurationVar(&c.perCallCap, "percall-cap", 120*time.Second, "time cap of each per-call comparison (quiet, spin)")
 	flag.DurationVar(&c.wakeCap, "wakeup-cap", 150*time.Second, "time cap of each wakeup comparison (quiet, spin)")
 	flag.Float64Var(&c.perCallRun, "percall-run", 3, "seconds measured per method per per-call run")
 	flag.Float64Var(&c.wakeRun, "wakeup-run", 10, "seconds (÷ 10 ms = wakeups) per wakeup run")
+	flag.IntVar(&c.warmupPairs, "warmup-pairs", 1, "pairs run first in each per-call and wakeup comparison, reported and not counted")
 	flag.IntVar(&c.minWakeups, "min-wakeups", 5000, "wakeups per side a wakeup comparison collects before it may stop")
 	flag.IntVar(&c.splitPairs, "split-pairs", 2, "wakesplit: traced runs per program and mode")
 	flag.IntVar(&c.splitSecs, "split-seconds", 5, "wakesplit: seconds per traced run")
@@ -97,6 +99,7 @@ func parseFlags() config {
 		def("percall-run", func() { c.perCallRun = 1 })
 		def("wakeup-run", func() { c.wakeRun = 3 })
 		def("min-wakeups", func() { c.minWakeups = 0 })
+		def("warmup-pairs", func() { c.warmupPairs = 0 })
 		def("split-pairs", func() { c.splitPairs = 1 })
 		def("split-seconds", func() { c.splitSecs = 3 })
 		c.counts = []int{450, 2000, 10000}

@@ -58,9 +58,10 @@ func perCallComparison(c config, spin bool) *comparison {
 			stat{key: m + " mean", label: m + " mean ticks/call"})
 	}
 	cmp := &comparison{
-		title: label,
-		stats: sts,
-		rule:  stats.Rule{MinPairs: 3, MaxPairs: 100, MaxRelHalfWidth: c.precision, Cap: c.perCallCap},
+		title:  label,
+		warmup: c.warmupPairs,
+		stats:  sts,
+		rule:   stats.Rule{MinPairs: 3, MaxPairs: 100, MaxRelHalfWidth: c.precision, Cap: c.perCallCap},
 	}
 	cmp.a = side{name: "drain450", argv: cArgv, run: func(int) (measurement, error) {
 		out, _, err := run(time.Minute, cArgv...)

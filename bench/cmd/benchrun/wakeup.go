@@ -59,8 +59,9 @@ func wakeupComparison(c config, spin bool) *comparison {
 	}
 	ctArgv := []string{"cyclictest", "-m", "-p", "80", "--policy=fifo", "-i", "10000", "-a", "1", "-t", "1", "-l", strconv.Itoa(loops), "-q", "-N", "-v"}
 	cmp := &comparison{
-		title: label,
-		noise: nz,
+		title:  label,
+		warmup: c.warmupPairs,
+		noise:  nz,
 		stats: []stat{
 			{key: "p50", label: "wakeup p50 µs", prec: 1},
 			{key: "p99", label: "wakeup p99 µs", prec: 1, ratioMax: 1.10, diffMax: 5, diffUnit: "µs"},
