@@ -129,6 +129,19 @@ func AtMost(c CI, limit float64) Verdict {
 	return Undecided
 }
 
+// Within judges "lo ≤ value ≤ hi" from c: Met when the whole CI lies in
+// [lo, hi], NotMet when all of it lies outside on one side (Hi < lo or
+// Lo > hi), Undecided otherwise.
+func Within(c CI, lo, hi float64) Verdict {
+	switch {
+	case c.Lo >= lo && c.Hi <= hi:
+		return Met
+	case c.Hi < lo || c.Lo > hi:
+		return NotMet
+	}
+	return Undecided
+}
+
 // Either combines the verdicts of alternative targets ("ratio ≤ 1.10 or
 // difference ≤ 5 µs"): Met when any is met, NotMet when all are not met,
 // Undecided otherwise. No verdicts is Undecided.

@@ -208,3 +208,17 @@ func TestRuleStopsOnPrecision(t *testing.T) {
 	}
 	t.Fatal("never stopped")
 }
+
+func TestWithin(t *testing.T) {
+	for _, tc := range []struct {
+		lo, hi float64
+		want   Verdict
+	}{
+		{0.97, 1.04, Met}, {0.95, 1.05, Met}, {0.90, 1.02, Undecided}, {1.01, 1.08, Undecided},
+		{0.80, 0.94, NotMet}, {1.06, 1.20, NotMet}, {0.90, 1.10, Undecided},
+	} {
+		if got := Within(CI{Lo: tc.lo, Hi: tc.hi, Center: (tc.lo + tc.hi) / 2}, 0.95, 1.05); got != tc.want {
+			t.Errorf("Within([%v, %v], 0.95, 1.05) = %q, want %q", tc.lo, tc.hi, got, tc.want)
+		}
+	}
+}

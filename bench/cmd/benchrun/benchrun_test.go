@@ -99,8 +99,12 @@ func TestParseDrain450(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v["recvfrom p50"] != 700 || v["recvmsg p99"] != 2600 || v["recvfrom mean"] != 800.5 || len(v) != 6 {
+	if v["recvfrom p50"] != 700 || v["recvmsg p99"] != 2600 || v["recvfrom mean"] != 800.5 || len(v) != 8 {
 		t.Errorf("values %v", v)
+	}
+	// The seed's gap within the run: 750/700 at p50, 900/800.5 in the mean.
+	if math.Abs(v["gap p50"]-750.0/700) > 1e-12 || math.Abs(v["gap mean"]-900/800.5) > 1e-12 {
+		t.Errorf("gap p50 %v, gap mean %v; want %v, %v", v["gap p50"], v["gap mean"], 750.0/700, 900/800.5)
 	}
 }
 
