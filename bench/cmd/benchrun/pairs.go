@@ -73,7 +73,7 @@ type comparison struct {
 	// as hyperfine's --warmup: in the make bench of 2026-12-01 11:35 the
 	// first pair was the outlier of every per-call row (B/A 1.326, 1.245,
 	// 0.891, 0.868, 0.804, 0.726, 0.892, 0.812 against 0.91–1.20 after it);
-	// in the next run (12:07) it was not (1.075, 1.028, 1.036, 1.116), so
+	// in the next run (11:47) it was not (1.075, 1.028, 1.036, 1.116), so
 	// this guards against a cold first run and does not by itself narrow
 	// the CIs.
 	warmup int
