@@ -378,8 +378,8 @@ func (t *trial) stop() {
 	}
 	for _, r := range t.readers {
 		r.wait()
-		if why := r.clockStatus.Reason; why != "" { // TODO(issue 15): a results field marking the trial
-			fmt.Fprintf(t.run.opt.Log, "warning: reader %s: per-call %s\n", r.spec.Name, why)
+		if why := r.clockStatus.Reason; why != "" { // the cycles clock counted only part of the window: the trial is marked
+			t.degraded = append(t.degraded, fmt.Sprintf("reader %s: cycles clock: %s", r.spec.Name, why))
 		}
 		for _, st := range r.perCallStatus {
 			if st.Reason != "" { // counted only part of the calls: the trial is marked

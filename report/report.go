@@ -241,6 +241,10 @@ func shape(s *results.Summary) (variants, rounds int) {
 	return len(per), rounds
 }
 
+// cyclesDescription is rt.CyclesDescription (report imports only results
+// and record; TestClockLineCycles keeps the two equal).
+const cyclesDescription = "core cycles (PERF_COUNT_HW_CPU_CYCLES via rdpmc, kernel+user)"
+
 // clockLine states what one tick is, honestly.
 func clockLine(c results.ClockInfo) string {
 	switch {
@@ -252,6 +256,8 @@ func clockLine(c results.ClockInfo) string {
 			l += ", TSC NOT invariant: ticks may not be constant time"
 		}
 		return l
+	case c.Kind == "cycles":
+		return "clock: " + cyclesDescription + ", core clock " + hz(c.Hz) + " while calibrating"
 	case c.Kind == "monotonic" && (c.Hz == 1e9 || c.Hz == 0):
 		return "clock: monotonic, 1 tick = 1 ns"
 	case c.Kind == "":
