@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rtload/rtload/internal/cpulist"
 	"github.com/rtload/rtload/probe"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
@@ -55,6 +56,7 @@ func collect(res *results.Trial, sp *scenario.Spec, senders []*sender, readers [
 		rr.OverrunMode, rr.MaxBacklog, rr.BacklogSkips = overrunMode(r.spec), r.spec.MaxBacklog, r.loop.BacklogSkips
 		setHistograms(&rr, t, clockUnit, true)
 		rr.Counters, rr.CountersSkipped = r.readCounters(), r.countersSkipped
+		rr.Starved = starved(rr.Counters, res.DurationNs, rr.Applied)
 		hotFields(&rr, r)
 		rr.CPUInterrupts = r.cpuInterrupts()
 		rr.TracingStopped = r.tracingStopped()
@@ -165,4 +167,25 @@ func trafficVerdict(tf results.Traffic) string {
 		why = append(why, fmt.Sprintf("send lag p99 %s > max_send_lag %s", time.Duration(tf.SendLag.P99Ns).Round(time.Microsecond), time.Duration(tf.MaxSendLagNs)))
 	}
 	return strings.Join(why, ", ")
+}
+
+// starved says why a reader was runnable but off its CPU for more than 1%
+// of the window dur (ns), at least 10 ms, by its run-queue wait (the
+// procfs counter "runqueue-wait", schedstat's run_delay: the time between
+// being woken and running, which holds RT throttling's whole stall); ""
+// when it was not, or when no run-queue wait was counted. A SCHED_FIFO
+// reader alone at its priority waits microseconds per tick: 0.1% of the
+// window at 100 ticks/s.
+func starved(counters []results.Counter, dur int64, a results.Applied) string {
+	var wait int64 = -1
+	for _, c := range counters {
+		if c.Name == "runqueue-wait" {
+			wait = int64(c.Value)
+		}
+	}
+	if wait < 0 || dur <= 0 || wait <= max(10*int64(time.Millisecond), dur/100) {
+		return ""
+	}
+	return fmt.Sprintf("runnable but off CPU %s for %s (%.1f%% of the %s window; schedstat run-queue wait): RT throttling or a thread above %s %d there",
+		cpulist.Format(a.CPUs), time.Duration(wait).Round(time.Millisecond), 100*float64(wait)/float64(dur), time.Duration(dur).Round(time.Millisecond), a.Policy, a.Priority)
 }

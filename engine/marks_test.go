@@ -211,3 +211,43 @@ readers: [{name: timer, endpoints: [], cpu: 0, period: 10ms}]
 		})
 	}
 }
+
+// TestReaderStarved: a SCHED_FIFO 80 reader on CPU 1 under SCHED_FIFO 90
+// spin noise on the same CPU (allow_rt_noise) for 150 ms of every 300 ms
+// (below RT throttling's 950 ms a second, so the kernel's own limit is never
+// needed) is runnable but off its CPU for about half the window: the
+// reader is marked starved with its run-queue wait, and a reader with the
+// CPU to itself (the other subtest) is not.
+func TestReaderStarved(t *testing.T) {
+	requireRT(t)
+	for _, tt := range []struct {
+		name, noise string
+		want        bool
+	}{
+		{"fifo 90 noise on the reader's CPU", `noise: [{kind: spin, threads: 1, cpus: [1], policy: fifo, priority: 90, duty: {on: 150ms, off: 150ms}}]`, true},
+		{"alone", ``, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			spec, trials := load(t, `
+name: starved-reader
+duration: 900ms
+allow_rt_noise: true
+endpoints: [{name: s, count: 4}]
+traffic: [{endpoint: s, interval: 10ms}]
+readers: [{name: rt, endpoints: [s], cpu: 1, period: 10ms}]
+`+tt.noise+"\n")
+			sum, err := Run(context.Background(), spec, trials, Options{OutDir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := sum.Trials[0].Readers[0]
+			t.Logf("starved %q; counters %+v", r.Starved, r.Counters)
+			if got := r.Starved != ""; got != tt.want {
+				t.Errorf("starved %q, want marked: %v", r.Starved, tt.want)
+			}
+			if tt.want && !strings.Contains(r.Starved, "runnable but off CPU 1 for ") {
+				t.Errorf("starved %q: want the CPU and the wait", r.Starved)
+			}
+		})
+	}
+}

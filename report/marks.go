@@ -89,12 +89,19 @@ func housekeepingLine(s *results.Summary) string {
 	return ""
 }
 
-// markBanners are the *** lines of the trials marked invalid or with
-// traffic not as specified: each trial, and why.
+// markBanners are the *** lines of the trials marked invalid, with a
+// starved reader, or with traffic not as specified: each trial, and why.
 func markBanners(b *strings.Builder, s *results.Summary) {
 	for _, t := range s.Trials {
 		if t.Invalid != "" {
 			fmt.Fprintf(b, "\n*** INVALID: %s: %s; its verdicts are undecided\n", trialName(t), strings.TrimPrefix(t.Invalid, "invalid: "))
+		}
+	}
+	for _, t := range s.Trials {
+		for _, r := range t.Readers {
+			if r.Starved != "" {
+				fmt.Fprintf(b, "\n*** READER STARVED: %s: reader %s %s\n", trialName(t), r.Name, r.Starved)
+			}
 		}
 	}
 	for _, t := range s.Trials {

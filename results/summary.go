@@ -179,6 +179,13 @@ type Reader struct {
 	// tracing_on was left at 0 so that the trace ends at the spike, where
 	// to read it and how to turn tracing back on.
 	TracingStopped string `json:"tracing_stopped,omitempty"`
+	// Starved, when set, says that the reader thread was runnable but kept
+	// off its CPU for more than 1% of the measured window (at least 10 ms)
+	// by the kernel's own count, /proc/self/task/TID/schedstat's run-queue
+	// wait: RT throttling or a thread of higher priority on its CPU. The
+	// kernel logs "sched: RT throttling activated" only once per boot, so
+	// this count is what catches every later throttling.
+	Starved string `json:"starved,omitempty"`
 	// SpikesDropped counts spikes counted in Spikes but not written to
 	// spikes.jsonl because the file reached its cap (SpikesLimit).
 	SpikesDropped uint64 `json:"spikes_dropped,omitempty"`
