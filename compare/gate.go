@@ -79,7 +79,8 @@ type Gate struct {
 // incomplete (a checkpoint of a run that never finished), no trials, and
 // per trial an invalid one (the kernel changed what it measured:
 // Trial.Invalid) and one whose traffic was not as specified
-// (Trial.TrafficNotAsSpecified), one reason per marked trial.
+// (Trial.TrafficNotAsSpecified) or a starved reader (Reader.Starved), one
+// reason per marked trial.
 func Unjudgeable(label string, s *results.Summary) []string {
 	var out []string
 	if s.Degraded {
@@ -99,7 +100,7 @@ func Unjudgeable(label string, s *results.Summary) []string {
 		out = append(out, label+": no trials")
 	}
 	for _, t := range s.Trials {
-		for _, m := range []string{t.Invalid, t.TrafficNotAsSpecified} {
+		for _, m := range []string{t.Invalid, t.TrafficNotAsSpecified, starvedMark(t)} {
 			if m != "" {
 				out = append(out, fmt.Sprintf("%s: %s: %s", label, trialName(t), m))
 			}

@@ -162,6 +162,12 @@ func TestUnjudgeable(t *testing.T) {
 			"new: trial 2 (recvmsg, round 1): invalid: clocksource changed (tsc → kvm-clock at 1.2 s)",
 			"new: trial 3 (recvfrom, round 2): traffic not as specified: socks: send lag p99 7.2ms > max_send_lag 20ms",
 		}},
+		{"a starved reader", &results.Summary{Trials: []results.Trial{
+			{Index: 0, Variant: "recvfrom", Readers: []results.Reader{{Name: "rt", Starved: "runnable but off CPU 1 for 421ms (46.8% of the 900ms window; schedstat run-queue wait): RT throttling or a thread above SCHED_FIFO 80 there"}}},
+			{Index: 1, Variant: "recvmsg", Readers: []results.Reader{{Name: "rt"}}},
+		}}, []string{
+			"new: trial 1 (recvfrom, round 1): reader rt runnable but off CPU 1 for 421ms (46.8% of the 900ms window; schedstat run-queue wait): RT throttling or a thread above SCHED_FIFO 80 there",
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, Unjudgeable("new", tc.s)); diff != "" {

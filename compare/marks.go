@@ -19,10 +19,25 @@ const (
 	// WarnTraffic: trials whose traffic missed the scenario's thresholds
 	// (results.Trial.TrafficNotAsSpecified).
 	WarnTraffic = "traffic not as specified"
+	// WarnStarved: trials with a reader runnable but kept off its CPU
+	// (results.Reader.Starved): RT throttling or a higher-priority thread.
+	WarnStarved = "starved readers"
 )
 
+// starvedMark is trial t's starved readers, "reader rt runnable but off
+// CPU 1 for …", "; "-joined; "" when none was.
+func starvedMark(t results.Trial) string {
+	var out []string
+	for _, r := range t.Readers {
+		if r.Starved != "" {
+			out = append(out, "reader "+r.Name+" "+r.Starved)
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
 // TrialMarks lists the trial-marker warnings of runs (WarnInvalid,
-// WarnTraffic): one Difference per marker some run holds, with each run's
+// WarnTraffic, WarnStarved): one Difference per marker some run holds, with each run's
 // marked trials as its value.
 func TrialMarks(runs []Run) []Difference {
 	var out []Difference
@@ -32,6 +47,7 @@ func TrialMarks(runs []Run) []Difference {
 	}{
 		{WarnInvalid, func(t results.Trial) string { return t.Invalid }},
 		{WarnTraffic, func(t results.Trial) string { return t.TrafficNotAsSpecified }},
+		{WarnStarved, starvedMark},
 	} {
 		vals := make([]string, len(runs))
 		found := false
@@ -55,7 +71,9 @@ func TrialMarks(runs []Run) []Difference {
 }
 
 // isMark reports whether warning d is a trial marker (TrialMarks).
-func isMark(d Difference) bool { return d.Field == WarnInvalid || d.Field == WarnTraffic }
+func isMark(d Difference) bool {
+	return d.Field == WarnInvalid || d.Field == WarnTraffic || d.Field == WarnStarved
+}
 
 // markLines are the lines of trial-marker warning d, one per run holding
 // marked trials: "WARNING: invalid trials in b: trial 2 (…): invalid: …".
