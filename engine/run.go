@@ -104,6 +104,9 @@ func Run(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt 
 		return nil, err
 	}
 	defer r.close()
+	if note := TracingOff(); note != "" {
+		fmt.Fprintf(opt.Log, "note: %s\n", note)
+	}
 	next, sliced := trialSource(spec, trials)
 	r.sliced = sliced
 	return r.runTrials(ctx, next)

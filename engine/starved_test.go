@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -35,5 +36,26 @@ func TestStarved(t *testing.T) {
 		if (tc.want == "") != (got == "") || !strings.HasPrefix(got, tc.want) {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestTracingOff reads tracing_on from a fake tracefs: 0 is said, with the
+// command to turn it on; 1 and a missing directory are not.
+func TestTracingOff(t *testing.T) {
+	off, on := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(off+"/tracing_on", []byte("0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(on+"/tracing_on", []byte("1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := tracingOff([]string{"/nonexistent", off}); !strings.Contains(got, off+"/tracing_on = 0") || !strings.Contains(got, "echo 1 > "+off+"/tracing_on") {
+		t.Errorf("off: %q", got)
+	}
+	if got := tracingOff([]string{on, off}); got != "" {
+		t.Errorf("on: %q", got)
+	}
+	if got := tracingOff([]string{"/nonexistent"}); got != "" {
+		t.Errorf("none: %q", got)
 	}
 }

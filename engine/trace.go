@@ -54,3 +54,24 @@ func tracingStoppedNote(name, dir string, atNs int64, threshold string) string {
 		"so the trace ends at that spike: read it in %s/trace, then turn tracing back on with: echo 1 > %s/tracing_on",
 		name, atNs, threshold, dir, dir, dir)
 }
+
+// TracingOff says that ftrace is off (tracing_on reads 0) in the first
+// tracefs directory found, as an earlier breaktrace run leaves it on
+// purpose, and how to turn it back on; "" when it is on or there is no
+// tracefs. rtload never turns tracing on itself: the trace may be the
+// one a user is reading.
+func TracingOff() string { return tracingOff(tracefsDirs) }
+
+func tracingOff(dirs []string) string {
+	for _, dir := range dirs {
+		b, err := os.ReadFile(dir + "/tracing_on")
+		if err != nil {
+			continue
+		}
+		if len(b) > 0 && b[0] == '0' {
+			return fmt.Sprintf("ftrace is off (%s/tracing_on = 0), as a breaktrace run leaves it so that its trace ends at the spike; rtload does not turn it back on: echo 1 > %s/tracing_on", dir, dir)
+		}
+		return ""
+	}
+	return ""
+}

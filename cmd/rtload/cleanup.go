@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rtload/rtload/engine"
 	"github.com/rtload/rtload/net/netns"
 	"github.com/rtload/rtload/workload"
 )
@@ -91,6 +92,9 @@ func cleanup(out io.Writer, dirs []string, dryRun bool) error {
 	}
 	if n == 0 {
 		fmt.Fprintln(out, "nothing to clean up: no rtload namespaces or fstime leftovers")
+	}
+	if note := engine.TracingOff(); note != "" {
+		fmt.Fprintln(out, "note: "+note)
 	}
 	return errors.Join(errs...)
 }
