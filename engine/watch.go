@@ -69,7 +69,9 @@ func (t *trial) unconfine() {
 
 // threads lists every thread of the process now (rt.Threads), and adds
 // to the trial's ThreadWarnings every thread other than a reader that may
-// run on a reader's CPU (rt.ReaderCPUWarnings), once each. A listing that
+// run on a reader's CPU (rt.ReaderCPUWarnings) and every real-time thread
+// of another process that may (rt.OtherRTWarnings: another rtload run, a
+// cyclictest), once each. A listing that
 // fails is a warning on the log.
 func (t *trial) threads() []results.Thread {
 	ts, err := rt.Threads()
@@ -82,7 +84,15 @@ func (t *trial) threads() []results.Thread {
 			readers = append(readers, r.applied)
 		}
 	}
-	for _, w := range rt.ReaderCPUWarnings(ts, readers) {
+	var cpus []int
+	for _, r := range readers {
+		cpus = append(cpus, r.CPUs...)
+	}
+	others, err := rt.OtherRTWarnings(cpus)
+	if err != nil {
+		fmt.Fprintf(t.run.opt.Log, "warning: %v\n", err)
+	}
+	for _, w := range append(rt.ReaderCPUWarnings(ts, readers), others...) {
 		if !slices.Contains(t.res.ThreadWarnings, w) {
 			t.res.ThreadWarnings = append(t.res.ThreadWarnings, w)
 		}
