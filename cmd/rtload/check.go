@@ -98,6 +98,9 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 		doc.Gate.Reasons = reasons
 		return finishCheck(cmd, f, doc, nil)
 	}
+	if err := checkMetricNames(args[0], f.labels, gopt); err != nil {
+		return err
+	}
 	spec, err := checkSpec(args, base)
 	if err != nil {
 		return err
@@ -235,4 +238,26 @@ func writeCheck(w io.Writer, f checkFlags, doc *compare.CheckReport, res *compar
 		return err
 	}
 	return doc.Gate.Text(w)
+}
+
+// checkMetricNames refuses, before anything runs, a --metric the baseline
+// has no headline metric for: the baseline compared with itself has the
+// headline metrics the check would judge (the same scenario's). Other
+// errors are left to the check itself.
+func checkMetricNames(base string, labels []string, gopt compare.GateOptions) error {
+	if len(gopt.Metrics) == 0 {
+		return nil
+	}
+	runs, err := compare.Load([]string{base, base}, labels)
+	if err != nil {
+		return nil
+	}
+	res, err := compare.Compare(runs)
+	if err != nil {
+		return nil
+	}
+	if _, err := compare.Judge(res, nil, gopt); err != nil {
+		return usageError{fmt.Errorf("--metric: %w", err)}
+	}
+	return nil
 }

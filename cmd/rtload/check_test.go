@@ -54,13 +54,33 @@ func TestCheckGate(t *testing.T) {
 	os.Chmod(base, 0o755)
 
 	t.Run("same scenario passes", func(t *testing.T) {
+		// The gate judges the machine as well as the code: a run a few
+		// seconds after the baseline, while another job takes CPU 1 for a
+		// while, is really slower (a fresh user saw exit 1 in 2 of 7 runs
+		// of this test while a benchmark ran beside it, wakeup p99 +80%
+		// with its CI beyond 3%). One such verdict gets a second check;
+		// two in a row fail.
 		r := rtload(t, nil, "check", base, "-q", "--out", filepath.Join(top, "same"))
+		if r.code == ExitSlower {
+			t.Logf("first check of the same scenario judged it slower; checking once more:\n%s", r.stdout)
+			r = rtload(t, nil, "check", base, "-q", "--out", filepath.Join(top, "same-again"))
+		}
 		if r.code != ExitOK || !strings.Contains(r.stdout, "gate: PASS: no headline metric slower beyond 3%") {
 			t.Fatalf("exit %d, want 0:\n%s\n%s", r.code, r.stdout, r.stderr)
 		}
 		// The check ran the baseline's own scenario: no spec warnings.
 		if strings.Contains(r.stdout, "WARNING: runs differ in spec") {
 			t.Errorf("the check ran another scenario:\n%s", r.stdout)
+		}
+	})
+	t.Run("an unknown metric is refused before anything runs", func(t *testing.T) {
+		out := filepath.Join(top, "nosuch")
+		r := rtload(t, nil, "check", base, "-q", "--metric", "nosuch", "--out", out)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, `--metric: gate: no headline metric "nosuch" (have: mean per-call cost`) {
+			t.Fatalf("exit %d, want 2 naming the metrics:\n%s", r.code, r.stderr)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%s: %v; want nothing run, nothing written", out, err)
 		}
 	})
 	t.Run("9000-byte messages are slower", func(t *testing.T) {
