@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -336,7 +335,7 @@ func prepareRun(spec *scenario.Spec, f *runFlags) (*scenario.Spec, []scenario.Tr
 	if err := spec.Apply(sets); err != nil {
 		return nil, nil, err
 	}
-	if err := spec.Validate(scenario.Host{NumCPU: runtime.NumCPU()}); err != nil {
+	if err := spec.Validate(thisHost()); err != nil {
 		return nil, nil, err
 	}
 	if spec.Rounds != scenario.RoundsAuto {
