@@ -226,7 +226,9 @@ func execute(cmd *cobra.Command, spec *scenario.Spec, trials []scenario.Trial, f
 		_, parentErr = os.Stat(filepath.Dir(f.out))
 	}
 	dir, created, err := createOut(f.out, spec.Name, time.Now())
-	if errors.Is(err, results.ErrUnsafeDir) {
+	if errors.Is(err, results.ErrUnsafeDir) && f.out == "" {
+		return o, usageError{fmt.Errorf("%w (the default results directory: give --out)", err)}
+	} else if errors.Is(err, results.ErrUnsafeDir) {
 		return o, usageError{fmt.Errorf("%w (--out)", err)}
 	} else if err != nil {
 		return o, err
