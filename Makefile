@@ -82,6 +82,6 @@ fuzz:
 cross:
 	GOARCH=arm64 $(GO) vet ./...
 
-## clean: remove bin/ and the run directories under results/ (results/<scenario>-<YYYYMMDD-HHMMSS>; results/ itself is a package)
+## clean: remove bin/ and the run directories under results/ (results/<scenario>-<YYYYMMDD-HHMMSS>[-N]; results/ itself is a package)
 clean:
-	rm -rf bin results/*-[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]-[0-9][0-9][0-9][0-9][0-9][0-9]
+	rm -rf bin results/*-[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]-[0-9][0-9][0-9][0-9][0-9][0-9] results/*-[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]-[0-9][0-9][0-9][0-9][0-9][0-9]-[0-9]*

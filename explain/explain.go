@@ -69,6 +69,8 @@ type Wakeups struct {
 
 // Reader is the explanation of one reader in one trial.
 type Reader struct {
+	// Trial and Round are summary.json's trial index and round, from 0
+	// (the text numbers both from 1, as run, report and check print them).
 	Trial   int    `json:"trial"`
 	Variant string `json:"variant"`
 	Round   int    `json:"round"`

@@ -244,6 +244,16 @@ func WriteKernel(w io.Writer, k *Kernel) error {
 	return err
 }
 
+// oneBased numbers trial indices from 1, as the text of run, report and
+// check does.
+func oneBased(idx []int) []int {
+	out := make([]int, len(idx))
+	for i, v := range idx {
+		out[i] = v + 1
+	}
+	return out
+}
+
 func writeProfiledVariant(b *strings.Builder, v ProfiledVariant, top bool) {
 	vp := v.VariantProfile
 	every := fmt.Sprintf("every %d %s", vp.Period, vp.Unit)
@@ -253,7 +263,7 @@ func writeProfiledVariant(b *strings.Builder, v ProfiledVariant, top bool) {
 		every = fmt.Sprintf("at %d Hz", vp.FreqHz)
 	}
 	fmt.Fprintf(b, "  %s: %s sampled %s in %d profiled trial(s) %v: %d samples in the measured window (%d drain, %d sleep and wakeup, %d other), %d lost, %d throttled, %d outside the window\n",
-		vp.Variant, vp.Event, every, len(vp.Trials), vp.Trials, vp.Samples, vp.DrainSamples, vp.SleepSamples, vp.OtherSamples, vp.Lost, vp.Throttles, vp.Outside)
+		vp.Variant, vp.Event, every, len(vp.Trials), oneBased(vp.Trials), vp.Samples, vp.DrainSamples, vp.SleepSamples, vp.OtherSamples, vp.Lost, vp.Throttles, vp.Outside)
 	if vp.Calls > 0 {
 		fmt.Fprintf(b, "    %d receive calls measured, %.0f ns/call", vp.Calls, float64(vp.DrainNs)/float64(vp.Calls))
 		if vp.DrainCPUNs > 0 {

@@ -34,7 +34,9 @@ func writeReader(b *strings.Builder, r Reader) {
 	if unit == "" {
 		unit = "ticks"
 	}
-	fmt.Fprintf(b, "trial %d (%s, round %d), reader %s (%s): %d calls\n", r.Trial, r.Variant, r.Round, r.Reader, r.Method, r.All.Count)
+	// Numbered from 1 as run, report and check print them (the JSON's
+	// trial and round stay summary.json's 0-based index and round).
+	fmt.Fprintf(b, "trial %d (%s, round %d), reader %s (%s): %d calls\n", r.Trial+1, r.Variant, r.Round+1, r.Reader, r.Method, r.All.Count)
 	for _, n := range r.Notes {
 		fmt.Fprintf(b, "  note: %s\n", n)
 	}

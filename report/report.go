@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -148,8 +149,7 @@ func writeHeader(b *strings.Builder, s *results.Summary) {
 		}
 		b.WriteString(", ")
 	}
-	variants, rounds := shape(s)
-	fmt.Fprintf(b, "%s: %s × %s\n", plural(len(s.Trials), "trial"), plural(variants, "variant"), plural(rounds, "round"))
+	fmt.Fprintf(b, "%s: %s\n", plural(len(s.Trials), "trial"), trialShape(s))
 	b.WriteString(clockLine(s.Clock))
 	b.WriteByte('\n')
 	if s.Clock.Note != "" {
@@ -227,6 +227,61 @@ func plural(n int, what string) string {
 		return "1 " + what
 	}
 	return strconv.Itoa(n) + " " + what + "s"
+}
+
+// trialShape says what the trials were: "2 variants × 3 rounds" when
+// every variant ran every round, "2 variants in soak slices" for a soak
+// whose variants alternated in slices, else each variant's range of
+// rounds ("2 variants, 1–2 rounds each": a run stopped inside a round).
+func trialShape(s *results.Summary) string {
+	variants, rounds := shape(s)
+	if soakSliced(s.Spec) && variants > 1 {
+		return plural(variants, "variant") + " in soak slices"
+	}
+	if len(s.Trials) == variants*rounds {
+		return plural(variants, "variant") + " × " + plural(rounds, "round")
+	}
+	per := map[string]int{}
+	for _, t := range s.Trials {
+		per[t.Variant]++
+	}
+	least := rounds
+	for _, n := range per {
+		least = min(least, n)
+	}
+	return fmt.Sprintf("%s, %d–%d rounds each", plural(variants, "variant"), least, rounds)
+}
+
+// soakSliced reports whether spec (Summary.Spec: the scenario as run, in
+// memory or read back from summary.json) is a soak (duration 0) whose
+// variants alternate in slices (slice > 0): each trial is then one slice.
+func soakSliced(spec any) bool {
+	raw, err := json.Marshal(spec)
+	if err != nil {
+		return false
+	}
+	var f struct {
+		Duration, Slice any
+	}
+	if json.Unmarshal(raw, &f) != nil {
+		return false
+	}
+	d, okD := durationOf(f.Duration)
+	sl, okS := durationOf(f.Slice)
+	return okD && okS && d == 0 && sl > 0
+}
+
+// durationOf reads a duration as summary.json holds it: "1m0s" (the
+// scenario's text form), or nanoseconds.
+func durationOf(v any) (time.Duration, bool) {
+	switch x := v.(type) {
+	case string:
+		d, err := time.ParseDuration(x)
+		return d, err == nil
+	case float64:
+		return time.Duration(x), true
+	}
+	return 0, false
 }
 
 // shape counts distinct variants and the most rounds any variant ran.

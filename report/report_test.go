@@ -346,3 +346,38 @@ func TestReportMarks(t *testing.T) {
 	}
 	checkWidth(t, strings.Join(rest, "\n"), 100)
 }
+
+// TestHeaderTrialShape: the header says what ran: variants × rounds when
+// each variant ran each round, the soak's slices when the trials are
+// slices (the spec as run: in memory, or read back from summary.json), and
+// each variant's rounds when a run stopped inside a round.
+func TestHeaderTrialShape(t *testing.T) {
+	type spec struct {
+		Duration string `json:"duration"`
+		Slice    string `json:"slice,omitempty"`
+	}
+	for _, tc := range []struct {
+		name     string
+		spec     any
+		variants []string // one trial each, in order
+		want     string
+	}{
+		{"rounds", spec{Duration: "4s"}, []string{"a", "b", "a", "b"}, "4 trials: 2 variants × 2 rounds\n"},
+		{"soak slices", spec{Duration: "0s", Slice: "1m0s"}, []string{"a", "b", "a"}, "3 trials: 2 variants in soak slices\n"},
+		{"soak slices, even", map[string]any{"duration": "0s", "slice": "10s"}, []string{"a", "b", "a", "b"}, "4 trials: 2 variants in soak slices\n"},
+		{"soak, one variant", spec{Duration: "0s", Slice: "1m0s"}, []string{"a"}, "1 trial: 1 variant × 1 round\n"},
+		{"stopped inside a round", spec{Duration: "4s"}, []string{"a", "b", "a"}, "3 trials: 2 variants, 1–2 rounds each\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &results.Summary{Spec: tc.spec}
+			for i, v := range tc.variants {
+				s.Trials = append(s.Trials, results.Trial{Index: i, Round: i / 2, Variant: v})
+			}
+			var b strings.Builder
+			writeHeader(&b, s)
+			if !strings.Contains(b.String(), "\n"+tc.want) {
+				t.Errorf("header:\n%s\nwant the line %q", b.String(), tc.want)
+			}
+		})
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // ErrUnsafeDir is matched (errors.Is) by every refusal of CreateDir and
@@ -63,21 +64,55 @@ type Dir struct {
 // never writable by group or others) when it does not exist (created
 // true); an existing path must be an empty directory. Either way
 // the directory must be owned by the effective user and not group- or
-// world-writable unless it has the sticky bit, and a symlink at path must
-// belong to the effective user. Refusals are *DirError (ErrUnsafeDir); a
-// directory CreateDir created is removed again when it refuses it.
+// world-writable unless it has the sticky bit. A symlink at path is
+// refused whatever it points to (rtload runs as root and never follows a
+// link it may not have made: give the directory itself), as is a path
+// that is not a directory or whose parent cannot be made one. Refusals
+// are *DirError (ErrUnsafeDir); a directory CreateDir created is removed
+// again when it refuses it.
 func CreateDir(path string) (d *Dir, created bool, err error) {
+	return createDir(path, false)
+}
+
+// CreateNewDir is CreateDir for a path that must not exist yet: it makes
+// path itself with mkdir(2), so that two runs choosing the same name
+// never share a directory. When anything is at path already it fails
+// with an error matching fs.ErrExist (and no other refusal); the caller
+// picks another name.
+func CreateNewDir(path string) (*Dir, error) {
+	d, _, err := createDir(path, true)
+	return d, err
+}
+
+// createDir is CreateDir; mustCreate refuses an existing path with
+// fs.ErrExist.
+func createDir(path string, mustCreate bool) (d *Dir, created bool, err error) {
 	if err := checkLink(path); err != nil {
 		return nil, false, err
 	}
-	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+	fi, err := os.Lstat(path)
+	switch {
+	case err == nil && mustCreate:
+		return nil, false, fmt.Errorf("results directory %s: %w", path, fs.ErrExist)
+	case err == nil:
+		if err := checkExisting(path, fi); err != nil {
+			return nil, false, err
+		}
+	case errors.Is(err, fs.ErrNotExist):
 		if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
-			return nil, false, fmt.Errorf("results directory: %w", err)
+			return nil, false, parentError(path, err)
 		}
 		if err := os.Mkdir(path, 0o777); err != nil {
-			return nil, false, fmt.Errorf("results directory: %w", err)
+			if mustCreate && errors.Is(err, fs.ErrExist) {
+				return nil, false, fmt.Errorf("results directory %s: %w", path, fs.ErrExist)
+			}
+			return nil, false, &DirError{path, "cannot be created: " + err.Error()}
 		}
 		created = true
+	case errors.Is(err, syscall.ENOTDIR):
+		return nil, false, parentError(path, err)
+	default:
+		return nil, false, &DirError{path, "cannot be read: " + err.Error()}
 	}
 	if created {
 		// Honour the umask, but never leave a directory of ours open to
@@ -87,6 +122,9 @@ func CreateDir(path string) (d *Dir, created bool, err error) {
 		}
 	}
 	d, err = open(path)
+	if err == nil {
+		err = d.checkSame()
+	}
 	if err == nil && !created {
 		err = d.checkEmpty()
 	}
@@ -100,6 +138,79 @@ func CreateDir(path string) (d *Dir, created bool, err error) {
 		return nil, false, err
 	}
 	return d, created, nil
+}
+
+// checkExisting refuses an existing path (fi from lstat) that is not a
+// directory, or is a symlink to anything.
+func checkExisting(path string, fi fs.FileInfo) error {
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		to, _ := os.Readlink(path)
+		if _, err := os.Stat(path); err != nil {
+			return &DirError{path, fmt.Sprintf("is a dangling symlink (to %s): rtload runs as root and never follows a link; give a new path, or an empty directory itself", to)}
+		}
+		return &DirError{path, fmt.Sprintf("is a symlink (to %s): refused because rtload runs as root and never follows a link; give the directory itself", to)}
+	}
+	if !fi.IsDir() {
+		return &DirError{path, fmt.Sprintf("is %s, not a directory: give a new path or an empty directory", fileKind(fi.Mode()))}
+	}
+	return nil
+}
+
+// parentError says why path's parent could not be made: the first
+// ancestor that is not a directory (a file, or a dangling symlink), else
+// the error of mkdir itself.
+func parentError(path string, mkErr error) error {
+	var ancestors []string
+	for p := filepath.Dir(path); ; p = filepath.Dir(p) {
+		ancestors = append(ancestors, p)
+		if p == filepath.Dir(p) || len(ancestors) > 256 {
+			break
+		}
+	}
+	for i := len(ancestors) - 1; i >= 0; i-- {
+		p := ancestors[i]
+		lfi, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			break // from here on mkdir would create them
+		}
+		if err != nil {
+			continue
+		}
+		if lfi.Mode()&fs.ModeSymlink != 0 {
+			if fi, err := os.Stat(p); err != nil {
+				to, _ := os.Readlink(p)
+				return &DirError{path, fmt.Sprintf("parent %s is a dangling symlink (to %s): cannot create the directory under it", p, to)}
+			} else if !fi.IsDir() {
+				return &DirError{path, fmt.Sprintf("parent %s is a symlink to %s, not a directory", p, fileKind(fi.Mode()))}
+			}
+			continue
+		}
+		if !lfi.IsDir() {
+			return &DirError{path, fmt.Sprintf("parent %s is %s, not a directory", p, fileKind(lfi.Mode()))}
+		}
+	}
+	return &DirError{path, "cannot create its parent: " + mkErr.Error()}
+}
+
+// fileKind names a file type with its article: "a regular file".
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsRegular():
+		return "a regular file"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeSymlink != 0:
+		return "a symlink"
+	case m.IsDir():
+		return "a directory"
+	}
+	return "not a regular file"
 }
 
 // OpenDir opens an existing results directory for writing (the engine's
@@ -146,6 +257,20 @@ func open(path string) (*Dir, error) {
 		return nil, &DirError{path, fmt.Sprintf("mode %04o is writable by group or others without the sticky bit: anyone could plant files in it; chmod go-w it or choose another", m.Perm())}
 	}
 	return d, nil
+}
+
+// checkSame refuses a path that is now a symlink or another directory
+// than the one opened: a link swapped in after createDir's checks.
+func (d *Dir) checkSame() error {
+	fi, err := d.root.Stat(".")
+	if err != nil {
+		return fmt.Errorf("results directory %s: %w", d.path, err)
+	}
+	lfi, err := os.Lstat(d.path)
+	if err != nil || lfi.Mode()&fs.ModeSymlink != 0 || !os.SameFile(fi, lfi) {
+		return &DirError{d.path, "changed while it was opened (a symlink swapped in?): rtload never follows a link; give the directory itself"}
+	}
+	return nil
 }
 
 // checkEmpty refuses a directory holding anything.

@@ -285,3 +285,72 @@ func TestRemoveTemps(t *testing.T) {
 		t.Errorf("a file RemoveTemps did not create was removed: %v", err)
 	}
 }
+
+// TestCreateDirNotADirectory: a path that is not a directory, a symlink
+// to anything (a file, an empty directory, nowhere), or under a file or a
+// dangling link is refused as ErrUnsafeDir, naming the path and what is
+// wrong, and nothing is created or followed.
+func TestCreateDirNotADirectory(t *testing.T) {
+	base := t.TempDir()
+	file := filepath.Join(base, "afile")
+	empty := filepath.Join(base, "emptydir")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(empty, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	link := func(name, to string) string {
+		p := filepath.Join(base, name)
+		if err := os.Symlink(to, p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	fileLink, dirLink, dangling := link("filelink", "afile"), link("dirlink", "emptydir"), link("danglink", "nowhere")
+	for _, tc := range []struct {
+		name, path, want string
+	}{
+		{"regular file", file, file + ": is a regular file, not a directory"},
+		{"device", "/dev/null", "/dev/null: is a character device, not a directory"},
+		{"symlink to a file", fileLink, fileLink + ": is a symlink (to afile): refused because rtload runs as root and never follows a link"},
+		{"symlink to an empty directory", dirLink, dirLink + ": is a symlink (to emptydir): refused because rtload runs as root and never follows a link"},
+		{"dangling symlink", dangling, dangling + ": is a dangling symlink (to nowhere)"},
+		{"under a dangling symlink", filepath.Join(dangling, "sub"), "parent " + dangling + " is a dangling symlink (to nowhere)"},
+		{"under a file", filepath.Join(file, "sub"), "parent " + file + " is a regular file, not a directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, _, err := results.CreateDir(tc.path)
+			if err == nil {
+				d.Close()
+			}
+			if !errors.Is(err, results.ErrUnsafeDir) || !strings.Contains(err.Error(), "results directory "+tc.path) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want ErrUnsafeDir naming %s and %q", err, tc.path, tc.want)
+			}
+		})
+	}
+	if names, _ := os.ReadDir(empty); len(names) != 0 {
+		t.Errorf("the link's target got %v", names)
+	}
+	if _, err := os.Lstat(filepath.Join(base, "nowhere")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the dangling link's target was created: %v", err)
+	}
+}
+
+// TestCreateNewDir: CreateNewDir makes a new directory and refuses any
+// existing path, an empty directory of ours included, with fs.ErrExist.
+func TestCreateNewDir(t *testing.T) {
+	base := t.TempDir()
+	p := filepath.Join(base, "results", "run")
+	d, err := results.CreateNewDir(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	if _, err := results.CreateNewDir(p); !errors.Is(err, fs.ErrExist) {
+		t.Errorf("existing empty directory: %v, want fs.ErrExist", err)
+	}
+	if _, _, err := results.CreateDir(p); err != nil {
+		t.Errorf("CreateDir still takes the empty directory: %v", err)
+	}
+}

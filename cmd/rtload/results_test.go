@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -34,7 +36,9 @@ func victim(t *testing.T) (path string, check func()) {
 // nobody plants intervals.jsonl → a root file in its own /tmp directory),
 // one writable by others, and one holding a killed run's CSVs are refused
 // before anything runs, with the reason; the planted links' target is
-// untouched.
+// untouched. So are a file, /dev/null, and a symlink to anything (a
+// file, an empty directory, nowhere) or under a dangling one: exit 2
+// naming --out, the path and what is wrong.
 func TestOutRefused(t *testing.T) {
 	requireRoot(t)
 	target, check := victim(t)
@@ -54,7 +58,20 @@ func TestOutRefused(t *testing.T) {
 	os.WriteFile(filepath.Join(killed, "wakeups-00-recvfrom-r0-rt.0003.csv"), []byte(results.WakeupCSVHeader+"\n"), 0o644)
 	planted := t.TempDir()
 	plant(planted)
+	ot := t.TempDir()
+	afile, emptyDir := filepath.Join(ot, "afile"), filepath.Join(ot, "emptydir")
+	os.WriteFile(afile, nil, 0o644)
+	os.Mkdir(emptyDir, 0o700)
+	os.Symlink(afile, filepath.Join(ot, "filelink"))
+	os.Symlink(emptyDir, filepath.Join(ot, "dirlink"))
+	os.Symlink(filepath.Join(ot, "nowhere"), filepath.Join(ot, "danglink"))
 	for _, tc := range []struct{ name, out, want string }{
+		{"a file", afile, afile + ": is a regular file, not a directory"},
+		{"a link to a file", filepath.Join(ot, "filelink"), "filelink: is a symlink (to " + afile + "): refused because rtload runs as root and never follows a link"},
+		{"a link to an empty directory", filepath.Join(ot, "dirlink"), "dirlink: is a symlink (to " + emptyDir + "): refused"},
+		{"/dev/null", "/dev/null", "/dev/null: is a character device, not a directory"},
+		{"a dangling link", filepath.Join(ot, "danglink"), "danglink: is a dangling symlink"},
+		{"under a dangling link", filepath.Join(ot, "danglink", "sub"), "sub: parent " + filepath.Join(ot, "danglink") + " is a dangling symlink"},
 		{"owned by nobody", nobodys, "owned by uid 65534, not by uid 0 running rtload"},
 		{"world-writable", open, "writable by group or others without the sticky bit"},
 		{"a killed run's files", killed, "is not empty (wakeups-00-recvfrom-r0-rt.0003.csv)"},
@@ -261,5 +278,48 @@ func TestReportCheckpoint(t *testing.T) {
 	r := rtload(t, nil, "report", dir)
 	if r.code != 0 || !strings.Contains(r.stdout, "*** INCOMPLETE") {
 		t.Errorf("exit %d:\n%s%s", r.code, r.stdout[:min(len(r.stdout), 600)], r.stderr)
+	}
+}
+
+// TestDefaultOutNames: default results directories of runs started in
+// the same second get -2, -3, …, each newly made (an existing empty one is
+// never reused), and a scenario's names stay inside make clean's pattern.
+func TestDefaultOutNames(t *testing.T) {
+	mk, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var globs []string // make clean's: rm -rf bin results/…
+	for line := range strings.SplitSeq(string(mk), "\n") {
+		if f := strings.Fields(line); len(f) > 3 && f[0] == "rm" && f[2] == "bin" {
+			globs = f[3:]
+		}
+	}
+	t.Chdir(t.TempDir())
+	now := time.Date(2026, 12, 1, 12, 39, 40, 0, time.UTC)
+	if err := os.MkdirAll("results/timer-only-20261201-123940-3", 0o755); err != nil {
+		t.Fatal(err) // taken by someone else: skipped, never reused
+	}
+	want := []string{"results/timer-only-20261201-123940", "results/timer-only-20261201-123940-2", "results/timer-only-20261201-123940-4"}
+	for _, w := range want {
+		d, created, err := createOut("", "timer-only", now)
+		if err != nil || !created {
+			t.Fatalf("createOut: %v (created %v), want %s", err, created, w)
+		}
+		if d.Path() != w {
+			t.Errorf("path %s, want %s", d.Path(), w)
+		}
+		d.Close()
+	}
+	for _, w := range want {
+		if !slices.ContainsFunc(globs, func(g string) bool { ok, _ := filepath.Match(g, w); return ok }) {
+			t.Errorf("%s escapes make clean's patterns %v", w, globs)
+		}
+	}
+	for i := 5; i <= maxDefaultSuffix; i++ {
+		os.Mkdir(fmt.Sprintf("results/timer-only-20261201-123940-%d", i), 0o755)
+	}
+	if _, _, err := createOut("", "timer-only", now); err == nil || !strings.Contains(err.Error(), "give --out") {
+		t.Errorf("all %d names taken: %v, want a bounded refusal", maxDefaultSuffix, err)
 	}
 }

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rtload/rtload/configs"
+	"github.com/rtload/rtload/internal/cpulist"
 	"github.com/rtload/rtload/scenario"
 	"github.com/rtload/rtload/sysinfo"
 )
@@ -146,10 +148,38 @@ func loadSpec(arg string, sets []string) (*scenario.Spec, error) {
 	if err := spec.Apply(sets); err != nil {
 		return nil, err
 	}
-	if err := spec.Validate(scenario.Host{NumCPU: runtime.NumCPU(), Allowed: sysinfo.AllowedCPUs()}); err != nil {
+	if err := spec.Validate(thisHost()); err != nil {
 		return nil, err
 	}
 	return spec, nil
+}
+
+// thisHost describes this machine for scenario.Validate: its online CPUs
+// (/sys/devices/system/cpu/online) and the CPUs this process may use
+// (sched_getaffinity(2) of the calling thread). validate and run both use
+// it, so they accept and refuse the same CPUs.
+func thisHost() scenario.Host {
+	var online []int
+	if b, err := os.ReadFile("/sys/devices/system/cpu/online"); err == nil {
+		online, _ = cpulist.Parse(string(b))
+	}
+	return hostFor(online, sysinfo.AllowedCPUs())
+}
+
+// hostFor builds the Host from the online CPUs and the affinity mask
+// (either nil when unknown). NumCPU is one past the highest online CPU,
+// never the size of the mask: runtime.NumCPU counts the mask, so under
+// taskset -c 1 it is 1 and CPU 1 would look missing from the host.
+// Without the online list it is one past the highest allowed CPU, else
+// runtime.NumCPU.
+func hostFor(online, allowed []int) scenario.Host {
+	n := runtime.NumCPU()
+	if len(online) > 0 {
+		n = slices.Max(online) + 1
+	} else if len(allowed) > 0 {
+		n = max(n, slices.Max(allowed)+1)
+	}
+	return scenario.Host{NumCPU: n, Allowed: allowed}
 }
 
 // readSpec loads arg as a file when a path of that name exists and is not

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -221,18 +221,20 @@ func execute(cmd *cobra.Command, spec *scenario.Spec, trials []scenario.Trial, f
 		}
 		defer srv.Close()
 	}
-	path := f.out
-	if path == "" {
-		path = filepath.Join("results", fmt.Sprintf("%s-%s", spec.Name, time.Now().Format("20060102-150405")))
+	_, parentErr := os.Stat("results")
+	if f.out != "" {
+		_, parentErr = os.Stat(filepath.Dir(f.out))
 	}
-	o.path = path
-	_, parentErr := os.Stat(filepath.Dir(path))
-	dir, created, err := results.CreateDir(path)
-	if errors.Is(err, results.ErrUnsafeDir) {
+	dir, created, err := createOut(f.out, spec.Name, time.Now())
+	if errors.Is(err, results.ErrUnsafeDir) && f.out == "" {
+		return o, usageError{fmt.Errorf("%w (the default results directory: give --out)", err)}
+	} else if errors.Is(err, results.ErrUnsafeDir) {
 		return o, usageError{fmt.Errorf("%w (--out)", err)}
 	} else if err != nil {
 		return o, err
 	}
+	path := dir.Path()
+	o.path = path
 	defer dir.Close()
 	removeIfEmpty := func() {
 		if created {
@@ -294,6 +296,35 @@ func execute(cmd *cobra.Command, spec *scenario.Spec, trials []scenario.Trial, f
 	return o, nil
 }
 
+// maxDefaultSuffix bounds the names createOut tries for one second.
+const maxDefaultSuffix = 100
+
+// createOut creates the run's results directory: out (--out) when given,
+// else results/<scenario>-<YYYYMMDD-HHMMSS>, or with -2, -3, … up to
+// -maxDefaultSuffix when runs started in the same second took the name
+// first. Each default name is made with mkdir(2) (results.CreateNewDir),
+// so no two runs share a directory and an existing one is never reused.
+func createOut(out, scenarioName string, now time.Time) (*results.Dir, bool, error) {
+	if out != "" {
+		return results.CreateDir(out)
+	}
+	base := filepath.Join("results", fmt.Sprintf("%s-%s", scenarioName, now.Format("20060102-150405")))
+	for i := 1; i <= maxDefaultSuffix; i++ {
+		path := base
+		if i > 1 {
+			path = fmt.Sprintf("%s-%d", base, i)
+		}
+		d, err := results.CreateNewDir(path)
+		if err == nil {
+			return d, true, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return nil, false, err
+		}
+	}
+	return nil, false, fmt.Errorf("results directory %s: it and %s-2 … -%d exist already: give --out", base, base, maxDefaultSuffix)
+}
+
 // loadRun loads the scenario with the run's flags folded in as --set
 // overrides, and expands its trials.
 func loadRun(name string, f *runFlags) (*scenario.Spec, []scenario.Trial, error) {
@@ -336,7 +367,7 @@ func prepareRun(spec *scenario.Spec, f *runFlags) (*scenario.Spec, []scenario.Tr
 	if err := spec.Apply(sets); err != nil {
 		return nil, nil, err
 	}
-	if err := spec.Validate(scenario.Host{NumCPU: runtime.NumCPU()}); err != nil {
+	if err := spec.Validate(thisHost()); err != nil {
 		return nil, nil, err
 	}
 	if spec.Rounds != scenario.RoundsAuto {
