@@ -96,6 +96,9 @@ func Run(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt 
 	if err := Preflight(trials, opt.AllowDegraded); err != nil {
 		return nil, err
 	}
+	if err := checkNoiseMemory(trials, hostMem()); err != nil {
+		return nil, err
+	}
 	if err := checkLayouts(trials); err != nil {
 		return nil, err
 	}

@@ -113,11 +113,15 @@ func (s *sender) wait() {
 }
 
 // run is the sender thread: event n is due at start + pacer.Next(n) and goes
-// to socket n % count; every event due now goes out in one sendmmsg batch;
-// between batches the thread sleeps to the next due time (timer slack 1 ns;
-// a real-time sender in a raw system call, rt.SleepUntilRaw, so that it
-// never spins in the Go runtime's system-call exit behind a SCHED_OTHER
-// runtime thread).
+// to socket n % count; the events due now go out in sendmmsg batches of at
+// most 64, the stop flag and the end checked before each; between batches
+// the thread sleeps to the next due time (timer slack 1 ns; a real-time
+// sender in a raw system call, rt.SleepUntilRaw, so that it never spins in
+// the Go runtime's system-call exit behind a SCHED_OTHER runtime thread).
+// A late event still goes out (its lateness is the send lag), unless it
+// is more than catchUp(spec) late: then the sender jumps to the first
+// event within that (pacer.Due, O(1)) and the events it skips count as
+// due and not sent, so the rate error marks the trial.
 func (s *sender) run(a rt.Applied) {
 	count := uint64(len(s.group.FDs()))
 	dst := make([]int, 0, 64)
@@ -125,6 +129,7 @@ func (s *sender) run(a rt.Applied) {
 	if a.Policy == rt.FIFO || a.Policy == rt.RR {
 		sleep = rt.SleepUntilRaw
 	}
+	horizon := int64(catchUp(s.spec))
 	var n uint64
 	for {
 		if s.stop.Load() {
@@ -140,6 +145,9 @@ func (s *sender) run(a rt.Applied) {
 			sleep(wake)
 			continue
 		}
+		if now-due > horizon {
+			n = max(n, s.pacer.Due(time.Duration(now-horizon-s.start)))
+		}
 		dst = dst[:0]
 		for len(dst) < cap(dst) {
 			due := s.start + int64(s.pacer.Next(n))
@@ -149,6 +157,9 @@ func (s *sender) run(a rt.Applied) {
 			dst = append(dst, int(n%count))
 			s.lag.RecordSigned(now - due)
 			n++
+		}
+		if len(dst) == 0 {
+			continue // jumped to an event not due yet (a burst's next interval)
 		}
 		sent, err := s.tx.Send(dst, rt.Monotonic())
 		s.sent += uint64(sent)
@@ -164,11 +175,23 @@ func (s *sender) run(a rt.Applied) {
 }
 
 // dueBefore is how many events pacer p has due before offset until (ns
-// from its start), counting on from event n (the events before n were
-// due already). It calls Next with n, n+1, … as a Poisson pacer needs.
+// from its start), at least n (the events before n were due already).
+// O(1) (pace.Pacer.Due): a sender far behind never walks its missed
+// events.
 func dueBefore(p pace.Pacer, n uint64, until int64) uint64 {
-	for int64(p.Next(n)) < until {
-		n++
-	}
-	return n
+	return max(n, p.Due(time.Duration(until)))
+}
+
+// maxCatchUp is how late a sender still sends an event: later ones are
+// skipped (catchUp). A second covers the stalls a trial measures (noise
+// holding the sender's CPU for 100 ms sends every message late, and the
+// send lag shows it) while a sender that cannot keep up at all (a rate
+// beyond its CPU) stops sending ever older messages at full speed.
+const maxCatchUp = time.Second
+
+// catchUp is the most an event of traffic t may be late and still be
+// sent: maxCatchUp, or the interval when longer, so that a socket's
+// message is skipped only when the next one to it is due too.
+func catchUp(t scenario.Traffic) time.Duration {
+	return max(maxCatchUp, sendInterval(t))
 }

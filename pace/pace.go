@@ -8,6 +8,7 @@ package pace
 
 import (
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"time"
 )
@@ -16,6 +17,11 @@ import (
 // Offsets are non-decreasing in n.
 type Pacer interface {
 	Next(n uint64) time.Duration
+	// Due is how many events are due before offset t: the index of the
+	// first event at or after t (0 for t ≤ 0). It costs O(1) whatever
+	// the count, so a sender that fell behind can jump to the event due
+	// now and count what it missed without walking each event.
+	Due(t time.Duration) uint64
 }
 
 // Even spreads the Count sockets' sends evenly across each Interval:
@@ -34,6 +40,21 @@ func (p Even) Next(n uint64) time.Duration {
 	return time.Duration(round)*p.Interval + time.Duration(idx*uint64(p.Interval)/c)
 }
 
+// Due returns the number of n with n*Interval/Count < t: whole intervals
+// before t times Count, plus the slots of the interval t falls in that
+// start before it (ceil(rem*Count/Interval), 128-bit intermediate).
+func (p Even) Due(t time.Duration) uint64 {
+	if t <= 0 {
+		return 0
+	}
+	c, iv := uint64(p.Count), uint64(p.Interval)
+	round, rem := uint64(t)/iv, uint64(t)%iv
+	hi, lo := bits.Mul64(rem, c)
+	lo, carry := bits.Add64(lo, iv-1, 0)
+	k, _ := bits.Div64(hi+carry, lo, iv) // rem < iv: the quotient is ≤ c, hi+carry < iv
+	return round*c + k
+}
+
 // Burst sends to all Count sockets at the start of each Interval.
 type Burst struct {
 	Count    int
@@ -47,9 +68,19 @@ func (p Burst) Next(n uint64) time.Duration {
 	return time.Duration(n/uint64(p.Count)) * p.Interval
 }
 
+// Due returns Count times the intervals that start before t.
+func (p Burst) Due(t time.Duration) uint64 {
+	if t <= 0 {
+		return 0
+	}
+	iv := uint64(p.Interval)
+	return (uint64(t)/iv + min(1, uint64(t)%iv)) * uint64(p.Count)
+}
+
 // Poisson is a Poisson process with mean rate Count/Interval events per
 // second (exponential gaps), seeded for reproducibility. It keeps state and
-// must be called with n = 0, 1, 2, … in order.
+// must be called with n = 0, 1, 2, … in order; after Due, with n from the
+// index Due returned on.
 type Poisson struct {
 	mean float64 // mean gap, ns
 	rng  *rand.Rand
@@ -73,4 +104,35 @@ func (p *Poisson) Next(n uint64) time.Duration {
 		p.next++
 	}
 	return time.Duration(p.at)
+}
+
+// poissonWalk is the most events Due draws one by one: past it the
+// count in the rest of the window is drawn at once.
+const poissonWalk = 1024
+
+// Due returns the index of the first event at or after t and advances the
+// process to it. Events are drawn one by one while fewer than poissonWalk
+// are expected before t; a longer stretch is drawn at once: its count is
+// Poisson with mean λ = stretch/mean gap (drawn from the normal
+// approximation, exact to 1/√λ ≤ 3% there), and the first event after t
+// lies an exponential gap past t (the process is memoryless). Events
+// before t that were never drawn have no time: Next must not be asked
+// for them.
+func (p *Poisson) Due(t time.Duration) uint64 {
+	if p.next == 0 {
+		p.next = 1 // event 0 is at 0
+	}
+	end := float64(t)
+	for p.at < end {
+		lam := (end - p.at) / p.mean
+		if lam <= poissonWalk {
+			p.at += -math.Log(1-p.rng.Float64()) * p.mean
+			p.next++
+			continue
+		}
+		k := max(0, math.Round(lam+math.Sqrt(lam)*p.rng.NormFloat64()))
+		p.next += uint64(k) + 1
+		p.at = end + -math.Log(1-p.rng.Float64())*p.mean
+	}
+	return p.next - 1
 }

@@ -2,6 +2,7 @@ package pace
 
 import (
 	"fmt"
+	"math"
 	"testing"
 	"testing/quick"
 	"time"
@@ -103,4 +104,65 @@ func ExampleEven() {
 	// 10ms
 	// 15ms
 	// 20ms
+}
+
+// TestDue: Due(t) is the first n with Next(n) ≥ t, checked against a walk
+// of Next for even and burst pacers of awkward counts and intervals.
+func TestDue(t *testing.T) {
+	for _, p := range []Pacer{
+		Even{450, 20 * time.Millisecond}, Even{3, 10}, Even{7, 3}, Even{1, 1}, Even{1000, time.Microsecond},
+		Burst{3, 10 * time.Millisecond}, Burst{5, 7}, Burst{1, 1},
+	} {
+		n := uint64(0)
+		for _, at := range []time.Duration{-5, 0, 1, 2, 3, 9, 10, 11, 29, 30, 31, 999, 1000, 1001, 44444, 20 * time.Millisecond, 20*time.Millisecond + 1, 47 * time.Millisecond} {
+			for p.Next(n) < at {
+				n++
+			}
+			if got := p.Due(at); got != n {
+				t.Errorf("%#v.Due(%d) = %d, want %d (Next(%d) = %d)", p, at, got, n, n, p.Next(n))
+			}
+		}
+	}
+}
+
+// TestDueLarge: Due of a schedule far too long to walk: an even spread of
+// one event a nanosecond over an hour, and 100,000 sockets every 24 h
+// (rem × count near 2^63).
+func TestDueLarge(t *testing.T) {
+	if got := (Even{1, 1}).Due(time.Hour); got != uint64(time.Hour) {
+		t.Errorf("Due(1h) at 1 ns = %d, want %d", got, uint64(time.Hour))
+	}
+	p := Even{100_000, 24 * time.Hour}
+	at := 48*time.Hour + 24*time.Hour - 1
+	n := p.Due(at)
+	if n != 299_999+1 || p.Next(n-1) >= at || p.Next(n) < at {
+		t.Errorf("Due(%v) = %d (Next %v, %v)", at, n, p.Next(n-1), p.Next(n))
+	}
+}
+
+// TestPoissonDue: Due walks a short stretch exactly (the same events Next
+// gives) and jumps a long one, counting about λ events, after which Next
+// goes on from the returned index past t.
+func TestPoissonDue(t *testing.T) {
+	p, q := NewPoisson(450, 20*time.Millisecond, 3), NewPoisson(450, 20*time.Millisecond, 3)
+	n := p.Due(10 * time.Millisecond) // λ = 225: walked
+	m := uint64(0)
+	for q.Next(m) < 10*time.Millisecond {
+		m++
+	}
+	if n != m || p.Next(n) != q.Next(m) {
+		t.Fatalf("short stretch: Due = %d (at %v), walk = %d (at %v)", n, p.Next(n), m, q.Next(m))
+	}
+	// 1 ns mean gap over 1 s: λ = 10^9 events, drawn at once.
+	r := NewPoisson(1, 1, 5)
+	got := r.Due(time.Second)
+	if d := float64(got) - 1e9; d > 5*math.Sqrt(1e9) || d < -5*math.Sqrt(1e9) {
+		t.Errorf("long stretch: Due(1s) = %d, want 10^9 ± 5σ", got)
+	}
+	if at := r.Next(got); at < time.Second || at > time.Second+time.Microsecond {
+		t.Errorf("Next(%d) after the jump = %v, want just past 1s", got, at)
+	}
+	if r.Next(got+1) < r.Next(got) {
+		t.Error("not monotonic after the jump")
+	}
 }

@@ -246,13 +246,16 @@ func (s *Spec) fillTraffic() {
 }
 
 // period is the time between two messages to one socket: Interval, or
-// 1/Rate; 0 when neither is set.
+// 1/Rate; 0 when neither is set or the rate gives no period in ns
+// (validate reports the rate).
 func (t Traffic) period() Duration {
 	switch {
 	case t.Interval > 0:
 		return t.Interval
 	case t.Rate > 0:
-		return Duration(min(float64(time.Second)/t.Rate, math.MaxInt64))
+		if ns := float64(time.Second) / t.Rate; ns < math.MaxInt64 {
+			return Duration(ns)
+		}
 	}
 	return 0
 }

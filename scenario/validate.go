@@ -5,6 +5,7 @@ import (
 	"maps"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -21,6 +22,26 @@ const (
 	minPeriod   = Duration(100 * time.Microsecond)
 	maxPriority = 99
 	maxNameLen  = 64 // bytes; names end up in file and directory names
+
+	// A sender's schedule. minSendInterval: one message to a socket per
+	// µs at most; a shorter interval is shorter than the sendmmsg call
+	// that sends it and than a sleep's wakeup latency, so the schedule
+	// would be fiction. maxSendInterval: one a day; beyond it a run sends
+	// nothing to measure. maxSenderRate: one traffic entry is one sender
+	// thread, and one reaches about 180,000 msg/s here (2 CPUs, all of
+	// its time in __sys_sendmmsg: bench/GAPS.md, 10,000 sockets), so 10
+	// million msg/s, 50 times that, is past any one thread and still
+	// measures its ceiling (a run that falls short is marked traffic not
+	// as specified); 1e9 msg/s asks for a message every nanosecond.
+	minSendInterval = Duration(time.Microsecond)
+	maxSendInterval = Duration(24 * time.Hour)
+	maxSenderRate   = 10_000_000 // msg/s, all sockets of one traffic entry
+)
+
+// The per-socket rates the send intervals allow (msg/s).
+const (
+	minSendRate = float64(time.Second) / float64(maxSendInterval)
+	maxSendRate = float64(time.Second) / float64(minSendInterval)
 )
 
 // Validate checks every field against its rules and the host, and returns
@@ -486,16 +507,7 @@ func (c *checker) endpoints() []string {
 // traffic checks one sender; p is its path prefix ("traffic[0].").
 func (c *checker) traffic(p string, t Traffic, epNames []string) {
 	c.nameRef(p+"endpoint", t.Endpoint, epNames, "endpoint")
-	switch {
-	case t.Interval < 0:
-		c.add(p+"interval", "> 0", "%s out of range", t.Interval)
-	case t.Rate < 0:
-		c.add(p+"rate", "> 0", "%g out of range", t.Rate)
-	case t.Interval > 0 && t.Rate > 0:
-		c.add(p+"interval", "exactly one of interval and rate", "both interval (%s) and rate (%g) set", t.Interval, t.Rate)
-	case t.Interval == 0 && t.Rate == 0:
-		c.add(p+"interval", "exactly one of interval and rate", "neither interval nor rate set")
-	}
+	periodOK := c.sendPeriod(p, t)
 	if t.Size < minSize || t.Size > maxSize {
 		c.add(p+"size", fmt.Sprintf("%d B–%d B", minSize, maxSize), "%d B out of range", uint64(t.Size))
 	}
@@ -516,9 +528,61 @@ func (c *checker) traffic(p string, t Traffic, epNames []string) {
 	if t.RateTolerance <= 0 || t.RateTolerance > 100 {
 		c.add(p+"rate_tolerance", "> 0% and ≤ 100% of the target rate (default 0.5%)", "%s out of range", t.RateTolerance)
 	}
-	if t.MaxSendLag <= 0 {
+	// Left out, max_send_lag is the interval: a bad interval or rate is
+	// reported as such, not again as its default.
+	if t.MaxSendLag <= 0 && (periodOK || c.s.has(p+"max_send_lag")) {
 		c.add(p+"max_send_lag", "> 0 (default: the interval)", "%s out of range", t.MaxSendLag)
 	}
+}
+
+// sendPeriod checks a sender's interval or rate, whichever is written:
+// exactly one of them, an interval of minSendInterval–maxSendInterval or
+// the rate of one, and at most maxSenderRate msg/s over the endpoint's
+// sockets. It reports whether the period is valid.
+func (c *checker) sendPeriod(p string, t Traffic) bool {
+	iv, rt := p+"interval", p+"rate"
+	ivAllowed := "1µs–24h between two messages to a socket; or leave out and set rate" // minSendInterval–maxSendInterval
+	rateAllowed := fmt.Sprintf("%s (one a day)–%s msg/s per socket; or leave out and set interval",
+		strconv.FormatFloat(minSendRate, 'g', 3, 64), strconv.FormatFloat(maxSendRate, 'f', -1, 64))
+	var perSocket float64 // msg/s
+	switch {
+	case t.Interval != 0 && t.Rate != 0:
+		c.add(iv, "exactly one of interval and rate", "both interval (%s) and rate (%g) set", t.Interval, t.Rate)
+		return false
+	case t.Interval != 0 || (t.Rate == 0 && c.s.has(iv)):
+		if t.Interval < minSendInterval || t.Interval > maxSendInterval {
+			c.add(iv, ivAllowed, "%s out of range", t.Interval)
+			return false
+		}
+		perSocket = float64(time.Second) / float64(t.Interval)
+	case t.Rate != 0 || c.s.has(rt): // NaN too
+		if !(t.Rate >= minSendRate && t.Rate <= maxSendRate) {
+			c.add(rt, rateAllowed, "%g out of range", t.Rate)
+			return false
+		}
+		perSocket = t.Rate
+	default:
+		c.add(iv, "exactly one of interval and rate", "neither interval nor rate set")
+		return false
+	}
+	count := 0
+	for _, e := range c.s.Endpoints {
+		if e.Name == t.Endpoint && e.Count >= 1 && e.Count <= maxCount {
+			count = e.Count
+		}
+	}
+	if total := float64(count) * perSocket; total > maxSenderRate {
+		why := fmt.Sprintf("at most %d msg/s over the endpoint's sockets (one sender thread)", maxSenderRate)
+		if t.Interval != 0 {
+			c.add(iv, fmt.Sprintf("≥ %s for %d sockets: %s", time.Duration(count)*time.Second/maxSenderRate, count, why),
+				"%s to each of %d sockets is %.0f msg/s, out of range", t.Interval, count, total)
+		} else {
+			c.add(rt, fmt.Sprintf("≤ %s msg/s per socket for %d sockets: %s", strconv.FormatFloat(maxSenderRate/float64(count), 'f', -1, 64), count, why),
+				"%g msg/s to each of %d sockets is %.0f msg/s, out of range", t.Rate, count, total)
+		}
+		return false
+	}
+	return true
 }
 
 // reader checks one reader; seen holds reader and probe names.

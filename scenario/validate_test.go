@@ -73,8 +73,14 @@ func TestValidate(t *testing.T) {
 		{"traffic without endpoints", "traffic: [{endpoint: f, interval: 1ms}]\nreaders: [{}]\n", "traffic[0].endpoint: unknown endpoint \"f\" (allowed: none: no endpoints defined)"},
 		{"interval and rate", baseEP + "traffic: [{endpoint: e, interval: 1ms, rate: 5}]\n" + baseRd, "traffic[0].interval: both interval (1ms) and rate (5) set (allowed: exactly one of interval and rate)"},
 		{"neither interval nor rate", baseEP + "traffic: [{endpoint: e}]\n" + baseRd, "traffic[0].interval: neither interval nor rate set"},
-		{"negative interval", baseEP + "traffic: [{endpoint: e, interval: -1ms}]\n" + baseRd, "traffic[0].interval: -1ms out of range (allowed: > 0)"},
-		{"negative rate", baseEP + "traffic: [{endpoint: e, rate: -1}]\n" + baseRd, "traffic[0].rate: -1 out of range (allowed: > 0)"},
+		{"negative interval", baseEP + "traffic: [{endpoint: e, interval: -1ms}]\n" + baseRd, "traffic[0].interval: -1ms out of range (allowed: 1µs–24h between two messages to a socket; or leave out and set rate)"},
+		{"negative rate", baseEP + "traffic: [{endpoint: e, rate: -1}]\n" + baseRd, "traffic[0].rate: -1 out of range (allowed: 1.16e-05 (one a day)–1000000 msg/s per socket; or leave out and set interval)"},
+		{"interval 1µs is valid", baseEP + "traffic: [{endpoint: e, interval: 1us}]\n" + baseRd, ""},
+		{"interval a day is valid", baseEP + "traffic: [{endpoint: e, interval: 24h}]\n" + baseRd, ""},
+		{"rate one a day is valid", baseEP + "traffic: [{endpoint: e, rate: 0.0000116}]\n" + baseRd, ""},
+		{"10 million msg/s is valid", "endpoints: [{name: e, count: 1000}]\ntraffic: [{endpoint: e, interval: 100us}]\n" + baseRd, ""},
+		{"interval above a day", baseEP + "traffic: [{endpoint: e, interval: 25h}]\n" + baseRd, "traffic[0].interval: 25h0m0s out of range (allowed: 1µs–24h"},
+		{"rate below one a day", baseEP + "traffic: [{endpoint: e, rate: 0.00001}]\n" + baseRd, "traffic[0].rate: 1e-05 out of range (allowed: 1.16e-05 (one a day)–1000000 msg/s per socket"},
 		{"size too small", baseEP + "traffic: [{endpoint: e, interval: 1ms, size: 8}]\n" + baseRd, "traffic[0].size: 8 B out of range (allowed: 16 B–65507 B)"},
 		{"size too large", baseEP + "traffic: [{endpoint: e, interval: 1ms, size: 64KiB}]\n" + baseRd, "traffic[0].size: 65536 B out of range (allowed: 16 B–65507 B)"},
 		{"spread unknown", baseEP + "traffic: [{endpoint: e, interval: 1ms, spread: random}]\n" + baseRd, "traffic[0].spread: unknown spread \"random\" (allowed: even, burst, poisson)"},
@@ -230,5 +236,50 @@ func TestValidateUnknownHost(t *testing.T) {
 	}
 	if err := s.Validate(Host{NumCPU: 1}); err == nil || !strings.Contains(err.Error(), "(allowed: 0)") {
 		t.Errorf("Validate(NumCPU 1) = %v", err)
+	}
+}
+
+// TestValidateSendPeriod: the fresh-user report's schedules. A sender's
+// interval or rate is bounded (1µs–24h a socket, 10 million msg/s over the
+// endpoint's sockets), and the one problem named is the field the user
+// wrote: never max_send_lag, whose default (the interval) follows it.
+func TestValidateSendPeriod(t *testing.T) {
+	const rateAllowed = "(allowed: 1.16e-05 (one a day)–1000000 msg/s per socket; or leave out and set interval)"
+	const ivAllowed = "(allowed: 1µs–24h between two messages to a socket; or leave out and set rate)"
+	for _, tt := range []struct {
+		name, count, traffic, want string
+	}{
+		{"a message a nanosecond by rate", "1", "rate: 1000000000", "x.yaml:2:31: traffic[0].rate: 1e+09 out of range " + rateAllowed},
+		{"by interval", "1", "interval: 1ns", "x.yaml:2:35: traffic[0].interval: 1ns out of range " + ivAllowed},
+		{"rate 1e12 (period 0)", "1", "rate: 1e12", "x.yaml:2:31: traffic[0].rate: 1e+12 out of range " + rateAllowed},
+		{"rate 1e-300 (period beyond int64 ns)", "1", "rate: 1e-300", "x.yaml:2:31: traffic[0].rate: 1e-300 out of range " + rateAllowed},
+		{"interval written as 0s", "1", "interval: 0s", "x.yaml:2:35: traffic[0].interval: 0s out of range " + ivAllowed},
+		{"rate written as 0", "1", "rate: 0", "x.yaml:2:31: traffic[0].rate: 0 out of range " + rateAllowed},
+		{"over 10 million msg/s by rate", "450", "rate: 1000000",
+			"x.yaml:2:31: traffic[0].rate: 1e+06 msg/s to each of 450 sockets is 450000000 msg/s, out of range (allowed: ≤ 22222.222222222223 msg/s per socket for 450 sockets: at most 10000000 msg/s over the endpoint's sockets (one sender thread))"},
+		{"by interval", "1000", "interval: 50us",
+			"x.yaml:2:35: traffic[0].interval: 50µs to each of 1000 sockets is 20000000 msg/s, out of range (allowed: ≥ 100µs for 1000 sockets: at most 10000000 msg/s over the endpoint's sockets (one sender thread))"},
+		{"a bad max_send_lag written is still named", "1", "rate: 1e12, max_send_lag: 0s",
+			"x.yaml:2:31: traffic[0].rate: 1e+12 out of range " + rateAllowed + "\nx.yaml:2:51: traffic[0].max_send_lag: 0s out of range (allowed: > 0 (default: the interval))"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			src := "endpoints: [{name: e, count: " + tt.count + "}]\ntraffic: [{endpoint: e, " + tt.traffic + "}]\n" + baseRd
+			s, err := Load("x.yaml", []byte(src))
+			if err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			err = s.Validate(Host{NumCPU: 2})
+			var l ErrorList
+			if !errors.As(err, &l) {
+				t.Fatalf("Validate = %v, want an ErrorList", err)
+			}
+			var got []string
+			for _, e := range l {
+				got = append(got, e.Error())
+			}
+			if g := strings.Join(got, "\n"); g != tt.want {
+				t.Errorf("problems\n%s\nwant\n%s", g, tt.want)
+			}
+		})
 	}
 }
