@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/rtload/rtload/internal/filekind"
 	"io"
 	"io/fs"
 	"math/rand/v2"
@@ -151,7 +152,7 @@ func checkExisting(path string, fi fs.FileInfo) error {
 		return &DirError{path, fmt.Sprintf("is a symlink (to %s): refused because rtload runs as root and never follows a link; give the directory itself", to)}
 	}
 	if !fi.IsDir() {
-		return &DirError{path, fmt.Sprintf("is %s, not a directory: give a new path or an empty directory", fileKind(fi.Mode()))}
+		return &DirError{path, fmt.Sprintf("is %s, not a directory: give a new path or an empty directory", filekind.Of(fi.Mode()))}
 	}
 	return nil
 }
@@ -181,36 +182,15 @@ func parentError(path string, mkErr error) error {
 				to, _ := os.Readlink(p)
 				return &DirError{path, fmt.Sprintf("parent %s is a dangling symlink (to %s): cannot create the directory under it", p, to)}
 			} else if !fi.IsDir() {
-				return &DirError{path, fmt.Sprintf("parent %s is a symlink to %s, not a directory", p, fileKind(fi.Mode()))}
+				return &DirError{path, fmt.Sprintf("parent %s is a symlink to %s, not a directory", p, filekind.Of(fi.Mode()))}
 			}
 			continue
 		}
 		if !lfi.IsDir() {
-			return &DirError{path, fmt.Sprintf("parent %s is %s, not a directory", p, fileKind(lfi.Mode()))}
+			return &DirError{path, fmt.Sprintf("parent %s is %s, not a directory", p, filekind.Of(lfi.Mode()))}
 		}
 	}
 	return &DirError{path, "cannot create its parent: " + mkErr.Error()}
-}
-
-// fileKind names a file type with its article: "a regular file".
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsRegular():
-		return "a regular file"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeSymlink != 0:
-		return "a symlink"
-	case m.IsDir():
-		return "a directory"
-	}
-	return "not a regular file"
 }
 
 // OpenDir opens an existing results directory for writing (the engine's

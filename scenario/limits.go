@@ -2,8 +2,8 @@ package scenario
 
 import (
 	"fmt"
+	"github.com/rtload/rtload/internal/filekind"
 	"io"
-	"io/fs"
 	"os"
 	"strconv"
 	"syscall"
@@ -58,7 +58,7 @@ func readFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("scenario: %w", err)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, ErrorList{{File: path, Msg: "not a regular file (" + fileType(fi.Mode()) + ")", Allowed: fileAllowed}}
+		return nil, ErrorList{{File: path, Msg: "not a regular file (" + filekind.Of(fi.Mode()) + ")", Allowed: fileAllowed}}
 	}
 	if fi.Size() > MaxFileSize {
 		return nil, tooLarge(path, strconv.FormatInt(fi.Size(), 10)+" bytes")
@@ -75,23 +75,6 @@ func readFile(path string) ([]byte, error) {
 
 func tooLarge(file, size string) ErrorList {
 	return ErrorList{{File: file, Msg: "file too large (" + size + ")", Allowed: fileAllowed}}
-}
-
-// fileType names the type of a file that is not regular.
-func fileType(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	}
-	return "mode " + m.String()
 }
 
 // tooManyTokens counts the tokens of data, YAML's scalars and indicators

@@ -56,7 +56,7 @@ func TestLoadFileNotRegular(t *testing.T) {
 		unblock          func()
 	}{
 		{"character device", "/dev/zero", "a character device", nil},
-		{"fifo", fifo, "a named pipe", unblockFIFO},
+		{"fifo", fifo, "a named pipe (FIFO)", unblockFIFO},
 		{"directory", dir, "a directory", nil},
 	}
 	for _, tt := range tests {

@@ -2,6 +2,7 @@ package sysinfo
 
 import (
 	"fmt"
+	"github.com/rtload/rtload/internal/filekind"
 	"io/fs"
 	"os"
 	"syscall"
@@ -19,7 +20,7 @@ func OwnEntry(path string, dirOK bool) (fi fs.FileInfo, whyNot string) {
 		return nil, err.Error()
 	}
 	m := fi.Mode()
-	if kind := entryKind(m); !m.IsRegular() && (!m.IsDir() || !dirOK) {
+	if kind := filekind.Of(m); !m.IsRegular() && (!m.IsDir() || !dirOK) {
 		return fi, kind
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
@@ -30,23 +31,4 @@ func OwnEntry(path string, dirOK bool) (fi fs.FileInfo, whyNot string) {
 		return fi, fmt.Sprintf("owned by uid %d, not by this user (uid %d)", st.Uid, euid)
 	}
 	return fi, ""
-}
-
-// entryKind names the type of mode m for a message ("a symbolic link").
-func entryKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m.IsRegular():
-		return "a regular file"
-	}
-	return "a special file"
 }

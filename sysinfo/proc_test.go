@@ -202,7 +202,7 @@ func TestOwnEntry(t *testing.T) {
 		{"own directory, allowed", dir, true, ""},
 		{"own directory, not allowed", dir, false, "a directory"},
 		{"link to an own file: not followed", dir + "/link", true, "a symbolic link"},
-		{"FIFO", dir + "/fifo", true, "a FIFO"},
+		{"FIFO", dir + "/fifo", true, "a named pipe (FIFO)"},
 		{"missing", dir + "/missing", true, "no such file or directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
