@@ -180,6 +180,7 @@ func TestCompareFailOn(t *testing.T) {
 		{"threshold without a gate", []string{base, slow, "--threshold", "5%"}, 2, "--threshold needs --fail-on slower"},
 		{"bad threshold", []string{base, slow, "--fail-on", "slower", "--threshold", "x"}, 2, `--threshold "x": a percentage`},
 		{"missing directory with a gate", []string{base, filepath.Join(t.TempDir(), "none"), "--fail-on", "slower"}, 2, "read summary"},
+		{"missing directory without a gate", []string{base, filepath.Join(t.TempDir(), "none")}, 2, "read summary"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := rtload(t, nil, append([]string{"compare", "--label", "a,b"}, tc.args...)...)

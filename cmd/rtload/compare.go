@@ -56,11 +56,8 @@ incomplete, or no metric with a CI).`,
 				return err
 			}
 			runs, err := compare.Load(args, labels)
-			if err != nil {
-				if gating {
-					return usageError{err}
-				}
-				return err
+			if err != nil { // not a results directory: bad input (2), gate or not
+				return usageError{err}
 			}
 			res, err := compare.Compare(runs)
 			if err != nil {

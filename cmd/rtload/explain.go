@@ -41,7 +41,7 @@ behind a function with whether its kernel option is on.`,
 			}
 			rs, err := explain.Dir(args[0])
 			if err != nil {
-				return err
+				return usageError{err}
 			}
 			if format == "json" {
 				if rs == nil {

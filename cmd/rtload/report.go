@@ -25,7 +25,7 @@ func newReportCmd() *cobra.Command {
 			if format == "json" {
 				runs, err := compare.Load(args, nil)
 				if err != nil {
-					return err
+					return usageError{err}
 				}
 				doc, err := compare.NewRunReport(runs[0])
 				if err != nil {
@@ -35,7 +35,7 @@ func newReportCmd() *cobra.Command {
 			}
 			s, err := results.ReadSummary(args[0])
 			if err != nil {
-				return err
+				return usageError{err}
 			}
 			return report.Report(cmd.OutOrStdout(), s)
 		},
