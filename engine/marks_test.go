@@ -182,7 +182,7 @@ duration: 1s
 endpoints: [{name: s, count: 1000}]
 traffic: [{endpoint: s, interval: 100us, policy: other}]
 readers: [{name: timer, endpoints: [], cpu: 1, period: 10ms}]
-`, "traffic not as specified: s: rate "},
+`, "rate "},
 		{"other sender under fifo noise", `
 name: starved-lag
 duration: 1s
@@ -191,7 +191,7 @@ endpoints: [{name: s, count: 10}]
 traffic: [{endpoint: s, interval: 10ms, cpus: [1], policy: other}]
 noise: [{kind: spin, threads: 1, cpus: [1], policy: fifo, priority: 10, duty: {on: 100ms, off: 100ms}}]
 readers: [{name: timer, endpoints: [], cpu: 0, period: 10ms}]
-`, "traffic not as specified: s: send lag p99 "},
+`, "send lag p99 "},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			spec, trials := load(t, tt.yaml)
@@ -202,8 +202,12 @@ readers: [{name: timer, endpoints: [], cpu: 0, period: 10ms}]
 			tr := sum.Trials[0]
 			tf := tr.Traffic[0]
 			t.Logf("sent %d of %d due (%+.2f%%), send lag p99 %v: %q", tf.Sent, tf.Due, tf.RateErrorPct, time.Duration(tf.SendLag.P99Ns), tr.TrafficNotAsSpecified)
-			if !strings.HasPrefix(tr.TrafficNotAsSpecified, tt.want) || tf.NotAsSpecified == "" {
-				t.Errorf("trial mark %q (group: %q), want it to start %q", tr.TrafficNotAsSpecified, tf.NotAsSpecified, tt.want)
+			// The mark names each threshold missed; under the noise the
+			// sender may also end a few percent short (messages due in the
+			// noise's last on-phase), so the lag case asks only that the
+			// lag be among them.
+			if !strings.HasPrefix(tr.TrafficNotAsSpecified, "traffic not as specified: s: ") || !strings.Contains(tr.TrafficNotAsSpecified, tt.want) || tf.NotAsSpecified == "" {
+				t.Errorf("trial mark %q (group: %q), want it to name %q", tr.TrafficNotAsSpecified, tf.NotAsSpecified, tt.want)
 			}
 			if tf.Applied == nil || tf.Applied.Policy != "SCHED_OTHER" {
 				t.Errorf("sender applied %+v, want SCHED_OTHER as asked", tf.Applied)
