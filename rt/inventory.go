@@ -101,12 +101,16 @@ func ReaderCPUWarnings(threads []ThreadInfo, readers []Applied) []string {
 		if len(on) == 0 {
 			continue
 		}
-		cpu := "CPU " + formatCPUs(on)
-		if len(on) > 1 {
-			cpu = "CPUs " + formatCPUs(on)
-		}
 		warnings = append(warnings, fmt.Sprintf("thread %s (tid %d, %s) may run on reader %s (mask %s)",
-			t.Name, t.TID, t.Policy, cpu, formatCPUs(t.CPUs)))
+			t.Name, t.TID, t.Policy, cpuPhrase(on), formatCPUs(t.CPUs)))
 	}
 	return warnings
+}
+
+// cpuPhrase is "CPU 1" or "CPUs 0-1" for a warning.
+func cpuPhrase(on []int) string {
+	if len(on) > 1 {
+		return "CPUs " + formatCPUs(on)
+	}
+	return "CPU " + formatCPUs(on)
 }

@@ -2,6 +2,7 @@ package rt
 
 import (
 	"fmt"
+	"github.com/rtload/rtload/internal/procstat"
 	"os"
 	"slices"
 	"strconv"
@@ -65,12 +66,8 @@ func OtherRTWarnings(cpus []int) ([]string, error) {
 				more++
 				continue
 			}
-			cpu := "CPU " + formatCPUs(on)
-			if len(on) > 1 {
-				cpu = "CPUs " + formatCPUs(on)
-			}
 			out = append(out, fmt.Sprintf("process %d (%s) thread %d (%s %d) may run on reader %s (mask %s)",
-				pid, strings.TrimSpace(string(comm)), tid, a.Policy, a.Priority, cpu, formatCPUs(a.CPUs)))
+				pid, strings.TrimSpace(string(comm)), tid, a.Policy, a.Priority, cpuPhrase(on), formatCPUs(a.CPUs)))
 		}
 	}
 	if more > 0 {
@@ -86,13 +83,8 @@ func kthread(pid int) bool {
 	if err != nil {
 		return true
 	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')') // comm may hold spaces and parentheses
-	if i < 0 {
-		return true
-	}
-	f := strings.Fields(s[i+1:]) // state ppid pgrp session tty_nr tpgid flags …
-	if len(f) < 7 {
+	var f [7]string // f[6] is field 9, flags
+	if _, err := procstat.Fields(string(b), f[:], 7); err != nil {
 		return true
 	}
 	flags, err := strconv.ParseUint(f[6], 10, 64)

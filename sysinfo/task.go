@@ -3,6 +3,7 @@ package sysinfo
 import (
 	"errors"
 	"fmt"
+	"github.com/rtload/rtload/internal/procstat"
 	"io"
 	"os"
 	"strconv"
@@ -134,22 +135,9 @@ func parseTaskStatus(s string) (vol, invol uint64, err error) {
 // /proc/…/stat line. Field 2, the command in parentheses, may hold spaces
 // and parentheses itself: the fields after it are counted from its last ')'.
 func parseTaskStatFaults(s string) (minflt, majflt uint64, err error) {
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, 0, errors.New("no ')' after the command")
-	}
 	var f [10]string // f[0] is field 3 (state)
-	n, rest := 0, s[i+1:]
-	for n < len(f) {
-		var w string
-		if w, rest = nextFieldString(rest); w == "" {
-			break
-		}
-		f[n] = w
-		n++
-	}
-	if n < 10 {
-		return 0, 0, fmt.Errorf("%d fields after the command, want ≥ 10", n)
+	if _, err := procstat.Fields(s, f[:], 10); err != nil {
+		return 0, 0, err
 	}
 	if minflt, err = strconv.ParseUint(f[10-3], 10, 64); err != nil {
 		return 0, 0, fmt.Errorf("minflt: %w", err)
