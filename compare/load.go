@@ -3,7 +3,6 @@ package compare
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -65,7 +64,7 @@ func Load(dirs, labels []string) ([]Run, error) {
 		runs[i] = Run{Label: labels[i], Dir: d, Summary: s, Wakeups: map[ReaderIndex][]record.Wakeup{}}
 		runs[i].loadProfiles()
 		base := d
-		if fi, err := os.Stat(d); err == nil && !fi.IsDir() {
+		if !results.IsDir(d) {
 			base = filepath.Dir(d)
 		}
 		for ti, t := range s.Trials {

@@ -256,6 +256,8 @@ func (s *Summary) check() error {
 	if err := s.checkProfiles(); err != nil {
 		return err
 	}
+	var hh hdrHeader
+	defer hh.close()
 	trials := make([]*Trial, 0, len(s.Trials)+len(s.ProfiledTrials))
 	for i := range s.Trials {
 		trials = append(trials, &s.Trials[i])
@@ -268,8 +270,13 @@ func (s *Summary) check() error {
 			return fmt.Errorf("trial %d: %d entries, more than the limit of %d", i, n, MaxReaders)
 		}
 		for j := range t.Readers {
-			if err := t.Readers[j].check(); err != nil {
+			if err := t.Readers[j].check(&hh); err != nil {
 				return fmt.Errorf("trial %d reader %d: %w", i, j, err)
+			}
+		}
+		for j, tr := range t.Traffic {
+			if err := hh.check(tr.SendLag.HDR); err != nil {
+				return fmt.Errorf("trial %d traffic %d: send_lag: %w", i, j, err)
 			}
 		}
 		for j, p := range t.Probes {
@@ -285,12 +292,24 @@ func (s *Summary) check() error {
 					return fmt.Errorf("trial %d probe %d: %w", i, j, err)
 				}
 			}
+			encs := []string{}
+			for _, sz := range p.Sizes {
+				encs = append(encs, sz.PerWrite.HDR)
+			}
+			if p.FileWrite != nil {
+				encs = append(encs, p.FileWrite.PerWrite.HDR)
+			}
+			for _, enc := range encs {
+				if err := hh.check(enc); err != nil {
+					return fmt.Errorf("trial %d probe %d: per_write: %w", i, j, err)
+				}
+			}
 		}
 	}
 	return nil
 }
 
-func (r *Reader) check() error {
+func (r *Reader) check(hh *hdrHeader) error {
 	hists := map[string]record.Snapshot{"per_call.all": r.PerCall.All, "per_call.data": r.PerCall.Data, "per_call.eagain": r.PerCall.EAGAIN}
 	if c := r.PerCallClass; c != nil {
 		hists["per_call_class.warm_eagain"], hists["per_call_class.cold_eagain"] = c.Warm, c.Cold
@@ -305,6 +324,9 @@ func (r *Reader) check() error {
 		"drain": r.Drain.HDR, "one_way_delay": r.OneWayDelay.HDR} {
 		if len(enc) > MaxHDRBytes {
 			return fmt.Errorf("%s: hdr encoding of %d bytes, more than the limit of %d", name, len(enc), MaxHDRBytes)
+		}
+		if err := hh.check(enc); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
 	if len(r.WakeupLog) > MaxWakeupLogFiles {
