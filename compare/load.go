@@ -48,6 +48,7 @@ func Load(dirs, labels []string) ([]Run, error) {
 		return nil, err
 	}
 	runs := make([]Run, len(dirs))
+	rows := results.NewRowBudget()
 	for i, d := range dirs {
 		if s, ok, err := readForeign(d); ok {
 			if err != nil {
@@ -72,7 +73,7 @@ func Load(dirs, labels []string) ([]Run, error) {
 				if len(rd.WakeupLog) == 0 {
 					continue
 				}
-				w, _, err := results.ReaderWakeups(base, rd)
+				w, _, err := rows.ReaderWakeups(base, rd)
 				if err != nil {
 					runs[i].Notes = append(runs[i].Notes, err.Error())
 					continue

@@ -127,6 +127,37 @@ func ReadWakeupLog(dir, base string) ([]record.Wakeup, ReadStats, error) {
 // Every file is opened as Source.Open opens it (a link, a FIFO or a
 // device is refused), and the rows read are bounded (see ReadWakeups).
 func ReaderWakeups(dir string, r Reader) ([]record.Wakeup, ReadStats, error) {
+	return readerWakeups(dir, r, MaxWakeupRows)
+}
+
+// MaxWakeupRowsTotal is the most wakeup rows a RowBudget lets one command
+// read over all readers (~1.9 GiB in memory): a summary may list the same
+// log for thousands of readers.
+const MaxWakeupRowsTotal = 1 << 25
+
+// RowBudget bounds the wakeup rows one command reads, over every reader
+// of every results directory it reads (NewRowBudget: MaxWakeupRowsTotal).
+// Not safe for concurrent use.
+type RowBudget struct{ left int }
+
+// NewRowBudget returns a budget of MaxWakeupRowsTotal rows.
+func NewRowBudget() *RowBudget { return &RowBudget{left: MaxWakeupRowsTotal} }
+
+// ReaderWakeups is results.ReaderWakeups taking the rows read from the
+// budget: a log that would pass what is left is refused with an error
+// naming the limit (and takes nothing).
+func (b *RowBudget) ReaderWakeups(dir string, r Reader) ([]record.Wakeup, ReadStats, error) {
+	if b.left <= 0 {
+		return nil, ReadStats{}, fmt.Errorf("wakeup log of %s not read: %d rows read already, the most one command reads", termsafe.Escape(r.Name), MaxWakeupRowsTotal)
+	}
+	rows, st, err := readerWakeups(dir, r, min(MaxWakeupRows, b.left))
+	if err == nil {
+		b.left -= len(rows)
+	}
+	return rows, st, err
+}
+
+func readerWakeups(dir string, r Reader, maxRows int) ([]record.Wakeup, ReadStats, error) {
 	if len(r.WakeupLog) == 0 {
 		return nil, ReadStats{}, nil
 	}
@@ -144,7 +175,7 @@ func ReaderWakeups(dir string, r Reader) ([]record.Wakeup, ReadStats, error) {
 			}
 		}
 	}
-	return readWakeups(func(string) (*Source, error) { return src, nil }, files)
+	return readWakeups(func(string) (*Source, error) { return src, nil }, files, maxRows)
 }
 
 // MaxWakeupChunkBytes is the most bytes one gzip-compressed wakeup-log
@@ -191,12 +222,12 @@ func ReadWakeups(dir string, files []string) ([]record.Wakeup, ReadStats, error)
 		}
 		srcs[sub] = s
 		return s, nil
-	}, files)
+	}, files, MaxWakeupRows)
 }
 
 // readWakeups is ReadWakeups with the directory of each file (a name's
-// directory part, "" for a plain name) opened by open.
-func readWakeups(open func(sub string) (*Source, error), files []string) ([]record.Wakeup, ReadStats, error) {
+// directory part, "" for a plain name) opened by open, at most maxRows rows.
+func readWakeups(open func(sub string) (*Source, error), files []string, maxRows int) ([]record.Wakeup, ReadStats, error) {
 	var st ReadStats
 	var out []record.Wakeup
 	for i, name := range files {
@@ -205,7 +236,7 @@ func readWakeups(open func(sub string) (*Source, error), files []string) ([]reco
 		if err != nil {
 			return nil, st, err
 		}
-		torn, err := readWakeupFile(src, base, i == len(files)-1, &out)
+		torn, err := readWakeupFile(src, base, i == len(files)-1, &out, maxRows)
 		if err != nil {
 			return nil, st, err
 		}
@@ -218,20 +249,27 @@ func readWakeups(open func(sub string) (*Source, error), files []string) ([]reco
 
 // readWakeupFile appends the rows of one file to out; last allows a torn
 // tail, which it skips and returns as torn rows.
-func readWakeupFile(src *Source, name string, last bool, out *[]record.Wakeup) (torn int, err error) {
+func readWakeupFile(src *Source, name string, last bool, out *[]record.Wakeup, maxRows int) (torn int, err error) {
 	f, _, err := src.Open(name)
 	if err != nil {
 		return 0, fmt.Errorf("wakeup log: %w", err)
 	}
 	defer f.Close()
-	return ParseWakeupLog(f, termsafe.Escape(src.join(name)), strings.HasSuffix(name, ".gz"), last, out)
+	return parseWakeupLog(f, termsafe.Escape(src.join(name)), strings.HasSuffix(name, ".gz"), last, out, maxRows)
 }
 
 // ParseWakeupLog appends the rows of one wakeup log file read from r
 // (gzip-compressed when gz) to out; name prefixes errors. last allows a
 // torn tail (see ReadWakeups), returned as torn rows. Lines are at most 64
 // KiB; anything else malformed is an error naming the line.
+//
+// A .gz inflates to at most MaxWakeupChunkBytes and MaxInflateRatio times
+// its size (ErrInflateLimit); out holds at most MaxWakeupRows rows.
 func ParseWakeupLog(r io.Reader, name string, gz, last bool, out *[]record.Wakeup) (torn int, err error) {
+	return parseWakeupLog(r, name, gz, last, out, MaxWakeupRows)
+}
+
+func parseWakeupLog(r io.Reader, name string, gz, last bool, out *[]record.Wakeup, maxRows int) (torn int, err error) {
 	if gz {
 		zr, err := Inflate(r, name, MaxWakeupChunkBytes)
 		if err != nil {
@@ -282,8 +320,8 @@ func ParseWakeupLog(r io.Reader, name string, gz, last bool, out *[]record.Wakeu
 		if err != nil {
 			return 0, fmt.Errorf("%s:%d: %w", name, line, err)
 		}
-		if len(*out) >= MaxWakeupRows {
-			return 0, fmt.Errorf("%s:%d: more than %d rows in one reader's wakeup log, more than rtload reads back: refused", name, line, MaxWakeupRows)
+		if len(*out) >= maxRows {
+			return 0, fmt.Errorf("%s:%d: more than %d rows, more wakeups than rtload reads back (at most %d for a reader, %d for a command): refused", name, line, maxRows, MaxWakeupRows, MaxWakeupRowsTotal)
 		}
 		*out = append(*out, w)
 	}
