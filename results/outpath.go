@@ -120,8 +120,8 @@ func checkComponent(orig, dir string) error {
 	if uid, ok := ownerOf(fi); ok && !TrustedOwner(uid) {
 		return &DirError{orig, fmt.Sprintf("component %s is owned by uid %d, not by root or the invoking user: rtload runs as root and does not write under another user's directory; choose a path of your own", dir, uid)}
 	}
-	if m := fi.Mode(); m.Perm()&0o022 != 0 && m&fs.ModeSticky == 0 {
-		return &DirError{orig, fmt.Sprintf("component %s (mode %04o) is writable by group or others without the sticky bit: anyone could swap what lies under it; choose another path or chmod go-w it", dir, m.Perm())}
+	if m := fi.Mode(); m.Perm()&0o002 != 0 && m&fs.ModeSticky == 0 {
+		return &DirError{orig, fmt.Sprintf("component %s (mode %04o) is writable by others without the sticky bit: anyone could swap what lies under it; choose another path or chmod o-w it", dir, m.Perm())}
 	}
 	return nil
 }
@@ -172,8 +172,8 @@ func (d *Dir) checkOutFile(name, path string) error {
 	if uid, ok := ownerOf(fi); ok && !TrustedOwner(uid) {
 		return &DirError{path, fmt.Sprintf("directory %s is owned by uid %d, not by root or the invoking user", d.path, uid)}
 	}
-	if m := fi.Mode(); m.Perm()&0o022 != 0 && m&fs.ModeSticky == 0 {
-		return &DirError{path, fmt.Sprintf("directory %s (mode %04o) is writable by group or others without the sticky bit", d.path, m.Perm())}
+	if m := fi.Mode(); m.Perm()&0o002 != 0 && m&fs.ModeSticky == 0 {
+		return &DirError{path, fmt.Sprintf("directory %s (mode %04o) is writable by others without the sticky bit", d.path, m.Perm())}
 	}
 	lfi, err := d.root.Lstat(name)
 	switch {
