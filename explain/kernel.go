@@ -230,6 +230,7 @@ func topSelf(p *profile.Profile, calls uint64, drain time.Duration) []FuncShare 
 // WriteKernel prints k: the profiled variants and what they sampled, the
 // profiler's cost, and each difference with the functions behind it.
 func WriteKernel(w io.Writer, k *Kernel) error {
+	k = termsafe.Copy(k) // kernel symbols and names from results, escaped for the terminal
 	var b strings.Builder
 	b.WriteString("where in the kernel the time goes (profiled trials, apart from the timed ones):\n")
 	for _, n := range k.Notes {
