@@ -37,18 +37,19 @@ const MaxInflateRatio = 32
 const inflateRatioFloor = 1 << 20
 
 // Inflate returns a reader of the gzip stream r (all its members) that
-// fails with an error wrapping ErrInflateLimit, naming name and the bound,
-// once it has produced more than limit bytes or more than MaxInflateRatio
+// fails with an error wrapping ErrInflateLimit, naming the bound, once it
+// has produced more than limit bytes or more than MaxInflateRatio
 // times the compressed bytes consumed (past inflateRatioFloor). Errors
 // of the stream itself (a bad header, a truncated or corrupt member) are
-// gzip's, prefixed with name.
+// gzip's; Inflate's own are prefixed with name, Read's are not (the caller
+// names the file and the line).
 func Inflate(r io.Reader, name string, limit int64) (io.ReadCloser, error) {
 	cr := &countingReader{r: bufio.NewReaderSize(r, 64<<10)}
 	zr, err := gzip.NewReader(cr)
 	if err != nil {
 		return nil, fmt.Errorf("%s: gzip: %w", name, err)
 	}
-	return &inflater{zr: zr, in: cr, name: name, max: limit}, nil
+	return &inflater{zr: zr, in: cr, max: limit}, nil
 }
 
 // countingReader counts the bytes read through it. It is an
@@ -74,12 +75,11 @@ func (c *countingReader) ReadByte() (byte, error) {
 }
 
 type inflater struct {
-	zr   *gzip.Reader
-	in   *countingReader
-	name string
-	max  int64
-	out  int64
-	err  error
+	zr  *gzip.Reader
+	in  *countingReader
+	max int64
+	out int64
+	err error
 }
 
 func (z *inflater) Read(p []byte) (int, error) {
@@ -95,14 +95,14 @@ func (z *inflater) Read(p []byte) (int, error) {
 	z.out += int64(n)
 	switch {
 	case z.out > z.max:
-		z.err = fmt.Errorf("%s: gzip stream %w of %s inflated: refused (a decompression bomb, or not written by rtload)", z.name, ErrInflateLimit, sizeName(z.max))
+		z.err = fmt.Errorf("gzip stream %w of %s inflated: refused (a decompression bomb, or not written by rtload)", ErrInflateLimit, sizeName(z.max))
 		return 0, z.err
 	case z.out > inflateRatioFloor && z.out > MaxInflateRatio*z.in.n:
-		z.err = fmt.Errorf("%s: gzip stream %w: %d bytes inflated from %d, more than %d× (a decompression bomb: rtload's own files compress far less)", z.name, ErrInflateLimit, z.out, z.in.n, MaxInflateRatio)
+		z.err = fmt.Errorf("gzip stream %w: %d bytes inflated from %d, more than %d× (a decompression bomb: rtload's own files compress far less)", ErrInflateLimit, z.out, z.in.n, MaxInflateRatio)
 		return 0, z.err
 	}
 	if err != nil && !errors.Is(err, io.EOF) {
-		err = fmt.Errorf("%s: gzip: %w", z.name, err)
+		err = fmt.Errorf("gzip: %w", err)
 		z.err = err
 	}
 	return n, err
@@ -117,5 +117,9 @@ func inflateAll(r io.Reader, name string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer zr.Close()
-	return io.ReadAll(zr)
+	data, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return data, nil
 }

@@ -126,17 +126,33 @@ func checkComponent(orig, dir string) error {
 	return nil
 }
 
+// OutputError is a refusal of a file a command would write outside a
+// results directory (plot --out): Path, and the Reason. It matches
+// ErrUnsafeDir, as every refusal of an output path does.
+type OutputError struct {
+	Path, Reason string
+}
+
+func (e *OutputError) Error() string { return "output file " + e.Path + ": " + e.Reason }
+
+// Is matches ErrUnsafeDir.
+func (e *OutputError) Is(target error) bool { return target == ErrUnsafeDir }
+
 // WriteOutputFile writes data to the file path the way every file rtload
 // writes is written (as Dir.WriteFile: a fresh temporary file created
 // O_EXCL|O_NOFOLLOW in the file's directory, fsynced, renamed over path),
 // after CheckOutPath. An existing path must be a regular file owned by root
 // or the invoking user: a symlink (to anything), a FIFO, a device or
-// another user's file is refused with *DirError (ErrUnsafeDir), and the
+// another user's file is refused with *OutputError (ErrUnsafeDir), and the
 // file a planted link points to is never written. Missing directories
 // above path are not created. Used for every file a command writes outside
 // a results directory (plot's image).
 func WriteOutputFile(path string, data []byte) error {
 	if err := CheckOutPath(path); err != nil {
+		var de *DirError
+		if errors.As(err, &de) {
+			return &OutputError{path, de.Reason}
+		}
 		return err
 	}
 	dir, name := filepath.Split(path)
@@ -144,7 +160,7 @@ func WriteOutputFile(path string, data []byte) error {
 		dir = "."
 	}
 	if err := checkName(name); err != nil {
-		return &DirError{path, "is not a file path"}
+		return &OutputError{path, "is not a file path"}
 	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
@@ -170,10 +186,10 @@ func (d *Dir) checkOutFile(name, path string) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if uid, ok := ownerOf(fi); ok && !TrustedOwner(uid) {
-		return &DirError{path, fmt.Sprintf("directory %s is owned by uid %d, not by root or the invoking user", d.path, uid)}
+		return &OutputError{path, fmt.Sprintf("directory %s is owned by uid %d, not by root or the invoking user", d.path, uid)}
 	}
 	if m := fi.Mode(); m.Perm()&0o002 != 0 && m&fs.ModeSticky == 0 {
-		return &DirError{path, fmt.Sprintf("directory %s (mode %04o) is writable by others without the sticky bit", d.path, m.Perm())}
+		return &OutputError{path, fmt.Sprintf("directory %s (mode %04o) is writable by others without the sticky bit", d.path, m.Perm())}
 	}
 	lfi, err := d.root.Lstat(name)
 	switch {
@@ -183,12 +199,12 @@ func (d *Dir) checkOutFile(name, path string) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	case lfi.Mode()&fs.ModeSymlink != 0:
 		to, _ := os.Readlink(path)
-		return &DirError{path, fmt.Sprintf("is a symlink (to %s): refused because rtload runs as root and never writes through a link; remove it or choose another name", to)}
+		return &OutputError{path, fmt.Sprintf("is a symlink (to %s): refused because rtload runs as root and never writes through a link; remove it or choose another name", to)}
 	case !lfi.Mode().IsRegular():
-		return &DirError{path, "is " + filekind.Of(lfi.Mode()) + ", not a file rtload may replace"}
+		return &OutputError{path, "is " + filekind.Of(lfi.Mode()) + ", not a file rtload may replace"}
 	}
 	if uid, ok := ownerOf(lfi); ok && !TrustedOwner(uid) {
-		return &DirError{path, fmt.Sprintf("exists, owned by uid %d, not by root or the invoking user: rtload does not replace another user's file", uid)}
+		return &OutputError{path, fmt.Sprintf("exists, owned by uid %d, not by root or the invoking user: rtload does not replace another user's file", uid)}
 	}
 	return nil
 }

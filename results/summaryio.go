@@ -134,7 +134,7 @@ func ReadSummaryStat(path string) (*Summary, SummaryStat, error) {
 	var f *os.File
 	var fi fs.FileInfo
 	var err error
-	if IsDir(path) {
+	if IsDir(path) && filepath.Base(path) != SummaryFile {
 		if src, err = OpenSource(path); err == nil {
 			f, fi, err = src.Open(SummaryFile)
 		}
