@@ -84,12 +84,12 @@ func describeOrders(spec *scenario.Spec, trials []scenario.Trial) string {
 	for _, t := range trials {
 		variants[t.Variant] = true
 	}
-	fmt.Fprintf(&b, "  scenario %s: %d trials (%d variants)", e(spec.Name), len(trials), len(variants))
+	fmt.Fprintf(&b, "  scenario %s: %s (%s)", e(spec.Name), plural(len(trials), "trial"), plural(len(variants), "variant"))
 	if spec.Duration == 0 {
 		b.WriteString(", a soak: until stopped\n")
 	} else {
-		fmt.Fprintf(&b, " of %v (+%v warm-up) each, about %v in all\n", time.Duration(spec.Duration), time.Duration(spec.Warmup),
-			(time.Duration(spec.Duration+spec.Warmup) * time.Duration(len(trials))).Round(time.Second))
+		all := time.Duration(spec.Duration+spec.Warmup) * time.Duration(len(trials))
+		fmt.Fprintf(&b, " of %v (+%v warm-up) each, %v in all\n", time.Duration(spec.Duration), time.Duration(spec.Warmup), all.Round(10*time.Millisecond))
 	}
 	seen := map[string]bool{}
 	for _, t := range trials {
@@ -100,17 +100,17 @@ func describeOrders(spec *scenario.Spec, trials []scenario.Trial) string {
 		s := &t.Spec
 		fmt.Fprintf(&b, "  variant %s:\n", e(t.Variant))
 		for _, r := range s.Readers {
-			fmt.Fprintf(&b, "    reader %s: %s %d on CPU %s, every %v\n", e(r.Name), r.Policy, r.Priority, r.CPU, time.Duration(r.Period))
+			fmt.Fprintf(&b, "    reader %s: %s on CPU %s, every %v\n", e(r.Name), sched(r.Policy.String(), r.Priority, 0), r.CPU, time.Duration(r.Period))
 		}
 		for i, n := range s.Noise {
-			fmt.Fprintf(&b, "    noise[%d] %s: %d threads on CPUs %s, %s %d", i, n.Kind, n.Threads, cpus(n.CPUs), n.Policy, n.Priority)
+			fmt.Fprintf(&b, "    noise[%d] %s: %s on CPUs %s, %s", i, n.Kind, plural(n.Threads, "thread"), cpus(n.CPUs), sched(n.Policy.String(), n.Priority, n.Nice))
 			if n.Kind == scenario.NoiseFileWrite {
 				fmt.Fprintf(&b, ", writes files in %s", dirName(n.Dir))
 			}
 			b.WriteString("\n")
 		}
 		for _, p := range s.Probes {
-			fmt.Fprintf(&b, "    probe %s: %s, %s %d", e(p.Name), p.Kind, p.Policy, p.Priority)
+			fmt.Fprintf(&b, "    probe %s: %s, %s", e(p.Name), p.Kind, sched(p.Policy.String(), p.Priority, 0))
 			if p.CPU != nil {
 				fmt.Fprintf(&b, " on CPU %d", *p.CPU)
 			}
@@ -145,6 +145,18 @@ func describeOrders(spec *scenario.Spec, trials []scenario.Trial) string {
 	return b.String()
 }
 
+// sched names a policy as sched(7) does, with its priority (real-time)
+// or nice value.
+func sched(policy string, prio, nice int) string {
+	switch policy {
+	case "fifo", "rr":
+		return fmt.Sprintf("SCHED_%s priority %d", strings.ToUpper(policy), prio)
+	case "":
+		return "SCHED_OTHER"
+	}
+	return fmt.Sprintf("SCHED_%s nice %d", strings.ToUpper(policy), nice)
+}
+
 // dirName is a file-write directory as the engine uses it.
 func dirName(dir string) string {
 	if dir == "" {
@@ -175,4 +187,12 @@ func rate(t scenario.Traffic) float64 {
 		return float64(time.Second) / float64(t.Interval)
 	}
 	return 0
+}
+
+// plural is "1 trial", "3 trials".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
 }
