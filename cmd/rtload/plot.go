@@ -42,8 +42,8 @@ latency CDFs. The --out extension picks the format: .png or .svg.`,
 			}
 			defer startBudget(cmd.ErrOrStderr(), "plot", budget).end()
 			cols, err := plot.Load(args, ls)
-			if err != nil {
-				return err
+			if err != nil { // not a readable results directory: bad input (2), as for compare
+				return usageError{err}
 			}
 			return plot.Render(cols, o)
 		},
