@@ -140,7 +140,7 @@ func describeOrders(spec *scenario.Spec, trials []scenario.Trial) string {
 		b.WriteString("  allows real-time noise (allow_rt_noise)\n")
 	}
 	if spec.Profile.Enabled {
-		fmt.Fprintf(&b, "  samples the readers with perf_event (%s)\n", spec.Profile.Event)
+		fmt.Fprintf(&b, "  samples the readers with perf_event (%s)\n", e(fmt.Sprint(spec.Profile.Event)))
 	}
 	return b.String()
 }
