@@ -103,40 +103,57 @@ func (s *Source) join(name string) string { return filepath.Join(s.path, name) }
 // a file name (no "/"). A name that is a symlink (to anything, inside the
 // directory or not), a FIFO, a socket, a device or a directory is refused
 // with *FileError (ErrRefusedFile) before it is opened; so is one swapped
-// for another file between the check and the open (the descriptor's fstat
-// must show the same regular file). A missing name wraps fs.ErrNotExist.
+// for another file between the check and the open three times running
+// (the descriptor's fstat must show the same regular file lstat saw; once
+// is a soak's checkpoint renamed over it). A missing name wraps
+// fs.ErrNotExist.
 // The returned FileInfo is the open descriptor's.
 func (s *Source) Open(name string) (*os.File, fs.FileInfo, error) {
 	if err := checkName(name); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", termsafe.Escape(s.join(name)), err)
 	}
+	// A soak's checkpoint renames a new summary.json over the old one: a
+	// file replaced between the lstat and the open is looked at again, a
+	// few times, before it is refused.
+	for range 3 {
+		f, fi, same, err := s.open(name)
+		if err != nil || same {
+			return f, fi, err
+		}
+	}
+	return nil, nil, &FileError{s.join(name), "changed while it was opened, three times (a symlink swapped in?): refused"}
+}
+
+// open is one try of Open; same is false (and the file closed) when the
+// file opened is not the one lstat saw.
+func (s *Source) open(name string) (f *os.File, fi fs.FileInfo, same bool, err error) {
 	lfi, err := s.root.Lstat(name)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", termsafe.Escape(s.join(name)), unwrapPath(err))
+		return nil, nil, false, fmt.Errorf("%s: %w", termsafe.Escape(s.join(name)), unwrapPath(err))
 	}
 	if err := refuseKind(s.join(name), lfi.Mode()); err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	// os.Root adds O_NOFOLLOW to the last component; O_NONBLOCK keeps a
 	// FIFO swapped in since the lstat from blocking the open.
-	f, err := s.root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err = s.root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", termsafe.Escape(s.join(name)), unwrapPath(err))
+		return nil, nil, false, fmt.Errorf("%s: %w", termsafe.Escape(s.join(name)), unwrapPath(err))
 	}
-	fi, err := f.Stat()
+	fi, err = f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, nil, fmt.Errorf("%s: %w", termsafe.Escape(s.join(name)), err)
+		return nil, nil, false, fmt.Errorf("%s: %w", termsafe.Escape(s.join(name)), err)
 	}
 	if err := refuseKind(s.join(name), fi.Mode()); err != nil {
 		f.Close()
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	if !os.SameFile(fi, lfi) {
 		f.Close()
-		return nil, nil, &FileError{s.join(name), "changed while it was opened (a symlink swapped in?): refused"}
+		return nil, nil, false, nil
 	}
-	return f, fi, nil
+	return f, fi, true, nil
 }
 
 // refuseKind refuses a file mode other than a regular file.
