@@ -14,8 +14,13 @@ FUZZMINTIME ?= 2s
 # Scenario and flags for `make run`.
 SCENARIO ?=
 RUNFLAGS ?=
+# `make image`: the image's name (tagged :latest and :$(VERSION)), the tool
+# that builds it (podman, else docker), and its build context.
+IMAGE       ?= localhost/rtload
+IMAGE_TOOL  ?= $(shell command -v podman || command -v docker)
+IMAGE_CTX   ?= bin/image
 
-.PHONY: help build run test bench bench-quick bench-wakesplit bench-tools lint fuzz cross clean
+.PHONY: help build run image test bench bench-quick bench-wakesplit bench-tools lint fuzz cross clean
 
 ## help: list the targets
 help:
@@ -28,6 +33,15 @@ build:
 ## run: run the default scenario (seed 000, laight-450; needs root for SCHED_FIFO) and print its table
 run: build
 	./$(BIN) run $(SCENARIO) $(RUNFLAGS)
+
+## image: the FROM-scratch image from a static binary built here (podman, or docker): no registry needed; labels carry the version
+image:
+	@test -n "$(IMAGE_TOOL)" || { echo "make image: neither podman nor docker found (apt-get install podman)"; exit 1; }
+	rm -rf $(IMAGE_CTX)
+	sh deploy/rootfs.sh $(IMAGE_CTX)/rootfs $(VERSION)
+	$(IMAGE_TOOL) build -f deploy/Containerfile.prebuilt --build-arg VERSION=$(VERSION) \
+		-t $(IMAGE):latest -t $(IMAGE):$(VERSION) $(IMAGE_CTX)
+	rm -rf $(IMAGE_CTX)
 
 # RTPKGS run SCHED_FIFO threads on CPU 1 (readers, senders, probes, noise,
 # whole rtload runs): one package at a time, so that no test's real-time
