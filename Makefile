@@ -15,10 +15,12 @@ FUZZMINTIME ?= 2s
 SCENARIO ?=
 RUNFLAGS ?=
 # `make image`: the image's name (tagged :latest and :$(VERSION)), the tool
-# that builds it (podman, else docker), and its build context.
+# that builds it (podman, else docker), its build context, and extra flags
+# for the build (e.g. IMAGE_BUILD_FLAGS=--layers=false: no cached layers).
 IMAGE       ?= localhost/rtload
 IMAGE_TOOL  ?= $(shell command -v podman || command -v docker)
 IMAGE_CTX   ?= bin/image
+IMAGE_BUILD_FLAGS ?=
 
 .PHONY: help build run image test bench bench-quick bench-wakesplit bench-tools lint fuzz cross clean
 
@@ -39,7 +41,7 @@ image:
 	@test -n "$(IMAGE_TOOL)" || { echo "make image: neither podman nor docker found (apt-get install podman)"; exit 1; }
 	rm -rf $(IMAGE_CTX)
 	sh deploy/rootfs.sh $(IMAGE_CTX)/rootfs $(VERSION)
-	$(IMAGE_TOOL) build -f deploy/Containerfile.prebuilt --build-arg VERSION=$(VERSION) \
+	$(IMAGE_TOOL) build $(IMAGE_BUILD_FLAGS) -f deploy/Containerfile.prebuilt --build-arg VERSION=$(VERSION) \
 		-t $(IMAGE):latest -t $(IMAGE):$(VERSION) $(IMAGE_CTX)
 	rm -rf $(IMAGE_CTX)
 
