@@ -229,8 +229,8 @@ func namespaceProblems(ck *checks, m machine) {
 	c := m.container
 	const op = "unshare(CLONE_NEWNET) for network.namespace: private"
 	if !m.sysAdmin {
-		ck.add(&rt.PrivilegeError{Op: op, Cap: "CAP_SYS_ADMIN (run as root; --allow-degraded cannot replace a private namespace)",
-			Hint: containerHint(c, "--cap-add SYS_ADMIN (or --privileged)", "securityContext.privileged: true")}, false)
+		ck.add(&rt.PrivilegeError{Op: op, Cap: "CAP_SYS_ADMIN (--allow-degraded cannot replace a private namespace)",
+			Hint: orHost(containerHint(c, "--cap-add SYS_ADMIN (or --privileged)", "securityContext.privileged: true"), "run as root")}, false)
 	}
 	mountOp := "mount --bind /proc/thread-self/ns/net " + netns.Dir + "/<name> for network.namespace: private"
 	if mt, ok := sysinfo.MountOf(m.mounts, netns.Dir); ok && mt.ReadOnly() {
@@ -264,8 +264,8 @@ func deniesMount(label string) string {
 func tapProblems(ck *checks, m machine) {
 	c := m.container
 	if !m.netAdmin {
-		ck.add(&rt.PrivilegeError{Op: "TUNSETIFF for tap endpoints", Cap: "CAP_NET_ADMIN (run as root; --allow-degraded cannot replace tap devices)",
-			Hint: containerHint(c, "--cap-add NET_ADMIN --device /dev/net/tun", "securityContext.capabilities.add: [NET_ADMIN], and /dev/net/tun (privileged, or a device plugin)")}, false)
+		ck.add(&rt.PrivilegeError{Op: "TUNSETIFF for tap endpoints", Cap: "CAP_NET_ADMIN (--allow-degraded cannot replace tap devices)",
+			Hint: orHost(containerHint(c, "--cap-add NET_ADMIN --device /dev/net/tun", "securityContext.capabilities.add: [NET_ADMIN], and /dev/net/tun (privileged, or a device plugin)"), "run as root")}, false)
 	}
 	switch err := m.tunErr; {
 	case err == nil:
