@@ -229,8 +229,8 @@ func TestPreflightContainer(t *testing.T) {
 		// budget: the parent is named, with the files to write in order.
 		{"host: a nested cgroup under a parent of 0", func() machine {
 			m := machineFiles(fstest.MapFS{
-				"proc/self/cgroup":    {Data: []byte("1:cpu:/lab/run1\n")},
-				"proc/self/mountinfo": {Data: []byte("30 25 0:29 / /sys/fs/cgroup/cpu rw,relatime shared:10 - cgroup cgroup rw,cpu\n")},
+				"proc/self/cgroup":                             {Data: []byte("1:cpu:/lab/run1\n")},
+				"proc/self/mountinfo":                          {Data: []byte("30 25 0:29 / /sys/fs/cgroup/cpu rw,relatime shared:10 - cgroup cgroup rw,cpu\n")},
 				"sys/fs/cgroup/cpu/cpu.rt_runtime_us":          {Data: []byte("950000\n")},
 				"sys/fs/cgroup/cpu/lab/cpu.rt_runtime_us":      {Data: []byte("0\n")},
 				"sys/fs/cgroup/cpu/lab/run1/cpu.rt_runtime_us": {Data: []byte("0\n")},

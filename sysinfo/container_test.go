@@ -73,7 +73,7 @@ func TestDetectContainer(t *testing.T) {
 			"proc/self/environ":                   file("PATH=/bin\x00container=podman\x00"),
 			"sys/fs/cgroup/cpu/cpu.rt_runtime_us": file("950000\n"),
 		}, Container{Runtime: "podman", Cgroup: "/", RTRuntimeUs: 950000, RTRuntimeKnown: true,
-			Evidence: []string{"environment container=podman"},
+			Evidence:  []string{"environment container=podman"},
 			RTBudgets: []RTBudget{{Cgroup: "/", File: "/sys/fs/cgroup/cpu/cpu.rt_runtime_us", RuntimeUs: 950000, Known: true}}}},
 		{"kubernetes pod", fstest.MapFS{
 			"proc/self/environ":                file("KUBERNETES_SERVICE_HOST=10.0.0.1\x00HOME=/\x00"),
