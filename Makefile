@@ -50,9 +50,9 @@ image:
 # threads share CPU 1 with another package's and take its latencies, send
 # lag or check verdicts (with go test's default of 2 packages at once,
 # TestCheckGate judged an identical rerun slower, +80% wakeup p99, and a
-# sender 213 ms late, while engine's tests ran beside it). deploy/container
+# sender 213 ms late, while engine's tests ran beside it). deploy/containers
 # runs whole rtload runs in containers (podman). The rest run 2 at a time.
-RTPKGS = ./engine ./cmd/rtload ./deploy/ansible ./deploy/container ./noise ./profile/sampler ./rt ./probe ./workload
+RTPKGS = ./engine ./cmd/rtload ./deploy/ansible ./deploy/containers ./noise ./profile/sampler ./rt ./probe ./workload
 
 ## test: all tests with the race detector (the real-time packages one at a time), the allocation bounds without it, then one iteration of every benchmark
 test:

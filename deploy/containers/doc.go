@@ -1,4 +1,4 @@
-// Package container holds no Go code: its tests run rtload's image for
+// Package containers holds no Go code: its tests run rtload's image for
 // real with podman, the way a user on a Kubernetes node or a CI runner
 // meets rtload.
 //
@@ -31,4 +31,4 @@
 // The tests need root and podman (.ci/run installs podman and runc from
 // Debian) and skip, saying why, only where podman cannot run a container
 // at all. Every container, image tag and cgroup they make is removed.
-package container
+package containers
