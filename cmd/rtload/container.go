@@ -53,8 +53,9 @@ func resultsOwner(c sysinfo.Container, euid int, path string) owner {
 // volumeNote says, in container c, where the results directory path is
 // on the host: the mount holding it (mounts, from mountinfo) is a volume,
 // a directory of the host's filesystem bind-mounted in; or a warning that
-// it is in the container's own filesystem, gone with the container. o
-// adds who the results will belong to. "" outside a container.
+// it is in the container's own overlay filesystem, gone with the
+// container. o adds who the results will belong to. "" outside a
+// container, and for a root filesystem that is not an overlay.
 func volumeNote(c sysinfo.Container, mounts []sysinfo.Mount, path string, o owner) string {
 	if !c.In() {
 		return ""
@@ -64,7 +65,12 @@ func volumeNote(c sysinfo.Container, mounts []sysinfo.Mount, path string, o owne
 		return ""
 	}
 	m, ok := sysinfo.MountOf(mounts, abs)
-	if !ok || m.Point == "/" {
+	switch {
+	case !ok:
+		return ""
+	case m.Point == "/" && m.FSType != "overlay" && m.FSType != "aufs":
+		return "" // a root filesystem of its own (a VM image), not the image's layers
+	case m.Point == "/":
 		return fmt.Sprintf("warning: results: %s is in this container's own filesystem, not on a volume: it goes when the container is removed; mount a host directory there (podman/docker run -v ./results:%s)",
 			abs, filepath.Dir(abs))
 	}

@@ -17,24 +17,28 @@ func TestVolumeNote(t *testing.T) {
 	podman := sysinfo.Container{Runtime: "podman"}
 	mounts := sysinfo.ParseMountinfo("77 50 0:40 / / rw,nodev,relatime - overlay overlay rw\n" +
 		"98 77 254:0 /home/me/results /results rw,relatime - ext4 /dev/vda rw\n")
+	ext4Root := sysinfo.ParseMountinfo("27 1 254:0 / / rw,relatime - ext4 /dev/vda rw\n")
 	tests := []struct {
-		name string
-		c    sysinfo.Container
-		path string
-		o    owner
-		want string
+		name   string
+		c      sysinfo.Container
+		mounts []sysinfo.Mount
+		path   string
+		o      owner
+		want   string
 	}{
-		{"a volume", podman, "/results/timer-only-1", owner{},
+		{"a volume", podman, mounts, "/results/timer-only-1", owner{},
 			"results: /results/timer-only-1 in this container (podman); on the host /home/me/results/timer-only-1 (the volume at /results is that directory of /dev/vda)"},
-		{"handed over", podman, "/results/timer-only-1", owner{uid: 1000, gid: 1000, from: "/results", ok: true},
+		{"handed over", podman, mounts, "/results/timer-only-1", owner{uid: 1000, gid: 1000, from: "/results", ok: true},
 			"/home/me/results/timer-only-1 (the volume at /results is that directory of /dev/vda); given to uid 1000 gid 1000, the owner of /results, when the run ends"},
-		{"not on a volume", podman, "/tmp/out", owner{},
+		{"not on a volume", podman, mounts, "/tmp/out", owner{},
 			"warning: results: /tmp/out is in this container's own filesystem, not on a volume: it goes when the container is removed; mount a host directory there (podman/docker run -v ./results:/tmp)"},
-		{"outside a container", sysinfo.Container{}, "/results/x", owner{}, ""},
+		{"outside a container", sysinfo.Container{}, mounts, "/results/x", owner{}, ""},
+		// A VM whose image left /.dockerenv: its root is a disk.
+		{"a root filesystem of its own", podman, ext4Root, "/tmp/out", owner{}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := volumeNote(tt.c, mounts, tt.path, tt.o)
+			got := volumeNote(tt.c, tt.mounts, tt.path, tt.o)
 			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
 				t.Errorf("volumeNote:\n got %q\nwant %q", got, tt.want)
 			}
