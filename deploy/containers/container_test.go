@@ -536,6 +536,18 @@ func (h *host) tap(t *testing.T) {
 	t.Run("privileged", func(t *testing.T) {
 		check(t, h.run(t, t.TempDir(), append([]string{"--privileged"}, h.rt...), args...))
 	})
+	// --read-only without podman's tmpfs on /run: the namespace cannot be
+	// bind-mounted in /run/netns. Preflight says so and names --tmpfs
+	// /run, which then works.
+	t.Run("read-only", func(t *testing.T) {
+		flags := append([]string{"--privileged", "--read-only", "--read-only-tmpfs=false"}, h.rt...)
+		r := h.run(t, t.TempDir(), flags, args...)
+		want := "needs a writable /run/netns (it is on the read-only mount /); in this container (podman): start it with --tmpfs /run"
+		if r.code != 3 || !strings.Contains(r.stderr, want) {
+			t.Fatalf("exit %d, want 3 and %q\nstderr:\n%s", r.code, want, r.stderr)
+		}
+		check(t, h.run(t, t.TempDir(), append(flags, "--tmpfs", "/run"), args...))
+	})
 	t.Run("named", func(t *testing.T) {
 		flags := append(slices.Clone(namedCaps), "--cap-add", "SYS_ADMIN", "--cap-add", "NET_ADMIN", "--device", "/dev/net/tun",
 			"--security-opt", "unmask=/proc/sys")

@@ -13,6 +13,8 @@
 //   - cpuset: --cpuset-cpus N with readers[0].cpu=auto, which must choose N;
 //   - tap: laight-450-tap, privileged, and with only the capabilities,
 //     devices and --security-opt unmask=/proc/sys that preflight names;
+//     read-only (--read-only without podman's tmpfs on /run) refused
+//     naming --tmpfs /run, which then runs;
 //   - unprivileged: a bare `podman run` of laight-450-tap is refused
 //     before anything runs, naming every missing flag at once (exit 3);
 //   - owner: results in a volume owned by another user are that user's,
