@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/rtload/rtload/internal/testutil"
@@ -75,5 +76,29 @@ func TestResultsOwner(t *testing.T) {
 				t.Errorf("resultsOwner = %+v, want %+v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestRefusedAtOnce: an unmet requirement and a missing privilege are
+// refused together, in one message (exit 3), not one layer at a time,
+// before the results directory is made.
+func TestRefusedAtOnce(t *testing.T) {
+	testutil.Requires(t, testutil.Root) // to run rtload as nobody
+	missing := writeScenario(t, "missing.yaml", "requires:\n  config: [CONFIG_RTLOAD_NO_SUCH_OPTION=y]\nreaders: [{}]\n")
+	out := filepath.Join(t.TempDir(), "out")
+	for _, d := range []string{filepath.Dir(missing), filepath.Dir(filepath.Dir(missing))} {
+		os.Chmod(d, 0o755) // nobody reads the scenario
+	}
+	r := rtload(t, &syscall.Credential{Uid: 65534, Gid: 65534}, "run", missing, "--duration", "300ms", "--out", out, "-q")
+	for _, want := range []string{"does not meet 1 requirement", "CONFIG_RTLOAD_NO_SUCH_OPTION=y: ", "needs CAP_SYS_NICE"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("refusal lacks %q", want)
+		}
+	}
+	if r.code != ExitPrivilege || t.Failed() {
+		t.Errorf("exit %d, want %d:\n%s", r.code, ExitPrivilege, r.stderr)
+	}
+	if _, err := os.Lstat(out); err == nil {
+		t.Errorf("a refused run made %s", out)
 	}
 }
