@@ -85,7 +85,11 @@ func setup(t *testing.T) *host {
 	if err != nil {
 		t.Skip("podman not found: the container tests need it (.ci/run installs it: apt-get install podman runc)")
 	}
-	h := &host{podman: podman, image: fmt.Sprintf("localhost/rtload-test-%d", os.Getpid()), name: fmt.Sprintf("rtload-test-%d", os.Getpid())}
+	// --network none: each container's own namespace with only lo (the
+	// scenarios' traffic is loopback or in rtload's namespace), so that
+	// podman makes no bridge, veth or firewall rule on the host.
+	h := &host{podman: podman, image: fmt.Sprintf("localhost/rtload-test-%d", os.Getpid()), name: fmt.Sprintf("rtload-test-%d", os.Getpid()),
+		base: []string{"--network", "none"}}
 	h.build(t)
 	h.canary(t)
 	h.rtBudget(t)
@@ -239,7 +243,7 @@ func (h *host) canary(t *testing.T) {
 		_, stderr, code := h.podmanCmd(runTimeout, args...)
 		if code == 0 {
 			if len(tried) > 0 {
-				t.Logf("containers here need %s (docs/containers.md): %s", strings.Join(h.base, " "), strings.Join(tried, "; "))
+				t.Logf("containers here need %s (docs/containers.md): %s", strings.Join(h.base[2:], " "), strings.Join(tried, "; "))
 			}
 			return
 		}

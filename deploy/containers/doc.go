@@ -20,10 +20,11 @@
 //   - owner: results in a volume owned by another user are that user's,
 //     and the host path is said on stderr; --user runs write as that user.
 //
-// What the test gives every container, found by a first run (a canary):
-// the runc runtime where crun refuses the host's hybrid cgroups, and
-// ulimits within root's hard limits where the runtime may not raise them
-// (no CAP_SYS_RESOURCE). On cgroup v1 with an RT budget per cgroup
+// Every container runs with --network none (no bridge, veth or firewall
+// rule on the host). What the test gives every container besides, found
+// by a first run (a canary): the runc runtime where crun refuses the
+// host's hybrid cgroups, and ulimits within root's hard limits where the
+// runtime may not raise them (no CAP_SYS_RESOURCE). On cgroup v1 with an RT budget per cgroup
 // (CONFIG_RT_GROUP_SCHED), the test makes a parent cgroup of its own with
 // a budget (podman's --cgroup-parent) so that --cpu-rt-runtime can give
 // the containers one, and removes it at the end; rtload itself never
