@@ -184,7 +184,7 @@ func (h *host) checkTree(t *testing.T) {
 	if _, stderr, code := h.podmanCmd(runTimeout, "create", "--name", name, h.image+":latest"); code != 0 {
 		t.Fatalf("podman create: %s", stderr)
 	}
-	defer h.podmanCmd(runTimeout, "rm", "-f", name)
+	defer h.podmanCmd(runTimeout, "rm", "-f", "-v", name)
 	stdout, stderr, code := h.podmanCmd(runTimeout, "export", name)
 	if code != 0 {
 		t.Fatalf("podman export: %s", stderr)
@@ -247,7 +247,7 @@ func (h *host) canary(t *testing.T) {
 			}
 			return
 		}
-		h.podmanCmd(runTimeout, "rm", "-f", h.name+"-canary")
+		h.podmanCmd(runTimeout, "rm", "-f", "-v", h.name+"-canary")
 		switch {
 		case strings.Contains(stderr, "cgroups in hybrid mode not supported") && !slices.Contains(h.base, "--runtime"):
 			if _, err := exec.LookPath("runc"); err != nil {
@@ -420,7 +420,7 @@ func (h *host) run(t *testing.T, vol string, flags []string, args ...string) res
 	cmd = append(cmd, args...)
 	start := time.Now()
 	stdout, stderr, code := h.podmanCmd(runTimeout, cmd...)
-	h.podmanCmd(runTimeout, "rm", "-f", name)
+	h.podmanCmd(runTimeout, "rm", "-f", "-v", name)
 	t.Logf("podman %s: exit %d in %v", strings.Join(cmd, " "), code, time.Since(start).Round(time.Millisecond))
 	return result{code: code, stdout: stdout, stderr: stderr, vol: vol}
 }
