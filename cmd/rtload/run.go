@@ -239,6 +239,8 @@ func execute(cmd *cobra.Command, spec *scenario.Spec, trials []scenario.Trial, f
 		target = defaultOut(spec.Name, now)
 	}
 	own := resultsOwner(env.Container, os.Geteuid(), target)
+	mounts := sysinfo.ReadMounts(os.DirFS("/"))
+	trustVolume(own, mounts)
 	dir, created, err := createOut(f.out, spec.Name, now)
 	if errors.Is(err, results.ErrUnsafeDir) && f.out == "" {
 		return o, usageError{fmt.Errorf("%w (the default results directory: give --out)", err)}
@@ -250,7 +252,7 @@ func execute(cmd *cobra.Command, spec *scenario.Spec, trials []scenario.Trial, f
 	path := dir.Path()
 	o.path = path
 	defer dir.Close()
-	if note := volumeNote(env.Container, sysinfo.ReadMounts(os.DirFS("/")), path, own); note != "" {
+	if note := volumeNote(env.Container, mounts, path, own); note != "" {
 		fmt.Fprintln(errw, note)
 	}
 	removed := false
