@@ -1,0 +1,314 @@
+#!/usr/bin/python3
+# -*- coding: utf-8 -*-
+# rtload role: the controller's side of treating hosts as untrusted (issue 23).
+# Runs on the controller (delegate_to: localhost); stdlib only.
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: rtload_fleet
+short_description: Name, unpack and check rtload results on the controller without trusting the host they came from
+description:
+  - C(action=label) checks a host's C(uname -r) against a strict pattern and returns
+    the controller path C(<fleet_dir>/<host>/<kernel>) built from the inventory name
+    and that validated label only.
+  - C(action=unpack) unpacks a fetched results archive into a new directory. Only
+    directories and regular files are accepted: a symbolic or hard link, a FIFO, a
+    device, an absolute or C(..) name, a duplicate, a name with control characters,
+    or an archive over I(max_bytes) or I(max_members) refuses the whole archive and
+    nothing is left behind. Files are created 0644 with O_EXCL|O_NOFOLLOW, never
+    owned by the archive's owners.
+  - C(action=check_tree) checks that a directory on the controller (a baseline for
+    C(rtload check)) holds only directories and regular files, within the same bounds.
+  - A refusal fails with C(rtload_state) C(rejected) (the host's data) or C(invalid)
+    (the operator's: an inventory name, a baseline) and a message that names each bad
+    member (escaped), never its content or a link's target.
+options:
+  action: {type: str, required: true, choices: [label, unpack, check_tree]}
+  host: {type: str, description: inventory name (label)}
+  kernel: {type: str, description: the host's uname -r output (label)}
+  fleet_dir: {type: path, description: the fleet directory (label)}
+  src: {type: path, description: the archive (unpack) or the directory (check_tree)}
+  dest: {type: path, description: the directory to create (unpack); must not exist}
+  max_bytes: {type: int, default: 17179869184, description: bound on the sum of file sizes}
+  max_members: {type: int, default: 100000, description: bound on the number of entries}
+  remove_src: {type: bool, default: true, description: remove the archive once unpacked (a refused one is kept)}
+"""
+
+import json
+import os
+import re
+import shutil
+import stat
+import tarfile
+import tempfile
+import zlib
+
+from ansible.module_utils.basic import AnsibleModule
+
+# A kernel release as uname(2) gives it (at most 64 bytes): 6.1.0-18-amd64,
+# 5.14.0-362.el9.x86_64, 6.6.0-rc1+, 6.8.0-rt8. It starts with a letter or
+# digit, so "." and ".." cannot match, and ".." anywhere is refused apart.
+KERNEL_LABEL = re.compile(r"[0-9A-Za-z][0-9A-Za-z._+~-]{0,63}")
+KERNEL_ALLOWED = "a letter or digit, then at most 63 of letters, digits and . _ + ~ -, no '..'"
+
+# An inventory name used as a directory: no "/" and not "." or "..".
+HOST_LABEL = re.compile(r"[0-9A-Za-z_][0-9A-Za-z_.:@%+=,-]{0,253}")
+
+# Characters a member name may not hold: C0 and C1 controls, DEL, and the
+# bidirectional overrides that reorder what a terminal shows.
+BAD_CHARS = re.compile(u"[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]")
+
+MAX_DEPTH = 8
+MAX_PROBLEMS = 10
+CHUNK = 1 << 20
+
+
+def shown(s, limit=80):
+    """s escaped for a message: ASCII, quoted, control characters as escapes, at most limit characters of s."""
+    more = "" if len(s) <= limit else u"\u2026 (%d characters)" % len(s)
+    return json.dumps(s[:limit]) + more
+
+
+class Refused(Exception):
+    """The archive or tree is refused; args[0] lists the problems."""
+
+
+def label(module):
+    p = module.params
+    host, kernel, fleet = p["host"] or "", p["kernel"], p["fleet_dir"]
+    if kernel is None or fleet is None:
+        module.fail_json(msg="action=label needs host, kernel and fleet_dir")
+    if not HOST_LABEL.fullmatch(host) or ".." in host:
+        module.fail_json(msg="inventory name %s cannot name a directory on the controller (allowed: letters, digits and _ . : @ %% + = , -; no '..')" % shown(host),
+                         rtload_state="invalid")
+    if not KERNEL_LABEL.fullmatch(kernel) or ".." in kernel:
+        module.fail_json(msg="%s: uname -r printed %s, which is not a kernel release (allowed: %s): "
+                         "it would name a path on the controller, so nothing was run" % (host, shown(kernel), KERNEL_ALLOWED),
+                         rtload_state="rejected")
+    module.exit_json(changed=False, kernel=kernel, local=os.path.join(fleet, host, kernel))
+
+
+def member_name(name):
+    """The member's path relative to the top (no leading './'), or raises Refused."""
+    if BAD_CHARS.search(name):
+        raise Refused("%s: the name holds control characters" % shown(name))
+    if name.startswith("/"):
+        raise Refused("%s: an absolute name" % shown(name))
+    parts = [c for c in name.split("/") if c not in ("", ".")]
+    if any(c == ".." for c in parts):
+        raise Refused("%s: a name with '..'" % shown(name))
+    if len(parts) > MAX_DEPTH:
+        raise Refused("%s: deeper than %d directories" % (shown(name), MAX_DEPTH))
+    return "/".join(parts)
+
+
+def kind(ti):
+    """What a tar member is, in words, for a refusal."""
+    if ti.issym():
+        return "a symbolic link"
+    if ti.islnk():
+        return "a hard link"
+    if ti.isfifo():
+        return "a FIFO"
+    if ti.ischr():
+        return "a character device"
+    if ti.isblk():
+        return "a block device"
+    return "a member of type %r" % ti.type
+
+
+class Bounds:
+    def __init__(self, max_bytes, max_members):
+        self.max_bytes, self.max_members = max_bytes, max_members
+        self.bytes, self.members = 0, 0
+
+    def add(self, name, size):
+        """Counts one entry of size bytes; raises Refused past either bound."""
+        self.members += 1
+        self.bytes += max(0, size)
+        if self.members > self.max_members:
+            raise Refused("more than %d entries (max_members)" % self.max_members)
+        if self.bytes > self.max_bytes:
+            raise Refused("%s: the files add up to more than %d bytes (max_bytes)" % (shown(name), self.max_bytes))
+
+
+def unpack_into(tf, top, bounds):
+    """Extracts tf's members into the new, empty directory top (a descriptor-free walk: every path is one we created)."""
+    problems = []
+    made = set([""])
+    for ti in tf:
+        try:
+            # Counted first, whatever the member is: a refused member's data is
+            # still read through to reach the next header.
+            bounds.add(ti.name, ti.size)
+            rel = member_name(ti.name)
+            if not (ti.isdir() or ti.isreg()):
+                raise Refused("%s: %s" % (shown(rel or "."), kind(ti)))
+            parent = os.path.dirname(rel)
+            if parent not in made:
+                # A file whose directory came without its own member.
+                os.makedirs(os.path.join(top, parent), 0o755, exist_ok=True)
+                acc = ""
+                for c in parent.split("/"):
+                    acc = c if not acc else acc + "/" + c
+                    made.add(acc)
+            if ti.isdir():
+                if rel not in made:
+                    os.mkdir(os.path.join(top, rel), 0o755)
+                    made.add(rel)
+                continue
+            if rel == "" or rel in made:
+                raise Refused("%s: a file where a directory is" % shown(rel or "."))
+            fd = os.open(os.path.join(top, rel), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o644)
+            with os.fdopen(fd, "wb") as out:
+                src = tf.extractfile(ti)
+                left = ti.size
+                while left > 0:
+                    b = src.read(min(CHUNK, left))
+                    if not b:
+                        raise Refused("%s: the archive ends inside this file" % shown(rel))
+                    out.write(b)
+                    left -= len(b)
+        except FileExistsError:
+            problems.append("%s: a duplicate name" % shown(ti.name))
+        except Refused as e:
+            problems.append(e.args[0])
+        except OSError as e:
+            problems.append("%s: %s" % (shown(ti.name), e.strerror))
+        if bounds.members > bounds.max_members or bounds.bytes > bounds.max_bytes:
+            break
+        if len(problems) >= MAX_PROBLEMS:
+            problems.append("… (stopped at %d problems)" % MAX_PROBLEMS)
+            break
+    return problems
+
+
+def unpack(module):
+    p = module.params
+    src, dest = p["src"], p["dest"]
+    if not src or not dest:
+        module.fail_json(msg="action=unpack needs src and dest")
+    dest = dest.rstrip("/")
+    if os.path.lexists(dest):
+        module.fail_json(msg="%s already exists: results are never unpacked over others" % dest)
+    tmp = tempfile.mkdtemp(prefix="." + os.path.basename(dest) + ".unpacking-", dir=os.path.dirname(dest))
+    bounds = Bounds(p["max_bytes"], p["max_members"])
+    problems = []
+    try:
+        try:
+            # Streaming ("r|gz"): one pass, nothing kept but the member headers.
+            with tarfile.open(src, mode="r|gz") as tf:
+                problems = unpack_into(tf, tmp, bounds)
+        except (tarfile.TarError, EOFError, OSError, ValueError, zlib.error) as e:
+            problems.append("not a readable .tar.gz: %s" % shown(str(e), 200))
+        if not problems:
+            os.chmod(tmp, 0o755)
+            os.rename(tmp, dest)
+    finally:
+        if problems or os.path.lexists(tmp):
+            shutil.rmtree(tmp, ignore_errors=True)
+    if problems:
+        module.fail_json(msg="results archive %s refused, nothing unpacked (the archive is kept for a look): %s "
+                         "(a results directory holds only directories and regular files)" % (src, "; ".join(problems)),
+                         rtload_state="rejected", problems=problems)
+    if p["remove_src"]:
+        os.unlink(src)
+    module.exit_json(changed=True, dest=dest, files=bounds.members, bytes=bounds.bytes, summary=summary_flags(dest))
+
+
+def summary_flags(dest):
+    """degraded and stopped from dest/summary.json (bounded like rtload's own reader), as booleans, or None each."""
+    path = os.path.join(dest, "summary.json")
+    out = {"degraded": None, "stopped": None}
+    try:
+        st = os.lstat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > 256 << 20:
+            return out
+        with open(path, "rb") as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return out
+    if isinstance(doc, dict):
+        for k in out:
+            if isinstance(doc.get(k), bool):
+                out[k] = doc[k]
+    return out
+
+
+def check_tree(module):
+    p = module.params
+    top = p["src"]
+    if not top:
+        module.fail_json(msg="action=check_tree needs src")
+    try:
+        st = os.stat(top)  # the operator's own path: a link to a directory is followed here, and only here
+    except OSError as e:
+        module.fail_json(msg="%s: %s" % (top, e.strerror), rtload_state="invalid")
+    if not stat.S_ISDIR(st.st_mode):
+        module.fail_json(msg="%s is not a directory" % top, rtload_state="invalid")
+    bounds = Bounds(p["max_bytes"], p["max_members"])
+    problems = []
+    top = os.path.realpath(top)
+    for root, dirs, files in os.walk(top, followlinks=False):
+        for name in sorted(dirs + files):
+            path = os.path.join(root, name)
+            rel = os.path.relpath(path, top)
+            try:
+                if BAD_CHARS.search(rel):
+                    raise Refused("%s: the name holds control characters" % shown(rel))
+                if rel.count("/") >= MAX_DEPTH:
+                    raise Refused("%s: deeper than %d directories" % (shown(rel), MAX_DEPTH))
+                lst = os.lstat(path)
+                if stat.S_ISLNK(lst.st_mode):
+                    raise Refused("%s: a symbolic link" % shown(rel))
+                if stat.S_ISREG(lst.st_mode):
+                    bounds.add(rel, lst.st_size)
+                elif stat.S_ISDIR(lst.st_mode):
+                    bounds.add(rel, 0)
+                else:
+                    raise Refused("%s: %s" % (shown(rel), "a FIFO" if stat.S_ISFIFO(lst.st_mode) else "not a regular file or directory"))
+            except Refused as e:
+                problems.append(e.args[0])
+            except OSError as e:
+                problems.append("%s: %s" % (shown(rel), e.strerror))
+            if len(problems) >= MAX_PROBLEMS or bounds.members > bounds.max_members:
+                break
+        if len(problems) >= MAX_PROBLEMS or bounds.members > bounds.max_members:
+            break
+    if problems:
+        module.fail_json(msg="%s refused, nothing copied: %s (a results directory holds only directories and regular files)"
+                         % (top, "; ".join(problems)), rtload_state="invalid", problems=problems)
+    module.exit_json(changed=False, path=top, files=bounds.members, bytes=bounds.bytes)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            action=dict(type="str", required=True, choices=["label", "unpack", "check_tree"]),
+            host=dict(type="str"),
+            kernel=dict(type="str"),
+            fleet_dir=dict(type="path"),
+            src=dict(type="path"),
+            dest=dict(type="path"),
+            max_bytes=dict(type="int", default=16 << 30),
+            max_members=dict(type="int", default=100000),
+            remove_src=dict(type="bool", default=True),
+        ),
+        supports_check_mode=True,
+    )
+    action = module.params["action"]
+    if action == "label":
+        label(module)
+    elif module.check_mode:
+        module.exit_json(changed=action == "unpack", msg="check mode: nothing done")
+    elif action == "unpack":
+        unpack(module)
+    else:
+        check_tree(module)
+
+
+if __name__ == "__main__":
+    main()
