@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -21,70 +20,79 @@ import (
 	"github.com/rtload/rtload/results"
 )
 
-// checkBaselines runs the playbook with a baseline per host, so that each
-// runs rtload check, and checks that every exit code reaches status.json
-// and status.txt. The verdicts are made certain, whatever the machine
-// does, by the baselines themselves:
-//
-//	host0       host0's results with every wakeup latency × 1000: not slower, 0
-//	host1       the same ÷ 1000: slower, 1 (through sudo, on its own filesystem)
-//	host2       a run without wakeup logs: no metric has a CI, 125
-//	evil-links  host0's results plus a link to the controller's secret:
-//	            refused on the controller (invalid), nothing copied
-func (f *fleet) checkBaselines(t *testing.T, res string) {
+// baselineDirs are the baselines the good hosts check against, on the
+// controller.
+type baselineDirs struct {
+	// slow is a run of timer-only with every wakeup latency × 1000: any
+	// rerun is faster, so check says not slower (0). fast is the same
+	// ÷ 1000: any rerun is slower beyond the threshold with its whole CI (1).
+	slow, fast string
+	// nolog is a run without wakeup logs: with one round no metric has a
+	// confidence interval, so check cannot judge (125).
+	nolog string
+	// linky is the run plus notes.txt, a link to the controller's secret.
+	linky string
+}
+
+// baselines runs timer-only twice on the machine (1 s each, one without
+// wakeup logs) and makes the baselines from them.
+func (f *fleet) baselines(t *testing.T) baselineDirs {
 	t.Helper()
-	host0 := filepath.Join(res, "host0", f.kernel)
-	slow := forgeBaseline(t, host0, filepath.Join(f.dir, "base-slow"), 1000, 1)
-	fast := forgeBaseline(t, host0, filepath.Join(f.dir, "base-fast"), 1, 1000)
-	nolog := filepath.Join(f.dir, "base-nolog")
-	f.rtload(t, "run", "timer-only", "--duration", "1s", "--no-wakeup-log", "-q", "--out", nolog)
-	linky := forgeBaseline(t, host0, filepath.Join(f.dir, "base-linky"), 1, 1)
-	if err := os.Symlink(f.secret, filepath.Join(linky, "notes.txt")); err != nil {
+	run := filepath.Join(f.dir, "base-run")
+	f.rtload(t, "run", "timer-only", "--duration", "1s", "-q", "--out", run)
+	b := baselineDirs{
+		slow:  forgeBaseline(t, run, filepath.Join(f.dir, "base-slow"), 1000, 1),
+		fast:  forgeBaseline(t, run, filepath.Join(f.dir, "base-fast"), 1, 1000),
+		nolog: filepath.Join(f.dir, "base-nolog"),
+		linky: forgeBaseline(t, run, filepath.Join(f.dir, "base-linky"), 1, 1),
+	}
+	f.rtload(t, "run", "timer-only", "--duration", "1s", "--no-wakeup-log", "-q", "--out", b.nolog)
+	if err := os.Symlink(f.secret, filepath.Join(b.linky, "notes.txt")); err != nil {
 		t.Fatal(err)
 	}
-	trust := strings.Contains(f.rtload(t, "check", "--help"), "--trust-baseline")
+	return b
+}
 
-	inv := f.inventory(t, "inventory-gate.yml", map[string]map[string]any{
-		"host0": {"rtload_check_baseline": slow}, "host1": {"rtload_check_baseline": fast},
-		"host2": {"rtload_check_baseline": nolog}, "evil-links": {"rtload_check_baseline": linky},
-	})
-	gate := filepath.Join(f.dir, "results-gate")
-	out, rc := f.playbook(t, "-i", inv, "--limit", "host0,host1,host2,evil-links", "-e", "rtload_results_dir="+gate)
-	if want := "1 of 4 hosts without usable results: evil-links: invalid"; rc != 2 || !strings.Contains(out, want) {
-		t.Errorf("ansible-playbook with baselines: exit %d, want 2 and %q:\n%s", rc, want, out)
-	}
-	st, byHost, txt := readStatus(t, gate)
-	for _, w := range []struct {
-		host, state string
-		rc          int
-	}{{"host0", "ok", 0}, {"host1", "slower", 1}, {"host2", "cannot-judge", 125}} {
-		s := byHost[w.host]
-		if s.State != w.state || s.RC == nil || *s.RC != w.rc || s.Gate != fmt.Sprintf("rtload check: exit %d", w.rc) {
-			t.Errorf("%s: state %q rc %v gate %q, want %q, %d (rtload check: exit %d); msg %q", w.host, s.State, deref(s.RC), s.Gate, w.state, w.rc, w.rc, s.Msg)
-		}
-		if len(s.Argv) < 3 || s.Argv[1] != "check" || slices.Contains(s.Argv, "--trust-baseline") != trust {
-			t.Errorf("%s: ran %q, want rtload check BASELINE (--trust-baseline: %v, as the binary has it)", w.host, s.Argv, trust)
-		}
-		if s.Results == "" {
-			t.Errorf("%s: no results fetched from its check", w.host)
-		}
-	}
+// checkLines checks that status.txt gives each check's exit code, in the
+// row's gate line (with the verdict rtload printed) and in the summary
+// line.
+func checkLines(t *testing.T, txt string) {
+	t.Helper()
 	if want := "checks: host0 exit 0 (ok), host1 exit 1 (slower), host2 exit 125 (cannot-judge)"; !strings.Contains(txt, want) {
 		t.Errorf("status.txt has no line %q", want)
 	}
+	flat := strings.Join(strings.Fields(txt), " ")
 	for _, want := range []string{"rtload check: exit 0: gate: PASS", "rtload check: exit 1: gate: SLOWER", "rtload check: exit 125: gate: CANNOT JUDGE"} {
-		if !strings.Contains(strings.Join(strings.Fields(txt), " "), want) {
+		if !strings.Contains(flat, want) {
 			t.Errorf("status.txt does not show %q", want)
 		}
 	}
-	checkWhole(t, st, txt)
-	// The linked baseline: refused before anything is copied.
-	if s := byHost["evil-links"]; s.State != "invalid" || !containsAll(s.Msg, "refused, nothing copied", `"notes.txt": a symbolic link`) {
-		t.Errorf("evil-links: state %q msg %q, want invalid naming notes.txt as a link", s.State, s.Msg)
+}
+
+// checkChecks checks the hosts that ran rtload check: its exit code is
+// their rc, they were given --trust-baseline exactly when the binary has
+// it (the baseline is the operator's), and host3's baseline, holding a
+// link, was refused on the controller before anything was copied.
+func (f *fleet) checkChecks(t *testing.T, st map[string]hostStatus, base baselineDirs) {
+	t.Helper()
+	trust := strings.Contains(f.rtload(t, "check", "--help"), "--trust-baseline")
+	for host, rc := range map[string]int{"host0": 0, "host1": 1, "host2": 125} {
+		s := st[host]
+		if s.RC == nil || *s.RC != rc {
+			t.Errorf("%s: rc %v, want %d; msg %q", host, deref(s.RC), rc, s.Msg)
+		}
+		if len(s.Argv) < 3 || s.Argv[1] != "check" || slices.Contains(s.Argv, "--trust-baseline") != trust {
+			t.Errorf("%s: ran %q, want rtload check BASELINE (--trust-baseline: %v, as the binary has it)", host, s.Argv, trust)
+		}
 	}
-	if left, _ := filepath.Glob(filepath.Join(f.host("evil-links").dir, "work", "baseline-*")); len(left) > 0 {
-		t.Errorf("evil-links: a baseline was copied: %q", left)
+	if s := st["host3"]; !containsAll(s.Msg, base.linky+" refused, nothing copied", `"notes.txt": a symbolic link`) {
+		t.Errorf("host3: msg %q, want %s refused naming notes.txt as a link", s.Msg, base.linky)
 	}
+	h := f.host("host3")
+	if left, _ := filepath.Glob(filepath.Join(h.dir, "work", "baseline-*")); len(left) > 0 {
+		t.Errorf("host3: a baseline was copied: %q", left)
+	}
+	// No host received the controller's secret.
 	for _, h := range f.hosts {
 		f.checkTree(t, h.dir, false)
 	}

@@ -48,15 +48,21 @@ type hostSpec struct {
 	vars map[string]any
 }
 
-// The fleet's hosts (besides "down", which refuses connections):
+// The fleet's hosts (besides "down", which refuses connections). The good
+// ones run rtload check against a baseline each, whose verdict is certain
+// whatever the machine does (see baselines):
 //
-//	host0       root, the machine's filesystem
+//	host0       root, the machine's filesystem; check: not slower, 0
 //	host1       a filesystem of its own (/var/lib, /var/tmp, /usr/local/bin,
 //	            /home and the user database), the role's default
-//	            directories, and a non-root login that becomes root with sudo
-//	host2       rtload installed from a release archive
+//	            directories, a non-root login that becomes root with sudo;
+//	            check: slower, 1
+//	host2       rtload installed from a release archive; check: cannot
+//	            judge, 125
+//	host3       a baseline holding a link to a controller file: refused on
+//	            the controller, nothing copied (invalid)
 //	evil-links  a compromised rtload that plants a link to a controller file,
-//	            a FIFO and a hard link in its results
+//	            a FIFO and a hard link in its results (a plain rtload run)
 //	evil-uname  a uname that prints ../../escaped
 //	evil-dir    its /var/tmp/rtload made first by another user (uid 65534),
 //	            with links named like the archives Pack writes
@@ -69,24 +75,26 @@ const (
 
 // TestPlaybookOverSSH runs site.yml over real SSH against the hosts above
 // (each in network namespaces of its own, some in mount namespaces too),
-// plus one that refuses connections; then in check mode with a kernel to
-// boot; then with a baseline per host, so that the hosts run rtload check.
+// plus one that refuses connections, and then in check mode with a kernel
+// to boot.
 func TestPlaybookOverSSH(t *testing.T) {
 	testutil.Requires(t, testutil.Root, testutil.Cap("CAP_SYS_ADMIN"), testutil.Cap("CAP_NET_ADMIN"), testutil.Cap("CAP_SYS_NICE"), testutil.CPUs(2))
-	requireTools(t, "ansible-playbook", sshdPath, "ssh", "ssh-keygen", "tar", "go", "sudo", "mount", "python3")
+	requireTools(t, "ansible-playbook", sshdPath, "ssh", "ssh-keygen", "tar", "go", "sudo", "mount")
 	_, machineVarLib := os.Lstat("/var/lib/rtload") // the default rtload_remote_dir: host1's alone
 	f := newFleet(t)
 	victim := filepath.Join(f.dir, "victim")
 	writeFile(t, victim, "a root-owned file Pack must never write through a link\n", 0o600)
+	base := f.baselines(t)
 	f.start(t,
-		hostSpec{name: "host0"},
+		hostSpec{name: "host0", vars: map[string]any{"rtload_check_baseline": base.slow}},
 		hostSpec{name: "host1", own: f.sudoerFS(t, "host1"), vars: map[string]any{
-			"ansible_user": sudoer, "rtload_become": true,
+			"ansible_user": sudoer, "rtload_become": true, "rtload_check_baseline": base.fast,
 			// The role's defaults: /usr/local/bin and /var/lib/rtload, in host1's own mounts.
 			"rtload_install_dir": nil, "rtload_remote_dir": nil, "ansible_remote_tmp": nil}},
-		hostSpec{name: "host2", vars: map[string]any{
+		hostSpec{name: "host2", vars: map[string]any{"rtload_check_baseline": base.nolog,
 			"rtload_archive": f.releaseArchive(t), "rtload_archive_member": archiveRoot + "/rtload",
 			"rtload_bin": "/nonexistent/rtload"}}, // proves the archive's binary is the one installed
+		hostSpec{name: "host3", vars: map[string]any{"rtload_check_baseline": base.linky}},
 		hostSpec{name: "evil-links", vars: map[string]any{"rtload_bin": f.evilRtload(t)}},
 		hostSpec{name: "evil-uname", own: f.unameFS(t, "evil-uname", evilUname)},
 		hostSpec{name: "evil-dir", own: plantedDirFS(victim), vars: map[string]any{"rtload_remote_dir": "/var/tmp/rtload"}},
@@ -98,22 +106,21 @@ func TestPlaybookOverSSH(t *testing.T) {
 		"down": {"ansible_host": f.hosts[0].addr.String(), "ansible_port": sshPort + 1},
 	})
 	// rtload_fail_on: the controller's compare gets --fail-on slower; its
-	// verdict over the hosts' timer-only runs (0, 1 or 125) is the
-	// machine's, and only recorded.
+	// verdict (0, 1 or 125) is recorded in status.json.
 	out, rc := f.playbook(t, "-i", inv, "-e", "rtload_results_dir="+res, "-e", "rtload_fail_on=slower")
-	// The last task fails the run because four hosts produced nothing
-	// usable, after every result and status was written.
-	if want := "4 of 7 hosts without usable results: down: unreachable, evil-dir: rejected, evil-links: rejected, evil-uname: rejected"; rc != 2 || !strings.Contains(out, want) {
+	// The last task fails the run because five hosts produced nothing
+	// usable, after every result and status was written; host1 (slower)
+	// and host2 (cannot judge) have results.
+	if want := "5 of 8 hosts without usable results: down: unreachable, evil-dir: rejected, evil-links: rejected, evil-uname: rejected, host3: invalid"; rc != 2 || !strings.Contains(out, want) {
 		t.Errorf("ansible-playbook: exit %d, want 2 and %q:\n%s", rc, want, out)
 	}
 	st := f.checkResults(t, res)
+	f.checkChecks(t, st, base)
 	f.checkHostile(t, res, st, victim)
 	f.checkOwnFS(t, machineVarLib)
 	f.checkArchive(t)
 
 	f.checkMode(t)
-
-	f.checkBaselines(t, res)
 }
 
 // checkMode runs the playbook in check mode, booting fakeKernel: host0
@@ -406,9 +413,9 @@ func readStatus(t *testing.T, res string) (status, map[string]hostStatus, string
 
 // checkResults checks the fleet directory res after the real run: one
 // results directory per good host under <host>/<kernel>/, each run with
-// its host's reader CPU, the hostile hosts rejected, "down" reported
-// unreachable, every reason in status.txt whole, and a compare with one
-// column per good host.
+// its host's reader CPU, its check's verdict as its state and gate, the
+// others refused, "down" reported unreachable, every reason in status.txt
+// whole, and a compare with one column per good host.
 func (f *fleet) checkResults(t *testing.T, res string) map[string]hostStatus {
 	t.Helper()
 	st, byHost, txt := readStatus(t, res)
@@ -416,16 +423,13 @@ func (f *fleet) checkResults(t *testing.T, res string) map[string]hostStatus {
 	for _, s := range st.Hosts {
 		states[s.Host], gates[s.Host] = s.State, s.Gate
 	}
-	want := map[string]string{"host0": "ok", "host1": "ok", "host2": "ok", "down": "unreachable",
+	want := map[string]string{"host0": "ok", "host1": "slower", "host2": "cannot-judge", "host3": "invalid", "down": "unreachable",
 		"evil-links": "rejected", "evil-uname": "rejected", "evil-dir": "rejected"}
 	if diff := cmp.Diff(want, states); diff != "" {
 		t.Errorf("status.json states (-want +got):\n%s\n%+v", diff, st)
 	}
 	var labels []string
-	for i, h := range f.hosts {
-		if !strings.HasPrefix(h.name, "host") {
-			continue
-		}
+	for i, h := range f.hosts[:3] { // host0, host1, host2
 		labels = append(labels, h.name+"@"+f.kernel)
 		dir := filepath.Join(res, h.name, f.kernel)
 		var summary map[string]any
@@ -445,7 +449,8 @@ func (f *fleet) checkResults(t *testing.T, res string) map[string]hostStatus {
 	if _, err := os.Stat(filepath.Join(f.host("host0").dir, "bin", "rtload")); err != nil {
 		t.Errorf("host0: rtload not installed: %v", err)
 	}
-	wantGates := map[string]string{"host0": "none", "host1": "none", "host2": "none", "down": "", "evil-links": "none", "evil-uname": "", "evil-dir": ""}
+	wantGates := map[string]string{"host0": "rtload check: exit 0", "host1": "rtload check: exit 1", "host2": "rtload check: exit 125",
+		"host3": "", "down": "", "evil-links": "none", "evil-uname": "", "evil-dir": ""}
 	if diff := cmp.Diff(wantGates, gates); diff != "" || !strings.HasPrefix(st.Gate, "compare --fail-on slower: exit ") {
 		t.Errorf("status.json gates (-want +got):\n%s\nfleet gate %q", diff, st.Gate)
 	}
@@ -453,6 +458,7 @@ func (f *fleet) checkResults(t *testing.T, res string) map[string]hostStatus {
 		t.Errorf("compared labels (-want +got):\n%s", diff)
 	}
 	checkWhole(t, st, txt)
+	checkLines(t, txt)
 	cmpOut, err := os.ReadFile(filepath.Join(res, "compare.txt"))
 	if err != nil {
 		t.Fatal(err)

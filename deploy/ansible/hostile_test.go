@@ -58,10 +58,19 @@ func (f *fleet) sudoerFS(t *testing.T, name string) *ownFS {
 	sudoers := filepath.Join(dir, "sudoers.d")
 	writeFile(t, filepath.Join(sudoers, sudoer), fmt.Sprintf("Defaults:%s !use_pty\n%s ALL=(root) NOPASSWD: ALL\n", sudoer, sudoer), 0o440)
 	binds = append(binds, [2]string{sudoers, "/etc/sudoers.d"})
+	// The test's temp dir is root's alone (0700): sudoer's key is in its
+	// home, which sshd reads as sudoer.
+	pub, err := os.ReadFile(f.key + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := "/home/" + sudoer
 	return &ownFS{
 		Tmpfs: []string{"/var/lib", "/var/tmp", "/usr/local/bin", "/home"},
 		Binds: binds,
-		Setup: fmt.Sprintf("mkdir -m 0700 /home/%s\nchown %d:%d /home/%s\n", sudoer, uid, uid, sudoer),
+		Setup: fmt.Sprintf("mkdir -p -m 0700 %[1]s/.ssh\nprintf '%%s\\n' %[2]s >%[1]s/.ssh/authorized_keys\nchown -R %[3]d:%[3]d %[1]s\n",
+			home, shellQuote(strings.TrimSpace(string(pub))), uid),
+		SSHD: fmt.Sprintf("Match User %s\n\tAuthorizedKeysFile .ssh/authorized_keys\n", sudoer),
 	}
 }
 

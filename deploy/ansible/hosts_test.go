@@ -58,6 +58,7 @@ type ownFS struct {
 	Tmpfs []string    // e.g. /var/lib, /var/tmp (mode 1777 for a tmp dir)
 	Binds [][2]string // {source on the test's filesystem, target in the host}
 	Setup string      // shell commands, after the mounts
+	SSHD  string      // lines added at the end of sshd_config (Match blocks)
 }
 
 // script is the sh -c text that builds the namespace and execs sshd.
@@ -205,6 +206,9 @@ func startHost(t *testing.T, i int, name string, own *ownFS, subnet netip.Prefix
 		"Subsystem sftp internal-sftp",
 		"LogLevel INFO",
 	}, "\n") + "\n"
+	if own != nil {
+		conf += own.SSHD
+	}
 	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}

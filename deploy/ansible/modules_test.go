@@ -93,6 +93,10 @@ func failedMsg(res map[string]any) (bool, string, string) {
 func TestLabel(t *testing.T) {
 	requireAnsibleModules(t)
 	t.Parallel()
+	fleet := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(fleet, "done", "6.1.0"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name, host, kernel string
 		wantErr            string // "" = accepted
@@ -113,13 +117,14 @@ func TestLabel(t *testing.T) {
 		{"over 64 characters, shown in part", "h", strings.Repeat("6", 100), `"` + strings.Repeat("6", 80) + `"… (100 characters)`},
 		{"a slash in the inventory name", "a/b", "6.1.0", `inventory name "a/b" cannot name a directory`},
 		{"dot dot as the inventory name", "..", "6.1.0", `inventory name ".."`},
+		{"results already there", "done", "6.1.0", "/done/6.1.0 already holds results for done under 6.1.0; nothing was run"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			res := runModule(t, "rtload_fleet", map[string]any{"action": "label", "host": tc.host, "kernel": tc.kernel, "fleet_dir": "/srv/fleet"})
+			res := runModule(t, "rtload_fleet", map[string]any{"action": "label", "host": tc.host, "kernel": tc.kernel, "fleet_dir": fleet})
 			failed, msg, _ := failedMsg(res)
 			if tc.wantErr == "" {
-				if failed || res["local"] != "/srv/fleet/"+tc.host+"/"+tc.kernel {
+				if failed || res["local"] != fleet+"/"+tc.host+"/"+tc.kernel {
 					t.Errorf("refused or wrong path: %v", res)
 				}
 				return
@@ -418,18 +423,18 @@ func TestWorkdir(t *testing.T) {
 			}
 			mkdir(t, top, "lib", 0o755, 0)
 			path := tc.build(t, top)
-			args := map[string]any{"path": path, "what": "rtload_remote_dir"}
+			dir := map[string]any{"path": path, "what": "rtload_remote_dir"}
 			for k, v := range tc.args {
-				args[k] = v
+				dir[k] = v
 			}
-			res := runModule(t, "rtload_workdir", args)
+			res := runModule(t, "rtload_workdir", map[string]any{"dirs": []any{dir}})
 			failed, msg, state := failedMsg(res)
 			if tc.wantErr != "" {
 				if !failed || !strings.Contains(msg, tc.wantErr) {
 					t.Errorf("got %v, want a refusal with %q", res, tc.wantErr)
 				}
-				if state != "rejected" && !strings.Contains(tc.wantErr, "normalised") {
-					t.Errorf("rtload_state %q, want rejected", state)
+				if want := map[bool]string{true: "invalid", false: "rejected"}[strings.Contains(tc.wantErr, "normalised")]; state != want {
+					t.Errorf("rtload_state %q, want %s", state, want)
 				}
 				return
 			}

@@ -13,7 +13,8 @@ short_description: Name, unpack and check rtload results on the controller witho
 description:
   - C(action=label) checks a host's C(uname -r) against a strict pattern and returns
     the controller path C(<fleet_dir>/<host>/<kernel>) built from the inventory name
-    and that validated label only.
+    and that validated label only; it fails when that path exists (results are never
+    mixed).
   - C(action=unpack) unpacks a fetched results archive into a new directory. Only
     directories and regular files are accepted: a symbolic or hard link, a FIFO, a
     device, an absolute or C(..) name, a duplicate, a name with control characters,
@@ -88,7 +89,11 @@ def label(module):
         module.fail_json(msg="%s: uname -r printed %s, which is not a kernel release (allowed: %s): "
                          "it would name a path on the controller, so nothing was run" % (host, shown(kernel), KERNEL_ALLOWED),
                          rtload_state="rejected")
-    module.exit_json(changed=False, kernel=kernel, local=os.path.join(fleet, host, kernel))
+    local = os.path.join(fleet, host, kernel)
+    if os.path.lexists(local):
+        module.fail_json(msg="%s already holds results for %s under %s; nothing was run (give -e rtload_results_dir=NEW_DIR)"
+                         % (local, host, kernel))
+    module.exit_json(changed=False, kernel=kernel, local=local)
 
 
 def member_name(name):

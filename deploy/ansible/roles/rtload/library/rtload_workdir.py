@@ -10,23 +10,28 @@ __metaclass__ = type
 
 DOCUMENTATION = r"""
 module: rtload_workdir
-short_description: Create, or accept, a directory only the user rtload runs as can change
+short_description: Create, or accept, directories only the user rtload runs as can change
 description:
   - Every existing component of I(path) from C(/) down must be owned by root or by the
     user the module runs as, and must not be writable by others (a sticky directory such
     as /tmp or /var/tmp is accepted as a parent: nobody else can replace an entry there
-    that is not theirs). A symbolic link on the way must be owned by root; where it
-    leads is checked by the same rule.
+    that is not theirs). A symbolic link on the way must be owned by root (or that
+    user); where it leads is checked by the same rule.
   - I(path) itself is created with mkdir(2) (which fails if anything is there), or, when
     it exists, must be a directory (not a link) owned by this user and not writable by
     others. With I(exact_mode) its mode is then set to I(mode) through its descriptor.
   - A local user who made the directory first (in /var/tmp, say) is refused, naming the
     owner and the mode; the module fails with C(rtload_state=rejected).
+  - I(dirs) are done in order, each as I(path) above; the first refusal stops the module.
 options:
-  path: {type: path, required: true}
-  mode: {type: raw, default: "0700", description: the mode of a new directory (and with exact_mode of an existing one)}
-  exact_mode: {type: bool, default: true}
-  what: {type: str, default: directory, description: what the directory is, for messages (e.g. rtload_remote_dir)}
+  dirs:
+    type: list
+    elements: dict
+    required: true
+    description:
+      - Each C(path) (absolute, normalised), C(mode) (of a new directory, and with
+        C(exact_mode), default true, of an existing one; default "0700") and C(what)
+        (the variable it comes from, for messages, e.g. rtload_remote_dir).
 """
 
 import os
@@ -86,63 +91,73 @@ def check_chain(path, euid, links=0):
         cur = nxt
 
 
-def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            path=dict(type="path", required=True),
-            mode=dict(type="raw", default="0700"),
-            exact_mode=dict(type="bool", default=True),
-            what=dict(type="str", default="directory"),
-        ),
-        supports_check_mode=True,
-    )
-    p = module.params
-    path, what = p["path"], p["what"]
-    mode = int(str(p["mode"]), 8) if not isinstance(p["mode"], int) else p["mode"]
-    if not os.path.isabs(path) or os.path.normpath(path) != path.rstrip("/") or path == "/":
-        module.fail_json(msg="%s %s: not an absolute, normalised path below /" % (what, path))
+def claim(d, euid, check_mode):
+    """Checks, or creates, the directory d (a dict of path, mode, exact_mode, what); returns whether it changed. Raises Unsafe or Invalid."""
+    path, what = d["path"], d.get("what") or "directory"
+    mode = d.get("mode", "0700")
+    mode = int(str(mode), 8) if not isinstance(mode, int) else mode
+    if not isinstance(path, str) or not os.path.isabs(path) or os.path.normpath(path) != path.rstrip("/") or path == "/":
+        raise Invalid("%s %s: not an absolute, normalised path below /" % (what, path))
     path = os.path.normpath(path)
-    euid = os.geteuid()
-    fix = ("give %s a new directory under a root-owned parent (the default is /var/lib/rtload), "
-           "or remove %s after checking what it holds" % (what, path))
+    check_chain(os.path.dirname(path), euid)
     try:
-        check_chain(os.path.dirname(path), euid)
-        try:
-            st = os.lstat(path)
-        except FileNotFoundError:
-            st = None
-        if st is None:
-            if module.check_mode:
-                module.exit_json(changed=True, path=path, created=True)
-            os.mkdir(path, mode)  # EEXIST if anyone got there first: refused below on the next run
+        st = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    if st is None:
+        if not check_mode:
+            os.mkdir(path, mode)  # EEXIST if anyone got there first: refused on the next run
             fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
             try:
                 os.fchmod(fd, mode)  # mkdir's mode went through the umask
             finally:
                 os.close(fd)
-            module.exit_json(changed=True, path=path, created=True)
-        if stat.S_ISLNK(st.st_mode):
-            raise Unsafe("%s is a symbolic link" % path)
-        if not stat.S_ISDIR(st.st_mode):
-            raise Unsafe("%s is not a directory" % path)
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        return True
+    if stat.S_ISLNK(st.st_mode):
+        raise Unsafe("%s is a symbolic link" % path)
+    if not stat.S_ISDIR(st.st_mode):
+        raise Unsafe("%s is not a directory" % path)
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        st = os.fstat(fd)
+        if st.st_uid != euid:
+            raise Unsafe("%s is owned by %s, not by %s, which rtload runs as: another local user may have made it first"
+                         % (path, owner(st.st_uid), owner(euid)))
+        if others_can_write(st):
+            raise Unsafe("%s is writable by others (mode %04o)" % (path, stat.S_IMODE(st.st_mode)))
+        changed = bool(d.get("exact_mode", True)) and stat.S_IMODE(st.st_mode) != mode
+        if changed and not check_mode:
+            os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
+    return changed
+
+
+class Invalid(Exception):
+    pass
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(dirs=dict(type="list", elements="dict", required=True)),
+        supports_check_mode=True,
+    )
+    euid = os.geteuid()
+    changed = []
+    for d in module.params["dirs"]:
+        what, path = d.get("what") or "directory", d.get("path")
+        fix = ("give %s a new directory under a root-owned parent (the default is /var/lib/rtload), "
+               "or remove %s after checking what it holds" % (what, path))
         try:
-            st = os.fstat(fd)
-            if st.st_uid != euid:
-                raise Unsafe("%s is owned by %s, not by %s, which rtload runs as: another local user may have made it first"
-                             % (path, owner(st.st_uid), owner(euid)))
-            if others_can_write(st):
-                raise Unsafe("%s is writable by others (mode %04o)" % (path, stat.S_IMODE(st.st_mode)))
-            changed = p["exact_mode"] and stat.S_IMODE(st.st_mode) != mode
-            if changed and not module.check_mode:
-                os.fchmod(fd, mode)
-        finally:
-            os.close(fd)
-    except Unsafe as e:
-        module.fail_json(msg="%s %s refused: %s; nothing was written there (%s)" % (what, path, e.args[0], fix), rtload_state="rejected")
-    except OSError as e:
-        module.fail_json(msg="%s %s: %s" % (what, path, e))
-    module.exit_json(changed=changed, path=path, created=False)
+            if claim(d, euid, module.check_mode):
+                changed.append(path)
+        except Invalid as e:
+            module.fail_json(msg=e.args[0], rtload_state="invalid")
+        except Unsafe as e:
+            module.fail_json(msg="%s %s refused: %s; nothing was written there (%s)" % (what, path, e.args[0], fix), rtload_state="rejected")
+        except OSError as e:
+            module.fail_json(msg="%s %s: %s" % (what, path, e))
+    module.exit_json(changed=bool(changed), changed_dirs=changed)
 
 
 if __name__ == "__main__":
