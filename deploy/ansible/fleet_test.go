@@ -244,7 +244,7 @@ func requireTools(t *testing.T, tools ...string) {
 		}
 	}
 	if len(missing) > 0 {
-		t.Skipf("missing tools: %s (.ci/run installs them: apt-get install ansible-core openssh-server)", strings.Join(missing, ", "))
+		t.Skipf("missing tools: %s (.ci/run installs them: apt-get install ansible-core openssh-server sudo)", strings.Join(missing, ", "))
 	}
 }
 
@@ -348,7 +348,10 @@ func (f *fleet) playbook(t *testing.T, args ...string) (string, int) {
 		"ANSIBLE_CONFIG="+cfg, // not /etc/ansible/ansible.cfg nor ~/.ansible.cfg
 		"ANSIBLE_HOME="+filepath.Join(home, ".ansible"),
 		"ANSIBLE_LOCAL_TEMP="+filepath.Join(home, "tmp"),
-		"ANSIBLE_SSH_ARGS=-o ControlMaster=auto -o ControlPersist=2s", // masters exit 2 s after the last task, or with sshd
+		// A master outlives the tasks between two of its host's (with eight
+		// hosts and one rtload at a time, often more than 2 s), so as not to
+		// log in again for every task; it exits with its sshd at the end.
+		"ANSIBLE_SSH_ARGS=-o ControlMaster=auto -o ControlPersist=30s",
 		"ANSIBLE_PIPELINING=True",
 		"ANSIBLE_TIMEOUT=10",
 		"ANSIBLE_NOCOLOR=1",
