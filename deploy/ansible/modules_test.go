@@ -2,14 +2,17 @@ package ansible
 
 import (
 	"archive/tar"
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -17,31 +20,101 @@ import (
 	"github.com/rtload/rtload/internal/testutil"
 )
 
-// The role's own modules (roles/rtload/library), run as Ansible runs them
-// (python3 MODULE ARGS_FILE) on crafted input: what the fleet test's
-// hostile hosts do over SSH, row by row and in a few seconds.
+// The role's own modules (roles/rtload/library), run on crafted input:
+// what the fleet test's hostile hosts do over SSH, row by row and in a few
+// seconds. Every row of a test goes to one Python process (moduleServer),
+// which runs the module's main() once per row the way Ansible's own unit
+// tests do (the arguments in basic._ANSIBLE_ARGS, the JSON result read
+// from stdout): one interpreter start per test, not one per row.
 
-// runModule runs the role's module name with args and returns its JSON
-// result (failed true when it failed).
-func runModule(t *testing.T, name string, args map[string]any) map[string]any {
+// moduleDriver reads {"module": PATH, "args": {...}} lines on stdin and
+// writes each run's JSON result as one line on stdout.
+const moduleDriver = `
+import contextlib, importlib.util, io, json, sys, traceback
+from ansible.module_utils import basic
+mods = {}
+for line in sys.stdin:
+    req = json.loads(line)
+    path = req["module"]
+    if path not in mods:
+        spec = importlib.util.spec_from_file_location("rtload_module_%d" % len(mods), path)
+        mods[path] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mods[path])
+    basic._ANSIBLE_ARGS = json.dumps({"ANSIBLE_MODULE_ARGS": req["args"]}).encode()
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out):
+            mods[path].main()
+    except SystemExit:
+        pass
+    except BaseException:
+        out = io.StringIO(json.dumps({"failed": True, "msg": "driver: " + traceback.format_exc()}))
+    res = out.getvalue().strip().splitlines()
+    sys.stdout.write((res[-1] if res else json.dumps({"failed": True, "msg": "driver: no output"})) + "\n")
+    sys.stdout.flush()
+`
+
+// moduleServer is one Python process running the role's modules for the
+// rows of one test; safe for its parallel subtests.
+type moduleServer struct {
+	mu  sync.Mutex
+	in  io.WriteCloser
+	out *bufio.Reader
+}
+
+// newModuleServer starts the driver (under Ansible's own Python); it is
+// stopped in t.Cleanup, after every subtest.
+func newModuleServer(t *testing.T) *moduleServer {
 	t.Helper()
-	b, err := json.Marshal(map[string]any{"ANSIBLE_MODULE_ARGS": args})
+	requireAnsibleModules(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	cmd := exec.CommandContext(ctx, ansiblePython(t), "-c", moduleDriver)
+	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	argsFile := filepath.Join(t.TempDir(), "args.json")
-	if err := os.WriteFile(argsFile, b, 0o600); err != nil {
+	out, err := cmd.StdoutPipe()
+	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, ansiblePython(t), filepath.Join("roles/rtload/library", name+".py"), argsFile)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.Run() // a module that fails exits 1 with its JSON on stdout
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		in.Close()
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("module driver: %v\n%s", err, stderr.String())
+		}
+		cancel()
+	})
+	return &moduleServer{in: in, out: bufio.NewReader(out)}
+}
+
+// run runs the role's module name with args and returns its JSON result
+// (failed true when it failed).
+func (s *moduleServer) run(t *testing.T, name string, args map[string]any) map[string]any {
+	t.Helper()
+	req, err := json.Marshal(map[string]any{"module": filepath.Join("roles/rtload/library", name+".py"), "args": args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := s.in.Write(append(req, '\n')); err != nil {
+		t.Fatalf("module driver: %v", err)
+	}
+	line, err := s.out.ReadBytes('\n')
+	if err != nil {
+		t.Fatalf("module driver: %v", err)
+	}
 	var res map[string]any
-	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
-		t.Fatalf("%s %s: no JSON result (%v):\n%s\n%s", name, b, err, stdout.String(), stderr.String())
+	if err := json.Unmarshal(line, &res); err != nil {
+		t.Fatalf("%s %s: no JSON result (%v): %s", name, req, err, line)
+	}
+	if msg, _ := res["msg"].(string); strings.HasPrefix(msg, "driver: ") {
+		t.Fatalf("%s %s: %s", name, req, msg)
 	}
 	return res
 }
@@ -91,8 +164,8 @@ func failedMsg(res map[string]any) (bool, string, string) {
 // kernel release that matched the pattern, never from whatever uname
 // printed.
 func TestLabel(t *testing.T) {
-	requireAnsibleModules(t)
 	t.Parallel()
+	srv := newModuleServer(t)
 	fleet := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(fleet, "done", "6.1.0"), 0o755); err != nil {
 		t.Fatal(err)
@@ -121,7 +194,7 @@ func TestLabel(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			res := runModule(t, "rtload_fleet", map[string]any{"action": "label", "host": tc.host, "kernel": tc.kernel, "fleet_dir": fleet})
+			res := srv.run(t, "rtload_fleet", map[string]any{"action": "label", "host": tc.host, "kernel": tc.kernel, "fleet_dir": fleet})
 			failed, msg, _ := failedMsg(res)
 			if tc.wantErr == "" {
 				if failed || res["local"] != fleet+"/"+tc.host+"/"+tc.kernel {
@@ -184,8 +257,8 @@ func writeArchive(t *testing.T, path string, members []member) {
 // directories and regular files with plain names, within the bounds;
 // anything else refuses it whole and leaves nothing behind.
 func TestUnpack(t *testing.T) {
-	requireAnsibleModules(t)
 	t.Parallel()
+	srv := newModuleServer(t)
 	const secret = "/etc/shadow"
 	good := []member{{name: "./", typeflag: tar.TypeDir}, reg("./summary.json", `{"degraded": true, "stopped": "yes"}`), reg("./wakeups-00-base-r0-timer.csv", "tick\n")}
 	for _, tc := range []struct {
@@ -235,7 +308,7 @@ func TestUnpack(t *testing.T) {
 			for k, v := range tc.args {
 				args[k] = v
 			}
-			res := runModule(t, "rtload_fleet", args)
+			res := srv.run(t, "rtload_fleet", args)
 			failed, msg, state := failedMsg(res)
 			left, _ := os.ReadDir(dir)
 			if len(tc.wantErr) > 0 {
@@ -286,8 +359,8 @@ func TestUnpack(t *testing.T) {
 // TestCheckTree: a baseline to copy to the hosts holds only directories
 // and regular files.
 func TestCheckTree(t *testing.T) {
-	requireAnsibleModules(t)
 	t.Parallel()
+	srv := newModuleServer(t)
 	for _, tc := range []struct {
 		name    string
 		build   func(t *testing.T, dir string)
@@ -320,7 +393,7 @@ func TestCheckTree(t *testing.T) {
 				t.Fatal(err)
 			}
 			tc.build(t, dir)
-			res := runModule(t, "rtload_fleet", map[string]any{"action": "check_tree", "src": dir})
+			res := srv.run(t, "rtload_fleet", map[string]any{"action": "check_tree", "src": dir})
 			failed, msg, state := failedMsg(res)
 			if tc.wantErr == "" {
 				if failed {
@@ -338,9 +411,9 @@ func TestCheckTree(t *testing.T) {
 // TestWorkdir: the host's working directory is root's alone, under
 // parents no one else can change, or it is refused.
 func TestWorkdir(t *testing.T) {
-	requireAnsibleModules(t)
 	testutil.Requires(t, testutil.Root)
 	t.Parallel()
+	srv := newModuleServer(t)
 	const nobody = 65534
 	for _, tc := range []struct {
 		name    string
@@ -427,7 +500,7 @@ func TestWorkdir(t *testing.T) {
 			for k, v := range tc.args {
 				dir[k] = v
 			}
-			res := runModule(t, "rtload_workdir", map[string]any{"dirs": []any{dir}})
+			res := srv.run(t, "rtload_workdir", map[string]any{"dirs": []any{dir}})
 			failed, msg, state := failedMsg(res)
 			if tc.wantErr != "" {
 				if !failed || !strings.Contains(msg, tc.wantErr) {
