@@ -544,3 +544,49 @@ func mkdir(t *testing.T, top, name string, mode os.FileMode, uid int) string {
 	}
 	return p
 }
+
+// TestWrite: the controller's own files (status, compare, rtload's output)
+// are written under the fleet directory only, replacing whatever was
+// there (a link included) rather than writing through it.
+func TestWrite(t *testing.T) {
+	t.Parallel()
+	srv := newModuleServer(t)
+	fleet := t.TempDir()
+	victim := filepath.Join(t.TempDir(), "victim")
+	writeFile(t, victim, "precious\n", 0o600)
+	symlink(t, victim, filepath.Join(fleet, "status.txt"))
+	for _, tc := range []struct {
+		name, file string
+		wantErr    string // "" = written
+	}{
+		{"a fleet file, replacing a link", "status.txt", ""},
+		{"a host's file, making its directory", "host0/status-20261201T000000Z.json", ""},
+		{"a host's log", "host0/6.1.0-18-amd64.log", ""},
+		{"up and out", "../escaped", `write "../escaped": not one or two plain names`},
+		{"three deep", "a/b/c", `write "a/b/c": not one or two plain names`},
+		{"absolute", "/etc/passwd", `write "/etc/passwd": not one or two plain names`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := srv.run(t, "rtload_fleet", map[string]any{"action": "write", "fleet_dir": fleet,
+				"files": []any{map[string]any{"name": tc.file, "content": "written\n"}}})
+			failed, msg, _ := failedMsg(res)
+			if tc.wantErr != "" {
+				if !failed || !strings.Contains(msg, tc.wantErr) {
+					t.Errorf("got %v, want a refusal with %q", res, tc.wantErr)
+				}
+				return
+			}
+			b, err := os.ReadFile(filepath.Join(fleet, tc.file))
+			fi, _ := os.Lstat(filepath.Join(fleet, tc.file))
+			if failed || err != nil || string(b) != "written\n" || fi == nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o644 {
+				t.Errorf("got %v; file %q (%v), mode %v", res, b, err, fi)
+			}
+		})
+	}
+	if b, err := os.ReadFile(victim); err != nil || string(b) != "precious\n" {
+		t.Errorf("written through the link: %q (%v)", b, err)
+	}
+	if _, err := os.Lstat(filepath.Join(filepath.Dir(fleet), "escaped")); !os.IsNotExist(err) {
+		t.Errorf("../escaped was written (lstat: %v)", err)
+	}
+}

@@ -13,8 +13,8 @@ short_description: Name, unpack and check rtload results on the controller witho
 description:
   - C(action=label) checks a host's C(uname -r) against a strict pattern and returns
     the controller path C(<fleet_dir>/<host>/<kernel>) built from the inventory name
-    and that validated label only; it fails when that path exists (results are never
-    mixed).
+    and that validated label only, and makes C(<fleet_dir>/<host>); it fails when that
+    path exists (results are never mixed).
   - C(action=unpack) unpacks a fetched results archive into a new directory. Only
     directories and regular files are accepted: a symbolic or hard link, a FIFO, a
     device, an absolute or C(..) name, a duplicate, a name with control characters,
@@ -23,11 +23,15 @@ description:
     owned by the archive's owners.
   - C(action=check_tree) checks that a directory on the controller (a baseline for
     C(rtload check)) holds only directories and regular files, within the same bounds.
+  - C(action=write) writes I(files) (each a C(name) relative to I(fleet_dir), at most
+    two plain components such as C(host0/status-STAMP.json), and its C(content)),
+    making the host's directory when needed; each file is replaced atomically (a new
+    file renamed over it), never written through a link.
   - A refusal fails with C(rtload_state) C(rejected) (the host's data) or C(invalid)
     (the operator's: an inventory name, a baseline) and a message that names each bad
     member (escaped), never its content or a link's target.
 options:
-  action: {type: str, required: true, choices: [label, unpack, check_tree]}
+  action: {type: str, required: true, choices: [label, unpack, check_tree, write]}
   host: {type: str, description: inventory name (label)}
   kernel: {type: str, description: the host's uname -r output (label)}
   fleet_dir: {type: path, description: the fleet directory (label)}
@@ -36,6 +40,7 @@ options:
   max_bytes: {type: int, default: 17179869184, description: bound on the sum of file sizes}
   max_members: {type: int, default: 100000, description: bound on the number of entries}
   remove_src: {type: bool, default: true, description: remove the archive once unpacked (a refused one is kept)}
+  files: {type: list, elements: dict, description: "{name, content} each (write)"}
 """
 
 import json
@@ -93,7 +98,14 @@ def label(module):
     if os.path.lexists(local):
         module.fail_json(msg="%s already holds results for %s under %s; nothing was run (give -e rtload_results_dir=NEW_DIR)"
                          % (local, host, kernel))
-    module.exit_json(changed=False, kernel=kernel, local=local)
+    changed = False
+    if not module.check_mode:
+        try:
+            os.mkdir(os.path.dirname(local), 0o755)
+            changed = True
+        except FileExistsError:
+            pass
+    module.exit_json(changed=changed, kernel=kernel, local=local)
 
 
 def member_name(name):
@@ -289,10 +301,44 @@ def check_tree(module):
     module.exit_json(changed=False, path=top, files=bounds.members, bytes=bounds.bytes)
 
 
+def write(module):
+    p = module.params
+    fleet, files = p["fleet_dir"], p["files"] or []
+    if not fleet:
+        module.fail_json(msg="action=write needs fleet_dir")
+    written = []
+    for f in files:
+        name, content = f.get("name") or "", f.get("content")
+        parts = name.split("/")
+        if len(parts) > 2 or not all(HOST_LABEL.fullmatch(c) and ".." not in c for c in parts) or not isinstance(content, str):
+            module.fail_json(msg="write %s: not one or two plain names under the fleet directory, with content" % shown(name))
+        d = fleet
+        for c in parts[:-1]:
+            d = os.path.join(d, c)
+            try:
+                os.mkdir(d, 0o755)
+            except FileExistsError:
+                pass
+            if not stat.S_ISDIR(os.lstat(d).st_mode):
+                module.fail_json(msg="%s is not a directory" % d)
+        path = os.path.join(d, parts[-1])
+        fd, tmp = tempfile.mkstemp(prefix="." + parts[-1] + ".", dir=d)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                out.write(content)
+                os.fchmod(out.fileno(), 0o644)
+            os.rename(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+        written.append(path)
+    module.exit_json(changed=bool(written), written=written)
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            action=dict(type="str", required=True, choices=["label", "unpack", "check_tree"]),
+            action=dict(type="str", required=True, choices=["label", "unpack", "check_tree", "write"]),
             host=dict(type="str"),
             kernel=dict(type="str"),
             fleet_dir=dict(type="path"),
@@ -301,6 +347,7 @@ def main():
             max_bytes=dict(type="int", default=16 << 30),
             max_members=dict(type="int", default=100000),
             remove_src=dict(type="bool", default=True),
+            files=dict(type="list", elements="dict"),
         ),
         supports_check_mode=True,
     )
@@ -311,6 +358,8 @@ def main():
         module.exit_json(changed=action == "unpack", msg="check mode: nothing done")
     elif action == "unpack":
         unpack(module)
+    elif action == "write":
+        write(module)
     else:
         check_tree(module)
 
