@@ -73,7 +73,7 @@ func checkLines(t *testing.T, txt string) {
 // their rc, they were given --trust-baseline exactly when the binary has
 // it (the baseline is the operator's), and host3's baseline, holding a
 // link, was refused on the controller before anything was copied.
-func (f *fleet) checkChecks(t *testing.T, st map[string]hostStatus, base baselineDirs) {
+func (f *fleet) checkChecks(t *testing.T, st map[string]hostStatus, res string, base baselineDirs) {
 	t.Helper()
 	trust := strings.Contains(f.rtload(t, "check", "--help"), "--trust-baseline")
 	for host, rc := range map[string]int{"host0": 0, "host1": 1, "host2": 125} {
@@ -87,6 +87,9 @@ func (f *fleet) checkChecks(t *testing.T, st map[string]hostStatus, base baselin
 	}
 	if s := st["host3"]; !containsAll(s.Msg, base.linky+" refused, nothing copied", `"notes.txt": a symbolic link`) {
 		t.Errorf("host3: msg %q, want %s refused naming notes.txt as a link", s.Msg, base.linky)
+	}
+	if left, _ := filepath.Glob(filepath.Join(res, "*", "baseline-*.tar.gz")); len(left) > 0 {
+		t.Errorf("the baselines packed for the hosts were left on the controller: %q", left)
 	}
 	h := f.host("host3")
 	if left, _ := filepath.Glob(filepath.Join(h.dir, "work", "baseline-*")); len(left) > 0 {

@@ -115,7 +115,7 @@ func TestPlaybookOverSSH(t *testing.T) {
 		t.Errorf("ansible-playbook: exit %d, want 2 and %q:\n%s", rc, want, out)
 	}
 	st := f.checkResults(t, res)
-	f.checkChecks(t, st, base)
+	f.checkChecks(t, st, res, base)
 	f.checkHostile(t, res, st, victim)
 	f.checkOwnFS(t, machineVarLib)
 	f.checkArchive(t)

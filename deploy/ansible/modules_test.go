@@ -7,6 +7,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/rtload/rtload/internal/testutil"
 )
 
@@ -393,13 +395,18 @@ func TestCheckTree(t *testing.T) {
 				t.Fatal(err)
 			}
 			tc.build(t, dir)
-			res := srv.run(t, "rtload_fleet", map[string]any{"action": "check_tree", "src": dir})
+			pack := filepath.Join(t.TempDir(), "baseline.tar.gz")
+			res := srv.run(t, "rtload_fleet", map[string]any{"action": "check_tree", "src": dir, "dest": pack, "top_name": "baseline-x"})
 			failed, msg, state := failedMsg(res)
 			if tc.wantErr == "" {
 				if failed {
-					t.Errorf("refused: %v", res)
+					t.Fatalf("refused: %v", res)
 				}
+				checkPack(t, pack, map[string]string{"baseline-x/": "d 0755", "baseline-x/profiles/": "d 0755", "baseline-x/summary.json": "- 0644"})
 				return
+			}
+			if _, err := os.Lstat(pack); !os.IsNotExist(err) {
+				t.Errorf("a refused baseline was packed (lstat: %v)", err)
 			}
 			if !failed || state != "invalid" || !containsAll(msg, "refused, nothing copied", tc.wantErr) || strings.Contains(msg, "/etc/shadow") {
 				t.Errorf("got %v, want invalid naming %q (and no link target)", res, tc.wantErr)
@@ -588,5 +595,46 @@ func TestWrite(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(filepath.Dir(fleet), "escaped")); !os.IsNotExist(err) {
 		t.Errorf("../escaped was written (lstat: %v)", err)
+	}
+}
+
+// checkPack checks that the .tar.gz path holds exactly want: member name →
+// "d 0755" or "- 0644" (type and mode), every member owned by root.
+func checkPack(t *testing.T, path string, want map[string]string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(zr)
+	got := map[string]string{}
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		kind := map[byte]string{tar.TypeDir: "d", tar.TypeReg: "-"}[hdr.Typeflag]
+		if kind == "" {
+			kind = string(hdr.Typeflag)
+		}
+		name := hdr.Name
+		if hdr.Typeflag == tar.TypeDir && !strings.HasSuffix(name, "/") {
+			name += "/"
+		}
+		got[name] = fmt.Sprintf("%s %04o", kind, hdr.Mode)
+		if hdr.Uid != 0 || hdr.Gid != 0 {
+			t.Errorf("%s: owned by %d:%d, want root", name, hdr.Uid, hdr.Gid)
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("%s members (-want +got):\n%s", path, diff)
 	}
 }

@@ -22,11 +22,14 @@ description:
     nothing is left behind. Files are created 0644 with O_EXCL|O_NOFOLLOW, never
     owned by the archive's owners.
   - C(action=check_tree) checks that a directory on the controller (a baseline for
-    C(rtload check)) holds only directories and regular files, within the same bounds.
+    C(rtload check)) holds only directories and regular files, within the same bounds;
+    with I(dest) it also packs exactly those into a new .tar.gz (under I(top_name)/,
+    files 0644 and directories 0755, owned by root) to unpack on a host in one step.
   - C(action=write) writes I(files) (each a C(name) relative to I(fleet_dir), at most
     two plain components such as C(host0/status-STAMP.json), and its C(content)),
     making the host's directory when needed; each file is replaced atomically (a new
-    file renamed over it), never written through a link.
+    file renamed over it), never written through a link. I(remove) removes files the
+    role made in the fleet directory (a baseline packed for a host).
   - A refusal fails with C(rtload_state) C(rejected) (the host's data) or C(invalid)
     (the operator's: an inventory name, a baseline) and a message that names each bad
     member (escaped), never its content or a link's target.
@@ -36,11 +39,13 @@ options:
   kernel: {type: str, description: the host's uname -r output (label)}
   fleet_dir: {type: path, description: the fleet directory (label)}
   src: {type: path, description: the archive (unpack) or the directory (check_tree)}
-  dest: {type: path, description: the directory to create (unpack); must not exist}
+  dest: {type: path, description: "the directory to create (unpack), or the archive to create (check_tree); must not exist"}
+  top_name: {type: str, description: the archive's top directory (check_tree with dest; default the directory's name)}
   max_bytes: {type: int, default: 17179869184, description: bound on the sum of file sizes}
   max_members: {type: int, default: 100000, description: bound on the number of entries}
   remove_src: {type: bool, default: true, description: remove the archive once unpacked (a refused one is kept)}
   files: {type: list, elements: dict, description: "{name, content} each (write)"}
+  remove: {type: list, elements: path, description: "files to remove (write): absolute paths of regular files inside fleet_dir"}
 """
 
 import json
@@ -267,7 +272,7 @@ def check_tree(module):
     if not stat.S_ISDIR(st.st_mode):
         module.fail_json(msg="%s is not a directory" % top, rtload_state="invalid")
     bounds = Bounds(p["max_bytes"], p["max_members"])
-    problems = []
+    problems, entries = [], []
     top = os.path.realpath(top)
     for root, dirs, files in os.walk(top, followlinks=False):
         for name in sorted(dirs + files):
@@ -283,8 +288,10 @@ def check_tree(module):
                     raise Refused("%s: a symbolic link" % shown(rel))
                 if stat.S_ISREG(lst.st_mode):
                     bounds.add(rel, lst.st_size)
+                    entries.append((rel, False))
                 elif stat.S_ISDIR(lst.st_mode):
                     bounds.add(rel, 0)
+                    entries.append((rel, True))
                 else:
                     raise Refused("%s: %s" % (shown(rel), "a FIFO" if stat.S_ISFIFO(lst.st_mode) else "not a regular file or directory"))
             except Refused as e:
@@ -298,7 +305,45 @@ def check_tree(module):
     if problems:
         module.fail_json(msg="%s refused, nothing copied: %s (a results directory holds only directories and regular files)"
                          % (top, "; ".join(problems)), rtload_state="invalid", problems=problems)
-    module.exit_json(changed=False, path=top, files=bounds.members, bytes=bounds.bytes)
+    if p["dest"]:
+        pack_tree(module, top, entries, p["dest"], p["top_name"] or os.path.basename(top))
+    module.exit_json(changed=bool(p["dest"]), path=top, dest=p["dest"], files=bounds.members, bytes=bounds.bytes)
+
+
+def pack_tree(module, top, entries, dest, name):
+    """Writes the checked entries of top as a new .tar.gz dest under name/: directories 0755, files 0644, owned by root.
+
+    Each file is opened with O_NOFOLLOW and must still be the regular file
+    the walk saw; anything else fails the module and removes dest.
+    """
+    if not HOST_LABEL.fullmatch(name) or ".." in name:
+        module.fail_json(msg="top_name %s: not a plain name" % shown(name))
+
+    def info(rel, isdir, size=0, mtime=0):
+        ti = tarfile.TarInfo(name if rel == "." else name + "/" + rel)
+        ti.type = tarfile.DIRTYPE if isdir else tarfile.REGTYPE
+        ti.mode, ti.size, ti.mtime = (0o755 if isdir else 0o644), size, mtime
+        ti.uid = ti.gid = 0
+        ti.uname = ti.gname = "root"
+        return ti
+
+    try:
+        with open(dest, "xb") as raw, tarfile.open(fileobj=raw, mode="w:gz") as tf:
+            tf.addfile(info(".", True))
+            for rel, isdir in entries:
+                if isdir:
+                    tf.addfile(info(rel, True))
+                    continue
+                fd = os.open(os.path.join(top, rel), os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+                with os.fdopen(fd, "rb") as f:
+                    st = os.fstat(fd)
+                    if not stat.S_ISREG(st.st_mode):
+                        raise OSError("%s changed into something other than a regular file" % rel)
+                    tf.addfile(info(rel, False, st.st_size, int(st.st_mtime)), f)
+    except (OSError, tarfile.TarError) as e:
+        if os.path.lexists(dest) and os.path.isfile(dest) and not os.path.islink(dest):
+            os.unlink(dest)
+        module.fail_json(msg="pack %s as %s: %s" % (top, dest, e))
 
 
 def write(module):
@@ -332,7 +377,14 @@ def write(module):
             os.unlink(tmp)
             raise
         written.append(path)
-    module.exit_json(changed=bool(written), written=written)
+    removed = []
+    top = os.path.realpath(fleet) + os.sep
+    for path in p["remove"] or []:
+        if not os.path.realpath(os.path.dirname(path)).startswith(top) or not os.path.isfile(path) or os.path.islink(path):
+            continue  # only the role's own files in the fleet directory
+        os.unlink(path)
+        removed.append(path)
+    module.exit_json(changed=bool(written or removed), written=written, removed=removed)
 
 
 def main():
@@ -348,12 +400,16 @@ def main():
             max_members=dict(type="int", default=100000),
             remove_src=dict(type="bool", default=True),
             files=dict(type="list", elements="dict"),
+            remove=dict(type="list", elements="path"),
+            top_name=dict(type="str"),
         ),
         supports_check_mode=True,
     )
     action = module.params["action"]
     if action == "label":
         label(module)
+    elif action == "check_tree" and not module.params["dest"]:
+        check_tree(module)
     elif module.check_mode:
         module.exit_json(changed=action == "unpack", msg="check mode: nothing done")
     elif action == "unpack":
