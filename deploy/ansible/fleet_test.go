@@ -332,7 +332,8 @@ func merge(dst, src map[string]any) {
 // run took 4-5 minutes.
 const playbookLimit = 7 * time.Minute
 
-// playbook runs ansible-playbook site.yml with args (at most playbookLimit),
+// playbook runs ansible-playbook site.yml with args (at most playbookLimit,
+// and never past a minute before go test's -timeout),
 // eight hosts at a time but rtload on one at a time (rtload_throttle: 1 in
 // the inventory) so that the hosts' SCHED_FIFO readers do not compete for
 // the CPUs, with every file Ansible keeps under the test's temp dir.
@@ -347,7 +348,11 @@ func (f *fleet) playbook(t *testing.T, args ...string) (string, int) {
 	if err := os.WriteFile(cfg, []byte("[defaults]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), playbookLimit)
+	limit := playbookLimit
+	if d, ok := t.Deadline(); ok && time.Until(d)-time.Minute < limit {
+		limit = time.Until(d) - time.Minute // leave go test's -timeout a minute for the hosts' cleanup
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "ansible-playbook", append([]string{"site.yml", "--forks", "8"}, args...)...)
 	// At the limit the whole process group goes (ansible-playbook's
@@ -377,7 +382,7 @@ func (f *fleet) playbook(t *testing.T, args ...string) (string, int) {
 	err := cmd.Run()
 	t.Logf("ansible-playbook %s: %v in %v", strings.Join(args, " "), err, time.Since(start).Round(time.Millisecond))
 	if ctx.Err() != nil {
-		t.Fatalf("ansible-playbook did not finish in %v:\n%s", playbookLimit, buf.String())
+		t.Fatalf("ansible-playbook did not finish in %v:\n%s", limit.Round(time.Second), buf.String())
 	}
 	if err != nil && cmd.ProcessState == nil {
 		t.Fatalf("ansible-playbook: %v", err)
