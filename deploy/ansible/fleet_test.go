@@ -114,8 +114,9 @@ func TestPlaybookOverSSH(t *testing.T) {
 	if want := "5 of 8 hosts without usable results: down: unreachable, evil-dir: rejected, evil-links: rejected, evil-uname: rejected, host3: invalid"; rc != 2 || !strings.Contains(out, want) {
 		t.Errorf("ansible-playbook: exit %d, want 2 and %q:\n%s", rc, want, out)
 	}
-	st := f.checkResults(t, res)
-	f.checkChecks(t, st, res, base)
+	verdicts := f.checkVerdicts(t, res)
+	st := f.checkResults(t, res, verdicts)
+	f.checkChecks(t, st, res, base, verdicts)
 	f.checkHostile(t, res, st, victim)
 	f.checkOwnFS(t, machineVarLib)
 	f.checkArchive(t)
@@ -437,15 +438,16 @@ func readStatus(t *testing.T, res string) (status, map[string]hostStatus, string
 // its host's reader CPU, its check's verdict as its state and gate, the
 // others refused, "down" reported unreachable, every reason in status.txt
 // whole, and a compare with one column per good host.
-func (f *fleet) checkResults(t *testing.T, res string) map[string]hostStatus {
+func (f *fleet) checkResults(t *testing.T, res string, verdicts map[string]int) map[string]hostStatus {
 	t.Helper()
 	st, byHost, txt := readStatus(t, res)
 	states, gates := map[string]string{}, map[string]string{}
 	for _, s := range st.Hosts {
 		states[s.Host], gates[s.Host] = s.State, s.Gate
 	}
-	want := map[string]string{"host0": "ok", "host1": "slower", "host2": "cannot-judge", "host3": "invalid", "down": "unreachable",
-		"evil-links": "rejected", "evil-uname": "rejected", "evil-dir": "rejected"}
+	checkState := map[int]string{0: "ok", 1: "slower", 125: "cannot-judge"}
+	want := map[string]string{"host0": checkState[verdicts["host0"]], "host1": checkState[verdicts["host1"]], "host2": checkState[verdicts["host2"]],
+		"host3": "invalid", "down": "unreachable", "evil-links": "rejected", "evil-uname": "rejected", "evil-dir": "rejected"}
 	if diff := cmp.Diff(want, states); diff != "" {
 		t.Errorf("status.json states (-want +got):\n%s\n%+v", diff, st)
 	}
@@ -470,7 +472,8 @@ func (f *fleet) checkResults(t *testing.T, res string) map[string]hostStatus {
 	if _, err := os.Stat(filepath.Join(f.host("host0").dir, "bin", "rtload")); err != nil {
 		t.Errorf("host0: rtload not installed: %v", err)
 	}
-	wantGates := map[string]string{"host0": "rtload check: exit 0", "host1": "rtload check: exit 1", "host2": "rtload check: exit 125",
+	wantGates := map[string]string{"host0": fmt.Sprintf("rtload check: exit %d", verdicts["host0"]),
+		"host1": fmt.Sprintf("rtload check: exit %d", verdicts["host1"]), "host2": fmt.Sprintf("rtload check: exit %d", verdicts["host2"]),
 		"host3": "", "down": "", "evil-links": "none", "evil-uname": "", "evil-dir": ""}
 	if diff := cmp.Diff(wantGates, gates); diff != "" || !strings.HasPrefix(st.Gate, "compare --fail-on slower: exit ") {
 		t.Errorf("status.json gates (-want +got):\n%s\nfleet gate %q", diff, st.Gate)
@@ -479,7 +482,7 @@ func (f *fleet) checkResults(t *testing.T, res string) map[string]hostStatus {
 		t.Errorf("compared labels (-want +got):\n%s", diff)
 	}
 	checkWhole(t, st, txt)
-	checkLines(t, txt)
+	checkLines(t, txt, verdicts)
 	cmpOut, err := os.ReadFile(filepath.Join(res, "compare.txt"))
 	if err != nil {
 		t.Fatal(err)
