@@ -33,6 +33,7 @@ import (
 // writes each run's JSON result as one line on stdout.
 const moduleDriver = `
 import contextlib, importlib.util, io, json, sys, traceback
+sys.dont_write_bytecode = True  # no __pycache__ in the role's library
 from ansible.module_utils import basic
 mods = {}
 for line in sys.stdin:

@@ -158,7 +158,12 @@ class Bounds:
 
 
 def unpack_into(tf, top, bounds):
-    """Extracts tf's members into the new, empty directory top (a descriptor-free walk: every path is one we created)."""
+    """Extracts tf's members into the new, empty directory top; returns the problems (none: all extracted).
+
+    Every path under top is one this function made, from a name checked
+    first, so nothing on the way can be a link; files are created with
+    O_EXCL|O_NOFOLLOW all the same.
+    """
     problems = []
     made = set([""])
     for ti in tf:
