@@ -48,6 +48,29 @@ type Summary struct {
 	// cost with the timed trials'.
 	ProfiledTrials []Trial          `json:"profiled_trials,omitempty"`
 	Profiles       []VariantProfile `json:"profiles,omitempty"`
+	// Processes describes each process of a multi-process run (rtload run
+	// --processes), in run order; empty for a single-process run. Their
+	// trials are in Trials with Trial.Process set.
+	Processes []ProcessInfo `json:"processes,omitempty"`
+}
+
+// ProcessInfo is one process of a multi-process run: a fresh child
+// running the whole plan with its setup randomised (issue 24).
+type ProcessInfo struct {
+	Process int `json:"process"`
+	PID     int `json:"pid"`
+	// SetupSeed drew its socket creation order and receive buffer offsets
+	// (engine.Setup); EnvPadBytes is the size of the padding variable
+	// added to its environment.
+	SetupSeed   uint64 `json:"setup_seed"`
+	EnvPadBytes int    `json:"env_pad_bytes"`
+	// Clock is the process's own per-call clock (each calibrates its TSC).
+	Clock      ClockInfo `json:"clock"`
+	Start      time.Time `json:"start"`
+	End        time.Time `json:"end"`
+	Trials     int       `json:"trials"`
+	// Error is how the process failed, if it did.
+	Error string `json:"error,omitempty"`
 }
 
 // ClockInfo describes the per-call clock.

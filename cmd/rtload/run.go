@@ -50,6 +50,8 @@ type runFlags struct {
 	// auto is the stopping rule of a rounds: auto run (prepareRun).
 	auto    *compare.AutoRule
 	profile bool
+	// processes (--processes) overrides the scenario's processes when > 0.
+	processes int
 }
 
 func newRunCmd() *cobra.Command {
@@ -103,7 +105,13 @@ variant's extra cost per call.`,
 	fl.StringVar(&f.format, "format", "text", "report format: text or json (schema rtload-report, see the README; the plan then goes to stderr)")
 	autoFlags(cmd, &f)
 	fl.BoolVar(&f.profile, "profile", false, "add a profiled trial after each variant's trial (kernel and user call chains of the readers); same as --set profile.enabled=true")
+	processesFlag(cmd, &f)
 	return cmd
+}
+
+// processesFlag adds --processes to cmd.
+func processesFlag(cmd *cobra.Command, f *runFlags) {
+	cmd.Flags().IntVar(&f.processes, "processes", 0, "run the whole plan in N fresh processes one after the other, setup randomised, so that verdicts have independent samples (n = processes × rounds); same as --set processes=N")
 }
 
 // autoFlags adds --rounds and rounds: auto's --precision, --max-rounds
@@ -267,7 +275,13 @@ func execute(cmd *cobra.Command, spec *scenario.Spec, trials []scenario.Trial, f
 	if f.auto != nil {
 		opt.AfterRound = autoRounds(errw, *f.auto, time.Now())
 	}
-	sum, runErr := engine.Run(ctx, spec, trials, opt)
+	var sum *results.Summary
+	var runErr error
+	if spec.Processes > 1 {
+		sum, runErr = runProcesses(ctx, spec, trials, opt, f, errw)
+	} else {
+		sum, runErr = engine.Run(ctx, spec, trials, opt)
+	}
 	if sum != nil && sum.Auto != nil && sum.Auto.Reason == "" && sum.Stopped {
 		sum.Auto.Reason = "interrupted"
 	}
@@ -364,6 +378,9 @@ func prepareRun(spec *scenario.Spec, f *runFlags) (*scenario.Spec, []scenario.Tr
 	if f.rounds != "" {
 		sets = append([]string{"rounds=" + f.rounds}, sets...)
 	}
+	if f.processes != 0 {
+		sets = append([]string{fmt.Sprintf("processes=%d", f.processes)}, sets...)
+	}
 	if err := spec.Apply(sets); err != nil {
 		return nil, nil, err
 	}
@@ -424,6 +441,10 @@ func printPlan(out io.Writer, spec *scenario.Spec, trials int, auto *compare.Aut
 		fmt.Fprintf(out, "%d trial(s), each running its probes to the end\n", trials)
 	default:
 		fmt.Fprintf(out, "%d trial(s) of %v (+%v warm-up) each\n", trials, time.Duration(spec.Duration), time.Duration(spec.Warmup))
+	}
+	if spec.Processes > 1 {
+		fmt.Fprintf(out, "%d processes, one after the other, each running these trials in a fresh rtload with its setup randomised (n = %d processes × %s rounds)\n",
+			spec.Processes, spec.Processes, spec.Rounds)
 	}
 	if p := spec.Profile; p.Enabled {
 		fmt.Fprintf(out, "each variant's trial is followed by a profiled one (readers sampled: %s, %d samples per second of their CPU time); rtload explain says where in the kernel the time goes\n", p.Event, p.Frequency)
@@ -488,6 +509,10 @@ func autoRounds(w io.Writer, rule compare.AutoRule, start time.Time) func(*resul
 // returns the bar, nil when none.
 func progress(opt *engine.Options, f runFlags, spec *scenario.Spec, trials []scenario.Trial, errw io.Writer) *progressbar.ProgressBar {
 	if f.quiet {
+		return nil
+	}
+	if spec.Processes > 1 {
+		opt.Log = errw // the children's phase logs
 		return nil
 	}
 	if spec.Interval != 0 || !term.IsTerminal(int(os.Stderr.Fd())) {
