@@ -65,10 +65,10 @@ type ProcessInfo struct {
 	SetupSeed   uint64 `json:"setup_seed"`
 	EnvPadBytes int    `json:"env_pad_bytes"`
 	// Clock is the process's own per-call clock (each calibrates its TSC).
-	Clock      ClockInfo `json:"clock"`
-	Start      time.Time `json:"start"`
-	End        time.Time `json:"end"`
-	Trials     int       `json:"trials"`
+	Clock  ClockInfo `json:"clock"`
+	Start  time.Time `json:"start"`
+	End    time.Time `json:"end"`
+	Trials int       `json:"trials"`
 	// Error is how the process failed, if it did.
 	Error string `json:"error,omitempty"`
 }
@@ -200,8 +200,12 @@ type Reader struct {
 	BacklogSkips uint64 `json:"backlog_skips,omitempty"`
 	// Spikes counts wakeups above the reader's threshold (spikes.jsonl);
 	// BrokeTraceAtNs is the deadline of the spike that stopped ftrace.
-	Spikes         uint64 `json:"spikes,omitempty"`
-	BrokeTraceAtNs int64  `json:"broke_trace_at_ns,omitempty"`
+	Spikes uint64 `json:"spikes,omitempty"`
+	// ThresholdNs is the reader's spike threshold (readers[].threshold),
+	// 0 for none: compare's spike rate per hour counts Spikes over the
+	// measured time against it.
+	ThresholdNs    int64 `json:"threshold_ns,omitempty"`
+	BrokeTraceAtNs int64 `json:"broke_trace_at_ns,omitempty"`
 	// TracingStopped, set when breaktrace stopped ftrace, says so: that
 	// tracing_on was left at 0 so that the trace ends at the spike, where
 	// to read it and how to turn tracing back on.
