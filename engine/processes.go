@@ -51,6 +51,7 @@ func RunProcesses(ctx context.Context, spec *scenario.Spec, trials []scenario.Tr
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	n := spec.Processes
 	var sum *results.Summary
+	first := time.Now()
 	for p := range n {
 		if ctx.Err() != nil {
 			break
@@ -72,6 +73,9 @@ func RunProcesses(ctx context.Context, spec *scenario.Spec, trials []scenario.Tr
 				sum.End = time.Now()
 			}
 			return sum, fmt.Errorf("process %d of %d: %w", p+1, n, err)
+		}
+		if opt.AfterProcess != nil && sum != nil && ctx.Err() == nil && !opt.AfterProcess(sum, time.Since(first)) {
+			break
 		}
 		if p < n-1 && opt.OnCheckpoint != nil && sum != nil && ctx.Err() == nil {
 			s := *sum

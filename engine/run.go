@@ -79,6 +79,11 @@ type Options struct {
 	// Setup randomises the process's setup (socket creation order, receive
 	// buffer offsets); the zero Setup randomises nothing.
 	Setup Setup
+	// AfterProcess, when set, is called by RunProcesses after every child
+	// that ran to its end with the merged summary so far and the time
+	// since the first started; returning false ends the run there, as
+	// finished (rtload check --budget's stop rule, stats.Stop).
+	AfterProcess func(sum *results.Summary, elapsed time.Duration) bool
 }
 
 // SoakWakeupLogLimit caps a soak run's per-wakeup log (bytes on disk, per

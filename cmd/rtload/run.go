@@ -52,6 +52,8 @@ type runFlags struct {
 	profile bool
 	// processes (--processes) overrides the scenario's processes when > 0.
 	processes int
+	// afterProcess is engine.Options.AfterProcess (check's stop rule).
+	afterProcess func(*results.Summary, time.Duration) bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -162,6 +164,7 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 	if err := report.Report(out, o.sum); err != nil {
 		return errors.Join(o.runErr, o.saveErr, err)
 	}
+	printSizing(out, o.sum)
 	if o.saveErr != nil {
 		fmt.Fprintf(out, "\nresults NOT saved in full: %v\n%s\n", o.saveErr, o.kept)
 		return errors.Join(o.runErr, o.saveErr)
@@ -252,7 +255,7 @@ func execute(cmd *cobra.Command, spec *scenario.Spec, trials []scenario.Trial, f
 			}
 		}
 	}
-	printPlan(plan, spec, len(trials), f.auto)
+	printPlan(plan, spec, len(trials), f.auto, f.afterProcess != nil)
 
 	sv := &saver{dir: dir, spec: spec, env: env, errw: errw, sem: make(chan struct{}, 1)}
 	ctx, cancel := context.WithCancelCause(context.Background())
@@ -275,6 +278,7 @@ func execute(cmd *cobra.Command, spec *scenario.Spec, trials []scenario.Trial, f
 	if f.auto != nil {
 		opt.AfterRound = autoRounds(errw, *f.auto, time.Now())
 	}
+	opt.AfterProcess = f.afterProcess
 	var sum *results.Summary
 	var runErr error
 	if spec.Processes > 1 {
@@ -425,7 +429,7 @@ func autoRule(f *runFlags) (compare.AutoRule, error) {
 }
 
 // printPlan says what the run will do before it starts.
-func printPlan(out io.Writer, spec *scenario.Spec, trials int, auto *compare.AutoRule) {
+func printPlan(out io.Writer, spec *scenario.Spec, trials int, auto *compare.AutoRule, sequential bool) {
 	fmt.Fprintf(out, "rtload %s: %s\n", spec.Name, spec.Description)
 	switch {
 	case auto != nil:
@@ -442,7 +446,7 @@ func printPlan(out io.Writer, spec *scenario.Spec, trials int, auto *compare.Aut
 	default:
 		fmt.Fprintf(out, "%d trial(s) of %v (+%v warm-up) each\n", trials, time.Duration(spec.Duration), time.Duration(spec.Warmup))
 	}
-	if spec.Processes > 1 {
+	if spec.Processes > 1 && !sequential {
 		fmt.Fprintf(out, "%d processes, one after the other, each running these trials in a fresh rtload with its setup randomised (n = %d processes × %s rounds)\n",
 			spec.Processes, spec.Processes, spec.Rounds)
 	}
@@ -560,5 +564,22 @@ func (l *liveLine) update(iv results.Interval) {
 func (l *liveLine) done() {
 	if l.tty && l.printed {
 		fmt.Fprintln(l.w)
+	}
+}
+
+// printSizing says how many processes a baseline like this run needs for
+// a check to detect a 5% or a 10% change (compare.Sizing).
+func printSizing(w io.Writer, sum *results.Summary) {
+	res, err := compare.Compare([]compare.Run{{Label: "run", Summary: sum}})
+	if err != nil {
+		return
+	}
+	lines := compare.Sizing(res, compare.DefaultThreshold, DefaultLooks)
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
 	}
 }
