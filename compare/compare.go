@@ -222,8 +222,8 @@ type column struct {
 	runIdx       int
 	clock        results.ClockInfo
 	readers      []results.Reader
-	procs        []int             // the process of each of readers
-	durations    []int64           // each round's measured time (ns)
+	procs        []int   // the process of each of readers
+	durations    []int64 // each round's measured time (ns)
 	all          record.Snapshot
 	invalid      []string // the rounds' Invalid reasons, "trial N (…): invalid: …"
 }

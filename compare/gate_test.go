@@ -72,7 +72,7 @@ func TestJudgeThreshold(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		threshold      float64
+		threshold     float64
 		want, verdict string
 	}{
 		{0, GateNotSlower, VerdictSame}, // within ±3%

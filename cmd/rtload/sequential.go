@@ -159,4 +159,3 @@ func (q *sequential) lookAt(sum *results.Summary) {
 	q.res, q.gate = res, &g
 	fmt.Fprintf(q.log, "check: look %d of %d at %d candidate processes: %s\n", q.info.Looks, q.info.MaxLooks, q.info.Processes, g.Verdict)
 }
-
