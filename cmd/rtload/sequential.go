@@ -28,9 +28,12 @@ const (
 	DefaultLooks = 5
 	// MaxCheckProcesses bounds a check's candidate processes.
 	MaxCheckProcesses = 200
-	// minLookProcesses is the fewest candidate processes a look needs
-	// (a t interval over processes needs two).
-	minLookProcesses = 2
+	// minLookProcesses is the fewest candidate processes a look needs:
+	// Welch's degrees of freedom over fewer are too optimistic (simulated
+	// at the threshold, the worst case: one look at 2 processes against
+	// 10 gave 5.1% false alarms for 2.5% nominal, at 3 3.5%, at 5
+	// 2.0–3.0%; stats/sim_test.go, bench/VERDICTS.md).
+	minLookProcesses = 5
 )
 
 // sequential is a check's stop rule over candidate processes: after the
@@ -73,9 +76,9 @@ func processCount(s *results.Summary) int {
 }
 
 // plan fixes the looks once the first process has taken perProcess: the
-// budget allows n = budget/perProcess processes (at least 2, at most
+// budget allows n = budget/perProcess processes (at least minLookProcesses, at most
 // MaxCheckProcesses); the looks fall at ⌈k·n/K⌉ processes, k = 1…K, the
-// first at 2 or more, duplicates dropped. The schedule depends only on
+// first at minLookProcesses or more, duplicates dropped. The schedule depends only on
 // time, never on what was measured, so the Pocock boundary over its
 // looks holds.
 func (q *sequential) plan(perProcess time.Duration) {
