@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-
 )
 
 // cyclictestSamples reads the per-wakeup latencies (ns) that `cyclictest
