@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,7 +52,14 @@ func TestCheckGate(t *testing.T) {
 		run.Summary == nil || len(run.Summary.Trials) != 15 || len(run.Summary.Processes) != 3 || len(run.Metrics) == 0 || run.Metrics[0].Name != "mean per-call cost" {
 		t.Fatalf("run --format json: %+v", run)
 	}
-	if !strings.Contains(r.stderr, "5 trial(s) of 600ms") {
+	// Three fresh processes: their trials say so, and their files too.
+	for i, tr := range run.Summary.Trials {
+		if tr.Process != i/5 || len(tr.Readers) == 0 || len(tr.Readers[0].WakeupLog) == 0 ||
+			!strings.HasPrefix(tr.Readers[0].WakeupLog[0], fmt.Sprintf("wakeups-p%02d-%02d-", i/5, i)) {
+			t.Errorf("trial %d: process %d, logs %v", i, tr.Process, tr.Readers[0].WakeupLog)
+		}
+	}
+	if !strings.Contains(r.stderr, "5 trial(s) of 600ms") || !strings.Contains(r.stderr, "3 processes, one after the other") {
 		t.Errorf("the plan is not on stderr: %q", r.stderr)
 	}
 	os.Chmod(base, 0o755)
