@@ -510,3 +510,18 @@ func TestSpikeRate(t *testing.T) {
 		t.Fatal("no spike rate metric")
 	}
 }
+
+// TestLagNote: rounds of one process that drift (lag-1 near 1) are not
+// independent samples: a verdict over them says so.
+func TestLagNote(t *testing.T) {
+	drift := []float64{100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111}
+	res, err := Compare([]Run{roundsRun("a", drift, drift), roundsRun("b", drift, drift)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range res.Metrics {
+		if m.Name == "mean per-call cost" && m.Column == "v/b" && !strings.Contains(m.MethodNote, "rounds are not independent samples") {
+			t.Errorf("no lag-1 note: %q", m.MethodNote)
+		}
+	}
+}
