@@ -48,7 +48,7 @@ func TestCheckGate(t *testing.T) {
 	}
 	var run compare.RunReport
 	decode(t, r, &run)
-	if run.Schema != compare.SchemaReport || run.Version != 1 || !run.Saved || run.Dir != base ||
+	if run.Schema != compare.SchemaReport || run.Version != compare.SchemaVersion || !run.Saved || run.Dir != base ||
 		run.Summary == nil || len(run.Summary.Trials) != 15 || len(run.Summary.Processes) != 3 || len(run.Metrics) == 0 || run.Metrics[0].Name != "mean per-call cost" {
 		t.Fatalf("run --format json: %+v", run)
 	}
@@ -285,7 +285,7 @@ func TestJSONFormats(t *testing.T) {
 	r := rtload(t, nil, "report", dir, "--format", "json")
 	var rep compare.RunReport
 	decode(t, r, &rep)
-	if r.code != 0 || rep.Schema != compare.SchemaReport || rep.Version != 1 || rep.Summary == nil || len(rep.Summary.Trials) != 2 || len(rep.Columns) != 1 {
+	if r.code != 0 || rep.Schema != compare.SchemaReport || rep.Version != compare.SchemaVersion || rep.Summary == nil || len(rep.Summary.Trials) != 2 || len(rep.Columns) != 1 {
 		t.Fatalf("exit %d: %+v", r.code, rep)
 	}
 	// Rounds at 1000 and 1002 ns: the mean per-call cost is their mean.
