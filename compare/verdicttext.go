@@ -221,6 +221,11 @@ func Sizing(r *Result, threshold float64, looks int) []string {
 		if !prim[i] || v == nil || v.BetweenRoundsLogSD == nil && v.BetweenProcessesLogSD == nil {
 			continue
 		}
+		if v.BetweenProcessesLogSD == nil {
+			out = append(out, fmt.Sprintf("sizing: %s %s: 1 process, so the noise between processes (often most of a check's) was not measured: no sizing; a baseline for rtload check wants rtload run --processes 10 (or more), which prints how many a check needs",
+				x.Column, metricKey(x)))
+			continue
+		}
 		rounds := max(int(math.Round(v.Rounds)), 1)
 		bp, br := 0.0, 0.0
 		if v.BetweenProcessesLogSD != nil {
@@ -241,9 +246,6 @@ func Sizing(r *Result, threshold float64, looks int) []string {
 		l := fmt.Sprintf("sizing: %s %s: log-SD %s between processes, %s between rounds of %d: a check needs about %s, processes per side (slower beyond +%s%%, 80%% power, %d looks)",
 			x.Column, metricKey(x), sdNote(v.BetweenProcessesLogSD, "not measured: 1 process"), sdNote(v.BetweenRoundsLogSD, "1 round"), rounds,
 			strings.Join(need, ", "), fmtPct(threshold*100), looks)
-		if v.BetweenProcessesLogSD == nil {
-			l += "; run --processes ≥ 2 to measure the between-process noise (this counts rounds only)"
-		}
 		if v.RoundsPerProcess > 0 {
 			l += fmt.Sprintf("; Kalibera & Jones: %d %s per process", v.RoundsPerProcess, unitPlural("round", v.RoundsPerProcess))
 		}
