@@ -505,6 +505,14 @@ func TestSpikeRate(t *testing.T) {
 			iv == nil || iv.Unit != "event" || !near(*iv.PointPct, 300, 1e-9) || *iv.LowPct < 90 || *iv.HighPct > 800 {
 			t.Errorf("spike rate: %+v %+v", m, iv)
 		}
+		// 40 spikes in 2 h: 20/h, Garwood [14.29, 27.23]/h, MTBF 3 min.
+		if r := m.Rate; r == nil || r.Count != 40 || r.Hours != 2 || !near(r.LowPerH, 28.5766/2, 1e-3) || !near(r.HighPerH, 54.4686/2, 1e-3) ||
+			r.MTBFH == nil || !near(*r.MTBFH, 0.05, 1e-12) {
+			t.Errorf("rate %+v", m.Rate)
+		}
+		if l := VerdictLine(m, 3); !strings.Contains(l, "40 events in 2 h: 20/h [14.3, 27.2], MTBF 0.05 h") {
+			t.Errorf("verdict line %q", l)
+		}
 	}
 	if !found {
 		t.Fatal("no spike rate metric")

@@ -49,7 +49,7 @@ func (r *Result) writeVerdicts(b *strings.Builder) {
 	prim := r.Primary()
 	var lines []string
 	for i, m := range r.Metrics {
-		if !prim[i] || m.Verdict == VerdictBaseline {
+		if (!prim[i] && m.Rate == nil) || m.Verdict == VerdictBaseline {
 			continue
 		}
 		lines = append(lines, "  "+VerdictLine(m, r.ThresholdPct))
@@ -57,7 +57,7 @@ func (r *Result) writeVerdicts(b *strings.Builder) {
 	if len(lines) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "\nverdicts (primary metrics, threshold ±%s%%):\n%s\n", fmtPct(r.ThresholdPct), strings.Join(lines, "\n"))
+	fmt.Fprintf(b, "\nverdicts (primary metrics and spike rates, threshold ±%s%%):\n%s\n", fmtPct(r.ThresholdPct), strings.Join(lines, "\n"))
 }
 
 // VerdictLine is one metric's verdict in one line: "recvmsg/new mean
@@ -107,6 +107,16 @@ func VerdictLine(m Metric, thresholdPct float64) string {
 		l += fmt.Sprintf("; %d more %s per side would decide it", *m.MoreUnits, unitPlural(iv.Unit, *m.MoreUnits))
 	case m.Verdict == VerdictUndecided && iv.LowPct != nil && iv.Unit != "event":
 		l += "; no number of samples would decide it at the change measured: it lies within the noise of the threshold, or the side that cannot grow (a check's baseline) is too noisy alone"
+	}
+	if r := m.Rate; r != nil {
+		l += fmt.Sprintf("; %d events in %.3g h: %.3g/h [%.3g, %.3g]", r.Count, r.Hours, r.PerH, r.LowPerH, r.HighPerH)
+		if r.MTBFH != nil && r.MTBFLowH != nil {
+			hi := "∞"
+			if r.MTBFHighH != nil {
+				hi = fmt.Sprintf("%.3g", *r.MTBFHighH)
+			}
+			l += fmt.Sprintf(", MTBF %.3g h [%.3g, %s]", *r.MTBFH, *r.MTBFLowH, hi)
+		}
 	}
 	for _, n := range iv.Notes {
 		l += "; " + n
