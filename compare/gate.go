@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/stats"
 )
@@ -253,6 +254,7 @@ func selected(m Metric, names []string) bool {
 // metric (its three-way verdict, CI, n, smallest detectable change and
 // the samples that would decide it) and per reason it cannot judge.
 func (g Gate) Text(w io.Writer) error {
+	g = termsafe.Copy(g) // strings from results, escaped for the terminal
 	var b strings.Builder
 	slower, notSlower := 0, 0
 	for _, m := range g.Metrics {

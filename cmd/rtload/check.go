@@ -11,9 +11,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/engine"
+	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
@@ -25,6 +27,8 @@ type checkFlags struct {
 	metrics   []string
 	labels    []string
 	format    string
+	trust     bool
+	cpuBudget time.Duration
 	budget    time.Duration
 	looks     int
 }
@@ -68,12 +72,21 @@ check on several boots (docs in the README's check section).
 It works as is inside git bisect run (125 skips the commit), after the
 script has built, installed and booted the kernel. 2 is a usage error, 130
 an interrupted run. The new results go to --out (default: a new directory
-in $TMPDIR); the comparison and the verdict are printed.`,
+in $TMPDIR); the comparison and the verdict are printed.
+
+A baseline is data, not orders: before running the baseline's own
+scenario check prints what it will do on this machine (trials, real-time
+priorities and CPUs, noise and the directories it writes in, endpoints),
+and runs it only after you answer yes on a terminal, for a baseline of
+your own (its summary.json and directory owned by you or root). A baseline
+owned by someone else, or a check without a terminal to ask on (a script,
+CI, git bisect run), needs --trust-baseline; otherwise it refuses (exit 2)
+and runs nothing. Naming a scenario (check DIR SCENARIO) needs neither.`,
 		Example: `  rtload run laight-450 --processes 10 --out /srv/base   # once, on the good kernel
-  rtload check /srv/base                            # later: same scenario, up to 5 minutes
-  rtload check /srv/base --threshold 5% --metric 'mean per-call cost'
+  rtload check /srv/base                            # later: same scenario, up to 5 minutes (asks first)
+  rtload check /srv/base --trust-baseline --threshold 5% --metric 'mean per-call cost'
   rtload check /srv/base laight-450 --set traffic[0].size=9000
-  rtload check /srv/base --format json | jq .verdict`,
+  rtload check /srv/base --trust-baseline --format json | jq .verdict`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.run.repeatSet = cmd.Flags().Changed("repeat")
@@ -95,6 +108,8 @@ in $TMPDIR); the comparison and the verdict are printed.`,
 	fl.BoolVar(&f.run.allowDegraded, "allow-degraded", false, "run without missing privileges: the results are degraded, so the verdict is 125")
 	fl.BoolVar(&f.run.noWakeupLog, "no-wakeup-log", false, "do not write the per-wakeup CSV logs (wakeup metrics then need rounds ≥ 2 for a CI)")
 	fl.BoolVarP(&f.run.quiet, "quiet", "q", false, "no progress bar")
+	fl.BoolVar(&f.trust, "trust-baseline", false, "run the baseline's own scenario without asking: needed when the baseline is not yours or stdin is not a terminal")
+	cpuBudgetFlag(cmd, &f.cpuBudget)
 	autoFlags(cmd, &f.run)
 	return cmd
 }
@@ -112,7 +127,9 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 		return err
 	}
 	gopt := compare.GateOptions{Threshold: thr, Metrics: f.metrics}
-	base, err := results.ReadSummary(args[0])
+	cpu := startBudget(cmd.ErrOrStderr(), "check", f.cpuBudget)
+	defer cpu.end()
+	base, bst, err := results.ReadSummaryStat(args[0])
 	if err != nil {
 		return usageError{fmt.Errorf("baseline: %w", err)}
 	}
@@ -145,6 +162,12 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 	if err != nil {
 		return err
 	}
+	if len(args) == 1 { // the baseline's own scenario: data, not orders (trust.go)
+		tty := term.IsTerminal(int(os.Stdin.Fd()))
+		if err := consentBaseline(cmd.ErrOrStderr(), cmd.InOrStdin(), args[0], bst.Foreign(), spec, trials, tty, f.trust); err != nil {
+			return err
+		}
+	}
 	seq := newSequential(baseRuns[0], f.labels[1], gopt, f.budget, f.looks, cmd.ErrOrStderr())
 	f.run.afterProcess = seq.after
 	fmt.Fprintf(cmd.ErrOrStderr(), "check: up to %v of fresh processes (%d trials each), the verdict looked at %d times; baseline: %d processes\n",
@@ -156,7 +179,9 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 		}
 		f.run.out = tmp
 	}
+	cpu.pause() // the run's own CPU time is not reading
 	o, err := execute(cmd, spec, trials, f.run, cmd.ErrOrStderr())
+	cpu.resume()
 	if err != nil {
 		if tmp != "" {
 			os.Remove(tmp) // empty: nothing ran
@@ -266,6 +291,7 @@ func writeCheck(w io.Writer, f checkFlags, doc *compare.CheckReport, res *compar
 		doc.Compare = res
 		return compare.WriteJSON(w, doc)
 	}
+	w = termsafe.Writer(w)
 	if res != nil {
 		if err := res.Text(w); err != nil {
 			return err

@@ -5,10 +5,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/internal/termsafe"
 )
 
 func newCompareCmd() *cobra.Command {
@@ -17,6 +19,7 @@ func newCompareCmd() *cobra.Command {
 		format    string
 		failOn    string
 		threshold string
+		budget    time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "compare DIR [DIR ...]",
@@ -66,6 +69,11 @@ stopped, incomplete).`,
 				return err
 			}
 			gate.GrowBaseline = true
+			defer startBudget(cmd.ErrOrStderr(), "compare", budget).end()
+			out := cmd.OutOrStdout()
+			if format != "json" {
+				out = termsafe.Writer(out) // text, markdown, csv, lkp
+			}
 			runs, err := compare.Load(args, labels)
 			if err != nil { // not a results directory: bad input (2), gate or not
 				return usageError{err}
@@ -75,7 +83,7 @@ stopped, incomplete).`,
 				return err
 			}
 			if !gating {
-				return compare.Write(cmd.OutOrStdout(), res, format)
+				return compare.Write(out, res, format)
 			}
 			var reasons []string
 			for _, r := range runs {
@@ -86,7 +94,7 @@ stopped, incomplete).`,
 				return usageError{err}
 			}
 			res.Gate = &g
-			if err := compare.Write(cmd.OutOrStdout(), res, format); err != nil {
+			if err := compare.Write(out, res, format); err != nil {
 				return err
 			}
 			return gateExit(g)
@@ -96,6 +104,7 @@ stopped, incomplete).`,
 	cmd.Flags().StringVar(&format, "format", "text", "output format: "+strings.Join(compare.Formats, ", "))
 	cmd.Flags().StringVar(&failOn, "fail-on", "", "gate: slower (every column's primary metric) or slower=METRIC,... (by name, as compare prints them); exit 0 proven not slower, 1 proven slower beyond --threshold, 125 undecided or cannot judge")
 	cmd.Flags().StringVar(&threshold, "threshold", "3%", "the change the verdicts are read against, in % of the baseline")
+	cpuBudgetFlag(cmd, &budget)
 	return cmd
 }
 
