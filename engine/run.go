@@ -82,7 +82,8 @@ const SoakWakeupLogLimit = int64(scenario.SoakLogLimit)
 const SoakHeapHeadroom uint64 = 256 << 20
 
 // ErrStopped is returned (wrapped) when ctx ended the run early; the
-// summary is complete for what ran.
+// summary is complete for what ran. The error wraps ctx's cause too
+// (context.Cause), so a caller can tell what stopped it.
 var ErrStopped = errors.New("run stopped")
 
 // Run executes trials in order and returns the summary of what ran. When
@@ -263,7 +264,7 @@ func (r *run) runTrials(ctx context.Context, next func(i int) (scenario.Trial, b
 	if ctx.Err() != nil {
 		now := time.Now()
 		sum.Stopped, sum.StoppedAt = true, &now
-		return sum, fmt.Errorf("%w: %v", ErrStopped, context.Cause(ctx))
+		return sum, fmt.Errorf("%w: %w", ErrStopped, context.Cause(ctx)) // the cause stays matchable (a signal's exit code)
 	}
 	return sum, nil
 }
