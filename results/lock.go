@@ -86,7 +86,7 @@ func (d *Dir) ReleaseLock() {
 func (d *Dir) lockHolder() string {
 	f, err := d.root.OpenFile(LockFile, os.O_RDONLY, 0)
 	if err != nil {
-		return fmt.Sprintf("is being claimed by another rtload run (its %s cannot be read: %v): choose another --out", LockFile, err)
+		return fmt.Sprintf("is being claimed by another rtload run (its %s cannot be read: %v): one run per results directory; choose another", LockFile, err)
 	}
 	defer f.Close()
 	b, _ := io.ReadAll(io.LimitReader(f, maxLockFile))
@@ -100,13 +100,13 @@ func (d *Dir) lockHolder() string {
 	}
 	switch err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); {
 	case errors.Is(err, syscall.EWOULDBLOCK):
-		return fmt.Sprintf("is in use by %s: one run per results directory; choose another --out", who)
+		return fmt.Sprintf("is in use by %s: one run per results directory; choose another", who)
 	case err == nil:
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		return fmt.Sprintf("holds the lock of %s that has ended without removing it (killed?): if no run uses the directory, remove %s, or choose another --out",
+		return fmt.Sprintf("holds the lock of %s that has ended without removing it (killed?): if no run uses the directory, remove %s, or choose another",
 			who, filepath.Join(d.path, LockFile))
 	default:
-		return fmt.Sprintf("is locked by %s (%v): choose another --out", who, os.NewSyscallError("flock", err))
+		return fmt.Sprintf("is locked by %s (%v): one run per results directory; choose another", who, os.NewSyscallError("flock", err))
 	}
 }
 
