@@ -100,6 +100,9 @@ func Run(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt 
 	if err := checkNoiseMemory(trials, hostMem()); err != nil {
 		return nil, err
 	}
+	if err := CheckAddressSpace(trials, opt); err != nil {
+		return nil, err
+	}
 	if err := checkLayouts(trials); err != nil {
 		return nil, err
 	}

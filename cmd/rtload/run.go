@@ -210,6 +210,11 @@ type outcome struct {
 func execute(cmd *cobra.Command, sw *signalWatch, spec *scenario.Spec, trials []scenario.Trial, f runFlags, plan io.Writer) (outcome, error) {
 	var o outcome
 	errw := cmd.ErrOrStderr()
+	// A run that cannot fit ulimit -v would die part way with a runtime
+	// dump: refused before anything exists.
+	if err := engine.CheckAddressSpace(trials, engine.Options{}); err != nil {
+		return o, err
+	}
 	// Every refusal comes before anything is printed or created; a
 	// directory created for a run that then measures nothing is removed
 	// again.

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -222,5 +223,63 @@ func TestExitCodesDocumented(t *testing.T) {
 		if !strings.Contains(help, e.name) && e.sig != syscall.SIGINT {
 			t.Errorf("rtload --help does not name %s", e.name)
 		}
+	}
+}
+
+// TestAddressSpaceLimit: under ulimit -v a run that would not fit is
+// refused before anything exists (exit 3, the limit named with the
+// ulimit -v to give; no namespace, no results directory), and one that
+// fits runs: a cgo build (this test's binary: 8 MiB pthread stacks, malloc
+// arenas) at 2 GiB, and a static build (make build's) of a soak at 1.5 GiB,
+// whose heap may grow by the GC headroom; the static build's tap run fits
+// 1.5 GiB and runs.
+func TestAddressSpaceLimit(t *testing.T) {
+	requireRoot(t)
+	testutil.Requires(t, testutil.DevNetTun)
+	static := filepath.Join(t.TempDir(), "rtload-static")
+	build := exec.Command("go", "build", "-o", static, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("CGO_ENABLED=0 go build: %v\n%s", err, out)
+	}
+	tap := []string{"run", "laight-450-tap", "--duration", "500ms", "--set", "warmup=100ms", "--set", "noise[0].threads=1"}
+	for _, tc := range []struct {
+		name   string
+		bin    string
+		kib    int
+		args   []string
+		refuse bool
+	}{
+		{"cgo build at 2 GiB", binary, 2 << 20, tap, true},
+		{"static soak at 1.5 GiB", static, 1536 << 10, append(append([]string{}, tap...), "--duration", "forever"), true},
+		{"static tap run at 1.5 GiB", static, 1536 << 10, tap, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			cmd := exec.Command("/bin/sh", append([]string{"-c", `ulimit -v "$0" && exec "$@"`, strconv.Itoa(tc.kib), tc.bin}, append(tc.args, "--out", out)...)...)
+			var o bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &o, &o
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			code := waitExit(t, cmd)
+			if left := ownedNamespaces(t, cmd.Process.Pid); len(left) != 0 {
+				t.Errorf("namespaces left: %v", left)
+			}
+			if !tc.refuse {
+				if code != 0 {
+					t.Errorf("exit %d, want 0 (the run fits)\n%s", code, o.String())
+				}
+				return
+			}
+			want := fmt.Sprintf("rtload: address space: RLIMIT_AS (ulimit -v) is %.2fGiB (%d KiB), and this run needs about ", float64(tc.kib)/(1<<20), tc.kib)
+			if code != ExitPrivilege || !strings.Contains(o.String(), want) || !strings.Contains(o.String(), "or lift it (ulimit -v unlimited)") {
+				t.Errorf("exit %d, want %d with %q\n%s", code, ExitPrivilege, want, o.String())
+			}
+			if _, err := os.Stat(out); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("refused run left %s: %v", out, err)
+			}
+			t.Logf("%s", strings.TrimSpace(o.String()))
+		})
 	}
 }
