@@ -530,11 +530,17 @@ func (l *liveLine) update(iv results.Interval) {
 	if iv.WakeupLatency.MaxNs > l.worst {
 		l.worst, l.worstAt = iv.WakeupLatency.MaxNs, iv.Time
 	}
-	line := fmt.Sprintf("%s %s/%s #%d: wakeup p99 %sµs max %sµs (worst %sµs at %s) | call p99 %d ticks | msgs %d lost %d | spikes %d | rss %.1fMiB fds %d",
+	proc := fmt.Sprintf("rss %.1fMiB fds %d", float64(iv.RSSBytes)/(1<<20), iv.FDs)
+	if iv.ProcessUnknown != "" {
+		proc = "rss ? fds ? (" + iv.ProcessUnknown + ")"
+	}
+	line := fmt.Sprintf("%s %s/%s #%d: wakeup p99 %sµs max %sµs (worst %sµs at %s) | call p99 %d ticks | msgs %d lost %d | spikes %d | %s",
 		iv.Time.Format("15:04:05"), iv.Variant, iv.Reader, iv.Seq,
 		report.Microseconds(iv.WakeupLatency.Ns(results.P99)), report.Microseconds(iv.WakeupLatency.Ns(results.Max)),
-		report.Microseconds(float64(l.worst)), l.worstAt.Format("15:04:05"), iv.PerCallTicks.P99Ticks, iv.Messages, iv.Lost, iv.Spikes,
-		float64(iv.RSSBytes)/(1<<20), iv.FDs)
+		report.Microseconds(float64(l.worst)), l.worstAt.Format("15:04:05"), iv.PerCallTicks.P99Ticks, iv.Messages, iv.Lost, iv.Spikes, proc)
+	if iv.Mark != "" {
+		line += " | MARKED: " + iv.Mark
+	}
 	if l.tty {
 		fmt.Fprintf(l.w, "\r\033[K%s", line)
 	} else {

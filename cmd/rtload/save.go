@@ -29,12 +29,9 @@ type saver struct {
 	written bool // a summary.json was written
 }
 
-// checkpoint writes the summary so far (engine.Options.OnCheckpoint).
-func (s *saver) checkpoint(sum *results.Summary) {
-	if err := s.write(sum); err != nil {
-		fmt.Fprintf(s.errw, "rtload: checkpoint: %v\n", err)
-	}
-}
+// checkpoint writes the summary so far (engine.Options.OnCheckpoint); an
+// error ends the run (the README: a write that fails ends a soak).
+func (s *saver) checkpoint(sum *results.Summary) error { return s.write(sum) }
 
 // final writes the finished run's summary.
 func (s *saver) final(sum *results.Summary) error { return s.write(sum) }
