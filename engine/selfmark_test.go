@@ -2,7 +2,9 @@ package engine
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -123,4 +125,45 @@ func refuse(t *testing.T, srv *exporter.Server) {
 	c.Close()
 	for deadline := time.Now().Add(10 * time.Second); srv.Pressure().Refused == before && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 	}
+}
+
+// TestCheckpointFailureEnds: a checkpoint that cannot be written ends the
+// run, as any results file does (the README): during a soak trial its
+// writer fails the trial, and between trials Run stops with the error,
+// the finished trial kept in the summary.
+func TestCheckpointFailureEnds(t *testing.T) {
+	full := errors.New("write summary.json: no space left on device")
+	t.Run("soak writer", func(t *testing.T) {
+		f := newSoakFixture(t, 10)
+		f.w.onCheckpoint = func(results.Trial) error { return full }
+		f.w.maybeCheckpoint(f.now.Add(checkpointEvery))
+		select {
+		case <-f.w.failed:
+		default:
+			t.Fatal("a failed checkpoint did not end the trial")
+		}
+		if !errors.Is(f.w.err, full) {
+			t.Errorf("writer error %v, want the checkpoint's", f.w.err)
+		}
+	})
+	t.Run("between trials", func(t *testing.T) {
+		requireRT(t)
+		spec, trials := load(t, `
+name: ckpt
+duration: 200ms
+readers: [{name: timer, endpoints: [], cpu: 1, period: 10ms}]
+rounds: 2
+`)
+		calls := 0
+		sum, err := Run(context.Background(), spec, trials, Options{OutDir: t.TempDir(), OnCheckpoint: func(*results.Summary) error {
+			calls++
+			return full
+		}})
+		if !errors.Is(err, full) || !strings.Contains(err.Error(), "after trial 1") || calls != 1 {
+			t.Fatalf("Run: %v after %d checkpoints, want the checkpoint's error after trial 1", err, calls)
+		}
+		if sum == nil || len(sum.Trials) != 1 {
+			t.Errorf("summary %v, want the finished first trial", sum)
+		}
+	})
 }
