@@ -102,23 +102,35 @@ func (s *selfWatch) mark(i int, iv *results.Interval) {
 			Requests: p.Requests - r.lastPressure.Requests, FDWaits: p.FDWaits - r.lastPressure.FDWaits}
 		r.lastPressure = p
 		iv.Exporter = &d
-		if d.Refused > 0 || d.FDWaits > 0 {
-			what := fmt.Sprintf("its metrics endpoint refused %d of %d connections (a flood, or requests over its limits)", d.Refused, d.Connections)
+		if i == 0 { // the trial's totals: once per interval, not once per reader
+			s.pressure.Connections += d.Connections
+			s.pressure.Refused += d.Refused
+			s.pressure.FDWaits += d.FDWaits
+		}
+		if flooded(d) {
+			what := fmt.Sprintf("its metrics endpoint refused %d of %d connections, %d requests served (a flood, or requests over its limits)", d.Refused, d.Connections, d.Requests)
 			if d.FDWaits > 0 {
-				what += fmt.Sprintf(" and held back accepting %s for want of descriptors", times(int(d.FDWaits)))
+				what += fmt.Sprintf(", and held back accepting %s for want of descriptors", times(int(d.FDWaits)))
 			}
 			parts = append(parts, what)
-			if i == 0 { // counted once per interval, not once per reader
+			if i == 0 {
 				s.pressIntervals++
-				s.pressure.Connections += d.Connections
-				s.pressure.Refused += d.Refused
-				s.pressure.FDWaits += d.FDWaits
 			}
 		}
 	}
 	if len(parts) > 0 {
 		iv.Mark = strings.Join(parts, "; ")
 	}
+}
+
+// flooded reports whether the metrics endpoint met more than scrapes in
+// an interval: a connection refused (closed with no request served: over
+// its limits, timed out, not HTTP; counted when it closes, often in the
+// next interval), accepting held back for descriptors, or more than one
+// connection beyond the requests served (a scraper's connection serves a
+// request at once; one may be in flight at the interval's end).
+func flooded(d results.ExporterInterval) bool {
+	return d.Refused > 0 || d.FDWaits > 0 || d.Connections > d.Requests+1
 }
 
 // trialMarks sums the trial's marked intervals up as ProcessMarks lines,
@@ -145,8 +157,8 @@ func (s *selfWatch) trialMarks() (marks []string, invalid string) {
 		marks = append(marks, fmt.Sprintf("rtload's RSS passed its bound in %s (at most %s)", plural(s.rssIntervals, "interval record"), bytesText(uint64(s.rssMax))))
 	}
 	if s.pressIntervals > 0 {
-		m := fmt.Sprintf("rtload's metrics endpoint refused %d of %d connections in %s (a flood, or requests over its limits)",
-			s.pressure.Refused, s.pressure.Connections, plural(s.pressIntervals, "interval"))
+		m := fmt.Sprintf("rtload's metrics endpoint was flooded in %s: it refused %d of %d connections in the trial (a flood, or requests over its limits)",
+			plural(s.pressIntervals, "interval record"), s.pressure.Refused, s.pressure.Connections)
 		if s.pressure.FDWaits > 0 {
 			m += fmt.Sprintf("; it held back accepting %s for want of descriptors", times(int(s.pressure.FDWaits)))
 		}

@@ -55,7 +55,7 @@ func TestProcessMarks(t *testing.T) {
 	for i, want := range []struct{ mark string }{
 		{""},
 		{"rtload's own garbage collection ran once (its readers waited at their safe point)"},
-		{"its metrics endpoint refused 1 of 1 connections (a flood, or requests over its limits)"},
+		{"its metrics endpoint refused 1 of 1 connections, 0 requests served (a flood, or requests over its limits)"},
 		{"rtload's RSS "},
 	} {
 		r := recs[i]
@@ -73,7 +73,7 @@ func TestProcessMarks(t *testing.T) {
 	want := []string{
 		"rtload's own garbage collection ran once in 1 interval record (#1): its readers waited at their safe point meanwhile",
 		"rtload's RSS passed its bound in 1 interval record",
-		"rtload's metrics endpoint refused 1 of 1 connections in 1 interval (a flood, or requests over its limits)",
+		"rtload's metrics endpoint was flooded in 1 interval record: it refused 1 of 1 connections in the trial (a flood, or requests over its limits)",
 	}
 	if len(marks) != len(want) {
 		t.Fatalf("trial marks %q, want %d", marks, len(want))

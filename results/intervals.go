@@ -82,7 +82,8 @@ type Interval struct {
 	Exporter *ExporterInterval `json:"exporter,omitempty"`
 	// Mark, when set, says how rtload itself may have disturbed the
 	// interval: its own GC ran, its RSS passed RSSBoundBytes, or its
-	// metrics endpoint refused connections (a flood, or requests over
+	// metrics endpoint met more than scrapes (a connection refused, or
+	// more connections than requests served: a flood, or requests over
 	// its limits). The trial's ProcessMarks sum them up.
 	Mark string `json:"mark,omitempty"`
 	// LateHandoffs counts interval ends the writer was too slow for (the
