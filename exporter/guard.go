@@ -73,27 +73,37 @@ func newGuardedListener(ln net.Listener) *guardedListener {
 }
 
 // Accept waits for the rate, for free descriptors and for a free slot, in
-// that order, then accepts one connection.
+// that order, then accepts one connection. One accepted while descriptors
+// ran short (they were free when accept(2) began to wait) is closed at
+// once and counted refused.
 func (l *guardedListener) Accept() (net.Conn, error) {
-	if err := l.lim.Wait(l.ctx); err != nil {
-		return nil, net.ErrClosed
-	}
-	for !l.fdRoom() {
-		l.fdWaits.Add(1)
-		t := time.NewTimer(fdWait)
-		select {
-		case <-l.ctx.Done():
-			t.Stop()
+	for {
+		if err := l.lim.Wait(l.ctx); err != nil {
 			return nil, net.ErrClosed
-		case <-t.C:
 		}
+		for !l.fdRoom() {
+			l.fdWaits.Add(1)
+			t := time.NewTimer(fdWait)
+			select {
+			case <-l.ctx.Done():
+				t.Stop()
+				return nil, net.ErrClosed
+			case <-t.C:
+			}
+		}
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		l.accepted.Add(1)
+		if !l.fdRoom() {
+			c.Close()
+			l.fdWaits.Add(1)
+			l.refused.Add(1)
+			continue
+		}
+		return &guardedConn{Conn: c}, nil
 	}
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	l.accepted.Add(1)
-	return &guardedConn{Conn: c}, nil
 }
 
 // fdRoom reports whether more than FDReserve descriptors are free below

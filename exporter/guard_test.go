@@ -106,11 +106,6 @@ func TestConnCap(t *testing.T) {
 // RLIMIT_NOFILE the endpoint accepts nothing (it waits, and counts the
 // waits), and accepts again once they are free.
 func TestFDReserve(t *testing.T) {
-	s, err := Listen("127.0.0.1:0", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	var old syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &old); err != nil {
 		t.Fatal(err)
@@ -134,6 +129,11 @@ func TestFDReserve(t *testing.T) {
 		}
 	}
 	defer restore()
+	s, err := Listen("127.0.0.1:0", false) // its own socket leaves fewer than FDReserve free
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
 	c, err := net.Dial("tcp", s.Addr())
 	if err != nil {
 		t.Fatal(err)
