@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"testing"
@@ -33,6 +34,7 @@ func TestProcessMarks(t *testing.T) {
 	}
 	defer srv.Close()
 	f := newSoakFixture(t, 50)
+	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // as in a trial: only the collection below runs
 	w := f.w
 	w.exporter, w.self.exporter = srv, srv
 	w.self.readers[0].lastPressure = srv.Pressure()
