@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/results"
 )
 
@@ -203,6 +204,7 @@ func selected(m Metric, names []string) bool {
 // slower beyond the threshold, per reason it cannot judge, and a count of
 // the metrics judged within the threshold and not judged.
 func (g Gate) Text(w io.Writer) error {
+	g = termsafe.Copy(g) // strings from results, escaped for the terminal
 	var b strings.Builder
 	within, notJudged := 0, 0
 	for _, m := range g.Metrics {

@@ -3,7 +3,6 @@ package compare
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -49,6 +48,7 @@ func Load(dirs, labels []string) ([]Run, error) {
 		return nil, err
 	}
 	runs := make([]Run, len(dirs))
+	rows := results.NewRowBudget()
 	for i, d := range dirs {
 		if s, ok, err := readForeign(d); ok {
 			if err != nil {
@@ -65,7 +65,7 @@ func Load(dirs, labels []string) ([]Run, error) {
 		runs[i] = Run{Label: labels[i], Dir: d, Summary: s, Wakeups: map[ReaderIndex][]record.Wakeup{}}
 		runs[i].loadProfiles()
 		base := d
-		if fi, err := os.Stat(d); err == nil && !fi.IsDir() {
+		if !results.IsDir(d) {
 			base = filepath.Dir(d)
 		}
 		for ti, t := range s.Trials {
@@ -73,7 +73,7 @@ func Load(dirs, labels []string) ([]Run, error) {
 				if len(rd.WakeupLog) == 0 {
 					continue
 				}
-				w, _, err := results.ReaderWakeups(base, rd)
+				w, _, err := rows.ReaderWakeups(base, rd)
 				if err != nil {
 					runs[i].Notes = append(runs[i].Notes, err.Error())
 					continue

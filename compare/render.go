@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/results"
 )
@@ -51,6 +52,7 @@ var CSVHeader = []string{"metric", "unit", "higher_is_better", "column", "baseli
 // CSV writes one row per column × headline metric under CSVHeader; empty
 // cells mean "none" (no change for a baseline, no interval).
 func (r *Result) CSV(w io.Writer) error {
+	r = termsafe.Copy(r) // strings from results, escaped for the terminal
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVHeader); err != nil {
 		return err
@@ -81,7 +83,13 @@ func (r *Result) CSV(w io.Writer) error {
 // seed 001's layout and the headline metrics. Tables with nothing in them
 // are left out: wakeup-only runs (and other tools' files) have no per-call
 // table.
+//
+// Text, Markdown, CSV and LKP escape every string of r for the terminal
+// first (termsafe.Copy): names, notes and facts read from results other
+// people wrote cannot move the cursor, retitle the terminal or forge a
+// line. JSON needs no escaping.
 func (r *Result) Text(w io.Writer) error {
+	r = termsafe.Copy(r)
 	var b strings.Builder
 	r.writeHead(&b, "")
 	if len(r.Columns) > 0 {
@@ -209,6 +217,7 @@ var methodsNote = fmt.Sprintf(`methods: welch = Welch's t-test on per-round valu
 // Markdown writes r as Markdown: a runs table, warnings, the seed's table
 // in a code block, percentile tables and the metrics table.
 func (r *Result) Markdown(w io.Writer) error {
+	r = termsafe.Copy(r) // strings from results, escaped for the terminal
 	var b strings.Builder
 	b.WriteString("# rtload compare\n\n| run | dir | scenario | kernel | start | trials |\n|---|---|---|---|---|---|\n")
 	for _, ri := range r.Runs {

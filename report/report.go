@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
 )
@@ -57,7 +58,12 @@ type column struct {
 // wakeup latency and drain time, message accounting, noise work and the
 // GC check. It fits 100 columns for up to four columns. It fails only on
 // a write error or per-call histograms whose layouts differ.
+//
+// Every string taken from s is escaped for the terminal (termsafe.Copy):
+// a summary from elsewhere cannot move the cursor, retitle the terminal or
+// forge a line.
 func Report(w io.Writer, s *results.Summary) error {
+	s = termsafe.Copy(s)
 	var b strings.Builder
 	writeHeader(&b, s)
 	cols, err := columns(s)

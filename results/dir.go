@@ -61,7 +61,9 @@ type Dir struct {
 	sumEnc *json.Encoder
 }
 
-// CreateDir returns path as a results directory for a new run. It creates
+// CreateDir returns path as a results directory for a new run. The
+// directories above path must pass CheckOutPath (no component another user
+// owns or may write in). It creates
 // path (and missing parents, 0777 less the umask, and for path itself
 // never writable by group or others) when it does not exist (created
 // true); an existing path must be an empty directory. Either way
@@ -92,6 +94,9 @@ func CreateNewDir(path string) (*Dir, error) {
 // fs.ErrExist.
 func createDir(path string, mustCreate bool) (d *Dir, created bool, err error) {
 	if err := checkLink(path); err != nil {
+		return nil, false, err
+	}
+	if err := CheckOutPath(filepath.Dir(path)); err != nil { // the directories above it (outpath.go)
 		return nil, false, err
 	}
 	fi, err := os.Lstat(path)

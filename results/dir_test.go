@@ -146,8 +146,10 @@ func TestCreateDirRefusals(t *testing.T) {
 // 0777 less the umask and never writable by group or others.
 func TestUmask(t *testing.T) {
 	for _, mask := range []int{0o022, 0o002, 0o077, 0} {
-		old := syscall.Umask(mask)
+		// The parent is made before the umask changes: under umask 0 it
+		// would be world-writable, which CreateDir refuses.
 		dir := filepath.Join(t.TempDir(), "out")
+		old := syscall.Umask(mask)
 		d, _, err := results.CreateDir(dir)
 		if err != nil {
 			syscall.Umask(old)

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/rtload/rtload/internal/termsafe"
 )
 
 // IntervalsFile is the interval log of a soak run, one JSON object a line.
@@ -247,16 +249,25 @@ func (w *JSONL) Close() error {
 	return nil
 }
 
+// MaxJSONLRecords bounds the records ReadJSONL returns: spikes.jsonl is
+// capped at SpikesLimit bytes (records of about 400 bytes), an interval
+// log holds one record per reader and interval.
+const MaxJSONLRecords = 1 << 20
+
 // ReadJSONL decodes every line of path into a T. A torn last line (a
 // writer killed mid-write) is skipped and reported in torn; a bad line
-// anywhere else, or one longer than MaxJSONLLine, is an error naming its
-// line.
+// anywhere else, one longer than MaxJSONLLine, or more than
+// MaxJSONLRecords lines, is an error naming its line. path's last
+// component is opened as Source.Open opens every results file: a link, a
+// FIFO or a device is refused (ErrRefusedFile) before anything is read.
 func ReadJSONL[T any](path string) (out []T, torn int, err error) {
-	f, err := os.Open(path)
+	src, f, _, err := OpenInput(path)
 	if err != nil {
 		return nil, 0, err
 	}
+	defer src.Close()
 	defer f.Close()
+	path = termsafe.Escape(path)
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64<<10), MaxJSONLLine)
 	line := 0
@@ -265,6 +276,9 @@ func ReadJSONL[T any](path string) (out []T, torn int, err error) {
 		line++
 		if bad != nil { // a bad line followed by another: not a torn tail
 			return out, 0, bad
+		}
+		if line > MaxJSONLRecords {
+			return out, 0, fmt.Errorf("%s:%d: more than %d records, more than rtload writes: refused", path, line, MaxJSONLRecords)
 		}
 		var v T
 		if jerr := json.Unmarshal(sc.Bytes(), &v); jerr != nil {

@@ -374,8 +374,8 @@ func (c *checker) top() {
 	if s.Interval < 0 || (s.Interval > 0 && s.Interval < Duration(100*time.Millisecond)) {
 		c.add("interval", "0 (none) or ≥ 100ms", "%s out of range", s.Interval)
 	}
-	if s.LogChunk != 0 && s.LogChunk < 4<<10 {
-		c.add("log_chunk", "0 (no rotation) or ≥ 4KiB", "%s out of range", s.LogChunk)
+	if s.LogChunk != 0 && (s.LogChunk < 4<<10 || s.LogChunk > MaxLogChunk) {
+		c.add("log_chunk", "0 (no rotation) or 4KiB–64MiB", "%s out of range", s.LogChunk)
 	}
 	if s.LogLimit != 0 && s.LogLimit < s.LogChunk*2 {
 		c.add("log_limit", "0 (no cap) or ≥ 2 × log_chunk", "%s out of range", s.LogLimit)

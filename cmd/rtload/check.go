@@ -8,11 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/engine"
+	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
@@ -24,6 +27,8 @@ type checkFlags struct {
 	metrics   []string
 	labels    []string
 	format    string
+	trust     bool
+	budget    time.Duration
 }
 
 func newCheckCmd() *cobra.Command {
@@ -45,12 +50,21 @@ baseline's and exits:
 so that it works as is inside git bisect run (125 skips the commit), after
 the script has built, installed and booted the kernel. 2 is a usage error,
 130 an interrupted run (129 SIGHUP, 131 SIGQUIT). The new results go to --out (default: a new
-directory in $TMPDIR); the comparison and the verdict are printed.`,
+directory in $TMPDIR); the comparison and the verdict are printed.
+
+A baseline is data, not orders: before running the baseline's own
+scenario check prints what it will do on this machine (trials, real-time
+priorities and CPUs, noise and the directories it writes in, endpoints),
+and runs it only after you answer yes on a terminal, for a baseline of
+your own (its summary.json and directory owned by you or root). A baseline
+owned by someone else, or a check without a terminal to ask on (a script,
+CI, git bisect run), needs --trust-baseline; otherwise it refuses (exit 2)
+and runs nothing. Naming a scenario (check DIR SCENARIO) needs neither.`,
 		Example: `  rtload run laight-450 --out /srv/base            # once, on the good kernel
-  rtload check /srv/base                            # later: same scenario, same flags
-  rtload check /srv/base --threshold 5% --metric 'mean per-call cost'
+  rtload check /srv/base                            # later: same scenario, same flags (asks first)
+  rtload check /srv/base --trust-baseline --threshold 5% --metric 'mean per-call cost'
   rtload check /srv/base laight-450 --set traffic[0].size=9000
-  rtload check /srv/base --format json | jq .verdict`,
+  rtload check /srv/base --trust-baseline --format json | jq .verdict`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.run.repeatSet = cmd.Flags().Changed("repeat")
@@ -70,6 +84,8 @@ directory in $TMPDIR); the comparison and the verdict are printed.`,
 	fl.BoolVar(&f.run.allowDegraded, "allow-degraded", false, "run without missing privileges: the results are degraded, so the verdict is 125")
 	fl.BoolVar(&f.run.noWakeupLog, "no-wakeup-log", false, "do not write the per-wakeup CSV logs (wakeup metrics then need rounds ≥ 2 for a CI)")
 	fl.BoolVarP(&f.run.quiet, "quiet", "q", false, "no progress bar")
+	fl.BoolVar(&f.trust, "trust-baseline", false, "run the baseline's own scenario without asking: needed when the baseline is not yours or stdin is not a terminal")
+	cpuBudgetFlag(cmd, &f.budget)
 	autoFlags(cmd, &f.run)
 	return cmd
 }
@@ -88,7 +104,9 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 		return err
 	}
 	gopt := compare.GateOptions{Threshold: thr, Metrics: f.metrics}
-	base, err := results.ReadSummary(args[0])
+	budget := startBudget(cmd.ErrOrStderr(), "check", f.budget)
+	defer budget.end()
+	base, bst, err := results.ReadSummaryStat(args[0])
 	if err != nil {
 		return usageError{fmt.Errorf("baseline: %w", err)}
 	}
@@ -110,6 +128,12 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 	if err != nil {
 		return err
 	}
+	if len(args) == 1 { // the baseline's own scenario: data, not orders (trust.go)
+		tty := term.IsTerminal(int(os.Stdin.Fd()))
+		if err := consentBaseline(cmd.ErrOrStderr(), cmd.InOrStdin(), args[0], bst.Foreign(), spec, trials, tty, f.trust); err != nil {
+			return err
+		}
+	}
 	tmp := ""
 	if f.run.out == "" {
 		if tmp, err = os.MkdirTemp("", "rtload-check-"+spec.Name+"-"); err != nil {
@@ -117,7 +141,9 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 		}
 		f.run.out = tmp
 	}
+	budget.pause() // the run's own CPU time is not reading
 	o, err := execute(cmd, sw, spec, trials, f.run, cmd.ErrOrStderr())
+	budget.resume()
 	if err != nil {
 		if tmp != "" {
 			os.Remove(tmp) // empty: nothing ran
@@ -227,6 +253,7 @@ func writeCheck(w io.Writer, f checkFlags, doc *compare.CheckReport, res *compar
 		doc.Compare = res
 		return compare.WriteJSON(w, doc)
 	}
+	w = termsafe.Writer(w)
 	if res != nil {
 		return res.Text(w)
 	}

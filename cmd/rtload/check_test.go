@@ -60,10 +60,10 @@ func TestCheckGate(t *testing.T) {
 		// of this test while a benchmark ran beside it, wakeup p99 +80%
 		// with its CI beyond 3%). One such verdict gets a second check;
 		// two in a row fail.
-		r := rtload(t, nil, "check", base, "-q", "--out", filepath.Join(top, "same"))
+		r := rtload(t, nil, "check", base, "--trust-baseline", "-q", "--out", filepath.Join(top, "same"))
 		if r.code == ExitSlower {
 			t.Logf("first check of the same scenario judged it slower; checking once more:\n%s", r.stdout)
-			r = rtload(t, nil, "check", base, "-q", "--out", filepath.Join(top, "same-again"))
+			r = rtload(t, nil, "check", base, "--trust-baseline", "-q", "--out", filepath.Join(top, "same-again"))
 		}
 		if r.code != ExitOK || !strings.Contains(r.stdout, "gate: PASS: no headline metric slower beyond 3%") {
 			t.Fatalf("exit %d, want 0:\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -90,7 +90,7 @@ func TestCheckGate(t *testing.T) {
 		// fresh-clone CI run one trial's p99 was 21 ms, past the default
 		// max_send_lag of 1 ms, and the check rightly could not judge
 		// (125): the lag threshold is widened for the variant only.
-		r := rtload(t, nil, "check", base, "-q", "--set", "traffic[0].size=9000", "--set", "traffic[0].max_send_lag=100ms",
+		r := rtload(t, nil, "check", base, "--trust-baseline", "-q", "--set", "traffic[0].size=9000", "--set", "traffic[0].max_send_lag=100ms",
 			"--format", "json", "--out", filepath.Join(top, "big"))
 		var doc compare.CheckReport
 		decode(t, r, &doc)
@@ -116,7 +116,7 @@ func TestCheckGate(t *testing.T) {
 		out := filepath.Join(top, "degraded")
 		os.Mkdir(out, 0o755)
 		os.Chown(out, 65534, 65534)
-		r := rtload(t, nobody, "check", base, "-q", "--allow-degraded", "--duration", "300ms", "--out", out)
+		r := rtload(t, nobody, "check", base, "--trust-baseline", "-q", "--allow-degraded", "--duration", "300ms", "--out", out)
 		if r.code != ExitCannotJudge || !strings.Contains(r.stdout, "gate: CANNOT JUDGE") || !strings.Contains(r.stdout, "cannot judge: new: degraded: ") {
 			t.Fatalf("exit %d, want 125:\n%s\n%s", r.code, r.stdout, r.stderr)
 		}
@@ -125,7 +125,7 @@ func TestCheckGate(t *testing.T) {
 		out := filepath.Join(top, "unprivileged")
 		os.Mkdir(out, 0o755)
 		os.Chown(out, 65534, 65534)
-		r := rtload(t, nobody, "check", base, "-q", "--out", out)
+		r := rtload(t, nobody, "check", base, "--trust-baseline", "-q", "--out", out)
 		if r.code != ExitCannotJudge || !strings.Contains(r.stdout, "cannot judge: a requirement is not met: ") || !strings.Contains(r.stdout, "CAP_SYS_NICE") {
 			t.Fatalf("exit %d, want 125:\n%s\n%s", r.code, r.stdout, r.stderr)
 		}

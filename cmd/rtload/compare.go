@@ -5,10 +5,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/internal/termsafe"
 )
 
 func newCompareCmd() *cobra.Command {
@@ -17,6 +19,7 @@ func newCompareCmd() *cobra.Command {
 		format    string
 		failOn    string
 		threshold string
+		budget    time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "compare DIR [DIR ...]",
@@ -55,6 +58,11 @@ incomplete, or no metric with a CI).`,
 			if err != nil {
 				return err
 			}
+			defer startBudget(cmd.ErrOrStderr(), "compare", budget).end()
+			out := cmd.OutOrStdout()
+			if format != "json" {
+				out = termsafe.Writer(out) // text, markdown, csv, lkp
+			}
 			runs, err := compare.Load(args, labels)
 			if err != nil { // not a results directory: bad input (2), gate or not
 				return usageError{err}
@@ -64,7 +72,7 @@ incomplete, or no metric with a CI).`,
 				return err
 			}
 			if !gating {
-				return compare.Write(cmd.OutOrStdout(), res, format)
+				return compare.Write(out, res, format)
 			}
 			var reasons []string
 			for _, r := range runs {
@@ -75,7 +83,7 @@ incomplete, or no metric with a CI).`,
 				return usageError{err}
 			}
 			res.Gate = &g
-			if err := compare.Write(cmd.OutOrStdout(), res, format); err != nil {
+			if err := compare.Write(out, res, format); err != nil {
 				return err
 			}
 			return gateExit(g)
@@ -85,6 +93,7 @@ incomplete, or no metric with a CI).`,
 	cmd.Flags().StringVar(&format, "format", "text", "output format: "+strings.Join(compare.Formats, ", "))
 	cmd.Flags().StringVar(&failOn, "fail-on", "", "gate: slower (every headline metric) or slower=METRIC,... (by name, as compare prints them); exit 1 when one is slower beyond --threshold, 125 when the runs cannot be judged")
 	cmd.Flags().StringVar(&threshold, "threshold", "3%", "with --fail-on: the change tolerated, in % of the baseline")
+	cpuBudgetFlag(cmd, &budget)
 	return cmd
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/rtload/rtload/engine"
+	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
 )
@@ -71,11 +72,13 @@ func exitCode(err error) int {
 	var xe exitError
 	if errors.As(err, &xe) {
 		if xe.msg != "" {
-			fmt.Fprintln(os.Stderr, "rtload:", xe.msg)
+			fmt.Fprintln(os.Stderr, "rtload:", termsafe.Lines(xe.msg))
 		}
 		return xe.code
 	}
-	fmt.Fprintln(os.Stderr, "rtload:", err)
+	// An error may name files and values read from results other people
+	// wrote: nothing in it reaches the terminal raw.
+	fmt.Fprintln(os.Stderr, "rtload:", termsafe.Lines(err.Error()))
 	var ue usageError
 	switch {
 	case errors.Is(err, engine.ErrStopped):
