@@ -14,8 +14,15 @@ FUZZMINTIME ?= 2s
 # Scenario and flags for `make run`.
 SCENARIO ?=
 RUNFLAGS ?=
+# `make image`: the image's name (tagged :latest and :$(VERSION)), the tool
+# that builds it (podman, else docker), its build context, and extra flags
+# for the build (e.g. IMAGE_BUILD_FLAGS=--layers=false: no cached layers).
+IMAGE       ?= localhost/rtload
+IMAGE_TOOL  ?= $(shell command -v podman || command -v docker)
+IMAGE_CTX   ?= bin/image
+IMAGE_BUILD_FLAGS ?=
 
-.PHONY: help build run test bench bench-quick bench-wakesplit bench-tools lint fuzz cross clean
+.PHONY: help build run image test bench bench-quick bench-wakesplit bench-tools lint fuzz cross clean
 
 ## help: list the targets
 help:
@@ -34,13 +41,23 @@ build:
 run: build
 	./$(BIN) run $(SCENARIO) $(RUNFLAGS)
 
+## image: the FROM-scratch image from a static binary built here (podman, or docker): no registry needed; labels carry the version
+image:
+	@test -n "$(IMAGE_TOOL)" || { echo "make image: neither podman nor docker found (apt-get install podman)"; exit 1; }
+	rm -rf $(IMAGE_CTX)
+	sh deploy/rootfs.sh $(IMAGE_CTX)/rootfs $(VERSION)
+	$(IMAGE_TOOL) build $(IMAGE_BUILD_FLAGS) -f deploy/Containerfile.prebuilt --build-arg VERSION=$(VERSION) \
+		-t $(IMAGE):latest -t $(IMAGE):$(VERSION) $(IMAGE_CTX)
+	rm -rf $(IMAGE_CTX)
+
 # RTPKGS run SCHED_FIFO threads on CPU 1 (readers, senders, probes, noise,
 # whole rtload runs): one package at a time, so that no test's real-time
 # threads share CPU 1 with another package's and take its latencies, send
 # lag or check verdicts (with go test's default of 2 packages at once,
 # TestCheckGate judged an identical rerun slower, +80% wakeup p99, and a
-# sender 213 ms late, while engine's tests ran beside it). The rest run 2 at a time.
-RTPKGS = ./engine ./cmd/rtload ./deploy/ansible ./noise ./profile/sampler ./rt ./probe ./workload
+# sender 213 ms late, while engine's tests ran beside it). deploy/containers
+# runs whole rtload runs in containers (podman). The rest run 2 at a time.
+RTPKGS = ./engine ./cmd/rtload ./deploy/ansible ./deploy/containers ./noise ./profile/sampler ./rt ./probe ./workload
 
 ## test: all tests with the race detector (the real-time packages one at a time), the allocation bounds without it, then one iteration of every benchmark
 test:

@@ -362,6 +362,53 @@ func (d *Dir) readNames(n int) ([]string, error) {
 	return names, nil
 }
 
+// Chown gives the directory and everything in it to uid and gid:
+// lchown(2) of each entry through the directory's descriptor (os.Root),
+// so no link is followed and nothing outside the directory is touched;
+// subdirectories are walked the same way, at most 8 deep. For a run whose
+// results are handed to another user at its end (rtload as root in a
+// container, writing into a volume that user owns). It goes on past an
+// error and returns the first.
+func (d *Dir) Chown(uid, gid int) error {
+	var first error
+	chownTree(d.root, d.path, uid, gid, 8, &first)
+	return first
+}
+
+// chownTree lchowns root's entries and then root itself.
+func chownTree(root *os.Root, path string, uid, gid, depth int, first *error) {
+	fail := func(err error) {
+		if *first == nil {
+			*first = fmt.Errorf("chown %s: %w", path, err)
+		}
+	}
+	f, err := root.Open(".")
+	if err != nil {
+		fail(err)
+		return
+	}
+	entries, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		fail(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() && depth > 1 {
+			if sub, err := root.OpenRoot(e.Name()); err == nil {
+				chownTree(sub, filepath.Join(path, e.Name()), uid, gid, depth-1, first)
+				sub.Close()
+				continue
+			}
+		}
+		if err := root.Lchown(e.Name(), uid, gid); err != nil {
+			fail(err)
+		}
+	}
+	if err := root.Lchown(".", uid, gid); err != nil {
+		fail(err)
+	}
+}
+
 // Sync fsyncs the directory, making creates, renames and removes durable.
 func (d *Dir) Sync() error {
 	f, err := d.root.Open(".")

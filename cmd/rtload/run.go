@@ -220,7 +220,13 @@ func execute(cmd *cobra.Command, sw *signalWatch, spec *scenario.Spec, trials []
 	// again.
 	env := sysinfo.Gather()
 	unmet, err := fitMachine(errw, spec, trials, &env, f.allowDegraded)
-	if err != nil {
+	var reqErr *engine.RequirementsError
+	if err != nil && !errors.As(err, &reqErr) {
+		return o, err
+	}
+	// Unmet requirements and missing privileges in one refusal, not one
+	// layer at a time (engine.Run checks the privileges again).
+	if err := errors.Join(err, engine.Preflight(trials, f.allowDegraded)); err != nil {
 		return o, err
 	}
 	var srv *exporter.Server
@@ -237,7 +243,15 @@ func execute(cmd *cobra.Command, sw *signalWatch, spec *scenario.Spec, trials []
 	if f.out != "" {
 		_, parentErr = os.Stat(filepath.Dir(f.out))
 	}
-	dir, created, err := createOut(f.out, spec.Name, time.Now())
+	// In a container as root, results into a volume another user owns
+	// are given to that user at the end (resultsOwner).
+	now := time.Now()
+	target := f.out
+	if target == "" {
+		target = defaultOut(spec.Name, now)
+	}
+	own := resultsOwner(env.Container, os.Geteuid(), target)
+	dir, created, err := createOut(f.out, spec.Name, now)
 	if errors.Is(err, results.ErrUnsafeDir) && f.out == "" {
 		return o, usageError{fmt.Errorf("%w (the default results directory: give --out)", err)}
 	} else if errors.Is(err, results.ErrUnsafeDir) {
@@ -248,7 +262,19 @@ func execute(cmd *cobra.Command, sw *signalWatch, spec *scenario.Spec, trials []
 	path := dir.Path()
 	o.path = path
 	defer dir.Close()
+	if note := volumeNote(env.Container, sysinfo.ReadMounts(os.DirFS("/")), path, own); note != "" {
+		fmt.Fprintln(errw, note)
+	}
+	removed := false
+	if own.ok {
+		defer func() { // before dir.Close
+			if !removed {
+				handOver(errw, dir, own)
+			}
+		}()
+	}
 	removeIfEmpty := func() {
+		removed = true
 		dir.Close() // releases the directory's lock file first
 		if created {
 			os.Remove(path) // only if empty: never removes results
@@ -319,7 +345,7 @@ func createOut(out, scenarioName string, now time.Time) (*results.Dir, bool, err
 	if out != "" {
 		return results.CreateDir(out)
 	}
-	base := filepath.Join("results", fmt.Sprintf("%s-%s", scenarioName, now.Format("20060102-150405")))
+	base := defaultOut(scenarioName, now)
 	for i := 1; i <= maxDefaultSuffix; i++ {
 		path := base
 		if i > 1 {
@@ -334,6 +360,13 @@ func createOut(out, scenarioName string, now time.Time) (*results.Dir, bool, err
 		}
 	}
 	return nil, false, fmt.Errorf("results directory %s: it and %s-2 … -%d exist already: give --out", base, base, maxDefaultSuffix)
+}
+
+// defaultOut is the default results directory of a run of scenarioName
+// started at now: results/<scenario>-<YYYYMMDD-HHMMSS> (createOut adds
+// -2, -3, … when taken).
+func defaultOut(scenarioName string, now time.Time) string {
+	return filepath.Join("results", fmt.Sprintf("%s-%s", scenarioName, now.Format("20060102-150405")))
 }
 
 // loadRun loads the scenario with the run's flags folded in as --set
