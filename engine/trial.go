@@ -404,6 +404,10 @@ func (t *trial) stop() {
 		fmt.Fprintf(t.run.opt.Log, "warning: %v\n", err)
 	}
 	t.unwatchKernel()
+	if t.w != nil {
+		marks, invalid := t.w.self.trialMarks()
+		t.res.ProcessMarks, t.res.Invalid = marks, joinInvalid(t.res.Invalid, invalid)
+	}
 	t.unconfine()
 }
 
@@ -452,7 +456,7 @@ func (t *trial) collect() (*results.Trial, []string, error) {
 		}
 	}
 	if t.w.err != nil {
-		return res, t.degraded, fmt.Errorf("interval or spike log: %w", t.w.err)
+		return res, t.degraded, fmt.Errorf("results: %w", t.w.err) // an interval or spike log, or a checkpoint; each names its file
 	}
 	return res, t.degraded, nil
 }
