@@ -46,7 +46,7 @@ type Loop struct {
 	// Interleave; not with Interval): the loop starts in the block of the
 	// first deadline, whatever Rec says.
 	Interleave *Interleave
-	set      *record.Set // Rec.Set, the one pointer the hot loop follows
+	set        *record.Set // Rec.Set, the one pointer the hot loop follows
 	// Threshold (ns) > 0 marks wakeups later than it as spikes (counted in
 	// Spikes; the writer logs them from the wakeup records). With
 	// BreakTrace, the first spike writes Marker to the ftrace trace_marker
