@@ -273,3 +273,7 @@ func (l *Loop) FinishInterleave() {
 	}
 	l.closeBlock(end)
 }
+
+// Current is the variant running when the loop ended (the tail's). Read
+// it after Run returned.
+func (il *Interleave) Current() int { return int(il.cur) }
