@@ -68,7 +68,11 @@ type ClockInfo struct {
 
 // Trial is the result of one variant in one round.
 type Trial struct {
-	Index   int    `json:"index"`
+	Index int `json:"index"`
+	// Process is the process the trial ran in (rtload run --processes:
+	// fresh child processes, 0-based; 0 in a single-process run and in
+	// summaries of version 2).
+	Process int    `json:"process"`
 	Round   int    `json:"round"`
 	Variant string `json:"variant"`
 	// Profiled marks a trial whose readers were sampled (it is in
