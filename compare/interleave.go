@@ -3,6 +3,7 @@ package compare
 import (
 	"cmp"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strings"
@@ -217,6 +218,17 @@ func (r *Result) interleavedMetrics(runs []Run) {
 			}
 		}
 	}
+}
+
+// WriteInterleaved writes the paired changes of s's interleaved variants
+// (InterleavedChanges) as compare's text does, after a blank line;
+// nothing when s has none. run and report print it under their report.
+func WriteInterleaved(w io.Writer, s *results.Summary) error {
+	r := &Result{Runs: []RunInfo{{}}, Interleaved: InterleavedChanges(s, "")}
+	var b strings.Builder
+	r.interleavedText(&b)
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // interleavedText writes the paired changes, one line each, under what
