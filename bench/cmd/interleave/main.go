@@ -202,8 +202,8 @@ type result struct {
 	// batches of about 4 s of pairs over the naive one (pairs taken as
 	// independent): how much the ratio drifts on the machine's time scale.
 	seInflation float64
-	window       time.Duration
-	projected    float64
+	window      time.Duration
+	projected   float64
 }
 
 // measure runs scenario with interleave block for dur per variant and
