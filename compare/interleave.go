@@ -42,11 +42,14 @@ type Interleaved struct {
 	// of their log ratios (consecutive pairs, time order; absent for
 	// fewer than 3); N and Method say what the interval was taken over
 	// (batch means when the pairs were correlated).
-	Pairs  int      `json:"pairs"`
-	Lag1   *float64 `json:"lag1,omitempty"`
-	N      string   `json:"n"`
-	Method string   `json:"method"`
-	Notes  []string `json:"notes,omitempty"`
+	Pairs int      `json:"pairs"`
+	Lag1  *float64 `json:"lag1,omitempty"`
+	// RoundsPct is each round's (interleaved trial's) own change in %,
+	// with two rounds or more.
+	RoundsPct []float64 `json:"rounds_pct,omitempty"`
+	N         string    `json:"n"`
+	Method    string    `json:"method"`
+	Notes     []string  `json:"notes,omitempty"`
 	// Change is the interval itself, for verdicts (stats.Decide).
 	Change stats.Change `json:"-"`
 }
@@ -66,6 +69,16 @@ func (c Interleaved) Line() string {
 // (one block of each variant) gives one pair. Blocks without calls are
 // left out with their pair.
 func BlockPairs(s *results.Summary, a, b, reader string) (av, bv []float64) {
+	ga, gb := GroupBlockPairs(s, a, b, reader)
+	for i := range ga {
+		av, bv = append(av, ga[i]...), append(bv, gb[i]...)
+	}
+	return av, bv
+}
+
+// GroupBlockPairs is BlockPairs by interleaved group (one trial: one
+// round), in run order; groups without a pair are left out.
+func GroupBlockPairs(s *results.Summary, a, b, reader string) (av, bv [][]float64) {
 	var order []blockKey
 	blocks := map[blockKey][2]*results.Block{}
 	for ti := range s.Trials {
@@ -106,12 +119,18 @@ func BlockPairs(s *results.Summary, a, b, reader string) (av, bv []float64) {
 		}
 		return cmp.Compare(x.set, y.set)
 	})
+	group := -1
 	for _, k := range order {
 		p := blocks[k]
 		if p[0] == nil || p[1] == nil || p[0].Calls == 0 || p[1].Calls == 0 {
 			continue
 		}
-		av, bv = append(av, p[0].MeanTicks()), append(bv, p[1].MeanTicks())
+		if k.group != group || len(av) == 0 {
+			group = k.group
+			av, bv = append(av, nil), append(bv, nil)
+		}
+		i := len(av) - 1
+		av[i], bv[i] = append(av[i], p[0].MeanTicks()), append(bv[i], p[1].MeanTicks())
 	}
 	return av, bv
 }
@@ -145,7 +164,7 @@ func InterleavedChanges(s *results.Summary, label string) []Interleaved {
 			if c.Variant == base.Variant || c.Reader != base.Reader {
 				continue
 			}
-			a, b := BlockPairs(s, base.Variant, c.Variant, c.Reader)
+			a, b := GroupBlockPairs(s, base.Variant, c.Variant, c.Reader)
 			if len(a) == 0 {
 				continue
 			}
@@ -155,8 +174,14 @@ func InterleavedChanges(s *results.Summary, label string) []Interleaved {
 	return out
 }
 
-// newInterleaved is the paired change of b against a.
-func newInterleaved(run, column, baseline string, a, b []float64) Interleaved {
+// newInterleaved is the paired change of b against a, from their pairs
+// by group (round): every pair together, and each round's own change,
+// with a note when the rounds disagree beyond their intervals.
+func newInterleaved(run, column, baseline string, ga, gb [][]float64) Interleaved {
+	var a, b []float64
+	for i := range ga {
+		a, b = append(a, ga[i]...), append(b, gb[i]...)
+	}
 	ch := stats.Paired(a, b)
 	c := Interleaved{Run: run, Column: column, Baseline: baseline, Metric: "mean per-call cost", Pairs: len(a),
 		N: ch.N, Method: ch.Method, Notes: ch.Notes, Change: ch}
@@ -169,6 +194,24 @@ func newInterleaved(run, column, baseline string, a, b []float64) Interleaved {
 	}
 	if ch.Defined() {
 		c.ChangePct, c.LoPct, c.HiPct = ptr(ch.Point*100), ptr(ch.Lo*100), ptr(ch.Hi*100)
+	}
+	if len(ga) < 2 {
+		return c
+	}
+	var rounds []stats.Change
+	var words []string
+	for i := range ga {
+		r := stats.Paired(ga[i], gb[i])
+		rounds = append(rounds, r)
+		if r.Defined() {
+			c.RoundsPct = append(c.RoundsPct, r.Point*100)
+			words = append(words, fmt.Sprintf("%+.1f%% [%+.1f, %+.1f]", r.Point*100, r.Lo*100, r.Hi*100))
+		}
+	}
+	if q, df, p := stats.Heterogeneity(rounds); p < 0.05 {
+		c.Notes = append(c.Notes, fmt.Sprintf("the rounds disagree beyond their intervals (%s; Cochran's Q %.1f, df %d, p %.3f): "+
+			"something a trial (its sockets) or the machine over minutes adds to one variant is larger than the blocks show, and this interval leaves it out: "+
+			"compare rounds or processes for it", strings.Join(words, ", "), q, df, p))
 	}
 	return c
 }

@@ -3,6 +3,8 @@ package stats
 import (
 	"fmt"
 	"math"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // MaxBatches and MinBatches bound the batches Paired takes its interval
@@ -112,4 +114,35 @@ func batchMeans(d []float64, k int) []float64 {
 		out[j] = s / float64(hi-lo)
 	}
 	return out
+}
+
+// Heterogeneity tests whether the changes cs (each a Paired change of one
+// trial: the same two variants in another round, on other sockets) differ
+// by more than their own intervals allow: Cochran's Q = Σ wᵢ (dᵢ − d̄)² on
+// the log scale, wᵢ = 1/SELogᵢ², d̄ their weighted mean, against χ² with
+// k − 1 degrees of freedom. p is the probability of a Q at least as large
+// were they all one ratio; a small p (< 0.05) says that something a trial
+// adds to one variant (its sockets, the machine's state over minutes) is
+// larger than the blocks within it show. Changes without an interval are
+// left out; fewer than 2 give p = NaN.
+func Heterogeneity(cs []Change) (q float64, df int, p float64) {
+	var ds, ws []float64
+	for _, c := range cs {
+		if c.Defined() && c.SELog > 0 && !math.IsNaN(c.Point) {
+			ds, ws = append(ds, math.Log1p(c.Point)), append(ws, 1/(c.SELog*c.SELog))
+		}
+	}
+	if len(ds) < 2 {
+		return math.NaN(), 0, math.NaN()
+	}
+	var sw, swd float64
+	for i := range ds {
+		sw, swd = sw+ws[i], swd+ws[i]*ds[i]
+	}
+	mean := swd / sw
+	for i := range ds {
+		q += ws[i] * (ds[i] - mean) * (ds[i] - mean)
+	}
+	df = len(ds) - 1
+	return q, df, 1 - distuv.ChiSquared{K: float64(df)}.CDF(q)
 }

@@ -121,3 +121,19 @@ func TestPairedCoverage(t *testing.T) {
 		}
 	}
 }
+
+func TestHeterogeneity(t *testing.T) {
+	// Two rounds at +5% and +10%, each ±0.5% (SELog 0.0026): far apart.
+	a, b := Change{Point: 0.05, Lo: 0.045, Hi: 0.055, SELog: 0.0026}, Change{Point: 0.10, Lo: 0.095, Hi: 0.105, SELog: 0.0026}
+	if q, df, p := Heterogeneity([]Change{a, b}); df != 1 || q < 100 || p > 1e-6 {
+		t.Errorf("+5%% and +10%%: Q %v df %d p %v, want a huge Q", q, df, p)
+	}
+	// The same two at ±5% (SELog 0.026): consistent.
+	a.SELog, b.SELog = 0.026, 0.026
+	if _, _, p := Heterogeneity([]Change{a, b}); p < 0.1 {
+		t.Errorf("+5%% and +10%% at ±5%%: p %v, want consistent", p)
+	}
+	if _, _, p := Heterogeneity([]Change{a}); !math.IsNaN(p) {
+		t.Errorf("one change: p %v, want NaN", p)
+	}
+}
