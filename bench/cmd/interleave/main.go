@@ -292,7 +292,9 @@ const switchHeader = "| block | variant | ticks per block | ns/call, first tick 
 const switchNote = "\nns/call is each tick's drain time over its calls (clock reads included), from the wakeup logs; the first tick " +
 	"of a block runs right after the switch to another receiver and record set. \"Extra per call over the block\" is what " +
 	"the switch adds to the block's mean: the first tick's extra over the ticks of a block. It is the same kind of cost for " +
-	"both variants; the ratio row says how much it moves their ratio.\n"
+	"both variants; the ratio row says how much it moves their ratio. When a block holds a whole traffic period of ticks " +
+	"(20 ms blocks of 10 ms ticks, messages every 20 ms), its first tick always reads the same half of the sockets, and its extra " +
+	"is that half's as much as the switch's.\n"
 
 // switchCost runs seed 000 interleaved in blocks of b with wakeup logs
 // and compares the per-call drain time of the first tick of each block
