@@ -37,10 +37,12 @@ const (
 // measurements behind the choice are in bench/INTERLEAVE.md).
 const DefaultInterleaveBlock = Duration(100 * time.Millisecond)
 
-// Bounds of a block length.
+// Bounds of a block length, and of the blocks of one trial (each is a
+// record in summary.json: 100,000 are about 25 MB).
 const (
-	minInterleaveBlock = Duration(time.Millisecond)
-	maxInterleaveBlock = Duration(time.Hour)
+	minInterleaveBlock  = Duration(time.Millisecond)
+	maxInterleaveBlock  = Duration(time.Hour)
+	MaxInterleaveBlocks = 100_000
 )
 
 const interleaveAllowed = "off (or 0), auto, or a block length such as 100ms"
@@ -169,6 +171,9 @@ func (s *Spec) interleaveProblems(block Duration) ErrorList {
 			allowed += fmt.Sprintf(" and ≤ duration (%s)", s.Duration)
 		}
 		add("interleave", allowed, "block %s out of range", block)
+	} else if n := int64(len(s.Variants)) * int64(s.Duration) / int64(block); n > MaxInterleaveBlocks {
+		add("interleave", fmt.Sprintf("at most %d blocks per trial (%d variants × duration / block): a longer block or a shorter duration", MaxInterleaveBlocks, len(s.Variants)),
+			"block %s over %d × %s makes %d blocks", block, len(s.Variants), s.Duration, n)
 	}
 	for i, v := range s.Variants {
 		for _, k := range slices.Sorted(maps.Keys(v.Set)) {

@@ -77,6 +77,8 @@ func TestValidateInterleave(t *testing.T) {
 			"--set interleave: block 5s out of range"},
 		{"soak", seedDoc + "interleave: 100ms\n" + methodVariants, []string{"duration=0"},
 			"duration: a soak (duration 0) cannot interleave its variants (allowed: a finite duration (a soak alternates its variants in slices: slice), or interleave: off)"},
+		{"too many blocks", seedDoc + "interleave: 10ms\n" + methodVariants, []string{"duration=1h"},
+			"x.yaml:5:13: interleave: block 10ms over 2 × 1h0m0s makes 720000 blocks (allowed: at most 100000 blocks per trial"},
 		{"interval records", seedDoc + "interleave: 100ms\ninterval: 1s\n" + methodVariants, nil,
 			"interval: interval records (1s) hand whole recorders over"},
 		{"auto falls back without an error", seedDoc + "interleave: auto\nvariants: [{name: s64, set: {traffic[0].size: 64}}, {name: s4k, set: {traffic[0].size: 4096}}]\n", nil, ""},
