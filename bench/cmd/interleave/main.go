@@ -183,10 +183,12 @@ func (c *config) run() error {
 	return os.WriteFile(c.out, md.Bytes(), 0o644)
 }
 
-const header = "| run | pairs | change | 95% CI | ± half-width | pair log-ratio SD | lag-1 | SE, 4 s batches / naive | interval over | window | ± projected to 2 min | command |\n" +
-	"|---|---:|---:|---|---:|---:|---:|---:|---|---:|---:|---|\n"
+const header = "| run | pairs | change | 95% CI | ± half-width | pair log-ratio SD | lag-1 | SE, 4 s batches / naive | interval over | window | ± projected to 2 min | marks | command |\n" +
+	"|---|---:|---:|---|---:|---:|---:|---:|---|---:|---:|---|---|\n"
 
-const projectionNote = "\nSE, 4 s batches / naive: the standard error of the mean log ratio from batches of about 4 s of pairs over the one that takes " +
+const projectionNote = "\nmarks: traffic = a trial's traffic was not as specified (the sender fell behind its schedule, under load), " +
+	"invalid = the kernel changed what was measured (e.g. the clocksource); both variants of an interleaved trial read the same traffic, " +
+	"so its pairs stay paired. SE, 4 s batches / naive: the standard error of the mean log ratio from batches of about 4 s of pairs over the one that takes " +
 	"the pairs as independent; above 1, the ratio drifts on the machine's time scale of seconds (stats.Paired's batch means take it in). " +
 	"Projected to 2 min: the half-width × √(window / 2 min), as if the run had lasted 2 minutes " +
 	"(a t interval narrows as 1/√pairs). The block length to choose is the one with the narrowest projected interval " +
@@ -204,6 +206,9 @@ type result struct {
 	seInflation float64
 	window      time.Duration
 	projected   float64
+	// marks are the run's trial marks: "traffic" (not as specified),
+	// "invalid" (the kernel changed what was measured).
+	marks string
 }
 
 // measure runs scenario with interleave block for dur per variant and
@@ -225,11 +230,19 @@ func (c *config) measure(dir, name, scenario string, block, dur time.Duration, a
 	}
 	_, v := meanVar(d)
 	r.sd, r.lag1, r.hw = math.Sqrt(v), stats.Lag1(d), r.ch.HalfWidth()
+	var marks []string
 	for _, t := range s.Trials {
 		if t.Interleave != nil {
 			r.window = time.Duration(t.Interleave.WindowNs)
 		}
+		if t.TrafficNotAsSpecified != "" && !slices.Contains(marks, "traffic") {
+			marks = append(marks, "traffic")
+		}
+		if t.Invalid != "" && !slices.Contains(marks, "invalid") {
+			marks = append(marks, "invalid")
+		}
 	}
+	r.marks = strings.Join(marks, ", ")
 	r.projected = r.hw * math.Sqrt(r.window.Seconds()/120)
 	k := max(1, int(math.Round(float64(4*time.Second)/float64(2*block))))
 	if nb := len(d) / k; nb >= 3 {
@@ -244,8 +257,8 @@ func (c *config) measure(dir, name, scenario string, block, dur time.Duration, a
 }
 
 func (r *result) row(name string) string {
-	return fmt.Sprintf("| %s | %d | %+.2f%% | [%+.2f%%, %+.2f%%] | %.2f%% | %.4f | %.2f | %.2f | %s | %v | %.2f%% | `%s` |\n",
-		name, r.pairs, 100*r.ch.Point, 100*r.ch.Lo, 100*r.ch.Hi, 100*r.hw, r.sd, r.lag1, r.seInflation, r.ch.Method, r.window.Round(time.Second), 100*r.projected, r.cmd)
+	return fmt.Sprintf("| %s | %d | %+.2f%% | [%+.2f%%, %+.2f%%] | %.2f%% | %.4f | %.2f | %.2f | %s | %v | %.2f%% | %s | `%s` |\n",
+		name, r.pairs, 100*r.ch.Point, 100*r.ch.Lo, 100*r.ch.Hi, 100*r.hw, r.sd, r.lag1, r.seInflation, r.ch.Method, r.window.Round(time.Second), 100*r.projected, r.marks, r.cmd)
 }
 
 func firstReader(s *results.Summary) string {
