@@ -50,8 +50,10 @@ type Interleaved struct {
 	N         string    `json:"n"`
 	Method    string    `json:"method"`
 	Notes     []string  `json:"notes,omitempty"`
-	// Change is the interval itself, for verdicts (stats.Decide).
+	// Change is the interval itself, for verdicts (stats.Decide); a and b
+	// the pairs' values it was computed from.
 	Change stats.Change `json:"-"`
+	a, b   []float64
 }
 
 // Line is the change in one line: "recvmsg +8.3% per call [+5.1, +11.6]
@@ -184,7 +186,7 @@ func newInterleaved(run, column, baseline string, ga, gb [][]float64) Interleave
 	}
 	ch := stats.Paired(a, b)
 	c := Interleaved{Run: run, Column: column, Baseline: baseline, Metric: "mean per-call cost", Pairs: len(a),
-		N: ch.N, Method: ch.Method, Notes: ch.Notes, Change: ch}
+		N: ch.N, Method: ch.Method, Notes: ch.Notes, Change: ch, a: a, b: b}
 	if len(a) >= 3 {
 		d := make([]float64, len(a))
 		for i := range a {
@@ -216,20 +218,24 @@ func newInterleaved(run, column, baseline string, ga, gb [][]float64) Interleave
 	return c
 }
 
-// interleavedMetrics sets the interval of every "mean per-call cost"
-// metric whose column and baseline ran interleaved in the one run
-// compared from their block pairs (MethodPaired), replacing the interval
-// over rounds, and lists the changes in r.Interleaved. With several runs
-// the baselines are other runs' columns, which no block pairs with: the
-// intervals stay, and the changes within each run are still listed.
-func (r *Result) interleavedMetrics(runs []Run) {
+// interleavedMetrics lists every run's interleaved changes in
+// r.Interleaved and, comparing one run of one process, sets the interval
+// of every "mean per-call cost" metric whose column and baseline ran
+// interleaved from their block pairs (MethodPaired), replacing the t over
+// its rounds, with the verdict read against thr by the one rule
+// (stats.Decide; setChange). With two processes or more the processes are
+// the units (stats.NestedPaired, the rows as judge made them): they hold
+// what a process adds to one variant, which no block pair sees. With
+// several runs the baselines are other runs' columns, which no block pairs
+// with: the intervals stay.
+func (r *Result) interleavedMetrics(runs []Run, thr float64) {
 	for _, run := range runs {
 		if run.Foreign || run.Summary == nil {
 			continue
 		}
 		r.Interleaved = append(r.Interleaved, InterleavedChanges(run.Summary, run.Label)...)
 	}
-	if len(runs) != 1 {
+	if len(runs) != 1 || processes(runs[0].Summary) > 1 {
 		return
 	}
 	for _, c := range r.Interleaved {
@@ -242,25 +248,28 @@ func (r *Result) interleavedMetrics(runs []Run) {
 			if m.Name != c.Metric || m.Column != col || m.Baseline != base {
 				continue
 			}
-			bv := m.BaselineValue
+			verdict := m.Verdict
+			m.blocks = &[2][]float64{c.a, c.b}
 			m.ChangePct = ptr(c.Change.Point * 100) // the pairs' estimate, which the interval is about
-			m.Diff, m.CILow, m.CIHigh = ptr(bv*c.Change.Point), ptr(bv*c.Change.Lo), ptr(bv*c.Change.Hi)
+			setChange(m, c.Change, thr)
 			m.Method = MethodPaired
-			m.MethodNote = fmt.Sprintf("%s, %s (change: their geometric mean)", c.Change.Method, c.N)
-			if len(c.Notes) > 0 {
-				m.MethodNote += "; " + strings.Join(c.Notes, "; ")
-			}
-			switch lo, hi := c.Change.Lo, c.Change.Hi; {
-			case m.Verdict == VerdictUndecided: // an invalid trial: nothing can be told
-			case lo <= 0 && hi >= 0:
-				m.Verdict = VerdictWithinNoise
-			case (lo > 0) == m.HigherIsBetter:
-				m.Verdict = VerdictFaster
-			default:
-				m.Verdict = VerdictSlower
+			m.MethodNote += " (change: their geometric mean)"
+			if m.invalid { // an invalid trial: nothing can be told, whatever the CI says
+				m.Verdict = verdict
 			}
 		}
 	}
+}
+
+// processes is how many processes s's trials came from.
+func processes(s *results.Summary) int {
+	var ps []int
+	for _, t := range s.Trials {
+		if !slices.Contains(ps, t.Process) {
+			ps = append(ps, t.Process)
+		}
+	}
+	return len(ps)
 }
 
 // WriteInterleaved writes the paired changes of s's interleaved variants

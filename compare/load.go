@@ -21,8 +21,8 @@ type Run struct {
 	Summary *results.Summary
 	// Wakeups holds each reader's per-wakeup log (the files summary.json
 	// lists for it, read by results.ReaderWakeups), keyed by the reader's
-	// position in Summary. Missing logs are simply absent: metrics that
-	// would bootstrap over them then need ≥ 2 rounds.
+	// position in Summary. Missing logs are simply absent. No verdict
+	// uses them (calls and wakeups are not samples).
 	Wakeups map[ReaderIndex][]record.Wakeup
 	// Notes says which logs could not be read, and why.
 	Notes []string

@@ -36,17 +36,18 @@ func interleaveOrder(n int) []uint8 {
 	return o
 }
 
-// interleave gives reader i of an interleaved trial one receiver, one
-// record set and (with dir) one wakeup log per variant of members, and
-// its loop the blocks of a window of windowNs. The first variant's set
+// interleave gives reader i of an interleaved trial one receiver (its
+// buffers at bufOffset, as newReader's), one record set and (with dir) one
+// wakeup log per variant of members (named with prefix, as newReader's),
+// and its loop the blocks of a window of windowNs. The first variant's set
 // and log are the ones newReader made.
-func (r *reader) interleave(members []scenario.Trial, i, bufSize int, windowNs int64, dir *results.Dir) error {
+func (r *reader) interleave(members []scenario.Trial, i, bufSize, bufOffset int, windowNs int64, dir *results.Dir, prefix string) error {
 	lay := bucketLayout(members[0].Spec.Report)
 	var rxs []udp.Receiver
 	var recs []*probe.Recorders
 	for m, mt := range members {
 		rs := mt.Spec.Readers[i]
-		rx, err := udp.NewReceiver(rs.Method.String(), bufSize, rs.Batch)
+		rx, err := udp.NewReceiverAt(rs.Method.String(), bufSize, rs.Batch, bufOffset)
 		if err != nil {
 			return fmt.Errorf("reader %s, variant %s: %w", rs.Name, mt.Variant, err)
 		}
@@ -60,7 +61,7 @@ func (r *reader) interleave(members []scenario.Trial, i, bufSize int, windowNs i
 		case m == 0:
 			r.vlogs = append(r.vlogs, r.log)
 		default:
-			l, err := results.CreateWakeupLog(wakeupLogConfig(dir, mt, rs))
+			l, err := results.CreateWakeupLog(wakeupLogConfig(dir, mt, rs, prefix))
 			if err != nil {
 				return err
 			}

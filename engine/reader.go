@@ -2,8 +2,8 @@ package engine
 
 import (
 	"fmt"
-	"io"
 	"os"
+	"strings"
 	"sync/atomic"
 
 	"github.com/rtload/rtload/net/udp"
@@ -96,11 +96,13 @@ const wakeupRingSize = 1 << 14
 // on without); and its wakeup log in dir (nil: none; a profiled trial
 // writes none). bufSize is the receive buffer per message; allowDegraded
 // leaves out per-call counters the PMU cannot give (Skipped, noted at
-// start).
-func newReader(tr scenario.Trial, i int, eps map[string]*endpoint, bufSize int, clock *rt.Clock, dir *results.Dir, log io.Writer, allowDegraded bool) (*reader, error) {
+// start); opt gives the log, AllowDegraded and the log names' process
+// prefix; bufOffset is the receive buffers' offset (Setup.BufOffset).
+func newReader(tr scenario.Trial, i int, eps map[string]*endpoint, bufSize int, clock *rt.Clock, dir *results.Dir, opt Options, bufOffset int) (*reader, error) {
+	log, allowDegraded := opt.Log, opt.AllowDegraded
 	sp := &tr.Spec
 	rs := sp.Readers[i]
-	rx, err := udp.NewReceiver(rs.Method.String(), bufSize, rs.Batch)
+	rx, err := udp.NewReceiverAt(rs.Method.String(), bufSize, rs.Batch, bufOffset)
 	if err != nil {
 		return nil, fmt.Errorf("reader %s: %w", rs.Name, err)
 	}
@@ -132,7 +134,7 @@ func newReader(tr scenario.Trial, i int, eps map[string]*endpoint, bufSize int, 
 		}
 	}
 	if dir != nil && !tr.Profiled {
-		cfg := wakeupLogConfig(dir, tr, rs)
+		cfg := wakeupLogConfig(dir, tr, rs, opt.logPrefix())
 		r.logBase = cfg.Base
 		if r.log, err = results.CreateWakeupLog(cfg); err != nil {
 			r.close()
@@ -173,9 +175,13 @@ func readerGroups(rs scenario.Reader, eps map[string]*endpoint) []*udp.Group {
 // wakeupLogConfig is the per-wakeup log of reader rs in trial tr: named by
 // results.WakeupLogBase, rotated in log_chunk chunks (gzipped once closed)
 // and capped at log_limit when the scenario sets them.
-func wakeupLogConfig(dir *results.Dir, tr scenario.Trial, rs scenario.Reader) results.WakeupLogConfig {
+func wakeupLogConfig(dir *results.Dir, tr scenario.Trial, rs scenario.Reader, prefix string) results.WakeupLogConfig {
 	sp := &tr.Spec
-	return results.WakeupLogConfig{Dir: dir, Base: results.WakeupLogBase(tr.Index, tr.Variant, tr.Round, rs.Name),
+	base := results.WakeupLogBase(tr.Index, tr.Variant, tr.Round, rs.Name)
+	if prefix != "" {
+		base = strings.Replace(base, "wakeups-", "wakeups-"+prefix, 1)
+	}
+	return results.WakeupLogConfig{Dir: dir, Base: base,
 		ChunkBytes: int64(sp.LogChunk), LimitBytes: int64(sp.LogLimit), Compress: sp.LogChunk > 0}
 }
 

@@ -70,6 +70,20 @@ type Options struct {
 	// returning false ends the run there, as finished (rounds: auto, whose
 	// rule lives in compare.AutoStop; it may fill Summary.Auto).
 	AfterRound func(*results.Summary) bool
+	// Process is this process's number in a multi-process run (rtload
+	// run --processes: a child, 0-based) and Processes their count (0 or
+	// 1: a single-process run). Every trial records Process; with
+	// Processes > 1 the per-wakeup logs, intervals and spikes files carry
+	// the process in their names ("wakeups-p03-…", "spikes-p03.jsonl").
+	Process, Processes int
+	// Setup randomises the process's setup (socket creation order, receive
+	// buffer offsets); the zero Setup randomises nothing.
+	Setup Setup
+	// AfterProcess, when set, is called by RunProcesses after every child
+	// that ran to its end with the merged summary so far and the time
+	// since the first started; returning false ends the run there, as
+	// finished (rtload check --budget's stop rule, stats.Stop).
+	AfterProcess func(sum *results.Summary, elapsed time.Duration) bool
 }
 
 // SoakWakeupLogLimit caps a soak run's per-wakeup log (bytes on disk, per
@@ -374,7 +388,7 @@ func (r *run) finished() {
 // asking for it (nil without a results directory).
 func (r *run) intervalLog() (*results.JSONL, error) {
 	if r.intervals == nil && r.opt.Results != nil {
-		l, err := r.opt.Results.CreateJSONL(results.IntervalsFile, 0)
+		l, err := r.opt.Results.CreateJSONL(r.opt.processFile(results.IntervalsFile), 0)
 		if err != nil {
 			return nil, err
 		}
@@ -388,7 +402,7 @@ func (r *run) intervalLog() (*results.JSONL, error) {
 // directory).
 func (r *run) spikeLog() (*results.JSONL, error) {
 	if r.spikes == nil && r.opt.Results != nil {
-		l, err := r.opt.Results.CreateJSONL(results.SpikesFile, results.SpikesLimit)
+		l, err := r.opt.Results.CreateJSONL(r.opt.processFile(results.SpikesFile), results.SpikesLimit)
 		if err != nil {
 			return nil, err
 		}

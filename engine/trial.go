@@ -83,7 +83,7 @@ func newTrial(r *run, tr scenario.Trial, members []scenario.Trial) *trial {
 	if t.sp.Network.Namespace == scenario.NamespacePrivate {
 		t.ns = r.ns
 	}
-	t.res = &results.Trial{Index: tr.Index, Round: tr.Round, Variant: tr.Variant, Profiled: tr.Profiled, Overrides: variantSet(t.sp, tr.Variant)}
+	t.res = &results.Trial{Index: tr.Index, Process: r.opt.Process, Round: tr.Round, Variant: tr.Variant, Profiled: tr.Profiled, Overrides: variantSet(t.sp, tr.Variant)}
 	if t.ns != nil {
 		t.res.Namespace = t.ns.Name()
 	}
@@ -134,13 +134,13 @@ func (t *trial) build() error {
 		dir = t.run.opt.Results
 	}
 	for i := range t.sp.Readers {
-		r, err := newReader(t.tr, i, t.eps, bufSize, t.run.clock, dir, t.run.opt.Log, t.run.opt.AllowDegraded)
+		r, err := newReader(t.tr, i, t.eps, bufSize, t.run.clock, dir, t.run.opt, t.run.opt.Setup.BufOffset(i))
 		if err != nil {
 			return err
 		}
 		t.readers = append(t.readers, r)
 		if t.members != nil {
-			if err := r.interleave(t.members, i, bufSize, int64(t.sp.Duration), dir); err != nil {
+			if err := r.interleave(t.members, i, bufSize, t.run.opt.Setup.BufOffset(i), int64(t.sp.Duration), dir, t.run.opt.logPrefix()); err != nil {
 				return err
 			}
 		}
@@ -152,8 +152,8 @@ func (t *trial) build() error {
 // sender per traffic entry and the probes.
 func (t *trial) buildNet() error {
 	dev := 0
-	for _, e := range t.sp.Endpoints {
-		ep, err := openEndpoint(e, t.ns, dev)
+	for i, e := range t.sp.Endpoints {
+		ep, err := openEndpoint(e, t.ns, dev, t.run.opt.Setup.SocketOrder(i, e.Count))
 		if err != nil {
 			return err
 		}

@@ -238,8 +238,11 @@ func firstOr(cols []string) string {
 
 // plural prints "1 round", "2 rounds".
 func plural(n int, what string) string {
-	if n == 1 {
+	switch {
+	case n == 1:
 		return "1 " + what
+	case strings.HasSuffix(what, "s"):
+		return strconv.Itoa(n) + " " + what + "es"
 	}
 	return strconv.Itoa(n) + " " + what + "s"
 }
@@ -252,6 +255,9 @@ func trialShape(s *results.Summary) string {
 	variants, rounds := shape(s)
 	if soakSliced(s.Spec) && variants > 1 {
 		return plural(variants, "variant") + " in soak slices"
+	}
+	if procs := processes(s); procs > 1 && len(s.Trials) == variants*rounds {
+		return plural(variants, "variant") + " × " + plural(procs, "process") + " × " + plural(rounds/procs, "round")
 	}
 	if len(s.Trials) == variants*rounds {
 		return plural(variants, "variant") + " × " + plural(rounds, "round")
@@ -297,6 +303,16 @@ func durationOf(v any) (time.Duration, bool) {
 		return time.Duration(x), true
 	}
 	return 0, false
+}
+
+// processes counts the distinct processes of s's trials (1 for a
+// single-process run).
+func processes(s *results.Summary) int {
+	seen := map[int]bool{}
+	for _, t := range s.Trials {
+		seen[t.Process] = true
+	}
+	return max(len(seen), 1)
 }
 
 // shape counts distinct variants and the most rounds any variant ran.

@@ -157,10 +157,10 @@ func TestExpandInterleave(t *testing.T) {
 		{1, 0, "recvmsg", false, b, 0, "recvmsg"},
 		{2, 0, "recvfrom", true, 0, 0, "recvfrom"},
 		{3, 0, "recvmsg", true, 0, 0, "recvmsg"},
-		{4, 1, "recvfrom", false, b, 4, "recvfrom"},
-		{5, 1, "recvmsg", false, b, 4, "recvmsg"},
-		{6, 1, "recvfrom", true, 0, 0, "recvfrom"},
-		{7, 1, "recvmsg", true, 0, 0, "recvmsg"},
+		{4, 1, "recvmsg", false, b, 4, "recvmsg"}, // rounds alternate the variants' order (B A)
+		{5, 1, "recvfrom", false, b, 4, "recvfrom"},
+		{6, 1, "recvmsg", true, 0, 0, "recvmsg"},
+		{7, 1, "recvfrom", true, 0, 0, "recvfrom"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("trials (-want +got):\n%s", diff)

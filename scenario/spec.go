@@ -33,11 +33,19 @@ type Spec struct {
 	// tsc, monotonic. Default auto.
 	Clock Clock `yaml:"clock" json:"clock"`
 	// Rounds is how many times the variant list runs, in alternating order
-	// (A B A B …), or RoundsAuto (`rounds: auto`). Default 1.
+	// (ABBA: A B, B A, A B, …), or RoundsAuto (`rounds: auto`). Default 1.
 	Rounds Rounds `yaml:"rounds" json:"rounds"`
 	// Repeat is another name for Rounds (the whole scenario N times,
 	// variants alternating inside each repeat); give one or the other.
 	Repeat int `yaml:"repeat" json:"repeat,omitempty"`
+	// Processes is how many fresh processes run the whole plan (rounds ×
+	// variants), one after the other: each re-executes rtload with fresh
+	// sockets, a fresh Go runtime and its setup randomised (socket
+	// creation order, receive buffer offsets, environment size), so that
+	// the process is an independent sample of a verdict (issue 24).
+	// 1–MaxProcesses; not with duration 0 (soak), rounds: auto or profile.
+	// Default 1: one process, no re-exec.
+	Processes int `yaml:"processes" json:"processes,omitempty"`
 	// CPUDMALatency is held in /dev/cpu_dma_latency (µs) during every
 	// trial, as cyclictest does: 0 keeps CPUs out of deep idle states.
 	// -1 leaves the machine's setting alone. Default 0.

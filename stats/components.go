@@ -25,8 +25,8 @@ type Variance struct {
 	Processes int
 	Rounds    float64
 	// Lag1 is the pooled lag-1 autocorrelation of consecutive rounds
-	// within a process (deviations from the process's mean); NaN with
-	// fewer than 3 rounds in all.
+	// within a process (deviations from the process's mean), from
+	// processes of ≥ 3 rounds; NaN without 2 pairs.
 	Lag1 float64
 	// Lag1Pairs is the number of consecutive pairs it is computed from.
 	Lag1Pairs int
@@ -106,8 +106,8 @@ func pooledLag1(logs [][]float64) (float64, int) {
 	var num, den float64
 	pairs := 0
 	for _, g := range logs {
-		if len(g) < 2 {
-			continue
+		if len(g) < 3 {
+			continue // two deviations from their own mean always correlate −1/2
 		}
 		m, _ := meanVar(g)
 		for i, x := range g {

@@ -169,6 +169,7 @@ func NestedAt(a, b [][]float64, level float64) Change {
 		ma, va := meanVar(unitMeans(la))
 		mb, vb := meanVar(unitMeans(lb))
 		welch(&c, ma, va, pa, float64(pa-1), mb, vb, pb, float64(pb-1))
+
 	case pa == 1 && pb == 1:
 		c.Unit, c.Method = "round", "Welch t on per-round logs"
 		ra, rb := flatten(la), flatten(lb)

@@ -68,7 +68,7 @@ var pocockCache sync.Map // pocockKey → float64
 // alpha for Z_k the standardised partial sums of independent normal
 // increments. It is computed by recursive numerical integration of the
 // continuation densities (Armitage, McPherson & Rowe 1969; Simpson's rule
-// on a 0.02 grid) and bisection; PocockZ(0.05, 5) = 2.413 as tabulated in
+// on a 0.05 grid) and bisection; PocockZ(0.05, 5) = 2.413 as tabulated in
 // Jennison & Turnbull, Table 2.1. No maintained Go library computes
 // group-sequential boundaries, hence this. Results are cached.
 func PocockZ(alpha float64, looks int) float64 {
@@ -80,7 +80,7 @@ func PocockZ(alpha float64, looks int) float64 {
 		return v.(float64)
 	}
 	lo, hi := NormQuantile(1-alpha/2), NormQuantile(1-alpha/2/float64(looks))+0.01
-	for range 40 {
+	for range 30 {
 		mid := (lo + hi) / 2
 		if crossing(mid, looks) > alpha {
 			lo = mid
@@ -96,7 +96,7 @@ func PocockZ(alpha float64, looks int) float64 {
 // crossing is P(|S_k| ≥ c√k for some k ≤ looks), S_k a sum of k
 // independent standard normals.
 func crossing(c float64, looks int) float64 {
-	const h = 0.02
+	const h = 0.05
 	grid := func(k int) []float64 {
 		b := c * math.Sqrt(float64(k))
 		n := 2*int(math.Ceil(b/h)) + 1

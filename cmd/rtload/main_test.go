@@ -454,12 +454,13 @@ func TestCompareTwoRealRuns(t *testing.T) {
 		t.Fatalf("compare: exit %d\n%s", r.code, r.stderr)
 	}
 	for _, want := range []string{"recvfrom", "recvmsg", "unhard |     hard |   unhard |     hard", "Total:", "8256+:",
-		"p99", "WARNING: runs differ in spec traffic[0].size", "Welch t"} {
+		"p99", "WARNING: runs differ in spec traffic[0].size", "Welch t on per-round logs", "n = 1 process × 2 rounds",
+		"between-process noise was not measured", "variance split"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("compare output lacks %q", want)
 		}
 	}
-	if !strings.Contains(r.stdout, "within noise") && !strings.Contains(r.stdout, "slower") && !strings.Contains(r.stdout, "faster") {
+	if !strings.Contains(r.stdout, "undecided") && !strings.Contains(r.stdout, "slower") && !strings.Contains(r.stdout, "same") {
 		t.Errorf("no verdicts in compare output")
 	}
 	for _, f := range []string{"json", "csv", "markdown"} {
