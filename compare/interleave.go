@@ -235,6 +235,7 @@ func (r *Result) interleavedMetrics(runs []Run, thr float64) {
 		}
 		r.Interleaved = append(r.Interleaved, InterleavedChanges(run.Summary, run.Label)...)
 	}
+	r.withinRound(runs)
 	if len(runs) != 1 || processes(runs[0].Summary) > 1 {
 		return
 	}
@@ -259,6 +260,71 @@ func (r *Result) interleavedMetrics(runs []Run, thr float64) {
 			}
 		}
 	}
+}
+
+// withinRound fills the within-round component of the variance split of
+// every "mean per-call cost" row whose column ran interleaved: the pooled
+// log-SD of its blocks' mean per-call cost about their trial's mean.
+func (r *Result) withinRound(runs []Run) {
+	for _, run := range runs {
+		if run.Foreign || run.Summary == nil {
+			continue
+		}
+		perReader := results.PerReader(run.Summary)
+		for _, col := range results.Columns(run.Summary) {
+			sd, ok := blockLogSD(col)
+			if !ok {
+				continue
+			}
+			label := col.Label(perReader, ":") + "/" + run.Label
+			for i := range r.Metrics {
+				m := &r.Metrics[i]
+				if m.Name != "mean per-call cost" || m.Column != label {
+					continue
+				}
+				if m.Variance == nil {
+					m.Variance = &Variance{}
+				}
+				m.Variance.WithinRoundLogSD = ptr(sd)
+			}
+		}
+	}
+}
+
+// blockLogSD is the pooled standard deviation of the log mean per-call
+// cost of column c's interleaved blocks about each trial's mean (ok false
+// without two blocks in a trial).
+func blockLogSD(c results.Column) (float64, bool) {
+	var ss float64
+	df := 0
+	for _, rd := range c.Rounds {
+		il := rd.Trial.Interleave
+		if il == nil {
+			continue
+		}
+		var logs []float64
+		for _, b := range il.Blocks {
+			if b.Reader == rd.ReaderPos && b.Calls > 0 && b.SumTicks > 0 {
+				logs = append(logs, math.Log(b.MeanTicks()))
+			}
+		}
+		if len(logs) < 2 {
+			continue
+		}
+		var m float64
+		for _, x := range logs {
+			m += x
+		}
+		m /= float64(len(logs))
+		for _, x := range logs {
+			ss += (x - m) * (x - m)
+		}
+		df += len(logs) - 1
+	}
+	if df == 0 {
+		return 0, false
+	}
+	return math.Sqrt(ss / float64(df)), true
 }
 
 // processes is how many processes s's trials came from.

@@ -82,6 +82,11 @@ func TestInterleavedCompare(t *testing.T) {
 			}
 		}
 	}
+	for _, m := range res.Metrics {
+		if m.Name == "mean per-call cost" && (m.Variance == nil || m.Variance.WithinRoundLogSD == nil || *m.Variance.WithinRoundLogSD <= 0) {
+			t.Errorf("%s %s: no within-round log-SD from the blocks: %+v", m.Column, m.Unit, m.Variance)
+		}
+	}
 	if n != 2 { // ticks and ns
 		t.Errorf("%d mean per-call cost rows for recvmsg, want 2", n)
 	}
