@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -473,5 +474,54 @@ func TestLoadRefusesHugeHistogram(t *testing.T) {
 	_, err := Load([]string{dir}, nil)
 	if err == nil || !strings.Contains(err.Error(), "histogram of 2000001 buckets, more than the limit of 65536") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestSpikeRate: a reader with a threshold gets a spikes-per-hour metric,
+// compared as a Poisson rate ratio: 40 spikes in 2 h against 10 in 2 h
+// is slower (ratio 4, exact interval from about 2 to 8.9).
+func TestSpikeRate(t *testing.T) {
+	run := func(label string, spikes uint64) Run {
+		s := &results.Summary{Version: results.SummaryVersion, Scenario: "x", Clock: results.ClockInfo{Kind: "monotonic", Unit: "ns", Hz: 1e9}}
+		for i := range 2 {
+			s.Trials = append(s.Trials, results.Trial{Index: i, Round: i, Variant: "v", DurationNs: int64(time.Hour),
+				Readers: []results.Reader{{Name: "rt", ThresholdNs: int64(100 * time.Microsecond), Spikes: spikes / 2,
+					WakeupLatency: testutil.Latency(100, 2000, 37)}}})
+		}
+		return Run{Label: label, Summary: s}
+	}
+	res, err := Compare([]Run{run("a", 10), run("b", 40)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, m := range res.Metrics {
+		if m.Name != "spikes per hour (> 100µs)" || m.Column != "v/b" {
+			continue
+		}
+		found = true
+		iv := m.Interval
+		if m.Unit != "/h" || m.Value != 20 || m.BaselineValue != 5 || m.Method != MethodRate || m.Verdict != VerdictSlower ||
+			iv == nil || iv.Unit != "event" || !near(*iv.PointPct, 300, 1e-9) || *iv.LowPct < 90 || *iv.HighPct > 800 {
+			t.Errorf("spike rate: %+v %+v", m, iv)
+		}
+	}
+	if !found {
+		t.Fatal("no spike rate metric")
+	}
+}
+
+// TestLagNote: rounds of one process that drift (lag-1 near 1) are not
+// independent samples: a verdict over them says so.
+func TestLagNote(t *testing.T) {
+	drift := []float64{100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111}
+	res, err := Compare([]Run{roundsRun("a", drift, drift), roundsRun("b", drift, drift)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range res.Metrics {
+		if m.Name == "mean per-call cost" && m.Column == "v/b" && !strings.Contains(m.MethodNote, "rounds are not independent samples") {
+			t.Errorf("no lag-1 note: %q", m.MethodNote)
+		}
 	}
 }

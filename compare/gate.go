@@ -189,6 +189,7 @@ func Judge(res *Result, reasons []string, opt GateOptions) (Gate, error) {
 		at := m
 		if at.a != nil || at.ra != nil {
 			setChange(&at, at.changeOf(g.Level), thr)
+			at.lagNote()
 			if at.MoreUnits != nil || at.Verdict == VerdictUndecided {
 				at.MoreUnits = nil
 				if c := at.changeOf(g.Level); c.Defined() && c.Unit != "event" {

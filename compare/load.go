@@ -88,9 +88,6 @@ func Load(dirs, labels []string) ([]Run, error) {
 // ReaderIndex is a reader's position in a Summary: Trials[Trial].Readers[Reader].
 type ReaderIndex struct{ Trial, Reader int }
 
-// index is the key of rd in r.Wakeups.
-func (r Run) index(rd results.Round) ReaderIndex { return ReaderIndex{rd.TrialPos, rd.ReaderPos} }
-
 // CheckLabels reports why labels cannot name the runs in dirs, or nil.
 func CheckLabels(dirs, labels []string) error {
 	if len(labels) != len(dirs) {

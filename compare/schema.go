@@ -13,7 +13,7 @@ import (
 // schema name and SchemaVersion; a version only grows when a field
 // changes meaning or goes away (fields are only ever added within one).
 const (
-	SchemaVersion = 1
+	SchemaVersion = 2
 	// SchemaReport is RunReport: `rtload run` and `rtload report`.
 	SchemaReport = "rtload-report"
 	// SchemaCheck is CheckReport: `rtload check`.
@@ -24,7 +24,7 @@ const (
 
 // RunReport is one results directory as `rtload run --format json` and
 // `rtload report --format json` print it: the summary (the contract,
-// results.Summary, "version" 2) and what compare computes over that one
+// results.Summary, "version" 3) and what compare computes over that one
 // run: per-column percentiles and every headline metric, each variant
 // against the first with its 95% CI.
 type RunReport struct {

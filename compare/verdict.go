@@ -156,6 +156,25 @@ func judge(m *Metric, b, x sample, paired bool, thr float64) {
 		m.paired = paired
 	}
 	setChange(m, m.changeOf(Confidence), thr)
+	m.lagNote()
+}
+
+// lagNote adds a note to m's interval when its unit is the round and the
+// rounds of either side are not independent (stats.Lag1High): the
+// interval is then too narrow.
+func (m *Metric) lagNote() {
+	if m.Interval == nil || m.Interval.Unit != "round" {
+		return
+	}
+	for _, g := range [][][]float64{m.a, m.b} {
+		v := stats.Components(g)
+		if stats.Lag1High(v.Lag1, v.Lag1Pairs) {
+			n := fmt.Sprintf("lag-1 autocorrelation of consecutive rounds %.2f: rounds are not independent samples and the interval is too narrow (run --processes ≥ 2)", v.Lag1)
+			m.Interval.Notes = append(m.Interval.Notes, n)
+			m.MethodNote += "; " + n
+			return
+		}
+	}
 }
 
 // setChange fills m's interval, CI, method, verdict, smallest detectable

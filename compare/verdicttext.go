@@ -96,11 +96,17 @@ func VerdictLine(m Metric, thresholdPct float64) string {
 	if m.MinDetectablePct != nil {
 		l += fmt.Sprintf("; smallest detectable change %+.1f%%", *m.MinDetectablePct)
 	}
+	clear := iv.LowPct != nil && iv.HighPct != nil && (*iv.LowPct > thresholdPct || *iv.HighPct < thresholdPct)
 	switch {
+	case m.Verdict == VerdictUndecided && clear:
+		// The interval decides, something else does not let it.
+		if i := strings.Index(m.MethodNote, "invalid"); i >= 0 {
+			l += "; undecided whatever the interval says: a trial is invalid (" + strings.TrimSpace(m.MethodNote[strings.LastIndex(m.MethodNote[:i], ";")+1:]) + ")"
+		}
 	case m.MoreUnits != nil && *m.MoreUnits > 0:
 		l += fmt.Sprintf("; %d more %s per side would decide it", *m.MoreUnits, unitPlural(iv.Unit, *m.MoreUnits))
 	case m.Verdict == VerdictUndecided && iv.LowPct != nil && iv.Unit != "event":
-		l += "; no number of samples would decide it at the change measured (it sits on the threshold)"
+		l += "; no number of samples would decide it at the change measured: it lies within the noise of the threshold, or the side that cannot grow (a check's baseline) is too noisy alone"
 	}
 	for _, n := range iv.Notes {
 		l += "; " + n

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,11 +48,18 @@ func TestCheckGate(t *testing.T) {
 	}
 	var run compare.RunReport
 	decode(t, r, &run)
-	if run.Schema != compare.SchemaReport || run.Version != 1 || !run.Saved || run.Dir != base ||
+	if run.Schema != compare.SchemaReport || run.Version != compare.SchemaVersion || !run.Saved || run.Dir != base ||
 		run.Summary == nil || len(run.Summary.Trials) != 15 || len(run.Summary.Processes) != 3 || len(run.Metrics) == 0 || run.Metrics[0].Name != "mean per-call cost" {
 		t.Fatalf("run --format json: %+v", run)
 	}
-	if !strings.Contains(r.stderr, "5 trial(s) of 600ms") {
+	// Three fresh processes: their trials say so, and their files too.
+	for i, tr := range run.Summary.Trials {
+		if tr.Process != i/5 || len(tr.Readers) == 0 || len(tr.Readers[0].WakeupLog) == 0 ||
+			!strings.HasPrefix(tr.Readers[0].WakeupLog[0], fmt.Sprintf("wakeups-p%02d-%02d-", i/5, i)) {
+			t.Errorf("trial %d: process %d, logs %v", i, tr.Process, tr.Readers[0].WakeupLog)
+		}
+	}
+	if !strings.Contains(r.stderr, "5 trial(s) of 600ms") || !strings.Contains(r.stderr, "3 processes, one after the other") {
 		t.Errorf("the plan is not on stderr: %q", r.stderr)
 	}
 	os.Chmod(base, 0o755)
@@ -277,7 +285,7 @@ func TestJSONFormats(t *testing.T) {
 	r := rtload(t, nil, "report", dir, "--format", "json")
 	var rep compare.RunReport
 	decode(t, r, &rep)
-	if r.code != 0 || rep.Schema != compare.SchemaReport || rep.Version != 1 || rep.Summary == nil || len(rep.Summary.Trials) != 2 || len(rep.Columns) != 1 {
+	if r.code != 0 || rep.Schema != compare.SchemaReport || rep.Version != compare.SchemaVersion || rep.Summary == nil || len(rep.Summary.Trials) != 2 || len(rep.Columns) != 1 {
 		t.Fatalf("exit %d: %+v", r.code, rep)
 	}
 	// Rounds at 1000 and 1002 ns: the mean per-call cost is their mean.

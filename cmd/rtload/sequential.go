@@ -116,6 +116,9 @@ func (q *sequential) after(sum *results.Summary, elapsed time.Duration) bool {
 		case q.gate != nil && (q.gate.Verdict == compare.GateSlower || q.gate.Verdict == compare.GateNotSlower):
 			q.info.Stop = stats.StopDecided
 			return false
+		case overBudget:
+			q.info.Stop = stats.StopBudget
+			return false
 		case q.info.Looks >= q.info.MaxLooks || done >= last:
 			q.info.Stop = stats.StopLastLook
 			return false

@@ -76,7 +76,7 @@ func pool(w io.Writer, args []string) error {
 		*side = append(*side, x)
 	}
 	if len(a) == 0 || len(b) == 0 {
-		return fmt.Errorf("pool DIR... -- DIR...")
+		return fmt.Errorf("usage: pool DIR... -- DIR")
 	}
 	ra, err := merged("A", a)
 	if err != nil {
