@@ -44,8 +44,8 @@ type Interleaved struct {
 	// (batch means when the pairs were correlated).
 	Pairs int      `json:"pairs"`
 	Lag1  *float64 `json:"lag1,omitempty"`
-	// RoundsPct is each round's (interleaved trial's) own change in %,
-	// with two rounds or more.
+	// RoundsPct is each interleaved trial's (round's, in process order)
+	// own change in %, with two trials or more.
 	RoundsPct []float64 `json:"rounds_pct,omitempty"`
 	N         string    `json:"n"`
 	Method    string    `json:"method"`
@@ -79,7 +79,8 @@ func BlockPairs(s *results.Summary, a, b, reader string) (av, bv []float64) {
 }
 
 // GroupBlockPairs is BlockPairs by interleaved group (one trial: one
-// round), in run order; groups without a pair are left out.
+// round of one process), in run order; groups without a pair are left
+// out.
 func GroupBlockPairs(s *results.Summary, a, b, reader string) (av, bv [][]float64) {
 	var order []blockKey
 	blocks := map[blockKey][2]*results.Block{}
@@ -106,7 +107,7 @@ func GroupBlockPairs(s *results.Summary, a, b, reader string) (av, bv [][]float6
 			if blk.Reader != ri {
 				continue
 			}
-			k := blockKey{il.Group, blk.Seq / half}
+			k := blockKey{t.Process, il.Group, blk.Seq / half}
 			p, seen := blocks[k]
 			if !seen {
 				order = append(order, k)
@@ -116,19 +117,16 @@ func GroupBlockPairs(s *results.Summary, a, b, reader string) (av, bv [][]float6
 		}
 	}
 	slices.SortFunc(order, func(x, y blockKey) int {
-		if c := cmp.Compare(x.group, y.group); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.set, y.set)
+		return cmp.Or(cmp.Compare(x.process, y.process), cmp.Compare(x.group, y.group), cmp.Compare(x.set, y.set))
 	})
-	group := -1
+	var group *blockKey
 	for _, k := range order {
 		p := blocks[k]
 		if p[0] == nil || p[1] == nil || p[0].Calls == 0 || p[1].Calls == 0 {
 			continue
 		}
-		if k.group != group || len(av) == 0 {
-			group = k.group
+		if group == nil || k.group != group.group || k.process != group.process {
+			group = &blockKey{process: k.process, group: k.group}
 			av, bv = append(av, nil), append(bv, nil)
 		}
 		i := len(av) - 1
@@ -137,9 +135,9 @@ func GroupBlockPairs(s *results.Summary, a, b, reader string) (av, bv [][]float6
 	return av, bv
 }
 
-// blockKey is a half-cycle of an interleaved group's blocks: one block
-// of each variant.
-type blockKey struct{ group, set int }
+// blockKey is a half-cycle of an interleaved group's blocks (one block
+// of each variant) in a process.
+type blockKey struct{ process, group, set int }
 
 // readerIndex is the index of the reader named name in t (-1: none).
 func readerIndex(t *results.Trial, name string) int {
@@ -211,9 +209,9 @@ func newInterleaved(run, column, baseline string, ga, gb [][]float64) Interleave
 		}
 	}
 	if q, df, p := stats.Heterogeneity(rounds); p < 0.05 {
-		c.Notes = append(c.Notes, fmt.Sprintf("the rounds disagree beyond their intervals (%s; Cochran's Q %.1f, df %d, p %.3f): "+
-			"something a trial (its sockets) or the machine over minutes adds to one variant is larger than the blocks show, and this interval leaves it out: "+
-			"compare rounds or processes for it", strings.Join(words, ", "), q, df, p))
+		c.Notes = append(c.Notes, fmt.Sprintf("the interleaved trials (rounds, processes) disagree beyond their intervals (%s; Cochran's Q %.1f, df %d, p %.3f): "+
+			"something a trial (its sockets, its process) or the machine over minutes adds to one variant is larger than the blocks show, and this interval leaves it out: "+
+			"compare processes for it (run --processes)", strings.Join(words, ", "), q, df, p))
 	}
 	return c
 }

@@ -138,7 +138,22 @@ func TestInterleavedRoundsDisagree(t *testing.T) {
 		s.Trials = append(s.Trials, tr)
 	}
 	cs := InterleavedChanges(s, "il")
-	if len(cs) != 1 || len(cs[0].RoundsPct) != 2 || len(cs[0].Notes) == 0 || !strings.Contains(cs[0].Notes[len(cs[0].Notes)-1], "the rounds disagree beyond their intervals (+") {
+	if len(cs) != 1 || len(cs[0].RoundsPct) != 2 || len(cs[0].Notes) == 0 || !strings.Contains(cs[0].Notes[len(cs[0].Notes)-1], "the interleaved trials (rounds, processes) disagree beyond their intervals (+") {
 		t.Errorf("changes %+v: want both rounds and a note that they disagree", cs)
+	}
+}
+
+// TestBlockPairsProcesses: two processes' trials numbered alike (each
+// child's group 0) still pair within their own process.
+func TestBlockPairsProcesses(t *testing.T) {
+	s := interleavedSummary(10)
+	other := interleavedSummary(10)
+	for _, tr := range other.Trials {
+		tr.Process = 1
+		s.Trials = append(s.Trials, tr)
+	}
+	ga, gb := GroupBlockPairs(s, "recvfrom", "recvmsg", "rt")
+	if len(ga) != 2 || len(ga[0]) != 10 || len(ga[1]) != 10 || len(gb[1]) != 10 {
+		t.Errorf("groups %d (%v pairs), want 2 of 10", len(ga), ga)
 	}
 }

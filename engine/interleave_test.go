@@ -91,3 +91,15 @@ func TestRunInterleaved(t *testing.T) {
 		t.Errorf("variants received %d messages together, sent %d", received, tx.Sent)
 	}
 }
+
+// TestChildTrialsInterleaved: a child's interleaved groups keep naming
+// their first trial once the child's trials are renumbered.
+func TestChildTrialsInterleaved(t *testing.T) {
+	_, trials := load(t, e2eYAML+interleavedVariants, "rounds=2")
+	got := ChildTrials(trials, Child{Process: 1, IndexBase: 4})
+	for i, tr := range got {
+		if first := got[i-i%2]; tr.Index != 4+i || tr.Group != first.Index {
+			t.Errorf("trial %d: index %d group %d, want %d and %d", i, tr.Index, tr.Group, 4+i, first.Index)
+		}
+	}
+}
