@@ -174,6 +174,9 @@ type Metric struct {
 	// Probe is the probe kind of a probe's metric ("messaging",
 	// "file_write", "tap_send"), "" for a reader's.
 	Probe string `json:"probe,omitempty"`
+	// Rate is a spike rate's count, exposure and exact Poisson interval,
+	// with its MTBF; nil for other metrics.
+	Rate *Rate `json:"rate,omitempty"`
 
 	// What the gate recomputes at its own level (Judge): both sides'
 	// per-process samples, whether they ran in the same processes, and a
@@ -699,6 +702,7 @@ func metrics(subjects []subject, nRuns int, thr float64) []Metric {
 				continue // nothing measured: no row
 			}
 			m.Variance = varianceOf(x)
+			m.Rate = rateOf(x)
 			if base == i {
 				m.BaselineValue = x.value
 				m.Method, m.Verdict = MethodNone, VerdictBaseline

@@ -505,6 +505,14 @@ func TestSpikeRate(t *testing.T) {
 			iv == nil || iv.Unit != "event" || !near(*iv.PointPct, 300, 1e-9) || *iv.LowPct < 90 || *iv.HighPct > 800 {
 			t.Errorf("spike rate: %+v %+v", m, iv)
 		}
+		// 40 spikes in 2 h: 20/h, Garwood [14.29, 27.23]/h, MTBF 3 min.
+		if r := m.Rate; r == nil || r.Count != 40 || r.Hours != 2 || !near(r.LowPerH, 28.5766/2, 1e-3) || !near(r.HighPerH, 54.4686/2, 1e-3) ||
+			r.MTBFH == nil || !near(*r.MTBFH, 0.05, 1e-12) {
+			t.Errorf("rate %+v", m.Rate)
+		}
+		if l := VerdictLine(m, 3); !strings.Contains(l, "40 events in 2 h: 20/h [14.3, 27.2], MTBF 0.05 h") {
+			t.Errorf("verdict line %q", l)
+		}
 	}
 	if !found {
 		t.Fatal("no spike rate metric")
@@ -523,5 +531,39 @@ func TestLagNote(t *testing.T) {
 		if m.Name == "mean per-call cost" && m.Column == "v/b" && !strings.Contains(m.MethodNote, "rounds are not independent samples") {
 			t.Errorf("no lag-1 note: %q", m.MethodNote)
 		}
+	}
+}
+
+// TestSizing: a run of 4 processes gets a sizing line per primary metric
+// (how many processes find +5% and +10%); a run of one process gets none,
+// only why.
+func TestSizing(t *testing.T) {
+	mk := func(procs int) *Result {
+		s := &results.Summary{Version: results.SummaryVersion, Scenario: "x", Clock: results.ClockInfo{Kind: "monotonic", Unit: "ns", Hz: 1e9}}
+		i := 0
+		for p := range procs {
+			for r := range 3 {
+				h := record.NewLinear(1, 0, 100_000)
+				for range 10 {
+					h.Record(uint64(1000 + 30*p + 20*r*(p%2)))
+				}
+				s.Trials = append(s.Trials, results.Trial{Index: i, Process: p, Round: r, Variant: "A",
+					Readers: []results.Reader{{Name: "rt", Sockets: 1, PerCall: results.PerCall{All: h.Snapshot("ns")}}}})
+				i++
+			}
+		}
+		res, err := Compare([]Run{{Label: "run", Summary: s}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	lines := Sizing(mk(4), 0.03, 5)
+	if len(lines) != 1 || !strings.Contains(lines[0], "to find +5%") || !strings.Contains(lines[0], "to find +10%") || !strings.Contains(lines[0], "between processes") {
+		t.Errorf("4 processes: %q", lines)
+	}
+	lines = Sizing(mk(1), 0.03, 5)
+	if len(lines) != 1 || !strings.Contains(lines[0], "1 process, so the noise between processes") {
+		t.Errorf("1 process: %q", lines)
 	}
 }

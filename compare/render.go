@@ -292,6 +292,12 @@ func (r *Result) Markdown(w io.Writer) error {
 			}
 		}
 		b.WriteString("\n" + strings.ReplaceAll(methodsNote, "\n  ", " "))
+		var vb strings.Builder
+		r.writeVerdicts(&vb)
+		r.writeVariance(&vb)
+		if vb.Len() > 0 {
+			b.WriteString("\n## Verdicts and variance split\n\n```" + vb.String() + "```\n")
+		}
 	}
 	r.writeGate(&b)
 	_, err := io.WriteString(w, b.String())

@@ -223,3 +223,27 @@ func intervalOf(c stats.Change) *Interval {
 	iv.PointPct, iv.LowPct, iv.HighPct = ptr(c.Point*100), ptr(c.Lo*100), ptr(c.Hi*100)
 	return iv
 }
+
+// Rate is an event rate per hour with its exact 95% Poisson interval and
+// the mean time between events (stats.PoissonRate).
+type Rate struct {
+	Count    uint64  `json:"count"`
+	Hours    float64 `json:"hours"`
+	PerH     float64 `json:"per_hour"`
+	LowPerH  float64 `json:"low_per_hour"`
+	HighPerH float64 `json:"high_per_hour"`
+	// MTBF in hours and its interval; nil (+Inf) without an event.
+	MTBFH     *float64 `json:"mtbf_h,omitempty"`
+	MTBFLowH  *float64 `json:"mtbf_low_h,omitempty"`
+	MTBFHighH *float64 `json:"mtbf_high_h,omitempty"`
+}
+
+// rateOf is s's rate, nil unless s counts events.
+func rateOf(s sample) *Rate {
+	if s.rate == nil || !(s.rate.hours > 0) {
+		return nil
+	}
+	r := stats.PoissonRate(s.rate.count, s.rate.hours, Confidence)
+	m, lo, hi := r.MTBF()
+	return &Rate{Count: r.Count, Hours: r.Exposure, PerH: r.Rate, LowPerH: r.Lo, HighPerH: r.Hi, MTBFH: ptr(m), MTBFLowH: ptr(lo), MTBFHighH: ptr(hi)}
+}

@@ -49,7 +49,7 @@ func (r *Result) writeVerdicts(b *strings.Builder) {
 	prim := r.Primary()
 	var lines []string
 	for i, m := range r.Metrics {
-		if !prim[i] || m.Verdict == VerdictBaseline {
+		if (!prim[i] && m.Rate == nil) || m.Verdict == VerdictBaseline {
 			continue
 		}
 		lines = append(lines, "  "+VerdictLine(m, r.ThresholdPct))
@@ -57,7 +57,7 @@ func (r *Result) writeVerdicts(b *strings.Builder) {
 	if len(lines) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "\nverdicts (primary metrics, threshold ±%s%%):\n%s\n", fmtPct(r.ThresholdPct), strings.Join(lines, "\n"))
+	fmt.Fprintf(b, "\nverdicts (primary metrics and spike rates, threshold ±%s%%):\n%s\n", fmtPct(r.ThresholdPct), strings.Join(lines, "\n"))
 }
 
 // VerdictLine is one metric's verdict in one line: "recvmsg/new mean
@@ -107,6 +107,16 @@ func VerdictLine(m Metric, thresholdPct float64) string {
 		l += fmt.Sprintf("; %d more %s per side would decide it", *m.MoreUnits, unitPlural(iv.Unit, *m.MoreUnits))
 	case m.Verdict == VerdictUndecided && iv.LowPct != nil && iv.Unit != "event":
 		l += "; no number of samples would decide it at the change measured: it lies within the noise of the threshold, or the side that cannot grow (a check's baseline) is too noisy alone"
+	}
+	if r := m.Rate; r != nil {
+		l += fmt.Sprintf("; %d events in %.3g h: %.3g/h [%.3g, %.3g]", r.Count, r.Hours, r.PerH, r.LowPerH, r.HighPerH)
+		if r.MTBFH != nil && r.MTBFLowH != nil {
+			hi := "∞"
+			if r.MTBFHighH != nil {
+				hi = fmt.Sprintf("%.3g", *r.MTBFHighH)
+			}
+			l += fmt.Sprintf(", MTBF %.3g h [%.3g, %s]", *r.MTBFH, *r.MTBFLowH, hi)
+		}
 	}
 	for _, n := range iv.Notes {
 		l += "; " + n
@@ -221,6 +231,11 @@ func Sizing(r *Result, threshold float64, looks int) []string {
 		if !prim[i] || v == nil || v.BetweenRoundsLogSD == nil && v.BetweenProcessesLogSD == nil {
 			continue
 		}
+		if v.BetweenProcessesLogSD == nil {
+			out = append(out, fmt.Sprintf("sizing: %s %s: 1 process, so the noise between processes (often most of a check's) was not measured: no sizing; a baseline for rtload check wants rtload run --processes 10 (or more), which prints how many a check needs",
+				x.Column, metricKey(x)))
+			continue
+		}
 		rounds := max(int(math.Round(v.Rounds)), 1)
 		bp, br := 0.0, 0.0
 		if v.BetweenProcessesLogSD != nil {
@@ -241,9 +256,6 @@ func Sizing(r *Result, threshold float64, looks int) []string {
 		l := fmt.Sprintf("sizing: %s %s: log-SD %s between processes, %s between rounds of %d: a check needs about %s, processes per side (slower beyond +%s%%, 80%% power, %d looks)",
 			x.Column, metricKey(x), sdNote(v.BetweenProcessesLogSD, "not measured: 1 process"), sdNote(v.BetweenRoundsLogSD, "1 round"), rounds,
 			strings.Join(need, ", "), fmtPct(threshold*100), looks)
-		if v.BetweenProcessesLogSD == nil {
-			l += "; run --processes ≥ 2 to measure the between-process noise (this counts rounds only)"
-		}
 		if v.RoundsPerProcess > 0 {
 			l += fmt.Sprintf("; Kalibera & Jones: %d %s per process", v.RoundsPerProcess, unitPlural("round", v.RoundsPerProcess))
 		}

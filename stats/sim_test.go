@@ -129,7 +129,7 @@ func sequentialCheck(n noise, pa, rounds int, schedule []int, m int, shift, thr,
 func TestSequentialFalseAlarm(t *testing.T) {
 	schedule := []int{5, 10, 15, 20, 25}
 	shift := math.Log(1.03)
-	const reps = 2000
+	const reps = 1000
 	count := func(level float64, seed uint64) float64 {
 		n := measured(seed)
 		k := 0
