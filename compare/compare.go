@@ -66,6 +66,9 @@ type Result struct {
 	// Profiles compare each profiled variant's kernel profile run against
 	// run (profile.go); empty unless two runs profiled a variant.
 	Profiles []ProfileDiff `json:"profiles,omitempty"`
+	// Interleaved are the paired changes of interleaved variants within
+	// each run, from their ABBA block pairs (interleave.go).
+	Interleaved []Interleaved `json:"interleaved,omitempty"`
 }
 
 // RunInfo describes one compared run.
@@ -180,6 +183,7 @@ type Metric struct {
 	// rate's counts.
 	a, b    [][]float64
 	paired  bool
+	blocks  *[2][]float64 // an interleaved pair's block means (interleave.go): stats.Paired
 	ra, rb  *rateSample
 	invalid bool // the column or its baseline holds an invalid trial
 }
@@ -291,6 +295,7 @@ func CompareWith(runs []Run, opt Options) (*Result, error) {
 	subjects = append(subjects, probeSubjects(runs)...)
 	res.Metrics = metrics(subjects, len(runs), thr)
 	res.ThresholdPct = thr * 100
+	res.interleavedMetrics(runs, thr)
 	res.Profiles = profileDiffs(runs)
 	return res, nil
 }

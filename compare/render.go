@@ -133,6 +133,7 @@ func (r *Result) Text(w io.Writer) error {
 		r.writeVerdicts(&b)
 		r.writeVariance(&b)
 	}
+	r.interleavedText(&b)
 	r.profileText(&b)
 	r.writeGate(&b)
 	_, err := io.WriteString(w, b.String())

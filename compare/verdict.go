@@ -127,6 +127,8 @@ func (m *Metric) changeOf(level float64) stats.Change {
 	switch {
 	case m.ra != nil && m.rb != nil:
 		return stats.RateRatio(m.ra.count, m.ra.hours, m.rb.count, m.rb.hours, level)
+	case m.blocks != nil:
+		return stats.PairedAt(m.blocks[0], m.blocks[1], level)
 	case m.paired:
 		return stats.NestedPairedAt(m.a, m.b, level)
 	}

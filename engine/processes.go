@@ -134,11 +134,15 @@ func mergeProcess(sum, part *results.Summary, info results.ProcessInfo) *results
 	return sum
 }
 
-// ChildTrials renumbers trials for child c: trial i becomes IndexBase + i.
+// ChildTrials renumbers trials for child c: trial i becomes IndexBase + i
+// (an interleaved group's Group with it).
 func ChildTrials(trials []scenario.Trial, c Child) []scenario.Trial {
 	out := slices.Clone(trials)
 	for i := range out {
 		out[i].Index = c.IndexBase + i
+		if out[i].Interleave > 0 {
+			out[i].Group += c.IndexBase // the Index of its group's first trial, renumbered too
+		}
 	}
 	return out
 }

@@ -155,6 +155,10 @@ type Trial struct {
 	// 1 ms"). compare warns about it and `rtload check` cannot judge it
 	// (exit 125).
 	TrafficNotAsSpecified string `json:"traffic_not_as_specified,omitempty"`
+	// Interleave, when set, says that this variant ran interleaved with
+	// the other variants of its group in one window (scenario
+	// interleave:), and holds its blocks; nil for a trial of its own.
+	Interleave *Interleave `json:"interleave,omitempty"`
 }
 
 // Reader is one real-time reader's results in one trial.

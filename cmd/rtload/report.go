@@ -41,7 +41,11 @@ func newReportCmd() *cobra.Command {
 			if err != nil {
 				return usageError{err}
 			}
-			return report.Report(termsafe.Writer(cmd.OutOrStdout()), s)
+			w := termsafe.Writer(cmd.OutOrStdout())
+			if err := report.Report(w, s); err != nil {
+				return err
+			}
+			return compare.WriteInterleaved(w, s)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json (schema rtload-report, see the README)")

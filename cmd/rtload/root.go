@@ -89,6 +89,9 @@ with --allow-degraded only listed).`,
 			} else {
 				fmt.Fprintf(cmd.OutOrStdout(), "%s: ok\n", spec.File)
 			}
+			if _, note := spec.InterleaveBlock(); note != "" { // interleave: auto fell back
+				fmt.Fprintf(cmd.OutOrStdout(), "note: %s\n", note)
+			}
 			return nil
 		},
 	}
