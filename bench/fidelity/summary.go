@@ -1,0 +1,204 @@
+package fidelity
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/rtload/rtload/bench/stats"
+)
+
+// Level is the confidence level of every interval: 95%.
+const Level = 0.95
+
+// Precision is the band a per-call row decides at: rtload/C within
+// [1 − Precision, 1 + Precision] is "the same" (issue 24).
+const Precision = 0.03
+
+// Target is what a row's ratio must satisfy: ratio ≤ Hi, and ≥ Lo when Lo
+// > 0. The zero Target is none (context).
+type Target struct{ Lo, Hi float64 }
+
+// Targets of the rows: issue 13's p50 ≤ 1.05× and p99 ≤ 1.10× the C loop;
+// the mean within ±Precision (issue 24); seed 000's gap (recvmsg over
+// recvfrom) of rtload within 0.95–1.05 of the C loop's (issue 13).
+var (
+	TargetP50  = Target{Hi: 1.05}
+	TargetP99  = Target{Hi: 1.10}
+	TargetMean = Target{Lo: 1 - Precision, Hi: 1 + Precision}
+	TargetGap  = Target{Lo: 0.95, Hi: 1.05}
+)
+
+func (t Target) String() string {
+	switch {
+	case t.Hi == 0:
+		return ""
+	case t.Lo > 0:
+		return fmt.Sprintf("%.2f ≤ B/A ≤ %.2f", t.Lo, t.Hi)
+	}
+	return fmt.Sprintf("B/A ≤ %.2f", t.Hi)
+}
+
+// Decide is the verdict of ci against t: met when the whole CI satisfies
+// t, not met when none of it does, undecided otherwise; "–" without a
+// target.
+func (t Target) Decide(ci stats.CI) stats.Verdict {
+	switch {
+	case t.Hi == 0:
+		return "–"
+	case t.Lo > 0:
+		return stats.Within(ci, t.Lo, t.Hi)
+	}
+	return stats.AtMost(ci, t.Hi)
+}
+
+// Row is one comparison of a run: B/A over the half-cycles.
+type Row struct {
+	// Measure names the row ("recvfrom p50 ticks/call"); A and B the two
+	// sides of the ratio ("C", "rtload").
+	Measure, A, B string
+	// GeoA and GeoB are the geometric means of the per-half values of A
+	// and B (for a gap-over-gap row, of the two gaps).
+	GeoA, GeoB float64
+	CI         stats.PairedCI
+	Err        error // no interval (too few halves, a value ≤ 0)
+	Target     Target
+	Verdict    stats.Verdict
+}
+
+// Same reports whether the whole CI lies within ±Precision of 1.
+func (r Row) Same() bool {
+	return r.Err == nil && r.CI.Lo >= 1-Precision && r.CI.Hi <= 1+Precision
+}
+
+// Targeted reports whether the row has a target.
+func (r Row) Targeted() bool { return r.Target.Hi > 0 }
+
+func row(measure, a, b string, xa, xb []float64, t Target) Row {
+	r := Row{Measure: measure, A: a, B: b, GeoA: stats.GeoMean(xa), GeoB: stats.GeoMean(xb), Target: t}
+	r.CI, r.Err = stats.Paired(xa, xb, Level)
+	r.Verdict = stats.Undecided
+	if !r.Targeted() {
+		r.Verdict = "–"
+	}
+	if r.Err == nil {
+		r.Verdict = t.Decide(r.CI.CI)
+	}
+	return r
+}
+
+// Rows is every comparison of run: per method, rtload/C of p50, p99 and
+// mean; with recvfrom and recvmsg both run, seed 000's quantity (recvmsg
+// over recvfrom, p50 and mean) of each side, and rtload's over the C
+// loop's.
+func Rows(run *Run) []Row {
+	hs, _, _ := run.Halves()
+	var rows []Row
+	for _, m := range run.Header.Methods {
+		for _, st := range []struct {
+			stat string
+			t    Target
+		}{{"p50", TargetP50}, {"p99", TargetP99}, {"mean", TargetMean}} {
+			a, b := Pairs(hs, Variant{C, m}, Variant{RTload, m}, st.stat)
+			rows = append(rows, row(m+" "+st.stat+" ticks/call", "C", "rtload", a, b, st.t))
+		}
+	}
+	if !hasMethods(run.Header.Methods, "recvfrom", "recvmsg") {
+		return rows
+	}
+	for _, stat := range []string{"p50", "mean"} {
+		gaps := map[Side][]float64{}
+		for _, s := range []Side{C, RTload} {
+			f, m := Pairs(hs, Variant{s, "recvfrom"}, Variant{s, "recvmsg"}, stat)
+			name := "C"
+			if s == RTload {
+				name = "rtload"
+			}
+			rows = append(rows, row(fmt.Sprintf("%s recvmsg/recvfrom %s", name, stat), name+" recvfrom", name+" recvmsg", f, m, Target{}))
+			for i := range f {
+				gaps[s] = append(gaps[s], m[i]/f[i])
+			}
+		}
+		rows = append(rows, row("recvmsg/recvfrom "+stat+", rtload's over C's", "C gap", "rtload gap", gaps[C], gaps[RTload], TargetGap))
+	}
+	return rows
+}
+
+func hasMethods(ms []string, want ...string) bool {
+	for _, w := range want {
+		found := false
+		for _, m := range ms {
+			found = found || m == w
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// BlockDuration is the length of one block.
+func (h Header) BlockDuration() time.Duration {
+	return time.Duration(int64(h.BlockTicks) * h.PeriodNs)
+}
+
+// Method names how a row's interval was made: "in-process ABBA, 100ms
+// blocks, n = 300 pairs" (with the batching, when any).
+func (r Row) Method(h Header) string {
+	s := fmt.Sprintf("in-process ABBA, %s blocks, n = %d pairs", h.BlockDuration(), r.CI.Pairs)
+	if r.CI.Batch > 1 {
+		s += fmt.Sprintf(" (t on %d batch means of %d)", r.CI.N, r.CI.Batch)
+	}
+	return s
+}
+
+// Totals counts the run's counted blocks, their recorded ticks and calls
+// and the ticks missed, per side.
+type Totals struct {
+	Blocks, Ticks, Missed, Calls, Unrecorded, Errors uint64
+}
+
+// Totals sums the counted blocks by side.
+func (r *Run) Totals() map[Side]Totals {
+	t := map[Side]Totals{}
+	for _, b := range r.Blocks {
+		if b.Warmup {
+			continue
+		}
+		s := t[b.Side]
+		s.Blocks++
+		s.Ticks += b.Ticks
+		s.Missed += b.Missed
+		s.Calls += b.Calls
+		s.Unrecorded += b.Unrecorded
+		s.Errors += b.Errors
+		t[b.Side] = s
+	}
+	return t
+}
+
+// WriteText writes rows as a plain table (the command's summary on stderr).
+func WriteText(w io.Writer, run *Run, rows []Row) {
+	h := run.Header
+	hs, dropped, dirty := run.Halves()
+	fmt.Fprintf(w, "fidelity: %d sockets, %s blocks (%d settle ticks), %d spin threads, %d halves counted, %d left out (blocks not clean: C %d, rtload %d)\n",
+		h.Sockets, h.BlockDuration(), h.SettleTicks, h.Spin, len(hs), dropped, dirty[C], dirty[RTload])
+	for _, r := range rows {
+		ci := "–"
+		if r.Err == nil {
+			ci = fmt.Sprintf("%.3f [%.3f, %.3f] ±%.1f%% lag-1 %+.2f", r.CI.Center, r.CI.Lo, r.CI.Hi, 100*r.CI.RelHalfWidth(), r.CI.Lag1)
+		} else {
+			ci = r.Err.Error()
+		}
+		v := string(r.Verdict)
+		if r.Same() {
+			v += " (same ±3%)"
+		}
+		fmt.Fprintf(w, "  %-44s A %8.1f  B %8.1f  B/A %s  %s %s\n", r.Measure, r.GeoA, r.GeoB, ci, r.Target, v)
+		for _, n := range r.CI.Notes {
+			fmt.Fprintf(w, "    note: %s\n", n)
+		}
+	}
+	fmt.Fprintln(w, "  "+strings.Repeat("-", 40))
+}
