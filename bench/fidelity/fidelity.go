@@ -116,7 +116,10 @@ type Header struct {
 	Priority    int      `json:"priority"`
 	Seed        uint64   `json:"seed"`
 	DMALatency  int      `json:"cpu_dma_latency_us"` // -1: not held
-	Layout      string   `json:"layout"`             // percentile source, e.g. "record.HDR (3 significant digits), both sides"
+	// CSyscall is how the C side calls recv: "glibc" (drain450's loop,
+	// the baseline) or "raw" (a SYSCALL instruction: a diagnostic).
+	CSyscall string `json:"c_syscall"`
+	Layout   string `json:"layout"` // percentile source, e.g. "record.HDR (3 significant digits), both sides"
 }
 
 // Block is one block's result: per-call cost of its recorded calls (every

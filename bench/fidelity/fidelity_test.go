@@ -220,8 +220,12 @@ func TestTargetDecide(t *testing.T) {
 		{"p50 straddles", TargetP50, ci(1.01, 1.07), stats.Undecided},
 		{"p50 above", TargetP50, ci(1.06, 1.09), stats.NotMet},
 		{"mean within ±3%", TargetMean, ci(0.98, 1.02), stats.Met},
-		{"mean below the band", TargetMean, ci(0.90, 0.96), stats.NotMet},
-		{"mean straddles the low edge", TargetMean, ci(0.95, 0.99), stats.Undecided},
+		{"mean below the band (rtload reads lower: met)", TargetMean, ci(0.90, 0.96), stats.Met},
+		{"mean straddles 1.03", TargetMean, ci(1.01, 1.04), stats.Undecided},
+		{"mean above 1.03", TargetMean, ci(1.031, 1.05), stats.NotMet},
+		{"gap within 0.95–1.05", TargetGap, ci(0.97, 1.04), stats.Met},
+		{"gap below 0.95", TargetGap, ci(0.90, 0.94), stats.NotMet},
+		{"gap straddles 0.95", TargetGap, ci(0.93, 0.99), stats.Undecided},
 		{"no target", Target{}, ci(0.5, 2), "–"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -229,6 +233,24 @@ func TestTargetDecide(t *testing.T) {
 				t.Errorf("%s of [%.2f, %.2f]: %q, want %q", tc.t, tc.ci.Lo, tc.ci.Hi, got, tc.want)
 			}
 		})
+	}
+}
+
+func TestQualifier(t *testing.T) {
+	for _, tc := range []struct {
+		lo, hi float64
+		v      stats.Verdict
+		want   string
+	}{
+		{0.98, 1.02, stats.Met, "same ±3%"},
+		{0.90, 0.96, stats.Met, "B lower by > 3%"},
+		{0.95, 1.01, stats.Met, ""},
+		{0.98, 1.02, stats.Undecided, ""},
+	} {
+		r := Row{Verdict: tc.v, CI: stats.PairedCI{CI: stats.CI{Lo: tc.lo, Hi: tc.hi}}}
+		if got := r.Qualifier(); got != tc.want {
+			t.Errorf("[%.2f, %.2f] %s: %q, want %q", tc.lo, tc.hi, tc.v, got, tc.want)
+		}
 	}
 }
 

@@ -20,13 +20,17 @@ const Precision = 0.03
 // > 0. The zero Target is none (context).
 type Target struct{ Lo, Hi float64 }
 
-// Targets of the rows: issue 13's p50 ≤ 1.05× and p99 ≤ 1.10× the C loop;
-// the mean within ±Precision (issue 24); seed 000's gap (recvmsg over
-// recvfrom) of rtload within 0.95–1.05 of the C loop's (issue 13).
+// Targets of the rows: issue 13's p50 ≤ 1.05× and p99 ≤ 1.10× the C loop
+// (rtload must not inflate the per-call cost), the mean at most
+// 1 + Precision (issue 24's ±3%, one-sided like them: the C loop's window
+// also holds glibc's recv wrapper, which rtload's raw system call does
+// not, so rtload may read lower), and seed 000's gap (recvmsg over
+// recvfrom) of rtload within 0.95–1.05 of the C loop's (issue 13: both
+// methods inflated alike, two-sided).
 var (
 	TargetP50  = Target{Hi: 1.05}
 	TargetP99  = Target{Hi: 1.10}
-	TargetMean = Target{Lo: 1 - Precision, Hi: 1 + Precision}
+	TargetMean = Target{Hi: 1 + Precision}
 	TargetGap  = Target{Lo: 0.95, Hi: 1.05}
 )
 
@@ -70,6 +74,24 @@ type Row struct {
 // Same reports whether the whole CI lies within ±Precision of 1.
 func (r Row) Same() bool {
 	return r.Err == nil && r.CI.Lo >= 1-Precision && r.CI.Hi <= 1+Precision
+}
+
+// Lower reports whether the whole CI lies below 1 − Precision: B reads
+// lower than A by more than the band.
+func (r Row) Lower() bool { return r.Err == nil && r.CI.Hi < 1-Precision }
+
+// Qualifier is what a verdict cell adds: "same ±3%" or "B lower by > 3%"
+// (for a met row), "" otherwise.
+func (r Row) Qualifier() string {
+	switch {
+	case r.Verdict != stats.Met:
+		return ""
+	case r.Same():
+		return fmt.Sprintf("same ±%.0f%%", 100*Precision)
+	case r.Lower():
+		return fmt.Sprintf("B lower by > %.0f%%", 100*Precision)
+	}
+	return ""
 }
 
 // Targeted reports whether the row has a target.
@@ -182,8 +204,8 @@ func (r *Run) Totals() map[Side]Totals {
 func WriteText(w io.Writer, run *Run, rows []Row) {
 	h := run.Header
 	hs, dropped, dirty := run.Halves()
-	fmt.Fprintf(w, "fidelity: %d sockets, %s blocks (%d settle ticks), %d spin threads, %d halves counted, %d left out (blocks not clean: C %d, rtload %d)\n",
-		h.Sockets, h.BlockDuration(), h.SettleTicks, h.Spin, len(hs), dropped, dirty[C], dirty[RTload])
+	fmt.Fprintf(w, "fidelity: %d sockets, %s blocks (%d settle ticks), %d spin threads, C side's recv via %s, %d halves counted, %d left out (blocks not clean: C %d, rtload %d)\n",
+		h.Sockets, h.BlockDuration(), h.SettleTicks, h.Spin, h.CSyscall, len(hs), dropped, dirty[C], dirty[RTload])
 	for _, r := range rows {
 		ci := "–"
 		if r.Err == nil {
@@ -192,8 +214,8 @@ func WriteText(w io.Writer, run *Run, rows []Row) {
 			ci = r.Err.Error()
 		}
 		v := string(r.Verdict)
-		if r.Same() {
-			v += " (same ±3%)"
+		if q := r.Qualifier(); q != "" {
+			v += " (" + q + ")"
 		}
 		fmt.Fprintf(w, "  %-44s A %8.1f  B %8.1f  B/A %s  %s %s\n", r.Measure, r.GeoA, r.GeoB, ci, r.Target, v)
 		for _, n := range r.CI.Notes {

@@ -14,6 +14,52 @@ package main
 #include <pthread.h>
 #include <stdlib.h>
 #include <arpa/inet.h>
+#include <sys/syscall.h>
+
+// raw_syscall6 is the SYSCALL instruction with no libc wrapper, as Go's
+// RawSyscall6 makes it: the -c-syscall raw diagnostic, never the baseline.
+static inline long raw_syscall6(long n, long a1, long a2, long a3, long a4, long a5, long a6) {
+	long r;
+	register long r10 __asm__("r10") = a4;
+	register long r8 __asm__("r8") = a5;
+	register long r9 __asm__("r9") = a6;
+	__asm__ volatile("syscall" : "=a"(r) : "a"(n), "D"(a1), "S"(a2), "d"(a3), "r"(r10), "r"(r8), "r"(r9) : "rcx", "r11", "memory");
+	return r;
+}
+
+// drain_tick_raw is drain_tick (drainloop.h) with each recv made by
+// raw_syscall6 instead of glibc's recvfrom/recvmsg: what the C loop's
+// timed window costs without glibc's wrapper (a cancellation point).
+static void drain_tick_raw(const int *fds, int nsock, int use_msg, struct drain_bufs *b, struct drain_rec *rec) {
+	for (int i = 0; i < nsock; i++) {
+		for (;;) {
+			long r;
+			uint64_t t0 = rdtscp();
+			if (use_msg) {
+				b->mh.msg_namelen = sizeof b->sa;
+				r = raw_syscall6(SYS_recvmsg, fds[i], (long)&b->mh, MSG_DONTWAIT, 0, 0, 0);
+			} else {
+				b->salen = sizeof b->sa;
+				r = raw_syscall6(SYS_recvfrom, fds[i], (long)b->buf, (long)b->size, MSG_DONTWAIT, (long)&b->sa, (long)&b->salen);
+			}
+			uint64_t dt = rdtscp() - t0;
+			if (rec) {
+				if (rec->n < rec->cap)
+					rec->dts[rec->n++] = dt;
+				else
+					rec->unrecorded++;
+				if (r >= 0)
+					rec->data++;
+				else if (r == -EAGAIN)
+					rec->eagain++;
+				else
+					rec->errs++;
+			}
+			if (r < 0)
+				break;
+		}
+	}
+}
 
 static int *fid_fds;
 static int fid_nsock;
@@ -82,7 +128,7 @@ static uint64_t fid_stop(void) {
 
 struct fid_block {
 	int64_t start_ns, period_ns; // the first deadline; the tick period
-	int32_t ticks, settle, use_msg;
+	int32_t ticks, settle, use_msg, raw; // raw: drain_tick_raw (diagnostic)
 	// out
 	uint64_t recorded, missed, n, data, eagain, errs, unrecorded;
 	int64_t wake_max_ns;
@@ -105,7 +151,10 @@ static void fid_c_block(struct fid_block *b) {
 		sleep_until(deadline);
 		int64_t woke = mono();
 		int on = deadline >= measure_from;
-		drain_tick(fid_fds, fid_nsock, b->use_msg, &bufs, on ? &rec : NULL);
+		if (b->raw)
+			drain_tick_raw(fid_fds, fid_nsock, b->use_msg, &bufs, on ? &rec : NULL);
+		else
+			drain_tick(fid_fds, fid_nsock, b->use_msg, &bufs, on ? &rec : NULL);
 		if (on) {
 			b->recorded++;
 			if (woke - deadline > b->wake_max_ns)
@@ -172,10 +221,14 @@ type cResult struct {
 }
 
 // block runs one C block (one cgo call): ticks deadlines from startNs.
-func (c *cSide) block(startNs, periodNs int64, ticks, settle int, recvmsg bool) cResult {
+// raw makes the recv calls without glibc (the -c-syscall raw diagnostic).
+func (c *cSide) block(startNs, periodNs int64, ticks, settle int, recvmsg, raw bool) cResult {
 	b := C.struct_fid_block{start_ns: C.int64_t(startNs), period_ns: C.int64_t(periodNs), ticks: C.int32_t(ticks), settle: C.int32_t(settle)}
 	if recvmsg {
 		b.use_msg = 1
+	}
+	if raw {
+		b.raw = 1
 	}
 	C.fid_c_block(&b)
 	return cResult{recorded: uint64(b.recorded), missed: uint64(b.missed), data: uint64(b.data), eagain: uint64(b.eagain),

@@ -34,6 +34,7 @@ type config struct {
 	seed                              uint64
 	summary                           bool
 	read                              string // summarise this output file instead of running
+	cSyscall                          string // "glibc" (drain450's loop) or "raw" (diagnostic)
 }
 
 // errUsage marks a bad command line (exit 2).
@@ -58,6 +59,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&c.rcvbuf, "rcvbuf", 256<<10, "SO_RCVBUF(FORCE) bytes per socket")
 	fs.IntVar(&c.dmaLatency, "dma-latency", 0, "hold /dev/cpu_dma_latency at this many µs (-1: not)")
 	fs.BoolVar(&c.summary, "summary", true, "print the comparison on stderr at the end")
+	fs.StringVar(&c.cSyscall, "c-syscall", "glibc", "how the C side calls recvfrom/recvmsg: glibc (drain450's loop, the baseline) or raw (a SYSCALL instruction, as rtload: a diagnostic of glibc's share)")
 	fs.StringVar(&c.read, "read", "", "print the comparison of an output file (JSON lines) on stdout and run nothing")
 	if err := fs.Parse(args); err != nil {
 		return c, fmt.Errorf("%w: %v", errUsage, err)
@@ -83,6 +85,9 @@ func (c config) validate() error {
 		} else if slices.Index(c.methods, m) != i {
 			bad = append(bad, fmt.Sprintf("-methods: %s twice", m))
 		}
+	}
+	if c.cSyscall != "glibc" && c.cSyscall != "raw" {
+		bad = append(bad, fmt.Sprintf("-c-syscall %q: allowed glibc, raw", c.cSyscall))
 	}
 	if c.sockets < 1 || c.sockets > 65000 {
 		bad = append(bad, fmt.Sprintf("-sockets %d: must be 1–65000", c.sockets))
@@ -220,7 +225,7 @@ func hdrStats(b *fidelity.Block, h *record.HDR) {
 
 // cBlock runs one C block from startNs.
 func (r *runner) cBlock(m string, startNs int64) fidelity.Block {
-	res := r.cs.block(startNs, int64(r.c.period), r.c.ticks(), r.c.settle, m == "recvmsg")
+	res := r.cs.block(startNs, int64(r.c.period), r.c.ticks(), r.c.settle, m == "recvmsg", r.c.cSyscall == "raw")
 	r.cset.Reset()
 	for _, dt := range res.dts {
 		r.cset.Record(record.CallAll, dt)
@@ -339,7 +344,7 @@ func run(c config, stdout, stderr io.Writer) (err error) {
 	defer func() { signal.Stop(sig); close(sig) }()
 	h := fidelity.Header{Kind: "header", Argv: os.Args, Sockets: c.sockets, Methods: c.methods, Clock: "tsc", TSCHz: clk.Info().Hz,
 		PeriodNs: int64(c.period), IntervalNs: int64(c.interval), BlockTicks: c.ticks(), SettleTicks: c.settle, Cycles: c.cycles(),
-		Warmup: c.warmup, Spin: c.spin, CPU: c.cpu, Priority: c.priority, Seed: c.seed, DMALatency: c.dmaLatency,
+		Warmup: c.warmup, Spin: c.spin, CPU: c.cpu, Priority: c.priority, Seed: c.seed, DMALatency: c.dmaLatency, CSyscall: c.cSyscall,
 		Layout: "record.HDR of class call_all (exact below 2048 ticks, 3 significant digits above), both sides"}
 	// No garbage collection while the reader runs (as engine's trials):
 	// it could not stop the world while the reader sits in its loop.
