@@ -119,7 +119,10 @@ type Header struct {
 	// CSyscall is how the C side calls recv: "glibc" (drain450's loop,
 	// the baseline) or "raw" (a SYSCALL instruction: a diagnostic).
 	CSyscall string `json:"c_syscall"`
-	Layout   string `json:"layout"` // percentile source, e.g. "record.HDR (3 significant digits), both sides"
+	// AA, when set, is an A/A control: both sides ran that loop ("c" or
+	// "rtload"), under the usual labels.
+	AA     string `json:"aa,omitempty"`
+	Layout string `json:"layout"` // percentile source, e.g. "record.HDR (3 significant digits), both sides"
 }
 
 // Block is one block's result: per-call cost of its recorded calls (every

@@ -204,8 +204,15 @@ func (r *Run) Totals() map[Side]Totals {
 func WriteText(w io.Writer, run *Run, rows []Row) {
 	h := run.Header
 	hs, dropped, dirty := run.Halves()
+	cs := h.CSyscall
+	if cs == "" {
+		cs = "glibc" // written before the flag existed
+	}
+	if h.AA != "" {
+		fmt.Fprintf(w, "fidelity: A/A control: both sides ran the %s loop (labels C and rtload as usual)\n", h.AA)
+	}
 	fmt.Fprintf(w, "fidelity: %d sockets, %s blocks (%d settle ticks), %d spin threads, C side's recv via %s, %d halves counted, %d left out (blocks not clean: C %d, rtload %d)\n",
-		h.Sockets, h.BlockDuration(), h.SettleTicks, h.Spin, h.CSyscall, len(hs), dropped, dirty[C], dirty[RTload])
+		h.Sockets, h.BlockDuration(), h.SettleTicks, h.Spin, cs, len(hs), dropped, dirty[C], dirty[RTload])
 	for _, r := range rows {
 		ci := "–"
 		if r.Err == nil {

@@ -35,6 +35,7 @@ type config struct {
 	summary                           bool
 	read                              string // summarise this output file instead of running
 	cSyscall                          string // "glibc" (drain450's loop) or "raw" (diagnostic)
+	aa                                string // "": A/B; "c" or "rtload": both sides run that loop (A/A)
 }
 
 // errUsage marks a bad command line (exit 2).
@@ -60,6 +61,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&c.dmaLatency, "dma-latency", 0, "hold /dev/cpu_dma_latency at this many µs (-1: not)")
 	fs.BoolVar(&c.summary, "summary", true, "print the comparison on stderr at the end")
 	fs.StringVar(&c.cSyscall, "c-syscall", "glibc", "how the C side calls recvfrom/recvmsg: glibc (drain450's loop, the baseline) or raw (a SYSCALL instruction, as rtload: a diagnostic of glibc's share)")
+	fs.StringVar(&c.aa, "aa", "", "A/A control: both sides run the C loop (c) or rtload's loop (rtload, two separate drains), labelled as usual; the ratios should be 1")
 	fs.StringVar(&c.read, "read", "", "print the comparison of an output file (JSON lines) on stdout and run nothing")
 	if err := fs.Parse(args); err != nil {
 		return c, fmt.Errorf("%w: %v", errUsage, err)
@@ -88,6 +90,9 @@ func (c config) validate() error {
 	}
 	if c.cSyscall != "glibc" && c.cSyscall != "raw" {
 		bad = append(bad, fmt.Sprintf("-c-syscall %q: allowed glibc, raw", c.cSyscall))
+	}
+	if c.aa != "" && c.aa != "c" && c.aa != "rtload" {
+		bad = append(bad, fmt.Sprintf("-aa %q: allowed c, rtload (or empty)", c.aa))
 	}
 	if c.sockets < 1 || c.sockets > 65000 {
 		bad = append(bad, fmt.Sprintf("-sockets %d: must be 1–65000", c.sockets))
@@ -213,9 +218,11 @@ type runner struct {
 	cs     *cSide
 	cset   *record.Set // the C side's calls, recorded after each block as rtload's CallAll
 	goSide map[string]*goSide
-	stop   atomic.Bool
-	blocks []fidelity.Block
-	errno  uintptr
+	// goSideA is the A side's own rtload loops in an rtload A/A (-aa rtload).
+	goSideA map[string]*goSide
+	stop    atomic.Bool
+	blocks  []fidelity.Block
+	errno   uintptr
 }
 
 // hdrStats fills b's per-call statistics from h.
@@ -238,8 +245,8 @@ func (r *runner) cBlock(m string, startNs int64) fidelity.Block {
 
 // goBlock runs one rtload block from startNs: Loop.Run over the block's
 // deadlines, recording from the first tick after the settle ticks.
-func (r *runner) goBlock(m string, startNs int64) fidelity.Block {
-	g := r.goSide[m]
+func (r *runner) goBlock(sides map[string]*goSide, m string, startNs int64) fidelity.Block {
+	g := sides[m]
 	l, period := g.loop, int64(r.c.period)
 	l.Ticker = rt.NewTicker(startNs, period, false)
 	l.MeasureFrom = startNs + int64(r.c.settle)*period
@@ -277,10 +284,13 @@ func (r *runner) drive() {
 				return
 			}
 			var b fidelity.Block
-			if v.Side == fidelity.C {
+			switch {
+			case v.Side == fidelity.C && r.c.aa == "rtload":
+				b = r.goBlock(r.goSideA, v.Method, next)
+			case v.Side == fidelity.C || r.c.aa == "c":
 				b = r.cBlock(v.Method, next)
-			} else {
-				b = r.goBlock(v.Method, next)
+			default:
+				b = r.goBlock(r.goSide, v.Method, next)
 			}
 			b.Kind, b.Variant, b.Seq, b.Cycle, b.Half, b.Pos, b.Warmup, b.StartNs = "block", v, len(r.blocks), cy, halves[pos], pos, cy < r.c.warmup, next
 			r.blocks = append(r.blocks, b)
@@ -315,9 +325,12 @@ func run(c config, stdout, stderr io.Writer) (err error) {
 		return err
 	}
 	r := &runner{c: c, cs: cs, cset: record.NewSetOf(record.Layout{Width: 128, Origin: 64, Overflow: 8256}, []record.Class{record.CallAll}),
-		goSide: map[string]*goSide{}, blocks: make([]fidelity.Block, 0, (c.warmup+c.cycles())*4*len(c.methods))}
+		goSide: map[string]*goSide{}, goSideA: map[string]*goSide{}, blocks: make([]fidelity.Block, 0, (c.warmup+c.cycles())*4*len(c.methods))}
 	for _, m := range c.methods {
 		if r.goSide[m], err = newGoSide(m, g.FDs(), clk.ForThread()); err != nil {
+			return err
+		}
+		if r.goSideA[m], err = newGoSide(m, g.FDs(), clk.ForThread()); err != nil {
 			return err
 		}
 	}
@@ -344,7 +357,7 @@ func run(c config, stdout, stderr io.Writer) (err error) {
 	defer func() { signal.Stop(sig); close(sig) }()
 	h := fidelity.Header{Kind: "header", Argv: os.Args, Sockets: c.sockets, Methods: c.methods, Clock: "tsc", TSCHz: clk.Info().Hz,
 		PeriodNs: int64(c.period), IntervalNs: int64(c.interval), BlockTicks: c.ticks(), SettleTicks: c.settle, Cycles: c.cycles(),
-		Warmup: c.warmup, Spin: c.spin, CPU: c.cpu, Priority: c.priority, Seed: c.seed, DMALatency: c.dmaLatency, CSyscall: c.cSyscall,
+		Warmup: c.warmup, Spin: c.spin, CPU: c.cpu, Priority: c.priority, Seed: c.seed, DMALatency: c.dmaLatency, CSyscall: c.cSyscall, AA: c.aa,
 		Layout: "record.HDR of class call_all (exact below 2048 ticks, 3 significant digits above), both sides"}
 	// No garbage collection while the reader runs (as engine's trials):
 	// it could not stop the world while the reader sits in its loop.
