@@ -63,6 +63,9 @@ type Result struct {
 	// Profiles compare each profiled variant's kernel profile run against
 	// run (profile.go); empty unless two runs profiled a variant.
 	Profiles []ProfileDiff `json:"profiles,omitempty"`
+	// Interleaved are the paired changes of interleaved variants within
+	// each run, from their ABBA block pairs (interleave.go).
+	Interleaved []Interleaved `json:"interleaved,omitempty"`
 }
 
 // RunInfo describes one compared run.
@@ -234,6 +237,7 @@ func Compare(runs []Run) (*Result, error) {
 	}
 	subjects = append(subjects, probeSubjects(runs)...)
 	res.Metrics = metrics(subjects, len(runs))
+	res.interleavedMetrics(runs)
 	res.Profiles = profileDiffs(runs)
 	return res, nil
 }

@@ -123,6 +123,7 @@ func (r *Result) Text(w io.Writer) error {
 		report.Aligned(&b, rows, []bool{false, false, true, true, true, false, false})
 		b.WriteString(methodsNote)
 	}
+	r.interleavedText(&b)
 	r.profileText(&b)
 	r.writeGate(&b)
 	_, err := io.WriteString(w, b.String())

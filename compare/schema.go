@@ -39,6 +39,9 @@ type RunReport struct {
 	Columns []Column         `json:"columns"`
 	Metrics []Metric         `json:"metrics"`
 	Notes   []string         `json:"notes,omitempty"`
+	// Interleaved are the paired changes of interleaved variants
+	// (Result.Interleaved).
+	Interleaved []Interleaved `json:"interleaved,omitempty"`
 }
 
 // NewRunReport describes run r (from Load, or built from a summary in
@@ -49,7 +52,7 @@ func NewRunReport(r Run) (*RunReport, error) {
 		return nil, err
 	}
 	return &RunReport{Schema: SchemaReport, Version: SchemaVersion, Dir: r.Dir, Saved: true, Summary: r.Summary,
-		Columns: res.Columns, Metrics: res.Metrics, Notes: res.Notes}, nil
+		Columns: res.Columns, Metrics: res.Metrics, Notes: res.Notes, Interleaved: res.Interleaved}, nil
 }
 
 // CheckReport is `rtload check --format json`: the gate's verdict and

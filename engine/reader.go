@@ -33,10 +33,15 @@ type reader struct {
 	// is their state when the loop ended.
 	perCall       *rt.Counters
 	perCallStatus []rt.PerfStatus
-	// Per-wakeup log (chunked when the scenario sets log_chunk).
+	// Per-wakeup log (chunked when the scenario sets log_chunk); when
+	// interleaved, vlogs holds one per variant (vlogs[0] is log) and the
+	// writer routes each wakeup to its variant's.
 	log     *results.WakeupLog
+	vlogs   []*results.WakeupLog
 	logBase string
 	logErr  error
+	// il alternates the variants of an interleaved trial (nil: alone).
+	il *probe.Interleave
 	// Interval mode: the thread hands full Recorders over; total holds the
 	// trial's merged histograms (the writer's alone while the trial runs).
 	intervalNs int64
@@ -268,20 +273,19 @@ func (r *reader) wait() {
 // discardLog closes the wakeup log and removes its files (a trial that
 // measured nothing leaves no empty logs).
 func (r *reader) discardLog(dir *results.Dir) {
-	if r.log == nil {
-		return
+	for _, l := range r.wakeupLogs() {
+		l.Close()
+		for _, f := range l.Stats().Files {
+			dir.Remove(f)
+		}
 	}
-	r.log.Close()
-	for _, f := range r.log.Stats().Files {
-		dir.Remove(f)
-	}
-	r.log = nil
+	r.log, r.vlogs = nil, nil
 }
 
 // closeLog closes the wakeup log, keeping the first log error.
 func (r *reader) closeLog() {
-	if r.log != nil {
-		if err := r.log.Close(); err != nil && r.logErr == nil {
+	for _, l := range r.wakeupLogs() {
+		if err := l.Close(); err != nil && r.logErr == nil {
 			r.logErr = err
 		}
 	}
@@ -289,8 +293,8 @@ func (r *reader) closeLog() {
 
 // close releases the reader's files and counters (the log is idempotent).
 func (r *reader) close() {
-	if r.log != nil {
-		r.log.Close()
+	for _, l := range r.wakeupLogs() {
+		l.Close()
 	}
 	for _, f := range r.traceFiles {
 		f.Close()

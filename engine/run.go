@@ -228,20 +228,30 @@ func (r *run) runTrials(ctx context.Context, next func(i int) (scenario.Trial, b
 		if !ok || ctx.Err() != nil {
 			break
 		}
-		if r.sliced {
+		members := groupOf(tr, next, i)
+		switch {
+		case r.sliced:
 			fmt.Fprintf(r.opt.Log, "slice %d: variant %s, for %v (+%v warm-up)\n", i+1, tr.Variant, time.Duration(tr.Spec.Duration), time.Duration(tr.Spec.Warmup))
-		} else {
+		case members != nil:
+			fmt.Fprint(r.opt.Log, groupLine(members, r.ntrials))
+		default:
 			fmt.Fprintf(r.opt.Log, "trial %d/%d: variant %s, round %d\n", i+1, r.ntrials, tr.Variant, tr.Round+1)
 		}
-		res, degraded, err := newTrial(r, tr).exec(ctx)
-		switch {
-		case res != nil && tr.Profiled:
-			sum.ProfiledTrials = append(sum.ProfiledTrials, *res)
-			if perr := r.profiles.writeInto(sum, r.opt.Results); perr != nil && err == nil {
-				err = perr
+		ress, degraded, err := newTrial(r, tr, members).exec(ctx)
+		for _, res := range ress {
+			switch {
+			case res != nil && tr.Profiled:
+				sum.ProfiledTrials = append(sum.ProfiledTrials, *res)
+				if perr := r.profiles.writeInto(sum, r.opt.Results); perr != nil && err == nil {
+					err = perr
+				}
+			case res != nil:
+				sum.Trials = append(sum.Trials, *res)
 			}
-		case res != nil:
-			sum.Trials = append(sum.Trials, *res)
+		}
+		if len(members) > 1 { // the group ran as one: go on after its last trial
+			i += len(members) - 1
+			tr = members[len(members)-1]
 		}
 		for _, d := range degraded {
 			sum.Degraded = true
@@ -266,6 +276,26 @@ func (r *run) runTrials(ctx context.Context, next func(i int) (scenario.Trial, b
 		return sum, fmt.Errorf("%w: %v", ErrStopped, context.Cause(ctx))
 	}
 	return sum, nil
+}
+
+// groupOf is the interleaved group trial i (tr) begins, its consecutive
+// trials of tr's Group (nil when tr runs alone).
+func groupOf(tr scenario.Trial, next func(i int) (scenario.Trial, bool), i int) []scenario.Trial {
+	if tr.Interleave <= 0 {
+		return nil
+	}
+	members := []scenario.Trial{tr}
+	for {
+		n, ok := next(i + len(members))
+		if !ok || n.Interleave <= 0 || n.Group != tr.Group {
+			break
+		}
+		members = append(members, n)
+	}
+	if len(members) < 2 {
+		return nil
+	}
+	return members
 }
 
 // roundEnds reports whether trial i (tr) is the last of its round.

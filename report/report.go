@@ -150,6 +150,7 @@ func writeHeader(b *strings.Builder, s *results.Summary) {
 		b.WriteString(", ")
 	}
 	fmt.Fprintf(b, "%s: %s\n", plural(len(s.Trials), "trial"), trialShape(s))
+	b.WriteString(interleaveLine(s))
 	b.WriteString(clockLine(s.Clock))
 	b.WriteByte('\n')
 	if s.Clock.Note != "" {
@@ -188,6 +189,20 @@ func writeHeader(b *strings.Builder, s *results.Summary) {
 			}
 		}
 	}
+}
+
+// interleaveLine says, when variants ran interleaved, that each round's
+// variants shared one window, and which columns' rows are then the
+// trial's rather than the variant's.
+func interleaveLine(s *results.Summary) string {
+	for _, t := range s.Trials {
+		if il := t.Interleave; il != nil {
+			return fmt.Sprintf("interleaved: each round's variants ran in one trial, alternating in %s ABBA blocks (%s, …) on the same reader threads and sockets; "+
+				"the traffic sent, noise, kernel drops and thread counters are that trial's, shown in each variant's column\n",
+				time.Duration(il.BlockNs), strings.Join(il.Order, " "))
+		}
+	}
+	return ""
 }
 
 // autoLine states how a rounds: auto run ended: the reason, the rounds,

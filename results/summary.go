@@ -68,7 +68,11 @@ type ClockInfo struct {
 
 // Trial is the result of one variant in one round.
 type Trial struct {
-	Index   int    `json:"index"`
+	Index int `json:"index"`
+	// Process is the process the trial ran in (rtload run --processes:
+	// fresh child processes, 0-based; 0 in a single-process run and in
+	// summaries of version 2).
+	Process int    `json:"process"`
 	Round   int    `json:"round"`
 	Variant string `json:"variant"`
 	// Profiled marks a trial whose readers were sampled (it is in
@@ -122,6 +126,10 @@ type Trial struct {
 	// 1 ms"). compare warns about it and `rtload check` cannot judge it
 	// (exit 125).
 	TrafficNotAsSpecified string `json:"traffic_not_as_specified,omitempty"`
+	// Interleave, when set, says that this variant ran interleaved with
+	// the other variants of its group in one window (scenario
+	// interleave:), and holds its blocks; nil for a trial of its own.
+	Interleave *Interleave `json:"interleave,omitempty"`
 }
 
 // Reader is one real-time reader's results in one trial.

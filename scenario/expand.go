@@ -50,7 +50,7 @@ func (s *Spec) ExpandRounds(n int) ([]Trial, error) {
 			}
 		}
 	}
-	return trials, nil
+	return s.interleaveTrials(trials), nil
 }
 
 // Clone returns a deep copy of s: no slice, map or pointer is shared.

@@ -108,7 +108,7 @@ func TestLoadErrors(t *testing.T) {
 		{"multiple documents", "readers: [{}]\n---\nreaders: [{}]\n", "x.yaml:2:1: multiple documents"},
 		{"syntax error wrapped with file", "readers:\n  - name: x\n   cpu: 1\n", "x.yaml:1: yaml: line 1: did not find expected '-' indicator"},
 		{"top-level sequence", "- a\n", "x.yaml:1:1: expected a mapping, got a sequence (allowed: name, description, duration"},
-		{"unknown top-level field", "readers: [{}]\ndurration: 1s\n", "x.yaml:2:1: durration: unknown field \"durration\" (allowed: name, description, duration, interval, log_chunk, log_limit, warmup, clock, rounds, repeat, cpu_dma_latency, allow_rt_noise, housekeeping_cpus, slice, requires, network, endpoints, traffic, readers, noise, probes, variants, report, profile)"},
+		{"unknown top-level field", "readers: [{}]\ndurration: 1s\n", "x.yaml:2:1: durration: unknown field \"durration\" (allowed: name, description, duration, interval, log_chunk, log_limit, warmup, clock, rounds, repeat, cpu_dma_latency, allow_rt_noise, housekeeping_cpus, slice, interleave, requires, network, endpoints, traffic, readers, noise, probes, variants, report, profile)"},
 		{"unknown nested field lists its section's keys", "readers:\n  - prority: 3\n", "x.yaml:2:5: readers[0].prority: unknown field \"prority\" (allowed: name, endpoints, cpu, policy, priority, period, method, batch, overrun, max_backlog, threshold, breaktrace, counters)"},
 		{"unknown field under report", "report: {width: 1}\n", "x.yaml:1:10: report.width: unknown field \"width\" (allowed: bucket_width, bucket_origin, overflow)"},
 		{"file is not decoded", "File: x\n", "unknown field \"File\""},

@@ -63,6 +63,9 @@ func (s *Spec) Validate(h Host) error {
 		col.add(e)
 		return col.list.err()
 	}
+	for _, e := range s.checkInterleave() {
+		col.add(e)
+	}
 	base := map[string]bool{}
 	for _, e := range col.list {
 		base[e.Path+"\x00"+e.Msg] = true

@@ -37,7 +37,10 @@ func newReportCmd() *cobra.Command {
 			if err != nil {
 				return usageError{err}
 			}
-			return report.Report(cmd.OutOrStdout(), s)
+			if err := report.Report(cmd.OutOrStdout(), s); err != nil {
+				return err
+			}
+			return compare.WriteInterleaved(cmd.OutOrStdout(), s)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json (schema rtload-report, see the README)")

@@ -154,6 +154,9 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 	if err := report.Report(out, o.sum); err != nil {
 		return errors.Join(o.runErr, o.saveErr, err)
 	}
+	if err := compare.WriteInterleaved(out, o.sum); err != nil {
+		return errors.Join(o.runErr, o.saveErr, err)
+	}
 	if o.saveErr != nil {
 		fmt.Fprintf(out, "\nresults NOT saved in full: %v\n%s\n", o.saveErr, o.kept)
 		return errors.Join(o.runErr, o.saveErr)
@@ -422,12 +425,40 @@ func printPlan(out io.Writer, spec *scenario.Spec, trials int, auto *compare.Aut
 		fmt.Fprintln(out, soakPlan(spec))
 	case len(spec.Readers) == 0 && len(spec.Probes) > 0:
 		fmt.Fprintf(out, "%d trial(s), each running its probes to the end\n", trials)
+	case interleavePlan(spec) != "":
+		fmt.Fprintln(out, interleavePlan(spec))
 	default:
 		fmt.Fprintf(out, "%d trial(s) of %v (+%v warm-up) each\n", trials, time.Duration(spec.Duration), time.Duration(spec.Warmup))
+	}
+	if _, note := spec.InterleaveBlock(); note != "" {
+		fmt.Fprintf(out, "note: %s\n", note)
 	}
 	if p := spec.Profile; p.Enabled {
 		fmt.Fprintf(out, "each variant's trial is followed by a profiled one (readers sampled: %s, %d samples per second of their CPU time); rtload explain says where in the kernel the time goes\n", p.Event, p.Frequency)
 	}
+}
+
+// interleavePlan says how spec's variants run interleaved ("" when they
+// do not): one trial per round measuring each variant's duration in
+// turn, in ABBA blocks on the same threads and sockets.
+func interleavePlan(spec *scenario.Spec) string {
+	block, _ := spec.InterleaveBlock()
+	if block <= 0 {
+		return ""
+	}
+	var names []string
+	for _, v := range spec.Variants {
+		names = append(names, v.Name)
+	}
+	order := append([]string(nil), names...)
+	for i := len(names) - 1; i >= 0; i-- {
+		order = append(order, names[i])
+	}
+	rounds := spec.Rounds.String()
+	return fmt.Sprintf("%s round(s) of one interleaved trial of %v (+%v warm-up): variants %s alternate in %v ABBA blocks (%s, …) "+
+		"on the same reader thread and sockets, %v measured each",
+		rounds, time.Duration(spec.Duration)*time.Duration(len(names)), time.Duration(spec.Warmup), strings.Join(names, ", "), time.Duration(block),
+		strings.Join(order, " "), time.Duration(spec.Duration))
 }
 
 // soakPlan says what a soak (duration 0) will do, exactly as the engine
