@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/rtload/rtload/bench/stats"
+	"github.com/rtload/rtload/stats"
 )
 
 func TestCycle(t *testing.T) {
@@ -159,7 +159,7 @@ func TestRows(t *testing.T) {
 	rows := Rows(synth(40, 1.02, 1.2))
 	want := map[string]struct {
 		center float64
-		v      stats.Verdict
+		v      stats.Target
 	}{
 		"recvfrom p50 ticks/call":                 {1.02, stats.Met},
 		"recvfrom p99 ticks/call":                 {1.02, stats.Met},
@@ -176,18 +176,18 @@ func TestRows(t *testing.T) {
 			continue
 		}
 		seen++
-		if r.Err != nil {
-			t.Errorf("%s: %v", r.Measure, r.Err)
+		if !r.Defined() {
+			t.Errorf("%s: no interval: %v", r.Measure, r.Change.Notes)
 			continue
 		}
-		if math.Abs(r.CI.Center/w.center-1) > 0.005 || r.Verdict != w.v {
-			t.Errorf("%s: center %.4f, verdict %q; want %.3f, %q", r.Measure, r.CI.Center, r.Verdict, w.center, w.v)
+		if c := r.CI(); math.Abs(c.Center/w.center-1) > 0.005 || r.Verdict != w.v {
+			t.Errorf("%s: center %.4f, verdict %q; want %.3f, %q", r.Measure, c.Center, r.Verdict, w.center, w.v)
 		}
-		if r.CI.RelHalfWidth() > 0.01 {
-			t.Errorf("%s: CI ±%.2f%%, want within ±1%% (the level cancels in pairs)", r.Measure, 100*r.CI.RelHalfWidth())
+		if hw := r.CI().RelHalfWidth(); hw > 0.01 {
+			t.Errorf("%s: CI ±%.2f%%, want within ±1%% (the level cancels in pairs)", r.Measure, 100*hw)
 		}
-		if r.CI.Pairs != 78 {
-			t.Errorf("%s: %d pairs, want 78 (39 counted cycles × 2 halves)", r.Measure, r.CI.Pairs)
+		if r.Pairs != 78 {
+			t.Errorf("%s: %d pairs, want 78 (39 counted cycles × 2 halves)", r.Measure, r.Pairs)
 		}
 	}
 	if seen != len(want) {
@@ -200,7 +200,7 @@ func TestRows(t *testing.T) {
 
 func TestRowsSlower(t *testing.T) {
 	for _, r := range Rows(synth(40, 1.12, 1.2)) {
-		want := map[string]stats.Verdict{"recvfrom p50 ticks/call": stats.NotMet, "recvfrom p99 ticks/call": stats.NotMet,
+		want := map[string]stats.Target{"recvfrom p50 ticks/call": stats.NotMet, "recvfrom p99 ticks/call": stats.NotMet,
 			"recvfrom mean ticks/call": stats.NotMet}[r.Measure]
 		if want != "" && r.Verdict != want {
 			t.Errorf("%s at 1.12×: %q, want %q", r.Measure, r.Verdict, want)
@@ -214,18 +214,18 @@ func TestTargetDecide(t *testing.T) {
 		name string
 		t    Target
 		ci   stats.CI
-		want stats.Verdict
+		want stats.Target
 	}{
 		{"p50 below 1.05", TargetP50, ci(0.93, 1.04), stats.Met},
-		{"p50 straddles", TargetP50, ci(1.01, 1.07), stats.Undecided},
+		{"p50 straddles", TargetP50, ci(1.01, 1.07), stats.Unknown},
 		{"p50 above", TargetP50, ci(1.06, 1.09), stats.NotMet},
 		{"mean within ±3%", TargetMean, ci(0.98, 1.02), stats.Met},
 		{"mean below the band (rtload reads lower: met)", TargetMean, ci(0.90, 0.96), stats.Met},
-		{"mean straddles 1.03", TargetMean, ci(1.01, 1.04), stats.Undecided},
+		{"mean straddles 1.03", TargetMean, ci(1.01, 1.04), stats.Unknown},
 		{"mean above 1.03", TargetMean, ci(1.031, 1.05), stats.NotMet},
 		{"gap within 0.95–1.05", TargetGap, ci(0.97, 1.04), stats.Met},
 		{"gap below 0.95", TargetGap, ci(0.90, 0.94), stats.NotMet},
-		{"gap straddles 0.95", TargetGap, ci(0.93, 0.99), stats.Undecided},
+		{"gap straddles 0.95", TargetGap, ci(0.93, 0.99), stats.Unknown},
 		{"no target", Target{}, ci(0.5, 2), "–"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -239,15 +239,15 @@ func TestTargetDecide(t *testing.T) {
 func TestQualifier(t *testing.T) {
 	for _, tc := range []struct {
 		lo, hi float64
-		v      stats.Verdict
+		v      stats.Target
 		want   string
 	}{
 		{0.98, 1.02, stats.Met, "same ±3%"},
 		{0.90, 0.96, stats.Met, "B lower by > 3%"},
 		{0.95, 1.01, stats.Met, ""},
-		{0.98, 1.02, stats.Undecided, ""},
+		{0.98, 1.02, stats.Unknown, ""},
 	} {
-		r := Row{Verdict: tc.v, CI: stats.PairedCI{CI: stats.CI{Lo: tc.lo, Hi: tc.hi}}}
+		r := Row{Verdict: tc.v, Change: stats.Change{Point: (tc.lo+tc.hi)/2 - 1, Lo: tc.lo - 1, Hi: tc.hi - 1}}
 		if got := r.Qualifier(); got != tc.want {
 			t.Errorf("[%.2f, %.2f] %s: %q, want %q", tc.lo, tc.hi, tc.v, got, tc.want)
 		}

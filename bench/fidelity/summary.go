@@ -3,10 +3,11 @@ package fidelity
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"time"
 
-	"github.com/rtload/rtload/bench/stats"
+	"github.com/rtload/rtload/stats"
 )
 
 // Level is the confidence level of every interval: 95%.
@@ -44,10 +45,10 @@ func (t Target) String() string {
 	return fmt.Sprintf("B/A ≤ %.2f", t.Hi)
 }
 
-// Decide is the verdict of ci against t: met when the whole CI satisfies
-// t, not met when none of it does, undecided otherwise; "–" without a
-// target.
-func (t Target) Decide(ci stats.CI) stats.Verdict {
+// Decide is the verdict of ci (a ratio interval) against t: met when the
+// whole CI satisfies t, not met when none of it does, undecided otherwise;
+// "–" without a target.
+func (t Target) Decide(ci stats.CI) stats.Target {
 	switch {
 	case t.Hi == 0:
 		return "–"
@@ -65,20 +66,34 @@ type Row struct {
 	// GeoA and GeoB are the geometric means of the per-half values of A
 	// and B (for a gap-over-gap row, of the two gaps).
 	GeoA, GeoB float64
-	CI         stats.PairedCI
-	Err        error // no interval (too few halves, a value ≤ 0)
-	Target     Target
-	Verdict    stats.Verdict
+	// Change is stats.Paired's B/A − 1 over the pairs (one per half, in
+	// run order): t on the per-pair log ratios' batch means.
+	Change stats.Change
+	// Pairs is the number of pairs; Lag1 and SDLog the lag-1
+	// autocorrelation and the standard deviation of the per-pair log
+	// ratios (the noise of one pair, before any averaging).
+	Pairs       int
+	Lag1, SDLog float64
+	Target      Target
+	Verdict     stats.Target
 }
+
+// CI is the row's ratio interval: Center, Lo and Hi as B/A.
+func (r Row) CI() stats.CI {
+	return stats.CI{N: r.Pairs, Level: r.Change.Level, Center: 1 + r.Change.Point, Lo: 1 + r.Change.Lo, Hi: 1 + r.Change.Hi}
+}
+
+// Defined reports whether the row has an interval (else Change.Notes say why).
+func (r Row) Defined() bool { return r.Change.Defined() }
 
 // Same reports whether the whole CI lies within ±Precision of 1.
 func (r Row) Same() bool {
-	return r.Err == nil && r.CI.Lo >= 1-Precision && r.CI.Hi <= 1+Precision
+	return r.Defined() && r.CI().Lo >= 1-Precision && r.CI().Hi <= 1+Precision
 }
 
 // Lower reports whether the whole CI lies below 1 − Precision: B reads
 // lower than A by more than the band.
-func (r Row) Lower() bool { return r.Err == nil && r.CI.Hi < 1-Precision }
+func (r Row) Lower() bool { return r.Defined() && r.CI().Hi < 1-Precision }
 
 // Qualifier is what a verdict cell adds: "same ±3%" or "B lower by > 3%"
 // (for a met row), "" otherwise.
@@ -98,16 +113,44 @@ func (r Row) Qualifier() string {
 func (r Row) Targeted() bool { return r.Target.Hi > 0 }
 
 func row(measure, a, b string, xa, xb []float64, t Target) Row {
-	r := Row{Measure: measure, A: a, B: b, GeoA: stats.GeoMean(xa), GeoB: stats.GeoMean(xb), Target: t}
-	r.CI, r.Err = stats.Paired(xa, xb, Level)
-	r.Verdict = stats.Undecided
+	r := Row{Measure: measure, A: a, B: b, GeoA: geoMean(xa), GeoB: geoMean(xb), Target: t, Pairs: len(xa)}
+	r.Change = stats.Paired(xa, xb)
+	r.Verdict = stats.Unknown
 	if !r.Targeted() {
 		r.Verdict = "–"
 	}
-	if r.Err == nil {
-		r.Verdict = t.Decide(r.CI.CI)
+	if !r.Defined() {
+		return r
 	}
+	logs := make([]float64, len(xa))
+	var m float64
+	for i := range xa {
+		logs[i] = math.Log(xb[i] / xa[i])
+		m += logs[i] / float64(len(xa))
+	}
+	var ss float64
+	for _, l := range logs {
+		ss += (l - m) * (l - m)
+	}
+	r.Lag1, r.SDLog = stats.Lag1(logs), math.Sqrt(ss/float64(len(logs)-1))
+	r.Verdict = t.Decide(r.CI())
 	return r
+}
+
+// geoMean is the geometric mean of x (every value > 0), NaN for none or
+// for a value ≤ 0.
+func geoMean(x []float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	var s float64
+	for _, v := range x {
+		if !(v > 0) {
+			return math.NaN()
+		}
+		s += math.Log(v)
+	}
+	return math.Exp(s / float64(len(x)))
 }
 
 // Rows is every comparison of run: per method, rtload/C of p50, p99 and
@@ -166,11 +209,11 @@ func (h Header) BlockDuration() time.Duration {
 }
 
 // Method names how a row's interval was made: "in-process ABBA, 100ms
-// blocks, n = 300 pairs" (with the batching, when any).
+// blocks, n = 300 pairs (t on 30 batch means of 10)".
 func (r Row) Method(h Header) string {
-	s := fmt.Sprintf("in-process ABBA, %s blocks, n = %d pairs", h.BlockDuration(), r.CI.Pairs)
-	if r.CI.Batch > 1 {
-		s += fmt.Sprintf(" (t on %d batch means of %d)", r.CI.N, r.CI.Batch)
+	s := fmt.Sprintf("in-process ABBA, %s blocks, n = %d pairs", h.BlockDuration(), r.Pairs)
+	if nb := r.Change.Units[0]; r.Defined() && nb > 0 && nb < r.Pairs {
+		s += fmt.Sprintf(" (t on %d batch means of %d)", nb, r.Pairs/nb)
 	}
 	return s
 }
@@ -214,18 +257,16 @@ func WriteText(w io.Writer, run *Run, rows []Row) {
 	fmt.Fprintf(w, "fidelity: %d sockets, %s blocks (%d settle ticks), %d spin threads, C side's recv via %s, %d halves counted, %d left out (blocks not clean: C %d, rtload %d)\n",
 		h.Sockets, h.BlockDuration(), h.SettleTicks, h.Spin, cs, len(hs), dropped, dirty[C], dirty[RTload])
 	for _, r := range rows {
-		ci := "–"
-		if r.Err == nil {
-			ci = fmt.Sprintf("%.3f [%.3f, %.3f] ±%.1f%% lag-1 %+.2f", r.CI.Center, r.CI.Lo, r.CI.Hi, 100*r.CI.RelHalfWidth(), r.CI.Lag1)
-		} else {
-			ci = r.Err.Error()
+		ci := "no interval"
+		if c := r.CI(); r.Defined() {
+			ci = fmt.Sprintf("%.3f [%.3f, %.3f] ±%.1f%% lag-1 %+.2f", c.Center, c.Lo, c.Hi, 100*c.RelHalfWidth(), r.Lag1)
 		}
 		v := string(r.Verdict)
 		if q := r.Qualifier(); q != "" {
 			v += " (" + q + ")"
 		}
 		fmt.Fprintf(w, "  %-44s A %8.1f  B %8.1f  B/A %s  %s %s\n", r.Measure, r.GeoA, r.GeoB, ci, r.Target, v)
-		for _, n := range r.CI.Notes {
+		for _, n := range r.Change.Notes {
 			fmt.Fprintf(w, "    note: %s\n", n)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rtload/rtload/bench/fidelity"
 	"github.com/rtload/rtload/bench/stats"
+	topstats "github.com/rtload/rtload/stats"
 )
 
 // fidelityArgv is bin/fidelity's command for a condition (spin threads).
@@ -70,7 +71,7 @@ func fidelitySection(c config, d *doc) error {
 	d.p("**B, rtload**: its own reader loop, `probe.Loop` running `probe.Drain` (the measured path itself: rt.Ticker's sleep, the TSC loop around `udp.Receiver.Recv`'s raw system call, samples flushed into a `record.Set` after each tick), one `Loop.Run` per block. Both read the same TSC. ")
 	d.p("The first %d tick(s) of every block run and are not recorded, so the switch of side does not weigh on the block; the first %d cycle(s) are warm-up. A cycle is C_f R_f C_m R_m | R_m C_m R_f C_f (f recvfrom, m recvmsg; mirrored, which side and method go first drawn per cycle from a fixed seed): each half-cycle is one pair of every comparison, so the machine's state, which moves a whole 3 s run by ±30%% from one run to the next here (bench/GAPS.md), is shared by both blocks of every pair. ",
 		h.SettleTicks, h.Warmup)
-	d.p("Per block, the recorded calls' (data and EAGAIN) mean, p50 and p99 in TSC ticks come from `record.HDR` on both sides (rtload's own histogram; the C side's ticks recorded into the same class after the block). **Intervals: %.0f%% CI of the geometric mean of the per-pair ratios B/A, Student's t on their logarithms over the pairs** (`bench/stats.Paired`; the lag-1 autocorrelation of consecutive pair log ratios is checked, and where it is significantly positive consecutive pairs are merged into batch means, named in the method). A half with a block that missed a tick (the reader lost its CPU for a period or more) is left out and counted below. Each condition runs a fixed %s (no stopping when the answer looks good). ",
+	d.p("Per block, the recorded calls' (data and EAGAIN) mean, p50 and p99 in TSC ticks come from `record.HDR` on both sides (rtload's own histogram; the C side's ticks recorded into the same class after the block). **Intervals: %.0f%% CI of the geometric mean of the per-pair ratios B/A, Student's t on their logarithms** (`stats.Paired`, the statistics core every verdict uses: consecutive pairs averaged into at most 30 batch means, because the ratio itself drifts on the machine's scale of seconds, and merged further while the batch means' lag-1 autocorrelation is above 2/√batches; the method column names the batches, the lag-1 column is that of the pairs). A half with a block that missed a tick (the reader lost its CPU for a period or more) is left out and counted below. Each condition runs a fixed %s (no stopping when the answer looks good). ",
 		100*fidelity.Level, c.fidelityRun)
 	d.p("Targets (rtload must not inflate the per-call cost; issue 13, and issue 24's ±%.0f%%): p50 B/A ≤ 1.05, p99 B/A ≤ 1.10, mean B/A ≤ %.2f; a met row says \"same ±%.0f%%\" when its whole CI lies within ±%.0f%% of 1, and \"B lower\" when all of it lies below. **met**: the whole CI satisfies the target; **not met**: none of it does; **undecided**: it straddles. ",
 		100*fidelity.Precision, 1+fidelity.Precision, 100*fidelity.Precision, 100*fidelity.Precision)
@@ -88,22 +89,23 @@ func fidelitySection(c config, d *doc) error {
 				prec = 3
 			}
 			ci, hw, lag, method := "–", "–", "–", "–"
-			if r.Err == nil {
-				ci = fmt.Sprintf("[%.3f, %.3f]", r.CI.Lo, r.CI.Hi)
-				hw = fmt.Sprintf("%.1f%%", 100*r.CI.RelHalfWidth())
-				lag = fmt.Sprintf("%+.2f", r.CI.Lag1)
+			c := r.CI()
+			if r.Defined() {
+				ci = fmt.Sprintf("[%.3f, %.3f]", c.Lo, c.Hi)
+				hw = fmt.Sprintf("%.1f%%", 100*c.RelHalfWidth())
+				lag = fmt.Sprintf("%+.2f", r.Lag1)
 				method = r.Method(k.run.Header)
 			}
-			v := verdictCell(r.Verdict)
+			v := verdictCell(stats.Verdict(r.Verdict))
 			if q := r.Qualifier(); q != "" {
 				v += " (" + q + ")"
 			}
 			d.p("| %s | %s | %s | %s | %s | %.3f | %s | %s | %s | %s | %s | %s |\n", name, r.A, r.B, fmtv(r.GeoA, prec), fmtv(r.GeoB, prec),
-				r.CI.Center, ci, hw, lag, method, r.Target, v)
-			if r.Targeted() && r.Verdict != stats.Met {
-				why := fmt.Sprintf("B/A %.3f, 95%% CI [%.3f, %.3f], %s", r.CI.Center, r.CI.Lo, r.CI.Hi, r.Method(k.run.Header))
-				if r.Err != nil {
-					why = r.Err.Error()
+				c.Center, ci, hw, lag, method, r.Target, v)
+			if r.Targeted() && r.Verdict != topstats.Met {
+				why := fmt.Sprintf("B/A %.3f, 95%% CI [%.3f, %.3f], %s", c.Center, c.Lo, c.Hi, r.Method(k.run.Header))
+				if !r.Defined() {
+					why = "no interval: " + strings.Join(r.Change.Notes, "; ")
 				}
 				d.gap("per-call", fmt.Sprintf("%s: %s (target %s): %s", name, r.Verdict, r.Target, why))
 			}
@@ -118,7 +120,10 @@ func fidelitySection(c config, d *doc) error {
 			time.Duration(k.run.End.ElapsedNs).Round(time.Second), len(hs), dropped, dirty[fidelity.C], dirty[fidelity.RTload],
 			perBlock(tot[fidelity.C]), perBlock(tot[fidelity.RTload]), k.run.End.Drops)
 		for _, r := range k.rows {
-			for _, n := range r.CI.Notes {
+			if !r.Defined() {
+				continue
+			}
+			for _, n := range r.Change.Notes {
 				d.p(" %s: %s.", r.Measure, n)
 			}
 		}

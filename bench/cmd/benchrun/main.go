@@ -7,7 +7,7 @@
 //     bench/drain450.c's loop inside one process, on one SCHED_FIFO thread
 //     and the same 450 sockets, in mirrored ABBA blocks of 100 ms, quiet
 //     and with 5 spin threads; intervals from the paired block ratios
-//     (bench/stats.Paired)
+//     (stats.Paired)
 //     1b. (opt-in, -only percall) the same across processes: drain450 vs
 //     rtload laight-450 in adaptive A/B pairs of whole runs
 //  2. wakeup latency: cyclictest vs rtload timer-only, quiet and with spin

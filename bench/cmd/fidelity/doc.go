@@ -39,7 +39,8 @@
 // block, an end line), and a summary on stderr: rtload/C per method (p50,
 // p99, mean), recvmsg/recvfrom per side, and rtload's gap over the C
 // loop's, each with the 95% CI of the paired half-cycle ratios
-// (bench/stats.Paired: t on the log ratios, lag-1 check, batch means).
+// (stats.Paired: t on the batch means of the per-pair log ratios, at most
+// 30 batches, merged further while their lag-1 autocorrelation is high).
 // benchrun (`make bench`) runs it and writes BENCHMARKS.md's section 1.
 //
 // Usage:
