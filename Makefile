@@ -111,6 +111,6 @@ fuzz:
 cross:
 	GOARCH=arm64 $(GO) vet ./...
 
-## clean: remove bin/ and the run directories under results/ (results/<scenario>-<YYYYMMDD-HHMMSS>[-N]; results/ itself is a package)
+## clean: remove bin/ and rtload-results/ (the default results directories of runs made here: rtload-results/<scenario>-<time>/)
 clean:
-	rm -rf bin results/*-[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]-[0-9][0-9][0-9][0-9][0-9][0-9] results/*-[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]-[0-9][0-9][0-9][0-9][0-9][0-9]-[0-9]*
+	rm -rf bin rtload-results
