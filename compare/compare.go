@@ -318,7 +318,7 @@ func buildColumns(runs []Run) ([]column, error) {
 			if !ok {
 				c = &column{group: g, label: g + "/" + r.Label, runIdx: ri, clock: r.Summary.Clock}
 				byKey[key] = c
-				if !contains(groups, g) {
+				if !slices.Contains(groups, g) {
 					groups = append(groups, g)
 				}
 			}
@@ -346,15 +346,6 @@ func buildColumns(runs []Run) ([]column, error) {
 		}
 	}
 	return cols, nil
-}
-
-func contains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // tickUnit names one per-call tick.
@@ -587,7 +578,7 @@ func probeSubjects(runs []Run) []subject {
 			for _, p := range t.Probes {
 				k := key{v + ":" + p.Name, ri}
 				if _, ok := probes[k]; !ok {
-					if !contains(groups, k.group) {
+					if !slices.Contains(groups, k.group) {
 						groups = append(groups, k.group)
 					}
 				}
@@ -651,7 +642,7 @@ func probeSamples(ps []results.Probe, procs []int) []sample {
 	var sizes []int
 	for _, p := range ps {
 		for _, sz := range p.Sizes {
-			if !containsInt(sizes, sz.Size) {
+			if !slices.Contains(sizes, sz.Size) {
 				sizes = append(sizes, sz.Size)
 			}
 		}
@@ -676,15 +667,6 @@ func probeSamples(ps []results.Probe, procs []int) []sample {
 		out = append(out, s)
 	}
 	return out
-}
-
-func containsInt(l []int, v int) bool {
-	for _, x := range l {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // metrics compares every subject's samples with its baseline's at

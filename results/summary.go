@@ -105,8 +105,9 @@ type Trial struct {
 	Overrides map[string]string `json:"overrides,omitempty"`
 	// DurationNs is the measured time.
 	DurationNs int64 `json:"duration_ns"`
-	// GCBefore/GCAfter are runtime.MemStats.NumGC around the measured window;
-	// GCDuring = GCAfter-GCBefore must be 0 for a clean run.
+	// GCBefore/GCAfter are the Go runtime's completed GC cycles
+	// (runtime/metrics /gc/cycles/total:gc-cycles) around the measured
+	// window; GCDuring = GCAfter-GCBefore must be 0 for a clean run.
 	GCBefore uint32    `json:"gc_before"`
 	GCAfter  uint32    `json:"gc_after"`
 	GCDuring uint32    `json:"gc_during"`

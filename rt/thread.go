@@ -22,19 +22,6 @@ const (
 	RR    Policy = unix.SCHED_RR
 )
 
-// ParsePolicy maps "fifo", "rr", "other" to a Policy.
-func ParsePolicy(s string) (Policy, error) {
-	switch s {
-	case "fifo":
-		return FIFO, nil
-	case "rr":
-		return RR, nil
-	case "other", "":
-		return Other, nil
-	}
-	return Other, fmt.Errorf("policy %q unknown (allowed: fifo, rr, other)", s)
-}
-
 func (p Policy) String() string {
 	switch p {
 	case FIFO:
@@ -79,8 +66,8 @@ type Sched struct {
 	// Mlock calls mlockall(MCL_CURRENT|MCL_FUTURE|MCL_ONFAULT) (process-wide; see mlockFlags).
 	Mlock bool
 	// AllowDegraded: when a privilege is missing, carry on at SCHED_OTHER
-	// (or without mlock / affinity) and note it in Applied.Notes instead of
-	// failing with a *PrivilegeError.
+	// (or without mlock / affinity) and say so in Applied.Degraded instead
+	// of failing with a *PrivilegeError.
 	AllowDegraded bool
 	// TimerSlackNs sets PR_SET_TIMERSLACK for the thread; 0 leaves the
 	// default (50 µs for SCHED_OTHER; RT threads have none).

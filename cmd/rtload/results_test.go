@@ -55,7 +55,7 @@ func TestOutRefused(t *testing.T) {
 	open := t.TempDir()
 	os.Chmod(open, 0o777)
 	killed := t.TempDir()
-	os.WriteFile(filepath.Join(killed, "wakeups-00-recvfrom-r0-rt.0003.csv"), []byte(results.WakeupCSVHeader+"\n"), 0o644)
+	os.WriteFile(filepath.Join(killed, "wakeups-00-recvfrom-r0-rt.0003.csv"), []byte(results.WakeupLogHeader+"\n"), 0o644)
 	planted := t.TempDir()
 	plant(planted)
 	ot := t.TempDir()
