@@ -263,7 +263,7 @@ func CompareWith(runs []Run, opt Options) (*Result, error) {
 	for _, r := range runs {
 		s := r.Summary
 		res.Runs = append(res.Runs, RunInfo{
-			Label: r.Label, Dir: r.Dir, Scenario: s.Scenario, Kernel: envString(s.Env, "kernel"),
+			Label: r.Label, Dir: r.Dir, Scenario: s.Scenario, Kernel: orNone(s.Env.Kernel),
 			Start: s.Start, Trials: len(s.Trials), Degraded: s.Degraded, Stopped: s.Stopped, Clock: s.Clock,
 			InProgress: s.InProgress, Foreign: r.Foreign,
 		})
@@ -727,13 +727,13 @@ func undecided(m *Metric, s, b *subject) {
 	m.MethodNote = strings.Join(append([]string{m.MethodNote}, why...), "; ")
 }
 
-// addInvalid appends trial t's Invalid reason to l, named by the trial
-// ("trial 2 (recvmsg, round 1): invalid: …"), when it has one.
+// addInvalid appends why trial t is invalid to l, named by the trial
+// ("trial 2 (recvmsg, round 1): invalid: …"), when it is.
 func addInvalid(l []string, t results.Trial) []string {
-	if t.Invalid == "" {
+	if t.Valid() {
 		return l
 	}
-	r := trialName(t) + ": " + t.Invalid
+	r := t.Name() + ": " + t.InvalidReason()
 	if slices.Contains(l, r) {
 		return l
 	}

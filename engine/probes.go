@@ -68,7 +68,7 @@ func probeSched(ps scenario.Probe, hk *rt.Housekeeping, allowDegraded bool) rt.S
 // degradedNotes are the notes of what probe name's thread runs without.
 func degradedNotes(name string, a rt.Applied) []string {
 	var d []string
-	for _, x := range a.Degraded {
+	for _, x := range a.Notes {
 		d = append(d, fmt.Sprintf("probe %s: %s", name, x))
 	}
 	return d
@@ -122,7 +122,7 @@ func (p *fileWriteProbe) start(_ *netlink.Handle, allowDegraded bool) ([]string,
 	if bindErr != nil {
 		return nil, fmt.Errorf("probe %s: %w", p.spec.Name, bindErr)
 	}
-	p.res.Applied = appliedReport(a)
+	p.res.Applied = a
 	return degradedNotes(p.spec.Name, a), nil
 }
 
@@ -140,7 +140,7 @@ func (p *fileWriteProbe) result() results.Probe {
 	r.FileWrite = &results.FileWriteResult{BlockBytes: int(p.spec.Block), Blocks: p.spec.Blocks, DurationNs: o.ElapsedNs,
 		Passes: o.Passes, Writes: o.Writes, Bytes: o.Bytes, ShortWrites: o.ShortWrites, Errors: o.Errors,
 		KBps: o.KBps, WritesPerSec: o.WritesPerSec, FileSize: o.FileSize,
-		PerWrite: results.LatencyOf(p.hdr, true), Hist: p.hist.Snapshot(p.clock.Info().Unit())}
+		PerWrite: results.LatencyOf(p.hdr, true), Hist: p.hist.Snapshot(p.clock.Info().TickUnit())}
 	return r
 }
 

@@ -256,7 +256,7 @@ func (r *reader) start(w window, yield *atomic.Bool, hk *rt.Housekeeping, allowD
 	}
 	r.openCounters(taskPerf)
 	var degraded []string
-	for _, d := range r.applied.Degraded {
+	for _, d := range r.applied.Notes {
 		degraded = append(degraded, fmt.Sprintf("reader %s: %s", r.spec.Name, d))
 	}
 	if r.perCall != nil {

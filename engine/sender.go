@@ -70,7 +70,7 @@ func senderPacer(t scenario.Traffic, sockets int, seed uint64) pace.Pacer {
 // its cpus (empty: every CPU this process may use), at its policy and
 // priority (fifo, rr) or nice (other), with 1 ns timer slack so that its
 // sleeps end on time. A real-time sender without CAP_SYS_NICE fails, or
-// with allowDegraded runs at SCHED_OTHER, noted in Applied.Degraded.
+// with allowDegraded runs at SCHED_OTHER, noted in Applied.Notes.
 func senderSched(t scenario.Traffic, hk *rt.Housekeeping, allowDegraded bool) rt.Sched {
 	s := rt.Sched{Name: rt.SenderName(t.Endpoint), Exempt: hk, CPUs: t.CPUs, Policy: schedPolicy(t.Policy),
 		TimerSlackNs: 1, AllowDegraded: allowDegraded}
@@ -97,7 +97,7 @@ func (s *sender) launch(start, end int64, hk *rt.Housekeeping, allowDegraded boo
 	}
 	s.thread, s.applied = th, <-applied
 	var degraded []string
-	for _, d := range s.applied.Degraded {
+	for _, d := range s.applied.Notes {
 		degraded = append(degraded, fmt.Sprintf("sender to %s: %s", s.spec.Endpoint, d))
 	}
 	return degraded, nil
@@ -126,7 +126,7 @@ func (s *sender) run(a rt.Applied) {
 	count := uint64(len(s.group.FDs()))
 	dst := make([]int, 0, 64)
 	sleep := rt.SleepUntil
-	if a.Policy == rt.FIFO || a.Policy == rt.RR {
+	if a.RealTime() {
 		sleep = rt.SleepUntilRaw
 	}
 	horizon := int64(catchUp(s.spec))

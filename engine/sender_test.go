@@ -8,6 +8,7 @@ import (
 	"github.com/rtload/rtload/net/udp"
 	"github.com/rtload/rtload/pace"
 	"github.com/rtload/rtload/record"
+	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
 )
@@ -49,7 +50,7 @@ func runSender(t *testing.T, s *sender, window, haltAfter time.Duration) {
 	s.start = rt.Monotonic()
 	s.end = s.start + int64(window)
 	done := make(chan struct{})
-	go func() { defer close(done); s.run(rt.Applied{Policy: rt.Other}) }()
+	go func() { defer close(done); s.run(rt.Applied{Thread: results.Thread{Policy: "SCHED_OTHER"}}) }()
 	if haltAfter > 0 {
 		time.Sleep(haltAfter)
 		s.halt()

@@ -105,7 +105,7 @@ func (p *tapSend) start(h *netlink.Handle, allowDegraded bool) ([]string, error)
 	if bindErr != nil {
 		return nil, fmt.Errorf("probe %s: %w", p.spec.Name, bindErr)
 	}
-	p.res.Applied = appliedReport(a)
+	p.res.Applied = a
 	return degradedNotes(p.spec.Name, a), nil
 }
 
@@ -175,7 +175,7 @@ func (p *tapSend) run(h *netlink.Handle) {
 		r.SinkReceived = p.sinkRecv.Load() - recv0
 		r.SinkDrops = drops1 - drops0
 		r.MeanNs = float64(sum) / float64(p.spec.Packets) * 1e9 / p.clock.Info().Hz
-		r.Hist = p.hist[i].Snapshot(p.clock.Info().Unit())
+		r.Hist = p.hist[i].Snapshot(p.clock.Info().TickUnit())
 		r.PerWrite = results.LatencyOf(p.hdr[i], true)
 		p.res.Sizes = append(p.res.Sizes, r)
 	}

@@ -430,8 +430,7 @@ func (t *trial) stop() {
 	}
 	t.unwatchKernel()
 	if t.w != nil {
-		marks, invalid := t.w.self.trialMarks()
-		t.res.ProcessMarks, t.res.Invalid = marks, joinInvalid(t.res.Invalid, invalid)
+		t.res.Marks = append(t.res.Marks, t.w.self.trialMarks()...)
 	}
 	t.unconfine()
 }

@@ -162,7 +162,7 @@ func LoadVariant(s *results.Summary, vp results.VariantProfile, read func(string
 	}
 	v.DrainFrom = from
 	v.Variant = profile.Variant{Name: vp.Variant, Profile: v.Profile, Calls: vp.Calls, Drain: drain,
-		KernelConfig: results.EnvStrings(s.Env, "kernel_config"), Cmdline: results.EnvStrings(s.Env, "hardening")}
+		KernelConfig: s.Env.KernelConfig, Cmdline: s.Env.Hardening}
 	v.Top = topSelf(v.Profile, vp.Calls, drain)
 	return v
 }

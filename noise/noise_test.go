@@ -114,7 +114,7 @@ func TestKindsWork(t *testing.T) {
 				t.Errorf("threads %d, want %d", w.Threads, threadCount(tc.cfg))
 			}
 			for i, a := range w.Applied {
-				if a.Policy != rt.Other || a.Nice != tc.cfg.Nice {
+				if a.Policy != "SCHED_OTHER" || a.Nice != tc.cfg.Nice {
 					t.Errorf("thread %d applied %s nice %d, want SCHED_OTHER nice %d", i, a.Policy, a.Nice, tc.cfg.Nice)
 				}
 			}
@@ -205,7 +205,7 @@ func TestRTNoise(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Policy != rt.FIFO || a.Priority != 1 || !cmp.Equal(a.CPUs, []int{cpu}) {
+	if a.Policy != "SCHED_FIFO" || a.Priority != 1 || !cmp.Equal(a.CPUs, []int{cpu}) {
 		t.Errorf("thread %d: %s %d cpus %v, want SCHED_FIFO 1 cpus [%d]", tids[0], a.Policy, a.Priority, a.CPUs, cpu)
 	}
 	time.Sleep(80 * time.Millisecond)

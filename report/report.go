@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -38,8 +37,11 @@ type column struct {
 	sent, sendErrors        uint64
 	inFlight                int64
 	trafficKnown            bool
-	// traffic are the rounds' traffic groups feeding this column's reader.
-	traffic []results.Traffic
+	// traffic are the rounds' traffic groups feeding this column's reader;
+	// trafficMissed[i] says whether traffic[i] marked its trial
+	// (MarkTraffic).
+	traffic       []results.Traffic
+	trafficMissed []bool
 
 	perCall             []results.TickStats
 	wake, drain, oneWay []results.Latency
@@ -259,7 +261,7 @@ func plural(n int, what string) string {
 // rounds ("2 variants, 1–2 rounds each": a run stopped inside a round).
 func trialShape(s *results.Summary) string {
 	variants, rounds := shape(s)
-	if soakSliced(s.Spec) && variants > 1 {
+	if s.Plan.Sliced() && variants > 1 {
 		return plural(variants, "variant") + " in soak slices"
 	}
 	if procs := processes(s); procs > 1 && len(s.Trials) == variants*rounds {
@@ -277,38 +279,6 @@ func trialShape(s *results.Summary) string {
 		least = min(least, n)
 	}
 	return fmt.Sprintf("%s, %d–%d rounds each", plural(variants, "variant"), least, rounds)
-}
-
-// soakSliced reports whether spec (Summary.Spec: the scenario as run, in
-// memory or read back from summary.json) is a soak (duration 0) whose
-// variants alternate in slices (slice > 0): each trial is then one slice.
-func soakSliced(spec any) bool {
-	raw, err := json.Marshal(spec)
-	if err != nil {
-		return false
-	}
-	var f struct {
-		Duration, Slice any
-	}
-	if json.Unmarshal(raw, &f) != nil {
-		return false
-	}
-	d, okD := durationOf(f.Duration)
-	sl, okS := durationOf(f.Slice)
-	return okD && okS && d == 0 && sl > 0
-}
-
-// durationOf reads a duration as summary.json holds it: "1m0s" (the
-// scenario's text form), or nanoseconds.
-func durationOf(v any) (time.Duration, bool) {
-	switch x := v.(type) {
-	case string:
-		d, err := time.ParseDuration(x)
-		return d, err == nil
-	case float64:
-		return time.Duration(x), true
-	}
-	return 0, false
 }
 
 // processes counts the distinct processes of s's trials (1 for a
@@ -333,10 +303,6 @@ func shape(s *results.Summary) (variants, rounds int) {
 	return len(per), rounds
 }
 
-// cyclesDescription is rt.CyclesDescription (report imports only results
-// and record; TestClockLineCycles keeps the two equal).
-const cyclesDescription = "core cycles (PERF_COUNT_HW_CPU_CYCLES via rdpmc, kernel+user)"
-
 // clockLine states what one tick is, honestly.
 func clockLine(c results.ClockInfo) string {
 	switch {
@@ -349,7 +315,7 @@ func clockLine(c results.ClockInfo) string {
 		}
 		return l
 	case c.Kind == "cycles":
-		return "clock: " + cyclesDescription + ", core clock " + hz(c.Hz) + " while calibrating"
+		return "clock: " + results.CyclesDescription + ", core clock " + hz(c.Hz) + " while calibrating"
 	case c.Kind == "monotonic" && (c.Hz == 1e9 || c.Hz == 0):
 		return "clock: monotonic, 1 tick = 1 ns"
 	case c.Kind == "":
@@ -465,6 +431,7 @@ func (c *column) add(t results.Trial, r results.Reader, nReaders int) error {
 	for _, tr := range t.Traffic {
 		if feeds(tr, r, nReaders) {
 			c.traffic = append(c.traffic, tr)
+			c.trafficMissed = append(c.trafficMissed, trafficMissed(&t, tr.Endpoint))
 			c.sent += tr.Sent
 			c.sendErrors += tr.SendErrors
 			c.inFlight += tr.InFlight

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rtload/rtload/results"
 )
 
 // Ticks is a raw reading of the per-call clock. What one tick is depends on
@@ -20,55 +22,9 @@ import (
 // nanoseconds (monotonic).
 type Ticks uint64
 
-// ClockInfo says what one tick of a Clock is.
-type ClockInfo struct {
-	// Kind is "cycles", "tsc" or "monotonic".
-	Kind string
-	// Hz is ticks per second: the calibrated TSC frequency, 1e9, or for
-	// cycles the core clock measured while calibrating (an estimate: the
-	// core clock changes with frequency scaling and turbo).
-	Hz float64
-	// Invariant is true when a tick is a constant time in all P-/C-states:
-	// an invariant TSC (constant_tsc and nonstop_tsc), CLOCK_MONOTONIC.
-	// Never for cycles.
-	Invariant bool
-	// CoreTSCRatio is core cycles per TSC tick measured with the cycles
-	// clock's calibration (0 when the clock is not cycles or there is no
-	// usable TSC).
-	CoreTSCRatio float64
-	// Note explains how Hz was found; for cycles it starts with Describe().
-	Note string
-	// Fallbacks lists clocks tried before this one and why each was refused.
-	Fallbacks []string
-}
-
-// Unit names one tick for reports and heads the histograms: "cycles",
-// "TSC ticks" or "ns".
-func (c ClockInfo) Unit() string {
-	switch c.Kind {
-	case "cycles":
-		return "cycles"
-	case "tsc":
-		return "TSC ticks"
-	}
-	return "ns"
-}
-
-// CyclesDescription is what a report's header says the cycles clock counts.
-const CyclesDescription = "core cycles (PERF_COUNT_HW_CPU_CYCLES via rdpmc, kernel+user)"
-
-// Describe is the one-line header a report prints for the clock, e.g.
-// "core cycles (PERF_COUNT_HW_CPU_CYCLES via rdpmc, kernel+user)" or
-// "TSC ticks at 2.100 GHz (TSC ticks are not core cycles)".
-func (c ClockInfo) Describe() string {
-	switch c.Kind {
-	case "cycles":
-		return CyclesDescription
-	case "tsc":
-		return fmt.Sprintf("TSC ticks at %.3f GHz (TSC ticks are not core cycles)", c.Hz/1e9)
-	}
-	return "CLOCK_MONOTONIC, 1 tick = 1 ns"
-}
+// ClockInfo says what one tick of a Clock is: results.ClockInfo, the
+// record summary.json keeps (its TickUnit names the tick).
+type ClockInfo = results.ClockInfo
 
 // Clock is the per-call timer. It is a concrete type so that Now stays a
 // short instruction sequence on the measured path.
@@ -334,7 +290,7 @@ func newCycles() (*Clock, error) {
 	}
 	info := ClockInfo{Kind: "cycles", Hz: median(hzs)}
 	info.Note = fmt.Sprintf("%s, counted only while the timing thread runs; core clock %.3f GHz while calibrating (median of 5 × 20 ms busy windows against CLOCK_MONOTONIC",
-		CyclesDescription, info.Hz/1e9)
+		results.CyclesDescription, info.Hz/1e9)
 	if tscOK {
 		info.CoreTSCRatio = median(ratios)
 		info.Note += fmt.Sprintf("; %.3f cycles per TSC tick", info.CoreTSCRatio)

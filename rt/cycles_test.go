@@ -55,22 +55,6 @@ func TestCyclesClockHere(t *testing.T) {
 	}
 }
 
-// TestClockDescribe pins the header and the unit each clock prints.
-func TestClockDescribe(t *testing.T) {
-	for _, c := range []struct {
-		info       rt.ClockInfo
-		unit, desc string
-	}{
-		{rt.ClockInfo{Kind: "cycles", Hz: 3.4e9}, "cycles", "core cycles (PERF_COUNT_HW_CPU_CYCLES via rdpmc, kernel+user)"},
-		{rt.ClockInfo{Kind: "tsc", Hz: 2.1e9}, "TSC ticks", "TSC ticks at 2.100 GHz (TSC ticks are not core cycles)"},
-		{rt.ClockInfo{Kind: "monotonic", Hz: 1e9}, "ns", "CLOCK_MONOTONIC, 1 tick = 1 ns"},
-	} {
-		if u, d := c.info.Unit(), c.info.Describe(); u != c.unit || d != c.desc {
-			t.Errorf("%s: Unit %q Describe %q; want %q, %q", c.info.Kind, u, d, c.unit, c.desc)
-		}
-	}
-}
-
 // TestSharedClocksNeedNoBind: tsc and monotonic Clocks are read on any
 // thread; ForThread, Bind, Status and Close leave them alone.
 func TestSharedClocksNeedNoBind(t *testing.T) {

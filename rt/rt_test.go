@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rtload/rtload/internal/testutil"
+	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/rt"
 )
 
@@ -27,8 +28,8 @@ func TestNewClockMonotonic(t *testing.T) {
 		t.Fatal(err)
 	}
 	info := c.Info()
-	if info.Kind != "monotonic" || info.Hz != 1e9 || !info.Invariant || info.Unit() != "ns" {
-		t.Errorf("Info() = %+v, Unit %q; want monotonic, 1e9 Hz, invariant, ns", info, info.Unit())
+	if info.Kind != "monotonic" || info.Hz != 1e9 || !info.Invariant || info.TickUnit() != "ns" {
+		t.Errorf("Info() = %+v, Unit %q; want monotonic, 1e9 Hz, invariant, ns", info, info.TickUnit())
 	}
 	if len(info.Fallbacks) != 0 {
 		t.Errorf("asked-for monotonic lists fallbacks %v", info.Fallbacks)
@@ -57,8 +58,8 @@ func TestNewClockAuto(t *testing.T) {
 	if !strings.Contains(info.Note, "not core cycles") {
 		t.Errorf("Note %q does not say TSC ticks are not core cycles", info.Note)
 	}
-	if info.Unit() != "TSC ticks" {
-		t.Errorf("Unit() = %q, want TSC ticks", info.Unit())
+	if info.TickUnit() != "TSC ticks" {
+		t.Errorf("TickUnit() = %q, want TSC ticks", info.TickUnit())
 	}
 }
 
@@ -154,14 +155,14 @@ func TestStartFIFOReadBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantGot := rt.Applied{TID: tid, Policy: rt.FIFO, Priority: 80, CPUs: []int{1}}
+	wantGot := results.Thread{TID: tid, Policy: "SCHED_FIFO", Priority: 80, CPUs: []int{1}}
 	if diff := cmp.Diff(wantGot, got); diff != "" {
 		t.Errorf("ThreadSched(%d) (-want +got):\n%s", tid, diff)
 	}
 	if tid == unix.Gettid() {
 		t.Errorf("body ran on the test's thread %d", tid)
 	}
-	if applied.Policy != rt.FIFO || applied.Priority != 80 || !cmp.Equal(applied.CPUs, []int{1}) || len(applied.Degraded) != 0 {
+	if applied.Policy != "SCHED_FIFO" || applied.Priority != 80 || !cmp.Equal(applied.CPUs, []int{1}) || len(applied.Notes) != 0 {
 		t.Errorf("Applied = %+v", applied)
 	}
 }
@@ -180,7 +181,7 @@ func waitThread(t *testing.T, th *rt.Thread) {
 func TestStartOtherReadBack(t *testing.T) {
 	// Unprivileged settings: nice 5 and the CPUs we already have.
 	th, err := rt.Start(rt.Sched{Policy: rt.Other, Nice: 5}, func(a rt.Applied) {
-		if a.Policy != rt.Other || a.Nice != 5 || len(a.Degraded) != 0 {
+		if a.Policy != "SCHED_OTHER" || a.Nice != 5 || len(a.Notes) != 0 {
 			t.Errorf("Applied = %+v", a)
 		}
 	})
@@ -273,7 +274,7 @@ func checkUnprivileged(t *testing.T) {
 	}
 
 	th, err = rt.Start(rt.Sched{Policy: rt.FIFO, Priority: 80, AllowDegraded: true}, func(a rt.Applied) {
-		if a.Policy != rt.Other || len(a.Degraded) != 1 || !strings.Contains(a.Degraded[0], "ran at SCHED_OTHER") {
+		if a.Policy != "SCHED_OTHER" || len(a.Notes) != 1 || !strings.Contains(a.Notes[0], "ran at SCHED_OTHER") {
 			t.Errorf("degraded Applied = %+v", a)
 		}
 	})

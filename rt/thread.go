@@ -10,6 +10,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rtload/rtload/results"
 )
 
 // Policy is a Linux scheduling policy.
@@ -66,7 +68,7 @@ type Sched struct {
 	// Mlock calls mlockall(MCL_CURRENT|MCL_FUTURE|MCL_ONFAULT) (process-wide; see mlockFlags).
 	Mlock bool
 	// AllowDegraded: when a privilege is missing, carry on at SCHED_OTHER
-	// (or without mlock / affinity) and say so in Applied.Degraded instead
+	// (or without mlock / affinity) and say so in Applied.Notes instead
 	// of failing with a *PrivilegeError.
 	AllowDegraded bool
 	// TimerSlackNs sets PR_SET_TIMERSLACK for the thread; 0 leaves the
@@ -74,20 +76,12 @@ type Sched struct {
 	TimerSlackNs int
 }
 
-// Applied is the thread's state as read back from the kernel after Start.
-type Applied struct {
-	TID int
-	// Name is the thread's name as the kernel keeps it (PR_GET_NAME):
-	// Comm(Sched.Name), or the inherited one when Sched.Name was "".
-	Name     string
-	Policy   Policy
-	Priority int
-	Nice     int
-	CPUs     []int
-	Mlocked  bool
-	// Degraded lists what was asked but not applied, and why.
-	Degraded []string
-}
+// Applied is the thread's state as read back from the kernel after Start:
+// results.Applied, the record summary.json keeps. Its Name is the
+// thread's name as the kernel keeps it (PR_GET_NAME): Comm(Sched.Name), or
+// the inherited one when Sched.Name was ""; Notes lists what was asked
+// but not applied, and why.
+type Applied = results.Applied
 
 // Thread is a goroutine locked to its own OS thread with Sched applied.
 type Thread struct {
@@ -139,7 +133,7 @@ func apply(s Sched) (Applied, error) {
 	}
 	if s.TimerSlackNs > 0 {
 		if err := unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(s.TimerSlackNs), 0, 0, 0); err != nil {
-			a.Degraded = append(a.Degraded, "timer slack: "+err.Error())
+			a.Notes = append(a.Notes, "timer slack: "+err.Error())
 		}
 	}
 	if len(s.CPUs) > 0 {
@@ -155,7 +149,7 @@ func apply(s Sched) (Applied, error) {
 				}
 				return a, fmt.Errorf("sched_setaffinity(cpus %v): %w (the CPU may be offline or outside this process's cpuset)", s.CPUs, os.NewSyscallError("sched_setaffinity", err))
 			}
-			a.Degraded = append(a.Degraded, fmt.Sprintf("affinity cpus %v not applied: %v", s.CPUs, err))
+			a.Notes = append(a.Notes, fmt.Sprintf("affinity cpus %v not applied: %v", s.CPUs, err))
 		}
 	}
 	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: uint32(s.Policy)}
@@ -176,7 +170,7 @@ func apply(s Sched) (Applied, error) {
 			return a, &PrivilegeError{Op: op, Cap: "CAP_SYS_NICE",
 				Degraded: "run at SCHED_OTHER and mark results degraded", Err: err}
 		}
-		a.Degraded = append(a.Degraded, op+": not permitted (needs CAP_SYS_NICE): ran at SCHED_OTHER")
+		a.Notes = append(a.Notes, op+": not permitted (needs CAP_SYS_NICE): ran at SCHED_OTHER")
 	}
 	if s.Mlock {
 		if err := unix.Mlockall(mlockFlags()); err != nil {
@@ -187,7 +181,7 @@ func apply(s Sched) (Applied, error) {
 				}
 				return a, os.NewSyscallError("mlockall", err)
 			}
-			a.Degraded = append(a.Degraded, "mlockall: "+err.Error()+" (needs CAP_IPC_LOCK or RLIMIT_MEMLOCK): memory not locked")
+			a.Notes = append(a.Notes, "mlockall: "+err.Error()+" (needs CAP_IPC_LOCK or RLIMIT_MEMLOCK): memory not locked")
 		} else {
 			a.Mlocked = true
 		}
@@ -232,7 +226,7 @@ func readBack(a Applied) (Applied, error) {
 	if err != nil {
 		return a, os.NewSyscallError("sched_getattr", err)
 	}
-	a.Policy = Policy(got.Policy)
+	a.Policy = Policy(got.Policy).String()
 	a.Priority = int(got.Priority)
 	a.Nice = int(got.Nice)
 	var set unix.CPUSet
@@ -275,14 +269,14 @@ func vmLocked() bool {
 func Munlockall() error { return os.NewSyscallError("munlockall", unix.Munlockall()) }
 
 // ThreadSched reads the scheduling policy, priority and affinity of any
-// thread by TID from the kernel (for tests and reports).
-func ThreadSched(tid int) (Applied, error) {
-	a := Applied{TID: tid}
+// thread by TID from the kernel (for tests and reports); Name is left "".
+func ThreadSched(tid int) (results.Thread, error) {
+	a := results.Thread{TID: tid}
 	got, err := unix.SchedGetAttr(tid, 0)
 	if err != nil {
 		return a, os.NewSyscallError("sched_getattr", err)
 	}
-	a.Policy, a.Priority, a.Nice = Policy(got.Policy), int(got.Priority), int(got.Nice)
+	a.Policy, a.Priority, a.Nice = Policy(got.Policy).String(), int(got.Priority), int(got.Nice)
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(tid, &set); err != nil {
 		return a, os.NewSyscallError("sched_getaffinity", err)

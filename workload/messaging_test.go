@@ -114,7 +114,7 @@ func TestMessagingPoolSched(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantName := rt.Comm(fmt.Sprintf("rtl-nz/msg.%d", i))
-		if cpu := []int{1, 0}[i%2]; len(got.CPUs) != 1 || got.CPUs[0] != cpu || got.Policy != rt.Other || got.Nice != -3 ||
+		if cpu := []int{1, 0}[i%2]; len(got.CPUs) != 1 || got.CPUs[0] != cpu || got.Policy != "SCHED_OTHER" || got.Nice != -3 ||
 			strings.TrimSpace(string(comm)) != wantName {
 			t.Errorf("worker %d (tid %d): %+v, comm %q; want cpu %d, SCHED_OTHER nice -3, name %q", i, a.TID, got, comm, cpu, wantName)
 		}

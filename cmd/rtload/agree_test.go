@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -58,7 +59,13 @@ func TestOneNumberPerQuantity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum.Spec = spec
+	specJSON, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sum.SetSpec(specJSON); err != nil {
+		t.Fatal(err)
+	}
 	if err := d.WriteSummary(sum); err != nil {
 		t.Fatal(err)
 	}

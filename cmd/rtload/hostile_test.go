@@ -231,7 +231,7 @@ func TestTerminalSafe(t *testing.T) {
 	s := gateSummary(1000, 2)
 	s.Scenario, s.File = hostileText, hostileText
 	s.Clock.Note = hostileText
-	s.Env = map[string]any{"kernel": hostileText, "cmdline": hostileText}
+	s.Env = results.Env{Kernel: hostileText, Cmdline: hostileText}
 	for i := range s.Trials {
 		tr := &s.Trials[i]
 		tr.Variant = "v" + hostileText

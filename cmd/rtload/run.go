@@ -301,7 +301,11 @@ func execute(cmd *cobra.Command, sw *signalWatch, spec *scenario.Spec, trials []
 	}
 	printPlan(plan, spec, len(trials), f.auto, f.afterProcess != nil)
 
-	sv := &saver{dir: dir, spec: spec, env: env, errw: errw, sem: make(chan struct{}, 1)}
+	sv, err := newSaver(dir, spec, env, errw)
+	if err != nil {
+		removeIfEmpty()
+		return o, err
+	}
 	sw.attach(sv)
 	ctx := sw.context()
 

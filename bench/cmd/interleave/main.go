@@ -231,14 +231,15 @@ func (c *config) measure(dir, name, scenario string, block, dur time.Duration, a
 	_, v := meanVar(d)
 	r.sd, r.lag1, r.hw = math.Sqrt(v), stats.Lag1(d), r.ch.HalfWidth()
 	var marks []string
-	for _, t := range s.Trials {
+	for i := range s.Trials {
+		t := &s.Trials[i]
 		if t.Interleave != nil {
 			r.window = time.Duration(t.Interleave.WindowNs)
 		}
-		if t.TrafficNotAsSpecified != "" && !slices.Contains(marks, "traffic") {
+		if t.Marked(results.MarkTraffic) && !slices.Contains(marks, "traffic") {
 			marks = append(marks, "traffic")
 		}
-		if t.Invalid != "" && !slices.Contains(marks, "invalid") {
+		if !t.Valid() && !slices.Contains(marks, "invalid") {
 			marks = append(marks, "invalid")
 		}
 	}
