@@ -50,8 +50,8 @@ type Result struct {
 	Metadata []Difference `json:"metadata"`
 	// Notes are anything else worth saying (unreadable logs, skipped tables).
 	Notes []string `json:"notes,omitempty"`
-	// TickUnit is the unit of per-call values ("TSC ticks" or "ns"), from
-	// the first run's clock.
+	// TickUnit is the unit of per-call values ("TSC ticks", "cycles" or
+	// "ns"): the first run's results.ClockInfo.TickUnit.
 	TickUnit string `json:"tick_unit"`
 	// Columns: one per (variant[:reader], run), each variant's runs together.
 	Columns []Column `json:"columns"`
@@ -277,7 +277,7 @@ func CompareWith(runs []Run, opt Options) (*Result, error) {
 	res.Warnings, res.Info = Differences(runs)
 	res.Warnings = append(res.Warnings, TrialMarks(runs)...)
 	res.Metadata = Metadata(runs)
-	res.TickUnit = tickUnit(runs[0].Summary.Clock)
+	res.TickUnit = runs[0].Summary.Clock.TickUnit()
 
 	cols, err := buildColumns(runs)
 	if err != nil {
@@ -346,19 +346,6 @@ func buildColumns(runs []Run) ([]column, error) {
 		}
 	}
 	return cols, nil
-}
-
-// tickUnit names one per-call tick.
-func tickUnit(c results.ClockInfo) string {
-	switch {
-	case c.Kind == "monotonic":
-		return "ns"
-	case c.Kind == "tsc":
-		return "TSC ticks"
-	case c.Unit != "":
-		return c.Unit
-	}
-	return "ticks"
 }
 
 func (c *column) public(run string) Column {
@@ -430,7 +417,7 @@ func percentiles(at func(results.Quantity) float64, count uint64, exact bool, sc
 // with its per-round values (the samples a verdict is made from), and for
 // a reader with a spike threshold its spike rate.
 func readerSamples(c *column) []sample {
-	unit := tickUnit(c.clock)
+	unit := c.clock.TickUnit()
 	var out []sample
 
 	// Mean per-call cost: exact from the histogram's sum.

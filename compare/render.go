@@ -409,10 +409,7 @@ func (r *Result) histogram(b *strings.Builder) error {
 		cols[i] = report.Column{Label: c.Label, Hist: c.PerCall}
 		merged = merged || c.Rounds > 1
 	}
-	unit := "ticks"
-	if r.TickUnit == "ns" {
-		unit = "ns"
-	}
+	unit := report.ShortUnit(r.TickUnit)
 	title := "per-call cost in " + r.TickUnit + ", all calls (data + EAGAIN)"
 	if merged {
 		title += ", rounds merged"

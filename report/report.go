@@ -85,7 +85,8 @@ func Report(w io.Writer, s *results.Summary) error {
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
-	unit, unitLong := tickUnit(s.Clock)
+	unitLong := s.Clock.TickUnit()
+	unit := ShortUnit(unitLong)
 	merged := roundsNote(cols)
 	timerOnly := true // readers with no sockets: a cyclictest-like timer probe
 	for _, c := range cols {
@@ -193,7 +194,7 @@ func writeHeader(b *strings.Builder, s *results.Summary) {
 	for _, tr := range s.Trials {
 		for _, r := range tr.Readers {
 			if r.TracingStopped != "" {
-				fmt.Fprintf(b, "\n*** TRACING STOPPED (trial %d, %s): %s\n", tr.Index+1, tr.Variant, r.TracingStopped)
+				fmt.Fprintf(b, "\n*** TRACING STOPPED (%s): %s\n", tr.Name(), r.TracingStopped)
 			}
 		}
 	}
@@ -338,19 +339,10 @@ func hz(v float64) string {
 	}
 }
 
-// tickUnit is the short unit heading the tables and the long one for titles.
-func tickUnit(c results.ClockInfo) (short, long string) {
-	switch c.Kind {
-	case "tsc":
-		return "ticks", "TSC ticks"
-	case "monotonic":
-		return "ns", "ns"
-	}
-	if c.Unit != "" {
-		return c.Unit, c.Unit
-	}
-	return "ticks", "ticks"
-}
+// ShortUnit is the word for a tick unit in a narrow heading (the seed
+// table's row labels, "mean ticks/call"): "ticks" for "TSC ticks", the
+// unit itself otherwise ("cycles", "ns").
+func ShortUnit(unit string) string { return strings.TrimPrefix(unit, "TSC ") }
 
 // columns merges the trials into one column per variant (or per
 // variant/reader when there are several readers), in run order.
@@ -795,13 +787,14 @@ func writeGC(b *strings.Builder, s *results.Summary) {
 	var total uint64
 	var where []string
 	soak := false
-	for _, t := range s.Trials {
+	for i := range s.Trials {
+		t := &s.Trials[i]
 		for _, r := range t.Readers {
 			soak = soak || r.Intervals > 0
 		}
 		if t.GCDuring > 0 {
 			total += uint64(t.GCDuring)
-			where = append(where, fmt.Sprintf("trial %d (%s round %d): %d", t.Index, t.Variant, t.Round, t.GCDuring))
+			where = append(where, fmt.Sprintf("%s: %d", t.Name(), t.GCDuring))
 		}
 	}
 	if total == 0 {
