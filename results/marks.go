@@ -26,7 +26,7 @@ const (
 	MarkDegraded MarkKind = "degraded"
 	// MarkStopped: the run was interrupted (Summary.Stopped): its last
 	// trial is partial and rounds may be missing.
-	MarkStopped MarkKind = "stopped early"
+	MarkStopped MarkKind = "stopped"
 	// MarkIncomplete: summary.json is a checkpoint of a run that never
 	// finished (Summary.InProgress).
 	MarkIncomplete MarkKind = "incomplete"
@@ -47,20 +47,37 @@ const (
 	// throttling or a thread of higher priority on its CPU. The kernel
 	// logs "sched: RT throttling activated" only once per boot, so this
 	// count is what catches every later throttling.
-	MarkStarved MarkKind = "reader starved"
+	MarkStarved MarkKind = "starved"
 	// MarkRtload: rtload itself may have disturbed the trial, from its
 	// interval records (Interval.Mark): its RSS past the run's bound, its
 	// metrics endpoint flooded. (Its own garbage collection is
 	// MarkInvalid: the readers waited for it.)
-	MarkRtload MarkKind = "rtload itself"
+	MarkRtload MarkKind = "rtload"
 	// MarkTraffic: a traffic group (Mark.Endpoint) missed its thresholds:
 	// its rate beyond traffic[].rate_tolerance, its send-lag p99 above
 	// traffic[].max_send_lag.
-	MarkTraffic MarkKind = "traffic not as specified"
+	MarkTraffic MarkKind = "traffic"
 )
 
 // MarkKinds are every kind, in the order outputs list them.
 var MarkKinds = []MarkKind{MarkDegraded, MarkStopped, MarkIncomplete, MarkInvalid, MarkEmpty, MarkStarved, MarkRtload, MarkTraffic}
+
+// Phrase names the kind in a sentence: "reader starved", "traffic not as
+// specified", "rtload itself", "stopped early"; the kind itself for the
+// others ("invalid", "empty", "degraded", "incomplete").
+func (k MarkKind) Phrase() string {
+	switch k {
+	case MarkStopped:
+		return "stopped early"
+	case MarkStarved:
+		return "reader starved"
+	case MarkRtload:
+		return "rtload itself"
+	case MarkTraffic:
+		return "traffic not as specified"
+	}
+	return string(k)
+}
 
 // Invalidates reports whether a trial marked k measured something other
 // than what was asked for, so that no verdict may rest on it: MarkInvalid
