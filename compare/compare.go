@@ -22,7 +22,7 @@ const (
 	VerdictSame      = "same"       // the whole CI lies within ±threshold
 	// VerdictUndecided: anything else: the CI straddles a boundary, there
 	// is no CI (MethodNote says why), or the column or its baseline holds
-	// an invalid trial (results.Trial.Invalid: the kernel changed what was
+	// an invalid trial (results.Trial.Valid: the kernel changed what was
 	// measured), whatever the CI says.
 	VerdictUndecided = "undecided"
 )

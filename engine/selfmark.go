@@ -31,7 +31,7 @@ type selfWatch struct {
 	gcBefore uint32
 	readers  []selfReader // by the writer's reader index
 
-	// Trial totals, for ProcessMarks.
+	// Trial totals, for the trial's marks (trialMarks).
 	gcSeqs         []int
 	gcRuns         uint32
 	rssIntervals   int

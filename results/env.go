@@ -1,9 +1,9 @@
 package results
 
+import "fmt"
+
 // Env and what it holds: the `rtload env` facts a summary keeps
 // (Summary.Env), one definition that sysinfo fills.
-
-import "fmt"
 
 // Env describes the machine and this process as a latency run saw them:
 // the `rtload env` facts (sysinfo.Gather fills them; sysinfo.Facts adds
