@@ -124,15 +124,6 @@ func perCallClass(t *record.Set, unit string) *results.PerCallClass {
 		First: t.Snapshot(record.CallFirst, unit), Rest: t.Snapshot(record.CallRest, unit)}
 }
 
-// overrunMode is the reader's overrun setting as results name it: "skip"
-// or "catchup".
-func overrunMode(rs scenario.Reader) string {
-	if rs.Overrun == scenario.OverrunCatchUp {
-		return "catchup"
-	}
-	return "skip"
-}
-
 // rateErrorPct is how far sent is from due, in % of due (0 when nothing
 // was due).
 func rateErrorPct(sent, due uint64) float64 {

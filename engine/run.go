@@ -193,7 +193,7 @@ func newRun(spec *scenario.Spec, trials []scenario.Trial, opt Options) (*run, []
 		}
 		r.ownDir, r.opt.Results = d, d
 	}
-	clock, err := rt.NewClock(spec.Clock.String())
+	clock, err := rt.NewClock(clockKind(spec.Clock))
 	if err != nil {
 		return nil, nil, fmt.Errorf("clock: %w", err)
 	}

@@ -83,27 +83,25 @@ func newTapSend(ps scenario.Probe, ep *endpoint, clock *rt.Clock, rep scenario.R
 func (p *tapSend) start(h *netlink.Handle, allowDegraded bool) ([]string, error) {
 	p.sinkWG.Add(1)
 	go p.drainSink()
-	applied := make(chan rt.Applied, 1)
-	var bindErr error
-	th, err := rt.Start(probeSched(p.spec, p.hk, allowDegraded), func(a rt.Applied) {
-		bindErr = p.clock.Bind() // the thread's own cycle counter, now that it is pinned
-		applied <- a
-		if bindErr != nil {
+	setup := func(rt.Applied) error {
+		err := p.clock.Bind() // the thread's own cycle counter, now that it is pinned
+		if err != nil {
 			p.done.Store(true)
-			return
 		}
+		return err
+	}
+	th, a, err := startThread(probeSched(p.spec, p.hk, allowDegraded), setup, func(rt.Applied) {
 		defer p.clock.Close()
 		p.run(h)
 	})
-	if err != nil {
+	if th == nil {
 		p.sinkStop.Store(true)
 		p.sinkWG.Wait()
 		return nil, fmt.Errorf("probe %s: %w", p.spec.Name, err)
 	}
 	p.thread = th
-	a := <-applied
-	if bindErr != nil {
-		return nil, fmt.Errorf("probe %s: %w", p.spec.Name, bindErr)
+	if err != nil {
+		return nil, fmt.Errorf("probe %s: %w", p.spec.Name, err)
 	}
 	p.res.Applied = a
 	return degradedNotes(p.spec.Name, a), nil

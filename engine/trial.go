@@ -574,14 +574,6 @@ func recvBufSize(traffic []scenario.Traffic) int {
 	return n
 }
 
-// noiseConfig is noise entry nz as noise.Config: at least one thread;
-// allowRT (the scenario's allow_rt_noise) lets it run fifo or rr.
-func noiseConfig(nz scenario.Noise, allowRT, allowDegraded bool) noise.Config {
-	return noise.Config{Kind: nz.Kind.String(), Threads: max(nz.Threads, 1), CPUs: nz.CPUs, Policy: schedPolicy(nz.Policy), Priority: nz.Priority, Nice: nz.Nice,
-		On: time.Duration(nz.Duty.On), Off: time.Duration(nz.Duty.Off), AllowRT: allowRT, AllowDegraded: allowDegraded,
-		Size: int(nz.Size), Rate: nz.Rate, Syscall: nz.Syscall.String(), Dir: nz.Dir, Blocks: nz.Blocks, Groups: nz.Groups, FDs: nz.FDs, Loops: nz.Loops}
-}
-
 // noiseName names the threads of noise entry i of noise: its kind, with
 // the entry's count among those of its kind from the second one on
 // ("spin", "spin2"), so that two entries of one kind differ.

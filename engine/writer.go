@@ -610,7 +610,7 @@ func (w *trialWriter) intervalNoise(r *reader, iv *results.Interval) {
 // noiseView adapts a running noise source for the writer.
 type noiseView struct{ n *noise.Noise }
 
-func (v noiseView) Kind() string  { return v.n.Config().Kind }
-func (v noiseView) Unit() string  { return noise.Unit(v.n.Config().Kind) }
+func (v noiseView) Kind() string  { return v.n.Config().Kind.String() }
+func (v noiseView) Unit() string  { return v.n.Config().Kind.Unit() }
 func (v noiseView) Count() uint64 { return v.n.Report().Count }
 func (v noiseView) State() string { return v.n.State() }

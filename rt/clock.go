@@ -189,8 +189,36 @@ func (c *Clock) Close() error {
 	return err
 }
 
+// ClockKind chooses the per-call timer NewClock makes. The zero value is
+// no kind.
+type ClockKind uint8
+
+// The kinds of clock (see NewClock).
+const (
+	ClockAuto ClockKind = iota + 1
+	ClockCycles
+	ClockTSC
+	ClockMonotonic
+)
+
+// String is the kind's name, as ClockInfo.Kind and the scenario's clock
+// field spell it: "auto", "cycles", "tsc", "monotonic".
+func (k ClockKind) String() string {
+	switch k {
+	case ClockAuto:
+		return "auto"
+	case ClockCycles:
+		return "cycles"
+	case ClockTSC:
+		return "tsc"
+	case ClockMonotonic:
+		return "monotonic"
+	}
+	return fmt.Sprintf("clock kind(%d)", uint8(k))
+}
+
 // NewClock returns the clock of the given kind:
-//   - "cycles": the PMU's core-cycle counter of each timing thread
+//   - ClockCycles: the PMU's core-cycle counter of each timing thread
 //     (PERF_COUNT_HW_CPU_CYCLES, kernel and user, read with rdpmc; see
 //     ForThread and Bind). NewClock opens it on the calling thread to
 //     check it and to measure Hz and CoreTSCRatio, then closes it. The
@@ -199,24 +227,24 @@ func (c *Clock) Close() error {
 //     (EACCES), user-space rdpmc off (cap_user_rdpmc 0: RdpmcSysfs), the
 //     counter not on the PMU (index 0). It never falls back to counting
 //     user cycles only.
-//   - "tsc": RDTSCP, calibrated against CLOCK_MONOTONIC; ErrNotSupported
+//   - ClockTSC: RDTSCP, calibrated against CLOCK_MONOTONIC; ErrNotSupported
 //     without an invariant TSC.
-//   - "monotonic": CLOCK_MONOTONIC through the vDSO, in ns.
-//   - "auto" (or ""): cycles where usable, else tsc, else monotonic, each
+//   - ClockMonotonic: CLOCK_MONOTONIC through the vDSO, in ns.
+//   - ClockAuto: cycles where usable, else tsc, else monotonic, each
 //     refusal in Info().Fallbacks ("cycles: not supported by this CPU/VM: …").
-func NewClock(kind string) (*Clock, error) {
+func NewClock(kind ClockKind) (*Clock, error) {
 	switch kind {
-	case "monotonic":
+	case ClockMonotonic:
 		return newMonotonic(nil), nil
-	case "cycles":
+	case ClockCycles:
 		c, err := newCycles()
 		if err != nil {
 			return nil, fmt.Errorf("clock %q: %w; clock: auto would fall back to tsc and record why", kind, err)
 		}
 		return c, nil
-	case "tsc":
+	case ClockTSC:
 		return newTSC(nil)
-	case "auto", "":
+	case ClockAuto:
 		c, err := newCycles()
 		if err == nil {
 			return c, nil
@@ -228,7 +256,7 @@ func NewClock(kind string) (*Clock, error) {
 		}
 		return newMonotonic(append(fallbacks, err.Error())), nil
 	default:
-		return nil, fmt.Errorf("clock %q: %w (allowed: auto, cycles, tsc, monotonic)", kind, ErrNotSupported)
+		return nil, fmt.Errorf("%s: %w (allowed: auto, cycles, tsc, monotonic)", kind, ErrNotSupported)
 	}
 }
 

@@ -20,10 +20,10 @@ func TestMain(m *testing.M) { testutil.Main(m) }
 
 // autoClock calibrates the auto clock once per test binary (100 ms of
 // calibration per NewClock).
-var autoClock = sync.OnceValues(func() (*rt.Clock, error) { return rt.NewClock("auto") })
+var autoClock = sync.OnceValues(func() (*rt.Clock, error) { return rt.NewClock(rt.ClockAuto) })
 
 func TestNewClockMonotonic(t *testing.T) {
-	c, err := rt.NewClock("monotonic")
+	c, err := rt.NewClock(rt.ClockMonotonic)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,15 +65,17 @@ func TestNewClockAuto(t *testing.T) {
 
 func TestNewClockErrors(t *testing.T) {
 	for _, tc := range []struct {
-		name, kind string
-		want       string
+		name string
+		kind rt.ClockKind
+		want string
 	}{
-		{"unknown kind", "bogus", `clock "bogus": not supported (allowed: auto, cycles, tsc, monotonic)`},
+		{"no kind", 0, `clock kind(0): not supported (allowed: auto, cycles, tsc, monotonic)`},
+		{"unknown kind", 9, `clock kind(9): not supported (allowed: auto, cycles, tsc, monotonic)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := rt.NewClock(tc.kind)
 			if !errors.Is(err, rt.ErrNotSupported) {
-				t.Fatalf("NewClock(%q) = %v, %v; want ErrNotSupported", tc.kind, c, err)
+				t.Fatalf("NewClock(%v) = %v, %v; want ErrNotSupported", tc.kind, c, err)
 			}
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %q lacks %q", err, tc.want)
@@ -87,7 +89,7 @@ func TestClockNowNonDecreasing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mono, err := rt.NewClock("monotonic")
+	mono, err := rt.NewClock(rt.ClockMonotonic)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,9 +28,8 @@ type MessagingConfig struct {
 	Loops int
 	// Size is the bytes per message, ≥ 1 (default 100).
 	Size int
-	// Transport is "socket" (AF_UNIX SOCK_STREAM socketpair, hackbench's
-	// default; "" means socket too) or "pipe" (hackbench --pipe).
-	Transport string
+	// Transport is the channel of each sender–receiver pair.
+	Transport Transport
 	// CPUs (optional) pins worker thread i to CPUs[i%len(CPUs)]. Workers
 	// are numbered group by group, receivers before senders.
 	CPUs []int
@@ -53,6 +52,28 @@ type MessagingConfig struct {
 	Sched rt.Sched
 }
 
+// Transport is the channel a messaging round's pairs talk over.
+type Transport uint8
+
+// The transports: TransportSocket, the zero value, an AF_UNIX SOCK_STREAM
+// socketpair (hackbench's default); TransportPipe, a pipe (hackbench
+// --pipe).
+const (
+	TransportSocket Transport = iota
+	TransportPipe
+)
+
+// String is "socket" or "pipe".
+func (t Transport) String() string {
+	switch t {
+	case TransportSocket:
+		return "socket"
+	case TransportPipe:
+		return "pipe"
+	}
+	return fmt.Sprintf("transport(%d)", uint8(t))
+}
+
 // validate lists every problem of c; it does not change c.
 func (c MessagingConfig) validate() error {
 	var errs []error
@@ -64,8 +85,8 @@ func (c MessagingConfig) validate() error {
 			errs = append(errs, fmt.Errorf("%s %d: must be ≥ 1", f.name, f.v))
 		}
 	}
-	if c.Transport != "" && c.Transport != "socket" && c.Transport != "pipe" {
-		errs = append(errs, fmt.Errorf("transport %q unknown (allowed: socket, pipe)", c.Transport))
+	if c.Transport != TransportSocket && c.Transport != TransportPipe {
+		errs = append(errs, fmt.Errorf("%s unknown (allowed: socket, pipe)", c.Transport))
 	}
 	for _, cpu := range c.CPUs {
 		if cpu < 0 {
@@ -171,7 +192,7 @@ func NewMessaging(cfg MessagingConfig) (*Messaging, error) {
 		return nil, err
 	}
 	n := cfg.Groups * cfg.FDs
-	m := &Messaging{cfg: cfg, pipe: cfg.Transport == "pipe", pairs: make([]pair, n), workers: make([]worker, 2*n)}
+	m := &Messaging{cfg: cfg, pipe: cfg.Transport == TransportPipe, pairs: make([]pair, n), workers: make([]worker, 2*n)}
 	for i := range m.pairs {
 		m.pairs[i] = pair{-1, -1}
 	}

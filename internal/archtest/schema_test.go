@@ -100,3 +100,74 @@ func TestOneDefinitionPerReport(t *testing.T) {
 		seen[key] = s.where
 	}
 }
+
+// leafPkgs are the packages below the engine that take configuration:
+// they know nothing of YAML, and take typed values, not the scenario's
+// names of them.
+var leafPkgs = []string{"rt", "net/udp", "net/tap", "net/netns", "noise", "workload", "probe", "pace", "record", "profile/sampler"}
+
+// enumParams are the names of settings the scenario spells as enumerated
+// words (policy: fifo, method: recvmsg, kind: spin, …).
+var enumParams = []string{"kind", "method", "policy", "transport", "syscall", "clock", "spread", "overrun"}
+
+// TestLeavesTakeTypedEnums: the leaves take no scenario enum as a string
+// (engine/translate.go turns each into the leaf's own type, in one place):
+// no exported function of a leaf has a string parameter named for one of
+// enumParams, no exported struct field of that name is a string, and no
+// leaf spells the scenario's policy names ("fifo", "rr", "other": rt
+// speaks of SCHED_FIFO) in a string literal, as rt.ParsePolicy did.
+func TestLeavesTakeTypedEnums(t *testing.T) {
+	root := moduleRoot(t)
+	fset := token.NewFileSet()
+	for _, pkg := range leafPkgs {
+		files, err := filepath.Glob(filepath.Join(root, pkg, "*.go"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("package %s: no Go files (%v)", pkg, err)
+		}
+		for _, path := range files {
+			if strings.HasSuffix(path, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rel, _ := filepath.Rel(root, path)
+			isString := func(e ast.Expr) bool { id, ok := e.(*ast.Ident); return ok && id.Name == "string" }
+			ast.Inspect(f, func(n ast.Node) bool {
+				switch x := n.(type) {
+				case *ast.FuncDecl:
+					if !x.Name.IsExported() {
+						return true
+					}
+					for _, p := range x.Type.Params.List {
+						for _, name := range p.Names {
+							if isString(p.Type) && slices.Contains(enumParams, strings.ToLower(name.Name)) {
+								t.Errorf("%s: %s takes %s as a string: take the leaf's own type (engine/translate.go translates)", rel, x.Name.Name, name.Name)
+							}
+						}
+					}
+				case *ast.TypeSpec:
+					st, ok := x.Type.(*ast.StructType)
+					if !ok || !x.Name.IsExported() || x.Assign.IsValid() {
+						return true
+					}
+					for _, fld := range st.Fields.List {
+						for _, name := range fld.Names {
+							if name.IsExported() && isString(fld.Type) && slices.Contains(enumParams, strings.ToLower(name.Name)) {
+								t.Errorf("%s: %s.%s is a string: make it the leaf's own type", rel, x.Name.Name, name.Name)
+							}
+						}
+					}
+				case *ast.BasicLit:
+					if x.Kind == token.STRING {
+						if v, err := strconv.Unquote(x.Value); err == nil && slices.Contains([]string{"fifo", "rr", "other"}, v) {
+							t.Errorf("%s:%d: the scenario's policy name %q in a leaf", rel, fset.Position(x.Pos()).Line, v)
+						}
+					}
+				}
+				return true
+			})
+		}
+	}
+}
