@@ -50,7 +50,7 @@ func collect(res *results.Trial, sp *scenario.Spec, senders []*sender, readers [
 			Calls:   c.Calls, Data: c.Data, EAGAIN: c.EAGAIN, Errors: c.Errors,
 			Messages: c.Messages, Bytes: c.Bytes, Lost: c.Lost, Reordered: c.Reordered, Duplicates: c.Duplicates,
 			SocketsRead: r.drain.SocketsRead(),
-			Wakeups:     r.loop.MeasuredTicks, Overruns: r.loop.Overruns, MissedTicks: r.loop.MissedTicks, RingDropped: r.loop.Wakeups.Dropped(),
+			Wakeups:     r.loop.MeasuredTicks, Overruns: r.loop.Overruns, MissedTicks: r.loop.MissedTicks, MissedAtEnd: r.loop.MissedAtEnd, RingDropped: r.loop.Wakeups.Dropped(),
 			Spikes: r.loop.Spikes, SpikesDropped: r.spikesDropped, BrokeTraceAtNs: r.loop.BrokeAt.Load(), Intervals: r.intervals, SafePointPasses: r.loop.Yields,
 		}
 		rr.OverrunMode, rr.MaxBacklog, rr.BacklogSkips = overrunMode(r.spec), r.spec.MaxBacklog, r.loop.BacklogSkips

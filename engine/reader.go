@@ -204,7 +204,7 @@ func bucketLayout(rep scenario.Report) record.Layout {
 // its per-call counters there, and starts counting the thread's switches
 // and faults (procfs, or with taskPerf task-bound perf events). It returns
 // the notes of what the thread runs without (--allow-degraded).
-func (r *reader) start(w window, yield *atomic.Bool, hk *rt.Housekeeping, allowDegraded, taskPerf bool) ([]string, error) {
+func (r *reader) start(w window, yield *probe.Flag, hk *rt.Housekeeping, allowDegraded, taskPerf bool) ([]string, error) {
 	r.loop.Ticker = newTicker(r.spec, w.t0)
 	r.loop.MeasureFrom, r.loop.MeasureUntil = w.from, w.until
 	r.loop.Yield = yield

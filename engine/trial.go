@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/vishvananda/netlink"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/rtload/rtload/net/netns"
 	"github.com/rtload/rtload/noise"
+	"github.com/rtload/rtload/probe"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
@@ -60,7 +60,7 @@ type trial struct {
 	heapBase uint64
 
 	win   window
-	yield *atomic.Bool // set by a soak's writer to collect garbage (probe.Loop.Yield)
+	yield *probe.Flag // set by a soak's writer to collect garbage (probe.Loop.Yield)
 	w     *trialWriter
 	// stopped: the trial ended before its window did (ctx, a results file
 	// that cannot be written, or a start that failed).
@@ -69,7 +69,7 @@ type trial struct {
 
 // newTrial prepares trial tr of run r; nothing is built yet.
 func newTrial(r *run, tr scenario.Trial) *trial {
-	t := &trial{run: r, tr: tr, eps: map[string]*endpoint{}, yield: &atomic.Bool{}}
+	t := &trial{run: r, tr: tr, eps: map[string]*endpoint{}, yield: &probe.Flag{}}
 	t.sp = &t.tr.Spec
 	if t.sp.Network.Namespace == scenario.NamespacePrivate {
 		t.ns = r.ns

@@ -158,12 +158,18 @@ type Reader struct {
 	// whose wait began a period or more after their deadline (the tick
 	// before ran into this one's period), in either overrun mode; a
 	// catch-up tick run late, back to back, is one too. MissedTicks counts
-	// the ticks skipped and never run (in skip mode at every overrun, in
-	// catch-up mode at a backlog skip): the sum of the wakeup log's missed
-	// column. Wakeups + MissedTicks is the deadlines passed.
+	// the window's deadlines no tick ran: skipped (in skip mode at every
+	// overrun, in catch-up mode at a backlog skip) or, MissedAtEnd of
+	// them, left when the window ended (skipped by the first tick after
+	// it, or still due when the reader stopped: a catch-up reader behind,
+	// a thread kept off its CPU). Wakeups + MissedTicks is exactly the
+	// window's deadlines (those before the stop, for a trial stopped
+	// early); the wakeup log's missed column sums to MissedTicks −
+	// MissedAtEnd.
 	Wakeups     uint64 `json:"wakeups"`
 	Overruns    uint64 `json:"overruns"`
 	MissedTicks uint64 `json:"missed_ticks"`
+	MissedAtEnd uint64 `json:"missed_at_end,omitempty"`
 	// OverrunMode is the reader's overrun setting ("skip" or "catchup");
 	// with catchup, MaxBacklog is its backlog limit (readers[].max_backlog)
 	// and BacklogSkips counts the overruns that found more ticks due than
