@@ -59,6 +59,8 @@ type trial struct {
 	// writer collects again once it has grown by the headroom.
 	heapBase uint64
 
+	// steal is each CPU's steal time when the trial started.
+	steal sysinfo.CPUSteal
 	win   window
 	yield *probe.Flag // set by a soak's writer to collect garbage (probe.Loop.Yield)
 	w     *trialWriter
@@ -151,7 +153,9 @@ func (t *trial) buildNet() error {
 		if err != nil {
 			return fmt.Errorf("traffic to %s: %w", tf.Endpoint, err)
 		}
-		t.senders = append(t.senders, newSender(tf, ep.group, tx, t.tr.Index))
+		s := newSender(tf, ep.group, tx, t.tr.Index)
+		s.yield = t.yield
+		t.senders = append(t.senders, s)
 	}
 	for _, ps := range t.sp.Probes {
 		p, err := newProbe(ps, t.eps, t.run.clock, t.sp.Report, t.hk)
@@ -174,6 +178,7 @@ func (t *trial) start() error {
 	if err := t.startNoise(); err != nil {
 		return err
 	}
+	t.steal, _ = sysinfo.ReadCPUSteal() // nil without /proc/stat: no steal said
 	t.win = trialWindow(t.sp, rt.Monotonic())
 	t.watchKernel()
 	for _, r := range t.readers {
@@ -387,6 +392,11 @@ func (t *trial) stop() {
 			}
 		}
 	}
+	if t.steal != nil {
+		if now, err := sysinfo.ReadCPUSteal(); err == nil {
+			t.res.StealNs = stealNs(now.Sub(t.steal))
+		}
+	}
 	if t.w != nil {
 		t.w.stop()
 	}
@@ -513,6 +523,18 @@ func trialWindow(sp *scenario.Spec, now int64) window {
 	}
 	w.hardStop = w.until + int64(5*time.Second)
 	return w
+}
+
+// stealNs is d in ns per CPU, or nil when no CPU had any.
+func stealNs(d sysinfo.CPUSteal) []int64 {
+	if d.On(nil) == 0 {
+		return nil
+	}
+	out := make([]int64, len(d))
+	for i, v := range d {
+		out[i] = int64(v)
+	}
+	return out
 }
 
 // tailPause is how long stop waits between the last send and the readers'

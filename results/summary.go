@@ -116,6 +116,13 @@ type Trial struct {
 	ThreadsStart   []Thread `json:"threads_start,omitempty"`
 	ThreadsEnd     []Thread `json:"threads_end,omitempty"`
 	ThreadWarnings []string `json:"thread_warnings,omitempty"`
+	// StealNs is each CPU's steal time over the trial (from its start to
+	// its readers' end), in ns, indexed by CPU number (/proc/stat; nil
+	// when there was none or it could not be read): time a hypervisor ran
+	// something else on the vCPU, when no thread on it ran nor waited in
+	// its run queue as the guest counts them. A trial mark caused by it
+	// says so.
+	StealNs []int64 `json:"steal_ns,omitempty"`
 	// TrafficNotAsSpecified, when set, says that the trial's traffic was
 	// not the scenario's: "traffic not as specified: " and each group's
 	// Traffic.NotAsSpecified ("socks: send lag p99 7.2 ms > max_send_lag
@@ -343,7 +350,20 @@ type Traffic struct {
 	// NotAsSpecified says how this group's traffic missed its thresholds
 	// ("rate 21955.0 msg/s against 22500.0 (-2.42%, tolerance ±0.5%)",
 	// "send lag p99 7.2 ms > max_send_lag 1 ms"); "" when it met them.
+	// When the sender was Starved as well, it ends with that: the
+	// machine's share of the miss.
 	NotAsSpecified string `json:"not_as_specified,omitempty"`
+	// Counters are the sender thread's procfs counters over its run
+	// (context switches, page faults, task-clock and runqueue-wait in ns,
+	// as Reader.Counters), read by the thread itself before and after its
+	// send loop; nil in results written before they existed, or when
+	// procfs could not be read.
+	Counters []Counter `json:"counters,omitempty"`
+	// Starved, when set, says that the sender was runnable but kept off
+	// its CPU for more than 1% of its run (at least 10 ms) by schedstat's
+	// run-queue wait: real-time threads of its priority or above on its
+	// CPUs (another run's, a test's), or RT throttling.
+	Starved string `json:"starved,omitempty"`
 }
 
 // Noise is one background source's achieved work.
