@@ -215,6 +215,10 @@ func starved(counters []results.Counter, dur int64, a results.Applied) string {
 	if wait < 0 || dur <= 0 || wait <= max(10*int64(time.Millisecond), dur/100) {
 		return ""
 	}
-	return fmt.Sprintf("runnable but off CPU %s for %s (%.1f%% of the %s window; schedstat run-queue wait): RT throttling or a thread at or above %s %d there",
-		cpulist.Format(a.CPUs), time.Duration(wait).Round(time.Millisecond), 100*float64(wait)/float64(dur), time.Duration(dur).Round(time.Millisecond), a.Policy, a.Priority)
+	share := fmt.Sprintf("%.1f%% of the %s window", 100*float64(wait)/float64(dur), time.Duration(dur).Round(time.Millisecond))
+	if wait > dur {
+		share = fmt.Sprintf("longer than the %s window: warm-up and tail too", time.Duration(dur).Round(time.Millisecond))
+	}
+	return fmt.Sprintf("runnable but off CPU %s for %s (%s; schedstat run-queue wait): RT throttling or a thread at or above %s %d there",
+		cpulist.Format(a.CPUs), time.Duration(wait).Round(time.Millisecond), share, a.Policy, a.Priority)
 }

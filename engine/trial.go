@@ -450,6 +450,7 @@ func (t *trial) collect() (*results.Trial, []string, error) {
 		r.closeLog()
 	}
 	collect(res, t.sp, t.senders, t.readers)
+	t.markEmpty()
 	if t.tr.Profiled {
 		t.run.profiles.add(res, t.readers) // the readers and the writer have ended
 	}

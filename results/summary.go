@@ -96,9 +96,12 @@ type Trial struct {
 	// Invalid, when set, says that the kernel changed what the trial
 	// measured: "invalid: clocksource changed (tsc → hpet at 12.3 s)", a
 	// clocksource or the TSC marked unstable, RT throttling activated or
-	// its setting changed (Kernel holds the events). compare's verdicts
-	// touching the trial are "undecided", and `rtload check` cannot judge
-	// it (exit 125).
+	// its setting changed (Kernel holds the events); or that a reader
+	// measured nothing, with its cause: "reader rt measured nothing: 0
+	// wakeups and 0 recv calls over 450 sockets in the 2s window: starved:
+	// …" (or stopped, or not scheduled: asleep off its CPU), or every
+	// wakeup record of it was dropped. compare's verdicts touching the
+	// trial are "undecided", and `rtload check` cannot judge it (exit 125).
 	Invalid string `json:"invalid,omitempty"`
 	// Kernel is what the kernel watch saw during the trial: the
 	// clocksource and RT throttling at its start and end, and the kernel

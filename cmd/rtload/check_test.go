@@ -280,3 +280,41 @@ func TestJSONFormats(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckStarvedReader: a check whose rerun starves its reader for the
+// whole trial (a SCHED_FIFO 90 reader that never sleeps on the same CPU,
+// started after it) cannot be judged (exit 125), and says why: the trial
+// is invalid, reader rt measured nothing, starved, with the kernel's
+// run-queue wait. The baseline itself must be judgeable; when the machine
+// marked it (another run's real-time threads on CPU 1, the hypervisor),
+// the test skips with that mark.
+func TestCheckStarvedReader(t *testing.T) {
+	requireRoot(t)
+	top := t.TempDir()
+	base := filepath.Join(top, "base")
+	if r := rtload(t, nil, "run", "testdata/starved.yaml", "--out", base, "-q"); r.code != 0 {
+		t.Fatalf("baseline: exit %d\n%s", r.code, r.stderr)
+	}
+	s, err := results.ReadSummary(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reasons := compare.Unjudgeable("baseline", s); len(reasons) > 0 {
+		t.Skipf("the machine marked the baseline, so no check can be judged against it: %s", strings.Join(reasons, "; "))
+	}
+	r := rtload(t, nil, "check", base, "-q", "--format", "json", "--out", filepath.Join(top, "starved"),
+		"--set", "endpoints[1].count=2000", "--set", "readers[1].priority=90", "--set", "readers[1].period=250us")
+	var doc compare.CheckReport
+	decode(t, r, &doc)
+	if r.code != ExitCannotJudge || doc.Verdict != compare.GateCannotJudge {
+		t.Fatalf("exit %d, verdict %q; want %d, %q\n%s", r.code, doc.Verdict, ExitCannotJudge, compare.GateCannotJudge, r.stderr)
+	}
+	want := "new: trial 1 (base, round 1): invalid: reader rt measured nothing: 0 wakeups and 0 recv calls over 50 sockets in the 1s window: starved: runnable but off CPU 1 for "
+	found := false
+	for _, why := range doc.Gate.Reasons {
+		found = found || strings.HasPrefix(why, want)
+	}
+	if !found {
+		t.Errorf("reasons %q; want one starting %q", doc.Gate.Reasons, want)
+	}
+}
