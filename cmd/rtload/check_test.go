@@ -303,7 +303,7 @@ func TestCheckStarvedReader(t *testing.T) {
 		t.Skipf("the machine marked the baseline, so no check can be judged against it: %s", strings.Join(reasons, "; "))
 	}
 	r := rtload(t, nil, "check", base, "-q", "--format", "json", "--out", filepath.Join(top, "starved"),
-		"--set", "endpoints[1].count=2000", "--set", "readers[1].priority=90", "--set", "readers[1].period=250us")
+		"--set", "readers[0].priority=80", "--set", "endpoints[1].count=2000", "--set", "readers[1].priority=90", "--set", "readers[1].period=250us")
 	var doc compare.CheckReport
 	decode(t, r, &doc)
 	if r.code != ExitCannotJudge || doc.Verdict != compare.GateCannotJudge {
