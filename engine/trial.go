@@ -421,7 +421,8 @@ func (t *trial) stop() {
 func (t *trial) stopNoise() {
 	for i, nz := range t.noises {
 		wk, _ := nz.Stop()
-		n := results.Noise{Unit: wk.Unit, Count: wk.Count, Seconds: float64(wk.Elapsed) / 1e9, PerSec: wk.PerSec(), Duty: nz.DutyObserved()}
+		rep := nz.Report()
+		n := results.Noise{Unit: wk.Unit, Count: wk.Count, Seconds: float64(wk.Elapsed) / 1e9, PerSec: wk.PerSec(), Duty: rep.Duty, CPUShare: rep.CPUShare}
 		if i < len(t.sp.Noise) {
 			n.Kind, n.Threads = t.sp.Noise[i].Kind.String(), t.sp.Noise[i].WorkerThreads()
 		}

@@ -103,7 +103,7 @@ func TestKindsWork(t *testing.T) {
 		{"file_write x2", Config{Kind: "file_write", Threads: 2, Size: 4096, Blocks: 100}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, w := run(t, tc.cfg, 200*time.Millisecond)
+			n, w := run(t, tc.cfg, 200*time.Millisecond)
 			if w.Count == 0 {
 				t.Errorf("work %+v: count 0", w)
 			}
@@ -118,12 +118,10 @@ func TestKindsWork(t *testing.T) {
 					t.Errorf("thread %d applied %s nice %d, want SCHED_OTHER nice %d", i, a.Policy, a.Nice, tc.cfg.Nice)
 				}
 			}
-			if w.Duty < 0.9 || w.Duty > 1.0001 {
-				t.Errorf("always-on duty %.3f, want ≈ 1", w.Duty)
-			}
-			// No speed assertion: the rate is logged for the record.
-			t.Logf("%s: %d %s in %v = %.4g %s/s (bytes %d, sent %d, received %d)",
-				tc.name, w.Count, w.Unit, time.Duration(w.Elapsed), w.PerSec(), w.Unit, w.Bytes, w.Sent, w.Received)
+			checkSchedule(t, n)
+			// No speed or share assertion: what the machine gave is logged.
+			t.Logf("%s: %d %s in %v = %.4g %s/s (bytes %d, sent %d, received %d); on %.3f of the time, %.3f of a CPU",
+				tc.name, w.Count, w.Unit, time.Duration(w.Elapsed), w.PerSec(), w.Unit, w.Bytes, w.Sent, w.Received, w.Duty, w.CPUShare)
 		})
 	}
 }
@@ -140,48 +138,63 @@ func TestPinned(t *testing.T) {
 	}
 }
 
+// TestDutyCycle runs a spinner always on and one 20 ms on, 30 ms off for
+// about a second each, and checks the schedule both kept (checkSchedule):
+// that is what rtload controls. How much CPU each got, and their rates,
+// are the machine's: logged, not asserted (under 4 busy loops and 2 dd
+// the duty-cycled spinner got 0.21 of its 0.4).
 func TestDutyCycle(t *testing.T) {
-	always, err := New(Config{Kind: "spin", Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	duty, err := New(Config{Kind: "spin", Threads: 1, On: 20 * time.Millisecond, Off: 30 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	measure := func(n *Noise) (Work, map[string]int) {
-		if err := n.Start(); err != nil {
-			t.Fatal(err)
+	for _, cfg := range []Config{
+		{Kind: "spin", Threads: 1},
+		{Kind: "spin", Threads: 1, On: 20 * time.Millisecond, Off: 30 * time.Millisecond},
+	} {
+		n, w := run(t, cfg, time.Second)
+		phases, _ := n.Phases()
+		checkSchedule(t, n)
+		t.Logf("on %v off %v: %d loops in %v (%.4g/s), %d phases; on %.3f of the time, %.3f of a CPU",
+			cfg.On, cfg.Off, w.Count, time.Duration(w.Elapsed), w.PerSec(), len(phases[0]), w.Duty, w.CPUShare)
+		if cfg.Off > 0 && len(phases[0]) < 2 {
+			t.Logf("fewer than 2 of the %d on phases ran: the thread was off its CPU for most of the second", w.Elapsed/int64(cfg.On+cfg.Off))
 		}
-		tids := n.TIDs()
-		seen := map[string]int{}
-		// Sample State every ms for ~1 s (bounded by count and deadline).
-		deadline := time.Now().Add(time.Second)
-		for i := 0; i < 2000 && time.Now().Before(deadline); i++ {
-			seen[n.State()]++
-			time.Sleep(time.Millisecond)
+	}
+}
+
+// checkSchedule asserts the schedule a Noise keeps, from its phase log
+// once it stopped: with a duty cycle, every on phase begins inside its own
+// window [t0 + k·(on+off), t0 + k·(on+off) + on), its last slice of work
+// begins before that window ends, and no window holds two phases; always
+// on, each thread ran one phase, from t0 on. How much of its windows a
+// thread got is the machine's (Work.Duty, Work.CPUShare): not asserted.
+func checkSchedule(t *testing.T, n *Noise) {
+	t.Helper()
+	phases, dropped := n.Phases()
+	t0, on, off := n.Schedule()
+	if phases == nil || t0 == 0 {
+		t.Fatalf("no phase log (t0 %d) after Stop", t0)
+	}
+	period := int64(on + off)
+	for i, ps := range phases {
+		if dropped[i] != 0 {
+			t.Errorf("thread %d: %d phases not logged", i, dropped[i])
 		}
-		if _, err := n.Stop(); err != nil {
-			t.Fatal(err)
+		if off <= 0 {
+			if len(ps) != 1 || ps[0].StartNs < t0 || ps[0].EndNs < ps[0].LastStepNs || ps[0].LastStepNs < ps[0].StartNs {
+				t.Errorf("thread %d always on: phases %+v from t0 %d, want one from t0 on", i, ps, t0)
+			}
+			continue
 		}
-		waitGone(t, tids)
-		return n.Report(), seen
-	}
-	wa, _ := measure(always)
-	wd, seen := measure(duty)
-	t.Logf("always on: %d loops in %v (duty %.3f); 20ms/30ms: %d loops in %v (duty %.3f); states %v",
-		wa.Count, time.Duration(wa.Elapsed), wa.Duty, wd.Count, time.Duration(wd.Elapsed), wd.Duty, seen)
-	if got := duty.DutyObserved(); math.Abs(got-0.4) > 0.1 {
-		t.Errorf("DutyObserved %.3f, want 0.4 ± 0.1", got)
-	}
-	if seen["on"] == 0 || seen["off"] == 0 || seen["stopped"] != 0 {
-		t.Errorf("states seen %v, want both on and off, never stopped", seen)
-	}
-	// The work rate must be clearly below always-on; 0.4 expected, the
-	// bound is generous for a loaded machine.
-	ra, rd := wa.PerSec(), wd.PerSec()
-	if rd >= 0.75*ra {
-		t.Errorf("duty-cycled rate %.4g loops/s not clearly below always-on %.4g", rd, ra)
+		prev := int64(-1)
+		for j, p := range ps {
+			k := (p.StartNs - t0) / period
+			from, until := t0+k*period, t0+k*period+int64(on)
+			if p.StartNs < from || p.StartNs >= until || p.LastStepNs < p.StartNs || p.LastStepNs >= until || p.EndNs < p.LastStepNs {
+				t.Errorf("thread %d phase %d %+v: want it begun, and its last slice begun, in window %d [%d, %d)", i, j, p, k, from, until)
+			}
+			if k <= prev {
+				t.Errorf("thread %d phase %d in window %d after one in window %d: two phases in a window", i, j, k, prev)
+			}
+			prev = k
+		}
 	}
 }
 
@@ -462,8 +475,9 @@ func TestStepAllocs(t *testing.T) {
 	t.Logf("udp step allocs %v (udp.Sender.Send)", testing.AllocsPerRun(100, func() { u.step(&s, math.MaxInt64) }))
 }
 
-// TestDutyCycleKinds runs every kind bursty: the work counter moves, the
-// observed duty is near On/(On+Off), and Stop still ends every thread.
+// TestDutyCycleKinds runs every kind bursty (20 ms on, 30 ms off): the
+// work counter moves, every on phase keeps to its window (checkSchedule),
+// and Stop still ends every thread.
 func TestDutyCycleKinds(t *testing.T) {
 	for _, kind := range Kinds {
 		t.Run(kind, func(t *testing.T) {
@@ -471,10 +485,12 @@ func TestDutyCycleKinds(t *testing.T) {
 			if kind != "memory" {
 				cfg.Size = 0
 			}
-			_, w := run(t, cfg, 500*time.Millisecond)
-			if w.Count == 0 || math.Abs(w.Duty-0.4) > 0.15 {
-				t.Errorf("work %+v: want count > 0, duty 0.4 ± 0.15", w)
-			}
+			n, w := run(t, cfg, 500*time.Millisecond)
+			checkSchedule(t, n)
+			phases, _ := n.Phases()
+			// The schedule is asserted; the share of the CPU it got is
+			// the machine's (0.21 of 0.4 under 4 busy loops and 2 dd).
+			t.Logf("%s: %d %s, %d phases; on %.3f of the time (schedule 0.4), %.3f of a CPU", kind, w.Count, w.Unit, len(phases[0]), w.Duty, w.CPUShare)
 		})
 	}
 }

@@ -372,13 +372,18 @@ type Traffic struct {
 // Noise is one background source's achieved work.
 type Noise struct {
 	// Duty is the observed fraction of time the noise was on (1 = always).
-	Duty    float64 `json:"duty_observed,omitempty"`
-	Kind    string  `json:"kind"`
-	Threads int     `json:"threads"`
-	Unit    string  `json:"unit"`
-	Count   uint64  `json:"count"`
-	Seconds float64 `json:"seconds"`
-	PerSec  float64 `json:"per_sec"`
+	Duty float64 `json:"duty_observed,omitempty"`
+	// CPUShare is the share of a CPU each noise thread really got, on
+	// average (its user + system time over the time it ran,
+	// getrusage(RUSAGE_THREAD)): what the machine gave it, below the duty
+	// cycle's on phases when the CPU was busy.
+	CPUShare float64 `json:"cpu_share,omitempty"`
+	Kind     string  `json:"kind"`
+	Threads  int     `json:"threads"`
+	Unit     string  `json:"unit"`
+	Count    uint64  `json:"count"`
+	Seconds  float64 `json:"seconds"`
+	PerSec   float64 `json:"per_sec"`
 }
 
 // Probe is one measured probe's result in one trial.
