@@ -32,8 +32,8 @@ func collect(res *results.Trial, sp *scenario.Spec, senders []*sender, readers [
 			RateErrorPct: rateErrorPct(s.sent, s.due), RateTolerancePct: float64(s.spec.RateTolerance),
 			SendLag: results.LatencyOf(s.lag, true), MaxSendLagNs: int64(s.spec.MaxSendLag),
 		}
-		if s.haveTask {
-			tf.Counters = taskCounters(s.task)
+		if s.baseOK && s.endOK {
+			tf.Counters = taskCounters(s.taskEnd.Sub(s.taskBase))
 			tf.Starved = starved(tf.Counters, s.ended-s.start, applied)
 		}
 		tf.NotAsSpecified = trafficVerdict(tf, stolen(res.StealNs, applied.CPUs))

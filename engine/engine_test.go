@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/scenario"
 )
@@ -38,20 +39,6 @@ noise:
     threads: 1
 `
 
-func requireRT(t *testing.T) {
-	t.Helper()
-	var missing []string
-	if !isRoot() {
-		missing = append(missing, "root (SCHED_FIFO, mlockall)")
-	}
-	if runtime.NumCPU() < 2 {
-		missing = append(missing, "2 CPUs (reader pinned to CPU 1)")
-	}
-	if len(missing) > 0 {
-		t.Skipf("needs %v", missing)
-	}
-}
-
 func load(t *testing.T, y string, sets ...string) (*scenario.Spec, []scenario.Trial) {
 	t.Helper()
 	spec, err := scenario.Load("e2e.yaml", []byte(y))
@@ -77,7 +64,7 @@ func load(t *testing.T, y string, sets ...string) (*scenario.Spec, []scenario.Tr
 // socket is read, the number of wakeups is duration/period, the reader ran
 // SCHED_FIFO 80 on CPU 1 as read back from the kernel, and no GC ran.
 func TestRun450(t *testing.T) {
-	requireRT(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	spec, trials := load(t, e2eYAML)
 	dir := t.TempDir()
 	sum, err := Run(context.Background(), spec, trials, Options{OutDir: dir})
@@ -162,7 +149,7 @@ func TestRun450(t *testing.T) {
 // TestRunStopped cancels a run midway: the summary must still hold the
 // trial, marked stopped, and the error wraps ErrStopped.
 func TestRunStopped(t *testing.T) {
-	requireRT(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	spec, trials := load(t, e2eYAML, "duration=5s", "endpoints[0].count=50")
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(700*time.Millisecond, cancel)
@@ -185,7 +172,7 @@ func TestRunStopped(t *testing.T) {
 // TestRunEachNoiseKind runs a small socket workload under each noise kind
 // in turn: every source reports work done, and the reader loses nothing.
 func TestRunEachNoiseKind(t *testing.T) {
-	requireRT(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	spec, trials := load(t, `
 name: e2e-noise
 duration: 300ms

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/pace"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/scenario"
@@ -181,7 +182,7 @@ func TestNoiseName(t *testing.T) {
 // never throttles it): every message due while the noise runs goes out up
 // to 100 ms late. A timer-only reader on the other CPU makes each a trial.
 func TestTrafficStarved(t *testing.T) {
-	requireRT(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	for _, tt := range []struct {
 		name, yaml, want string
 	}{
@@ -232,7 +233,7 @@ readers: [{name: timer, endpoints: [], cpu: 0, period: 10ms}]
 // reader is marked starved with its run-queue wait, and a reader with the
 // CPU to itself (the other subtest) is not.
 func TestReaderStarved(t *testing.T) {
-	requireRT(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	for _, tt := range []struct {
 		name, noise string
 		want        bool

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
 )
 
@@ -38,7 +39,7 @@ readers: [{name: rt, endpoints: [s], cpu: 1, priority: 1, period: 250us}]
 // depends on the drain's speed, 3 here and 9 under the race detector, so
 // no limit in between is tested.)
 func TestOverrunsCounted(t *testing.T) {
-	requireRT(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	for _, tc := range []struct {
 		name string
 		sets []string

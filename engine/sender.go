@@ -37,9 +37,17 @@ type sender struct {
 	// due is how many messages the pacer had due from start until the
 	// sender ended (at most end): what an on-time sender sends.
 	due uint64
-	// task is the thread's procfs counters over its run (haveTask: read).
-	task     sysinfo.TaskStats
-	haveTask bool
+	// taskBase and taskEnd are the thread's procfs counters when launch
+	// returned (read by the launching goroutine) and when its loop ended
+	// (read by the thread itself, whose /proc entry goes when it exits);
+	// haveTask says both were read. Never read on the real-time thread
+	// before its loop: a SCHED_FIFO thread leaving an ordinary system
+	// call can spin behind a SCHED_OTHER runtime thread for most of a
+	// second (see rt.SleepUntilRaw). (While it read them there, one
+	// sender in a make test under load sent 0 of 40000 messages due in a
+	// trial; not traced, but that spin fits it.)
+	taskBase, taskEnd sysinfo.TaskStats
+	baseOK, endOK     bool
 	// count is the group's sockets; dst is the batch of socket indexes
 	// the loop fills (len maxBatch); horizon is catchUp(spec) in ns. run
 	// sets them before the loop.
@@ -113,6 +121,8 @@ func (s *sender) launch(start, end int64, hk *rt.Housekeeping, allowDegraded boo
 		return nil, fmt.Errorf("sender to %s: %w", s.spec.Endpoint, err)
 	}
 	s.thread, s.applied = th, <-applied
+	base, err := sysinfo.ReadTaskStats(s.applied.TID) // off the real-time thread
+	s.taskBase, s.baseOK = base, err == nil
 	var degraded []string
 	for _, d := range s.applied.Degraded {
 		degraded = append(degraded, fmt.Sprintf("sender to %s: %s", s.spec.Endpoint, d))
@@ -130,22 +140,20 @@ func (s *sender) wait() {
 }
 
 // run is the sender thread: it sends (loop) from start to end, then counts
-// what was due. Its procfs counters are read around the loop, by the
-// thread itself (its /proc entry goes when it exits).
+// what was due and reads its procfs counters (taskEnd).
 func (s *sender) run(a rt.Applied) {
 	s.count, s.horizon = uint64(len(s.group.FDs())), int64(catchUp(s.spec))
 	if len(s.dst) == 0 {
 		s.dst = make([]int, maxBatch)
 	}
-	base, err := sysinfo.ReadTaskStats(a.TID)
 	n := s.loop(a.Policy == rt.FIFO || a.Policy == rt.RR)
 	s.ended = rt.Monotonic()
-	if err == nil {
-		if end, err := sysinfo.ReadTaskStats(a.TID); err == nil {
-			s.task, s.haveTask = end.Sub(base), true
-		}
-	}
 	s.due = dueBefore(s.pacer, n, min(s.ended, s.end)-s.start)
+	if a.TID != 0 {
+		var err error
+		s.taskEnd, err = sysinfo.ReadTaskStats(a.TID)
+		s.endOK = err == nil
+	}
 }
 
 // loop sends event n at start + pacer.Next(n) to socket n % count, and

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/scenario"
 )
@@ -24,7 +25,7 @@ import (
 // 100 wakeups and 3000 calls a second for 55 s), fds and goroutines by at
 // most 2.
 func TestSoak(t *testing.T) {
-	requireRT(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	if testing.Short() {
 		t.Skip("a minute long")
 	}
@@ -116,7 +117,7 @@ noise: [{kind: spin, threads: 1, duty: {on: 200ms, off: 300ms}}]
 // their SafePoint, the collection must complete, and the run must go on
 // with nothing lost.
 func TestSoakCollectsThroughSafePoint(t *testing.T) {
-	requireRT(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	spec, trials := load(t, `
 name: soak-gc
 duration: 3s
@@ -179,7 +180,7 @@ readers: [{name: rt, endpoints: [s], cpu: 1, period: 10ms}]
 // and the third, partial, of the first variant, its wakeups counted up to
 // the stop.
 func TestSoakSlices(t *testing.T) {
-	requireRT(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	spec, trials := load(t, `
 name: soak-slices
 duration: 0

@@ -5,6 +5,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/net/netns"
 )
 
@@ -31,7 +32,7 @@ readers:
 
 func requireTap(t *testing.T) {
 	t.Helper()
-	requireRT(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	if _, err := os.Stat("/dev/net/tun"); err != nil {
 		t.Skip("needs /dev/net/tun")
 	}

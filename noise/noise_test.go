@@ -33,7 +33,12 @@ func run(t *testing.T, cfg Config, d time.Duration) (*Noise, Work) {
 	if len(tids) != threadCount(cfg) {
 		t.Errorf("TIDs %v, want %d", tids, threadCount(cfg))
 	}
-	time.Sleep(d) // the noise must run for real
+	// The noise must run for real: at least d, and until every thread has
+	// done some work (on a loaded machine a thread may start late).
+	begin := time.Now()
+	if !testutil.Eventually(d+30*time.Second, func() bool { return time.Since(begin) >= d && n.everyThreadWorked() }) {
+		t.Errorf("a thread did no work in %v: %+v", time.Since(begin), n.Report())
+	}
 	if s := n.State(); s != "on" && s != "off" {
 		t.Errorf("State while running = %q, want on or off", s)
 	}
@@ -56,6 +61,16 @@ func run(t *testing.T, cfg Config, d time.Duration) (*Noise, Work) {
 	return n, rep
 }
 
+// everyThreadWorked reports whether every thread has counted some work.
+func (n *Noise) everyThreadWorked() bool {
+	for i := range n.slots {
+		if n.slots[i].units.Load() == 0 {
+			return false
+		}
+	}
+	return len(n.slots) > 0
+}
+
 // waitGone fails unless every tid leaves /proc/self/task within 1 s: a
 // locked goroutine that returns takes its OS thread with it. The one
 // exception is the main thread (tid = pid), which the Go runtime parks
@@ -68,15 +83,12 @@ func waitGone(t *testing.T, tids []int) {
 			t.Logf("thread %d is the main thread: parked by the runtime, not ended", tid)
 			continue
 		}
-		for i := 0; ; i++ {
-			if _, err := os.Stat(fmt.Sprintf("/proc/self/task/%d", tid)); errors.Is(err, os.ErrNotExist) {
-				break
-			}
-			if time.Now().After(deadline) || i > 1000 {
-				t.Errorf("thread %d still exists after Stop", tid)
-				break
-			}
-			time.Sleep(time.Millisecond)
+		gone := func() bool {
+			_, err := os.Stat(fmt.Sprintf("/proc/self/task/%d", tid))
+			return errors.Is(err, os.ErrNotExist)
+		}
+		if !testutil.Eventually(time.Until(deadline), gone) {
+			t.Errorf("thread %d still exists after Stop", tid)
 		}
 	}
 }
@@ -213,15 +225,17 @@ func TestRTNoise(t *testing.T) {
 	if len(tids) != 1 {
 		t.Fatalf("TIDs %v", tids)
 	}
-	time.Sleep(20 * time.Millisecond)
-	a, err := rt.ThreadSched(tids[0]) // read from the kernel while it spins
+	// Read from the kernel once it spins (its first work counted).
+	if !testutil.Eventually(30*time.Second, n.everyThreadWorked) {
+		t.Fatalf("the spinner did no work: %+v", n.Report())
+	}
+	a, err := rt.ThreadSched(tids[0])
 	if err != nil {
 		t.Fatal(err)
 	}
 	if a.Policy != rt.FIFO || a.Priority != 1 || !cmp.Equal(a.CPUs, []int{cpu}) {
 		t.Errorf("thread %d: %s %d cpus %v, want SCHED_FIFO 1 cpus [%d]", tids[0], a.Policy, a.Priority, a.CPUs, cpu)
 	}
-	time.Sleep(80 * time.Millisecond)
 	t0 := time.Now()
 	w, err := n.Stop()
 	if err != nil {
@@ -270,8 +284,12 @@ func TestFileWriteRemovesFiles(t *testing.T) {
 	if err := n.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond)
-	during, _ := filepath.Glob(filepath.Join(dir, "*"))
+	// Each thread writes its file from its first slice of work on.
+	var during []string
+	testutil.Eventually(30*time.Second, func() bool {
+		during, _ = filepath.Glob(filepath.Join(dir, "*"))
+		return len(during) == 2 && n.everyThreadWorked()
+	})
 	w, err := n.Stop()
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"github.com/rtload/rtload/engine"
 	"github.com/rtload/rtload/explain"
 	"github.com/rtload/rtload/exporter"
+	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/interop"
 	"github.com/rtload/rtload/plot"
 	"github.com/rtload/rtload/report"
@@ -30,7 +31,7 @@ import (
 // the wakeup log itself. The interval is the trial's length, so each
 // trial's one interval record covers exactly the trial's samples.
 func TestOneNumberPerQuantity(t *testing.T) {
-	requireRoot(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	spec, err := loadSpec("laight-450", []string{"duration=2s", "interval=2s", "warmup=200ms", "rounds=1", "noise[0].threads=1"})
 	if err != nil {
 		t.Fatal(err)

@@ -29,7 +29,7 @@ func decode(t *testing.T, r result, v any) {
 // with 9000-byte messages instead of 64 fails (exit 1); a degraded run
 // cannot be judged (exit 125), nor can a run missing a privilege.
 func TestCheckGate(t *testing.T) {
-	requireRoot(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	// Directories nobody can read (and own, for its results).
 	top, err := os.MkdirTemp("", "rtload-check-")
 	if err != nil {
@@ -329,7 +329,7 @@ func TestJSONFormats(t *testing.T) {
 // marked it (another run's real-time threads on CPU 1, the hypervisor),
 // the test skips with that mark.
 func TestCheckStarvedReader(t *testing.T) {
-	requireRoot(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	top := t.TempDir()
 	base := filepath.Join(top, "base")
 	if r := rtload(t, nil, "run", "testdata/starved.yaml", "--out", base, "-q"); r.code != 0 {
