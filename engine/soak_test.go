@@ -53,23 +53,33 @@ noise: [{kind: spin, threads: 1, duty: {on: 200ms, off: 300ms}}]
 	if len(recs) < 58 || len(recs) > 62 || len(recs) != len(ivs) {
 		t.Fatalf("%d interval records (%d via OnInterval), want 60 ±2", len(recs), len(ivs))
 	}
-	var wakeups, msgs uint64
+	var wakeups, msgs, maxWakeups, lateHandoffs uint64
 	for i, r := range recs {
 		if r.Seq != i || r.Reader != "rt" || r.Variant != "base" || r.Time.IsZero() || r.ToNs <= r.FromNs {
 			t.Fatalf("record %d: %+v", i, r)
 		}
-		// ~100 wakeups an interval; one interval may stretch when the writer
-		// takes its handoff late (counted in late_handoffs) and the next
-		// shrinks, so each is checked loosely and their sum exactly below.
-		if i < len(recs)-1 && (r.Wakeups < 50 || r.Wakeups > 150 || r.WakeupLatency.Count != r.Wakeups || r.Calls == 0) {
-			t.Errorf("record %d: %d wakeups (latency count %d), %d calls; want ~100", i, r.Wakeups, r.WakeupLatency.Count, r.Calls)
+		// ~100 wakeups an interval, but an interval stretches when the
+		// writer takes its handoff late (late_handoffs; 207 wakeups in one
+		// under the load, the writer off its CPU for a second) and the
+		// next shrinks: how long is the machine's. What the loop controls:
+		// each record covers the deadlines (FromNs, ToNs], every one run
+		// or missed, and their sum is the trial's (below).
+		if i > 0 && i < len(recs)-1 {
+			if span := uint64((r.ToNs - r.FromNs) / int64(10*time.Millisecond)); span != r.Wakeups+r.MissedTicks {
+				t.Errorf("record %d: %d wakeups + %d missed over %d deadlines (%d, %d]", i, r.Wakeups, r.MissedTicks, span, r.FromNs, r.ToNs)
+			}
 		}
+		if i < len(recs)-1 && (r.Wakeups == 0 || r.WakeupLatency.Count != r.Wakeups || r.Calls == 0) {
+			t.Errorf("record %d: %d wakeups (latency count %d), %d calls", i, r.Wakeups, r.WakeupLatency.Count, r.Calls)
+		}
+		maxWakeups, lateHandoffs = max(maxWakeups, r.Wakeups), r.LateHandoffs
 		if len(r.Noise) != 1 || r.Noise[0].Unit != "loops" || r.RSSBytes <= 0 || r.FDs <= 0 || r.Goroutines <= 0 {
 			t.Errorf("record %d: noise %+v rss %d fds %d goroutines %d", i, r.Noise, r.RSSBytes, r.FDs, r.Goroutines)
 		}
 		wakeups += r.Wakeups
 		msgs += r.Messages
 	}
+	t.Logf("most wakeups in an interval %d; %d late handoffs", maxWakeups, lateHandoffs)
 	rx := sum.Trials[0].Readers[0]
 	if wakeups != rx.Wakeups || rx.Intervals != len(recs) {
 		t.Errorf("interval wakeups sum %d != trial wakeups %d; intervals %d", wakeups, rx.Wakeups, rx.Intervals)
