@@ -14,20 +14,41 @@ FUZZMINTIME ?= 2s
 # Scenario and flags for `make run`.
 SCENARIO ?=
 RUNFLAGS ?=
+# `make image`: the image's name (tagged :latest and :$(VERSION)), the tool
+# that builds it (podman, else docker), its build context, and extra flags
+# for the build (e.g. IMAGE_BUILD_FLAGS=--layers=false: no cached layers).
+IMAGE       ?= localhost/rtload
+IMAGE_TOOL  ?= $(shell command -v podman || command -v docker)
+IMAGE_CTX   ?= bin/image
+IMAGE_BUILD_FLAGS ?=
 
-.PHONY: help build run test bench bench-quick bench-wakesplit bench-tools lint fuzz cross clean
+.PHONY: help build run image test bench bench-quick bench-fidelity bench-wakesplit bench-tools lint fuzz cross clean
 
 ## help: list the targets
 help:
 	@sed -n 's/^## //p' $(MAKEFILE_LIST) | column -t -s ':'
 
-## build: build bin/rtload (version from git)
+## build: build bin/rtload (version from git), statically linked
+# CGO_ENABLED=0: rtload needs no C (net's cgo resolver is its only cgo), and
+# without it threads are the Go runtime's own, not pthreads with an 8 MiB
+# stack and a 64 MiB malloc arena each: under ulimit -v a run needs about
+# 1.3 GiB instead of 2.4 GiB (engine.CheckAddressSpace), and the binary
+# runs on any host of the fleet whatever its glibc.
 build:
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/rtload
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/rtload
 
 ## run: run the default scenario (seed 000, laight-450; needs root for SCHED_FIFO) and print its table
 run: build
 	./$(BIN) run $(SCENARIO) $(RUNFLAGS)
+
+## image: the FROM-scratch image from a static binary built here (podman, or docker): no registry needed; labels carry the version
+image:
+	@test -n "$(IMAGE_TOOL)" || { echo "make image: neither podman nor docker found (apt-get install podman)"; exit 1; }
+	rm -rf $(IMAGE_CTX)
+	sh deploy/rootfs.sh $(IMAGE_CTX)/rootfs $(VERSION)
+	$(IMAGE_TOOL) build $(IMAGE_BUILD_FLAGS) -f deploy/Containerfile.prebuilt --build-arg VERSION=$(VERSION) \
+		-t $(IMAGE):latest -t $(IMAGE):$(VERSION) $(IMAGE_CTX)
+	rm -rf $(IMAGE_CTX)
 
 # make test runs every stage even when one fails, each reported as it
 # runs, then a summary (bin/testsum): every stage, pass or fail, and every
@@ -50,21 +71,28 @@ test:
 	-$(GO) test -count=1 -timeout 5m -json -run '^$$' -bench . -benchtime=1x ./... | ./bin/testsum -dir $(TESTSUM) -stage "benchmarks, one iteration each"
 	@./bin/testsum -dir $(TESTSUM) -summary
 
-## bench: rtload vs a C drain and cyclictest in A/B pairs until the ratios' 95% CIs are ±3% (or capped), the wakeup split, overhead, sender, scale, methods (root, < 15 min) -> BENCHMARKS.md
+## bench: rtload's drain vs the C loop in one process (ABBA blocks), cyclictest in A/B pairs until the ratios' 95% CIs are ±3% (or capped), the wakeup split, overhead, sender, scale, methods (root, < 15 min) -> BENCHMARKS.md
 bench: build bench-tools
-	timeout 900 $(GO) run ./bench/cmd/benchrun -rtload $(BIN) -drain bin/drain450 -wakesplit bin/wakesplit -out BENCHMARKS.md $(BENCHFLAGS)
+	timeout 900 $(GO) run ./bench/cmd/benchrun -rtload $(BIN) -drain bin/drain450 -fidelity bin/fidelity -wakesplit bin/wakesplit -out BENCHMARKS.md $(BENCHFLAGS)
 
 ## bench-quick: the same comparisons with short caps (~3 min), written to bench/BENCHMARKS-quick.md
 bench-quick: build bench-tools
-	timeout 600 $(GO) run ./bench/cmd/benchrun -quick -rtload $(BIN) -drain bin/drain450 -wakesplit bin/wakesplit -out bench/BENCHMARKS-quick.md $(BENCHFLAGS)
+	timeout 600 $(GO) run ./bench/cmd/benchrun -quick -rtload $(BIN) -drain bin/drain450 -fidelity bin/fidelity -wakesplit bin/wakesplit -out bench/BENCHMARKS-quick.md $(BENCHFLAGS)
+
+## bench-fidelity: section 1 alone, rtload's drain vs the C loop in one process, quiet and spin (root, ~4.5 min) -> bench/BENCHMARKS-fidelity.md
+bench-fidelity: build bench-tools
+	timeout 600 $(GO) run ./bench/cmd/benchrun -only fidelity -fidelity bin/fidelity -out bench/BENCHMARKS-fidelity.md $(BENCHFLAGS)
 
 ## bench-wakesplit: trace cyclictest and rtload timer-only (tracefs) and print where each wakeup's time goes (root, ~1 min)
 bench-wakesplit: build bench-tools
 	./bin/wakesplit compare -rtload $(BIN) -drain bin/drain450 -pairs 2 -seconds 10 $(WAKESPLITFLAGS)
 
-# bench-tools: the C baseline, cyclictest and the wakeup splitter.
+# bench-tools: the C baseline, the in-process fidelity binary (cgo: drain450's
+# loop and rtload's drain; bench only, never part of bin/rtload), cyclictest
+# and the wakeup splitter.
 bench-tools:
 	mkdir -p bin && gcc -O2 -Wall -Wextra -pthread -o bin/drain450 bench/drain450.c
+	CGO_ENABLED=1 $(GO) build -o bin/fidelity ./bench/cmd/fidelity
 	command -v cyclictest >/dev/null || { apt-get update && apt-get install -y rt-tests; }
 	$(GO) build -o bin/wakesplit ./bench/cmd/wakesplit
 

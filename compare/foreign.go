@@ -18,8 +18,7 @@ import (
 // wakeup latency is known, so only its tables and metrics have values.
 // ok is false when path is a directory or summary.json.
 func readForeign(path string) (s *results.Summary, ok bool, err error) {
-	fi, err := os.Stat(path)
-	if err != nil || fi.IsDir() || filepath.Base(path) == results.SummaryFile {
+	if _, err := os.Lstat(path); err != nil || results.IsDir(path) || filepath.Base(path) == results.SummaryFile {
 		return nil, false, nil
 	}
 	name := filepath.Base(path)
@@ -38,10 +37,11 @@ func readForeign(path string) (s *results.Summary, ok bool, err error) {
 		}
 		return s, true, nil
 	}
-	f, err := os.Open(path)
+	src, f, _, err := results.OpenInput(path)
 	if err != nil {
 		return nil, true, err
 	}
+	defer src.Close()
 	defer f.Close()
 	cols, _, err := interop.ReadCyclictestHist(f)
 	if err != nil {

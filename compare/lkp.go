@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/report"
 )
 
@@ -40,6 +41,7 @@ const LKPRule = `change rule (lkp-tests' default, lib/stats.rb and lib/changed_s
 // Values are the means of each column's per-round values (the metric's
 // merged value when it has none). A run lacking a column shows "-".
 func (r *Result) LKP(w io.Writer) error {
+	r = termsafe.Copy(r) // strings from results, escaped for the terminal
 	var b strings.Builder
 	runs := r.Runs
 	b.WriteString(strings.Repeat("=", 89) + "\n")

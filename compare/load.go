@@ -3,7 +3,6 @@ package compare
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -21,8 +20,8 @@ type Run struct {
 	Summary *results.Summary
 	// Wakeups holds each reader's per-wakeup log (the files summary.json
 	// lists for it, read by results.ReaderWakeups), keyed by the reader's
-	// position in Summary. Missing logs are simply absent: metrics that
-	// would bootstrap over them then need ≥ 2 rounds.
+	// position in Summary. Missing logs are simply absent. No verdict
+	// uses them (calls and wakeups are not samples).
 	Wakeups map[ReaderIndex][]record.Wakeup
 	// Notes says which logs could not be read, and why.
 	Notes []string
@@ -49,6 +48,7 @@ func Load(dirs, labels []string) ([]Run, error) {
 		return nil, err
 	}
 	runs := make([]Run, len(dirs))
+	rows := results.NewRowBudget()
 	for i, d := range dirs {
 		if s, ok, err := readForeign(d); ok {
 			if err != nil {
@@ -65,7 +65,7 @@ func Load(dirs, labels []string) ([]Run, error) {
 		runs[i] = Run{Label: labels[i], Dir: d, Summary: s, Wakeups: map[ReaderIndex][]record.Wakeup{}}
 		runs[i].loadProfiles()
 		base := d
-		if fi, err := os.Stat(d); err == nil && !fi.IsDir() {
+		if !results.IsDir(d) {
 			base = filepath.Dir(d)
 		}
 		for ti, t := range s.Trials {
@@ -73,7 +73,7 @@ func Load(dirs, labels []string) ([]Run, error) {
 				if len(rd.WakeupLog) == 0 {
 					continue
 				}
-				w, _, err := results.ReaderWakeups(base, rd)
+				w, _, err := rows.ReaderWakeups(base, rd)
 				if err != nil {
 					runs[i].Notes = append(runs[i].Notes, err.Error())
 					continue
@@ -87,9 +87,6 @@ func Load(dirs, labels []string) ([]Run, error) {
 
 // ReaderIndex is a reader's position in a Summary: Trials[Trial].Readers[Reader].
 type ReaderIndex struct{ Trial, Reader int }
-
-// index is the key of rd in r.Wakeups.
-func (r Run) index(rd results.Round) ReaderIndex { return ReaderIndex{rd.TrialPos, rd.ReaderPos} }
 
 // CheckLabels reports why labels cannot name the runs in dirs, or nil.
 func CheckLabels(dirs, labels []string) error {

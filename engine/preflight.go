@@ -1,28 +1,39 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path"
+	"slices"
 	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rtload/rtload/net/netns"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
 	"github.com/rtload/rtload/sysinfo"
 )
 
-// Preflight checks, before anything is built, every privilege the trials
-// need and returns all that are missing at once, joined (errors.Is
-// rt.ErrNoPrivilege). With allowDegraded it returns only those that
-// --allow-degraded cannot replace (network namespaces, tap devices); the
-// others are then noted per thread as the run degrades. In a container
-// each missing privilege names the container setting that gives it
-// (--cap-add SYS_NICE, --ulimit rtprio=99, --ulimit memlock=-1, the
-// cgroup's RT budget) instead of "run as root".
+// Preflight checks, before anything is built, every privilege and every
+// piece of the machine the trials need, and returns all that are missing
+// at once, joined (errors.Is rt.ErrNoPrivilege): capabilities and
+// rlimits, the cgroup RT budget of this process's cgroup and its parents,
+// /dev/cpu_dma_latency, /dev/net/tun, a writable /run/netns for the
+// namespace's bind mount (and no AppArmor profile that denies mounts), a
+// writable /proc/sys for tap devices' rp_filter. With allowDegraded it
+// returns only those that --allow-degraded cannot replace (network
+// namespaces, tap devices); the others are then noted per thread as the
+// run degrades. In a container each problem names the container setting
+// that fixes it (--cap-add SYS_NICE, --cpu-rt-runtime, --device
+// /dev/cpu_dma_latency, --security-opt unmask=/proc/sys, …) instead of
+// "run as root", and host settings (a parent cgroup's budget) by the file
+// to write. It reads the devices by opening and closing them, nothing more.
 func Preflight(trials []scenario.Trial, allowDegraded bool) error {
-	return preflight(trials, allowDegraded, readMachine())
+	return preflight(trials, allowDegraded, readMachine(needsOf(trials)))
 }
 
 // machine is what Preflight reads of this process and its host;
@@ -30,22 +41,77 @@ func Preflight(trials []scenario.Trial, allowDegraded bool) error {
 type machine struct {
 	nice, ipcLock, sysAdmin, netAdmin bool
 	rtprio, memlock                   uint64 // soft RLIMIT_RTPRIO, RLIMIT_MEMLOCK (bytes)
-	dmaExists, dmaWritable            bool   // /dev/cpu_dma_latency
-	container                         sysinfo.Container
+	euid                              int
+	// dmaErr and tunErr are what open(2) of /dev/cpu_dma_latency
+	// (O_WRONLY) and /dev/net/tun (O_RDWR) returned; nil: it opened (or
+	// was not needed).
+	dmaErr, tunErr error
+	// mounts is this process's mountinfo: where /run/netns and /proc/sys
+	// are, and whether read-only.
+	mounts []sysinfo.Mount
+	// apparmor is this process's AppArmor label ("docker-default
+	// (enforce)"), "" when none is readable.
+	apparmor  string
+	container sysinfo.Container
 }
 
-func readMachine() machine {
+// needs is what the trials use that readMachine must open to check.
+type needs struct{ dma, tun bool }
+
+func needsOf(trials []scenario.Trial) needs {
+	var n needs
+	for _, tr := range trials {
+		n.dma = n.dma || tr.Spec.CPUDMALatency >= 0
+		for _, e := range tr.Spec.Endpoints {
+			n.tun = n.tun || e.Kind == scenario.EndpointTap
+		}
+	}
+	return n
+}
+
+func readMachine(n needs) machine {
 	var rtprio, rl unix.Rlimit
 	_ = unix.Getrlimit(unix.RLIMIT_RTPRIO, &rtprio)
 	_ = unix.Getrlimit(unix.RLIMIT_MEMLOCK, &rl)
-	_, statErr := os.Stat("/dev/cpu_dma_latency")
-	return machine{
-		nice: sysinfo.HasCap("CAP_SYS_NICE"), ipcLock: sysinfo.HasCap("CAP_IPC_LOCK"),
-		sysAdmin: sysinfo.HasCap("CAP_SYS_ADMIN"), netAdmin: sysinfo.HasCap("CAP_NET_ADMIN"),
-		rtprio: rtprio.Cur, memlock: rl.Cur,
-		dmaExists: statErr == nil, dmaWritable: unix.Access("/dev/cpu_dma_latency", unix.W_OK) == nil,
-		container: sysinfo.ThisContainer(),
+	m := machineFiles(os.DirFS("/"))
+	m.nice, m.ipcLock = sysinfo.HasCap("CAP_SYS_NICE"), sysinfo.HasCap("CAP_IPC_LOCK")
+	m.sysAdmin, m.netAdmin = sysinfo.HasCap("CAP_SYS_ADMIN"), sysinfo.HasCap("CAP_NET_ADMIN")
+	m.rtprio, m.memlock, m.euid = rtprio.Cur, rl.Cur, os.Geteuid()
+	if n.dma {
+		// Opening adds a PM QoS request at the default (no constraint);
+		// closing removes it.
+		m.dmaErr = openClose("/dev/cpu_dma_latency", unix.O_WRONLY)
 	}
+	if n.tun {
+		// No device exists until TUNSETIFF.
+		m.tunErr = openClose("/dev/net/tun", unix.O_RDWR)
+	}
+	return m
+}
+
+// openClose opens path with flags and closes it: the error of open(2).
+func openClose(path string, flags int) error {
+	fd, err := unix.Open(path, flags|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return err
+	}
+	unix.Close(fd)
+	return nil
+}
+
+// machineFiles reads what preflight needs from the files of fsys (rooted
+// at "/"; a fixture tree in tests): mountinfo, the AppArmor label
+// (/proc/self/attr/apparmor/current, or /proc/self/attr/current) and the
+// container with its cgroups (sysinfo.DetectContainer).
+func machineFiles(fsys fs.FS) machine {
+	m := machine{mounts: sysinfo.ReadMounts(fsys), container: sysinfo.DetectContainer(fsys)}
+	for _, p := range []string{"proc/self/attr/apparmor/current", "proc/self/attr/current"} {
+		if b, err := fs.ReadFile(fsys, p); err == nil {
+			m.apparmor = strings.TrimSpace(strings.TrimRight(string(b), "\x00"))
+			break
+		}
+	}
+	return m
 }
 
 // rtThread is one thread of a trial that asks for SCHED_FIFO/RR.
@@ -72,18 +138,28 @@ func rtThreads(sp *scenario.Spec) []rtThread {
 
 const degradeSched = "run at SCHED_OTHER and mark results degraded"
 
+// checks collects preflight's problems, each once (by Op and Cap), in
+// the order found; degradable ones are dropped under --allow-degraded.
+type checks struct {
+	allowDegraded bool
+	seen          map[string]bool
+	errs          []error
+}
+
+func (c *checks) add(e *rt.PrivilegeError, degradable bool) {
+	key := e.Op + "\x00" + e.Cap
+	if c.seen[key] || (degradable && c.allowDegraded) {
+		return
+	}
+	c.seen[key] = true
+	c.errs = append(c.errs, e)
+}
+
 // preflight is Preflight on the machine m.
 func preflight(trials []scenario.Trial, allowDegraded bool, m machine) error {
-	var errs []error
-	seen := map[string]bool{}
-	add := func(e *rt.PrivilegeError, degradable bool) {
-		if seen[e.Op] || (degradable && allowDegraded) {
-			return
-		}
-		seen[e.Op] = true
-		errs = append(errs, e)
-	}
+	ck := &checks{allowDegraded: allowDegraded, seen: map[string]bool{}}
 	c := m.container
+	var budgetless []string // RT threads an RT budget of 0 refuses
 	for _, tr := range trials {
 		sp := tr.Spec
 		for _, th := range rtThreads(&sp) {
@@ -93,35 +169,136 @@ func preflight(trials []scenario.Trial, allowDegraded bool, m machine) error {
 			}
 			op := fmt.Sprintf("sched_setattr(%s %d) for %s", pol, th.priority, th.what)
 			if !m.nice && m.rtprio < uint64(th.priority) {
-				add(&rt.PrivilegeError{Op: op, Cap: "CAP_SYS_NICE (or RLIMIT_RTPRIO ≥ priority)", Hint: niceHint(c), Degraded: degradeSched}, true)
-			} else if c.RTRuntimeKnown && c.RTRuntimeUs == 0 {
-				add(&rt.PrivilegeError{Op: op, Cap: fmt.Sprintf("an RT runtime budget in cgroup %s (its cpu.rt_runtime_us is 0: the kernel refuses SCHED_FIFO/RR there with EPERM, even to root)", c.Cgroup),
-					Hint: budgetHint(c), Degraded: degradeSched}, true)
+				ck.add(&rt.PrivilegeError{Op: op, Cap: "CAP_SYS_NICE (or RLIMIT_RTPRIO ≥ priority)", Hint: niceHint(c), Degraded: degradeSched}, true)
+			}
+			if c.RTRuntimeKnown && c.RTRuntimeUs == 0 && !slices.Contains(budgetless, th.what) {
+				budgetless = append(budgetless, th.what)
 			}
 		}
 		if len(sp.Readers) > 0 && !m.ipcLock && m.memlock != unix.RLIM_INFINITY {
-			add(&rt.PrivilegeError{Op: "mlockall(MCL_CURRENT|MCL_FUTURE|MCL_ONFAULT)", Cap: "CAP_IPC_LOCK (or an unlimited RLIMIT_MEMLOCK)",
+			ck.add(&rt.PrivilegeError{Op: "mlockall(MCL_CURRENT|MCL_FUTURE|MCL_ONFAULT)", Cap: "CAP_IPC_LOCK (or an unlimited RLIMIT_MEMLOCK)",
 				Hint: memlockHint(c), Degraded: "run with memory unlocked (page faults may show as latency) and mark results degraded"}, true)
 		}
-		if sp.CPUDMALatency >= 0 && m.dmaExists && !m.dmaWritable {
-			add(&rt.PrivilegeError{Op: "open /dev/cpu_dma_latency", Cap: "root (the file is 0600)", Hint: containerHint(c, "--device /dev/cpu_dma_latency, and rtload as root in it", ""),
-				Degraded: "let CPUs enter deep idle states (or set cpu_dma_latency: -1)"}, true)
+		if sp.CPUDMALatency >= 0 && m.dmaErr != nil {
+			ck.add(dmaProblem(m.dmaErr, m.euid, c), true)
 		}
-		if sp.Network.Namespace == scenario.NamespacePrivate && !m.sysAdmin {
-			add(&rt.PrivilegeError{Op: "unshare(CLONE_NEWNET) for network.namespace: private", Cap: "CAP_SYS_ADMIN (run as root; --allow-degraded cannot replace a private namespace)",
-				Hint: containerHint(c, "--cap-add SYS_ADMIN (or --privileged)", "securityContext.privileged: true")}, false)
+		if sp.Network.Namespace == scenario.NamespacePrivate {
+			namespaceProblems(ck, m)
 		}
 		for _, e := range sp.Endpoints {
-			if e.Kind == scenario.EndpointTap && !m.netAdmin {
-				add(&rt.PrivilegeError{Op: "TUNSETIFF for tap endpoints", Cap: "CAP_NET_ADMIN (run as root; --allow-degraded cannot replace tap devices)",
-					Hint: containerHint(c, "--cap-add NET_ADMIN --device /dev/net/tun", "securityContext.capabilities.add: [NET_ADMIN], and /dev/net/tun (privileged, or a device plugin)")}, false)
+			if e.Kind == scenario.EndpointTap {
+				tapProblems(ck, m)
 			}
 		}
 	}
-	if len(errs) == 0 {
+	if len(budgetless) > 0 {
+		ck.add(&rt.PrivilegeError{Op: "sched_setattr(SCHED_FIFO/SCHED_RR) for " + strings.Join(budgetless, ", "),
+			Cap:  fmt.Sprintf("an RT runtime budget in cgroup %s (its cpu.rt_runtime_us is 0: the kernel refuses SCHED_FIFO/RR there with EPERM, even to root)", c.Cgroup),
+			Hint: budgetHint(c), Degraded: degradeSched}, true)
+	}
+	if len(ck.errs) == 0 {
 		return nil
 	}
-	return &PreflightError{errs}
+	return &PreflightError{ck.errs}
+}
+
+// dmaProblem says why /dev/cpu_dma_latency did not open (err from open(2)).
+func dmaProblem(err error, euid int, c sysinfo.Container) *rt.PrivilegeError {
+	const op = "open /dev/cpu_dma_latency"
+	const degraded = "let CPUs enter deep idle states (or set cpu_dma_latency: -1)"
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		hint := containerHint(c, "--device /dev/cpu_dma_latency, or set cpu_dma_latency: -1 (--set cpu_dma_latency=-1) to run without it",
+			"securityContext.privileged: true, or set cpu_dma_latency: -1 (--set cpu_dma_latency=-1) to run without it")
+		if hint == "" {
+			hint = "the kernel has no PM QoS device (CONFIG_CPU_IDLE): set cpu_dma_latency: -1 (--set cpu_dma_latency=-1) to run without it"
+		}
+		return &rt.PrivilegeError{Op: op, Cap: "the device /dev/cpu_dma_latency (it does not exist here)", Hint: hint, Degraded: degraded}
+	case errors.Is(err, unix.EPERM) && euid == 0:
+		return &rt.PrivilegeError{Op: op, Cap: "the device allowed (root was refused it: a device cgroup)", Err: err,
+			Hint: containerHint(c, "--device /dev/cpu_dma_latency", "securityContext.privileged: true"), Degraded: degraded}
+	}
+	return &rt.PrivilegeError{Op: op, Cap: "root (the file is 0600)", Hint: containerHint(c, "--device /dev/cpu_dma_latency, and rtload as root in it", ""),
+		Degraded: degraded}
+}
+
+// namespaceProblems checks what network.namespace: private needs: the
+// capability, a writable /run/netns for the bind mount that names the
+// namespace, and no AppArmor profile that denies mount(2).
+func namespaceProblems(ck *checks, m machine) {
+	c := m.container
+	const op = "unshare(CLONE_NEWNET) for network.namespace: private"
+	if !m.sysAdmin {
+		ck.add(&rt.PrivilegeError{Op: op, Cap: "CAP_SYS_ADMIN (--allow-degraded cannot replace a private namespace)",
+			Hint: orHost(containerHint(c, "--cap-add SYS_ADMIN (or --privileged)", "securityContext.privileged: true"), "run as root")}, false)
+	}
+	mountOp := "mount --bind /proc/thread-self/ns/net " + netns.Dir + "/<name> for network.namespace: private"
+	if mt, ok := sysinfo.MountOf(m.mounts, netns.Dir); ok && mt.ReadOnly() {
+		ck.add(&rt.PrivilegeError{Op: mountOp, Cap: fmt.Sprintf("a writable %s (it is on the read-only mount %s)", netns.Dir, mt.Point),
+			Hint: orHost(containerHint(c, "--tmpfs /run (a --read-only container's /run is read-only)", "an emptyDir volume mounted at /run"),
+				"mount a tmpfs on "+netns.Dir)}, false)
+	}
+	if p := deniesMount(m.apparmor); p != "" {
+		ck.add(&rt.PrivilegeError{Op: mountOp, Cap: fmt.Sprintf("mount(2), which this process's AppArmor profile %s denies", p),
+			Hint: orHost(containerHint(c, "--security-opt apparmor=unconfined (or --privileged)", "securityContext.appArmorProfile: {type: Unconfined} (or privileged: true)"),
+				"run rtload unconfined (aa-exec -p unconfined)")}, false)
+	}
+}
+
+// deniesMount returns the name of an AppArmor profile known to deny
+// mount(2) (docker's docker-default, podman's containers-default-*), in
+// enforce mode, from label; "" otherwise.
+func deniesMount(label string) string {
+	name, mode, _ := strings.Cut(label, " ")
+	if mode != "(enforce)" {
+		return ""
+	}
+	if name == "docker-default" || strings.HasPrefix(name, "containers-default") {
+		return name
+	}
+	return ""
+}
+
+// tapProblems checks what tap endpoints need: CAP_NET_ADMIN, an openable
+// /dev/net/tun, and a writable /proc/sys (tap.Create sets rp_filter).
+func tapProblems(ck *checks, m machine) {
+	c := m.container
+	if !m.netAdmin {
+		ck.add(&rt.PrivilegeError{Op: "TUNSETIFF for tap endpoints", Cap: "CAP_NET_ADMIN (--allow-degraded cannot replace tap devices)",
+			Hint: orHost(containerHint(c, "--cap-add NET_ADMIN --device /dev/net/tun", "securityContext.capabilities.add: [NET_ADMIN], and /dev/net/tun (privileged, or a device plugin)"), "run as root")}, false)
+	}
+	switch err := m.tunErr; {
+	case err == nil:
+	case errors.Is(err, unix.ENOENT):
+		ck.add(&rt.PrivilegeError{Op: "open /dev/net/tun for tap endpoints", Cap: "the device /dev/net/tun (it does not exist here; --allow-degraded cannot replace tap devices)",
+			Hint: orHost(containerHint(c, "--device /dev/net/tun", "/dev/net/tun (privileged: true, or a device plugin)"), "load the tun driver (CONFIG_TUN; modprobe tun)")}, false)
+	case errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES):
+		ck.add(&rt.PrivilegeError{Op: "open /dev/net/tun for tap endpoints", Cap: "the device allowed (open refused it: a device cgroup, or its mode)", Err: err,
+			Hint: containerHint(c, "--device /dev/net/tun", "/dev/net/tun (privileged: true, or a device plugin)")}, false)
+	default:
+		ck.add(&rt.PrivilegeError{Op: "open /dev/net/tun for tap endpoints", Cap: "a /dev/net/tun that opens", Err: err}, false)
+	}
+	const sysNet = "/proc/sys/net"
+	if mt, ok := sysinfo.MountOf(m.mounts, sysNet); ok && mt.ReadOnly() {
+		flags := "--privileged (or the runtime's setting for a writable /proc/sys)"
+		switch c.Runtime {
+		case "podman":
+			flags = "--security-opt unmask=/proc/sys (or --privileged)"
+		case "docker":
+			flags = "--security-opt systempaths=unconfined (or --privileged)"
+		}
+		ck.add(&rt.PrivilegeError{Op: "write " + sysNet + "/ipv4/conf/<tap>/rp_filter for tap endpoints",
+			Cap:  fmt.Sprintf("a writable /proc/sys (%s is a read-only mount; --allow-degraded cannot replace tap devices)", mt.Point),
+			Hint: orHost(containerHint(c, flags, "securityContext.privileged: true"), "remount "+mt.Point+" read-write")}, false)
+	}
+}
+
+// orHost is hint, or host when hint is "" (not in a container).
+func orHost(hint, host string) string {
+	if hint != "" {
+		return hint
+	}
+	return host
 }
 
 // containerHint names the setting to change in container c: flags for
@@ -150,18 +327,61 @@ func niceHint(c sysinfo.Container) string {
 	return h
 }
 
-// budgetHint says how to give cgroup v1's cpu.rt_runtime_us a budget.
+// rtBudget is the budget preflight suggests: the kernel's default
+// sched_rt_runtime_us, all a cgroup can have under a root of 950000.
+const rtBudget = 950000
+
+// budgetHint says how to give cgroup v1's cpu.rt_runtime_us a budget: the
+// container setting, and every parent cgroup (c.RTBudgets) whose budget
+// is 0 or cannot be read from here, with the file to write on the host,
+// parents first. A cgroup gets a budget only within its parent's.
 func budgetHint(c sysinfo.Container) string {
-	if h := containerHint(c, "--cpu-rt-runtime=950000 (dockerd needs --cpu-rt-runtime too, and every parent cgroup a budget)",
+	own := path.Join("/sys/fs/cgroup/cpu", c.Cgroup, "cpu.rt_runtime_us")
+	var parents []sysinfo.RTBudget // root first
+	if len(c.RTBudgets) > 0 {
+		own = c.RTBudgets[0].File
+		for i := len(c.RTBudgets) - 1; i >= 1; i-- {
+			if b := c.RTBudgets[i]; !b.Known || b.RuntimeUs == 0 {
+				parents = append(parents, b)
+			}
+		}
+	}
+	var zero, unseen []string
+	for _, b := range parents {
+		if b.Known {
+			zero = append(zero, fmt.Sprintf("echo %d > %s", rtBudget, b.File))
+		} else if b.Cgroup != "/" { // the root's budget is sched_rt_runtime_us
+			unseen = append(unseen, b.File)
+		}
+	}
+	var p string
+	switch {
+	case len(zero) > 0:
+		p = fmt.Sprintf("its parent %s has 0 too, so first give the parents theirs: %s", parents[0].Cgroup, strings.Join(zero, "; "))
+		if len(unseen) > 0 {
+			p += "; and check " + strings.Join(unseen, ", ")
+		}
+	case len(unseen) > 0:
+		p = fmt.Sprintf("the runtime can give it only what its parents have, and they are not visible from here: on the host, cat %s; if one holds 0, echo %d > it first (parents first), else the runtime fails with \"write …/cpu.rt_runtime_us: invalid argument\"",
+			strings.Join(unseen, ", "), rtBudget)
+	}
+	if h := containerHint(c, fmt.Sprintf("--cpu-rt-runtime=%d", rtBudget)+map[bool]string{true: " (dockerd needs --cpu-rt-runtime too)"}[c.Runtime == "docker"],
 		"no pod field sets it: run the pod on a node whose container runtime gives cgroups an RT budget, or without CONFIG_RT_GROUP_SCHED"); h != "" {
+		if p != "" && c.Runtime != "kubernetes" {
+			h += "; " + p
+		}
 		return h
 	}
-	return fmt.Sprintf("give it one (echo 950000 > /sys/fs/cgroup/cpu%s/cpu.rt_runtime_us, its parents first), or run rtload in the root cgroup", strings.TrimSuffix(c.Cgroup, "/"))
+	if len(zero) > 0 {
+		return fmt.Sprintf("give it one, parents first: %s; echo %d > %s; or run rtload in the root cgroup", strings.Join(zero, "; "), rtBudget, own)
+	}
+	return fmt.Sprintf("give it one (echo %d > %s, its parents first), or run rtload in the root cgroup", rtBudget, own)
 }
 
 // memlockHint is the container setting for mlockall.
 func memlockHint(c sysinfo.Container) string {
-	return containerHint(c, "--ulimit memlock=-1 (or --cap-add IPC_LOCK)", "securityContext.capabilities.add: [IPC_LOCK]")
+	return containerHint(c, "--cap-add IPC_LOCK (or --ulimit memlock=-1, which the runtime can set only within its own hard limit or with CAP_SYS_RESOURCE)",
+		"securityContext.capabilities.add: [IPC_LOCK]")
 }
 
 // PreflightError lists every missing privilege, one per line.

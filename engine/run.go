@@ -56,8 +56,10 @@ type Options struct {
 	// after every finished trial but the last, and during a soak trial
 	// about every 10 s with the trial as measured so far, so that
 	// summary.json can be rewritten and finished trials survive a kill or
-	// a failure. It may be called from the trial's writer goroutine.
-	OnCheckpoint func(*results.Summary)
+	// a failure. It may be called from the trial's writer goroutine. An
+	// error (the checkpoint could not be written) ends the run with it, as
+	// any results file that cannot be written does.
+	OnCheckpoint func(*results.Summary) error
 	// GCHeadroom is how far a soak run's heap may grow before its writer
 	// collects garbage (bytes); 0 means SoakHeapHeadroom.
 	GCHeadroom uint64
@@ -70,6 +72,20 @@ type Options struct {
 	// returning false ends the run there, as finished (rounds: auto, whose
 	// rule lives in compare.AutoStop; it may fill Summary.Auto).
 	AfterRound func(*results.Summary) bool
+	// Process is this process's number in a multi-process run (rtload
+	// run --processes: a child, 0-based) and Processes their count (0 or
+	// 1: a single-process run). Every trial records Process; with
+	// Processes > 1 the per-wakeup logs, intervals and spikes files carry
+	// the process in their names ("wakeups-p03-…", "spikes-p03.jsonl").
+	Process, Processes int
+	// Setup randomises the process's setup (socket creation order, receive
+	// buffer offsets); the zero Setup randomises nothing.
+	Setup Setup
+	// AfterProcess, when set, is called by RunProcesses after every child
+	// that ran to its end with the merged summary so far and the time
+	// since the first started; returning false ends the run there, as
+	// finished (rtload check --budget's stop rule, stats.Stop).
+	AfterProcess func(sum *results.Summary, elapsed time.Duration) bool
 }
 
 // SoakWakeupLogLimit caps a soak run's per-wakeup log (bytes on disk, per
@@ -82,7 +98,8 @@ const SoakWakeupLogLimit = int64(scenario.SoakLogLimit)
 const SoakHeapHeadroom uint64 = 256 << 20
 
 // ErrStopped is returned (wrapped) when ctx ended the run early; the
-// summary is complete for what ran.
+// summary is complete for what ran. The error wraps ctx's cause too
+// (context.Cause), so a caller can tell what stopped it.
 var ErrStopped = errors.New("run stopped")
 
 // Run executes trials in order and returns the summary of what ran. When
@@ -97,6 +114,9 @@ func Run(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt 
 		return nil, err
 	}
 	if err := checkNoiseMemory(trials, hostMem()); err != nil {
+		return nil, err
+	}
+	if err := CheckAddressSpace(trials, opt); err != nil {
 		return nil, err
 	}
 	if err := checkLayouts(trials); err != nil {
@@ -146,6 +166,11 @@ type run struct {
 	// sliced: a soak whose variants alternate in slices (trialSource);
 	// the number of trials is not known, and no progress is reported.
 	sliced bool
+	// rssBase is the process's RSS at the run's first interval record
+	// (bytes; 0 until then): a soak's intervals are marked past it plus
+	// the GC headroom and RSSSlack (selfWatch, on the writer goroutines of
+	// successive trials).
+	rssBase int64
 }
 
 // newRun opens what every trial of the run shares: the results directory
@@ -228,20 +253,30 @@ func (r *run) runTrials(ctx context.Context, next func(i int) (scenario.Trial, b
 		if !ok || ctx.Err() != nil {
 			break
 		}
-		if r.sliced {
+		members := groupOf(tr, next, i)
+		switch {
+		case r.sliced:
 			fmt.Fprintf(r.opt.Log, "slice %d: variant %s, for %v (+%v warm-up)\n", i+1, tr.Variant, time.Duration(tr.Spec.Duration), time.Duration(tr.Spec.Warmup))
-		} else {
+		case members != nil:
+			fmt.Fprint(r.opt.Log, groupLine(members, r.ntrials))
+		default:
 			fmt.Fprintf(r.opt.Log, "trial %d/%d: variant %s, round %d\n", i+1, r.ntrials, tr.Variant, tr.Round+1)
 		}
-		res, degraded, err := newTrial(r, tr).exec(ctx)
-		switch {
-		case res != nil && tr.Profiled:
-			sum.ProfiledTrials = append(sum.ProfiledTrials, *res)
-			if perr := r.profiles.writeInto(sum, r.opt.Results); perr != nil && err == nil {
-				err = perr
+		ress, degraded, err := newTrial(r, tr, members).exec(ctx)
+		for _, res := range ress {
+			switch {
+			case res != nil && tr.Profiled:
+				sum.ProfiledTrials = append(sum.ProfiledTrials, *res)
+				if perr := r.profiles.writeInto(sum, r.opt.Results); perr != nil && err == nil {
+					err = perr
+				}
+			case res != nil:
+				sum.Trials = append(sum.Trials, *res)
 			}
-		case res != nil:
-			sum.Trials = append(sum.Trials, *res)
+		}
+		if len(members) > 1 { // the group ran as one: go on after its last trial
+			i += len(members) - 1
+			tr = members[len(members)-1]
 		}
 		for _, d := range degraded {
 			sum.Degraded = true
@@ -256,16 +291,39 @@ func (r *run) runTrials(ctx context.Context, next func(i int) (scenario.Trial, b
 			break
 		}
 		if more && ctx.Err() == nil {
-			r.finished()
+			if err := r.finished(); err != nil {
+				sum.End = time.Now()
+				return sum, fmt.Errorf("after trial %d (%s, round %d): %w", i+1, tr.Variant, tr.Round+1, err)
+			}
 		}
 	}
 	sum.End = time.Now()
 	if ctx.Err() != nil {
 		now := time.Now()
 		sum.Stopped, sum.StoppedAt = true, &now
-		return sum, fmt.Errorf("%w: %v", ErrStopped, context.Cause(ctx))
+		return sum, fmt.Errorf("%w: %w", ErrStopped, context.Cause(ctx)) // the cause stays matchable (a signal's exit code)
 	}
 	return sum, nil
+}
+
+// groupOf is the interleaved group trial i (tr) begins, its consecutive
+// trials of tr's Group (nil when tr runs alone).
+func groupOf(tr scenario.Trial, next func(i int) (scenario.Trial, bool), i int) []scenario.Trial {
+	if tr.Interleave <= 0 {
+		return nil
+	}
+	members := []scenario.Trial{tr}
+	for {
+		n, ok := next(i + len(members))
+		if !ok || n.Interleave <= 0 || n.Group != tr.Group {
+			break
+		}
+		members = append(members, n)
+	}
+	if len(members) < 2 {
+		return nil
+	}
+	return members
 }
 
 // roundEnds reports whether trial i (tr) is the last of its round.
@@ -310,7 +368,7 @@ func trialSource(spec *scenario.Spec, trials []scenario.Trial) (next func(i int)
 
 // checkpointer is what a trial's writer calls with the trial so far: the
 // run's checkpoint, or nil without Options.OnCheckpoint.
-func (r *run) checkpointer() func(results.Trial) {
+func (r *run) checkpointer() func(results.Trial) error {
 	if r.opt.OnCheckpoint == nil {
 		return nil
 	}
@@ -321,30 +379,36 @@ func (r *run) checkpointer() func(results.Trial) {
 // Options.OnCheckpoint. It runs on a trial's writer goroutine; sum.Trials
 // only grows between trials, on Run's goroutine, so reading it here is
 // safe.
-func (r *run) checkpoint(t results.Trial) {
+func (r *run) checkpoint(t results.Trial) error {
 	s := *r.sum
 	s.Trials = append(slices.Clone(r.sum.Trials), t)
 	s.InProgress = true
 	s.End = time.Now()
-	r.opt.OnCheckpoint(&s)
+	if err := r.opt.OnCheckpoint(&s); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return nil
 }
 
 // finished checkpoints the trials done so far, before the next one.
-func (r *run) finished() {
+func (r *run) finished() error {
 	if r.opt.OnCheckpoint == nil {
-		return
+		return nil
 	}
 	s := *r.sum
 	s.Trials = slices.Clone(r.sum.Trials)
 	s.InProgress, s.End = true, time.Now()
-	r.opt.OnCheckpoint(&s)
+	if err := r.opt.OnCheckpoint(&s); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return nil
 }
 
 // intervalLog is the run's intervals.jsonl, created by the first trial
 // asking for it (nil without a results directory).
 func (r *run) intervalLog() (*results.JSONL, error) {
 	if r.intervals == nil && r.opt.Results != nil {
-		l, err := r.opt.Results.CreateJSONL(results.IntervalsFile, 0)
+		l, err := r.opt.Results.CreateJSONL(r.opt.processFile(results.IntervalsFile), 0)
 		if err != nil {
 			return nil, err
 		}
@@ -358,7 +422,7 @@ func (r *run) intervalLog() (*results.JSONL, error) {
 // directory).
 func (r *run) spikeLog() (*results.JSONL, error) {
 	if r.spikes == nil && r.opt.Results != nil {
-		l, err := r.opt.Results.CreateJSONL(results.SpikesFile, results.SpikesLimit)
+		l, err := r.opt.Results.CreateJSONL(r.opt.processFile(results.SpikesFile), results.SpikesLimit)
 		if err != nil {
 			return nil, err
 		}

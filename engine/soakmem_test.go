@@ -69,7 +69,7 @@ func newSoakFixture(t *testing.T, sockets int) *soakFixture {
 		Threshold: scenario.Duration(200 * time.Microsecond)}
 	tr := scenario.Trial{Variant: "base", Spec: scenario.Spec{Name: "soak-mem", Interval: scenario.Duration(time.Second),
 		LogChunk: scenario.Size(16 << 20), LogLimit: scenario.SoakLogLimit, Readers: []scenario.Reader{rs}}}
-	log, err := results.CreateWakeupLog(wakeupLogConfig(dir, tr, rs))
+	log, err := results.CreateWakeupLog(wakeupLogConfig(dir, tr, rs, ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,10 +95,11 @@ func newSoakFixture(t *testing.T, sockets int) *soakFixture {
 	// rewrite summary.json, as the CLI's do), and the writer from the
 	// trial's own constructor.
 	rn := &run{sum: &results.Summary{Version: results.SummaryVersion, Scenario: tr.Spec.Name},
-		opt: Options{Results: dir, OnCheckpoint: func(sum *results.Summary) {
+		opt: Options{Results: dir, OnCheckpoint: func(sum *results.Summary) error {
 			if err := dir.WriteSummary(sum); err != nil {
 				t.Error(err)
 			}
+			return nil
 		}}}
 	t.Cleanup(rn.close)
 	trl := &trial{run: rn, tr: tr, res: &results.Trial{Variant: tr.Variant}, readers: []*reader{r}, senders: []*sender{s},

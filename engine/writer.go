@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -16,6 +17,7 @@ import (
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/rt"
+	"github.com/rtload/rtload/scenario"
 	"github.com/rtload/rtload/sysinfo"
 )
 
@@ -25,9 +27,11 @@ import (
 // trial totals, and emits interval records. It is the only goroutine that
 // touches the totals while the trial runs.
 type trialWriter struct {
-	trial     int
-	variant   string
-	round     int
+	trial   int
+	variant string
+	round   int
+	// members are an interleaved trial's variants (nil: alone).
+	members   []scenario.Trial
 	readers   []*reader
 	senders   []*sender
 	noises    []noiseSource
@@ -36,7 +40,7 @@ type trialWriter struct {
 	onIv      func(results.Interval)
 	// onCheckpoint receives the trial so far after intervals (soak), so
 	// summary.json survives a SIGKILL; base carries the trial's identity.
-	onCheckpoint func(results.Trial)
+	onCheckpoint func(results.Trial) error
 	base         results.Trial
 	scenario     string
 	// yield and heapBase drive the soak run's own garbage collection.
@@ -47,7 +51,7 @@ type trialWriter struct {
 	Collections    int
 	lastCheckpoint time.Time
 	exporter       *exporter.Server
-	// err is the first interval or spike log error; failed is closed at
+	// err is the first interval or spike log or checkpoint error; failed is closed at
 	// the first write error of any results file (fail), which ends the
 	// trial: a soak on a full disk stops instead of running on.
 	err        error
@@ -70,6 +74,9 @@ type trialWriter struct {
 	// kernel is the trial's kernel watch: each interval record carries
 	// its clocksource and, once the trial is invalid, why.
 	kernel *sysinfo.KernelWatch
+	// self marks interval records rtload's own process disturbed (its GC,
+	// its RSS, its metrics endpoint; selfmark.go); nil without intervals.
+	self *selfWatch
 }
 
 // writerPoll is how often the writer drains the readers' rings and takes
@@ -83,7 +90,7 @@ const writerPoll = 50 * time.Millisecond
 // garbage itself once the heap grew by Options.GCHeadroom.
 func newTrialWriter(t *trial) (*trialWriter, error) {
 	opt := &t.run.opt
-	w := &trialWriter{trial: t.tr.Index, variant: t.tr.Variant, round: t.tr.Round, readers: t.readers, senders: t.senders,
+	w := &trialWriter{trial: t.tr.Index, variant: t.tr.Variant, round: t.tr.Round, members: t.members, readers: t.readers, senders: t.senders,
 		onIv: opt.OnInterval, onCheckpoint: t.run.checkpointer(), base: *t.res, scenario: t.sp.Name, exporter: opt.Exporter,
 		failed: make(chan struct{}), proc: sysinfo.NewProcReader(), stats: newRuntimeStats(), log: opt.Log, kernel: t.kw}
 	if w.log == nil {
@@ -106,6 +113,7 @@ func newTrialWriter(t *trial) (*trialWriter, error) {
 		if w.intervals, err = t.run.intervalLog(); err != nil {
 			return nil, err
 		}
+		w.self = newSelfWatch(w, t.run, t.res.GCBefore)
 	}
 	if hasThreshold(t.sp) && !t.tr.Profiled {
 		if w.spikes, err = t.run.spikeLog(); err != nil {
@@ -291,11 +299,13 @@ func (w *trialWriter) handover(r *reader, set *probe.Recorders) {
 const checkpointEvery = 10 * time.Second
 
 // maybeCheckpoint hands the trial so far to onCheckpoint when the last
-// checkpoint is checkpointEvery old at now.
+// checkpoint is checkpointEvery old at now. A checkpoint that cannot be
+// written ends the trial (fail), as any results file does: a soak whose
+// summary.json cannot be rewritten does not run on.
 func (w *trialWriter) maybeCheckpoint(now time.Time) {
 	if w.onCheckpoint != nil && now.Sub(w.lastCheckpoint) >= checkpointEvery {
 		w.lastCheckpoint = now
-		w.onCheckpoint(w.checkpoint())
+		w.fail(w.onCheckpoint(w.checkpoint()))
 	}
 }
 
@@ -335,6 +345,9 @@ func (w *trialWriter) checkpoint() results.Trial {
 func (w *trialWriter) finish() {
 	w.poll()
 	for _, r := range w.readers {
+		if r.il != nil {
+			continue // interleaved: each variant's set is whole (no intervals); split reads them
+		}
 		w.interval(r, r.loop.Final())
 	}
 }
@@ -393,14 +406,23 @@ func cpuInterrupts(cpu int, now, prev sysinfo.IRQCounts) *results.CPUInterrupts 
 // spikes.jsonl.
 func (w *trialWriter) drainRing(r *reader) {
 	r.loop.Wakeups.Drain(func(wk *record.Wakeup) {
-		if r.log != nil && r.logErr == nil {
-			if r.logErr = r.log.Write(wk); r.logErr != nil {
+		lg, trial, variant := r.log, w.trial, w.variant
+		if r.il != nil { // interleaved: the log and names of the variant that ran the tick
+			m := r.variantAt(wk.DeadlineNs)
+			trial, variant = w.members[m].Index, w.members[m].Variant
+			lg = nil
+			if m < len(r.vlogs) {
+				lg = r.vlogs[m]
+			}
+		}
+		if lg != nil && r.logErr == nil {
+			if r.logErr = lg.Write(wk); r.logErr != nil {
 				w.fail(r.logErr) // it names the log
 			}
 		}
 		if r.spec.Threshold > 0 && wk.LatencyNs > int64(r.spec.Threshold) && w.spikes != nil {
 			w.spikeNoise = w.noiseStates(w.spikeNoise[:0]) // encoded by Write below, then reused
-			w.spikeRec = results.Spike{Time: time.Now(), Trial: w.trial, Variant: w.variant, Reader: r.spec.Name,
+			w.spikeRec = results.Spike{Time: time.Now(), Trial: trial, Variant: variant, Reader: r.spec.Name,
 				Tick: wk.Tick, DeadlineNs: wk.DeadlineNs, LatencyNs: wk.LatencyNs, ThresholdNs: int64(r.spec.Threshold),
 				DrainNs: wk.DrainNs, PrevDrainNs: r.prevDrain, Messages: wk.Messages, Calls: wk.Calls, EAGAIN: wk.EAGAIN,
 				Missed: wk.Missed, Noise: w.spikeNoise, BrokeTrace: r.loop.BrokeAt.Load() == wk.DeadlineNs && wk.DeadlineNs != 0}
@@ -456,6 +478,7 @@ func (w *trialWriter) interval(r *reader, set *probe.Recorders) {
 		Spikes:        set.Spikes - r.lastSpikes,
 	}
 	w.processState(&iv)
+	w.self.mark(w.readerIndex(r), &iv)
 	w.intervalKernel(&iv)
 	w.intervalIRQs(r, &iv)
 	r.intervalCounters(&iv)
@@ -482,13 +505,29 @@ func (w *trialWriter) interval(r *reader, set *probe.Recorders) {
 }
 
 // processState fills the process's state at the end of an interval:
-// resident memory, open fds (0 when /proc cannot be read: the soak's
-// memory trend then shows a gap), goroutines and GC cycles so far.
+// resident memory and open fds (left out, and ProcessUnknown saying why,
+// when /proc cannot be read for them: never a 0 as if measured),
+// goroutines and GC cycles so far.
 func (w *trialWriter) processState(iv *results.Interval) {
-	iv.RSSBytes, _ = w.proc.RSS()
-	iv.FDs, _ = w.proc.OpenFDs()
+	var rssErr, fdErr error
+	iv.RSSBytes, rssErr = w.proc.RSS()
+	iv.FDs, fdErr = w.proc.OpenFDs()
+	if rssErr != nil || fdErr != nil {
+		iv.RSSBytes, iv.FDs = 0, 0
+		iv.ProcessUnknown = errors.Join(rssErr, fdErr).Error()
+	}
 	iv.Goroutines = runtime.NumGoroutine()
 	iv.GCCycles = w.stats.gcCycles()
+}
+
+// readerIndex is r's index among the writer's readers.
+func (w *trialWriter) readerIndex(r *reader) int {
+	for i, x := range w.readers {
+		if x == r {
+			return i
+		}
+	}
+	return -1
 }
 
 // intervalKernel fills the clocksource now and, once the kernel changed

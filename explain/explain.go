@@ -123,10 +123,11 @@ func Dir(dir string) ([]Reader, error) {
 		return nil, err
 	}
 	var out []Reader
+	budget := results.NewRowBudget()
 	for _, t := range s.Trials {
 		for _, r := range t.Readers {
 			x := Analyze(t, r)
-			if rows, note := wakeupRows(dir, r); rows != nil {
+			if rows, note := wakeupRows(budget, dir, r); rows != nil {
 				x.Wakeups = analyzeWakeups(t, r, rows, spikes)
 			} else if note != "" {
 				x.Notes = append(x.Notes, note)
@@ -139,11 +140,11 @@ func Dir(dir string) ([]Reader, error) {
 
 // wakeupRows reads reader r's per-wakeup log: the files summary.json
 // lists for it.
-func wakeupRows(dir string, r results.Reader) ([]record.Wakeup, string) {
+func wakeupRows(budget *results.RowBudget, dir string, r results.Reader) ([]record.Wakeup, string) {
 	if len(r.WakeupLog) == 0 {
 		return nil, "no per-wakeup log: wakeup spikes not explained"
 	}
-	rows, _, err := results.ReaderWakeups(dir, r)
+	rows, _, err := budget.ReaderWakeups(dir, r)
 	if err != nil {
 		return nil, fmt.Sprintf("wakeup log: %v", err)
 	}

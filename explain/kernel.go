@@ -1,7 +1,6 @@
 package explain
 
 import (
-	"bytes"
 	"cmp"
 	"fmt"
 	"io"
@@ -11,6 +10,7 @@ import (
 
 	pprofprofile "github.com/google/pprof/profile"
 
+	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/profile"
 	"github.com/rtload/rtload/results"
 )
@@ -136,7 +136,10 @@ func sharedNotes(vs []ProfiledVariant) []string {
 
 // LoadVariant reads vp's pprof profile with read and makes it a side of
 // an attribution with s's facts (the kernel config and command-line
-// hardening of the run's env, for the hooks' state).
+// hardening of the run's env, for the hooks' state). read returns the
+// profile inflated (results.ReadProfileFile bounds the inflation): it is
+// parsed with pprof's ParseUncompressed, which neither inflates again
+// nor tries the legacy text formats.
 func LoadVariant(s *results.Summary, vp results.VariantProfile, read func(string) ([]byte, error)) ProfiledVariant {
 	v := ProfiledVariant{VariantProfile: vp}
 	data, err := read(vp.Pprof)
@@ -144,9 +147,9 @@ func LoadVariant(s *results.Summary, vp results.VariantProfile, read func(string
 		v.Err = err.Error()
 		return v
 	}
-	pp, err := pprofprofile.Parse(bytes.NewReader(data))
+	pp, err := pprofprofile.ParseUncompressed(data)
 	if err != nil {
-		v.Err = fmt.Sprintf("%s: %v", vp.Pprof, err)
+		v.Err = fmt.Sprintf("%s: %v", termsafe.Escape(vp.Pprof), err)
 		return v
 	}
 	if v.Profile, err = profile.FromPprof(pp); err != nil {
@@ -227,6 +230,7 @@ func topSelf(p *profile.Profile, calls uint64, drain time.Duration) []FuncShare 
 // WriteKernel prints k: the profiled variants and what they sampled, the
 // profiler's cost, and each difference with the functions behind it.
 func WriteKernel(w io.Writer, k *Kernel) error {
+	k = termsafe.Copy(k) // kernel symbols and names from results, escaped for the terminal
 	var b strings.Builder
 	b.WriteString("where in the kernel the time goes (profiled trials, apart from the timed ones):\n")
 	for _, n := range k.Notes {

@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/rtload/rtload/internal/termsafe"
 )
 
 // Write prints the explanations as text: one block per reader and trial.
 // Every sentence carries its count and its share.
 func Write(w io.Writer, rs []Reader) error {
+	rs = termsafe.Copy(rs) // strings from results, escaped for the terminal
 	var b strings.Builder
 	fmt.Fprintf(&b, "modes: local maxima of the bucket counts with prominence ≥ max(%.0f%% of the peak, %.0f√peak) and ≥ %.1f%% of the calls in their span\n",
 		100*MinRelProminence, NoiseSigmas, 100*MinShare)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -170,12 +169,15 @@ func ReadHlog(path string) ([]HlogInterval, error) {
 // Java's HistogramLogWriter (formats 1.1 to 1.3: V2 compressed payloads,
 // "Tag=" prefixes optional) or hdrhistogram-go. Legacy 1.01 logs, whose
 // second column is an end timestamp, are read with that column as
-// LengthSec unchanged. Errors name path and line.
+// LengthSec unchanged. Errors name path and line. path's last component
+// is opened as results.Source.Open opens every results file: a link, a
+// FIFO or a device is refused before anything is read.
 func ReadHlogFile(path string) (*HlogFile, error) {
-	fd, err := os.Open(path)
+	src, fd, _, err := results.OpenInput(path)
 	if err != nil {
 		return nil, fmt.Errorf("read hlog: %w", err)
 	}
+	defer src.Close()
 	defer fd.Close()
 	f, err := DecodeHlog(fd, path)
 	if err != nil {

@@ -68,12 +68,13 @@ func Load(dirs, labels []string) ([]Column, error) {
 		return nil, fmt.Errorf("plot: %d labels for %d results directories", len(labels), len(dirs))
 	}
 	var cols []Column
+	budget := results.NewRowBudget()
 	for i, dir := range dirs {
 		run := filepath.Base(filepath.Clean(dir))
 		if labels != nil {
 			run = labels[i]
 		}
-		c, err := loadRun(dir, run, len(dirs) > 1)
+		c, err := loadRun(budget, dir, run, len(dirs) > 1)
 		if err != nil {
 			return nil, err
 		}
@@ -85,7 +86,7 @@ func Load(dirs, labels []string) ([]Column, error) {
 // loadRun builds the columns of one results directory: one per variant,
 // or per variant/reader when a trial has several readers (results.Columns,
 // as the report has them).
-func loadRun(dir, run string, prefix bool) ([]Column, error) {
+func loadRun(budget *results.RowBudget, dir, run string, prefix bool) ([]Column, error) {
 	s, err := results.ReadSummary(dir)
 	if err != nil {
 		return nil, fmt.Errorf("plot: %w", err)
@@ -112,7 +113,7 @@ func loadRun(dir, run string, prefix bool) ([]Column, error) {
 				return nil, fmt.Errorf("plot: %s: %s round %d: wakeup latency: %w", dir, c.Label, rd.Trial.Round, err)
 			}
 			lats = append(lats, rd.Reader.WakeupLatency)
-			ws, _, err := results.ReaderWakeups(dir, *rd.Reader)
+			ws, _, err := budget.ReaderWakeups(dir, *rd.Reader)
 			if err != nil {
 				return nil, fmt.Errorf("plot: %w", err)
 			}

@@ -1,11 +1,11 @@
 package plot
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"image/color"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -150,21 +150,14 @@ func Render(cols []Column, o Options) (err error) {
 		panels[i].Draw(row[0])
 	}
 
-	f, err := os.Create(o.Out)
-	if err != nil {
+	// The image goes through the link-safe writer every rtload file does:
+	// a planted link at --out is refused, never written through.
+	var buf bytes.Buffer
+	if _, err := canvas.WriteTo(&buf); err != nil {
+		return fmt.Errorf("plot: render %s: %w", o.Out, err)
+	}
+	if err := results.WriteOutputFile(o.Out, buf.Bytes()); err != nil {
 		return fmt.Errorf("plot: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(o.Out)
-		}
-	}()
-	if _, err = canvas.WriteTo(f); err != nil {
-		return fmt.Errorf("plot: write %s: %w", o.Out, err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("plot: write %s: %w", o.Out, err)
 	}
 	return nil
 }

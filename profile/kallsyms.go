@@ -34,7 +34,7 @@ type Kallsyms struct {
 // LoadKallsyms parses /proc/kallsyms. Errors: the open error, a read error,
 // or ErrKallsymsHidden.
 func LoadKallsyms() (*Kallsyms, error) {
-	f, err := os.Open("/proc/kallsyms")
+	f, err := os.Open("/proc/kallsyms") // procfs: the kernel's own file
 	if err != nil {
 		return nil, err
 	}

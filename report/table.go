@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/record"
 )
 
@@ -44,6 +45,7 @@ const minCountWidth = 10
 // are an error. When every column is empty Table prints the header and
 // "(no samples)".
 func Table(w io.Writer, cols []Column, opt TableOptions) error {
+	cols, opt = termsafe.Copy(cols), termsafe.Copy(opt)
 	if len(cols) == 0 {
 		return errors.New("table: no columns")
 	}

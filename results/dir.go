@@ -53,6 +53,7 @@ type Dir struct {
 
 	mu    sync.Mutex
 	temps map[string]bool
+	lock  *os.File // LockFile, held from the claim to Close (lock.go)
 
 	// sumMu serialises WriteSummary, which encodes into sumBuf.
 	sumMu  sync.Mutex
@@ -60,7 +61,9 @@ type Dir struct {
 	sumEnc *json.Encoder
 }
 
-// CreateDir returns path as a results directory for a new run. It creates
+// CreateDir returns path as a results directory for a new run. The
+// directories above path must pass CheckOutPath (no component another user
+// owns or may write in). It creates
 // path (and missing parents, 0777 less the umask, and for path itself
 // never writable by group or others) when it does not exist (created
 // true); an existing path must be an empty directory. Either way
@@ -70,7 +73,9 @@ type Dir struct {
 // link it may not have made: give the directory itself), as is a path
 // that is not a directory or whose parent cannot be made one. Refusals
 // are *DirError (ErrUnsafeDir); a directory CreateDir created is removed
-// again when it refuses it.
+// again when it refuses it. The directory is then claimed for this run
+// (LockFile, until Close): another run given the same directory, even at
+// the same moment, is refused with a *DirError naming this one's pid.
 func CreateDir(path string) (d *Dir, created bool, err error) {
 	return createDir(path, false)
 }
@@ -91,6 +96,9 @@ func createDir(path string, mustCreate bool) (d *Dir, created bool, err error) {
 	if err := checkLink(path); err != nil {
 		return nil, false, err
 	}
+	if err := CheckOutPath(filepath.Dir(path)); err != nil { // the directories above it (outpath.go)
+		return nil, false, err
+	}
 	fi, err := os.Lstat(path)
 	switch {
 	case err == nil && mustCreate:
@@ -103,13 +111,24 @@ func createDir(path string, mustCreate bool) (d *Dir, created bool, err error) {
 		if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
 			return nil, false, parentError(path, err)
 		}
-		if err := os.Mkdir(path, 0o777); err != nil {
-			if mustCreate && errors.Is(err, fs.ErrExist) {
-				return nil, false, fmt.Errorf("results directory %s: %w", path, fs.ErrExist)
+		err := os.Mkdir(path, 0o777)
+		switch {
+		case mustCreate && errors.Is(err, fs.ErrExist):
+			return nil, false, fmt.Errorf("results directory %s: %w", path, fs.ErrExist)
+		case errors.Is(err, fs.ErrExist):
+			// Another run made it since the lstat: an existing directory
+			// now, whose lock (claim) says whose it is.
+			if fi, err = os.Lstat(path); err == nil {
+				err = checkExisting(path, fi)
 			}
+			if err != nil {
+				return nil, false, err
+			}
+		case err != nil:
 			return nil, false, &DirError{path, "cannot be created: " + err.Error()}
+		default:
+			created = true
 		}
-		created = true
 	case errors.Is(err, syscall.ENOTDIR):
 		return nil, false, parentError(path, err)
 	default:
@@ -128,6 +147,9 @@ func createDir(path string, mustCreate bool) (d *Dir, created bool, err error) {
 	}
 	if err == nil && !created {
 		err = d.checkEmpty()
+	}
+	if err == nil {
+		err = d.claim() // one run per directory, from here to Close
 	}
 	if err != nil {
 		if d != nil {
@@ -255,12 +277,18 @@ func (d *Dir) checkSame() error {
 
 // checkEmpty refuses a directory holding anything.
 func (d *Dir) checkEmpty() error {
-	names, err := d.readNames(4)
+	names, err := d.readNames(64)
+	if len(names) == 64 && len(withoutClaims(names)) == 0 {
+		names, err = d.readNames(-1) // only claims in flight so far: look at everything
+	}
 	if err != nil {
 		return err
 	}
-	if len(names) == 0 {
+	if names = withoutClaims(names); len(names) == 0 {
 		return nil
+	}
+	if _, err := d.root.Lstat(LockFile); err == nil {
+		return &DirError{d.path, d.lockHolder()} // another run's, live or dead
 	}
 	what := strings.Join(names[:min(len(names), 3)], ", ")
 	if len(names) > 3 {
@@ -277,6 +305,7 @@ func (d *Dir) Close() error {
 	if d == nil || d.root == nil {
 		return nil
 	}
+	d.ReleaseLock()
 	err := d.root.Close()
 	d.root = nil
 	return err
@@ -331,6 +360,53 @@ func (d *Dir) readNames(n int) ([]string, error) {
 		return nil, fmt.Errorf("results directory %s: %w", d.path, err)
 	}
 	return names, nil
+}
+
+// Chown gives the directory and everything in it to uid and gid:
+// lchown(2) of each entry through the directory's descriptor (os.Root),
+// so no link is followed and nothing outside the directory is touched;
+// subdirectories are walked the same way, at most 8 deep. For a run whose
+// results are handed to another user at its end (rtload as root in a
+// container, writing into a volume that user owns). It goes on past an
+// error and returns the first.
+func (d *Dir) Chown(uid, gid int) error {
+	var first error
+	chownTree(d.root, d.path, uid, gid, 8, &first)
+	return first
+}
+
+// chownTree lchowns root's entries and then root itself.
+func chownTree(root *os.Root, path string, uid, gid, depth int, first *error) {
+	fail := func(err error) {
+		if *first == nil {
+			*first = fmt.Errorf("chown %s: %w", path, err)
+		}
+	}
+	f, err := root.Open(".")
+	if err != nil {
+		fail(err)
+		return
+	}
+	entries, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		fail(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() && depth > 1 {
+			if sub, err := root.OpenRoot(e.Name()); err == nil {
+				chownTree(sub, filepath.Join(path, e.Name()), uid, gid, depth-1, first)
+				sub.Close()
+				continue
+			}
+		}
+		if err := root.Lchown(e.Name(), uid, gid); err != nil {
+			fail(err)
+		}
+	}
+	if err := root.Lchown(".", uid, gid); err != nil {
+		fail(err)
+	}
 }
 
 // Sync fsyncs the directory, making creates, renames and removes durable.

@@ -146,8 +146,10 @@ func TestCreateDirRefusals(t *testing.T) {
 // 0777 less the umask and never writable by group or others.
 func TestUmask(t *testing.T) {
 	for _, mask := range []int{0o022, 0o002, 0o077, 0} {
-		old := syscall.Umask(mask)
+		// The parent is made before the umask changes: under umask 0 it
+		// would be world-writable, which CreateDir refuses.
 		dir := filepath.Join(t.TempDir(), "out")
+		old := syscall.Umask(mask)
 		d, _, err := results.CreateDir(dir)
 		if err != nil {
 			syscall.Umask(old)
@@ -353,4 +355,48 @@ func TestCreateNewDir(t *testing.T) {
 	if _, _, err := results.CreateDir(p); err != nil {
 		t.Errorf("CreateDir still takes the empty directory: %v", err)
 	}
+}
+
+// TestChown: a run's directory handed to another user is theirs, every
+// entry and subdirectory, links themselves included; what a planted link
+// points at keeps its owner.
+func TestChown(t *testing.T) {
+	testutil.Requires(t, testutil.Root)
+	victim, content := plantVictim(t)
+	path := filepath.Join(t.TempDir(), "run")
+	d, _, err := results.CreateDir(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if err := d.WriteFile("summary.json", []byte("{}\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(path, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(path, "sub", "f"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, filepath.Join(path, "link")); err != nil {
+		t.Fatal(err)
+	}
+	const uid, gid = 4242, 4243
+	if err := d.Chown(uid, gid); err != nil {
+		t.Fatalf("Chown: %v", err)
+	}
+	for _, name := range []string{".", "summary.json", "sub", "sub/f", "link"} {
+		fi, err := os.Lstat(filepath.Join(path, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := fi.Sys().(*syscall.Stat_t); st.Uid != uid || st.Gid != gid {
+			t.Errorf("%s owned by %d:%d, want %d:%d", name, st.Uid, st.Gid, uid, gid)
+		}
+	}
+	fi, _ := os.Stat(victim)
+	if st := fi.Sys().(*syscall.Stat_t); st.Uid != 0 {
+		t.Errorf("the link's target was given to uid %d", st.Uid)
+	}
+	checkVictim(t, victim, content)
 }

@@ -5,7 +5,7 @@
 //
 // A results directory holds:
 //
-//	summary.json           one Summary, version SummaryVersion (version 1 still reads):
+//	summary.json           one Summary, version SummaryVersion (versions 1 and 2 still read):
 //	                       Dir.WriteSummary, ReadSummary, DecodeSummary
 //	wakeups-<…>.csv[.gz]   each reader's per-wakeup log, rotated in chunks and capped:
 //	                       WakeupLog (named by WakeupLogBase), ReaderWakeups, ReadWakeups
@@ -44,11 +44,28 @@
 // recorders, MergeLatency and MergeTickStats merge rounds, BucketPercentile
 // gives the linear histogram's bucket edge for the same sample.
 //
-// Reading is bounded: summaries past MaxSummaryBytes, MaxBuckets, MaxTrials,
-// MaxReaders or MaxHDRBytes, or naming a wakeup log by a path, are refused
-// with the limit named; wakeup-log and JSONL lines are bounded too.
+// Reading trusts nothing (read.go): results directories come from other
+// people, and rtload runs as root. Every file is opened by name through the
+// directory's descriptor (Source), only if it is a regular file: a symlink,
+// FIFO, socket or device is refused (ErrRefusedFile) before anything is
+// read or can block, naming the file and quoting none of it. Reading is
+// bounded by what it produces, not only by what it reads: summaries past
+// MaxSummaryBytes, MaxBuckets, MaxTrials, MaxReaders, MaxHDRBytes or
+// MaxSummaryMemory (a pre-pass, shape.go, checks the lists and the memory
+// decoding would take before json.Unmarshal builds anything), an
+// HdrHistogram whose header declares more than MaxHDRCounts counts
+// (hdrgeometry.go), or naming a wakeup log by a path, are refused with the
+// limit named; gzip streams inflate through Inflate (MaxWakeupChunkBytes,
+// MaxProfileInflatedBytes, MaxInflateRatio); wakeup rows are bounded per
+// reader (MaxWakeupRows) and per command (RowBudget); wakeup-log and JSONL
+// lines and records are bounded too.
 //
-// The package imports only the standard library, record and
-// hdrhistogram-go: no kernel package, no scenario, no engine, so results
-// are read and rebuilt anywhere.
+// Writing outside a results directory (plot's image) goes through
+// WriteOutputFile, and every output path through CheckOutPath
+// (outpath.go): no component of it another user owns or may write in.
+//
+// The package imports only the standard library, record, hdrhistogram-go
+// and two stdlib-only leaves (internal/filekind, internal/termsafe): no
+// kernel package, no scenario, no engine, so results are read and rebuilt
+// anywhere.
 package results

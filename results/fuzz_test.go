@@ -25,7 +25,10 @@ func FuzzDecodeSummary(f *testing.F) {
 	}
 	for _, s := range []string{`{"version":2}`, `{"version":1,"trials":[{"wakeup_log":["a.csv"],"readers":[{},{}]}]}`,
 		`{"version":2,"trials":[{"readers":[{"per_call":{"all":{"bucket_width":1,"counts":[1,2,3],"overflow":2}}}]}]}`,
-		`{"version":2,"trials":[{"readers":[{"wakeup_latency":{"count":2,"hdr":"HISTFAAAAB54nJNpmSzMwMDAwQABzFCaEUoz2X+AsQBKmAME"}}]}]}`} {
+		`{"version":2,"trials":[{"readers":[{"wakeup_latency":{"count":2,"hdr":"HISTFAAAAB54nJNpmSzMwMDAwQABzFCaEUoz2X+AsQBKmAME"}}]}]}`,
+		// The pre-pass: empty objects, keys with escapes, any values.
+		`{"version":2,"trials":[{},{},{"readers":[{},{}]}],"env":{"a":[{},[],"x",1,null]}}`,
+		`{"version":2,"TRIALS":[{"Readers":[{"wakeup_log":["a\u0000"]}]}],"spec":{"readers":[{}]}}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

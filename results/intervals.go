@@ -8,7 +8,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
+
+	"github.com/rtload/rtload/internal/termsafe"
 )
 
 // IntervalsFile is the interval log of a soak run, one JSON object a line.
@@ -61,11 +64,31 @@ type Interval struct {
 	// Noise is each source's work in the interval.
 	Noise []NoiseInterval `json:"noise,omitempty"`
 	// Process state at the end of the interval: resident memory, open fds,
-	// goroutines, and GC cycles so far.
-	RSSBytes   int64  `json:"rss_bytes"`
-	FDs        int    `json:"fds"`
-	Goroutines int    `json:"goroutines"`
-	GCCycles   uint32 `json:"gc_cycles"`
+	// goroutines, and GC cycles so far. RSSBytes and FDs are left out
+	// (never 0 as if measured) when /proc could not be read for them;
+	// ProcessUnknown then says why.
+	RSSBytes       int64  `json:"rss_bytes,omitempty"`
+	FDs            int    `json:"fds,omitempty"`
+	ProcessUnknown string `json:"process_unknown,omitempty"`
+	Goroutines     int    `json:"goroutines"`
+	GCCycles       uint32 `json:"gc_cycles"`
+	// GCRuns is the garbage collections the process ran since the
+	// reader's previous record (a soak's writer collecting once its heap
+	// grew by the headroom): its readers waited at their safe point
+	// meanwhile. RSSBoundBytes is the resident memory the run keeps under
+	// by design: its first interval's RSS, plus the soak's GC headroom,
+	// plus 64 MiB.
+	GCRuns        uint32 `json:"gc_runs,omitempty"`
+	RSSBoundBytes int64  `json:"rss_bound_bytes,omitempty"`
+	// Exporter is what the metrics endpoint (--metrics-addr) met in the
+	// interval; nil without one.
+	Exporter *ExporterInterval `json:"exporter,omitempty"`
+	// Mark, when set, says how rtload itself may have disturbed the
+	// interval: its own GC ran, its RSS passed RSSBoundBytes, or its
+	// metrics endpoint met more than scrapes (a connection refused, or
+	// more connections than requests served: a flood, or requests over
+	// its limits). The trial's ProcessMarks sum them up.
+	Mark string `json:"mark,omitempty"`
 	// LateHandoffs counts interval ends the writer was too slow for (the
 	// interval then grew; nothing was lost).
 	LateHandoffs uint64 `json:"late_handoffs"`
@@ -75,6 +98,17 @@ type Interval struct {
 	// interval's record and every later one.
 	Clocksource string `json:"clocksource,omitempty"`
 	Invalid     string `json:"invalid,omitempty"`
+}
+
+// ExporterInterval is the metrics endpoint's work in an interval:
+// connections accepted, those closed without a request served (over its
+// header limit, timed out, not HTTP), requests served, and how often it
+// held back accepting because descriptors ran short.
+type ExporterInterval struct {
+	Connections uint64 `json:"connections"`
+	Refused     uint64 `json:"refused"`
+	Requests    uint64 `json:"requests"`
+	FDWaits     uint64 `json:"fd_waits,omitempty"`
 }
 
 // NoiseInterval is one noise source's work in an interval.
@@ -216,16 +250,25 @@ func (w *JSONL) Close() error {
 	return nil
 }
 
+// MaxJSONLRecords bounds the records ReadJSONL returns: spikes.jsonl is
+// capped at SpikesLimit bytes (records of about 400 bytes), an interval
+// log holds one record per reader and interval.
+const MaxJSONLRecords = 1 << 20
+
 // ReadJSONL decodes every line of path into a T. A torn last line (a
 // writer killed mid-write) is skipped and reported in torn; a bad line
-// anywhere else, or one longer than MaxJSONLLine, is an error naming its
-// line.
+// anywhere else, one longer than MaxJSONLLine, or more than
+// MaxJSONLRecords lines, is an error naming its line. path's last
+// component is opened as Source.Open opens every results file: a link, a
+// FIFO or a device is refused (ErrRefusedFile) before anything is read.
 func ReadJSONL[T any](path string) (out []T, torn int, err error) {
-	f, err := os.Open(path)
+	src, f, _, err := OpenInput(path)
 	if err != nil {
 		return nil, 0, err
 	}
+	defer src.Close()
 	defer f.Close()
+	path = termsafe.Escape(path)
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64<<10), MaxJSONLLine)
 	line := 0
@@ -234,6 +277,9 @@ func ReadJSONL[T any](path string) (out []T, torn int, err error) {
 		line++
 		if bad != nil { // a bad line followed by another: not a torn tail
 			return out, 0, bad
+		}
+		if line > MaxJSONLRecords {
+			return out, 0, fmt.Errorf("%s:%d: more than %d records, more than rtload writes: refused", path, line, MaxJSONLRecords)
 		}
 		var v T
 		if jerr := json.Unmarshal(sc.Bytes(), &v); jerr != nil {
@@ -249,4 +295,11 @@ func ReadJSONL[T any](path string) (out []T, torn int, err error) {
 		return out, 1, nil // only the very last line may be torn
 	}
 	return out, 0, nil
+}
+
+// ProcessFile is the name of a run-wide file (IntervalsFile, SpikesFile)
+// written by process p of a multi-process run: "spikes-p03.jsonl".
+func ProcessFile(name string, p int) string {
+	ext := filepath.Ext(name)
+	return fmt.Sprintf("%s-p%02d%s", strings.TrimSuffix(name, ext), p, ext)
 }

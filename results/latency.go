@@ -200,10 +200,11 @@ const MaxHDRBytes = 1 << 20
 
 // DecodeHDR decodes an HdrHistogram V2 compressed base64 encoding, as
 // summary.json and .hlog lines hold it. Errors: longer than MaxHDRBytes,
+// a geometry past MaxHDRCounts (CheckHDR, before anything is allocated),
 // or not a valid encoding.
 func DecodeHDR(enc string) (*hdrhistogram.Histogram, error) {
-	if len(enc) > MaxHDRBytes {
-		return nil, fmt.Errorf("hdr encoding of %d bytes exceeds the limit of %d", len(enc), MaxHDRBytes)
+	if err := CheckHDR(enc); err != nil {
+		return nil, fmt.Errorf("decode hdr: %w", err)
 	}
 	h, err := hdrhistogram.Decode([]byte(enc))
 	if err != nil {

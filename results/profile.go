@@ -1,11 +1,12 @@
 package results
 
 import (
+	"bytes"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/rtload/rtload/internal/termsafe"
 )
 
 // MaxProfileBytes is the largest profile file ReadProfileFile reads.
@@ -141,32 +142,43 @@ func ProfilerCosts(s *Summary) []ProfilerCost {
 	return out
 }
 
+// MaxProfileInflatedBytes is the most a gzip-compressed profile may
+// inflate to before it is parsed (pprof's own parser inflates with no
+// bound): rtload's profiles are tens of KiB.
+const MaxProfileInflatedBytes = 64 << 20
+
 // ReadProfileFile reads the profile file name (a VariantProfile's Pprof
-// or Folded) of the results directory dir, at most MaxProfileBytes.
-// Errors: a name that is not a file name in dir, a file that is not
-// regular or is larger than the limit, and the read's own.
+// or Folded) of the results directory dir (or of the directory of the
+// summary.json dir names), at most MaxProfileBytes, as Source.Open opens
+// every results file (a link, a FIFO or a device is refused). A
+// gzip-compressed file (a .pb.gz) is returned inflated, at most
+// MaxProfileInflatedBytes and MaxInflateRatio times its size
+// (ErrInflateLimit): parse it with pprof's ParseUncompressed, never with a
+// parser that inflates again. Errors: a name that is not a file name in
+// dir, a refused file, a file larger than the limits, and the read's own.
 func ReadProfileFile(dir, name string) ([]byte, error) {
 	if err := checkName(name); err != nil || strings.HasPrefix(name, ".") {
 		return nil, fmt.Errorf("profile %q is not a file name in the results directory", name)
 	}
-	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+	if !IsDir(dir) {
 		dir = filepath.Dir(dir) // summary.json given
 	}
-	path := filepath.Join(dir, name)
-	f, err := os.Open(path)
+	src, err := OpenSource(dir)
 	if err != nil {
 		return nil, fmt.Errorf("read profile: %w", err)
 	}
-	defer f.Close()
-	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("read profile %s: not a regular file", path)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxProfileBytes+1))
+	defer src.Close()
+	data, err := src.ReadFile(name, MaxProfileBytes, "a profile")
 	if err != nil {
-		return nil, fmt.Errorf("read profile %s: %w", path, err)
+		return nil, fmt.Errorf("read profile: %w", err)
 	}
-	if len(data) > MaxProfileBytes {
-		return nil, fmt.Errorf("read profile %s: larger than the limit of %d MiB", path, MaxProfileBytes>>20)
+	if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
+		if data, err = inflateAll(bytes.NewReader(data), termsafe.Escape(src.join(name)), MaxProfileInflatedBytes); err != nil {
+			return nil, fmt.Errorf("read profile: %w", err)
+		}
+		if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
+			return nil, fmt.Errorf("read profile %s: compressed twice: refused (rtload compresses once)", termsafe.Escape(src.join(name)))
+		}
 	}
 	return data, nil
 }

@@ -112,7 +112,7 @@ func TestProfileNamesRefused(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "profile-b.folded"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := results.ReadProfileFile(dir, "profile-b.folded"); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+	if _, err := results.ReadProfileFile(dir, "profile-b.folded"); err == nil || !strings.Contains(err.Error(), "profile-b.folded: is a directory: refused") {
 		t.Errorf("a directory: err = %v", err)
 	}
 }

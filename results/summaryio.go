@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 
+	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/record"
 )
 
@@ -17,8 +20,10 @@ import (
 const SummaryFile = "summary.json"
 
 // SummaryVersion is the Summary format version this package writes.
-// ReadSummary reads it and version 1 (see ReadSummary).
-const SummaryVersion = 2
+// ReadSummary reads it and versions 1 and 2 (see ReadSummary). Version 3
+// added Trial.Process (rtload run --processes); a version 2 summary reads
+// with every trial in process 0.
+const SummaryVersion = 3
 
 // Schema limits, checked by ReadSummary and DecodeSummary before anything
 // uses the data: a summary past them is refused with an error naming the
@@ -78,33 +83,92 @@ func (d *Dir) WriteSummary(s *Summary) error {
 const maxKeptSummary = 4 << 20
 
 // ReadSummary reads a Summary from path: a results directory (its
-// summary.json is read) or the file itself, at most MaxSummaryBytes. See
-// DecodeSummary for the format and errors.
+// summary.json is read) or the file itself, at most MaxSummaryBytes. The
+// file is opened as Source.Open opens every results file: a symlink, a
+// FIFO or a device is refused (ErrRefusedFile) before anything is read.
+// See DecodeSummary for the format and errors.
 func ReadSummary(path string) (*Summary, error) {
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		path = filepath.Join(path, SummaryFile)
+	s, _, err := ReadSummaryStat(path)
+	return s, err
+}
+
+// SummaryStat says where a summary was read from: Path (the file), File
+// its fstat and Dir its directory's, both taken through the descriptors
+// the summary was read with. check uses them to tell a baseline of the
+// invoking user's from one received.
+type SummaryStat struct {
+	Path      string
+	File, Dir fs.FileInfo
+}
+
+// Owners are the uids owning the summary file and its directory (ok
+// false where the platform has none).
+func (st SummaryStat) Owners() (file, dir int, ok bool) {
+	f, ok1 := ownerOf(st.File)
+	d, ok2 := ownerOf(st.Dir)
+	return f, d, ok1 && ok2
+}
+
+// Foreign says why the summary is not the invoking user's own, or "" when
+// it is: the file or its directory owned by another user than root or the
+// invoking user (TrustedOwner), or the directory writable by group or
+// others without the sticky bit (anyone could have put the file there).
+func (st SummaryStat) Foreign() string {
+	f, d, ok := st.Owners()
+	if !ok {
+		return ""
 	}
-	f, err := os.Open(path)
+	switch {
+	case !TrustedOwner(f):
+		return fmt.Sprintf("%s is owned by uid %d", termsafe.Escape(st.Path), f)
+	case !TrustedOwner(d):
+		return fmt.Sprintf("its directory is owned by uid %d", d)
+	}
+	if m := st.Dir.Mode(); m.Perm()&0o022 != 0 && m&fs.ModeSticky == 0 {
+		return fmt.Sprintf("its directory (mode %04o) is writable by group or others", m.Perm())
+	}
+	return ""
+}
+
+// ReadSummaryStat is ReadSummary, also saying where the summary came from.
+func ReadSummaryStat(path string) (*Summary, SummaryStat, error) {
+	var src *Source
+	var f *os.File
+	var fi fs.FileInfo
+	var err error
+	if IsDir(path) && filepath.Base(path) != SummaryFile {
+		if src, err = OpenSource(path); err == nil {
+			f, fi, err = src.Open(SummaryFile)
+		}
+		path = filepath.Join(path, SummaryFile)
+	} else {
+		src, f, fi, err = OpenInput(path)
+	}
+	if src != nil {
+		defer src.Close()
+	}
 	if err != nil {
-		return nil, fmt.Errorf("read summary: %w", err)
+		return nil, SummaryStat{}, fmt.Errorf("read summary: %w", err)
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("read summary %s: not a regular file", path)
+	st := SummaryStat{Path: path, File: fi, Dir: src.Info()}
+	if fi.Size() > MaxSummaryBytes {
+		return nil, st, fmt.Errorf("%s: %d bytes, larger than the limit of %d MiB for a summary", termsafe.Escape(path), fi.Size(), MaxSummaryBytes>>20)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxSummaryBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("read summary: %w", err)
+		return nil, st, fmt.Errorf("read summary: %w", err)
 	}
 	if len(data) > MaxSummaryBytes {
-		return nil, fmt.Errorf("%s: larger than the limit of %d MiB for a summary", path, MaxSummaryBytes>>20)
+		return nil, st, fmt.Errorf("%s: larger than the limit of %d MiB for a summary", termsafe.Escape(path), MaxSummaryBytes>>20)
 	}
-	return DecodeSummary(data, path)
+	s, err := DecodeSummary(data, termsafe.Escape(path))
+	return s, st, err
 }
 
 // DecodeSummary decodes summary.json bytes; name prefixes errors. Bad JSON
 // gives an error naming name with line and column ("dir/summary.json:3:14:
-// …"); a version other than 1 or SummaryVersion, or a summary past the
+// …"); a version other than 1, 2 or SummaryVersion, or a summary past the
 // schema limits (MaxBuckets, MaxTrials, …, or a wakeup log named by a path
 // rather than a file name) is an error.
 //
@@ -120,8 +184,12 @@ func DecodeSummary(data []byte, name string) (*Summary, error) {
 	if err := json.Unmarshal(data, &head); err != nil {
 		return nil, jsonError(data, name, err)
 	}
-	if head.Version != 1 && head.Version != SummaryVersion {
-		return nil, fmt.Errorf("%s: summary version %d not supported (this rtload reads versions 1 and %d)", name, head.Version, SummaryVersion)
+	if head.Version < 1 || head.Version > SummaryVersion {
+		return nil, fmt.Errorf("%s: summary version %d not supported (this rtload reads versions 1 to %d)", name, head.Version, SummaryVersion)
+	}
+	// Limits on lists and memory hold before Unmarshal builds anything.
+	if err := checkShape(data, name, reflect.TypeFor[Summary]()); err != nil && !errors.Is(err, errSyntax) {
+		return nil, err
 	}
 	var s Summary
 	if err := json.Unmarshal(data, &s); err != nil {
@@ -190,6 +258,8 @@ func (s *Summary) check() error {
 	if err := s.checkProfiles(); err != nil {
 		return err
 	}
+	var hh hdrHeader
+	defer hh.close()
 	trials := make([]*Trial, 0, len(s.Trials)+len(s.ProfiledTrials))
 	for i := range s.Trials {
 		trials = append(trials, &s.Trials[i])
@@ -202,8 +272,13 @@ func (s *Summary) check() error {
 			return fmt.Errorf("trial %d: %d entries, more than the limit of %d", i, n, MaxReaders)
 		}
 		for j := range t.Readers {
-			if err := t.Readers[j].check(); err != nil {
+			if err := t.Readers[j].check(&hh); err != nil {
 				return fmt.Errorf("trial %d reader %d: %w", i, j, err)
+			}
+		}
+		for j, tr := range t.Traffic {
+			if err := hh.check(tr.SendLag.HDR); err != nil {
+				return fmt.Errorf("trial %d traffic %d: send_lag: %w", i, j, err)
 			}
 		}
 		for j, p := range t.Probes {
@@ -219,12 +294,24 @@ func (s *Summary) check() error {
 					return fmt.Errorf("trial %d probe %d: %w", i, j, err)
 				}
 			}
+			encs := []string{}
+			for _, sz := range p.Sizes {
+				encs = append(encs, sz.PerWrite.HDR)
+			}
+			if p.FileWrite != nil {
+				encs = append(encs, p.FileWrite.PerWrite.HDR)
+			}
+			for _, enc := range encs {
+				if err := hh.check(enc); err != nil {
+					return fmt.Errorf("trial %d probe %d: per_write: %w", i, j, err)
+				}
+			}
 		}
 	}
 	return nil
 }
 
-func (r *Reader) check() error {
+func (r *Reader) check(hh *hdrHeader) error {
 	hists := map[string]record.Snapshot{"per_call.all": r.PerCall.All, "per_call.data": r.PerCall.Data, "per_call.eagain": r.PerCall.EAGAIN}
 	if c := r.PerCallClass; c != nil {
 		hists["per_call_class.warm_eagain"], hists["per_call_class.cold_eagain"] = c.Warm, c.Cold
@@ -239,6 +326,9 @@ func (r *Reader) check() error {
 		"drain": r.Drain.HDR, "one_way_delay": r.OneWayDelay.HDR} {
 		if len(enc) > MaxHDRBytes {
 			return fmt.Errorf("%s: hdr encoding of %d bytes, more than the limit of %d", name, len(enc), MaxHDRBytes)
+		}
+		if err := hh.check(enc); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
 	if len(r.WakeupLog) > MaxWakeupLogFiles {

@@ -161,7 +161,7 @@ type WakeupLog struct {
 }
 
 // CreateWakeupLog validates cfg, removes any earlier log of cfg.Base in
-// cfg.Dir (its plain file, chunks and temporary files: like os.Create
+// cfg.Dir (its plain file, chunks and temporary files: like creat(2)
 // truncating, so a reader never mixes two runs), and opens the first chunk
 // with its header.
 func CreateWakeupLog(cfg WakeupLogConfig) (*WakeupLog, error) {
@@ -284,7 +284,7 @@ func (l *WakeupLog) Close() error {
 		return nil
 	}
 	c := wakeupChunk{name: l.name, rows: l.openRows, bytes: l.openBytes}
-	if err := l.closeOpen(); err != nil {
+	if err := l.closeChunk(); err != nil {
 		l.closed = append(l.closed, c) // kept plain, maybe short
 		l.closedBytes += c.bytes
 		return fmt.Errorf("wakeup log %s: close: %w", l.cfg.Base, err)
@@ -353,8 +353,8 @@ func (l *WakeupLog) openChunk() error {
 	return nil
 }
 
-// closeOpen flushes, fsyncs and closes the open chunk.
-func (l *WakeupLog) closeOpen() error {
+// closeChunk flushes, fsyncs and closes the open chunk.
+func (l *WakeupLog) closeChunk() error {
 	err := l.flush()
 	f := l.f
 	l.f = nil
@@ -370,7 +370,7 @@ func (l *WakeupLog) closeOpen() error {
 // the next chunk.
 func (l *WakeupLog) rotate() error {
 	c := wakeupChunk{name: l.name, rows: l.openRows, bytes: l.openBytes}
-	if err := l.closeOpen(); err != nil {
+	if err := l.closeChunk(); err != nil {
 		return err
 	}
 	if l.cfg.Compress {

@@ -2,16 +2,15 @@ package results
 
 import (
 	"bufio"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/record"
 )
 
@@ -43,20 +42,24 @@ func WakeupLogFiles(dir, base string) ([]string, error) {
 
 func listWakeupLog(dir, base string) ([]wakeupLogFile, error) {
 	sub, b := filepath.Split(base)
-	if strings.HasSuffix(b, ".csv") || strings.HasSuffix(b, ".csv.gz") {
-		if fi, err := os.Stat(filepath.Join(dir, base)); err == nil && fi.Mode().IsRegular() {
-			return []wakeupLogFile{{name: base, seq: -1, gz: strings.HasSuffix(b, ".gz")}}, nil
-		}
-	}
-	d := filepath.Join(dir, sub)
-	ents, err := os.ReadDir(d)
+	src, err := OpenSource(filepath.Join(dir, sub))
 	if err != nil {
 		return nil, fmt.Errorf("wakeup log %s: %w", filepath.Join(dir, base), err)
 	}
+	defer src.Close()
+	if strings.HasSuffix(b, ".csv") || strings.HasSuffix(b, ".csv.gz") {
+		if fi, err := src.Lstat(b); err == nil && fi.Mode().IsRegular() {
+			return []wakeupLogFile{{name: base, seq: -1, gz: strings.HasSuffix(b, ".gz")}}, nil
+		}
+	}
+	ents, err := src.Names()
+	if err != nil {
+		return nil, fmt.Errorf("wakeup log %s: %w", filepath.Join(dir, base), err)
+	}
+	slices.Sort(ents)
 	plain := false
 	var chunks []wakeupLogFile
-	for _, e := range ents {
-		name := e.Name()
+	for _, name := range ents {
 		if name == b+".csv" {
 			plain = true
 			continue
@@ -121,18 +124,70 @@ func ReadWakeupLog(dir, base string) ([]record.Wakeup, ReadStats, error) {
 // order. It is the way every reader of results finds a reader's wakeups.
 // A checkpoint may list a chunk as plain that was compressed after it was
 // written: the .gz is read then. No files give no rows and no error.
+// Every file is opened as Source.Open opens it (a link, a FIFO or a
+// device is refused), and the rows read are bounded (see ReadWakeups).
 func ReaderWakeups(dir string, r Reader) ([]record.Wakeup, ReadStats, error) {
+	return readerWakeups(dir, r, MaxWakeupRows)
+}
+
+// MaxWakeupRowsTotal is the most wakeup rows a RowBudget lets one command
+// read over all readers (~1.9 GiB in memory): a summary may list the same
+// log for thousands of readers.
+const MaxWakeupRowsTotal = 1 << 25
+
+// RowBudget bounds the wakeup rows one command reads, over every reader
+// of every results directory it reads (NewRowBudget: MaxWakeupRowsTotal).
+// Not safe for concurrent use.
+type RowBudget struct{ left int }
+
+// NewRowBudget returns a budget of MaxWakeupRowsTotal rows.
+func NewRowBudget() *RowBudget { return &RowBudget{left: MaxWakeupRowsTotal} }
+
+// ReaderWakeups is results.ReaderWakeups taking the rows read from the
+// budget: a log that would pass what is left is refused with an error
+// naming the limit (and takes nothing).
+func (b *RowBudget) ReaderWakeups(dir string, r Reader) ([]record.Wakeup, ReadStats, error) {
+	if b.left <= 0 {
+		return nil, ReadStats{}, fmt.Errorf("wakeup log of %s not read: %d rows read already, the most one command reads", termsafe.Escape(r.Name), MaxWakeupRowsTotal)
+	}
+	rows, st, err := readerWakeups(dir, r, min(MaxWakeupRows, b.left))
+	if err == nil {
+		b.left -= len(rows)
+	}
+	return rows, st, err
+}
+
+func readerWakeups(dir string, r Reader, maxRows int) ([]record.Wakeup, ReadStats, error) {
+	if len(r.WakeupLog) == 0 {
+		return nil, ReadStats{}, nil
+	}
+	src, err := OpenSource(dir)
+	if err != nil {
+		return nil, ReadStats{}, fmt.Errorf("wakeup log: %w", err)
+	}
+	defer src.Close()
 	files := make([]string, len(r.WakeupLog))
 	for i, f := range r.WakeupLog {
 		files[i] = f
-		if _, err := os.Lstat(filepath.Join(dir, f)); errors.Is(err, fs.ErrNotExist) && strings.HasSuffix(f, ".csv") {
-			if _, err := os.Lstat(filepath.Join(dir, f+".gz")); err == nil {
+		if _, err := src.Lstat(f); errors.Is(err, fs.ErrNotExist) && strings.HasSuffix(f, ".csv") {
+			if _, err := src.Lstat(f + ".gz"); err == nil {
 				files[i] = f + ".gz"
 			}
 		}
 	}
-	return ReadWakeups(dir, files)
+	return readWakeups(func(string) (*Source, error) { return src, nil }, files, maxRows)
 }
+
+// MaxWakeupChunkBytes is the most bytes one gzip-compressed wakeup-log
+// chunk may inflate to: the largest log_chunk a scenario may set (the
+// writer rotates before a chunk passes it), so that no .csv.gz rtload
+// wrote is refused.
+const MaxWakeupChunkBytes = 64 << 20
+
+// MaxWakeupRows is the most rows one reader's wakeup log may hold when
+// read back (about 46 hours at 100 Hz; ~0.9 GiB in memory): a reader of
+// results refuses a longer log rather than exhaust memory.
+const MaxWakeupRows = 1 << 24
 
 // ReadWakeups reads the wakeup log files (names relative to dir, plain CSV
 // or gzip by their .gz suffix) in order and returns all rows.
@@ -144,11 +199,44 @@ func ReaderWakeups(dir string, r Reader) ([]record.Wakeup, ReadStats, error) {
 // there. Anything else is an error naming file and line: a torn line or a
 // bad value in any other place, a chunk without its header, a truncated or
 // corrupt .gz.
+//
+// Bounds: each file is opened as Source.Open opens it (a symlink, FIFO or
+// device is refused with ErrRefusedFile before anything is read); a .gz
+// inflates to at most MaxWakeupChunkBytes and at most MaxInflateRatio
+// times its size (ErrInflateLimit); all files together hold at most
+// MaxWakeupRows rows.
 func ReadWakeups(dir string, files []string) ([]record.Wakeup, ReadStats, error) {
+	srcs := map[string]*Source{}
+	defer func() {
+		for _, s := range srcs {
+			s.Close()
+		}
+	}()
+	return readWakeups(func(sub string) (*Source, error) {
+		if s, ok := srcs[sub]; ok {
+			return s, nil
+		}
+		s, err := OpenSource(filepath.Join(dir, sub))
+		if err != nil {
+			return nil, fmt.Errorf("wakeup log: %w", err)
+		}
+		srcs[sub] = s
+		return s, nil
+	}, files, MaxWakeupRows)
+}
+
+// readWakeups is ReadWakeups with the directory of each file (a name's
+// directory part, "" for a plain name) opened by open, at most maxRows rows.
+func readWakeups(open func(sub string) (*Source, error), files []string, maxRows int) ([]record.Wakeup, ReadStats, error) {
 	var st ReadStats
 	var out []record.Wakeup
 	for i, name := range files {
-		torn, err := readWakeupFile(filepath.Join(dir, name), i == len(files)-1, &out)
+		sub, base := filepath.Split(name)
+		src, err := open(sub)
+		if err != nil {
+			return nil, st, err
+		}
+		torn, err := readWakeupFile(src, base, i == len(files)-1, &out, maxRows)
 		if err != nil {
 			return nil, st, err
 		}
@@ -161,27 +249,31 @@ func ReadWakeups(dir string, files []string) ([]record.Wakeup, ReadStats, error)
 
 // readWakeupFile appends the rows of one file to out; last allows a torn
 // tail, which it skips and returns as torn rows.
-func readWakeupFile(path string, last bool, out *[]record.Wakeup) (torn int, err error) {
-	f, err := os.Open(path)
+func readWakeupFile(src *Source, name string, last bool, out *[]record.Wakeup, maxRows int) (torn int, err error) {
+	f, _, err := src.Open(name)
 	if err != nil {
 		return 0, fmt.Errorf("wakeup log: %w", err)
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
-		return 0, fmt.Errorf("wakeup log %s: not a regular file", path)
-	}
-	return ParseWakeupLog(f, path, strings.HasSuffix(path, ".gz"), last, out)
+	return parseWakeupLog(f, termsafe.Escape(src.join(name)), strings.HasSuffix(name, ".gz"), last, out, maxRows)
 }
 
 // ParseWakeupLog appends the rows of one wakeup log file read from r
 // (gzip-compressed when gz) to out; name prefixes errors. last allows a
 // torn tail (see ReadWakeups), returned as torn rows. Lines are at most 64
 // KiB; anything else malformed is an error naming the line.
+//
+// A .gz inflates to at most MaxWakeupChunkBytes and MaxInflateRatio times
+// its size (ErrInflateLimit); out holds at most MaxWakeupRows rows.
 func ParseWakeupLog(r io.Reader, name string, gz, last bool, out *[]record.Wakeup) (torn int, err error) {
+	return parseWakeupLog(r, name, gz, last, out, MaxWakeupRows)
+}
+
+func parseWakeupLog(r io.Reader, name string, gz, last bool, out *[]record.Wakeup, maxRows int) (torn int, err error) {
 	if gz {
-		zr, err := gzip.NewReader(bufio.NewReaderSize(r, wakeupCSVBuffer))
+		zr, err := Inflate(r, name, MaxWakeupChunkBytes)
 		if err != nil {
-			return 0, fmt.Errorf("%s: gzip: %w", name, err)
+			return 0, err
 		}
 		defer zr.Close()
 		r = zr
@@ -218,13 +310,18 @@ func ParseWakeupLog(r io.Reader, name string, gz, last bool, out *[]record.Wakeu
 		b = b[:len(b)-1]
 		if line == 1 {
 			if cols = wakeupHeaderColumns(string(b)); cols == 0 {
-				return 0, fmt.Errorf("%s:1: header %q, want %q", name, b, WakeupCSVHeader)
+				// The line is not quoted: a file that is not a wakeup
+				// log says nothing of its content.
+				return 0, fmt.Errorf("%s:1: not a wakeup log header (want %q)", name, WakeupCSVHeader)
 			}
 			continue
 		}
 		w, err := parseWakeupRow(b, cols)
 		if err != nil {
 			return 0, fmt.Errorf("%s:%d: %w", name, line, err)
+		}
+		if len(*out) >= maxRows {
+			return 0, fmt.Errorf("%s:%d: more than %d rows, more wakeups than rtload reads back (at most %d for a reader, %d for a command): refused", name, line, maxRows, MaxWakeupRows, MaxWakeupRowsTotal)
 		}
 		*out = append(*out, w)
 	}

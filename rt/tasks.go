@@ -22,7 +22,7 @@ const taskDir = "/proc/self/task"
 // listTasks returns the TIDs of this process's threads, ascending, from
 // /proc/self/task (at most maxTasks).
 func listTasks() ([]int, error) {
-	d, err := os.Open(taskDir)
+	d, err := os.Open(taskDir) // procfs: the kernel's own directory
 	if err != nil {
 		return nil, err
 	}

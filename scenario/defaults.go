@@ -33,6 +33,11 @@ const (
 	// with several variants, each runs in turns of this long.
 	defaultSoakInterval = Duration(10 * time.Second)
 	defaultSoakLogChunk = Size(16 << 20)
+	// MaxLogChunk is the largest log_chunk: what a reader of results lets
+	// one compressed chunk inflate to (results.MaxWakeupChunkBytes; a test
+	// in engine holds them equal), so that rtload reads back every chunk
+	// it wrote.
+	MaxLogChunk = Size(64 << 20)
 	// SoakLogLimit caps a soak run's per-wakeup log (bytes on disk, per
 	// reader) unless the scenario sets log_limit: about five days of 100 Hz
 	// wakeups, gzipped.
@@ -153,6 +158,7 @@ func (s *Spec) fillDefaults() {
 			s.Rounds = Rounds(s.Repeat)
 		}
 	}
+	dflt(s, "processes", &s.Processes, 1)
 	if s.Duration == 0 && len(s.Variants) > 1 {
 		dflt(s, "slice", &s.Slice, defaultSlice)
 	}

@@ -63,6 +63,9 @@ func (s *Spec) Validate(h Host) error {
 		col.add(e)
 		return col.list.err()
 	}
+	for _, e := range s.checkInterleave() {
+		col.add(e)
+	}
 	base := map[string]bool{}
 	for _, e := range col.list {
 		base[e.Path+"\x00"+e.Msg] = true
@@ -374,8 +377,8 @@ func (c *checker) top() {
 	if s.Interval < 0 || (s.Interval > 0 && s.Interval < Duration(100*time.Millisecond)) {
 		c.add("interval", "0 (none) or ≥ 100ms", "%s out of range", s.Interval)
 	}
-	if s.LogChunk != 0 && s.LogChunk < 4<<10 {
-		c.add("log_chunk", "0 (no rotation) or ≥ 4KiB", "%s out of range", s.LogChunk)
+	if s.LogChunk != 0 && (s.LogChunk < 4<<10 || s.LogChunk > MaxLogChunk) {
+		c.add("log_chunk", "0 (no rotation) or 4KiB–64MiB", "%s out of range", s.LogChunk)
 	}
 	if s.LogLimit != 0 && s.LogLimit < s.LogChunk*2 {
 		c.add("log_limit", "0 (no cap) or ≥ 2 × log_chunk", "%s out of range", s.LogLimit)
@@ -393,6 +396,17 @@ func (c *checker) top() {
 		}
 		if s.Repeat != 0 && s.Repeat != int(s.Rounds) {
 			c.add("repeat", "the same value as rounds, or only one of them", "repeat %d and rounds %d differ", s.Repeat, s.Rounds)
+		}
+	}
+	c.intRange("processes", s.Processes, 1, MaxProcesses)
+	if s.Processes > 1 {
+		switch {
+		case s.Duration == 0:
+			c.add("processes", "1 with duration 0 (a soak runs in one process)", "%d processes with duration 0", s.Processes)
+		case s.Rounds == RoundsAuto:
+			c.add("processes", "1 with rounds: auto (its rule stops one process's rounds)", "%d processes with rounds: auto", s.Processes)
+		case s.Profile.Enabled:
+			c.add("processes", "1 with profile.enabled (profiles merge within one process)", "%d processes with profile", s.Processes)
 		}
 	}
 	c.intRange("cpu_dma_latency", s.CPUDMALatency, -1, 1_000_000)

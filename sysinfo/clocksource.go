@@ -87,7 +87,7 @@ func ReadRTThrottling() (RTThrottling, error) {
 
 // readSmall reads a one-line file of at most maxSmallFile bytes, trimmed.
 func readSmall(path string) (string, error) {
-	f, err := os.Open(path)
+	f, err := os.Open(path) // sysfs/procfs: the kernel's own file
 	if err != nil {
 		return "", err
 	}

@@ -32,6 +32,10 @@ type Container struct {
 	// limit. RTRuntimeKnown is false when there is no such file.
 	RTRuntimeUs    int64 `json:"rt_runtime_us,omitempty"`
 	RTRuntimeKnown bool  `json:"rt_runtime_known"`
+	// RTBudgets is the RT budget of this process's cgroup (first) and of
+	// each parent up to the root (last), on cgroup v1; nil on cgroup v2
+	// or without the cpu controller's cpu.rt_runtime_us.
+	RTBudgets []RTBudget `json:"rt_budgets,omitempty"`
 }
 
 // In reports whether anything says this process runs in a container.
@@ -105,23 +109,35 @@ func cgroupRuntime(line string) string {
 }
 
 // rootIsOverlay reports whether mountinfo's "/" mount is an overlay (the
-// root filesystem of most container images). Fields: ID, parent, dev,
-// root, mount point, options, optional fields, "-", fstype, …
-// (proc_pid_mountinfo(5)); the last "/" mount wins.
+// root filesystem of most container images); the last "/" mount wins.
 func rootIsOverlay(mountinfo string) bool {
-	overlay := false
-	for line := range strings.Lines(mountinfo) {
-		f := strings.Fields(line)
-		sep := slices.Index(f, "-")
-		if len(f) < 5 || sep < 0 || sep+1 >= len(f) || f[4] != "/" {
-			continue
-		}
-		overlay = f[sep+1] == "overlay" || f[sep+1] == "aufs"
-	}
-	return overlay
+	m, ok := MountOf(ParseMountinfo(mountinfo), "/")
+	return ok && m.Point == "/" && (m.FSType == "overlay" || m.FSType == "aufs")
 }
 
-// readCgroup fills Cgroup, CgroupV2 and the cgroup v1 RT budget.
+// RTBudget is one cgroup's RT budget on cgroup v1 with
+// CONFIG_RT_GROUP_SCHED: cpu.rt_runtime_us, the µs per cpu.rt_period_us
+// its SCHED_FIFO and SCHED_RR threads may run. 0 refuses them with EPERM,
+// even to root; -1 is no limit. A cgroup can be given a budget only up to
+// what its parent has (its siblings' budgets subtracted), so a parent of 0
+// makes every write below it fail with EINVAL.
+type RTBudget struct {
+	// Cgroup is the cgroup's path in the cpu hierarchy ("/libpod_parent").
+	Cgroup string `json:"cgroup"`
+	// File is its cpu.rt_runtime_us where this process has the cpu
+	// controller mounted ("/sys/fs/cgroup/cpu/libpod_parent/cpu.rt_runtime_us"):
+	// in a container, the host's file wherever the host mounts the
+	// hierarchy at the same place.
+	File string `json:"file"`
+	// RuntimeUs is the budget, when Known. Known is false for a cgroup
+	// this process cannot see: a container's mount of the hierarchy
+	// starts at its own cgroup, so its parents are not in it.
+	RuntimeUs int64 `json:"runtime_us"`
+	Known     bool  `json:"known"`
+}
+
+// readCgroup fills Cgroup, CgroupV2 and, on cgroup v1, the RT budget of
+// this process's cgroup and of each parent up to the root (RTBudgets).
 func (c *Container) readCgroup(fsys fs.FS) {
 	if _, err := fs.Stat(fsys, "sys/fs/cgroup/cgroup.controllers"); err == nil {
 		c.CgroupV2 = true
@@ -143,20 +159,54 @@ func (c *Container) readCgroup(fsys fs.FS) {
 	if c.CgroupV2 {
 		return
 	}
-	cg := strings.TrimPrefix(path.Clean("/"+c.Cgroup), "/")
-	// Inside a cgroup namespace the mount's root is our cgroup already.
-	for _, dir := range []string{"sys/fs/cgroup/cpu,cpuacct", "sys/fs/cgroup/cpu"} {
-		for _, p := range []string{path.Join(dir, cg), dir} {
-			raw, err := fs.ReadFile(fsys, path.Join(p, "cpu.rt_runtime_us"))
-			if err != nil {
-				continue
-			}
-			if v, err := strconv.ParseInt(strings.TrimSpace(string(raw)), 10, 64); err == nil {
-				c.RTRuntimeUs, c.RTRuntimeKnown = v, true
-				return
+	cg := path.Clean("/" + c.Cgroup)
+	point, root, ok := cpuMount(fsys, cg)
+	if !ok {
+		return
+	}
+	for a := cg; ; a = path.Dir(a) {
+		bud := RTBudget{Cgroup: a, File: path.Join(point, a, "cpu.rt_runtime_us")}
+		if under(a, root) {
+			raw, err := fs.ReadFile(fsys, strings.TrimPrefix(path.Join(point, strings.TrimPrefix(a, root), "cpu.rt_runtime_us"), "/"))
+			if v, perr := strconv.ParseInt(strings.TrimSpace(string(raw)), 10, 64); err == nil && perr == nil {
+				bud.RuntimeUs, bud.Known = v, true
 			}
 		}
+		c.RTBudgets = append(c.RTBudgets, bud)
+		if a == "/" {
+			break
+		}
 	}
+	if own := c.RTBudgets[0]; own.Known {
+		c.RTRuntimeUs, c.RTRuntimeKnown = own.RuntimeUs, true
+	}
+}
+
+// cpuMount finds where this process has the cgroup v1 cpu controller
+// mounted (point, absolute) and which cgroup that mount's top directory
+// is (root: "/" on a host, the container's own cgroup in a container).
+// It reads mountinfo, else, for trees without one, tries
+// /sys/fs/cgroup/cpu,cpuacct and /sys/fs/cgroup/cpu: a directory holding
+// cg is the whole hierarchy, one holding cpu.rt_runtime_us only at its
+// top is cg itself (a cgroup namespace, or a container's mount).
+func cpuMount(fsys fs.FS, cg string) (point, root string, ok bool) {
+	for _, m := range ReadMounts(fsys) {
+		if m.FSType == "cgroup" && slices.Contains(m.Super, "cpu") {
+			point, root, ok = m.Point, path.Clean("/"+m.Root), true
+		}
+	}
+	if ok {
+		return point, root, true
+	}
+	for _, dir := range []string{"sys/fs/cgroup/cpu,cpuacct", "sys/fs/cgroup/cpu"} {
+		if _, err := fs.Stat(fsys, path.Join(dir, cg, "cpu.rt_runtime_us")); err == nil {
+			return "/" + dir, "/", true
+		}
+		if _, err := fs.Stat(fsys, path.Join(dir, "cpu.rt_runtime_us")); err == nil {
+			return "/" + dir, cg, true
+		}
+	}
+	return "", "", false
 }
 
 // ThisContainer is DetectContainer for this machine.

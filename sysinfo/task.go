@@ -90,7 +90,7 @@ func (s TaskStats) Sub(o TaskStats) TaskStats {
 
 // readBounded reads at most maxTaskFile bytes of a procfs file.
 func readBounded(path string) (string, error) {
-	f, err := os.Open(path)
+	f, err := os.Open(path) // procfs: the kernel's own file
 	if err != nil {
 		return "", err
 	}

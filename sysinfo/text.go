@@ -108,7 +108,7 @@ func (f Facts) Text() string {
 		priv.add("container", "%s (%s)", c.Runtime, strings.Join(c.Evidence, "; "))
 	}
 	if c := f.Container; c.RTRuntimeKnown {
-		priv.add("cgroup cpu.rt_runtime_us", "%d in %s (cgroup v1 RT budget; 0 refuses SCHED_FIFO)", c.RTRuntimeUs, c.Cgroup)
+		priv.add("cgroup cpu.rt_runtime_us", "%d in %s (cgroup v1 RT budget; 0 refuses SCHED_FIFO)%s", c.RTRuntimeUs, c.Cgroup, parentBudgets(c.RTBudgets))
 	}
 
 	rt := section{title: "Real-time"}
@@ -321,4 +321,22 @@ func (f Facts) preemptModel() string {
 		return "full"
 	}
 	return "unknown (no kernel config)"
+}
+
+// parentBudgets lists the parents' RT budgets after the cgroup's own:
+// "; parents: /libpod_parent 0, / 950000" ("not visible here" for those
+// above a container's mount of the hierarchy).
+func parentBudgets(bs []RTBudget) string {
+	if len(bs) < 2 {
+		return ""
+	}
+	var parts []string
+	for _, b := range bs[1:] {
+		if b.Known {
+			parts = append(parts, fmt.Sprintf("%s %d", b.Cgroup, b.RuntimeUs))
+		} else {
+			parts = append(parts, b.Cgroup+" not visible here")
+		}
+	}
+	return "; parents: " + strings.Join(parts, ", ")
 }

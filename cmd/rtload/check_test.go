@@ -24,10 +24,13 @@ func decode(t *testing.T, r result, v any) {
 	}
 }
 
-// TestCheckGate is issue 17's acceptance on this machine (root): a check
-// against a baseline made seconds earlier passes (exit 0); the same check
-// with 9000-byte messages instead of 64 fails (exit 1); a degraded run
-// cannot be judged (exit 125), nor can a run missing a privilege.
+// TestCheckGate is issues 17 and 24's acceptance on this machine (root):
+// a check against a baseline of 3 processes made seconds earlier is never
+// proven slower (exit 0 or 125: not slower, or undecided within its
+// budget), and says n as processes × rounds with the variance split; the
+// same check with 9000-byte messages instead of 64 is proven slower (exit
+// 1); a degraded run cannot be judged (exit 125), nor can a run missing a
+// privilege.
 func TestCheckGate(t *testing.T) {
 	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	// Directories nobody can read (and own, for its results).
@@ -39,17 +42,24 @@ func TestCheckGate(t *testing.T) {
 	os.Chmod(top, 0o755)
 	base := filepath.Join(top, "base")
 
-	r := rtload(t, nil, "run", "testdata/gate-size.yaml", "--out", base, "-q", "--format", "json")
+	r := rtload(t, nil, "run", "testdata/gate-size.yaml", "--processes", "3", "--out", base, "-q", "--format", "json")
 	if r.code != 0 {
 		t.Fatalf("baseline: exit %d\n%s", r.code, r.stderr)
 	}
 	var run compare.RunReport
 	decode(t, r, &run)
-	if run.Schema != compare.SchemaReport || run.Version != 1 || !run.Saved || run.Dir != base ||
-		run.Summary == nil || len(run.Summary.Trials) != 5 || len(run.Metrics) == 0 || run.Metrics[0].Name != "mean per-call cost" {
+	if run.Schema != compare.SchemaReport || run.Version != compare.SchemaVersion || !run.Saved || run.Dir != base ||
+		run.Summary == nil || len(run.Summary.Trials) != 15 || len(run.Summary.Processes) != 3 || len(run.Metrics) == 0 || run.Metrics[0].Name != "mean per-call cost" {
 		t.Fatalf("run --format json: %+v", run)
 	}
-	if !strings.Contains(r.stderr, "5 trial(s) of 600ms") {
+	// Three fresh processes: their trials say so, and their files too.
+	for i, tr := range run.Summary.Trials {
+		if tr.Process != i/5 || len(tr.Readers) == 0 || len(tr.Readers[0].WakeupLog) == 0 ||
+			!strings.HasPrefix(tr.Readers[0].WakeupLog[0], fmt.Sprintf("wakeups-p%02d-%02d-", i/5, i)) {
+			t.Errorf("trial %d: process %d, logs %v", i, tr.Process, tr.Readers[0].WakeupLog)
+		}
+	}
+	if !strings.Contains(r.stderr, "5 trial(s) of 600ms") || !strings.Contains(r.stderr, "3 processes, one after the other") {
 		t.Errorf("the plan is not on stderr: %q", r.stderr)
 	}
 	os.Chmod(base, 0o755)
@@ -61,36 +71,36 @@ func TestCheckGate(t *testing.T) {
 	t.Run("same scenario passes", func(t *testing.T) {
 		// The gate judges the machine as well as the code: a rerun a few
 		// seconds after the baseline, while other jobs take CPU 1 for a
-		// while, can really be slower, and the gate says so (a fresh user
-		// saw exit 1 in 2 of 7 runs while a benchmark ran beside it,
+		// while, can really be slower, and the gate may say so (a fresh
+		// user saw exit 1 in 2 of 7 runs while a benchmark ran beside it,
 		// wakeup p99 +80% with its CI beyond 3%). That verdict is the
-		// machine's, measured: the test skips naming each metric judged
-		// slower with its change and CI. A rerun the machine marked
-		// (skipMarked) skips too. Anything else but PASS fails.
-		r := rtload(t, nil, "check", base, "-q", "--format", "json", "--out", filepath.Join(top, "same"))
-		var doc compare.CheckReport
-		decode(t, r, &doc)
-		skipMarked(t, r, doc)
-		if r.code == ExitSlower && doc.Verdict == compare.GateSlower {
-			var slower []string
-			for _, m := range doc.Gate.Metrics {
-				if m.Judged == compare.JudgedSlower && m.ChangePct != nil && m.CILowPct != nil && m.CIHighPct != nil {
-					slower = append(slower, fmt.Sprintf("%s %s %+.1f%% (95%% CI %+.1f%% to %+.1f%%)", m.Name, m.Column, *m.ChangePct, *m.CILowPct, *m.CIHighPct))
+		// machine's, measured: the test skips naming the gate's words on
+		// what was slower. Proven not slower at ±3% needs more processes
+		// than 40 s give: undecided (125) is the usual answer, and an
+		// honest one.
+		r := rtload(t, nil, "check", base, "--trust-baseline", "-q", "--budget", "40s", "--out", filepath.Join(top, "same"))
+		if r.code == ExitSlower {
+			var gate []string
+			for _, l := range strings.Split(r.stdout, "\n") {
+				if strings.Contains(l, "gate:") || strings.Contains(l, "slower") {
+					gate = append(gate, strings.TrimSpace(l))
 				}
 			}
-			t.Skipf("the machine made the rerun of the same scenario slower than its baseline: %s", strings.Join(slower, "; "))
+			t.Skipf("the machine made the rerun of the same scenario slower than its baseline: %s", strings.Join(gate, "; "))
 		}
-		if r.code != ExitOK || doc.Verdict != compare.GatePass {
-			t.Fatalf("exit %d, verdict %q, want 0 %q:\n%s\n%s", r.code, doc.Verdict, compare.GatePass, r.stdout, r.stderr)
+		if (r.code != ExitOK && r.code != ExitCannotJudge) || !strings.Contains(r.stdout, "gate: NOT SLOWER") && !strings.Contains(r.stdout, "gate: UNDECIDED") &&
+			!strings.Contains(r.stdout, "gate: CANNOT JUDGE") {
+			t.Fatalf("exit %d, want 0 or 125:\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+		for _, want := range []string{"n = 3 processes × 5 rounds", "processes × 5 rounds", "variance split", "between processes", "smallest detectable change",
+			"check: n = ", "candidate processes against 3 baseline processes", "Pocock"} {
+			if r.code != ExitCannotJudge && !strings.Contains(r.stdout, want) {
+				t.Errorf("the check's output lacks %q:\n%s", want, r.stdout)
+			}
 		}
 		// The check ran the baseline's own scenario: no spec warnings.
-		if doc.Compare == nil {
-			t.Fatalf("check JSON without its comparison:\n%s", r.stdout)
-		}
-		for _, w := range doc.Compare.Warnings {
-			if strings.HasPrefix(w.Field, "spec ") {
-				t.Errorf("the check ran another scenario: %s differs: %q", w.Field, w.Values)
-			}
+		if strings.Contains(r.stdout, "WARNING: runs differ in spec") {
+			t.Errorf("the check ran another scenario:\n%s", r.stdout)
 		}
 	})
 	t.Run("an unknown metric is refused before anything runs", func(t *testing.T) {
@@ -111,7 +121,7 @@ func TestCheckGate(t *testing.T) {
 		// loop no longer has. A stall the machine causes (the hypervisor's
 		// steal, another run's real-time threads) marks the trial, with
 		// its numbers, and the check rightly cannot judge: skipMarked.
-		r := rtload(t, nil, "check", base, "-q", "--set", "traffic[0].size=9000",
+		r := rtload(t, nil, "check", base, "--trust-baseline", "-q", "--budget", "40s", "--set", "traffic[0].size=9000",
 			"--format", "json", "--out", filepath.Join(top, "big"))
 		var doc compare.CheckReport
 		decode(t, r, &doc)
@@ -131,6 +141,9 @@ func TestCheckGate(t *testing.T) {
 		if !found || doc.Schema != compare.SchemaCheck || doc.Compare == nil || doc.Baseline != base {
 			t.Errorf("check JSON: %+v", doc)
 		}
+		if q := doc.Sequential; q == nil || q.Processes < 5 || q.BaselineProcesses != 3 || q.Stop != "decided" || q.Level <= 0.95 {
+			t.Errorf("sequential: %+v", q)
+		}
 	})
 
 	nobody := &syscall.Credential{Uid: 65534, Gid: 65534}
@@ -138,7 +151,7 @@ func TestCheckGate(t *testing.T) {
 		out := filepath.Join(top, "degraded")
 		os.Mkdir(out, 0o755)
 		os.Chown(out, 65534, 65534)
-		r := rtload(t, nobody, "check", base, "-q", "--allow-degraded", "--duration", "300ms", "--out", out)
+		r := rtload(t, nobody, "check", base, "--trust-baseline", "-q", "--allow-degraded", "--duration", "300ms", "--out", out)
 		if r.code != ExitCannotJudge || !strings.Contains(r.stdout, "gate: CANNOT JUDGE") || !strings.Contains(r.stdout, "cannot judge: new: degraded: ") {
 			t.Fatalf("exit %d, want 125:\n%s\n%s", r.code, r.stdout, r.stderr)
 		}
@@ -147,7 +160,7 @@ func TestCheckGate(t *testing.T) {
 		out := filepath.Join(top, "unprivileged")
 		os.Mkdir(out, 0o755)
 		os.Chown(out, 65534, 65534)
-		r := rtload(t, nobody, "check", base, "-q", "--out", out)
+		r := rtload(t, nobody, "check", base, "--trust-baseline", "-q", "--out", out)
 		if r.code != ExitCannotJudge || !strings.Contains(r.stdout, "cannot judge: a requirement is not met: ") || !strings.Contains(r.stdout, "CAP_SYS_NICE") {
 			t.Fatalf("exit %d, want 125:\n%s\n%s", r.code, r.stdout, r.stderr)
 		}
@@ -215,16 +228,17 @@ func TestCompareFailOn(t *testing.T) {
 		contains string
 	}{
 		{"no gate: exit 0 even when slower", []string{base, slow}, 0, "headline metrics"},
-		{"same: pass", []string{base, same, "--fail-on", "slower"}, 0, "gate: PASS: no headline metric slower beyond 3%"},
+		// 1001 against 1000 ticks, rounds ±2: the CI lies within ±3%.
+		{"same: proven not slower", []string{base, same, "--fail-on", "slower"}, 0, "gate: NOT SLOWER: every judged metric is proven not slower beyond +3%"},
 		{"20% slower: fail", []string{base, slow, "--fail-on", "slower"}, 1, "gate: SLOWER: "},
-		{"20% slower, 30% tolerated", []string{base, slow, "--fail-on", "slower", "--threshold", "30%"}, 0, "gate: PASS: no headline metric slower beyond 30%"},
-		{"named metric", []string{base, slow, "--fail-on", "slower=mean per-call cost (ns)"}, 1, "slower: mean per-call cost (ns) base/b"},
+		{"20% slower, 30% tolerated", []string{base, slow, "--fail-on", "slower", "--threshold", "30%"}, 0, "gate: NOT SLOWER: every judged metric is proven not slower beyond +30%"},
+		{"named metric", []string{base, slow, "--fail-on", "slower=mean per-call cost (ns)"}, 1, "base/b mean per-call cost (ns): slower: +"},
 		{"degraded: cannot judge", []string{base, deg, "--fail-on", "slower"}, 125, "cannot judge: b: degraded: SCHED_OTHER"},
 		{"an invalid trial: cannot judge, its verdicts undecided", []string{base, inv, "--fail-on", "slower"}, 125, "cannot judge: b: trial 1 (base, round 1): invalid: TSC marked unstable at 0.2 s"},
 		{"lkp layout with a gate", []string{base, slow, "--fail-on", "slower", "--format", "lkp"}, 1, "%stddev     %change         %stddev"},
 		{"unknown gate", []string{base, slow, "--fail-on", "faster"}, 2, `--fail-on "faster": allowed: slower, or slower=METRIC,METRIC`},
 		{"unknown metric", []string{base, slow, "--fail-on", "slower=speed"}, 2, `gate: no headline metric "speed"`},
-		{"threshold without a gate", []string{base, slow, "--threshold", "5%"}, 2, "--threshold needs --fail-on slower"},
+		{"threshold without a gate sets the verdicts", []string{base, slow, "--threshold", "5%"}, 0, "verdict at ±5%"},
 		{"bad threshold", []string{base, slow, "--fail-on", "slower", "--threshold", "x"}, 2, `--threshold "x": a percentage`},
 		{"missing directory with a gate", []string{base, filepath.Join(t.TempDir(), "none"), "--fail-on", "slower"}, 2, "read summary"},
 		{"missing directory without a gate", []string{base, filepath.Join(t.TempDir(), "none")}, 2, "read summary"},
@@ -301,7 +315,7 @@ func TestJSONFormats(t *testing.T) {
 	r := rtload(t, nil, "report", dir, "--format", "json")
 	var rep compare.RunReport
 	decode(t, r, &rep)
-	if r.code != 0 || rep.Schema != compare.SchemaReport || rep.Version != 1 || rep.Summary == nil || len(rep.Summary.Trials) != 2 || len(rep.Columns) != 1 {
+	if r.code != 0 || rep.Schema != compare.SchemaReport || rep.Version != compare.SchemaVersion || rep.Summary == nil || len(rep.Summary.Trials) != 2 || len(rep.Columns) != 1 {
 		t.Fatalf("exit %d: %+v", r.code, rep)
 	}
 	// Rounds at 1000 and 1002 ns: the mean per-call cost is their mean.

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/rtload/rtload/engine"
+	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
 )
@@ -39,6 +40,12 @@ const (
 	// ExitInterrupted: stopped by SIGINT/SIGTERM; results were still written.
 	// (git bisect run stops on it.)
 	ExitInterrupted = 130
+	// ExitHangup: stopped by SIGHUP (the terminal or ssh session closed);
+	// results were still written, as for ExitInterrupted.
+	ExitHangup = 129
+	// ExitQuit: stopped by SIGQUIT (Ctrl-\); results were still written,
+	// then the goroutine stacks were printed.
+	ExitQuit = 131
 )
 
 // usageError marks command-line mistakes.
@@ -49,9 +56,14 @@ type usageError struct{ error }
 type exitError struct {
 	code int
 	msg  string
+	// cause, when set, is the error the code stands for (a stopped run's,
+	// so that main still sees its signal).
+	cause error
 }
 
 func (e exitError) Error() string { return e.msg }
+
+func (e exitError) Unwrap() error { return e.cause }
 
 func exitCode(err error) int {
 	if err == nil {
@@ -60,15 +72,19 @@ func exitCode(err error) int {
 	var xe exitError
 	if errors.As(err, &xe) {
 		if xe.msg != "" {
-			fmt.Fprintln(os.Stderr, "rtload:", xe.msg)
+			fmt.Fprintln(os.Stderr, "rtload:", termsafe.Lines(xe.msg))
 		}
 		return xe.code
 	}
-	fmt.Fprintln(os.Stderr, "rtload:", err)
+	// An error may name files and values read from results other people
+	// wrote: nothing in it reaches the terminal raw.
+	fmt.Fprintln(os.Stderr, "rtload:", termsafe.Lines(err.Error()))
 	var ue usageError
 	switch {
 	case errors.Is(err, engine.ErrStopped):
-		return ExitInterrupted
+		return interruptedCode(err)
+	case errors.As(err, new(stopSignal)): // stopped before the run started
+		return interruptedCode(err)
 	case errors.Is(err, scenario.ErrInvalid), errors.As(err, &ue):
 		return ExitUsage
 	case errors.Is(err, rt.ErrNoPrivilege), errors.Is(err, rt.ErrNotSupported):

@@ -3,15 +3,18 @@ package main
 import (
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/explain"
+	"github.com/rtload/rtload/internal/termsafe"
 )
 
 func newExplainCmd() *cobra.Command {
 	var format string
+	var budget time.Duration
 	cmd := &cobra.Command{
 		Use:   "explain DIR",
 		Short: "Say what makes up each per-call peak, the tail and the wakeup spikes of a results directory",
@@ -39,6 +42,7 @@ behind a function with whether its kernel option is on.`,
 			if err := checkFormat(format); err != nil {
 				return err
 			}
+			defer startBudget(cmd.ErrOrStderr(), "explain", budget).end()
 			rs, err := explain.Dir(args[0])
 			if err != nil {
 				return usageError{err}
@@ -49,13 +53,15 @@ behind a function with whether its kernel option is on.`,
 				}
 				return compare.WriteJSON(cmd.OutOrStdout(), explain.Doc{Schema: explain.Schema, Version: explain.SchemaVersion, Dir: args[0], Readers: rs})
 			}
-			if err := explain.Write(cmd.OutOrStdout(), rs); err != nil {
+			out := termsafe.Writer(cmd.OutOrStdout())
+			if err := explain.Write(out, rs); err != nil {
 				return err
 			}
-			return writeKernelProfile(cmd.OutOrStdout(), args[0])
+			return writeKernelProfile(out, args[0])
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json (schema rtload-explain, see the README)")
+	cpuBudgetFlag(cmd, &budget)
 	return cmd
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -13,6 +14,7 @@ func newPlotCmd() *cobra.Command {
 	var (
 		o      plot.Options
 		labels string
+		budget time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "plot DIR [DIR ...] --out FILE.png|.svg",
@@ -38,9 +40,10 @@ latency CDFs. The --out extension picks the format: .png or .svg.`,
 					return usageError{errors.New("plot: --label needs one label per results directory")}
 				}
 			}
+			defer startBudget(cmd.ErrOrStderr(), "plot", budget).end()
 			cols, err := plot.Load(args, ls)
-			if err != nil {
-				return err
+			if err != nil { // not a readable results directory: bad input (2), as for compare
+				return usageError{err}
 			}
 			return plot.Render(cols, o)
 		},
@@ -51,5 +54,6 @@ latency CDFs. The --out extension picks the format: .png or .svg.`,
 	fl.BoolVar(&o.LogCounts, "log", false, "per-call counts on a log scale")
 	fl.StringVar(&o.Hist, "calls", "all", "per-call histogram: all, data or eagain")
 	fl.StringVar(&o.Title, "title", "", "image title (default: scenario and run names)")
+	cpuBudgetFlag(cmd, &budget)
 	return cmd
 }

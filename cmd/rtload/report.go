@@ -2,16 +2,19 @@ package main
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/results"
 )
 
 func newReportCmd() *cobra.Command {
 	var format string
+	var budget time.Duration
 	cmd := &cobra.Command{
 		Use:   "report DIR",
 		Short: "Print the terminal report of a results directory again",
@@ -22,6 +25,7 @@ func newReportCmd() *cobra.Command {
 			if err := checkFormat(format); err != nil {
 				return err
 			}
+			defer startBudget(cmd.ErrOrStderr(), "report", budget).end()
 			if format == "json" {
 				runs, err := compare.Load(args, nil)
 				if err != nil {
@@ -37,10 +41,15 @@ func newReportCmd() *cobra.Command {
 			if err != nil {
 				return usageError{err}
 			}
-			return report.Report(cmd.OutOrStdout(), s)
+			w := termsafe.Writer(cmd.OutOrStdout())
+			if err := report.Report(w, s); err != nil {
+				return err
+			}
+			return compare.WriteInterleaved(w, s)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json (schema rtload-report, see the README)")
+	cpuBudgetFlag(cmd, &budget)
 	return cmd
 }
 

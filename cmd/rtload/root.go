@@ -27,7 +27,10 @@ background noise), times every recv call with the TSC (or CLOCK_MONOTONIC),
 logs the latency of every wakeup, and prints per-call histograms side by side.
 
 Exit codes: 0 ok, 1 run failed, 2 usage or invalid scenario,
-3 missing privilege or unsupported, 130 interrupted (results still written).
+3 missing privilege or unsupported, 129 stopped by SIGHUP (a closed terminal
+or ssh session), 130 interrupted (SIGINT or SIGTERM), 131 stopped by
+SIGQUIT (then the goroutine stacks are printed); a stopped run still writes
+its results.
 Gates (check, compare --fail-on): 0 pass, 1 slower, 125 cannot judge.`,
 		Example: `  rtload run                         # the default scenario (seed 000, laight-450)
   rtload run configs/laight-450.yaml --duration 2s --set readers[0].cpu=0
@@ -39,7 +42,7 @@ Gates (check, compare --fail-on): 0 pass, 1 slower, 125 cannot judge.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCmd(), newValidateCmd(), newListCmd(), newEnvCmd(), newReportCmd(), newCleanupCmd(), newPlotCmd(), newCompareCmd(), newExplainCmd(), newCheckCmd())
+	root.AddCommand(newRunCmd(), newValidateCmd(), newListCmd(), newEnvCmd(), newReportCmd(), newCleanupCmd(), newPlotCmd(), newCompareCmd(), newExplainCmd(), newCheckCmd(), newProcessCmd())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.Args = cobra.NoArgs // an unknown command is a usage error (exit 2)
 	root.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
@@ -85,6 +88,9 @@ with --allow-degraded only listed).`,
 				fmt.Fprintf(cmd.OutOrStdout(), "%s: ok (%s)\n", spec.File, spec.Description)
 			} else {
 				fmt.Fprintf(cmd.OutOrStdout(), "%s: ok\n", spec.File)
+			}
+			if _, note := spec.InterleaveBlock(); note != "" { // interleave: auto fell back
+				fmt.Fprintf(cmd.OutOrStdout(), "note: %s\n", note)
 			}
 			return nil
 		},

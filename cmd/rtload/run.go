@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -50,6 +49,10 @@ type runFlags struct {
 	// auto is the stopping rule of a rounds: auto run (prepareRun).
 	auto    *compare.AutoRule
 	profile bool
+	// processes (--processes) overrides the scenario's processes when > 0.
+	processes int
+	// afterProcess is engine.Options.AfterProcess (check's stop rule).
+	afterProcess func(*results.Summary, time.Duration) bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -64,7 +67,10 @@ and prints the seed's table: per-call histograms, one column per variant.
 
 Without an argument it runs the built-in default scenario (laight-450, seed
 000). NAME is a built-in scenario (see rtload list); FILE a YAML file.
-Ctrl-C stops the run early and still writes complete results (exit 130).
+Ctrl-C (SIGINT) or SIGTERM stops the run early and still writes complete
+results for every trial that ran (exit 130); so do SIGHUP, a closed
+terminal or ssh session (exit 129), and SIGQUIT (exit 131, then the
+goroutine stacks).
 
 --profile (or profile: in the scenario) follows each variant's trial with a
 profiled twin whose reader threads are sampled with perf_event_open
@@ -103,7 +109,13 @@ variant's extra cost per call.`,
 	fl.StringVar(&f.format, "format", "text", "report format: text or json (schema rtload-report, see the README; the plan then goes to stderr)")
 	autoFlags(cmd, &f)
 	fl.BoolVar(&f.profile, "profile", false, "add a profiled trial after each variant's trial (kernel and user call chains of the readers); same as --set profile.enabled=true")
+	processesFlag(cmd, &f)
 	return cmd
+}
+
+// processesFlag adds --processes to cmd.
+func processesFlag(cmd *cobra.Command, f *runFlags) {
+	cmd.Flags().IntVar(&f.processes, "processes", 0, "run the whole plan in N fresh processes one after the other, setup randomised, so that verdicts have independent samples (n = processes × rounds); same as --set processes=N")
 }
 
 // autoFlags adds --rounds and rounds: auto's --precision, --max-rounds
@@ -126,6 +138,7 @@ func autoFlagsChanged(cmd *cobra.Command, f *runFlags) {
 }
 
 func runScenario(cmd *cobra.Command, name string, f runFlags) error {
+	sw := watchSignals(cmd.ErrOrStderr())
 	if err := checkFormat(f.format); err != nil {
 		return err
 	}
@@ -138,7 +151,7 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 	if f.format == "json" {
 		plan = cmd.ErrOrStderr()
 	}
-	o, err := execute(cmd, spec, trials, f, plan)
+	o, err := execute(cmd, sw, spec, trials, f, plan)
 	if err != nil {
 		return err
 	}
@@ -154,6 +167,10 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 	if err := report.Report(out, o.sum); err != nil {
 		return errors.Join(o.runErr, o.saveErr, err)
 	}
+	if err := compare.WriteInterleaved(out, o.sum); err != nil {
+		return errors.Join(o.runErr, o.saveErr, err)
+	}
+	printSizing(out, o.sum)
 	if o.saveErr != nil {
 		fmt.Fprintf(out, "\nresults NOT saved in full: %v\n%s\n", o.saveErr, o.kept)
 		return errors.Join(o.runErr, o.saveErr)
@@ -198,20 +215,32 @@ type outcome struct {
 
 // execute runs the trials of spec with f's options into a new results
 // directory (f.out, or results/<scenario>-<time>), saving summary.json
-// after every trial and at the end, with the plan printed to plan. It
-// returns an error only when the run could not start (a refused
-// directory or metrics address); a run that fails or is stopped returns
-// its outcome with runErr set. A directory created for a run that
-// measured nothing is removed again.
-func execute(cmd *cobra.Command, spec *scenario.Spec, trials []scenario.Trial, f runFlags, plan io.Writer) (outcome, error) {
+// after every trial and at the end, with the plan printed to plan; sw's
+// signals stop it. It returns an error only when the run could not start
+// (a refused directory or metrics address, a signal before anything was
+// created); a run that fails or is stopped returns its outcome with
+// runErr set. A directory created for a run that measured nothing is
+// removed again.
+func execute(cmd *cobra.Command, sw *signalWatch, spec *scenario.Spec, trials []scenario.Trial, f runFlags, plan io.Writer) (outcome, error) {
 	var o outcome
 	errw := cmd.ErrOrStderr()
+	// A run that cannot fit ulimit -v would die part way with a runtime
+	// dump: refused before anything exists.
+	if err := engine.CheckAddressSpace(trials, engine.Options{}); err != nil {
+		return o, err
+	}
 	// Every refusal comes before anything is printed or created; a
 	// directory created for a run that then measures nothing is removed
 	// again.
 	env := sysinfo.Gather()
 	unmet, err := fitMachine(errw, spec, trials, &env, f.allowDegraded)
-	if err != nil {
+	var reqErr *engine.RequirementsError
+	if err != nil && !errors.As(err, &reqErr) {
+		return o, err
+	}
+	// Unmet requirements and missing privileges in one refusal, not one
+	// layer at a time (engine.Run checks the privileges again).
+	if err := errors.Join(err, engine.Preflight(trials, f.allowDegraded)); err != nil {
 		return o, err
 	}
 	var srv *exporter.Server
@@ -221,11 +250,24 @@ func execute(cmd *cobra.Command, spec *scenario.Spec, trials []scenario.Trial, f
 		}
 		defer srv.Close()
 	}
+	if err := sw.stopped(); err != nil {
+		return o, fmt.Errorf("%w before the run started: nothing was measured or created", err)
+	}
 	_, parentErr := os.Stat("results")
 	if f.out != "" {
 		_, parentErr = os.Stat(filepath.Dir(f.out))
 	}
-	dir, created, err := createOut(f.out, spec.Name, time.Now())
+	// In a container as root, results into a volume another user owns
+	// are given to that user at the end (resultsOwner).
+	now := time.Now()
+	target := f.out
+	if target == "" {
+		target = defaultOut(spec.Name, now)
+	}
+	own := resultsOwner(env.Container, os.Geteuid(), target)
+	mounts := sysinfo.ReadMounts(os.DirFS("/"))
+	trustVolume(own, mounts)
+	dir, created, err := createOut(f.out, spec.Name, now)
 	if errors.Is(err, results.ErrUnsafeDir) && f.out == "" {
 		return o, usageError{fmt.Errorf("%w (the default results directory: give --out)", err)}
 	} else if errors.Is(err, results.ErrUnsafeDir) {
@@ -236,7 +278,20 @@ func execute(cmd *cobra.Command, spec *scenario.Spec, trials []scenario.Trial, f
 	path := dir.Path()
 	o.path = path
 	defer dir.Close()
+	if note := volumeNote(env.Container, mounts, path, own); note != "" {
+		fmt.Fprintln(errw, note)
+	}
+	removed := false
+	if own.ok {
+		defer func() { // before dir.Close
+			if !removed {
+				handOver(errw, dir, own)
+			}
+		}()
+	}
 	removeIfEmpty := func() {
+		removed = true
+		dir.Close() // releases the directory's lock file first
 		if created {
 			os.Remove(path) // only if empty: never removes results
 			if parentErr != nil {
@@ -244,13 +299,11 @@ func execute(cmd *cobra.Command, spec *scenario.Spec, trials []scenario.Trial, f
 			}
 		}
 	}
-	printPlan(plan, spec, len(trials), f.auto)
+	printPlan(plan, spec, len(trials), f.auto, f.afterProcess != nil)
 
 	sv := &saver{dir: dir, spec: spec, env: env, errw: errw, sem: make(chan struct{}, 1)}
-	ctx, cancel := context.WithCancelCause(context.Background())
-	defer cancel(nil)
-	stopSignals := watchSignals(errw, cancel, sv)
-	defer stopSignals()
+	sw.attach(sv)
+	ctx := sw.context()
 
 	opt := engine.Options{AllowDegraded: f.allowDegraded, OutDir: path, Results: dir, NoWakeupLog: f.noWakeupLog, Unmet: unmet,
 		TaskPerfCounters: f.taskPerf}
@@ -267,7 +320,14 @@ func execute(cmd *cobra.Command, spec *scenario.Spec, trials []scenario.Trial, f
 	if f.auto != nil {
 		opt.AfterRound = autoRounds(errw, *f.auto, time.Now())
 	}
-	sum, runErr := engine.Run(ctx, spec, trials, opt)
+	opt.AfterProcess = f.afterProcess
+	var sum *results.Summary
+	var runErr error
+	if spec.Processes > 1 {
+		sum, runErr = runProcesses(ctx, spec, trials, opt, f, errw)
+	} else {
+		sum, runErr = engine.Run(ctx, spec, trials, opt)
+	}
 	if sum != nil && sum.Auto != nil && sum.Auto.Reason == "" && sum.Stopped {
 		sum.Auto.Reason = "interrupted"
 	}
@@ -308,7 +368,7 @@ func createOut(out, scenarioName string, now time.Time) (*results.Dir, bool, err
 	if out != "" {
 		return results.CreateDir(out)
 	}
-	base := filepath.Join("results", fmt.Sprintf("%s-%s", scenarioName, now.Format("20060102-150405")))
+	base := defaultOut(scenarioName, now)
 	for i := 1; i <= maxDefaultSuffix; i++ {
 		path := base
 		if i > 1 {
@@ -323,6 +383,13 @@ func createOut(out, scenarioName string, now time.Time) (*results.Dir, bool, err
 		}
 	}
 	return nil, false, fmt.Errorf("results directory %s: it and %s-2 … -%d exist already: give --out", base, base, maxDefaultSuffix)
+}
+
+// defaultOut is the default results directory of a run of scenarioName
+// started at now: results/<scenario>-<YYYYMMDD-HHMMSS> (createOut adds
+// -2, -3, … when taken).
+func defaultOut(scenarioName string, now time.Time) string {
+	return filepath.Join("results", fmt.Sprintf("%s-%s", scenarioName, now.Format("20060102-150405")))
 }
 
 // loadRun loads the scenario with the run's flags folded in as --set
@@ -363,6 +430,9 @@ func prepareRun(spec *scenario.Spec, f *runFlags) (*scenario.Spec, []scenario.Tr
 	}
 	if f.rounds != "" {
 		sets = append([]string{"rounds=" + f.rounds}, sets...)
+	}
+	if f.processes != 0 {
+		sets = append([]string{fmt.Sprintf("processes=%d", f.processes)}, sets...)
 	}
 	if err := spec.Apply(sets); err != nil {
 		return nil, nil, err
@@ -408,7 +478,7 @@ func autoRule(f *runFlags) (compare.AutoRule, error) {
 }
 
 // printPlan says what the run will do before it starts.
-func printPlan(out io.Writer, spec *scenario.Spec, trials int, auto *compare.AutoRule) {
+func printPlan(out io.Writer, spec *scenario.Spec, trials int, auto *compare.AutoRule, sequential bool) {
 	fmt.Fprintf(out, "rtload %s: %s\n", spec.Name, spec.Description)
 	switch {
 	case auto != nil:
@@ -422,12 +492,44 @@ func printPlan(out io.Writer, spec *scenario.Spec, trials int, auto *compare.Aut
 		fmt.Fprintln(out, soakPlan(spec))
 	case len(spec.Readers) == 0 && len(spec.Probes) > 0:
 		fmt.Fprintf(out, "%d trial(s), each running its probes to the end\n", trials)
+	case interleavePlan(spec) != "":
+		fmt.Fprintln(out, interleavePlan(spec))
 	default:
 		fmt.Fprintf(out, "%d trial(s) of %v (+%v warm-up) each\n", trials, time.Duration(spec.Duration), time.Duration(spec.Warmup))
+	}
+	if _, note := spec.InterleaveBlock(); note != "" {
+		fmt.Fprintf(out, "note: %s\n", note)
+	}
+	if spec.Processes > 1 && !sequential {
+		fmt.Fprintf(out, "%d processes, one after the other, each running these trials in a fresh rtload with its setup randomised (n = %d processes × %s rounds)\n",
+			spec.Processes, spec.Processes, spec.Rounds)
 	}
 	if p := spec.Profile; p.Enabled {
 		fmt.Fprintf(out, "each variant's trial is followed by a profiled one (readers sampled: %s, %d samples per second of their CPU time); rtload explain says where in the kernel the time goes\n", p.Event, p.Frequency)
 	}
+}
+
+// interleavePlan says how spec's variants run interleaved ("" when they
+// do not): one trial per round measuring each variant's duration in
+// turn, in ABBA blocks on the same threads and sockets.
+func interleavePlan(spec *scenario.Spec) string {
+	block, _ := spec.InterleaveBlock()
+	if block <= 0 {
+		return ""
+	}
+	var names []string
+	for _, v := range spec.Variants {
+		names = append(names, v.Name)
+	}
+	order := append([]string(nil), names...)
+	for i := len(names) - 1; i >= 0; i-- {
+		order = append(order, names[i])
+	}
+	rounds := spec.Rounds.String()
+	return fmt.Sprintf("%s round(s) of one interleaved trial of %v (+%v warm-up): variants %s alternate in %v ABBA blocks (%s, …) "+
+		"on the same reader thread and sockets, %v measured each",
+		rounds, time.Duration(spec.Duration)*time.Duration(len(names)), time.Duration(spec.Warmup), strings.Join(names, ", "), time.Duration(block),
+		strings.Join(order, " "), time.Duration(spec.Duration))
 }
 
 // soakPlan says what a soak (duration 0) will do, exactly as the engine
@@ -490,6 +592,10 @@ func progress(opt *engine.Options, f runFlags, spec *scenario.Spec, trials []sce
 	if f.quiet {
 		return nil
 	}
+	if spec.Processes > 1 {
+		opt.Log = errw // the children's phase logs
+		return nil
+	}
 	if spec.Interval != 0 || !term.IsTerminal(int(os.Stderr.Fd())) {
 		opt.Log = errw
 		return nil
@@ -519,11 +625,17 @@ func (l *liveLine) update(iv results.Interval) {
 	if iv.WakeupLatency.MaxNs > l.worst {
 		l.worst, l.worstAt = iv.WakeupLatency.MaxNs, iv.Time
 	}
-	line := fmt.Sprintf("%s %s/%s #%d: wakeup p99 %sµs max %sµs (worst %sµs at %s) | call p99 %d ticks | msgs %d lost %d | spikes %d | rss %.1fMiB fds %d",
+	proc := fmt.Sprintf("rss %.1fMiB fds %d", float64(iv.RSSBytes)/(1<<20), iv.FDs)
+	if iv.ProcessUnknown != "" {
+		proc = "rss ? fds ? (" + iv.ProcessUnknown + ")"
+	}
+	line := fmt.Sprintf("%s %s/%s #%d: wakeup p99 %sµs max %sµs (worst %sµs at %s) | call p99 %d ticks | msgs %d lost %d | spikes %d | %s",
 		iv.Time.Format("15:04:05"), iv.Variant, iv.Reader, iv.Seq,
 		report.Microseconds(iv.WakeupLatency.Ns(results.P99)), report.Microseconds(iv.WakeupLatency.Ns(results.Max)),
-		report.Microseconds(float64(l.worst)), l.worstAt.Format("15:04:05"), iv.PerCallTicks.P99Ticks, iv.Messages, iv.Lost, iv.Spikes,
-		float64(iv.RSSBytes)/(1<<20), iv.FDs)
+		report.Microseconds(float64(l.worst)), l.worstAt.Format("15:04:05"), iv.PerCallTicks.P99Ticks, iv.Messages, iv.Lost, iv.Spikes, proc)
+	if iv.Mark != "" {
+		line += " | MARKED: " + iv.Mark
+	}
 	if l.tty {
 		fmt.Fprintf(l.w, "\r\033[K%s", line)
 	} else {
@@ -535,5 +647,22 @@ func (l *liveLine) update(iv results.Interval) {
 func (l *liveLine) done() {
 	if l.tty && l.printed {
 		fmt.Fprintln(l.w)
+	}
+}
+
+// printSizing says how many processes a baseline like this run needs for
+// a check to detect a 5% or a 10% change (compare.Sizing).
+func printSizing(w io.Writer, sum *results.Summary) {
+	res, err := compare.Compare([]compare.Run{{Label: "run", Summary: sum}})
+	if err != nil {
+		return
+	}
+	lines := compare.Sizing(res, compare.DefaultThreshold, DefaultLooks)
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
 	}
 }

@@ -15,6 +15,8 @@ import (
 // this set or the allowed runtime/syscall leaves below.
 var hotPath = []string{
 	`probe.(*Loop).Run`, `probe.(*Loop).install`, `probe.(*Loop).handover`, `probe.(*Loop).breakTrace`, `probe.(*Handoff).swap`,
+	`probe.(*Loop).nextBlock`, `probe.(*Loop).openBlock`, `probe.(*Loop).closeBlock`, `probe.(*Loop).tally`, `probe.(*Tally).add`,
+	`probe.floorDiv`, `probe.mod`,
 	`probe.(*Loop).end`, `probe.DeadlinesIn`, `rt.(*Ticker).Period`, `rt.(*Ticker).NextDeadline`,
 	`probe.(*Flag).Load`, `probe.(*Int64).Load`, `probe.(*Int64).Store`, `probe.(*Uint64).Add`,
 	`rt.(*Ticker).Overran`, `rt.(*Ticker).CatchUp`, `record.(*Ring).Put`,
@@ -48,7 +50,8 @@ var allowedCalls = regexp.MustCompile(`^(runtime\.(panic[A-Za-z0-9]*|gcWriteBarr
 // routines (listed by objdump with their .abi0 suffix), so that the test
 // provably checked them.
 var mustDisassemble = []string{`probe.(*Loop).Run`, `rt.(*Ticker).Wait`, `rt.sleepWake`, `rt.rdtscp`, `engine.(*sender).loop`, `udp.(*Sender).Send`,
-	`probe.(*Drain).drainTSC`, `probe.(*Drain).drainCycles`, `probe.(*Drain).drainMonotonic`, `probe.(*Drain).flush`}
+	`probe.(*Drain).drainTSC`, `probe.(*Drain).drainCycles`, `probe.(*Drain).drainMonotonic`, `probe.(*Drain).flush`,
+	`probe.(*Loop).nextBlock`, `probe.(*Loop).openBlock`, `probe.(*Loop).closeBlock`}
 
 // offPathCalls are the functions a hot path calls off its common path,
 // where the Go runtime may preempt: each is a separate, non-inlined call

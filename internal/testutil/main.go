@@ -52,7 +52,7 @@ func Main(m *testing.M) {
 // (the readlink of /proc/self/fd/N, e.g. "socket:[1234]", "/dev/null").
 // The descriptor used to read the directory is not included.
 func OpenFDs() (map[int]string, error) {
-	d, err := os.Open("/proc/self/fd")
+	d, err := os.Open("/proc/self/fd") // procfs: the kernel's own directory
 	if err != nil {
 		return nil, err
 	}

@@ -74,7 +74,7 @@ func Tmpfs(t testing.TB, size int64) string {
 // most 1 GiB; more fails the test).
 func FillDisk(t testing.TB, dir string) {
 	t.Helper()
-	f, err := os.Create(filepath.Join(dir, "filler"))
+	f, err := os.Create(filepath.Join(dir, "filler")) // test helper: a file in a tmpfs the test mounted
 	if err != nil {
 		t.Fatal(err)
 	}

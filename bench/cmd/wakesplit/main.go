@@ -93,7 +93,7 @@ func parseGroups(args []string) ([]group, error) {
 // headerPID reads the traced command's pid and the ring buffer's lost
 // events (overrun) from a wakesplit trace header.
 func headerPID(path string) (pid int, overrun int64) {
-	f, err := os.Open(path)
+	f, err := os.Open(path) // a trace file the developer named (bench tool, not rtload)
 	if err != nil {
 		return 0, 0
 	}
@@ -117,7 +117,7 @@ func splitGroup(g group, o wakesplit.Options) ([]wakesplit.Wakeup, string, error
 	var all []wakesplit.Wakeup
 	var notes []string
 	for _, path := range g.files {
-		f, err := os.Open(path)
+		f, err := os.Open(path) // a trace file the developer named (bench tool, not rtload)
 		if err != nil {
 			return nil, "", err
 		}

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/rtload/rtload/bench/wakesplit"
+	"github.com/rtload/rtload/results"
 )
 
 // The program's own latencies of a traced run are kept beside its trace
@@ -43,10 +44,11 @@ func rtloadOwn(dir string) ([]wakesplit.Own, error) {
 	}
 	var own []wakesplit.Own
 	for _, p := range paths {
-		f, err := os.Open(p)
+		src, f, _, err := results.OpenInput(p) // a results file: no link, FIFO or device
 		if err != nil {
 			return nil, err
 		}
+		src.Close()
 		r := csv.NewReader(bufio.NewReader(f))
 		head, err := r.Read()
 		dl, lat := slices.Index(head, "deadline_ns"), slices.Index(head, "latency_ns")

@@ -49,7 +49,7 @@ func mountTracefs() error {
 // kallsym returns the address of a kernel text symbol from /proc/kallsyms
 // (0 when hidden or absent).
 func kallsym(name string) uint64 {
-	f, err := os.Open("/proc/kallsyms")
+	f, err := os.Open("/proc/kallsyms") // procfs: the kernel's own file
 	if err != nil {
 		return 0
 	}
@@ -199,7 +199,7 @@ func (c *capture) run(argv []string, stdout io.Writer) (int, error) {
 
 // lost reads the CPU's ring-buffer stats: events overwritten or dropped.
 func (c *capture) lost() string {
-	f, err := os.Open(filepath.Join(c.dir, "per_cpu", fmt.Sprintf("cpu%d", c.cpu), "stats"))
+	f, err := os.Open(filepath.Join(c.dir, "per_cpu", fmt.Sprintf("cpu%d", c.cpu), "stats")) // tracefs: the kernel's own file
 	if err != nil {
 		return "unknown"
 	}
@@ -223,7 +223,7 @@ func (c *capture) save(path string, pid int, argv []string) error {
 	if err != nil {
 		return err
 	}
-	in, err := os.Open(filepath.Join(c.dir, "trace"))
+	in, err := os.Open(filepath.Join(c.dir, "trace")) // tracefs: the kernel's own file
 	if err != nil {
 		out.Close()
 		return err

@@ -5,7 +5,7 @@
 // pulled: each resolves to an empty linux/amd64 config. Any warning or
 // error exits 1.
 //
-//	cd deploy/check/containerfile && go run . ../../Containerfile
+//	cd deploy/check/containerfile && go run . ../../Containerfile ../../Containerfile.prebuilt
 //
 // A module of its own, so that rtload's go.mod does not carry BuildKit.
 package main

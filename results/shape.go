@@ -1,0 +1,441 @@
+package results
+
+import (
+	"bytes"
+	"encoding"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+
+	"github.com/rtload/rtload/internal/termsafe"
+)
+
+// The size-checked pre-pass of summary.json. json.Unmarshal builds
+// everything before a limit can be checked, and a few bytes of JSON can
+// cost a thousand bytes of memory: "{}," is a whole Trial (328 bytes) in
+// a trials list, a whole Reader (1192) in a readers list. So before
+// Unmarshal runs, checkShape walks the document's tokens (json.Decoder
+// Token, holding nothing) alongside the Go type they decode into, and
+//   - refuses a list past its limit (MaxTrials trials, MaxReaders
+//     readers, probes, traffic or noise entries, MaxBuckets counts,
+//     MaxWakeupLogFiles log files, MaxProfiles profiles) at the element
+//     that passes it;
+//   - adds up the memory decoding will take (each element's Go size,
+//     strings' bytes, maps' entries, `any` values as maps and slices) and
+//     refuses the document once that passes MaxSummaryMemory.
+// Either refusal comes before anything is allocated for the document, and
+// names the position (file:line:col) and the list.
+
+// MaxSummaryMemory bounds the memory a decoded summary may take, as
+// checkShape estimates it: generous for what rtload writes (a summary's
+// decoded size is about its size on disk), and far below what a crafted
+// file of empty objects would cost.
+const MaxSummaryMemory = 256 << 20
+
+// listLimits are the element limits of lists by JSON field name.
+var listLimits = map[string]int{
+	"trials":          MaxTrials,
+	"profiled_trials": MaxTrials,
+	"readers":         MaxReaders,
+	"probes":          MaxReaders,
+	"traffic":         MaxReaders,
+	"noise":           MaxReaders,
+	"counts":          MaxBuckets,
+	"wakeup_log":      MaxWakeupLogFiles,
+	"profiles":        MaxProfiles,
+}
+
+// Go's sizes of what json.Unmarshal makes for an `any`.
+const (
+	anyMapBytes   = 48 // map header
+	anyEntryBytes = 64 // a map entry: key header, value interface, slot slack
+	anySliceBytes = 24
+	anyElemBytes  = 16
+)
+
+// checkShape runs the pre-pass over data (a summary) for type t. A syntax
+// error ends it with errSyntax, for json.Unmarshal to report with its own
+// message.
+func checkShape(data []byte, name string, t reflect.Type) error {
+	c := &shape{data: data, name: name}
+	if err := c.value(t, ""); err != nil {
+		return err
+	}
+	return nil
+}
+
+// shape is the pre-pass: a small scanner of JSON that keeps nothing but
+// where it is (it is several times faster than json.Decoder.Token, which
+// boxes every token).
+type shape struct {
+	data  []byte
+	off   int
+	name  string
+	mem   int64
+	depth int
+	path  []pathElem // where the walk is, for messages
+}
+
+// pathElem is one step of a field path: a member key, or an index (key "").
+type pathElem struct {
+	key string
+	idx int
+}
+
+// where is the current field path: "trials[3].readers[0].per_call.all.counts".
+func (c *shape) where() string {
+	var b strings.Builder
+	for _, e := range c.path {
+		if e.key == "" {
+			fmt.Fprintf(&b, "[%d]", e.idx)
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(termsafe.Escape(e.key))
+	}
+	if b.Len() == 0 {
+		return "summary"
+	}
+	return b.String()
+}
+
+var (
+	unmarshalerType     = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+// custom reports whether values of t decode through their own method.
+func custom(t reflect.Type) bool {
+	p := reflect.PointerTo(t)
+	return t.Kind() != reflect.Interface && (p.Implements(unmarshalerType) || p.Implements(textUnmarshalerType))
+}
+
+// errorf is a refusal at the scanner's position.
+func (c *shape) errorf(format string, args ...any) error {
+	line, col := position(c.data, int64(c.off)+1)
+	return fmt.Errorf("%s:%d:%d: %s", c.name, line, col, fmt.Sprintf(format, args...))
+}
+
+// charge adds n bytes of memory and refuses past the limit.
+func (c *shape) charge(n int64) error {
+	c.mem += n
+	if c.mem > MaxSummaryMemory {
+		return c.errorf("%s: decoding would take more than %d MiB of memory, more than any summary rtload writes: refused", c.where(), MaxSummaryMemory>>20)
+	}
+	return nil
+}
+
+// errSyntax ends the pass at a syntax error, for Unmarshal to report.
+var errSyntax = errors.New("syntax")
+
+// maxDepth is encoding/json's own nesting limit.
+const maxDepth = 10000
+
+func (c *shape) space() {
+	for c.off < len(c.data) {
+		switch c.data[c.off] {
+		case ' ', '\t', '\n', '\r':
+			c.off++
+		default:
+			return
+		}
+	}
+}
+
+// peek returns the next non-space byte (0 at the end).
+func (c *shape) peek() byte {
+	c.space()
+	if c.off >= len(c.data) {
+		return 0
+	}
+	return c.data[c.off]
+}
+
+// value walks one JSON value decoding into t (nil: a field Unmarshal
+// ignores, walked without charge). field is the JSON name of the list
+// or member it sits in, for the list limits.
+func (c *shape) value(t reflect.Type, field string) error {
+	start := c.off
+	b := c.peek()
+	if t != nil && custom(t) {
+		// Decoded by the type's own method: charge what it is given.
+		if err := c.value(nil, field); err != nil {
+			return err
+		}
+		return c.charge(int64(c.off - start))
+	}
+	if b == 'n' {
+		return c.literal("null")
+	}
+	if t != nil && t.Kind() == reflect.Pointer {
+		if err := c.charge(int64(t.Elem().Size())); err != nil {
+			return err
+		}
+		return c.value(t.Elem(), field)
+	}
+	switch b {
+	case '{':
+		return c.nested(func() error { return c.object(t, field) })
+	case '[':
+		return c.nested(func() error { return c.array(t, field) })
+	case '"':
+		n, err := c.str()
+		if err != nil {
+			return err
+		}
+		if t != nil {
+			switch t.Kind() {
+			case reflect.String, reflect.Slice:
+				return c.charge(int64(n))
+			case reflect.Interface:
+				return c.charge(int64(n) + anyElemBytes)
+			}
+		}
+		return nil
+	case 't':
+		return c.literal("true")
+	case 'f':
+		return c.literal("false")
+	}
+	if b == '-' || b >= '0' && b <= '9' {
+		for c.off < len(c.data) && strings.IndexByte("+-.eE0123456789", c.data[c.off]) >= 0 {
+			c.off++
+		}
+		if t != nil && t.Kind() == reflect.Interface {
+			return c.charge(anyElemBytes)
+		}
+		return nil
+	}
+	return errSyntax
+}
+
+// nested runs f one level deeper, refusing encoding/json's depth limit.
+func (c *shape) nested(f func() error) error {
+	if c.depth++; c.depth > maxDepth {
+		return errSyntax
+	}
+	err := f()
+	c.depth--
+	return err
+}
+
+func (c *shape) literal(lit string) error {
+	if !bytes.HasPrefix(c.data[c.off:], []byte(lit)) {
+		return errSyntax
+	}
+	c.off += len(lit)
+	return nil
+}
+
+// str scans a string (at its opening quote) and returns its length in
+// bytes as written (escapes make it at most that long decoded).
+func (c *shape) str() (int, error) {
+	c.off++ // '"'
+	start := c.off
+	for c.off < len(c.data) {
+		switch c.data[c.off] {
+		case '"':
+			n := c.off - start
+			c.off++
+			return n, nil
+		case '\\':
+			c.off += 2
+		default:
+			c.off++
+		}
+	}
+	return 0, errSyntax
+}
+
+// key scans a member name and returns it decoded.
+func (c *shape) key() (string, error) {
+	if c.peek() != '"' {
+		return "", errSyntax
+	}
+	start := c.off
+	n, err := c.str()
+	if err != nil {
+		return "", err
+	}
+	raw := c.data[start+1 : start+1+n]
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw), nil
+	}
+	var k string
+	if json.Unmarshal(c.data[start:c.off], &k) != nil {
+		return "", errSyntax
+	}
+	return k, nil
+}
+
+// object walks an object (at its '{') decoding into t.
+func (c *shape) object(t reflect.Type, field string) error {
+	c.off++
+	var fields map[string]reflect.Type
+	kind := reflect.Invalid
+	if t != nil {
+		kind = t.Kind()
+	}
+	switch kind {
+	case reflect.Struct:
+		fields = structFields(t)
+	case reflect.Map:
+		if err := c.charge(anyMapBytes); err != nil {
+			return err
+		}
+	case reflect.Interface:
+		if err := c.charge(anyMapBytes + anyElemBytes); err != nil {
+			return err
+		}
+	}
+	if c.peek() == '}' {
+		c.off++
+		return nil
+	}
+	for {
+		key, err := c.key()
+		if err != nil {
+			return err
+		}
+		if c.peek() != ':' {
+			return errSyntax
+		}
+		c.off++
+		var ft reflect.Type
+		name := field
+		switch kind {
+		case reflect.Struct:
+			if ft = fields[key]; ft == nil {
+				ft = fields[strings.ToLower(key)]
+			}
+			name = key
+		case reflect.Map:
+			ft = t.Elem()
+			if err := c.charge(int64(t.Key().Size()+t.Elem().Size()) + 16 + int64(len(key))); err != nil {
+				return err
+			}
+		case reflect.Interface:
+			ft = t
+			if err := c.charge(anyEntryBytes + int64(len(key))); err != nil {
+				return err
+			}
+		}
+		c.path = append(c.path, pathElem{key: key})
+		if err := c.value(ft, name); err != nil {
+			return err
+		}
+		c.path = c.path[:len(c.path)-1]
+		switch c.peek() {
+		case ',':
+			c.off++
+		case '}':
+			c.off++
+			return nil
+		default:
+			return errSyntax
+		}
+	}
+}
+
+// array walks an array (at its '[') decoding into t.
+func (c *shape) array(t reflect.Type, field string) error {
+	c.off++
+	var et reflect.Type
+	var size int64
+	if t != nil {
+		switch t.Kind() {
+		case reflect.Slice, reflect.Array:
+			et = t.Elem()
+			if t.Kind() == reflect.Slice {
+				size = int64(et.Size())
+			}
+		case reflect.Interface:
+			et, size = t, anyElemBytes
+			if err := c.charge(anySliceBytes + anyElemBytes); err != nil {
+				return err
+			}
+		}
+	}
+	limit, limited := listLimits[field]
+	limited = limited && t != nil && t.Kind() == reflect.Slice
+	if c.peek() == ']' {
+		c.off++
+		return nil
+	}
+	for n := 0; ; n++ {
+		if limited && n >= limit {
+			return c.errorf("%s: more than %d entries, more than the limit of %d: refused", c.where(), limit, limit)
+		}
+		c.path = append(c.path, pathElem{idx: n})
+		if err := c.charge(size); err != nil {
+			return err
+		}
+		if err := c.value(et, field); err != nil {
+			return err
+		}
+		c.path = c.path[:len(c.path)-1]
+		switch c.peek() {
+		case ',':
+			c.off++
+		case ']':
+			c.off++
+			return nil
+		default:
+			return errSyntax
+		}
+	}
+}
+
+// fieldCache caches structFields by type.
+var fieldCache sync.Map // reflect.Type → map[string]reflect.Type
+
+// structFields maps the JSON names of t's fields (exact, and lower-cased
+// for encoding/json's case-insensitive match) to their types, embedded
+// structs' fields included.
+func structFields(t reflect.Type) map[string]reflect.Type {
+	if m, ok := fieldCache.Load(t); ok {
+		return m.(map[string]reflect.Type)
+	}
+	m := map[string]reflect.Type{}
+	addFields(m, t, 0)
+	fieldCache.Store(t, m)
+	return m
+}
+
+func addFields(m map[string]reflect.Type, t reflect.Type, depth int) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct && depth < 8 {
+				addFields(m, ft, depth+1)
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		if _, ok := m[name]; !ok {
+			m[name] = f.Type
+		}
+		if l := strings.ToLower(name); m[l] == nil {
+			m[l] = f.Type
+		}
+	}
+}
