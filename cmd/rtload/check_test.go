@@ -337,9 +337,9 @@ func TestJSONFormats(t *testing.T) {
 
 // TestCheckStarvedReader: a check whose rerun starves its reader for the
 // whole trial (a SCHED_FIFO 90 reader that never sleeps on the same CPU,
-// started after it) cannot be judged (exit 125), and says why: the trial
-// is invalid, reader rt measured nothing, starved, with the kernel's
-// run-queue wait. The baseline itself must be judgeable; when the machine
+// started after it) cannot be judged (exit 125), and says why: reader rt
+// starved, with the kernel's run-queue wait, and (nearly always) the
+// trial invalid because rt measured nothing. The baseline itself must be judgeable; when the machine
 // marked it (another run's real-time threads on CPU 1, the hypervisor),
 // the test skips with that mark.
 func TestCheckStarvedReader(t *testing.T) {
@@ -356,19 +356,27 @@ func TestCheckStarvedReader(t *testing.T) {
 	if reasons := compare.Unjudgeable("baseline", s); len(reasons) > 0 {
 		t.Skipf("the machine marked the baseline, so no check can be judged against it: %s", strings.Join(reasons, "; "))
 	}
-	r := rtload(t, nil, "check", base, "-q", "--format", "json", "--out", filepath.Join(top, "starved"),
+	r := rtload(t, nil, "check", base, "--trust-baseline", "-q", "--format", "json", "--out", filepath.Join(top, "starved"),
 		"--set", "readers[0].priority=80", "--set", "endpoints[1].count=2000", "--set", "readers[1].priority=90", "--set", "readers[1].period=250us")
 	var doc compare.CheckReport
 	decode(t, r, &doc)
 	if r.code != ExitCannotJudge || doc.Verdict != compare.GateCannotJudge {
 		t.Fatalf("exit %d, verdict %q; want %d, %q\n%s", r.code, doc.Verdict, ExitCannotJudge, compare.GateCannotJudge, r.stderr)
 	}
-	want := "new: trial 1 (base, round 1): invalid: reader rt measured nothing: 0 wakeups and 0 recv calls over 50 sockets in the 1s window: starved: runnable but off CPU 1 for "
-	found := false
+	// The reader is starved, by its own run-queue wait, in any case; it
+	// measured nothing at all (the trial invalid, with that cause) in 6 of
+	// 6 runs by hand, but when the hog's thread itself starts late (its
+	// setup's system calls on a loaded machine) rt gets its first few
+	// ticks, and only the starved mark is left.
+	starved := "new: trial 1 (base, round 1): reader rt runnable but off CPU 1 for "
+	empty := "new: trial 1 (base, round 1): invalid: reader rt measured nothing: 0 wakeups and 0 recv calls over 50 sockets in the 1s window: starved: runnable but off CPU 1 for "
+	var isStarved, isEmpty bool
 	for _, why := range doc.Gate.Reasons {
-		found = found || strings.HasPrefix(why, want)
+		isStarved = isStarved || strings.HasPrefix(why, starved)
+		isEmpty = isEmpty || strings.HasPrefix(why, empty)
 	}
-	if !found {
-		t.Errorf("reasons %q; want one starting %q", doc.Gate.Reasons, want)
+	if !isStarved {
+		t.Errorf("reasons %q; want one starting %q", doc.Gate.Reasons, starved)
 	}
+	t.Logf("marked starved %v, invalid for measuring nothing %v: %q", isStarved, isEmpty, doc.Gate.Reasons)
 }
