@@ -231,9 +231,14 @@ func (l *Loop) Run() {
 			l.TailTicks++
 			l.TailMessages += uint64(l.Probe.LastTick().Messages)
 			// The first tick after the window may have skipped across its
-			// end: those deadlines were the window's.
+			// end: those deadlines were the window's (and, interleaved, its
+			// last block's; the tail's block, of that block's variant,
+			// carries them into the variant's Tally when it closes).
 			l.MissedTicks += winMissed
 			l.MissedAtEnd += winMissed
+			if il != nil && winMissed > 0 && il.Closed > 0 {
+				il.Blocks[il.Closed-1].MissedTicks += winMissed
+			}
 		} else {
 			l.WarmupTicks++
 		}
