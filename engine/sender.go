@@ -27,6 +27,8 @@ type sender struct {
 	// sender could wait on.
 	stop      probe.Flag
 	yield     *probe.Flag
+	gate      *probe.Gate // holds the thread before its loop until arm (nil: none)
+	atGate    probe.Flag  // the thread got there
 	sent      uint64
 	sentCount probe.Uint64 // sent, readable by the writer while the sender runs
 	errs      uint64
@@ -107,11 +109,11 @@ func senderSched(t scenario.Traffic, hk *rt.Housekeeping, allowDegraded bool) rt
 	return s
 }
 
-// launch starts the sender's thread (senderSched), sending from start to
-// end (CLOCK_MONOTONIC ns), and returns the notes of what the thread runs
-// without (--allow-degraded).
-func (s *sender) launch(start, end int64, hk *rt.Housekeeping, allowDegraded bool) ([]string, error) {
-	s.start, s.end = start, end
+// launch starts the sender's thread (senderSched), which waits at gate
+// until arm has set when it sends and the trial opens the gate, and
+// returns the notes of what the thread runs without (--allow-degraded).
+func (s *sender) launch(gate *probe.Gate, hk *rt.Housekeeping, allowDegraded bool) ([]string, error) {
+	s.gate = gate
 	applied := make(chan rt.Applied, 1)
 	th, err := rt.Start(senderSched(s.spec, hk, allowDegraded), func(a rt.Applied) {
 		applied <- a
@@ -130,6 +132,10 @@ func (s *sender) launch(start, end int64, hk *rt.Housekeeping, allowDegraded boo
 	return degraded, nil
 }
 
+// arm sets when the sender sends: from start to end (CLOCK_MONOTONIC
+// ns). Call it once its thread is at its gate and before the gate opens.
+func (s *sender) arm(start, end int64) { s.start, s.end = start, end }
+
 // halt tells the sender to stop; wait waits for its thread.
 func (s *sender) halt() { s.stop.Store(true) }
 
@@ -146,7 +152,10 @@ func (s *sender) run(a rt.Applied) {
 	if len(s.dst) == 0 {
 		s.dst = make([]int, maxBatch)
 	}
-	n := s.loop(a.Policy == rt.FIFO || a.Policy == rt.RR)
+	n, ran := s.gatedLoop(a.Policy == rt.FIFO || a.Policy == rt.RR)
+	if !ran {
+		return // turned away at the gate: the trial did not start
+	}
 	s.ended = rt.Monotonic()
 	s.due = dueBefore(s.pacer, n, min(s.ended, s.end)-s.start)
 	if a.TID != 0 {
@@ -154,6 +163,18 @@ func (s *sender) run(a rt.Applied) {
 		s.taskEnd, err = sysinfo.ReadTaskStats(a.TID)
 		s.endOK = err == nil
 	}
+}
+
+// gatedLoop says the thread is at its gate, waits there and, once the
+// gate opens, sends (loop); ran is false when it was turned away. Past its
+// prologue the thread meets no preemption point (see reader.gatedRun). A
+// sender without a gate (tests) sends at once.
+func (s *sender) gatedLoop(raw bool) (n uint64, ran bool) {
+	s.atGate.Store(true)
+	if s.gate != nil && !s.gate.Wait() {
+		return 0, false
+	}
+	return s.loop(raw), true
 }
 
 // loop sends event n at start + pacer.Next(n) to socket n % count, and

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/vishvananda/netlink"
@@ -65,6 +66,10 @@ type trial struct {
 
 	// steal is each CPU's steal time when the trial started.
 	steal sysinfo.CPUSteal
+	// gate holds the readers' and senders' threads before their loops
+	// until the window is set (start); stop turns them away when the
+	// trial never opened it.
+	gate  probe.Gate
 	win   window
 	yield *probe.Flag // set by a soak's writer to collect garbage (probe.Loop.Yield)
 	w     *trialWriter
@@ -194,26 +199,40 @@ func (t *trial) start() error {
 		return err
 	}
 	t.steal, _ = sysinfo.ReadCPUSteal() // nil without /proc/stat: no steal said
+	// The readers' and senders' threads first, each held at the trial's
+	// gate once set up; the window only when every one is there.
+	for _, r := range t.readers {
+		d, err := r.start(&t.gate, t.yield, t.hk, t.run.opt.AllowDegraded, t.run.opt.TaskPerfCounters)
+		t.degraded = append(t.degraded, d...)
+		if err != nil {
+			return err
+		}
+	}
+	for _, s := range t.senders {
+		d, err := s.launch(&t.gate, t.hk, t.run.opt.AllowDegraded)
+		t.degraded = append(t.degraded, d...)
+		if err != nil {
+			return err
+		}
+	}
+	if err := t.awaitGate(); err != nil {
+		return err
+	}
 	t.win = trialWindow(t.sp, rt.Monotonic())
 	t.watchKernel()
 	for _, r := range t.readers {
-		d, err := r.start(t.win, t.yield, t.hk, t.run.opt.AllowDegraded, t.run.opt.TaskPerfCounters)
-		t.degraded = append(t.degraded, d...)
-		if err != nil {
-			return err
-		}
-		if t.tr.Profiled {
-			if err := r.startProfiler(t.run.profiles, t.sp.Profile.Frequency, t.win.from, t.win.until); err != nil {
-				return fmt.Errorf("reader %s: %w", r.spec.Name, err)
-			}
-		}
+		r.arm(t.win)
 	}
 	// Senders run from t0 to the end of the measured window.
 	for _, s := range t.senders {
-		d, err := s.launch(t.win.t0, t.win.until, t.hk, t.run.opt.AllowDegraded)
-		t.degraded = append(t.degraded, d...)
-		if err != nil {
-			return err
+		s.arm(t.win.t0, t.win.until)
+	}
+	t.gate.Open()
+	if t.tr.Profiled {
+		for _, r := range t.readers {
+			if err := r.startProfiler(t.run.profiles, t.sp.Profile.Frequency, t.win.from, t.win.until); err != nil {
+				return fmt.Errorf("reader %s: %w", r.spec.Name, err)
+			}
 		}
 	}
 	if err := t.startProbes(); err != nil {
@@ -228,6 +247,50 @@ func (t *trial) start() error {
 		return err
 	}
 	t.res.ThreadsStart = t.threads()
+	return nil
+}
+
+// gateWait bounds how long a trial waits for its real-time threads to
+// reach their gate (their setup done).
+const gateWait = 60 * time.Second
+
+// awaitGate waits until every reader's and sender's thread is at the
+// trial's gate, set up and past its last preemption point, checked every
+// millisecond for at most gateWait. How long it takes is the machine's
+// (a thread's setup can wait on the Go runtime's SCHED_OTHER threads);
+// the window starts after it, so no trial loses its first ticks to it.
+func (t *trial) awaitGate() error {
+	there := func() bool {
+		for _, r := range t.readers {
+			if !r.atGate.Load() {
+				return false
+			}
+		}
+		for _, s := range t.senders {
+			if !s.atGate.Load() {
+				return false
+			}
+		}
+		return true
+	}
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for deadline := time.Now().Add(gateWait); !there(); <-tick.C {
+		if time.Now().After(deadline) {
+			var late []string
+			for _, r := range t.readers {
+				if !r.atGate.Load() {
+					late = append(late, "reader "+r.spec.Name)
+				}
+			}
+			for _, s := range t.senders {
+				if !s.atGate.Load() {
+					late = append(late, "sender to "+s.spec.Endpoint)
+				}
+			}
+			return fmt.Errorf("%s: set up but not at its loop %v after starting", strings.Join(late, ", "), gateWait)
+		}
+	}
 	return nil
 }
 
@@ -393,6 +456,7 @@ func (t *trial) stop() {
 		p.wait()
 		t.res.Probes = append(t.res.Probes, p.result())
 	}
+	t.gate.Abort() // a start that failed before opening it: the threads there end
 	for _, s := range t.senders {
 		s.halt()
 	}

@@ -1,6 +1,10 @@
 package probe
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/rtload/rtload/rt"
+)
 
 // Flag, Int64 and Uint64 are the values a real-time loop shares with
 // other threads: sync/atomic's typed values again, but with //go:nosplit
@@ -56,3 +60,42 @@ func (x *Uint64) Load() uint64 { return atomic.LoadUint64(&x.v) }
 //
 //go:nosplit
 func (x *Uint64) Add(d uint64) { atomic.AddUint64(&x.v, d) }
+
+// Gate holds a trial's real-time threads between their setup and their
+// loop, until the engine has every one of them there and has set their
+// window: a thread's setup (system calls, Go code with preemption points)
+// can wait on the Go runtime's SCHED_OTHER threads for hundreds of ms on
+// a loaded machine, and a window set before it ended could pass before
+// the thread's first tick (a reader's first tick came 179 ms after a
+// 150 ms window had ended). The zero value is closed.
+type Gate struct{ v Int64 }
+
+// gatePoll is how often a thread at a closed gate looks again.
+const gatePoll = int64(1_000_000) // 1 ms
+
+// Wait blocks the calling thread (raw 1 ms sleeps: no preemption point,
+// the thread keeps its P) until Open (true) or Abort (false).
+//
+//go:nosplit
+func (g *Gate) Wait() bool {
+	for {
+		switch v := g.v.Load(); {
+		case v > 0:
+			return true
+		case v < 0:
+			return false
+		}
+		rt.SleepUntilRaw(rt.Monotonic() + gatePoll)
+	}
+}
+
+// Open lets every thread at the gate, and every later one, through.
+func (g *Gate) Open() { g.v.Store(1) }
+
+// Abort turns every thread at a gate not yet open away (Wait returns
+// false); an open gate stays open.
+func (g *Gate) Abort() {
+	if g.v.Load() == 0 {
+		g.v.Store(-1)
+	}
+}

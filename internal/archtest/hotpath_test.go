@@ -23,6 +23,8 @@ var hotPath = []string{
 	// A paced sender's loop, with its pacers and the UDP injector's common
 	// path (called through interfaces, so listed to be checked).
 	`engine.(*sender).loop`, `engine.(*sender).offset`, `engine.(*sender).dueAt`, `rt.SleepUntilRaw`,
+	// The gate a reader or sender waits at before its loop.
+	`probe.(*Gate).Wait`,
 	`pace.Even.Next`, `pace.Even.Due`, `pace.Burst.Next`, `pace.Burst.Due`,
 	`udp.(*Sender).Send`, `udp.(*Sender).sendmmsg`, `udp.PutHeader`, `probe.(*Uint64).Load`,
 	`probe.(*Drain).Step`, `probe.(*Drain).drainTSC`, `probe.(*Drain).drainCycles`, `probe.(*Drain).drainMonotonic`,
