@@ -56,7 +56,7 @@ func newProbe(ps scenario.Probe, eps map[string]*endpoint, clock *rt.Clock, rep 
 // degradedNotes are the notes of what probe name's thread runs without.
 func degradedNotes(name string, a rt.Applied) []string {
 	var d []string
-	for _, x := range a.Notes {
+	for _, x := range a.Degraded {
 		d = append(d, fmt.Sprintf("probe %s: %s", name, x))
 	}
 	return d

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/rtload/rtload/exporter"
@@ -46,7 +45,7 @@ type trialWriter struct {
 	base         results.Trial
 	scenario     string
 	// yield and heapBase drive the soak run's own garbage collection.
-	yield    *atomic.Bool
+	yield    *probe.Flag
 	heapBase uint64
 	headroom uint64
 	// Collections counts the collections the writer ran.

@@ -90,9 +90,9 @@ type Applied struct {
 	Thread
 	// Mlocked is true when mlockall(2) succeeded.
 	Mlocked bool `json:"mlocked"`
-	// Notes lists what was asked for but not applied, and why (degraded
-	// mode: rt.Sched.AllowDegraded).
-	Notes []string `json:"notes,omitempty"`
+	// Degraded lists what was asked for but not applied, and why (degraded
+	// mode: rt.Sched.AllowDegraded); "notes" in the file, as in version 2.
+	Degraded []string `json:"notes,omitempty"`
 }
 
 // Housekeeping is how rtload's own threads (the Go runtime's, main, the

@@ -143,6 +143,13 @@ type Trial struct {
 	ThreadsStart   []Thread `json:"threads_start,omitempty"`
 	ThreadsEnd     []Thread `json:"threads_end,omitempty"`
 	ThreadWarnings []string `json:"thread_warnings,omitempty"`
+	// StealNs is each CPU's steal time over the trial (from its start to
+	// its readers' end), in ns, indexed by CPU number (/proc/stat; nil
+	// when there was none or it could not be read): time a hypervisor ran
+	// something else on the vCPU, when no thread on it ran nor waited in
+	// its run queue as the guest counts them. A trial mark caused by it
+	// says so.
+	StealNs []int64 `json:"steal_ns,omitempty"`
 	// Interleave, when set, says that this variant ran interleaved with
 	// the other variants of its group in one window (scenario
 	// interleave:), and holds its blocks; nil for a trial of its own.
@@ -183,12 +190,18 @@ type Reader struct {
 	// whose wait began a period or more after their deadline (the tick
 	// before ran into this one's period), in either overrun mode; a
 	// catch-up tick run late, back to back, is one too. MissedTicks counts
-	// the ticks skipped and never run (in skip mode at every overrun, in
-	// catch-up mode at a backlog skip): the sum of the wakeup log's missed
-	// column. Wakeups + MissedTicks is the deadlines passed.
+	// the window's deadlines no tick ran: skipped (in skip mode at every
+	// overrun, in catch-up mode at a backlog skip) or, MissedAtEnd of
+	// them, left when the window ended (skipped by the first tick after
+	// it, or still due when the reader stopped: a catch-up reader behind,
+	// a thread kept off its CPU). Wakeups + MissedTicks is exactly the
+	// window's deadlines (those before the stop, for a trial stopped
+	// early); the wakeup log's missed column sums to MissedTicks −
+	// MissedAtEnd.
 	Wakeups     uint64 `json:"wakeups"`
 	Overruns    uint64 `json:"overruns"`
 	MissedTicks uint64 `json:"missed_ticks"`
+	MissedAtEnd uint64 `json:"missed_at_end,omitempty"`
 	// OverrunMode is the reader's overrun setting ("skip" or "catchup");
 	// with catchup, MaxBacklog is its backlog limit (readers[].max_backlog)
 	// and BacklogSkips counts the overruns that found more ticks due than
@@ -345,18 +358,36 @@ type Traffic struct {
 	// either bound marks its trial (MarkTraffic, Mark.Endpoint).
 	SendLag      Latency `json:"send_lag"`
 	MaxSendLagNs int64   `json:"max_send_lag_ns"`
+	// Counters are the sender thread's procfs counters over its run
+	// (context switches, page faults, task-clock and runqueue-wait in ns,
+	// as Reader.Counters), read by the thread itself before and after its
+	// send loop; nil in results written before they existed, or when
+	// procfs could not be read.
+	Counters []Counter `json:"counters,omitempty"`
+	// Starved, when set, says that the sender was runnable but kept off
+	// its CPU for more than 1% of its run (at least 10 ms) by schedstat's
+	// run-queue wait: real-time threads of its priority or above on its
+	// CPUs (another run's, a test's), or RT throttling. It is a datum,
+	// not a mark: a MarkTraffic of the group ends with it, the machine's
+	// share of the miss.
+	Starved string `json:"starved,omitempty"`
 }
 
 // Noise is one background source's achieved work.
 type Noise struct {
 	// Duty is the observed fraction of time the noise was on (1 = always).
-	Duty    float64 `json:"duty_observed,omitempty"`
-	Kind    string  `json:"kind"`
-	Threads int     `json:"threads"`
-	Unit    string  `json:"unit"`
-	Count   uint64  `json:"count"`
-	Seconds float64 `json:"seconds"`
-	PerSec  float64 `json:"per_sec"`
+	Duty float64 `json:"duty_observed,omitempty"`
+	// CPUShare is the share of a CPU each noise thread really got, on
+	// average (its user + system time over the time it ran,
+	// getrusage(RUSAGE_THREAD)): what the machine gave it, below the duty
+	// cycle's on phases when the CPU was busy.
+	CPUShare float64 `json:"cpu_share,omitempty"`
+	Kind     string  `json:"kind"`
+	Threads  int     `json:"threads"`
+	Unit     string  `json:"unit"`
+	Count    uint64  `json:"count"`
+	Seconds  float64 `json:"seconds"`
+	PerSec   float64 `json:"per_sec"`
 }
 
 // Probe is one measured probe's result in one trial.

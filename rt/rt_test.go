@@ -164,7 +164,7 @@ func TestStartFIFOReadBack(t *testing.T) {
 	if tid == unix.Gettid() {
 		t.Errorf("body ran on the test's thread %d", tid)
 	}
-	if applied.Policy != "SCHED_FIFO" || applied.Priority != 80 || !cmp.Equal(applied.CPUs, []int{1}) || len(applied.Notes) != 0 {
+	if applied.Policy != "SCHED_FIFO" || applied.Priority != 80 || !cmp.Equal(applied.CPUs, []int{1}) || len(applied.Degraded) != 0 {
 		t.Errorf("Applied = %+v", applied)
 	}
 }
@@ -183,7 +183,7 @@ func waitThread(t *testing.T, th *rt.Thread) {
 func TestStartOtherReadBack(t *testing.T) {
 	// Unprivileged settings: nice 5 and the CPUs we already have.
 	th, err := rt.Start(rt.Sched{Policy: rt.Other, Nice: 5}, func(a rt.Applied) {
-		if a.Policy != "SCHED_OTHER" || a.Nice != 5 || len(a.Notes) != 0 {
+		if a.Policy != "SCHED_OTHER" || a.Nice != 5 || len(a.Degraded) != 0 {
 			t.Errorf("Applied = %+v", a)
 		}
 	})
@@ -276,7 +276,7 @@ func checkUnprivileged(t *testing.T) {
 	}
 
 	th, err = rt.Start(rt.Sched{Policy: rt.FIFO, Priority: 80, AllowDegraded: true}, func(a rt.Applied) {
-		if a.Policy != "SCHED_OTHER" || len(a.Notes) != 1 || !strings.Contains(a.Notes[0], "ran at SCHED_OTHER") {
+		if a.Policy != "SCHED_OTHER" || len(a.Degraded) != 1 || !strings.Contains(a.Degraded[0], "ran at SCHED_OTHER") {
 			t.Errorf("degraded Applied = %+v", a)
 		}
 	})

@@ -68,7 +68,7 @@ type Sched struct {
 	// Mlock calls mlockall(MCL_CURRENT|MCL_FUTURE|MCL_ONFAULT) (process-wide; see mlockFlags).
 	Mlock bool
 	// AllowDegraded: when a privilege is missing, carry on at SCHED_OTHER
-	// (or without mlock / affinity) and say so in Applied.Notes instead
+	// (or without mlock / affinity) and say so in Applied.Degraded instead
 	// of failing with a *PrivilegeError.
 	AllowDegraded bool
 	// TimerSlackNs sets PR_SET_TIMERSLACK for the thread; 0 leaves the
@@ -79,7 +79,7 @@ type Sched struct {
 // Applied is the thread's state as read back from the kernel after Start:
 // results.Applied, the record summary.json keeps. Its Name is the
 // thread's name as the kernel keeps it (PR_GET_NAME): Comm(Sched.Name), or
-// the inherited one when Sched.Name was ""; Notes lists what was asked
+// the inherited one when Sched.Name was ""; Degraded lists what was asked
 // but not applied, and why.
 type Applied = results.Applied
 
@@ -133,7 +133,7 @@ func apply(s Sched) (Applied, error) {
 	}
 	if s.TimerSlackNs > 0 {
 		if err := unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(s.TimerSlackNs), 0, 0, 0); err != nil {
-			a.Notes = append(a.Notes, "timer slack: "+err.Error())
+			a.Degraded = append(a.Degraded, "timer slack: "+err.Error())
 		}
 	}
 	if len(s.CPUs) > 0 {
@@ -149,7 +149,7 @@ func apply(s Sched) (Applied, error) {
 				}
 				return a, fmt.Errorf("sched_setaffinity(cpus %v): %w (the CPU may be offline or outside this process's cpuset)", s.CPUs, os.NewSyscallError("sched_setaffinity", err))
 			}
-			a.Notes = append(a.Notes, fmt.Sprintf("affinity cpus %v not applied: %v", s.CPUs, err))
+			a.Degraded = append(a.Degraded, fmt.Sprintf("affinity cpus %v not applied: %v", s.CPUs, err))
 		}
 	}
 	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: uint32(s.Policy)}
@@ -170,7 +170,7 @@ func apply(s Sched) (Applied, error) {
 			return a, &PrivilegeError{Op: op, Cap: "CAP_SYS_NICE",
 				Degraded: "run at SCHED_OTHER and mark results degraded", Err: err}
 		}
-		a.Notes = append(a.Notes, op+": not permitted (needs CAP_SYS_NICE): ran at SCHED_OTHER")
+		a.Degraded = append(a.Degraded, op+": not permitted (needs CAP_SYS_NICE): ran at SCHED_OTHER")
 	}
 	if s.Mlock {
 		if err := unix.Mlockall(mlockFlags()); err != nil {
@@ -181,7 +181,7 @@ func apply(s Sched) (Applied, error) {
 				}
 				return a, os.NewSyscallError("mlockall", err)
 			}
-			a.Notes = append(a.Notes, "mlockall: "+err.Error()+" (needs CAP_IPC_LOCK or RLIMIT_MEMLOCK): memory not locked")
+			a.Degraded = append(a.Degraded, "mlockall: "+err.Error()+" (needs CAP_IPC_LOCK or RLIMIT_MEMLOCK): memory not locked")
 		} else {
 			a.Mlocked = true
 		}

@@ -384,17 +384,14 @@ func (h *host) removeCgroups(t *testing.T) {
 			return nil
 		})
 		for i := len(dirs) - 1; i >= 0; i-- {
-			deadline := time.Now().Add(5 * time.Second)
-			for {
-				err := unix.Rmdir(dirs[i])
-				if err == nil || errors.Is(err, unix.ENOENT) {
-					break
-				}
-				if !errors.Is(err, unix.EBUSY) || time.Now().After(deadline) {
-					t.Errorf("remove cgroup %s: %v", dirs[i], err)
-					break
-				}
-				time.Sleep(100 * time.Millisecond)
+			// Until the cgroup's last task has left it (EBUSY until then).
+			var err error
+			testutil.Eventually(5*time.Second, func() bool {
+				err = unix.Rmdir(dirs[i])
+				return err == nil || errors.Is(err, unix.ENOENT) || !errors.Is(err, unix.EBUSY)
+			})
+			if err != nil && !errors.Is(err, unix.ENOENT) {
+				t.Errorf("remove cgroup %s: %v", dirs[i], err)
 			}
 		}
 	}
@@ -462,7 +459,7 @@ func checkRealTime(t *testing.T, s *results.Summary, wantDMA bool) {
 	for i, tr := range s.Trials {
 		for _, rd := range tr.Readers {
 			if rd.Applied.Policy != "SCHED_FIFO" || !rd.Applied.Mlocked {
-				t.Errorf("trial %d reader %s: %s, mlocked %v (notes %v)", i, rd.Name, rd.Applied.Policy, rd.Applied.Mlocked, rd.Applied.Notes)
+				t.Errorf("trial %d reader %s: %s, mlocked %v (notes %v)", i, rd.Name, rd.Applied.Policy, rd.Applied.Mlocked, rd.Applied.Degraded)
 			}
 			if rd.Wakeups == 0 {
 				t.Errorf("trial %d reader %s: no wakeups", i, rd.Name)
