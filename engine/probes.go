@@ -90,25 +90,16 @@ func newFileWriteProbe(ps scenario.Probe, clock *rt.Clock, rep scenario.Report, 
 }
 
 func (p *fileWriteProbe) start(_ *netlink.Handle, allowDegraded bool) ([]string, error) {
-	setup := func(rt.Applied) error {
-		err := p.clock.Bind() // the thread's own cycle counter, now that it is pinned
-		if err != nil {
-			p.done.Store(true)
-		}
-		return err
-	}
-	th, a, err := startThread(probeSched(p.spec, p.hk, allowDegraded), setup, func(rt.Applied) {
+	bind := func(rt.Applied) error { return p.clock.Bind() } // the thread's own cycle counter, now that it is pinned
+	th, a, err := rt.Start(probeSched(p.spec, p.hk, allowDegraded), bind, func(rt.Applied) {
 		defer p.done.Store(true)
 		defer p.clock.Close()
 		p.out = p.fw.Run(rt.Monotonic()+int64(p.spec.Duration), &p.halt)
 	})
-	if th == nil {
-		return nil, fmt.Errorf("probe %s: %w", p.spec.Name, err)
-	}
-	p.thread = th
 	if err != nil {
 		return nil, fmt.Errorf("probe %s: %w", p.spec.Name, err)
 	}
+	p.thread = th
 	p.res.Applied = a
 	return degradedNotes(p.spec.Name, a), nil
 }

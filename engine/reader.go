@@ -195,7 +195,7 @@ func (r *reader) start(gate *probe.Gate, yield *probe.Flag, hk *rt.Housekeeping,
 		}
 		return err
 	}
-	th, a, err := startThread(readerSched(r.spec, hk, allowDegraded), setup, func(a rt.Applied) {
+	th, a, err := rt.Start(readerSched(r.spec, hk, allowDegraded), setup, func(a rt.Applied) {
 		r.gatedRun() // at the gate, then the loop; false: turned away
 		r.clockStatus, _ = r.clock.Status()
 		r.clock.Close()
@@ -207,13 +207,10 @@ func (r *reader) start(gate *probe.Gate, yield *probe.Flag, hk *rt.Housekeeping,
 			r.taskEnd.Store(&s) // the last procfs read: the thread's entry goes when it exits
 		}
 	})
-	if th == nil {
-		return nil, fmt.Errorf("reader %s: %w", r.spec.Name, err)
-	}
-	r.thread, r.applied = th, a
 	if err != nil {
 		return nil, fmt.Errorf("reader %s: %w", r.spec.Name, err)
 	}
+	r.thread, r.applied = th, a
 	r.openCounters(taskPerf)
 	var degraded []string
 	for _, d := range r.applied.Degraded {

@@ -73,7 +73,7 @@ func newSender(t scenario.Traffic, g *udp.Group, tx Injector, trialIndex int) *s
 // returns the notes of what the thread runs without (--allow-degraded).
 func (s *sender) launch(gate *probe.Gate, hk *rt.Housekeeping, allowDegraded bool) ([]string, error) {
 	s.gate = gate
-	th, a, err := startThread(senderSched(s.spec, hk, allowDegraded), nil, s.run)
+	th, a, err := rt.Start(senderSched(s.spec, hk, allowDegraded), nil, s.run)
 	if err != nil {
 		return nil, fmt.Errorf("sender to %s: %w", s.spec.Endpoint, err)
 	}

@@ -83,26 +83,17 @@ func newTapSend(ps scenario.Probe, ep *endpoint, clock *rt.Clock, rep scenario.R
 func (p *tapSend) start(h *netlink.Handle, allowDegraded bool) ([]string, error) {
 	p.sinkWG.Add(1)
 	go p.drainSink()
-	setup := func(rt.Applied) error {
-		err := p.clock.Bind() // the thread's own cycle counter, now that it is pinned
-		if err != nil {
-			p.done.Store(true)
-		}
-		return err
-	}
-	th, a, err := startThread(probeSched(p.spec, p.hk, allowDegraded), setup, func(rt.Applied) {
+	bind := func(rt.Applied) error { return p.clock.Bind() } // the thread's own cycle counter, now that it is pinned
+	th, a, err := rt.Start(probeSched(p.spec, p.hk, allowDegraded), bind, func(rt.Applied) {
 		defer p.clock.Close()
 		p.run(h)
 	})
-	if th == nil {
+	if err != nil {
 		p.sinkStop.Store(true)
 		p.sinkWG.Wait()
 		return nil, fmt.Errorf("probe %s: %w", p.spec.Name, err)
 	}
 	p.thread = th
-	if err != nil {
-		return nil, fmt.Errorf("probe %s: %w", p.spec.Name, err)
-	}
 	p.res.Applied = a
 	return degradedNotes(p.spec.Name, a), nil
 }

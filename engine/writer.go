@@ -143,7 +143,7 @@ var writerSched = rt.Sched{Name: rt.WriterName, AllowDegraded: true}
 // a locked OS thread of its own (writerSched).
 func (w *trialWriter) start() error {
 	w.quit, w.done = make(chan struct{}), make(chan struct{})
-	_, err := rt.Start(writerSched, func(rt.Applied) {
+	_, _, err := rt.Start(writerSched, nil, func(rt.Applied) {
 		defer close(w.done)
 		tick := time.NewTicker(writerPoll)
 		defer tick.Stop()

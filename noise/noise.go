@@ -243,7 +243,6 @@ func (n *Noise) Start() (err error) {
 			n.closed = n.finishWorkers()
 		}
 	}()
-	var ready sync.WaitGroup
 	for i := range n.slots {
 		w, err := newWorker(n.cfg, &n.stop)
 		if err != nil {
@@ -253,12 +252,11 @@ func (n *Noise) Start() (err error) {
 		if u, ok := w.(*udpWorker); ok {
 			n.addrs = append(n.addrs, u.addr())
 		}
-		ready.Add(1)
 		n.phases[i] = make([]Phase, 0, maxPhases)
-		t, err := rt.Start(n.sched(i), func(a rt.Applied) {
-			n.applied[i] = a
-			base, baseErr := threadCPU()
-			ready.Done()
+		var base int64
+		var baseErr error
+		cpuBase := func(rt.Applied) error { base, baseErr = threadCPU(); return nil } // on the thread, before begin
+		t, a, err := rt.Start(n.sched(i), cpuBase, func(rt.Applied) {
 			<-n.begin
 			n.errnos[i] = n.run(i, w)
 			if end, err := threadCPU(); err == nil && baseErr == nil {
@@ -266,12 +264,10 @@ func (n *Noise) Start() (err error) {
 			}
 		})
 		if err != nil {
-			ready.Done()
 			return fmt.Errorf("noise %s thread %d: %w", n.cfg.Kind, i, err)
 		}
-		n.threads = append(n.threads, t)
+		n.applied[i], n.threads = a, append(n.threads, t)
 	}
-	ready.Wait()
 	n.t0.Store(rt.Monotonic())
 	n.state.Store(running)
 	close(n.begin)

@@ -127,12 +127,8 @@ func TestClockAgreesWithMonotonic(t *testing.T) {
 func TestStartFIFOReadBack(t *testing.T) {
 	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	want := rt.Sched{CPUs: []int{1}, Policy: rt.FIFO, Priority: 80}
-	tids := make(chan int, 1)
 	release := make(chan struct{})
-	var applied rt.Applied
-	th, err := rt.Start(want, func(a rt.Applied) {
-		applied = a
-		tids <- a.TID
+	th, applied, err := rt.Start(want, nil, func(rt.Applied) {
 		select { // blocks parked, not spinning, so CPU 1 stays usable
 		case <-release:
 		case <-time.After(10 * time.Second):
@@ -145,12 +141,7 @@ func TestStartFIFOReadBack(t *testing.T) {
 		close(release)
 		waitThread(t, th)
 	}()
-	var tid int
-	select {
-	case tid = <-tids:
-	case <-time.After(10 * time.Second):
-		t.Fatal("body did not start within 10 s")
-	}
+	tid := applied.TID
 	// Read back from the test goroutine: another thread's state, as the
 	// kernel holds it, not what Start meant to set.
 	got, err := rt.ThreadSched(tid)
@@ -182,15 +173,39 @@ func waitThread(t *testing.T, th *rt.Thread) {
 
 func TestStartOtherReadBack(t *testing.T) {
 	// Unprivileged settings: nice 5 and the CPUs we already have.
-	th, err := rt.Start(rt.Sched{Policy: rt.Other, Nice: 5}, func(a rt.Applied) {
-		if a.Policy != "SCHED_OTHER" || a.Nice != 5 || len(a.Degraded) != 0 {
-			t.Errorf("Applied = %+v", a)
+	th, a, err := rt.Start(rt.Sched{Policy: rt.Other, Nice: 5}, nil, func(b rt.Applied) {
+		if b.Policy != "SCHED_OTHER" || b.Nice != 5 || len(b.Degraded) != 0 {
+			t.Errorf("body's Applied = %+v", b)
 		}
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	waitThread(t, th)
+	if a.Policy != "SCHED_OTHER" || a.Nice != 5 || a.TID == 0 {
+		t.Errorf("Start's Applied = %+v", a)
+	}
+}
+
+// TestStartSetup: setup runs on the started thread before Start returns;
+// when it fails, Start returns its error with what was applied, the
+// thread has exited and body never ran.
+func TestStartSetup(t *testing.T) {
+	var setupTID int
+	th, a, err := rt.Start(rt.Sched{}, func(a rt.Applied) error { setupTID = unix.Gettid(); return nil }, func(rt.Applied) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitThread(t, th)
+	if setupTID != a.TID || setupTID == unix.Gettid() {
+		t.Errorf("setup ran on thread %d, the started one is %d (the test's %d)", setupTID, a.TID, unix.Gettid())
+	}
+	fail := errors.New("bind failed")
+	ran := false
+	th, a, err = rt.Start(rt.Sched{}, func(rt.Applied) error { return fail }, func(rt.Applied) { ran = true })
+	if th != nil || !errors.Is(err, fail) || a.TID == 0 || ran {
+		t.Errorf("failed setup: thread %v, err %v, applied %+v, body ran %v; want nil, its error, the Applied, not run", th, err, a, ran)
+	}
 }
 
 func TestPrivilegeError(t *testing.T) {
@@ -263,7 +278,7 @@ func checkUnprivileged(t *testing.T) {
 		t.Skip("CAP_SYS_NICE in the effective set: SCHED_FIFO is permitted")
 	}
 	ran := false
-	th, err := rt.Start(rt.Sched{Policy: rt.FIFO, Priority: 80}, func(rt.Applied) { ran = true })
+	th, _, err := rt.Start(rt.Sched{Policy: rt.FIFO, Priority: 80}, nil, func(rt.Applied) { ran = true })
 	if th != nil || ran {
 		t.Fatalf("Start(FIFO 80) unprivileged: thread %v, body ran %v", th, ran)
 	}
@@ -275,7 +290,7 @@ func checkUnprivileged(t *testing.T) {
 		t.Errorf("error %q\nwant prefix %q", err, want)
 	}
 
-	th, err = rt.Start(rt.Sched{Policy: rt.FIFO, Priority: 80, AllowDegraded: true}, func(a rt.Applied) {
+	th, _, err = rt.Start(rt.Sched{Policy: rt.FIFO, Priority: 80, AllowDegraded: true}, nil, func(a rt.Applied) {
 		if a.Policy != "SCHED_OTHER" || len(a.Degraded) != 1 || !strings.Contains(a.Degraded[0], "ran at SCHED_OTHER") {
 			t.Errorf("degraded Applied = %+v", a)
 		}

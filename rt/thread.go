@@ -91,31 +91,45 @@ type Thread struct {
 // Wait blocks until the thread's body returned.
 func (t *Thread) Wait() { <-t.done }
 
-// Start runs body on a new goroutine locked to a new OS thread after
-// applying s to that thread and reading it back. It returns once s is
-// applied (or failed): on failure body never runs and the error is a
-// *PrivilegeError (errors.Is ErrNoPrivilege) for EPERM, else the syscall
-// error. The thread is never unlocked: its kernel state changed, so it exits
-// with the goroutine.
-func Start(s Sched, body func(Applied)) (*Thread, error) {
+// Start runs body on a new goroutine locked to a new OS thread, after
+// applying s to that thread, reading it back and running setup there
+// (nil: none): what needs the thread pinned and at its policy before the
+// caller goes on (binding its cycles clock, opening its per-thread
+// counters). It returns once both are done, with what the kernel applied:
+// the one start-and-wait handshake of every thread rtload starts. body
+// runs next, only when both succeeded. When s could not be applied the
+// error is a *PrivilegeError (errors.Is ErrNoPrivilege) for EPERM, else
+// the syscall error; when setup failed it is setup's, with the Applied.
+// Either way the thread has exited and the *Thread is nil. The thread is
+// never unlocked: its kernel state changed, so it exits with the
+// goroutine.
+func Start(s Sched, setup func(Applied) error, body func(Applied)) (*Thread, Applied, error) {
 	t := &Thread{done: make(chan struct{})}
-	ready := make(chan error, 1)
+	type result struct {
+		a   Applied
+		err error
+	}
+	ready := make(chan result, 1)
 	go func() {
 		defer close(t.done)
 		runtime.LockOSThread()
 		// No UnlockOSThread: the thread's affinity/policy changed; it exits with this goroutine.
 		a, err := apply(s)
-		ready <- err
+		if err == nil && setup != nil {
+			err = setup(a)
+		}
+		ready <- result{a, err}
 		if err != nil {
 			return
 		}
 		body(a)
 	}()
-	if err := <-ready; err != nil {
+	r := <-ready
+	if r.err != nil {
 		<-t.done
-		return nil, err
+		return nil, r.a, r.err
 	}
-	return t, nil
+	return t, r.a, nil
 }
 
 func apply(s Sched) (Applied, error) {

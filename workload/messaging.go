@@ -239,25 +239,18 @@ func (m *Messaging) isSender(i int) bool { return i%(2*m.cfg.FDs) >= m.cfg.FDs }
 func (m *Messaging) startPool() error {
 	m.pool = make([]chan *atomic.Bool, len(m.workers))
 	m.applied = make([]rt.Applied, len(m.workers))
-	var ready sync.WaitGroup
 	for i := range m.workers {
 		release := make(chan *atomic.Bool, 1)
-		ready.Add(1)
-		t, err := rt.Start(m.sched(i), func(a rt.Applied) {
-			m.applied[i] = a
-			ready.Done()
+		t, a, err := rt.Start(m.sched(i), nil, func(rt.Applied) {
 			for stop := range release {
 				m.work(i, stop)
 			}
 		})
 		if err != nil {
-			ready.Done()
-			ready.Wait()
 			return fmt.Errorf("messaging worker %d (group %d): %w", i, i/(2*m.cfg.FDs), err)
 		}
-		m.pool[i], m.threads = release, append(m.threads, t)
+		m.pool[i], m.applied[i], m.threads = release, a, append(m.threads, t)
 	}
-	ready.Wait()
 	return nil
 }
 
@@ -407,28 +400,24 @@ func (m *Messaging) release(stop *atomic.Bool) int64 {
 	return t0
 }
 
-// startRound starts one thread per worker for this round only (rt.Start),
-// waits until all are ready and releases them together. It returns the
+// startRound starts one thread per worker for this round only (rt.Start
+// returns once each is applied) and releases them together. It returns the
 // release time (CLOCK_MONOTONIC ns) and the threads started; when one
 // cannot start it sets abort, so the started ones end at once, and
 // returns the error.
 func (m *Messaging) startRound(stop *atomic.Bool) (t0 int64, started int, err error) {
-	var ready sync.WaitGroup
 	release := make(chan struct{})
 	for i := range m.workers {
 		sender := m.isSender(i)
-		ready.Add(1)
 		m.all.Add(1)
 		if sender {
 			m.senders.Add(1)
 		}
-		_, err = rt.Start(m.sched(i), func(rt.Applied) {
-			ready.Done()
+		_, _, err = rt.Start(m.sched(i), nil, func(rt.Applied) {
 			<-release
 			m.work(i, stop)
 		})
 		if err != nil {
-			ready.Done()
 			m.all.Done()
 			if sender {
 				m.senders.Done()
@@ -439,7 +428,6 @@ func (m *Messaging) startRound(stop *atomic.Bool) (t0 int64, started int, err er
 		}
 		started++
 	}
-	ready.Wait()
 	t0 = rt.Monotonic()
 	close(release)
 	return t0, started, err

@@ -171,3 +171,39 @@ func TestLeavesTakeTypedEnums(t *testing.T) {
 		}
 	}
 }
+
+// TestOneThreadHandshake: rt.Start is the one place a started thread
+// hands back what the kernel applied (and its setup's error): no other
+// non-test file makes a channel of rt.Applied, as the engine's reader,
+// sender and probes, noise and workload each once did.
+func TestOneThreadHandshake(t *testing.T) {
+	root := moduleRoot(t)
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); n == "vendor" || n == "testdata" || strings.HasPrefix(n, ".") && path != root {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		for i, line := range strings.Split(string(src), "\n") {
+			if strings.Contains(line, "chan rt.Applied") || rel != filepath.Join("rt", "thread.go") && strings.Contains(line, "chan Applied") {
+				t.Errorf("%s:%d: a hand-made start handshake (%s): rt.Start returns the Applied, and runs setup on the thread", rel, i+1, strings.TrimSpace(line))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

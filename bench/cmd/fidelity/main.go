@@ -366,8 +366,8 @@ func run(c config, stdout, stderr io.Writer) (err error) {
 	// No garbage collection while the reader runs (as engine's trials):
 	// it could not stop the world while the reader sits in its loop.
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	th, err := rt.Start(rt.Sched{Name: "fid-reader", CPUs: []int{c.cpu}, Policy: rt.FIFO, Priority: c.priority, Mlock: true},
-		func(rt.Applied) { r.drive() })
+	th, _, err := rt.Start(rt.Sched{Name: "fid-reader", CPUs: []int{c.cpu}, Policy: rt.FIFO, Priority: c.priority, Mlock: true},
+		nil, func(rt.Applied) { r.drive() })
 	if err != nil {
 		return err
 	}
