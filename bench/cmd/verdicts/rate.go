@@ -44,10 +44,10 @@ func binomial(k, n int, level float64) proportion {
 }
 
 // String is "1 of 20 = 5% [0.1%, 24.9%]" (the interval's level said by
-// the caller); "0 checks" without a trial.
+// the caller); "none of 0 checks" without a trial.
 func (p proportion) String() string {
 	if p.N <= 0 || math.IsNaN(p.P) {
-		return fmt.Sprintf("%d of %d", p.K, p.N)
+		return fmt.Sprintf("%d of %d checks", p.K, p.N)
 	}
 	return fmt.Sprintf("%d of %d = %.0f%% [%.1f%%, %.1f%%]", p.K, p.N, 100*p.P, 100*p.Lo, 100*p.Hi)
 }

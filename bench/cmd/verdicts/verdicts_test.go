@@ -45,7 +45,7 @@ func TestBinomialClopperPearson(t *testing.T) {
 	if got, want := binomial(1, 20, 0.95).String(), "1 of 20 = 5% [0.1%, 24.9%]"; got != want {
 		t.Errorf("String = %q, want %q", got, want)
 	}
-	if got, want := binomial(0, 0, 0.95).String(), "0 of 0"; got != want {
+	if got, want := binomial(0, 0, 0.95).String(), "0 of 0 checks"; got != want {
 		t.Errorf("String = %q, want %q", got, want)
 	}
 }
