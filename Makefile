@@ -127,6 +127,6 @@ fuzz:
 cross:
 	GOARCH=arm64 $(GO) vet ./...
 
-## clean: remove bin/, make test's stage records (.testsum) and the run directories under results/ (results/<scenario>-<YYYYMMDD-HHMMSS>[-N]; results/ itself is a package)
+## clean: remove bin/, make test's stage records (.testsum) and rtload-results/ (the default results directories of runs made here: rtload-results/<scenario>-<time>/)
 clean:
-	rm -rf bin $(TESTSUM) results/*-[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]-[0-9][0-9][0-9][0-9][0-9][0-9] results/*-[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]-[0-9][0-9][0-9][0-9][0-9][0-9]-[0-9]*
+	rm -rf bin $(TESTSUM) rtload-results

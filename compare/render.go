@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -408,10 +409,7 @@ func (r *Result) histogram(b *strings.Builder) error {
 		cols[i] = report.Column{Label: c.Label, Hist: c.PerCall}
 		merged = merged || c.Rounds > 1
 	}
-	unit := "ticks"
-	if r.TickUnit == "ns" {
-		unit = "ns"
-	}
+	unit := report.ShortUnit(r.TickUnit)
 	title := "per-call cost in " + r.TickUnit + ", all calls (data + EAGAIN)"
 	if merged {
 		title += ", rounds merged"
@@ -422,7 +420,7 @@ func (r *Result) histogram(b *strings.Builder) error {
 func (r *Result) pctSource(get func(c Column) Percentiles) string {
 	var srcs []string
 	for _, c := range r.Columns {
-		if s := get(c).Source; s != "" && !contains(srcs, s) {
+		if s := get(c).Source; s != "" && !slices.Contains(srcs, s) {
 			srcs = append(srcs, s)
 		}
 	}
@@ -471,7 +469,7 @@ func metricKey(m Metric) string { return m.Name + " (" + m.Unit + ")" }
 func (r *Result) metricNames() []string {
 	var names []string
 	for _, m := range r.Metrics {
-		if k := metricKey(m); !contains(names, k) {
+		if k := metricKey(m); !slices.Contains(names, k) {
 			names = append(names, k)
 		}
 	}

@@ -50,8 +50,8 @@ func checkSent(t *testing.T, tr results.Trial, due uint64) {
 	if tx.Due != due {
 		t.Errorf("due %d, want %d: the schedule", tx.Due, due)
 	}
-	if tr.TrafficNotAsSpecified != "" {
-		t.Logf("sent %d of %d due: %s", tx.Sent, tx.Due, tr.TrafficNotAsSpecified)
+	if tr.Marked(results.MarkTraffic) {
+		t.Logf("sent %d of %d due: %s", tx.Sent, tx.Due, tr.MarkText(results.MarkTraffic))
 	} else if math.Abs(tx.RateErrorPct) > tx.RateTolerancePct {
 		t.Errorf("sent %d of %d due (%+.2f%%, tolerance %.1f%%) and the trial is not marked", tx.Sent, tx.Due, tx.RateErrorPct, tx.RateTolerancePct)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -230,14 +229,10 @@ func checkSpec(args []string, base *results.Summary) (*scenario.Spec, error) {
 	if len(args) == 2 {
 		return readSpec(args[1])
 	}
-	if base.Spec == nil {
+	if len(base.Spec) == 0 {
 		return nil, usageError{fmt.Errorf("baseline %s records no scenario: name one (rtload check DIR SCENARIO)", args[0])}
 	}
-	data, err := json.Marshal(base.Spec)
-	if err != nil {
-		return nil, fmt.Errorf("baseline %s: scenario: %w", args[0], err)
-	}
-	return scenario.LoadAsRun(filepath.Join(args[0], results.SummaryFile)+" (spec)", data)
+	return scenario.LoadAsRun(filepath.Join(args[0], results.SummaryFile)+" (spec)", base.Spec)
 }
 
 // checkRunFailed ends a check whose run could not give results to judge:

@@ -35,8 +35,8 @@ variant against the first the kernel functions whose share of the drain
 differs, in ns per call with sample counts and 95% intervals, where in the
 call tree the difference sits, and the known hardening or debug hook
 behind a function with whether its kernel option is on.`,
-		Example: `  rtload explain results/laight-450-20261130-101500
-  rtload explain results/laight-450-20261130-101500 --format json`,
+		Example: `  rtload explain rtload-results/laight-450-20261130-101500
+  rtload explain rtload-results/laight-450-20261130-101500 --format json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format); err != nil {

@@ -23,7 +23,7 @@ func newPlotCmd() *cobra.Command {
 per-call cost histograms overlaid (one colour per column), wakeup latency over
 time (a point per logged wakeup, so spikes and their times show), and wakeup
 latency CDFs. The --out extension picks the format: .png or .svg.`,
-		Example: "  rtload plot results/laight-450-20261130-101500 --out laight.png\n" +
+		Example: "  rtload plot rtload-results/laight-450-20261130-101500 --out laight.png\n" +
 			"  rtload plot old/ new/ --label before,after --log --calls data --out cmp.svg",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

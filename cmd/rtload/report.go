@@ -18,8 +18,8 @@ func newReportCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "report DIR",
 		Short: "Print the terminal report of a results directory again",
-		Example: `  rtload report results/laight-450-20261130-101500
-  rtload report results/laight-450-20261130-101500 --format json | jq '.metrics[0]'`,
+		Example: `  rtload report rtload-results/laight-450-20261130-101500
+  rtload report rtload-results/laight-450-20261130-101500 --format json | jq '.metrics[0]'`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format); err != nil {

@@ -20,7 +20,7 @@
 // machine's, not rtload's.
 //
 // With -json FILE the seed and A/A figures are also written as JSON
-// (Figures), for bench/cmd/verdicts (make bench-verdicts), which runs
+// (interleave.Figures), for bench/cmd/verdicts (make bench-verdicts), which runs
 // -only seed,aa and reads them back.
 //
 //	go run ./bench/cmd/interleave -rtload bin/rtload -out bench/INTERLEAVE.md
@@ -43,6 +43,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rtload/rtload/bench/interleave"
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
@@ -62,7 +63,7 @@ func main() {
 	var blocks string
 	flag.StringVar(&c.rtload, "rtload", "bin/rtload", "rtload binary")
 	flag.StringVar(&c.out, "out", "bench/INTERLEAVE.md", "Markdown file to write (- for stdout)")
-	flag.StringVar(&c.json, "json", "", "also write the seed and A/A figures to this JSON file (Figures)")
+	flag.StringVar(&c.json, "json", "", "also write the seed and A/A figures to this JSON file (interleave.Figures)")
 	flag.StringVar(&c.label, "label", "", `how the machine was, printed in the title (e.g. "under load: other builds and tests running")`)
 	flag.StringVar(&c.only, "only", "sweep,seed,aa,switch", "phases to run, comma-separated: sweep, seed, aa, switch")
 	flag.StringVar(&c.keep, "keep", "", "keep every run's results directory under this directory (default: a temporary one, removed)")
@@ -117,7 +118,7 @@ func (c *config) run() error {
 	fmt.Fprintf(&md, "Each row is one `rtload run`; pairs are adjacent ABBA blocks, the interval is stats.Paired "+
 		"(t on the pairs' log ratios, batch means when consecutive pairs correlate).\n")
 	phases := strings.Split(c.only, ",")
-	var figs Figures
+	var figs interleave.Figures
 	n := 0
 	if slices.Contains(phases, "sweep") {
 		fmt.Fprintf(&md, "\n## Block length: seed 000 recvmsg vs recvfrom, %v per variant per block length\n\n", c.sweep)
@@ -215,44 +216,9 @@ const projectionNote = "\nmarks: traffic = a trial's traffic was not as specifie
 	"(a t interval narrows as 1/√pairs). The block length to choose is the one with the narrowest projected interval " +
 	"whose lag-1 stays low: short blocks give more pairs but noisier ones (fewer ticks each, and neighbours that share more noise).\n"
 
-// Figures are the seed and A/A runs' figures (-json): what
-// bench/cmd/verdicts reads back.
-type Figures struct {
-	// Seed is seed 000's recvmsg/recvfrom run (nil: -only left it out).
-	Seed *Figure `json:"seed,omitempty"`
-	// AA are the interleaved A/A runs, in order.
-	AA []Figure `json:"aa,omitempty"`
-}
-
-// Figure is one run's paired change of its second variant against its
-// first (stats.Paired over its ABBA block pairs).
-type Figure struct {
-	// Name is the run's directory under -keep; Command its rtload
-	// command line (without --out).
-	Name    string `json:"name"`
-	Command string `json:"command"`
-	// Pairs is the number of block pairs; ChangePct, LoPct, HiPct the
-	// change and its 95% CI in % (absent: no interval); HalfWidthPct the
-	// CI's half-width in %, HoldsOne whether it holds 0% (a ratio of 1).
-	Pairs        int      `json:"pairs"`
-	ChangePct    *float64 `json:"change_pct,omitempty"`
-	LoPct        *float64 `json:"ci_low_pct,omitempty"`
-	HiPct        *float64 `json:"ci_high_pct,omitempty"`
-	HalfWidthPct *float64 `json:"half_width_pct,omitempty"`
-	HoldsOne     bool     `json:"holds_one"`
-	Method       string   `json:"method"`
-	// WindowNs is the measured window of the interleaved trial (every
-	// variant's blocks); WallNs the whole run's wall time (summary.json
-	// start to end: setup, warm-up and write-out included).
-	WindowNs int64 `json:"window_ns"`
-	WallNs   int64 `json:"wall_ns"`
-	// Marks are the run's trial marks ("traffic", "invalid").
-	Marks string `json:"marks,omitempty"`
-}
-
-// figure is r as a Figure named name.
-func (r *result) figure(name string) Figure {
-	f := Figure{Name: name, Command: r.cmd, Pairs: r.pairs, Method: r.ch.Method, WindowNs: int64(r.window), WallNs: int64(r.wall), Marks: r.marks}
+// figure is r as an interleave.Figure named name.
+func (r *result) figure(name string) interleave.Figure {
+	f := interleave.Figure{Name: name, Command: r.cmd, Pairs: r.pairs, Method: r.ch.Method, WindowNs: int64(r.window), WallNs: int64(r.wall), Marks: r.marks}
 	if r.ch.Defined() {
 		p, lo, hi, hw := 100*r.ch.Point, 100*r.ch.Lo, 100*r.ch.Hi, 100*r.hw
 		f.ChangePct, f.LoPct, f.HiPct, f.HalfWidthPct = &p, &lo, &hi, &hw
@@ -299,14 +265,15 @@ func (c *config) measure(dir, name, scenario string, block, dur time.Duration, a
 	_, v := meanVar(d)
 	r.sd, r.lag1, r.hw = math.Sqrt(v), stats.Lag1(d), r.ch.HalfWidth()
 	var marks []string
-	for _, t := range s.Trials {
+	for i := range s.Trials {
+		t := &s.Trials[i]
 		if t.Interleave != nil {
 			r.window = time.Duration(t.Interleave.WindowNs)
 		}
-		if t.TrafficNotAsSpecified != "" && !slices.Contains(marks, "traffic") {
+		if t.Marked(results.MarkTraffic) && !slices.Contains(marks, "traffic") {
 			marks = append(marks, "traffic")
 		}
-		if t.Invalid != "" && !slices.Contains(marks, "invalid") {
+		if !t.Valid() && !slices.Contains(marks, "invalid") {
 			marks = append(marks, "invalid")
 		}
 	}

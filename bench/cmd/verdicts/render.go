@@ -12,32 +12,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rtload/rtload/bench/interleave"
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/stats"
 )
-
-// ilFigures are bench/cmd/interleave's -json figures (its Figures type,
-// field by field: the file is the contract between the two commands).
-type ilFigures struct {
-	Seed *ilFigure  `json:"seed,omitempty"`
-	AA   []ilFigure `json:"aa,omitempty"`
-}
-
-type ilFigure struct {
-	Name         string   `json:"name"`
-	Command      string   `json:"command"`
-	Pairs        int      `json:"pairs"`
-	ChangePct    *float64 `json:"change_pct,omitempty"`
-	LoPct        *float64 `json:"ci_low_pct,omitempty"`
-	HiPct        *float64 `json:"ci_high_pct,omitempty"`
-	HalfWidthPct *float64 `json:"half_width_pct,omitempty"`
-	HoldsOne     bool     `json:"holds_one"`
-	Method       string   `json:"method"`
-	WindowNs     int64    `json:"window_ns"`
-	WallNs       int64    `json:"wall_ns"`
-	Marks        string   `json:"marks,omitempty"`
-}
 
 // checkData is one check as the bench directory holds it.
 type checkData struct {
@@ -121,7 +100,7 @@ type data struct {
 	sizeEr error
 	medium *pick
 	large  *pick
-	il     *ilFigures
+	il     *interleave.Figures
 	ilMD   string
 	series []series
 	checks map[string][]checkData
@@ -149,7 +128,7 @@ func readDir(dir string) (*data, error) {
 		d.medium, d.large, _ = pickChanges([]trueSize{{Change: d.p.MediumChange}, {Change: d.p.LargeChange}}, d.p.MediumChange, d.p.LargeChange)
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "interleave.json")); err == nil {
-		var f ilFigures
+		var f interleave.Figures
 		if err := json.Unmarshal(b, &f); err != nil {
 			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "interleave.json"), err)
 		}
@@ -435,7 +414,7 @@ func sizeWords(t trueSize) string {
 	return fmt.Sprintf("%+.1f%% [%+.1f%%, %+.1f%%]", *t.Blocks.ChangePct, *t.Blocks.LoPct, *t.Blocks.HiPct)
 }
 
-func ilWords(f ilFigure) string {
+func ilWords(f interleave.Figure) string {
 	if f.ChangePct == nil || f.LoPct == nil || f.HiPct == nil || f.HalfWidthPct == nil {
 		return "no interval"
 	}
