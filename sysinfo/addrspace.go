@@ -55,7 +55,7 @@ func ReadAddressSpace() AddressSpace {
 	if b, err := os.ReadFile("/proc/self/status"); err == nil {
 		a.VMSize, a.Threads = parseStatusVM(b)
 	}
-	if f, err := os.Open("/proc/self/maps"); err == nil {
+	if f, err := os.Open("/proc/self/maps"); err == nil { // procfs: the kernel's own file
 		a.Glibc = mapsGlibc(f)
 		f.Close()
 	}

@@ -31,7 +31,7 @@ type CPUSteal []time.Duration
 
 // ReadCPUSteal reads every CPU's steal time from /proc/stat.
 func ReadCPUSteal() (CPUSteal, error) {
-	f, err := os.Open("/proc/stat")
+	f, err := os.Open("/proc/stat") // procfs: the kernel's own file
 	if err != nil {
 		return nil, err
 	}

@@ -151,7 +151,7 @@ func main() {
 
 // summarise prints the comparison of the output file name.
 func summarise(name string, w io.Writer) error {
-	f, err := os.Open(name)
+	f, err := os.Open(name) // the file this bench tool wrote itself (bench tool, not rtload)
 	if err != nil {
 		return err
 	}

@@ -59,7 +59,7 @@ const stepsFile = "steps.jsonl"
 // readSteps reads dir's steps.jsonl; a later record of a name replaces
 // an earlier one. A missing file is no steps.
 func readSteps(dir string) (map[string]Step, []string, error) {
-	f, err := os.Open(filepath.Join(dir, stepsFile))
+	f, err := os.Open(filepath.Join(dir, stepsFile)) // the bench directory this tool made (bench tool, not rtload)
 	if errors.Is(err, os.ErrNotExist) {
 		return map[string]Step{}, nil, nil
 	}
@@ -203,13 +203,13 @@ func (s Step) note() string {
 
 // exec runs the step's command and fills its exit code and marks.
 func (s *Step) exec(r *runner, timeout time.Duration) {
-	out, err := os.Create(filepath.Join(r.dir, s.Out))
+	out, err := os.Create(filepath.Join(r.dir, s.Out)) // in the bench directory this tool made (bench tool, not rtload)
 	if err != nil {
 		s.Error = err.Error()
 		return
 	}
 	defer out.Close()
-	errf, err := os.Create(filepath.Join(r.dir, s.Err))
+	errf, err := os.Create(filepath.Join(r.dir, s.Err)) // in the bench directory this tool made (bench tool, not rtload)
 	if err != nil {
 		s.Error = err.Error()
 		return
