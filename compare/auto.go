@@ -5,8 +5,8 @@ import (
 	"math"
 	"time"
 
-	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/stats"
 )
 
 // Reasons a rounds: auto run stops (AutoDecision.Reason).
@@ -49,10 +49,11 @@ type AutoDecision struct {
 }
 
 // AutoStop applies rule to the per-round headline values of each variant
-// (values[0] the baseline, in round order) after elapsed time running:
-// elapsed/rounds predicts the next round's duration. A variant with fewer
-// rounds bounds Rounds. It never stops on precision before two rounds
-// (Welch needs two per side).
+// (values[0] the baseline, in round order, all in one process) after
+// elapsed time running: elapsed/rounds predicts the next round's
+// duration. A variant with fewer rounds bounds Rounds. The rule is
+// stats.Stop on precision alone (which needs no sequential correction):
+// it never stops on precision before two rounds.
 func AutoStop(values [][]float64, elapsed time.Duration, rule AutoRule) AutoDecision {
 	d := AutoDecision{HalfWidthPct: math.NaN()}
 	if len(values) == 0 {
@@ -62,43 +63,51 @@ func AutoStop(values [][]float64, elapsed time.Duration, rule AutoRule) AutoDeci
 	for _, v := range values[1:] {
 		d.Rounds = min(d.Rounds, len(v))
 	}
+	stop := stats.Stop{MinLooks: 2, MaxLooks: rule.MaxRounds, Precision: math.Max(rule.Precision, 1e-12)}
+	var changes []stats.Change
 	if d.Rounds >= 2 {
-		d.HalfWidthPct, d.Worst = halfWidthPct(values)
-		if d.HalfWidthPct <= rule.Precision*100 {
-			d.Stop, d.Reason = true, StopPrecision
-			return d
-		}
+		d.HalfWidthPct, d.Worst, changes = halfWidthPct(values)
 	}
-	switch {
-	case d.Rounds >= rule.MaxRounds:
+	if rule.Precision < 0 {
+		changes = nil // no metric: only the limits stop it
+	}
+	if s, reason := stop.Next(d.Rounds, changes, nil); s {
 		d.Stop, d.Reason = true, StopMaxRounds
-	case rule.MaxTime > 0 && d.Rounds > 0 && elapsed+elapsed/time.Duration(d.Rounds) > rule.MaxTime:
+		if reason == stats.StopPrecise {
+			d.Reason = StopPrecision
+		}
+		return d
+	}
+	if rule.MaxTime > 0 && d.Rounds > 0 && elapsed+elapsed/time.Duration(d.Rounds) > rule.MaxTime {
 		d.Stop, d.Reason = true, StopMaxTime
 	}
 	return d
 }
 
-// halfWidthPct is the widest CI half-width in % of the baseline's mean
-// (Welch for each variant against values[0]; a t interval of the mean
-// with one variant), and the variant it belongs to.
-func halfWidthPct(values [][]float64) (float64, int) {
-	base := report.Summarize(values[0])
-	if base.Mean == 0 {
-		return math.Inf(1), 0
-	}
+// halfWidthPct is the widest CI half-width in % (stats.Change.HalfWidth:
+// each variant against values[0], t on per-round logs; the interval of
+// the geometric mean with one variant), the variant it belongs to, and
+// the changes.
+func halfWidthPct(values [][]float64) (float64, int, []stats.Change) {
 	if len(values) == 1 {
-		n := float64(base.N)
-		hw := TQuantile((1+Confidence)/2, n-1) * base.StdSample / math.Sqrt(n)
-		return hw / math.Abs(base.Mean) * 100, 0
+		c, err := stats.RatioCI(values[0], stats.Level)
+		if err != nil || len(values[0]) < 2 {
+			return math.Inf(1), 0, []stats.Change{stats.Undefined("no interval")}
+		}
+		// The geometric mean's interval as a change of it from itself.
+		ch := stats.CI{N: c.N, Level: c.Level, Center: 1, Lo: c.Lo / c.Center, Hi: c.Hi / c.Center}.Change()
+		return ch.HalfWidth() * 100, 0, []stats.Change{ch}
 	}
 	worst, at := -1.0, 1
+	var cs []stats.Change
 	for i, v := range values[1:] {
-		w := WelchCI(values[0], v)
-		if hw := (w.Hi - w.Lo) / 2 / math.Abs(base.Mean) * 100; hw > worst {
+		c := stats.Nested([][]float64{values[0]}, [][]float64{v})
+		cs = append(cs, c)
+		if hw := c.HalfWidth() * 100; hw > worst {
 			worst, at = hw, i+1
 		}
 	}
-	return worst, at
+	return worst, at, cs
 }
 
 // Headline is the metric a rounds: auto run stops on, and its per-round

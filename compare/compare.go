@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,24 +13,25 @@ import (
 	"github.com/rtload/rtload/results"
 )
 
-// Verdicts of a Metric, in seed 001's words.
+// Verdicts of a Metric: stats.Decide's against Result.ThresholdPct
+// (issue 24's one rule), and the baseline's own row.
 const (
-	VerdictBaseline    = "baseline"     // the column compared against
-	VerdictFaster      = "faster"       // the CI excludes 0, in the better direction
-	VerdictSlower      = "slower"       // the CI excludes 0, in the worse direction
-	VerdictWithinNoise = "within noise" // the CI contains 0
-	VerdictUnknown     = "n/a"          // no CI could be computed (MethodNote says why)
-	// VerdictUndecided: the column or its baseline holds an invalid trial
-	// (results.Trial.Invalid: the kernel changed what was measured), so no
-	// difference can be told whatever the CI says (MethodNote says which).
+	VerdictBaseline  = "baseline"   // the column compared against
+	VerdictSlower    = "slower"     // the whole CI lies beyond +threshold, in the worse direction
+	VerdictNotSlower = "not slower" // the whole CI lies on the better side of +threshold
+	VerdictSame      = "same"       // the whole CI lies within ±threshold
+	// VerdictUndecided: anything else: the CI straddles a boundary, there
+	// is no CI (MethodNote says why), or the column or its baseline holds
+	// an invalid trial (results.Trial.Invalid: the kernel changed what was
+	// measured), whatever the CI says.
 	VerdictUndecided = "undecided"
 )
 
 // Methods of a Metric's confidence interval.
 const (
-	MethodWelch     = "welch"     // Welch's t-test on per-round values
-	MethodBootstrap = "bootstrap" // percentile bootstrap over per-call or per-wakeup samples
-	MethodNone      = "none"      // no interval
+	MethodT    = "t"       // t on log ratios of independent units (processes, or rounds of one process)
+	MethodRate = "poisson" // exact conditional binomial interval of a Poisson rate ratio
+	MethodNone = "none"    // no interval
 )
 
 // Result is a comparison of runs, ready to render (Text, JSON, CSV,
@@ -58,11 +58,17 @@ type Result struct {
 	// Metrics: the headline metrics, per column (and per probe), in column
 	// order.
 	Metrics []Metric `json:"metrics"`
+	// ThresholdPct is the change (in %) the verdicts are read against
+	// (Options.Threshold).
+	ThresholdPct float64 `json:"threshold_pct"`
 	// Gate is the verdict of `compare --fail-on` (Judge), nil without it.
 	Gate *Gate `json:"gate,omitempty"`
 	// Profiles compare each profiled variant's kernel profile run against
 	// run (profile.go); empty unless two runs profiled a variant.
 	Profiles []ProfileDiff `json:"profiles,omitempty"`
+	// Interleaved are the paired changes of interleaved variants within
+	// each run, from their ABBA block pairs (interleave.go).
+	Interleaved []Interleaved `json:"interleaved,omitempty"`
 }
 
 // RunInfo describes one compared run.
@@ -136,37 +142,76 @@ type Metric struct {
 	// ChangePct is (Value − BaselineValue)/BaselineValue in %; nil for the
 	// baseline itself or a zero baseline.
 	ChangePct *float64 `json:"change_pct,omitempty"`
-	// Diff and [CILow, CIHigh] are the difference (column − baseline) and
-	// its Confidence interval, in Unit; nil without an interval. For Welch
-	// Diff is the difference of per-round means.
+	// Diff is Value − BaselineValue and [CILow, CIHigh] the 95% CI of the
+	// change mapped onto the baseline's value (BaselineValue × CI of B/A −
+	// 1), in Unit; nil without an interval.
 	Diff   *float64 `json:"diff,omitempty"`
 	CILow  *float64 `json:"ci_low,omitempty"`
 	CIHigh *float64 `json:"ci_high,omitempty"`
-	// Method is MethodWelch, MethodBootstrap or MethodNone; MethodNote
-	// details it ("Welch t, 2+2 rounds, df 1.6") or says why there is none.
+	// Interval is the change B/A − 1 with its CI, n and method (stats.Change);
+	// nil for the baseline and without samples.
+	Interval *Interval `json:"interval,omitempty"`
+	// Variance is the variance split of this column's own samples.
+	Variance *Variance `json:"variance,omitempty"`
+	// MinDetectablePct is the smallest worsening (in %) the noise measured
+	// would find slower at ThresholdPct with 80% power; MoreUnits how many
+	// more units (Interval.Unit, per side) would decide an undecided
+	// verdict if the change were what was measured (nil: none would, or
+	// decided).
+	MinDetectablePct *float64 `json:"min_detectable_pct,omitempty"`
+	MoreUnits        *int     `json:"more_units,omitempty"`
+	// Method is MethodT, MethodRate or MethodNone; MethodNote details it
+	// ("paired t on per-process differences of mean logs, n = 6 processes
+	// × 8 rounds, df 5") or says why there is none.
 	Method     string `json:"method"`
 	MethodNote string `json:"method_note"`
 	Verdict    string `json:"verdict"`
-	// Rounds are the column's per-round values (what Welch and the
-	// seed 001 and LKP layouts use), in round order; empty when the
-	// metric has no per-round value.
-	Rounds []float64 `json:"rounds,omitempty"`
+	// Rounds are the column's per-round values (the seed 001 and LKP
+	// layouts use them), in run order, and RoundProcesses the process each
+	// came from; empty when the metric has no per-round value.
+	Rounds         []float64 `json:"rounds,omitempty"`
+	RoundProcesses []int     `json:"round_processes,omitempty"`
 	// Probe is the probe kind of a probe's metric ("messaging",
 	// "file_write", "tap_send"), "" for a reader's.
 	Probe string `json:"probe,omitempty"`
+	// Rate is a spike rate's count, exposure and exact Poisson interval,
+	// with its MTBF; nil for other metrics.
+	Rate *Rate `json:"rate,omitempty"`
+
+	// What the gate recomputes at its own level (Judge): both sides'
+	// per-process samples, whether they ran in the same processes, and a
+	// rate's counts.
+	a, b    [][]float64
+	paired  bool
+	blocks  *[2][]float64 // an interleaved pair's block means (interleave.go): stats.Paired
+	ra, rb  *rateSample
+	invalid bool // the column or its baseline holds an invalid trial
 }
 
-// sample is one metric of one subject (a column or a probe).
+// sample is one metric of one subject (a column or a probe): its value
+// (rounds merged) and its per-round values with the process of each, or
+// for a rate its count over its exposure.
 type sample struct {
 	name, unit string
 	higher     bool
 	value      float64
 	ok         bool
 	rounds     []float64
-	boot       *resampler
-	bootWhat   string // "per-call", "per-wakeup", "per-write"
-	noBootWhy  string
+	procs      []int
+	rate       *rateSample
 	probe      string // the probe kind, "" for a reader
+}
+
+// rateSample is a count of events over hours measured.
+type rateSample struct {
+	count uint64
+	hours float64
+}
+
+// add appends a per-round value from process p.
+func (s *sample) add(v float64, p int) {
+	s.rounds = append(s.rounds, v)
+	s.procs = append(s.procs, p)
 }
 
 // subject is something with headline metrics: a column or a probe.
@@ -184,7 +229,8 @@ type column struct {
 	runIdx       int
 	clock        results.ClockInfo
 	readers      []results.Reader
-	wakeups      [][]record.Wakeup // per round; nil when its log is missing
+	procs        []int   // the process of each of readers
+	durations    []int64 // each round's measured time (ns)
 	all          record.Snapshot
 	invalid      []string // the rounds' Invalid reasons, "trial N (…): invalid: …"
 }
@@ -195,7 +241,21 @@ type column struct {
 // seed's recvfrom/unhard, recvfrom/hard, recvmsg/unhard, recvmsg/hard. It
 // fails on no runs, or on per-call histograms whose layouts differ between
 // rounds of one run.
-func Compare(runs []Run) (*Result, error) {
+func Compare(runs []Run) (*Result, error) { return CompareWith(runs, Options{}) }
+
+// Options choose how Compare reads its verdicts.
+type Options struct {
+	// Threshold is the change the verdicts are read against, a fraction
+	// of the baseline (0.03 = 3%); 0 means DefaultThreshold.
+	Threshold float64
+}
+
+// CompareWith is Compare with options.
+func CompareWith(runs []Run, opt Options) (*Result, error) {
+	thr := opt.Threshold
+	if thr == 0 {
+		thr = DefaultThreshold
+	}
 	if len(runs) == 0 {
 		return nil, errors.New("compare: no runs")
 	}
@@ -233,7 +293,9 @@ func Compare(runs []Run) (*Result, error) {
 		})
 	}
 	subjects = append(subjects, probeSubjects(runs)...)
-	res.Metrics = metrics(subjects, len(runs))
+	res.Metrics = metrics(subjects, len(runs), thr)
+	res.ThresholdPct = thr * 100
+	res.interleavedMetrics(runs, thr)
 	res.Profiles = profileDiffs(runs)
 	return res, nil
 }
@@ -269,8 +331,9 @@ func buildColumns(runs []Run) ([]column, error) {
 					c.all = sum
 				}
 				c.readers = append(c.readers, *rd.Reader)
+				c.procs = append(c.procs, rd.Trial.Process)
+				c.durations = append(c.durations, rd.Trial.DurationNs)
 				c.invalid = addInvalid(c.invalid, *rd.Trial)
-				c.wakeups = append(c.wakeups, r.Wakeups[r.index(rd)])
 			}
 		}
 	}
@@ -372,23 +435,22 @@ func percentiles(at func(results.Quantity) float64, count uint64, exact bool, sc
 	return p
 }
 
-// readerSamples computes the headline metrics of a reader column.
+// readerSamples computes the headline metrics of a reader column: each
+// with its per-round values (the samples a verdict is made from), and for
+// a reader with a spike threshold its spike rate.
 func readerSamples(c *column) []sample {
 	unit := tickUnit(c.clock)
 	var out []sample
 
-	// Mean per-call cost: exact from the histogram's sum; bootstrap over
-	// per-call samples rebuilt from the buckets.
+	// Mean per-call cost: exact from the histogram's sum.
 	avg := sample{name: "mean per-call cost", unit: unit}
-	for _, r := range c.readers {
+	for i, r := range c.readers {
 		if r.PerCall.All.Total > 0 {
-			avg.rounds = append(avg.rounds, r.PerCall.All.Mean())
+			avg.add(r.PerCall.All.Mean(), c.procs[i])
 		}
 	}
 	if c.all.Total > 0 {
 		avg.value, avg.ok = c.all.Mean(), true
-		b := histResampler(c.all, histMean)
-		avg.boot, avg.bootWhat = &b, "per-call"
 	}
 	out = append(out, avg)
 	if c.clock.Kind != "monotonic" && c.clock.Hz > 0 {
@@ -407,12 +469,12 @@ func readerSamples(c *column) []sample {
 	} {
 		s := sample{name: q.name, unit: unit}
 		var ts []results.TickStats
-		for _, r := range c.readers {
+		for i, r := range c.readers {
 			ts = append(ts, r.PerCallTicks)
 			if r.PerCallTicks.Count > 0 {
-				s.rounds = append(s.rounds, r.PerCallTicks.Ticks(q.at))
+				s.add(r.PerCallTicks.Ticks(q.at), c.procs[i])
 			} else if r.PerCall.All.Total > 0 {
-				s.rounds = append(s.rounds, float64(results.BucketPercentile(r.PerCall.All, q.q)))
+				s.add(float64(results.BucketPercentile(r.PerCall.All, q.q)), c.procs[i])
 			}
 		}
 		if t, _, ok := mergeTicks(ts); ok {
@@ -420,15 +482,9 @@ func readerSamples(c *column) []sample {
 		} else if c.all.Total > 0 {
 			s.value, s.ok = float64(results.BucketPercentile(c.all, q.q)), true
 		}
-		if c.all.Total > 0 {
-			b := histResampler(c.all, histQuantile(q.q))
-			s.boot, s.bootWhat = &b, "per-call"
-		}
 		out = append(out, s)
 	}
 
-	// Wakeup latency and drain time: per-wakeup logs for the bootstrap.
-	logs := wakeupValues(c.wakeups)
 	var wake, drain []results.Latency
 	for _, r := range c.readers {
 		wake = append(wake, r.WakeupLatency)
@@ -437,28 +493,19 @@ func readerSamples(c *column) []sample {
 	wl, _, wok := mergeLatencies(wake)
 	dl, _, dok := mergeLatencies(drain)
 	p99 := sample{name: "wakeup latency p99", unit: "µs", value: float64(wl.P99Ns) / 1e3, ok: wok}
-	mx := sample{name: "wakeup latency max", unit: "µs", value: float64(wl.MaxNs) / 1e3, ok: wok,
-		noBootWhy: "a maximum has no bootstrap interval"}
+	mx := sample{name: "wakeup latency max", unit: "µs", value: float64(wl.MaxNs) / 1e3, ok: wok}
 	dr := sample{name: "mean drain time", unit: "µs", value: dl.MeanNs / 1e3, ok: dok}
-	for _, r := range c.readers {
+	for i, r := range c.readers {
 		if r.WakeupLatency.Count > 0 {
-			p99.rounds = append(p99.rounds, float64(r.WakeupLatency.P99Ns)/1e3)
-			mx.rounds = append(mx.rounds, float64(r.WakeupLatency.MaxNs)/1e3)
+			p99.add(float64(r.WakeupLatency.P99Ns)/1e3, c.procs[i])
+			mx.add(float64(r.WakeupLatency.MaxNs)/1e3, c.procs[i])
 		}
 		if r.Drain.Count > 0 {
-			dr.rounds = append(dr.rounds, r.Drain.MeanNs/1e3)
+			dr.add(r.Drain.MeanNs/1e3, c.procs[i])
 		}
 	}
-	if logs != nil {
-		b := sampleResampler(logs.latencyUs, quantileOf(0.99))
-		p99.boot, p99.bootWhat = &b, "per-wakeup"
-		d := sampleResampler(logs.drainUs, mean)
-		dr.boot, dr.bootWhat = &d, "per-wakeup"
-	} else {
-		p99.noBootWhy = "no per-wakeup log to bootstrap over"
-		dr.noBootWhy = p99.noBootWhy
-	}
 	out = append(out, p99, mx)
+	out = append(out, spikeRates(c)...)
 	// A reader that drains no sockets (a timer-only reader, another
 	// tool's file) has no drain time or messages worth a row.
 	sockets := false
@@ -469,17 +516,46 @@ func readerSamples(c *column) []sample {
 		return out
 	}
 	out = append(out, dr)
-	lost := sample{name: "messages lost per round", unit: "messages", ok: len(c.readers) > 0,
-		noBootWhy: "losses are counts per round"}
-	for _, r := range c.readers {
-		lost.rounds = append(lost.rounds, float64(r.Lost))
+	lost := sample{name: "messages lost per round", unit: "messages", ok: len(c.readers) > 0}
+	for i, r := range c.readers {
+		lost.add(float64(r.Lost), c.procs[i])
 	}
 	lost.value = mean(lost.rounds)
 	out = append(out, lost)
 	return out
 }
 
-// scaled is s in another unit: value, rounds and bootstrap times k.
+// spikeRates is the spike rate per hour of a reader with a threshold
+// (readers[].threshold): its spikes over its measured time, a Poisson
+// count (issue 24: tail events as rates, comparable across runs of
+// different length, which a maximum is not). One sample per threshold
+// the column's rounds used.
+func spikeRates(c *column) []sample {
+	var out []sample
+	byThr := map[int64]*rateSample{}
+	var order []int64
+	for i, r := range c.readers {
+		if r.ThresholdNs <= 0 || i >= len(c.durations) || c.durations[i] <= 0 {
+			continue
+		}
+		rs, ok := byThr[r.ThresholdNs]
+		if !ok {
+			rs = &rateSample{}
+			byThr[r.ThresholdNs] = rs
+			order = append(order, r.ThresholdNs)
+		}
+		rs.count += r.Spikes
+		rs.hours += float64(c.durations[i]) / float64(time.Hour)
+	}
+	for _, thr := range order {
+		rs := byThr[thr]
+		out = append(out, sample{name: fmt.Sprintf("spikes per hour (> %v)", time.Duration(thr)), unit: "/h",
+			value: float64(rs.count) / rs.hours, ok: rs.hours > 0, rate: rs})
+	}
+	return out
+}
+
+// scaled is s in another unit: value and rounds times k.
 func scaled(s sample, name, unit string, k float64) sample {
 	t := s
 	t.name, t.unit = name, unit
@@ -488,34 +564,7 @@ func scaled(s sample, name, unit string, k float64) sample {
 	for i, v := range s.rounds {
 		t.rounds[i] = v * k
 	}
-	if s.boot != nil {
-		inner := *s.boot
-		b := resampler{center: inner.center * k}
-		b.draw = func(r *rand.Rand) float64 { return inner.draw(r) * k }
-		t.boot = &b
-	}
 	return t
-}
-
-type wakeLogs struct{ latencyUs, drainUs []float64 }
-
-// wakeupValues concatenates the per-wakeup logs of every round, or nil when
-// any round lacks its log.
-func wakeupValues(ws [][]record.Wakeup) *wakeLogs {
-	if len(ws) == 0 {
-		return nil
-	}
-	var l wakeLogs
-	for _, w := range ws {
-		if len(w) == 0 {
-			return nil
-		}
-		for _, x := range w {
-			l.latencyUs = append(l.latencyUs, float64(x.LatencyNs)/1e3)
-			l.drainUs = append(l.drainUs, float64(x.DrainNs)/1e3)
-		}
-	}
-	return &l
 }
 
 // probeSubjects computes the headline metrics of every file_write,
@@ -526,7 +575,7 @@ func probeSubjects(runs []Run) []subject {
 		run   int
 	}
 	probes := map[key][]results.Probe{}
-	clocks := map[key]results.ClockInfo{}
+	procs := map[key][]int{}
 	invalid := map[key][]string{}
 	var groups []string
 	for ri, r := range runs {
@@ -543,7 +592,7 @@ func probeSubjects(runs []Run) []subject {
 					}
 				}
 				probes[k] = append(probes[k], p)
-				clocks[k] = r.Summary.Clock
+				procs[k] = append(procs[k], t.Process)
 				invalid[k] = addInvalid(invalid[k], t)
 			}
 		}
@@ -557,19 +606,21 @@ func probeSubjects(runs []Run) []subject {
 				continue
 			}
 			out = append(out, subject{group: g, run: r.Label, label: g + "/" + r.Label, runIdx: ri,
-				samples: probeSamples(ps, clocks[k]), invalid: invalid[k]})
+				samples: probeSamples(ps, procs[k]), invalid: invalid[k]})
 		}
 	}
 	return out
 }
 
-func probeSamples(ps []results.Probe, clock results.ClockInfo) []sample {
+// probeSamples are the metrics of one probe's rounds (procs[i]: the
+// process of ps[i]).
+func probeSamples(ps []results.Probe, procs []int) []sample {
 	var out []sample
 	perRound := func(name, unit string, higher bool, get func(p results.Probe) (float64, bool)) {
-		s := sample{name: name, unit: unit, higher: higher, noBootWhy: "one value per round", probe: ps[0].Kind}
-		for _, p := range ps {
+		s := sample{name: name, unit: unit, higher: higher, probe: ps[0].Kind}
+		for i, p := range ps {
 			if v, ok := get(p); ok {
-				s.rounds = append(s.rounds, v)
+				s.add(v, procs[i])
 			}
 		}
 		if len(s.rounds) == 0 {
@@ -596,8 +647,7 @@ func probeSamples(ps []results.Probe, clock results.ClockInfo) []sample {
 		}
 		return float64(p.Messaging.SysNs) / 1e9, true
 	})
-	// tap_send: mean ns per write, per frame size, bootstrap over per-write
-	// samples rebuilt from the tick histogram.
+	// tap_send: mean ns per write, per frame size.
 	var sizes []int
 	for _, p := range ps {
 		for _, sz := range p.Sizes {
@@ -608,38 +658,21 @@ func probeSamples(ps []results.Probe, clock results.ClockInfo) []sample {
 	}
 	for _, size := range sizes {
 		s := sample{name: fmt.Sprintf("mean time per write, %d B frames", size), unit: "ns", probe: ps[0].Kind}
-		var hist record.Snapshot
-		histOK := true
 		var packets, weighted float64
-		for _, p := range ps {
+		for i, p := range ps {
 			for _, sz := range p.Sizes {
 				if sz.Size != size || sz.Packets == 0 {
 					continue
 				}
-				s.rounds = append(s.rounds, sz.MeanNs)
+				s.add(sz.MeanNs, procs[i])
 				packets += float64(sz.Packets)
 				weighted += sz.MeanNs * float64(sz.Packets)
-				if sum, ok := hist.Add(sz.Hist); ok && len(sz.Hist.Counts) > 0 {
-					hist = sum
-				} else {
-					histOK = false
-				}
 			}
 		}
 		if packets == 0 {
 			continue
 		}
 		s.value, s.ok = weighted/packets, true
-		if k := 1e9 / clock.Hz; histOK && hist.Total > 0 && clock.Hz > 0 {
-			b := histResampler(hist, histMean)
-			if clock.Kind != "monotonic" {
-				inner := b
-				b = resampler{center: inner.center * k, draw: func(r *rand.Rand) float64 { return inner.draw(r) * k }}
-			}
-			s.boot, s.bootWhat = &b, "per-write"
-		} else {
-			s.noBootWhy = "no per-write histogram"
-		}
 		out = append(out, s)
 	}
 	return out
@@ -654,8 +687,9 @@ func containsInt(l []int, v int) bool {
 	return false
 }
 
-// metrics compares every subject's samples with its baseline's.
-func metrics(subjects []subject, nRuns int) []Metric {
+// metrics compares every subject's samples with its baseline's at
+// threshold thr.
+func metrics(subjects []subject, nRuns int, thr float64) []Metric {
 	out := []Metric{}
 	for i := range subjects {
 		s := &subjects[i]
@@ -663,10 +697,12 @@ func metrics(subjects []subject, nRuns int) []Metric {
 		b := &subjects[base]
 		for _, x := range s.samples {
 			m := Metric{Name: x.name, Unit: x.unit, HigherIsBetter: x.higher, Column: s.label, Baseline: b.label, Value: x.value,
-				Rounds: x.rounds, Probe: x.probe}
+				Rounds: x.rounds, RoundProcesses: x.procs, Probe: x.probe}
 			if !x.ok {
 				continue // nothing measured: no row
 			}
+			m.Variance = varianceOf(x)
+			m.Rate = rateOf(x)
 			if base == i {
 				m.BaselineValue = x.value
 				m.Method, m.Verdict = MethodNone, VerdictBaseline
@@ -680,12 +716,12 @@ func metrics(subjects []subject, nRuns int) []Metric {
 				}
 			}
 			if y == nil || !y.ok {
-				m.Method, m.MethodNote, m.Verdict = MethodNone, "baseline lacks this metric", VerdictUnknown
+				m.Method, m.MethodNote, m.Verdict = MethodNone, "baseline lacks this metric", VerdictUndecided
 				out = append(out, m)
 				continue
 			}
 			m.BaselineValue = y.value
-			judge(&m, *y, x)
+			judge(&m, *y, x, s.runIdx == b.runIdx, thr)
 			undecided(&m, s, b)
 			out = append(out, m)
 		}
@@ -705,7 +741,7 @@ func undecided(m *Metric, s, b *subject) {
 	if len(why) == 0 {
 		return
 	}
-	m.Verdict = VerdictUndecided
+	m.Verdict, m.invalid = VerdictUndecided, true
 	m.MethodNote = strings.Join(append([]string{m.MethodNote}, why...), "; ")
 }
 
@@ -736,44 +772,15 @@ func baselineOf(subjects []subject, i, nRuns int) int {
 	return i
 }
 
-// judge fills the change, interval, method and verdict of m: b is the
-// baseline, x the column.
-func judge(m *Metric, b, x sample) {
-	if b.value != 0 {
-		m.ChangePct = ptr((x.value - b.value) / b.value * 100)
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
 	}
-	var diff, lo, hi float64
-	switch {
-	case len(b.rounds) >= 2 && len(x.rounds) >= 2:
-		w := WelchCI(b.rounds, x.rounds)
-		diff, lo, hi = w.Diff, w.Lo, w.Hi
-		m.Method = MethodWelch
-		m.MethodNote = fmt.Sprintf("Welch t, %d+%d rounds, df %.1f", w.NA, w.NB, w.DF)
-	case b.boot != nil && x.boot != nil:
-		bs := bootstrapCI(*b.boot, *x.boot, x.value-b.value)
-		diff, lo, hi = bs.Diff, bs.Lo, bs.Hi
-		m.Method = MethodBootstrap
-		m.MethodNote = fmt.Sprintf("bootstrap, %d resamples of %s samples, seed %d", bs.N, x.bootWhat, bs.Seed)
-	default:
-		m.Method, m.Verdict = MethodNone, VerdictUnknown
-		why := x.noBootWhy
-		if why == "" {
-			why = b.noBootWhy
-		}
-		m.MethodNote = fmt.Sprintf("%d+%d rounds (Welch needs ≥ 2 each); %s", len(b.rounds), len(x.rounds), why)
-		return
+	var s float64
+	for _, x := range xs {
+		s += x
 	}
-	m.Diff, m.CILow, m.CIHigh = ptr(diff), ptr(lo), ptr(hi)
-	switch {
-	case m.Diff == nil || m.CILow == nil || m.CIHigh == nil:
-		m.Verdict = VerdictUnknown
-	case lo <= 0 && hi >= 0:
-		m.Verdict = VerdictWithinNoise
-	case (diff > 0) == m.HigherIsBetter:
-		m.Verdict = VerdictFaster
-	default:
-		m.Verdict = VerdictSlower
-	}
+	return s / float64(len(xs))
 }
 
 func ptr(v float64) *float64 {

@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/record"
@@ -18,163 +20,44 @@ import (
 
 func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
 
-func TestTQuantile(t *testing.T) {
-	for _, tc := range []struct {
-		name        string
-		p, df, want float64
-	}{
-		{"df 1 is Cauchy: tan(0.475π)", 0.975, 1, 12.706204736},
-		{"df 2 closed form", 0.975, 2, 4.302652730},
-		{"df 8, the Welch example below", 0.975, 8, 2.306004135},
-		{"df 30", 0.975, 30, 2.042272456},
-		{"one-sided 95%, df 5", 0.95, 5, 2.015048373},
-		{"lower tail is symmetric", 0.025, 8, -2.306004135},
-		{"huge df tends to the normal", 0.975, 1e7, 1.959964},
-		{"fractional df (Welch)", 0.975, 1.5, 6.0},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got := TQuantile(tc.p, tc.df)
-			if tc.name == "fractional df (Welch)" {
-				// Between df 1 (12.71) and df 2 (4.30), and its CDF is p.
-				if !(got > 4.30 && got < 12.71) || !near(TCDF(got, tc.df), tc.p, 1e-9) {
-					t.Errorf("TQuantile(%v, %v) = %v, CDF %v", tc.p, tc.df, got, TCDF(got, tc.df))
-				}
-				return
-			}
-			if !near(got, tc.want, 1e-5) {
-				t.Errorf("TQuantile(%v, %v) = %.9f, want %.9f", tc.p, tc.df, got, tc.want)
-			}
-		})
+// TestLogT is the interval of a change on hand-computed numbers: rounds
+// 10…14 against 12…16 (one process each side, two runs): Welch on the
+// logs gives a log ratio of 0.156032, se 0.078245, df 7.811487 and
+// t(0.975) = 2.31585 (gonum): CI exp(0.156032 ∓ 0.181202) − 1 =
+// [−2.4849%, +40.1057%] around +16.8863%, undecided at ±3%, unit round
+// with a note that the processes were not measured.
+func TestLogT(t *testing.T) {
+	res, err := Compare([]Run{roundsRun("a", []float64{10, 11, 12, 13, 14}, []float64{1, 1, 1, 1, 1}),
+		roundsRun("b", []float64{12, 13, 14, 15, 16}, []float64{1, 1, 1, 1, 1})})
+	if err != nil {
+		t.Fatal(err)
 	}
-}
-
-func TestWelchHandComputed(t *testing.T) {
-	// a = 10..14, b = 12..16.
-	//   means 12 and 14: diff = 2.
-	//   sample variances: (4+1+0+1+4)/4 = 2.5 each, s = √2.5 = 1.5811.
-	//   se = √(2.5/5 + 2.5/5) = √1 = 1.0.
-	//   df = (0.5+0.5)² / (0.5²/4 + 0.5²/4) = 1 / 0.125 = 8.
-	//   t(0.975, 8) = 2.306004; CI = 2 ∓ 2.306004 = [−0.306004, 4.306004]:
-	//   contains 0, so within noise.
-	w := WelchCI([]float64{10, 11, 12, 13, 14}, []float64{12, 13, 14, 15, 16})
-	for _, c := range []struct {
-		name      string
-		got, want float64
-	}{
-		{"diff", w.Diff, 2},
-		{"sa", w.SA, 1.5811388},
-		{"sb", w.SB, 1.5811388},
-		{"se", w.SE, 1.0},
-		{"df", w.DF, 8},
-		{"t", w.T, 2.306004},
-		{"lo", w.Lo, -0.306004},
-		{"hi", w.Hi, 4.306004},
-	} {
-		if !near(c.got, c.want, 1e-6) {
-			t.Errorf("%s = %.7f, want %.7f", c.name, c.got, c.want)
+	var m *Metric
+	for i := range res.Metrics {
+		if res.Metrics[i].Name == "mean per-call cost" && res.Metrics[i].Column == "v/b" {
+			m = &res.Metrics[i]
 		}
 	}
-	m := Metric{}
-	judge(&m, sample{value: 12, rounds: []float64{10, 11, 12, 13, 14}}, sample{value: 14, rounds: []float64{12, 13, 14, 15, 16}})
-	if m.Verdict != VerdictWithinNoise || m.Method != MethodWelch || !strings.Contains(m.MethodNote, "5+5 rounds, df 8.0") {
-		t.Errorf("verdict %q method %q (%s), want within noise by welch", m.Verdict, m.Method, m.MethodNote)
+	if m == nil || m.Interval == nil || m.Interval.LowPct == nil || m.Interval.HighPct == nil || m.Interval.DF == nil {
+		t.Fatalf("no interval: %+v", m)
 	}
-	if m.ChangePct == nil || !near(*m.ChangePct, 100.0*2/12, 1e-9) {
-		t.Errorf("change %v, want 16.67%%", m.ChangePct)
+	iv := m.Interval
+	if !near(*iv.PointPct, 16.8863, 1e-3) || !near(*iv.LowPct, -2.4849, 1e-3) || !near(*iv.HighPct, 40.1057, 1e-3) || !near(*iv.DF, 7.811487, 1e-5) {
+		t.Errorf("interval %+v: point %v [%v, %v] df %v", iv, *iv.PointPct, *iv.LowPct, *iv.HighPct, *iv.DF)
 	}
-
-	// Unequal variances and sizes: a = {1, 2, 3} (mean 2, s² 1), b = {2, 4, 6, 8}
-	// (mean 5, s² 20/3). se² = 1/3 + 5/3 = 2, se = 1.41421;
-	// df = 2² / ((1/3)²/2 + (5/3)²/3) = 4 / (1/18 + 25/27) = 4 / (53/54) = 4.0755.
-	w = WelchCI([]float64{1, 2, 3}, []float64{2, 4, 6, 8})
-	if !near(w.Diff, 3, 1e-12) || !near(w.SE, math.Sqrt2, 1e-12) || !near(w.DF, 216.0/53, 1e-9) {
-		t.Errorf("diff %v se %v df %v, want 3, √2, 4.0755", w.Diff, w.SE, w.DF)
+	if m.Verdict != VerdictUndecided || m.Method != MethodT || iv.Unit != "round" || iv.N != "1 process × 5 rounds" ||
+		!strings.Contains(m.MethodNote, "between-process noise was not measured") {
+		t.Errorf("verdict %q method %q unit %q n %q note %q", m.Verdict, m.Method, iv.Unit, iv.N, m.MethodNote)
 	}
-	if !near(TCDF(w.T, w.DF), 0.975, 1e-9) || !near(w.Hi-w.Lo, 2*w.T*math.Sqrt2, 1e-9) {
-		t.Errorf("t %v, CI [%v, %v]", w.T, w.Lo, w.Hi)
+	// The CI in the metric's unit is the change's CI times the baseline.
+	if m.CILow == nil || !near(*m.CILow, -0.024849*m.BaselineValue, 1e-4) {
+		t.Errorf("CI low %v, want %v", *m.CILow, -0.024849*m.BaselineValue)
 	}
-
-	if WelchCI([]float64{1}, []float64{1, 2}).Defined {
-		t.Error("Welch with one value on a side is defined")
+	if m.MinDetectablePct == nil || *m.MinDetectablePct < 20 {
+		t.Errorf("smallest detectable %v, want over 20%% with se 0.078", m.MinDetectablePct)
 	}
 }
 
-func TestBootstrap(t *testing.T) {
-	a := seedSnapshot(0, 0)
-	b := seedSnapshot(1, 0)
-	run := func() Bootstrap {
-		ra := histResampler(a, histMean)
-		rb := histResampler(b, histMean)
-		return bootstrapCI(ra, rb, b.Mean()-a.Mean())
-	}
-	first := run()
-	if again := run(); again != first {
-		t.Errorf("bootstrap not reproducible with seed %d: %+v then %+v", BootstrapSeed, first, again)
-	}
-	if first.N != Resamples || first.Seed != BootstrapSeed {
-		t.Errorf("resamples %d seed %d", first.N, first.Seed)
-	}
-	if !(first.Lo <= first.Diff && first.Diff <= first.Hi) {
-		t.Errorf("CI [%v, %v] excludes the difference %v", first.Lo, first.Hi, first.Diff)
-	}
-	// The standard error of a mean over 2.8M samples is about sd/√n: a
-	// few ticks. The 95% CI must be of that order, not tens of ticks.
-	if w := first.Hi - first.Lo; w <= 0 || w > 40 {
-		t.Errorf("CI width %v ticks, want a few", w)
-	}
-
-	// Every sample in one bucket: no spread, the CI is the difference itself.
-	one := record.NewLinear(seedWidth, seedOrigin, seedOverflow)
-	two := record.NewLinear(seedWidth, seedOrigin, seedOverflow)
-	for range 1000 {
-		one.Record(1000)
-		two.Record(1300)
-	}
-	sa, sb := one.Snapshot("ticks"), two.Snapshot("ticks")
-	bs := bootstrapCI(histResampler(sa, histMean), histResampler(sb, histMean), sb.Mean()-sa.Mean())
-	if bs.Lo != 300 || bs.Hi != 300 {
-		t.Errorf("point-mass CI [%v, %v], want [300, 300]", bs.Lo, bs.Hi)
-	}
-
-	// Per-wakeup samples: resampling {1..100} against itself + 10.
-	xs := make([]float64, 100)
-	ys := make([]float64, 100)
-	for i := range xs {
-		xs[i], ys[i] = float64(i+1), float64(i+11)
-	}
-	bs = bootstrapCI(sampleResampler(xs, mean), sampleResampler(ys, mean), 10)
-	// sd of 1..100 is 29.01; se of the difference √2·29.01/10 = 4.10;
-	// the CI is about 10 ∓ 1.96·4.10 = [2.0, 18.0].
-	if !near(bs.Lo, 2.0, 1.5) || !near(bs.Hi, 18.0, 1.5) {
-		t.Errorf("sample bootstrap CI [%v, %v], want about [2, 18]", bs.Lo, bs.Hi)
-	}
-}
-
-func TestBinomial(t *testing.T) {
-	// Mean and variance of many draws, on both sides of the inversion/normal
-	// switch.
-	r := newTestRand()
-	for _, tc := range []struct {
-		n uint64
-		p float64
-	}{{100, 0.05}, {1000, 0.2}, {2_800_000, 0.1}, {10, 0.9}} {
-		const draws = 20000
-		var sum, sq float64
-		for range draws {
-			k := float64(binomial(r, tc.n, tc.p))
-			sum += k
-			sq += k * k
-		}
-		m := sum / draws
-		v := sq/draws - m*m
-		wm, wv := float64(tc.n)*tc.p, float64(tc.n)*tc.p*(1-tc.p)
-		if !near(m, wm, 5*math.Sqrt(wv/draws)) || !near(v, wv, 0.05*wv) {
-			t.Errorf("Binomial(%d, %v): mean %v var %v, want %v %v", tc.n, tc.p, m, v, wm, wv)
-		}
-	}
-}
-
-// verdicts maps "metric (unit) column" to the verdict.
 func verdicts(res *Result) map[string]string {
 	out := map[string]string{}
 	for _, m := range res.Metrics {
@@ -183,101 +66,30 @@ func verdicts(res *Result) map[string]string {
 	return out
 }
 
+// TestVerdicts: one process and one round per side: calls are not
+// samples, so however far apart two runs' per-call histograms are, there
+// is no interval and every verdict is undecided (issue 24: the per-call
+// bootstrap called identical runs slower).
 func TestVerdicts(t *testing.T) {
 	same := func(label string) Run {
 		return Run{Label: label, Summary: seedSummary("6.12", [2]int{0, 2}, 0)}
 	}
 	shifted := Run{Label: "shifted", Summary: seedSummary("6.12", [2]int{0, 2}, 4)} // +512 ticks
-	faster := Run{Label: "faster", Summary: seedSummary("6.12", [2]int{0, 2}, -3)}  // −384 ticks (bucket 0 fills)
-	for _, tc := range []struct {
-		name string
-		runs []Run
-		want map[string]string
-	}{
-		{"identical data is within noise", []Run{same("a"), same("b")}, map[string]string{
-			"mean per-call cost (TSC ticks) recvfrom/b": VerdictWithinNoise,
-			"mean per-call cost (ns) recvmsg/b":         VerdictWithinNoise,
-			"p50 per-call cost (TSC ticks) recvfrom/b":  VerdictWithinNoise,
-			"p99 per-call cost (TSC ticks) recvmsg/b":   VerdictWithinNoise,
-			"mean per-call cost (TSC ticks) recvfrom/a": VerdictBaseline,
-		}},
-		{"a copy shifted 4 buckets up is slower", []Run{same("a"), shifted}, map[string]string{
-			"mean per-call cost (TSC ticks) recvfrom/shifted": VerdictSlower,
-			"mean per-call cost (ns) recvmsg/shifted":         VerdictSlower,
-			"p50 per-call cost (TSC ticks) recvfrom/shifted":  VerdictSlower,
-			"p99 per-call cost (TSC ticks) recvfrom/shifted":  VerdictSlower,
-			// recvmsg's p99 is in the overflow bucket ("8256+") before and
-			// after the shift: the buckets cannot tell.
-			"p99 per-call cost (TSC ticks) recvmsg/shifted": VerdictWithinNoise,
-		}},
-		{"a copy shifted 3 buckets down is faster", []Run{same("a"), faster}, map[string]string{
-			"mean per-call cost (TSC ticks) recvfrom/faster": VerdictFaster,
-			"p50 per-call cost (TSC ticks) recvmsg/faster":   VerdictFaster,
-		}},
-		{"no wakeup log and one round: no CI", []Run{same("a"), same("b")}, map[string]string{
-			"wakeup latency max (µs) recvfrom/b": VerdictUnknown,
-			"mean drain time (µs) recvmsg/b":     VerdictUnknown,
-		}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			res, err := Compare(tc.runs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := verdicts(res)
-			for k, want := range tc.want {
-				if got[k] != want {
-					t.Errorf("%s: verdict %q, want %q", k, got[k], want)
+	for _, runs := range [][]Run{{same("a"), same("b")}, {same("a"), shifted}} {
+		res, err := Compare(runs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range res.Metrics {
+			switch {
+			case m.Column == "recvfrom/a" || m.Column == "recvmsg/a":
+				if m.Verdict != VerdictBaseline {
+					t.Errorf("%s %s: verdict %q, want baseline", m.Column, metricKey(m), m.Verdict)
 				}
-			}
-		})
-	}
-	// With per-wakeup logs, wakeup p99 and drain time bootstrap over them.
-	withLogs := func(label string, base int64) Run {
-		r := same(label)
-		for i := range r.Summary.Trials {
-			r.Summary.Trials[i].Readers[0].WakeupLatency = testutil.Latency(500, base, 37)
-		}
-		r.Wakeups = map[ReaderIndex][]record.Wakeup{
-			{0, 0}: wakeupLog(500, base, 37, 700_000),
-			{1, 0}: wakeupLog(500, base, 37, 700_000),
-		}
-		return r
-	}
-	res, err := Compare([]Run{withLogs("a", 2000), withLogs("b", 2000), withLogs("late", 12000)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := verdicts(res)
-	for k, want := range map[string]string{
-		"wakeup latency p99 (µs) recvfrom/b":    VerdictWithinNoise,
-		"mean drain time (µs) recvmsg/b":        VerdictWithinNoise,
-		"wakeup latency p99 (µs) recvfrom/late": VerdictSlower,
-	} {
-		if got[k] != want {
-			t.Errorf("%s: verdict %q, want %q", k, got[k], want)
-		}
-	}
-	for _, m := range res.Metrics {
-		if m.Name == "wakeup latency p99" && m.Verdict != VerdictBaseline && !strings.Contains(m.MethodNote, "per-wakeup samples") {
-			t.Errorf("%s: method %s", m.Column, m.MethodNote)
-		}
-	}
-
-	// The bootstrap is named as the method of per-call metrics.
-	res, err = Compare([]Run{same("a"), shifted})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range res.Metrics {
-		if m.Name == "mean per-call cost" && m.Unit == "TSC ticks" && m.Column == "recvfrom/shifted" {
-			if m.Method != MethodBootstrap || !strings.Contains(m.MethodNote, "resamples of per-call samples, seed 1") {
-				t.Errorf("method %q (%s)", m.Method, m.MethodNote)
-			}
-			// 4 buckets = 512 ticks, a little less after the top of the
-			// distribution piles into the fixed-value overflow bucket.
-			if m.Diff == nil || !near(*m.Diff, 500, 30) {
-				t.Errorf("diff %v, want about +500 ticks", *m.Diff)
+			case m.Verdict != VerdictUndecided || m.Method != MethodNone || m.CILow != nil:
+				t.Errorf("%s %s: verdict %q method %q, want undecided without an interval", m.Column, metricKey(m), m.Verdict, m.Method)
+			case m.Name == "mean per-call cost" && !strings.Contains(m.MethodNote, "1 process × 1 round"):
+				t.Errorf("%s: note %q does not say why", m.Column, m.MethodNote)
 			}
 		}
 	}
@@ -300,27 +112,32 @@ func roundsRun(label string, costs, kbps []float64) Run {
 	return Run{Label: label, Summary: s}
 }
 
-func TestVerdictsWelch(t *testing.T) {
+// TestVerdictsRounds: two runs of one process × 3 rounds: the rounds
+// are the units (with a note), and the verdicts are the one rule's at
+// ±3%.
+func TestVerdictsRounds(t *testing.T) {
 	base := roundsRun("a", []float64{100, 102, 104}, []float64{1000, 1010, 990})
 	for _, tc := range []struct {
 		name string
 		b    Run
 		want map[string]string
 	}{
-		{"identical rounds", roundsRun("b", []float64{100, 102, 104}, []float64{1000, 1010, 990}), map[string]string{
-			"mean per-call cost (ns) v/b":            VerdictWithinNoise,
-			"write throughput (KB/s) v:fstime/b":     VerdictWithinNoise,
-			"messages lost per round (messages) v/b": VerdictWithinNoise,
+		// The same rounds: the CI ±4.9% around 0 is not within ±3%.
+		{"identical rounds are undecided", roundsRun("b", []float64{100, 102, 104}, []float64{1000, 1010, 990}), map[string]string{
+			"mean per-call cost (ns) v/b":        VerdictUndecided,
+			"write throughput (KB/s) v:fstime/b": VerdictSame, // ±1.4%
+			// Losses 0, 1, 2: a log cannot take 0.
+			"messages lost per round (messages) v/b": VerdictUndecided,
 		}},
 		{"slower calls, lower throughput", roundsRun("b", []float64{150, 152, 154}, []float64{800, 810, 790}), map[string]string{
 			"mean per-call cost (ns) v/b":        VerdictSlower,
 			"write throughput (KB/s) v:fstime/b": VerdictSlower,
 		}},
-		{"higher throughput is faster", roundsRun("b", []float64{100, 102, 104}, []float64{1200, 1210, 1190}), map[string]string{
-			"write throughput (KB/s) v:fstime/b": VerdictFaster,
+		{"higher throughput is not slower", roundsRun("b", []float64{100, 102, 104}, []float64{1200, 1210, 1190}), map[string]string{
+			"write throughput (KB/s) v:fstime/b": VerdictNotSlower,
 		}},
-		{"overlapping rounds", roundsRun("b", []float64{99, 103, 106}, []float64{1000, 1010, 990}), map[string]string{
-			"mean per-call cost (ns) v/b": VerdictWithinNoise,
+		{"faster calls are not slower", roundsRun("b", []float64{50, 51, 52}, []float64{1000, 1010, 990}), map[string]string{
+			"mean per-call cost (ns) v/b": VerdictNotSlower,
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -335,11 +152,76 @@ func TestVerdictsWelch(t *testing.T) {
 				}
 			}
 			for _, m := range res.Metrics {
-				if m.Column == "v/b" && m.Name == "mean per-call cost" && m.Method != MethodWelch {
-					t.Errorf("method %q, want welch over 3+3 rounds", m.Method)
+				if m.Column == "v/b" && m.Name == "mean per-call cost" && (m.Method != MethodT || m.Interval == nil || m.Interval.N != "1 process × 3 rounds") {
+					t.Errorf("method %q %+v, want t over 1 process × 3 rounds", m.Method, m.Interval)
 				}
 			}
 		})
+	}
+}
+
+// TestVerdictsProcesses: variants of one run in the same processes are
+// paired by process; two runs' processes are independent.
+func TestVerdictsProcesses(t *testing.T) {
+	run := func(label string, cost func(p, r int, v string) float64) Run {
+		s := &results.Summary{Version: results.SummaryVersion, Scenario: "x", Clock: results.ClockInfo{Kind: "monotonic", Unit: "ns", Hz: 1e9}}
+		i := 0
+		for p := range 6 {
+			for r := range 2 {
+				for _, v := range []string{"A", "B"} {
+					h := record.NewLinear(1, 0, 100_000)
+					for range 10 {
+						h.Record(uint64(cost(p, r, v)))
+					}
+					s.Trials = append(s.Trials, results.Trial{Index: i, Process: p, Round: r, Variant: v,
+						Readers: []results.Reader{{Name: "rt", Sockets: 1, PerCall: results.PerCall{All: h.Snapshot("ns")}}}})
+					i++
+				}
+			}
+		}
+		return Run{Label: label, Summary: s}
+	}
+	// Each process has its own level (±10%), shared by A and B; B is 20%
+	// dearer in every process: pairing by process removes the level.
+	level := []float64{1000, 1100, 900, 1050, 950, 1000}
+	res, err := Compare([]Run{run("one", func(p, r int, v string) float64 {
+		c := level[p] + float64(r)
+		if v == "B" {
+			c *= 1.2
+		}
+		return c
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range res.Metrics {
+		if m.Name != "mean per-call cost" || m.Column != "B/one" {
+			continue
+		}
+		if m.Verdict != VerdictSlower || m.Interval == nil || m.Interval.Unit != "process" || m.Interval.N != "6 processes × 2 rounds" ||
+			!strings.HasPrefix(m.Interval.Method, "paired t") || m.Interval.DF == nil || *m.Interval.DF != 5 {
+			t.Errorf("B against A: %q %+v", m.Verdict, m.Interval)
+		}
+		if m.Interval.HighPct == nil || *m.Interval.HighPct-*m.Interval.LowPct > 0.5 {
+			t.Errorf("paired CI [%v, %v]: the process level was not removed", *m.Interval.LowPct, *m.Interval.HighPct)
+		}
+		if m.Variance == nil || m.Variance.BetweenProcessesLogSD == nil || *m.Variance.BetweenProcessesLogSD < 0.05 {
+			t.Errorf("variance %+v: want the process level (log-SD about 0.07)", m.Variance)
+		}
+	}
+	// Two runs: the processes are independent units (Welch over 6 + 6).
+	a := run("a", func(p, r int, v string) float64 { return level[p] + float64(r) })
+	b := run("b", func(p, r int, v string) float64 { return level[5-p] + float64(r) })
+	res, err = Compare([]Run{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range res.Metrics {
+		if m.Name == "mean per-call cost" && m.Column == "A/b" {
+			if m.Interval == nil || m.Interval.Unit != "process" || m.Interval.Units != [2]int{6, 6} || !strings.HasPrefix(m.Interval.Method, "Welch") {
+				t.Errorf("two runs: %+v", m.Interval)
+			}
+		}
 	}
 }
 
@@ -471,7 +353,8 @@ func TestFormatsParse(t *testing.T) {
 		if err := json.Unmarshal(b.Bytes(), &back); err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(res, &back); diff != "" {
+		// The unexported fields are the gate's working copy of the samples.
+		if diff := cmp.Diff(res, &back, cmpopts.IgnoreUnexported(Metric{})); diff != "" {
 			t.Errorf("json round trip (-want +got):\n%s", diff)
 		}
 	})
@@ -497,7 +380,8 @@ func TestFormatsParse(t *testing.T) {
 		for _, r := range rows[1:] {
 			if r[0] == "mean per-call cost" && r[1] == "TSC ticks" && r[3] == "recvfrom/hard" {
 				found = true
-				if r[4] != "recvfrom/unhard" || r[12] != MethodBootstrap || r[14] != VerdictFaster {
+				// One round a side: no interval, undecided.
+				if r[4] != "recvfrom/unhard" || r[12] != MethodNone || r[14] != VerdictUndecided {
 					t.Errorf("row %q", r)
 				}
 			}
@@ -590,5 +474,96 @@ func TestLoadRefusesHugeHistogram(t *testing.T) {
 	_, err := Load([]string{dir}, nil)
 	if err == nil || !strings.Contains(err.Error(), "trials[0].readers[0].per_call.all.counts: more than 65536 entries, more than the limit of 65536") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestSpikeRate: a reader with a threshold gets a spikes-per-hour metric,
+// compared as a Poisson rate ratio: 40 spikes in 2 h against 10 in 2 h
+// is slower (ratio 4, exact interval from about 2 to 8.9).
+func TestSpikeRate(t *testing.T) {
+	run := func(label string, spikes uint64) Run {
+		s := &results.Summary{Version: results.SummaryVersion, Scenario: "x", Clock: results.ClockInfo{Kind: "monotonic", Unit: "ns", Hz: 1e9}}
+		for i := range 2 {
+			s.Trials = append(s.Trials, results.Trial{Index: i, Round: i, Variant: "v", DurationNs: int64(time.Hour),
+				Readers: []results.Reader{{Name: "rt", ThresholdNs: int64(100 * time.Microsecond), Spikes: spikes / 2,
+					WakeupLatency: testutil.Latency(100, 2000, 37)}}})
+		}
+		return Run{Label: label, Summary: s}
+	}
+	res, err := Compare([]Run{run("a", 10), run("b", 40)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, m := range res.Metrics {
+		if m.Name != "spikes per hour (> 100µs)" || m.Column != "v/b" {
+			continue
+		}
+		found = true
+		iv := m.Interval
+		if m.Unit != "/h" || m.Value != 20 || m.BaselineValue != 5 || m.Method != MethodRate || m.Verdict != VerdictSlower ||
+			iv == nil || iv.Unit != "event" || !near(*iv.PointPct, 300, 1e-9) || *iv.LowPct < 90 || *iv.HighPct > 800 {
+			t.Errorf("spike rate: %+v %+v", m, iv)
+		}
+		// 40 spikes in 2 h: 20/h, Garwood [14.29, 27.23]/h, MTBF 3 min.
+		if r := m.Rate; r == nil || r.Count != 40 || r.Hours != 2 || !near(r.LowPerH, 28.5766/2, 1e-3) || !near(r.HighPerH, 54.4686/2, 1e-3) ||
+			r.MTBFH == nil || !near(*r.MTBFH, 0.05, 1e-12) {
+			t.Errorf("rate %+v", m.Rate)
+		}
+		if l := VerdictLine(m, 3); !strings.Contains(l, "40 events in 2 h: 20/h [14.3, 27.2], MTBF 0.05 h") {
+			t.Errorf("verdict line %q", l)
+		}
+	}
+	if !found {
+		t.Fatal("no spike rate metric")
+	}
+}
+
+// TestLagNote: rounds of one process that drift (lag-1 near 1) are not
+// independent samples: a verdict over them says so.
+func TestLagNote(t *testing.T) {
+	drift := []float64{100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111}
+	res, err := Compare([]Run{roundsRun("a", drift, drift), roundsRun("b", drift, drift)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range res.Metrics {
+		if m.Name == "mean per-call cost" && m.Column == "v/b" && !strings.Contains(m.MethodNote, "rounds are not independent samples") {
+			t.Errorf("no lag-1 note: %q", m.MethodNote)
+		}
+	}
+}
+
+// TestSizing: a run of 4 processes gets a sizing line per primary metric
+// (how many processes find +5% and +10%); a run of one process gets none,
+// only why.
+func TestSizing(t *testing.T) {
+	mk := func(procs int) *Result {
+		s := &results.Summary{Version: results.SummaryVersion, Scenario: "x", Clock: results.ClockInfo{Kind: "monotonic", Unit: "ns", Hz: 1e9}}
+		i := 0
+		for p := range procs {
+			for r := range 3 {
+				h := record.NewLinear(1, 0, 100_000)
+				for range 10 {
+					h.Record(uint64(1000 + 30*p + 20*r*(p%2)))
+				}
+				s.Trials = append(s.Trials, results.Trial{Index: i, Process: p, Round: r, Variant: "A",
+					Readers: []results.Reader{{Name: "rt", Sockets: 1, PerCall: results.PerCall{All: h.Snapshot("ns")}}}})
+				i++
+			}
+		}
+		res, err := Compare([]Run{{Label: "run", Summary: s}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	lines := Sizing(mk(4), 0.03, 5)
+	if len(lines) != 1 || !strings.Contains(lines[0], "to find +5%") || !strings.Contains(lines[0], "to find +10%") || !strings.Contains(lines[0], "between processes") {
+		t.Errorf("4 processes: %q", lines)
+	}
+	lines = Sizing(mk(1), 0.03, 5)
+	if len(lines) != 1 || !strings.Contains(lines[0], "1 process, so the noise between processes") {
+		t.Errorf("1 process: %q", lines)
 	}
 }

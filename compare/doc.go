@@ -3,12 +3,20 @@
 // table (seed 000_b19799733a2511c2: recvfrom and recvmsg, each on an
 // unhardened and a hardened kernel) with one column per (variant, run), a
 // percentile table per column, and for every headline metric the change
-// against the first run in % with a 95% confidence interval and a plain
-// verdict, in seed 001's words: faster, slower, or within noise.
+// against the first run in % with a 95% confidence interval and issue 24's
+// one verdict (stats.Decide): slower, not slower, same, or undecided.
 //
-// The confidence interval comes from Welch's t-test on per-round values
-// when both sides ran at least two rounds, otherwise from a seeded
-// bootstrap over per-call (or per-wakeup) samples; every metric says which.
+// The interval is Student's t on log values of independent samples
+// (package stats): the processes of a run (rtload run --processes),
+// paired by process between the variants of one run; the rounds of one
+// process, with a note, when a side has only one. Calls and wakeups are
+// never samples (they share the machine's state of the moment), so there
+// is no per-call bootstrap. Each primary metric's verdict line gives n as
+// processes × rounds, the smallest change the noise measured could
+// detect and how many more processes would decide it; the variance split
+// (between processes, between rounds, lag-1, Kalibera & Jones' rounds per
+// process) says where the noise is. Judge is the gate of check and
+// compare --fail-on over the primary metrics at a family-wise 95%.
 // Runs that differ in something that matters (scenario, CPU model,
 // clocksource, clock unit, degraded mode, kernel command line, the
 // scenario as run) are listed field by field as warnings; a differing

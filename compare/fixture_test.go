@@ -92,13 +92,3 @@ func seedRuns() []Run {
 		{Label: "hard", Dir: "results/hard", Summary: seedSummary("5.4.0-rc7-hardened", [2]int{1, 3}, 0)},
 	}
 }
-
-// wakeupLog is n per-wakeup rows with latency base+i·step ns and drain
-// time drain ns.
-func wakeupLog(n int, base, step, drain int64) []record.Wakeup {
-	w := make([]record.Wakeup, n)
-	for i := range w {
-		w[i] = record.Wakeup{Tick: uint64(i), LatencyNs: base + int64(i)*step, DrainNs: drain + int64(i%7)}
-	}
-	return w
-}

@@ -3,19 +3,21 @@ package compare
 import (
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strings"
 
 	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/stats"
 )
 
 // Gate verdicts: `rtload check` and `rtload compare --fail-on` exit 0, 1
-// and 125 on them (cmd/rtload/exit.go).
+// and 125 on them (cmd/rtload/exit.go). Only a proven "not slower" passes;
+// "not shown to be slower" is undecided.
 const (
-	GatePass        = "pass"         // no judged metric is slower beyond the threshold
-	GateSlower      = "slower"       // one is: its whole CI lies beyond the threshold
+	GateNotSlower   = "not slower"   // every judged metric's whole CI lies on the better side of +threshold
+	GateSlower      = "slower"       // a judged metric's whole CI lies beyond +threshold, in the worse direction
+	GateUndecided   = "undecided"    // neither: more samples (or a larger threshold) could still go either way
 	GateCannotJudge = "cannot judge" // a run cannot be judged (Gate.Reasons)
 )
 
@@ -29,8 +31,18 @@ type GateOptions struct {
 	Threshold float64
 	// Metrics names the headline metrics to judge, by Metric.Name ("mean
 	// per-call cost", every unit) or "name (unit)" ("mean per-call cost
-	// (ns)"), case-insensitive; empty judges every one that has a CI.
+	// (ns)"), case-insensitive; empty judges the primary metric of every
+	// column (Result.Primary: mean per-call cost in ns, a timer-only
+	// reader's wakeup latency p99, a probe's first metric).
 	Metrics []string
+	// Level is the per-metric confidence level of the intervals judged; 0
+	// means stats.FamilyLevel(m) for m judged metrics (Bonferroni: the
+	// family-wise false-alarm rate stays at 5%). A sequential check passes
+	// its look's level (stats.Stop.Level).
+	Level float64
+	// GrowBaseline says the baseline side can still take more units (a
+	// compare); a check's cannot, so MoreUnits counts only new processes.
+	GrowBaseline bool
 }
 
 // GateMetric is one headline metric of one column as a gate saw it.
@@ -42,35 +54,47 @@ type GateMetric struct {
 	Value         float64 `json:"value"`
 	BaselineValue float64 `json:"baseline_value"`
 	// ChangePct is the change of the value against the baseline in %;
-	// CILowPct and CIHighPct the 95% CI of the difference in % of the
-	// baseline value (nil without an interval or with a zero baseline).
+	// CILowPct and CIHighPct the CI of the change in % at the gate's
+	// level (Interval.Level), nil without an interval.
 	ChangePct *float64 `json:"change_pct,omitempty"`
 	CILowPct  *float64 `json:"ci_low_pct,omitempty"`
 	CIHighPct *float64 `json:"ci_high_pct,omitempty"`
-	// Verdict is compare's (faster, slower, within noise, n/a).
+	// Verdict is the three-way verdict at the gate's level: slower, not
+	// slower, same or undecided (stats.Decide).
 	Verdict string `json:"verdict"`
-	// Judged is the gate's word: "slower beyond threshold", "within
-	// threshold" or "not judged: <why>".
+	// Judged is the gate's word: "slower beyond threshold", "not slower",
+	// "undecided: <why>".
 	Judged string `json:"judged"`
+	// Interval, Variance, MinDetectablePct and MoreUnits as Metric has
+	// them, at the gate's level.
+	Interval         *Interval `json:"interval,omitempty"`
+	Variance         *Variance `json:"variance,omitempty"`
+	MinDetectablePct *float64  `json:"min_detectable_pct,omitempty"`
+	MoreUnits        *int      `json:"more_units,omitempty"`
+	MethodNote       string    `json:"method_note"`
 }
 
 // Judgements of a GateMetric.
 const (
-	JudgedSlower = "slower beyond threshold"
-	JudgedWithin = "within threshold"
+	JudgedSlower    = "slower beyond threshold"
+	JudgedNotSlower = "not slower"
+	JudgedUndecided = "undecided"
 )
 
 // Gate is the verdict of a gate over a Result.
 type Gate struct {
 	Verdict      string  `json:"verdict"`
 	ThresholdPct float64 `json:"threshold_pct"`
+	// Level is the per-metric confidence level the metrics were judged at
+	// (FamilyLevel over the judged metrics, or a sequential look's).
+	Level float64 `json:"level"`
 	// Reasons say why the runs cannot be judged (Unjudgeable), when the
 	// verdict is GateCannotJudge.
 	Reasons []string `json:"reasons,omitempty"`
 	// Slower names the metrics slower beyond the threshold ("mean per-call
 	// cost (ns) recvfrom/new").
 	Slower []string `json:"slower,omitempty"`
-	// Metrics are every headline metric the gate looked at, baselines left
+	// Metrics are every headline metric the gate judged, baselines left
 	// out.
 	Metrics []GateMetric `json:"metrics"`
 }
@@ -121,12 +145,13 @@ func trialName(t results.Trial) string {
 }
 
 // Judge gates res: GateCannotJudge when reasons is not empty (each says
-// why a run cannot be judged, see Unjudgeable) or when no selected metric
-// has a confidence interval; GateSlower when a selected metric is worse
-// than its baseline by more than the threshold with its whole 95% CI
-// beyond it (lower-is-better: CI low > threshold × baseline; higher-is-
-// better: CI high < −threshold × baseline), not only its mean; else
-// GatePass. A metric without an interval is listed as not judged. It
+// why a run cannot be judged, see Unjudgeable); else each judged metric
+// (opt.Metrics, or every column's primary metric) gets stats.Decide's
+// verdict on its change recomputed at the gate's level (opt.Level, or the
+// Bonferroni FamilyLevel over the judged metrics): GateSlower when one is
+// proven slower beyond the threshold, GateNotSlower when every one is
+// proven not slower, GateUndecided otherwise (an interval that straddles
+// the threshold, a metric without an interval, an invalid trial). It
 // fails when opt names a metric res does not have.
 func Judge(res *Result, reasons []string, opt GateOptions) (Gate, error) {
 	thr := opt.Threshold
@@ -139,51 +164,76 @@ func Judge(res *Result, reasons []string, opt GateOptions) (Gate, error) {
 			return g, fmt.Errorf("gate: no headline metric %q (have: %s)", name, strings.Join(res.metricNames(), ", "))
 		}
 	}
-	judged := 0
-	for _, m := range res.Metrics {
-		if m.Verdict == VerdictBaseline || (len(opt.Metrics) > 0 && !selected(m, opt.Metrics)) {
+	prim := res.Primary()
+	var judged []int
+	for i, m := range res.Metrics {
+		if m.Verdict == VerdictBaseline {
 			continue
 		}
+		if (len(opt.Metrics) > 0 && selected(m, opt.Metrics)) || (len(opt.Metrics) == 0 && prim[i]) {
+			judged = append(judged, i)
+		}
+	}
+	g.Level = opt.Level
+	if g.Level == 0 {
+		g.Level = stats.FamilyLevel(len(judged))
+	}
+	grow := stats.GrowB
+	if opt.GrowBaseline {
+		grow = stats.GrowBoth
+	}
+	slower, notSlower := 0, 0
+	for _, i := range judged {
+		m := res.Metrics[i]
 		gm := GateMetric{Name: m.Name, Unit: m.Unit, Column: m.Column, Baseline: m.Baseline, Value: m.Value,
-			BaselineValue: m.BaselineValue, ChangePct: m.ChangePct, Verdict: m.Verdict}
-		switch {
-		case m.Verdict == VerdictUndecided:
-			gm.Judged = "not judged: undecided (" + m.MethodNote + ")"
-			if len(opt.Metrics) > 0 {
-				g.Reasons = append(g.Reasons, fmt.Sprintf("%s %s: undecided (%s)", metricKey(m), m.Column, m.MethodNote))
+			BaselineValue: m.BaselineValue, ChangePct: m.ChangePct, Variance: m.Variance}
+		at := m
+		if at.a != nil || at.ra != nil {
+			setChange(&at, at.changeOf(g.Level), thr)
+			at.lagNote()
+			if at.MoreUnits != nil || at.Verdict == VerdictUndecided {
+				at.MoreUnits = nil
+				if c := at.changeOf(g.Level); c.Defined() && c.Unit != "event" {
+					if k, ok := stats.MoreSamplesNeeded(c, thr, m.HigherIsBetter, stats.DefaultPower, grow); ok && k > 0 {
+						at.MoreUnits = &k
+					}
+				}
 			}
-		case m.CILow == nil || m.CIHigh == nil:
-			gm.Judged = "not judged: no confidence interval (" + m.MethodNote + ")"
-			if len(opt.Metrics) > 0 {
-				g.Reasons = append(g.Reasons, fmt.Sprintf("%s %s: no confidence interval (%s)", metricKey(m), m.Column, m.MethodNote))
-			}
+		}
+		if m.invalid {
+			at.Verdict = VerdictUndecided
+			at.MethodNote = m.MethodNote
+		}
+		gm.Interval, gm.MinDetectablePct, gm.MoreUnits, gm.MethodNote = at.Interval, at.MinDetectablePct, at.MoreUnits, at.MethodNote
+		if at.Interval != nil {
+			gm.CILowPct, gm.CIHighPct = at.Interval.LowPct, at.Interval.HighPct
+		}
+		gm.Verdict = at.Verdict
+		switch at.Verdict {
+		case VerdictSlower:
+			slower++
+			gm.Judged = JudgedSlower
+			g.Slower = append(g.Slower, metricKey(m)+" "+m.Column)
+		case VerdictNotSlower, VerdictSame:
+			notSlower++
+			gm.Judged = JudgedNotSlower
 		default:
-			judged++
-			lim := thr * math.Abs(m.BaselineValue)
-			if m.BaselineValue != 0 {
-				gm.CILowPct = ptr(*m.CILow / math.Abs(m.BaselineValue) * 100)
-				gm.CIHighPct = ptr(*m.CIHigh / math.Abs(m.BaselineValue) * 100)
-			}
-			worse := (!m.HigherIsBetter && *m.CILow > lim) || (m.HigherIsBetter && *m.CIHigh < -lim)
-			if worse {
-				gm.Judged = JudgedSlower
-				g.Slower = append(g.Slower, metricKey(m)+" "+m.Column)
-			} else {
-				gm.Judged = JudgedWithin
-			}
+			gm.Judged = JudgedUndecided + ": " + at.MethodNote
 		}
 		g.Metrics = append(g.Metrics, gm)
 	}
 	switch {
 	case len(g.Reasons) > 0:
 		g.Verdict = GateCannotJudge
-	case judged == 0:
-		g.Verdict = GateCannotJudge
-		g.Reasons = append(g.Reasons, "no headline metric has a confidence interval to judge (run rounds ≥ 2, or keep the per-wakeup logs)")
-	case len(g.Slower) > 0:
+	case len(judged) == 0:
+		g.Verdict = GateUndecided
+		g.Reasons = append(g.Reasons, "no headline metric to judge")
+	case slower > 0:
 		g.Verdict = GateSlower
+	case notSlower == len(judged):
+		g.Verdict = GateNotSlower
 	default:
-		g.Verdict = GatePass
+		g.Verdict = GateUndecided
 	}
 	return g, nil
 }
@@ -200,43 +250,45 @@ func selected(m Metric, names []string) bool {
 	return false
 }
 
-// Text writes the gate's verdict: one line, then one line per metric
-// slower beyond the threshold, per reason it cannot judge, and a count of
-// the metrics judged within the threshold and not judged.
+// Text writes the gate's verdict: one line, then one line per judged
+// metric (its three-way verdict, CI, n, smallest detectable change and
+// the samples that would decide it) and per reason it cannot judge.
 func (g Gate) Text(w io.Writer) error {
 	g = termsafe.Copy(g) // strings from results, escaped for the terminal
 	var b strings.Builder
-	within, notJudged := 0, 0
+	slower, notSlower := 0, 0
 	for _, m := range g.Metrics {
 		switch m.Judged {
-		case JudgedWithin:
-			within++
 		case JudgedSlower:
-		default:
-			notJudged++
+			slower++
+		case JudgedNotSlower:
+			notSlower++
 		}
 	}
-	counts := fmt.Sprintf("%d within it", within)
-	if notJudged > 0 {
-		counts += fmt.Sprintf(", %d without a CI not judged", notJudged)
+	n := len(g.Metrics)
+	undecided := n - slower - notSlower
+	level := levelPct(g.Level)
+	if n > 1 {
+		level += " each, 95% family-wise"
 	}
+	counts := fmt.Sprintf("%d slower, %d not slower, %d undecided at +%s%% (CI %s)", slower, notSlower, undecided, fmtPct(g.ThresholdPct), level)
 	switch g.Verdict {
-	case GatePass:
-		fmt.Fprintf(&b, "gate: PASS: no headline metric slower beyond %s%% (%s)\n", fmtPct(g.ThresholdPct), counts)
+	case GateNotSlower:
+		fmt.Fprintf(&b, "gate: NOT SLOWER: every judged metric is proven not slower beyond +%s%% (%s)\n", fmtPct(g.ThresholdPct), counts)
 	case GateSlower:
-		fmt.Fprintf(&b, "gate: SLOWER: %d headline metric(s) slower beyond %s%%, the whole 95%% CI beyond it (%s)\n", len(g.Slower), fmtPct(g.ThresholdPct), counts)
+		fmt.Fprintf(&b, "gate: SLOWER: %d judged metric(s) proven slower beyond +%s%%, the whole CI beyond it (%s)\n", slower, fmtPct(g.ThresholdPct), counts)
+	case GateUndecided:
+		fmt.Fprintf(&b, "gate: UNDECIDED: not proven slower, not proven not slower (%s): more samples or a larger --threshold\n", counts)
 	default:
 		b.WriteString("gate: CANNOT JUDGE")
-		if len(g.Metrics) > 0 {
-			fmt.Fprintf(&b, " (threshold %s%%: %s, %d slower)", fmtPct(g.ThresholdPct), counts, len(g.Slower))
+		if n > 0 {
+			fmt.Fprintf(&b, " (%s)", counts)
 		}
 		b.WriteByte('\n')
 	}
 	for _, m := range g.Metrics {
-		if m.Judged == JudgedSlower {
-			fmt.Fprintf(&b, "  slower: %s (%s) %s: %s against %s, CI of the change [%s, %s]\n", m.Name, m.Unit, m.Column,
-				pctOr(m.ChangePct), m.Baseline, pctOr(m.CILowPct), pctOr(m.CIHighPct))
-		}
+		fmt.Fprintf(&b, "  %s\n", VerdictLine(Metric{Name: m.Name, Unit: m.Unit, Column: m.Column, Verdict: m.Verdict, Interval: m.Interval,
+			MinDetectablePct: m.MinDetectablePct, MoreUnits: m.MoreUnits, MethodNote: m.MethodNote}, g.ThresholdPct))
 	}
 	for _, r := range g.Reasons {
 		fmt.Fprintf(&b, "  cannot judge: %s\n", r)

@@ -11,6 +11,9 @@ import (
 	"github.com/rtload/rtload/results"
 )
 
+// TestJudge: 1 process × 3 rounds a side. The gate judges the two
+// primary metrics (mean per-call cost, write throughput) at 97.5% each
+// (Bonferroni: 95% family-wise); t(0.9875, 4) = 3.495406.
 func TestJudge(t *testing.T) {
 	base := roundsRun("a", []float64{100, 102, 104}, []float64{1000, 1010, 990})
 	for _, tc := range []struct {
@@ -21,16 +24,17 @@ func TestJudge(t *testing.T) {
 		want    string
 		slower  []string
 	}{
-		{"identical rounds pass", roundsRun("b", []float64{100, 102, 104}, []float64{1000, 1010, 990}), nil, GateOptions{}, GatePass, nil},
-		// Mean per-call cost +50% (CI [+46.3, +53.7] ticks), fstime −20%.
-		{"50% slower calls and 20% less throughput fail", roundsRun("b", []float64{150, 152, 154}, []float64{800, 810, 790}), nil, GateOptions{},
-			GateSlower, []string{"mean per-call cost (ns) v/b", "p50 per-call cost (ns) v/b", "p99 per-call cost (ns) v/b", "write throughput (KB/s) v:fstime/b"}},
-
-		// Mean +3.9%, but rounds 103, 106, 109 against 100, 102, 104: the CI
-		// reaches below +3% (and below 0): not a verdict to fail on.
+		// The same rounds: mean per-call cost's CI [−5.44%, +5.76%] reaches
+		// past +3%: not proven not slower with 3 rounds, so undecided
+		// (write throughput's [−2.81%, +2.90%] is within ±3%).
+		{"identical rounds are undecided", roundsRun("b", []float64{100, 102, 104}, []float64{1000, 1010, 990}), nil, GateOptions{}, GateUndecided, nil},
+		{"50% slower calls and 20% less throughput are slower", roundsRun("b", []float64{150, 152, 154}, []float64{800, 810, 790}), nil, GateOptions{},
+			GateSlower, []string{"mean per-call cost (ns) v/b", "write throughput (KB/s) v:fstime/b"}},
+		// Mean +3.9%, CI [−1.95%, +10.11%] (one metric: 95%): undecided,
+		// never a pass.
 		{"mean beyond the threshold, CI not", roundsRun("b", []float64{103, 106, 109}, []float64{1000, 1010, 990}), nil,
-			GateOptions{Metrics: []string{"mean per-call cost"}}, GatePass, nil},
-		{"faster is never a failure", roundsRun("b", []float64{50, 51, 52}, []float64{2000, 2010, 1990}), nil, GateOptions{}, GatePass, nil},
+			GateOptions{Metrics: []string{"mean per-call cost"}}, GateUndecided, nil},
+		{"faster is proven not slower", roundsRun("b", []float64{50, 51, 52}, []float64{2000, 2010, 1990}), nil, GateOptions{}, GateNotSlower, nil},
 		{"a reason it cannot judge wins over slower", roundsRun("b", []float64{150, 152, 154}, []float64{800, 810, 790}),
 			[]string{"b: degraded: SCHED_OTHER"}, GateOptions{}, GateCannotJudge, nil},
 	} {
@@ -51,34 +55,41 @@ func TestJudge(t *testing.T) {
 					t.Errorf("slower (-want +got):\n%s", diff)
 				}
 			}
+			if len(tc.opt.Metrics) == 0 && tc.want != GateCannotJudge && (len(g.Metrics) != 2 || !near(g.Level, 0.975, 1e-12)) {
+				t.Errorf("judged %d metrics at %v, want the 2 primary ones at 97.5%%", len(g.Metrics), g.Level)
+			}
 		})
 	}
 }
 
-// TestJudgeThreshold: a change the CI says is real, but small.
+// TestJudgeThreshold: a change the CI says is real, but small. Rounds
+// 1000, 1001, 1002 against 1020, 1021, 1022: log ratio 0.019783, se
+// 0.000808, df 3.9984, t(0.975) 2.776874: CI [+1.7695%, +2.2270%].
 func TestJudgeThreshold(t *testing.T) {
-	// Rounds 1000, 1001, 1002 against 1020, 1021, 1022: diff 20 ticks (+2%),
-	// s 1 each side, se √(1/3+1/3) = 0.8165, df 4, t 2.7764: CI [17.73,
-	// 22.27] = [+1.77%, +2.23%] of 1001. compare calls it slower (the CI
-	// excludes 0); a 3% gate passes it (the CI lies under +3%); a 1% gate
-	// fails it (the CI lies above +1%); a 2% gate passes (the CI reaches
-	// below +2%).
 	res, err := Compare([]Run{roundsRun("a", []float64{1000, 1001, 1002}, []float64{1, 1, 1}),
 		roundsRun("b", []float64{1020, 1021, 1022}, []float64{1, 1, 1})})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		threshold float64
-		want      string
-	}{{0, GatePass}, {0.01, GateSlower}, {0.02, GatePass}, {0.0177, GateSlower}, {0.0178, GatePass}} {
+		threshold     float64
+		want, verdict string
+	}{
+		{0, GateNotSlower, VerdictSame}, // within ±3%
+		{0.01, GateSlower, VerdictSlower},
+		{0.02, GateUndecided, VerdictUndecided}, // straddles +2%
+		{0.0176, GateSlower, VerdictSlower},
+		{0.0178, GateUndecided, VerdictUndecided},
+		{0.023, GateNotSlower, VerdictSame},
+	} {
 		g, err := Judge(res, nil, GateOptions{Threshold: tc.threshold, Metrics: []string{"mean per-call cost (ns)"}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if g.Verdict != tc.want || g.Metrics[0].Verdict != VerdictSlower {
-			t.Errorf("threshold %v: gate %q (compare %q, CI [%v%%, %v%%]), want %q", tc.threshold, g.Verdict, g.Metrics[0].Verdict,
-				*g.Metrics[0].CILowPct, *g.Metrics[0].CIHighPct, tc.want)
+		m := g.Metrics[0]
+		if g.Verdict != tc.want || m.Verdict != tc.verdict || !near(*m.CILowPct, 1.7695, 1e-3) || !near(*m.CIHighPct, 2.2270, 1e-3) {
+			t.Errorf("threshold %v: gate %q (metric %q, CI [%v%%, %v%%]), want %q (%q)", tc.threshold, g.Verdict, m.Verdict,
+				*m.CILowPct, *m.CIHighPct, tc.want, tc.verdict)
 		}
 	}
 }
@@ -93,14 +104,14 @@ func TestJudgeCIPercent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Welch: diff 50, s 2 each side, se √(4/3+4/3) = 1.63299, df 4,
-	// t 2.77645: CI 50 ∓ 4.53388 = [45.4661, 54.5339] ticks, of a baseline
-	// of 102: [+44.5746%, +53.4646%]; change 50/102 = +49.0196%.
+	// Welch on the logs: log ratio 0.398978, se 0.013635, df 3.4974,
+	// t(0.975) 2.941102: change +49.0301%, CI [+43.1720%, +55.1279%]; the
+	// change of the merged means is 50/102 = +49.0196%.
 	m := g.Metrics[0]
 	for _, c := range []struct {
 		name      string
 		got, want float64
-	}{{"change", *m.ChangePct, 49.0196}, {"ci low", *m.CILowPct, 44.5746}, {"ci high", *m.CIHighPct, 53.4646}} {
+	}{{"change", *m.ChangePct, 49.0196}, {"point", *m.Interval.PointPct, 49.0301}, {"ci low", *m.CILowPct, 43.1720}, {"ci high", *m.CIHighPct, 55.1279}} {
 		if !near(c.got, c.want, 1e-3) {
 			t.Errorf("%s %.4f%%, want %.4f%%", c.name, c.got, c.want)
 		}
@@ -109,10 +120,14 @@ func TestJudgeCIPercent(t *testing.T) {
 	if err := g.Text(&b); err != nil {
 		t.Fatal(err)
 	}
-	want := "gate: SLOWER: 1 headline metric(s) slower beyond 3%, the whole 95% CI beyond it (0 within it)\n" +
-		"  slower: mean per-call cost (ns) v/b: +49.02% against v/a, CI of the change [+44.57%, +53.46%]\n"
-	if diff := cmp.Diff(want, b.String()); diff != "" {
-		t.Errorf("text (-want +got):\n%s", diff)
+	for _, want := range []string{
+		"gate: SLOWER: 1 judged metric(s) proven slower beyond +3%, the whole CI beyond it (1 slower, 0 not slower, 0 undecided at +3% (CI 95%))\n",
+		"  v/b mean per-call cost (ns): slower: +49.03% [+43.17%, +55.13%] (95% CI, n = 1 process × 3 rounds, unit round, df 3.5); smallest detectable change +",
+		"; 1 process per side: the between-process noise was not measured",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, b.String())
+		}
 	}
 }
 
@@ -122,19 +137,25 @@ func TestJudgeCannot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// One round each and no per-wakeup logs: wakeup max has no CI.
+	// One round each: no interval, so undecided (exit 125), naming why.
 	g, err := Judge(res, nil, GateOptions{Metrics: []string{"wakeup latency max"}})
-	if err != nil || g.Verdict != GateCannotJudge || len(g.Reasons) != 2 || !strings.Contains(g.Reasons[0], "wakeup latency max (µs) recvfrom/b: no confidence interval (1+1 rounds") {
-		t.Errorf("verdict %q reasons %q err %v", g.Verdict, g.Reasons, err)
+	if err != nil || g.Verdict != GateUndecided || len(g.Metrics) != 2 || !strings.HasPrefix(g.Metrics[0].Judged, "undecided: ") ||
+		!strings.Contains(g.Metrics[0].Judged, "1 process × 1 round on a side: no interval") {
+		t.Errorf("verdict %q metrics %+v err %v", g.Verdict, g.Metrics, err)
 	}
 	// Named metric that does not exist: an error naming the ones there are.
 	if _, err := Judge(res, nil, GateOptions{Metrics: []string{"throughput"}}); err == nil ||
 		!strings.Contains(err.Error(), `gate: no headline metric "throughput" (have: mean per-call cost (TSC ticks), mean per-call cost (ns)`) {
 		t.Errorf("err %v", err)
 	}
-	// Nothing has an interval.
-	res.Metrics = []Metric{{Name: "x", Unit: "s", Column: "c/b", Baseline: "c/a", Verdict: VerdictUnknown}}
-	if g, _ := Judge(res, nil, GateOptions{}); g.Verdict != GateCannotJudge || !strings.Contains(g.Reasons[0], "no headline metric has a confidence interval") {
+	// Nothing has an interval: undecided.
+	res.Metrics = []Metric{{Name: "x", Unit: "s", Column: "c/b", Baseline: "c/a", Verdict: VerdictUndecided}}
+	if g, _ := Judge(res, nil, GateOptions{}); g.Verdict != GateUndecided || len(g.Metrics) != 1 {
+		t.Errorf("verdict %q metrics %+v", g.Verdict, g.Metrics)
+	}
+	// No metric at all.
+	res.Metrics = nil
+	if g, _ := Judge(res, nil, GateOptions{}); g.Verdict != GateUndecided || len(g.Reasons) != 1 {
 		t.Errorf("verdict %q reasons %q", g.Verdict, g.Reasons)
 	}
 }

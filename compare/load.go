@@ -20,8 +20,8 @@ type Run struct {
 	Summary *results.Summary
 	// Wakeups holds each reader's per-wakeup log (the files summary.json
 	// lists for it, read by results.ReaderWakeups), keyed by the reader's
-	// position in Summary. Missing logs are simply absent: metrics that
-	// would bootstrap over them then need ≥ 2 rounds.
+	// position in Summary. Missing logs are simply absent. No verdict
+	// uses them (calls and wakeups are not samples).
 	Wakeups map[ReaderIndex][]record.Wakeup
 	// Notes says which logs could not be read, and why.
 	Notes []string
@@ -87,9 +87,6 @@ func Load(dirs, labels []string) ([]Run, error) {
 
 // ReaderIndex is a reader's position in a Summary: Trials[Trial].Readers[Reader].
 type ReaderIndex struct{ Trial, Reader int }
-
-// index is the key of rd in r.Wakeups.
-func (r Run) index(rd results.Round) ReaderIndex { return ReaderIndex{rd.TrialPos, rd.ReaderPos} }
 
 // CheckLabels reports why labels cannot name the runs in dirs, or nil.
 func CheckLabels(dirs, labels []string) error {

@@ -112,7 +112,7 @@ func (r *Result) Text(w io.Writer) error {
 	r.writeProbeRuns(&b)
 	if len(r.Metrics) > 0 {
 		b.WriteByte('\n')
-		fmt.Fprintf(&b, "headline metrics: change against the first run of each variant, %.0f%% CI of the difference\n", Confidence*100)
+		fmt.Fprintf(&b, "headline metrics: change against the first run of each variant, %.0f%% CI of the change, verdict at ±%s%%\n", Confidence*100, fmtPct(r.ThresholdPct))
 		rows := [][]string{{"metric", "column", "value", "change", fmt.Sprintf("%.0f%% CI", Confidence*100), "verdict", "method"}}
 		for _, name := range r.metricNames() {
 			first := true
@@ -130,7 +130,10 @@ func (r *Result) Text(w io.Writer) error {
 		}
 		report.Aligned(&b, rows, []bool{false, false, true, true, true, false, false})
 		b.WriteString(methodsNote)
+		r.writeVerdicts(&b)
+		r.writeVariance(&b)
 	}
+	r.interleavedText(&b)
 	r.profileText(&b)
 	r.writeGate(&b)
 	_, err := io.WriteString(w, b.String())
@@ -205,14 +208,16 @@ func (r *Result) writeProbeRuns(b *strings.Builder) {
 	}
 }
 
-// methodsNote states how every interval is computed.
-var methodsNote = fmt.Sprintf(`methods: welch = Welch's t-test on per-round values (CI of the difference of
-  round means, Welch–Satterthwaite df); bootstrap = %d resamples (PCG seed %d) of
-  per-call samples rebuilt from the linear histogram (bucket midpoints) or of
-  per-wakeup log rows, percentile CI of the difference, centred on the exact one.
-  A per-call bootstrap treats calls as independent and cannot see run-to-run
-  variation: run rounds ≥ 2 for Welch. "within noise" = the CI contains 0.
-`, Resamples, BootstrapSeed)
+// methodsNote states how every interval and verdict is computed.
+const methodsNote = `methods: t = Student's t on log values of independent units (processes when
+  both sides have ≥ 2; a paired t on per-process differences when the columns
+  ran in the same processes; else rounds, with a note that the process level
+  was not measured), as a change B/A − 1; poisson = exact conditional binomial
+  interval of a rate ratio. Calls and wakeups are never samples: they share
+  the machine's state of the moment. Verdict against the threshold T: slower =
+  whole CI beyond +T in the worse direction; not slower = whole CI on the
+  better side of +T; same = whole CI within ±T; undecided = anything else.
+`
 
 // Markdown writes r as Markdown: a runs table, warnings, the seed's table
 // in a code block, percentile tables and the metrics table.
@@ -296,6 +301,12 @@ func (r *Result) Markdown(w io.Writer) error {
 			}
 		}
 		b.WriteString("\n" + strings.ReplaceAll(methodsNote, "\n  ", " "))
+		var vb strings.Builder
+		r.writeVerdicts(&vb)
+		r.writeVariance(&vb)
+		if vb.Len() > 0 {
+			b.WriteString("\n## Verdicts and variance split\n\n```" + vb.String() + "```\n")
+		}
 	}
 	r.writeGate(&b)
 	_, err := io.WriteString(w, b.String())

@@ -54,6 +54,7 @@ func collect(res *results.Trial, sp *scenario.Spec, senders []*sender, readers [
 			Spikes: r.loop.Spikes, SpikesDropped: r.spikesDropped, BrokeTraceAtNs: r.loop.BrokeAt.Load(), Intervals: r.intervals, SafePointPasses: r.loop.Yields,
 		}
 		rr.OverrunMode, rr.MaxBacklog, rr.BacklogSkips = overrunMode(r.spec), r.spec.MaxBacklog, r.loop.BacklogSkips
+		rr.ThresholdNs = int64(r.spec.Threshold)
 		setHistograms(&rr, t, clockUnit, true)
 		rr.Counters, rr.CountersSkipped = r.readCounters(), r.countersSkipped
 		rr.Starved = starved(rr.Counters, res.DurationNs, rr.Applied)

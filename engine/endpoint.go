@@ -64,8 +64,9 @@ func tapAddr(k int) (netip.Prefix, netip.Addr) {
 }
 
 // openEndpoint builds one group. It must run on a thread inside ns when ns
-// is not nil. firstDevice numbers this group's first tap device.
-func openEndpoint(e scenario.Endpoint, ns *netns.NS, firstDevice int) (ep *endpoint, err error) {
+// is not nil. firstDevice numbers this group's first tap device; order is
+// a UDP group's socket creation order (nil: index order; Setup).
+func openEndpoint(e scenario.Endpoint, ns *netns.NS, firstDevice int, order []int) (ep *endpoint, err error) {
 	ep = &endpoint{spec: e}
 	defer func() {
 		if err != nil {
@@ -78,7 +79,7 @@ func openEndpoint(e scenario.Endpoint, ns *netns.NS, firstDevice int) (ep *endpo
 		if perr != nil {
 			return ep, fmt.Errorf("endpoint %s: address %q: %w", e.Name, e.Address, perr)
 		}
-		g, err := udp.Open(udp.Config{Count: e.Count, Addr: addr, Port: e.Port, RcvBuf: int(e.RcvBuf), Namespaced: ns != nil})
+		g, err := udp.Open(udp.Config{Count: e.Count, Addr: addr, Port: e.Port, RcvBuf: int(e.RcvBuf), Namespaced: ns != nil, Order: order})
 		if err != nil {
 			return ep, fmt.Errorf("endpoint %s: %w", e.Name, err)
 		}

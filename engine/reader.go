@@ -2,8 +2,8 @@ package engine
 
 import (
 	"fmt"
-	"io"
 	"os"
+	"strings"
 	"sync/atomic"
 
 	"github.com/rtload/rtload/net/udp"
@@ -33,10 +33,15 @@ type reader struct {
 	// is their state when the loop ended.
 	perCall       *rt.Counters
 	perCallStatus []rt.PerfStatus
-	// Per-wakeup log (chunked when the scenario sets log_chunk).
+	// Per-wakeup log (chunked when the scenario sets log_chunk); when
+	// interleaved, vlogs holds one per variant (vlogs[0] is log) and the
+	// writer routes each wakeup to its variant's.
 	log     *results.WakeupLog
+	vlogs   []*results.WakeupLog
 	logBase string
 	logErr  error
+	// il alternates the variants of an interleaved trial (nil: alone).
+	il *probe.Interleave
 	// Interval mode: the thread hands full Recorders over; total holds the
 	// trial's merged histograms (the writer's alone while the trial runs).
 	intervalNs int64
@@ -91,11 +96,13 @@ const wakeupRingSize = 1 << 14
 // on without); and its wakeup log in dir (nil: none; a profiled trial
 // writes none). bufSize is the receive buffer per message; allowDegraded
 // leaves out per-call counters the PMU cannot give (Skipped, noted at
-// start).
-func newReader(tr scenario.Trial, i int, eps map[string]*endpoint, bufSize int, clock *rt.Clock, dir *results.Dir, log io.Writer, allowDegraded bool) (*reader, error) {
+// start); opt gives the log, AllowDegraded and the log names' process
+// prefix; bufOffset is the receive buffers' offset (Setup.BufOffset).
+func newReader(tr scenario.Trial, i int, eps map[string]*endpoint, bufSize int, clock *rt.Clock, dir *results.Dir, opt Options, bufOffset int) (*reader, error) {
+	log, allowDegraded := opt.Log, opt.AllowDegraded
 	sp := &tr.Spec
 	rs := sp.Readers[i]
-	rx, err := udp.NewReceiver(rs.Method.String(), bufSize, rs.Batch)
+	rx, err := udp.NewReceiverAt(rs.Method.String(), bufSize, rs.Batch, bufOffset)
 	if err != nil {
 		return nil, fmt.Errorf("reader %s: %w", rs.Name, err)
 	}
@@ -127,7 +134,7 @@ func newReader(tr scenario.Trial, i int, eps map[string]*endpoint, bufSize int, 
 		}
 	}
 	if dir != nil && !tr.Profiled {
-		cfg := wakeupLogConfig(dir, tr, rs)
+		cfg := wakeupLogConfig(dir, tr, rs, opt.logPrefix())
 		r.logBase = cfg.Base
 		if r.log, err = results.CreateWakeupLog(cfg); err != nil {
 			r.close()
@@ -168,9 +175,13 @@ func readerGroups(rs scenario.Reader, eps map[string]*endpoint) []*udp.Group {
 // wakeupLogConfig is the per-wakeup log of reader rs in trial tr: named by
 // results.WakeupLogBase, rotated in log_chunk chunks (gzipped once closed)
 // and capped at log_limit when the scenario sets them.
-func wakeupLogConfig(dir *results.Dir, tr scenario.Trial, rs scenario.Reader) results.WakeupLogConfig {
+func wakeupLogConfig(dir *results.Dir, tr scenario.Trial, rs scenario.Reader, prefix string) results.WakeupLogConfig {
 	sp := &tr.Spec
-	return results.WakeupLogConfig{Dir: dir, Base: results.WakeupLogBase(tr.Index, tr.Variant, tr.Round, rs.Name),
+	base := results.WakeupLogBase(tr.Index, tr.Variant, tr.Round, rs.Name)
+	if prefix != "" {
+		base = strings.Replace(base, "wakeups-", "wakeups-"+prefix, 1)
+	}
+	return results.WakeupLogConfig{Dir: dir, Base: base,
 		ChunkBytes: int64(sp.LogChunk), LimitBytes: int64(sp.LogLimit), Compress: sp.LogChunk > 0}
 }
 
@@ -268,20 +279,19 @@ func (r *reader) wait() {
 // discardLog closes the wakeup log and removes its files (a trial that
 // measured nothing leaves no empty logs).
 func (r *reader) discardLog(dir *results.Dir) {
-	if r.log == nil {
-		return
+	for _, l := range r.wakeupLogs() {
+		l.Close()
+		for _, f := range l.Stats().Files {
+			dir.Remove(f)
+		}
 	}
-	r.log.Close()
-	for _, f := range r.log.Stats().Files {
-		dir.Remove(f)
-	}
-	r.log = nil
+	r.log, r.vlogs = nil, nil
 }
 
 // closeLog closes the wakeup log, keeping the first log error.
 func (r *reader) closeLog() {
-	if r.log != nil {
-		if err := r.log.Close(); err != nil && r.logErr == nil {
+	for _, l := range r.wakeupLogs() {
+		if err := l.Close(); err != nil && r.logErr == nil {
 			r.logErr = err
 		}
 	}
@@ -289,8 +299,8 @@ func (r *reader) closeLog() {
 
 // close releases the reader's files and counters (the log is idempotent).
 func (r *reader) close() {
-	if r.log != nil {
-		r.log.Close()
+	for _, l := range r.wakeupLogs() {
+		l.Close()
 	}
 	for _, f := range r.traceFiles {
 		f.Close()

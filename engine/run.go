@@ -70,6 +70,20 @@ type Options struct {
 	// returning false ends the run there, as finished (rounds: auto, whose
 	// rule lives in compare.AutoStop; it may fill Summary.Auto).
 	AfterRound func(*results.Summary) bool
+	// Process is this process's number in a multi-process run (rtload
+	// run --processes: a child, 0-based) and Processes their count (0 or
+	// 1: a single-process run). Every trial records Process; with
+	// Processes > 1 the per-wakeup logs, intervals and spikes files carry
+	// the process in their names ("wakeups-p03-…", "spikes-p03.jsonl").
+	Process, Processes int
+	// Setup randomises the process's setup (socket creation order, receive
+	// buffer offsets); the zero Setup randomises nothing.
+	Setup Setup
+	// AfterProcess, when set, is called by RunProcesses after every child
+	// that ran to its end with the merged summary so far and the time
+	// since the first started; returning false ends the run there, as
+	// finished (rtload check --budget's stop rule, stats.Stop).
+	AfterProcess func(sum *results.Summary, elapsed time.Duration) bool
 }
 
 // SoakWakeupLogLimit caps a soak run's per-wakeup log (bytes on disk, per
@@ -228,20 +242,30 @@ func (r *run) runTrials(ctx context.Context, next func(i int) (scenario.Trial, b
 		if !ok || ctx.Err() != nil {
 			break
 		}
-		if r.sliced {
+		members := groupOf(tr, next, i)
+		switch {
+		case r.sliced:
 			fmt.Fprintf(r.opt.Log, "slice %d: variant %s, for %v (+%v warm-up)\n", i+1, tr.Variant, time.Duration(tr.Spec.Duration), time.Duration(tr.Spec.Warmup))
-		} else {
+		case members != nil:
+			fmt.Fprint(r.opt.Log, groupLine(members, r.ntrials))
+		default:
 			fmt.Fprintf(r.opt.Log, "trial %d/%d: variant %s, round %d\n", i+1, r.ntrials, tr.Variant, tr.Round+1)
 		}
-		res, degraded, err := newTrial(r, tr).exec(ctx)
-		switch {
-		case res != nil && tr.Profiled:
-			sum.ProfiledTrials = append(sum.ProfiledTrials, *res)
-			if perr := r.profiles.writeInto(sum, r.opt.Results); perr != nil && err == nil {
-				err = perr
+		ress, degraded, err := newTrial(r, tr, members).exec(ctx)
+		for _, res := range ress {
+			switch {
+			case res != nil && tr.Profiled:
+				sum.ProfiledTrials = append(sum.ProfiledTrials, *res)
+				if perr := r.profiles.writeInto(sum, r.opt.Results); perr != nil && err == nil {
+					err = perr
+				}
+			case res != nil:
+				sum.Trials = append(sum.Trials, *res)
 			}
-		case res != nil:
-			sum.Trials = append(sum.Trials, *res)
+		}
+		if len(members) > 1 { // the group ran as one: go on after its last trial
+			i += len(members) - 1
+			tr = members[len(members)-1]
 		}
 		for _, d := range degraded {
 			sum.Degraded = true
@@ -266,6 +290,26 @@ func (r *run) runTrials(ctx context.Context, next func(i int) (scenario.Trial, b
 		return sum, fmt.Errorf("%w: %v", ErrStopped, context.Cause(ctx))
 	}
 	return sum, nil
+}
+
+// groupOf is the interleaved group trial i (tr) begins, its consecutive
+// trials of tr's Group (nil when tr runs alone).
+func groupOf(tr scenario.Trial, next func(i int) (scenario.Trial, bool), i int) []scenario.Trial {
+	if tr.Interleave <= 0 {
+		return nil
+	}
+	members := []scenario.Trial{tr}
+	for {
+		n, ok := next(i + len(members))
+		if !ok || n.Interleave <= 0 || n.Group != tr.Group {
+			break
+		}
+		members = append(members, n)
+	}
+	if len(members) < 2 {
+		return nil
+	}
+	return members
 }
 
 // roundEnds reports whether trial i (tr) is the last of its round.
@@ -344,7 +388,7 @@ func (r *run) finished() {
 // asking for it (nil without a results directory).
 func (r *run) intervalLog() (*results.JSONL, error) {
 	if r.intervals == nil && r.opt.Results != nil {
-		l, err := r.opt.Results.CreateJSONL(results.IntervalsFile, 0)
+		l, err := r.opt.Results.CreateJSONL(r.opt.processFile(results.IntervalsFile), 0)
 		if err != nil {
 			return nil, err
 		}
@@ -358,7 +402,7 @@ func (r *run) intervalLog() (*results.JSONL, error) {
 // directory).
 func (r *run) spikeLog() (*results.JSONL, error) {
 	if r.spikes == nil && r.opt.Results != nil {
-		l, err := r.opt.Results.CreateJSONL(results.SpikesFile, results.SpikesLimit)
+		l, err := r.opt.Results.CreateJSONL(r.opt.processFile(results.SpikesFile), results.SpikesLimit)
 		if err != nil {
 			return nil, err
 		}

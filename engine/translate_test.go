@@ -193,7 +193,7 @@ func TestWakeupLogConfig(t *testing.T) {
 			results.WakeupLogConfig{Dir: dir, Base: results.WakeupLogBase(2, "recvmsg", 1, "rt"), ChunkBytes: 16 << 20, LimitBytes: 1 << 30, Compress: true}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got := wakeupLogConfig(dir, scenario.Trial{Index: 2, Variant: "recvmsg", Round: 1, Spec: tt.sp}, rs)
+			got := wakeupLogConfig(dir, scenario.Trial{Index: 2, Variant: "recvmsg", Round: 1, Spec: tt.sp}, rs, "")
 			if got != tt.want {
 				t.Errorf("wakeupLogConfig = %+v, want %+v", got, tt.want)
 			}

@@ -36,6 +36,10 @@ type trial struct {
 	sp  *scenario.Spec // the trial's own copy (&tr.Spec)
 	ns  *netns.NS      // the run's namespace, when this trial uses it
 	res *results.Trial
+	// members are the trials of an interleaved group (tr is the first;
+	// nil for a trial alone): they run as this one trial, whose window
+	// measures every member's duration in turn.
+	members []scenario.Trial
 	// degraded collects the notes of what ran without a privilege.
 	degraded []string
 
@@ -67,25 +71,31 @@ type trial struct {
 	stopped bool
 }
 
-// newTrial prepares trial tr of run r; nothing is built yet.
-func newTrial(r *run, tr scenario.Trial) *trial {
+// newTrial prepares trial tr of run r, or with members (≥ 2, tr the
+// first) the interleaved trial of tr's group; nothing is built yet.
+func newTrial(r *run, tr scenario.Trial, members []scenario.Trial) *trial {
 	t := &trial{run: r, tr: tr, eps: map[string]*endpoint{}, yield: &atomic.Bool{}}
 	t.sp = &t.tr.Spec
+	if len(members) > 1 {
+		t.members = members
+		t.sp.Duration *= scenario.Duration(len(members)) // each member's duration in turn
+	}
 	if t.sp.Network.Namespace == scenario.NamespacePrivate {
 		t.ns = r.ns
 	}
-	t.res = &results.Trial{Index: tr.Index, Round: tr.Round, Variant: tr.Variant, Profiled: tr.Profiled, Overrides: variantSet(t.sp, tr.Variant)}
+	t.res = &results.Trial{Index: tr.Index, Process: r.opt.Process, Round: tr.Round, Variant: tr.Variant, Profiled: tr.Profiled, Overrides: variantSet(t.sp, tr.Variant)}
 	if t.ns != nil {
 		t.res.Namespace = t.ns.Name()
 	}
 	return t
 }
 
-// exec carries the trial through its phases and returns its results (nil
-// when nothing was measured: a build or start that failed leaves no
-// partial trial), the notes of what ran degraded, and the first error.
-// Kernel objects are closed on every path.
-func (t *trial) exec(ctx context.Context) (*results.Trial, []string, error) {
+// exec carries the trial through its phases and returns its results (one
+// per member of an interleaved trial; nil when nothing was measured: a
+// build or start that failed leaves no partial trial), the notes of what
+// ran degraded, and the first error. Kernel objects are closed on every
+// path.
+func (t *trial) exec(ctx context.Context) ([]*results.Trial, []string, error) {
 	defer t.close()
 	if err := t.build(); err != nil {
 		return nil, t.degraded, err
@@ -124,11 +134,16 @@ func (t *trial) build() error {
 		dir = t.run.opt.Results
 	}
 	for i := range t.sp.Readers {
-		r, err := newReader(t.tr, i, t.eps, bufSize, t.run.clock, dir, t.run.opt.Log, t.run.opt.AllowDegraded)
+		r, err := newReader(t.tr, i, t.eps, bufSize, t.run.clock, dir, t.run.opt, t.run.opt.Setup.BufOffset(i))
 		if err != nil {
 			return err
 		}
 		t.readers = append(t.readers, r)
+		if t.members != nil {
+			if err := r.interleave(t.members, i, bufSize, t.run.opt.Setup.BufOffset(i), int64(t.sp.Duration), dir, t.run.opt.logPrefix()); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -137,8 +152,8 @@ func (t *trial) build() error {
 // sender per traffic entry and the probes.
 func (t *trial) buildNet() error {
 	dev := 0
-	for _, e := range t.sp.Endpoints {
-		ep, err := openEndpoint(e, t.ns, dev)
+	for i, e := range t.sp.Endpoints {
+		ep, err := openEndpoint(e, t.ns, dev, t.run.opt.Setup.SocketOrder(i, e.Count))
 		if err != nil {
 			return err
 		}
@@ -301,7 +316,7 @@ func (t *trial) wait(ctx context.Context) {
 			break
 		}
 		if opt.Progress != nil && !t.win.forever && !t.run.sliced {
-			opt.Progress(t.tr.Index, t.run.ntrials, math.Max(0, float64(now-t.win.t0))/float64(t.win.until-t.win.t0))
+			t.progress(math.Max(0, float64(now-t.win.t0)) / float64(t.win.until-t.win.t0))
 		}
 		select {
 		case <-ctx.Done():
@@ -314,8 +329,17 @@ func (t *trial) wait(ctx context.Context) {
 		}
 	}
 	if opt.Progress != nil && !t.run.sliced {
-		opt.Progress(t.tr.Index, t.run.ntrials, 1)
+		t.progress(1)
 	}
+}
+
+// progress reports fraction frac of the trial done: an interleaved trial
+// moves through its members' trials in turn.
+func (t *trial) progress(frac float64) {
+	n := max(1, len(t.members))
+	at := min(frac*float64(n), float64(n))
+	i := min(int(at), n-1)
+	t.run.opt.Progress(t.tr.Index+i, t.run.ntrials, at-float64(i))
 }
 
 func (t *trial) probesDone() bool {
@@ -378,6 +402,7 @@ func (t *trial) stop() {
 	}
 	for _, r := range t.readers {
 		r.wait()
+		r.loop.FinishInterleave()                   // the block the loop ended in
 		if why := r.clockStatus.Reason; why != "" { // the cycles clock counted only part of the window: the trial is marked
 			t.degraded = append(t.degraded, fmt.Sprintf("reader %s: cycles clock: %s", r.spec.Name, why))
 		}
@@ -430,7 +455,17 @@ func (t *trial) discard() {
 // collect turns what the stopped threads counted into the trial's results
 // and returns the first error the trial met: a reader's clock_nanosleep,
 // a wakeup log, or the interval or spike log.
-func (t *trial) collect() (*results.Trial, []string, error) {
+func (t *trial) collect() ([]*results.Trial, []string, error) {
+	out, err := t.collectOne()
+	if out != nil && t.members != nil {
+		return t.split(out), t.degraded, err
+	}
+	return []*results.Trial{out}, t.degraded, err
+}
+
+// collectOne is collect for the trial as run: one results.Trial (an
+// interleaved trial's trial-wide values, which split divides).
+func (t *trial) collectOne() (*results.Trial, error) {
 	res := t.res
 	res.DurationNs = int64(t.sp.Duration)
 	if t.stopped {
@@ -445,16 +480,16 @@ func (t *trial) collect() (*results.Trial, []string, error) {
 	}
 	for _, r := range t.readers {
 		if r.loop.Errno != 0 {
-			return res, t.degraded, fmt.Errorf("reader %s: clock_nanosleep: %w", r.spec.Name, unix.Errno(r.loop.Errno))
+			return res, fmt.Errorf("reader %s: clock_nanosleep: %w", r.spec.Name, unix.Errno(r.loop.Errno))
 		}
 		if r.logErr != nil {
-			return res, t.degraded, r.logErr // results names the log
+			return res, r.logErr // results names the log
 		}
 	}
 	if t.w.err != nil {
-		return res, t.degraded, fmt.Errorf("interval or spike log: %w", t.w.err)
+		return res, fmt.Errorf("interval or spike log: %w", t.w.err)
 	}
-	return res, t.degraded, nil
+	return res, nil
 }
 
 // close releases everything the trial opened, on every path: the netlink

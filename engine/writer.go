@@ -17,6 +17,7 @@ import (
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/rt"
+	"github.com/rtload/rtload/scenario"
 	"github.com/rtload/rtload/sysinfo"
 )
 
@@ -26,9 +27,11 @@ import (
 // trial totals, and emits interval records. It is the only goroutine that
 // touches the totals while the trial runs.
 type trialWriter struct {
-	trial     int
-	variant   string
-	round     int
+	trial   int
+	variant string
+	round   int
+	// members are an interleaved trial's variants (nil: alone).
+	members   []scenario.Trial
 	readers   []*reader
 	senders   []*sender
 	noises    []noiseSource
@@ -84,7 +87,7 @@ const writerPoll = 50 * time.Millisecond
 // garbage itself once the heap grew by Options.GCHeadroom.
 func newTrialWriter(t *trial) (*trialWriter, error) {
 	opt := &t.run.opt
-	w := &trialWriter{trial: t.tr.Index, variant: t.tr.Variant, round: t.tr.Round, readers: t.readers, senders: t.senders,
+	w := &trialWriter{trial: t.tr.Index, variant: t.tr.Variant, round: t.tr.Round, members: t.members, readers: t.readers, senders: t.senders,
 		onIv: opt.OnInterval, onCheckpoint: t.run.checkpointer(), base: *t.res, scenario: t.sp.Name, exporter: opt.Exporter,
 		failed: make(chan struct{}), proc: sysinfo.NewProcReader(), stats: newRuntimeStats(), log: opt.Log, kernel: t.kw}
 	if w.log == nil {
@@ -336,6 +339,9 @@ func (w *trialWriter) checkpoint() results.Trial {
 func (w *trialWriter) finish() {
 	w.poll()
 	for _, r := range w.readers {
+		if r.il != nil {
+			continue // interleaved: each variant's set is whole (no intervals); split reads them
+		}
 		w.interval(r, r.loop.Final())
 	}
 }
@@ -394,14 +400,23 @@ func cpuInterrupts(cpu int, now, prev sysinfo.IRQCounts) *results.CPUInterrupts 
 // spikes.jsonl.
 func (w *trialWriter) drainRing(r *reader) {
 	r.loop.Wakeups.Drain(func(wk *record.Wakeup) {
-		if r.log != nil && r.logErr == nil {
-			if r.logErr = r.log.Write(wk); r.logErr != nil {
+		lg, trial, variant := r.log, w.trial, w.variant
+		if r.il != nil { // interleaved: the log and names of the variant that ran the tick
+			m := r.variantAt(wk.DeadlineNs)
+			trial, variant = w.members[m].Index, w.members[m].Variant
+			lg = nil
+			if m < len(r.vlogs) {
+				lg = r.vlogs[m]
+			}
+		}
+		if lg != nil && r.logErr == nil {
+			if r.logErr = lg.Write(wk); r.logErr != nil {
 				w.fail(r.logErr) // it names the log
 			}
 		}
 		if r.spec.Threshold > 0 && wk.LatencyNs > int64(r.spec.Threshold) && w.spikes != nil {
 			w.spikeNoise = w.noiseStates(w.spikeNoise[:0]) // encoded by Write below, then reused
-			w.spikeRec = results.Spike{Time: time.Now(), Trial: w.trial, Variant: w.variant, Reader: r.spec.Name,
+			w.spikeRec = results.Spike{Time: time.Now(), Trial: trial, Variant: variant, Reader: r.spec.Name,
 				Tick: wk.Tick, DeadlineNs: wk.DeadlineNs, LatencyNs: wk.LatencyNs, ThresholdNs: int64(r.spec.Threshold),
 				DrainNs: wk.DrainNs, PrevDrainNs: r.prevDrain, Messages: wk.Messages, Calls: wk.Calls, EAGAIN: wk.EAGAIN,
 				Missed: wk.Missed, Noise: w.spikeNoise, BrokeTrace: r.loop.BrokeAt.Load() == wk.DeadlineNs && wk.DeadlineNs != 0}

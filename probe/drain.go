@@ -19,9 +19,12 @@ type Probe interface {
 
 // Counts is a Drain's accounting since construction. Calls, Data and
 // EAGAIN count calls made while Measure was set (so they match the
-// histograms' totals); Errors and the message fields count every call.
+// histograms' totals), and SumTicks is the sum of those calls' clock
+// ticks (so SumTicks / Calls is their mean cost); Errors and the message
+// fields count every call.
 type Counts struct {
 	Calls, Data, EAGAIN, Errors uint64
+	SumTicks                    uint64
 	LastErrno                   unix.Errno
 	Messages, Bytes             uint64
 	// Lost counts sequence gaps (messages skipped, less those that arrived
@@ -341,6 +344,7 @@ func (d *Drain) flush() {
 	for j := 0; j < d.n; j++ {
 		s := d.samples[j]
 		d.c.Calls++
+		d.c.SumTicks += s.dt
 		var res, ctx record.Class
 		switch s.kind {
 		case sampleData:

@@ -3,6 +3,7 @@ package probe
 import (
 	"golang.org/x/sys/unix"
 
+	"github.com/rtload/rtload/net/udp"
 	"github.com/rtload/rtload/rt"
 )
 
@@ -46,3 +47,11 @@ func (d *Drain) Pending() int { return d.n }
 
 // ThreadSwitches exposes threadSwitches to tests and benchmarks.
 func ThreadSwitches(ru *unix.Rusage) (vol, invol uint64, errno unix.Errno) { return threadSwitches(ru) }
+
+// NextBlock exposes the block switch (Loop.nextBlock) to tests and
+// benchmarks; OpenBlock the first block's start.
+func (l *Loop) NextBlock(at int64) { l.nextBlock(at) }
+func (l *Loop) OpenBlock(at int64) { l.openBlock(at) }
+
+// Receiver is the drain's receiver now.
+func (d *Drain) Receiver() udp.Receiver { return d.rx }

@@ -42,7 +42,11 @@ type Loop struct {
 	Interval int64
 	Handoff  *Handoff
 	Rec      *Recorders
-	set      *record.Set // Rec.Set, the one pointer the hot loop follows
+	// Interleave, when set, alternates variants in blocks (see
+	// Interleave; not with Interval): the loop starts in the block of the
+	// first deadline, whatever Rec says.
+	Interleave *Interleave
+	set        *record.Set // Rec.Set, the one pointer the hot loop follows
 	// Threshold (ns) > 0 marks wakeups later than it as spikes (counted in
 	// Spikes; the writer logs them from the wakeup records). With
 	// BreakTrace, the first spike writes Marker to the ftrace trace_marker
@@ -122,12 +126,20 @@ func (l *Loop) Final() *Recorders {
 func (l *Loop) Run() {
 	l.install(l.Rec)
 	nextHandoff := l.MeasureFrom + l.Interval
+	il := l.Interleave
+	period := l.Ticker.Deadline(1) - l.Ticker.Deadline(0)
+	if il != nil {
+		l.openBlock(l.Ticker.Deadline(0))
+	}
 	l.lastVol, l.lastInvol, _ = threadSwitches(&l.ru)
 	for {
 		k, deadline, lat, missed, errno := l.Ticker.Wait()
 		if errno != 0 {
 			l.Errno = uintptr(errno)
 			return
+		}
+		if il != nil && deadline >= il.end {
+			l.nextBlock(deadline) // ticks skipped past the block's end
 		}
 		l.Ticks++
 		l.lastDeadline = deadline
@@ -161,6 +173,9 @@ func (l *Loop) Run() {
 			}
 			l.set.RecordSigned(record.WakeupLatency, lat)
 			l.set.RecordSigned(record.DrainTime, t1-t0)
+			if il != nil && lat > il.wakeMax {
+				il.wakeMax = lat
+			}
 			tk := l.Probe.LastTick()
 			l.Wakeups.Put(record.Wakeup{Tick: k, DeadlineNs: deadline, LatencyNs: lat, DrainNs: t1 - t0,
 				Messages: tk.Messages, Calls: tk.Calls, EAGAIN: tk.EAGAIN, Missed: uint32(missed),
@@ -188,6 +203,11 @@ func (l *Loop) Run() {
 		}
 		if stop {
 			return
+		}
+		// The tick's work is done and counted: when the next deadline is
+		// in the next block, switch to its variant now, before the sleep.
+		if il != nil && deadline+period >= il.end {
+			l.nextBlock(deadline + period)
 		}
 		// The tick's work is done and recorded: only here, and only when the
 		// engine asks (before it collects garbage), may the Go runtime stop

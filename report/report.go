@@ -156,6 +156,7 @@ func writeHeader(b *strings.Builder, s *results.Summary) {
 		b.WriteString(", ")
 	}
 	fmt.Fprintf(b, "%s: %s\n", plural(len(s.Trials), "trial"), trialShape(s))
+	b.WriteString(interleaveLine(s))
 	b.WriteString(clockLine(s.Clock))
 	b.WriteByte('\n')
 	if s.Clock.Note != "" {
@@ -196,6 +197,20 @@ func writeHeader(b *strings.Builder, s *results.Summary) {
 	}
 }
 
+// interleaveLine says, when variants ran interleaved, that each round's
+// variants shared one window, and which columns' rows are then the
+// trial's rather than the variant's.
+func interleaveLine(s *results.Summary) string {
+	for _, t := range s.Trials {
+		if il := t.Interleave; il != nil {
+			return fmt.Sprintf("interleaved: each round's variants ran in one trial, alternating in %s ABBA blocks (%s, …) on the same reader threads and sockets; "+
+				"the traffic sent, noise, kernel drops and thread counters are that trial's, shown in each variant's column\n",
+				time.Duration(il.BlockNs), strings.Join(il.Order, " "))
+		}
+	}
+	return ""
+}
+
 // autoLine states how a rounds: auto run ended: the reason, the rounds,
 // and the 95% CI of the headline difference against the precision asked.
 func autoLine(a *results.AutoRounds) string {
@@ -229,8 +244,11 @@ func firstOr(cols []string) string {
 
 // plural prints "1 round", "2 rounds".
 func plural(n int, what string) string {
-	if n == 1 {
+	switch {
+	case n == 1:
 		return "1 " + what
+	case strings.HasSuffix(what, "s"):
+		return strconv.Itoa(n) + " " + what + "es"
 	}
 	return strconv.Itoa(n) + " " + what + "s"
 }
@@ -243,6 +261,9 @@ func trialShape(s *results.Summary) string {
 	variants, rounds := shape(s)
 	if soakSliced(s.Spec) && variants > 1 {
 		return plural(variants, "variant") + " in soak slices"
+	}
+	if procs := processes(s); procs > 1 && len(s.Trials) == variants*rounds {
+		return plural(variants, "variant") + " × " + plural(procs, "process") + " × " + plural(rounds/procs, "round")
 	}
 	if len(s.Trials) == variants*rounds {
 		return plural(variants, "variant") + " × " + plural(rounds, "round")
@@ -288,6 +309,16 @@ func durationOf(v any) (time.Duration, bool) {
 		return time.Duration(x), true
 	}
 	return 0, false
+}
+
+// processes counts the distinct processes of s's trials (1 for a
+// single-process run).
+func processes(s *results.Summary) int {
+	seen := map[int]bool{}
+	for _, t := range s.Trials {
+		seen[t.Process] = true
+	}
+	return max(len(seen), 1)
 }
 
 // shape counts distinct variants and the most rounds any variant ran.

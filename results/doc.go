@@ -5,7 +5,7 @@
 //
 // A results directory holds:
 //
-//	summary.json           one Summary, version SummaryVersion (version 1 still reads):
+//	summary.json           one Summary, version SummaryVersion (versions 1 and 2 still read):
 //	                       Dir.WriteSummary, ReadSummary, DecodeSummary
 //	wakeups-<…>.csv[.gz]   each reader's per-wakeup log, rotated in chunks and capped:
 //	                       WakeupLog (named by WakeupLogBase), ReaderWakeups, ReadWakeups

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/rtload/rtload/internal/termsafe"
@@ -263,4 +264,11 @@ func ReadJSONL[T any](path string) (out []T, torn int, err error) {
 		return out, 1, nil // only the very last line may be torn
 	}
 	return out, 0, nil
+}
+
+// ProcessFile is the name of a run-wide file (IntervalsFile, SpikesFile)
+// written by process p of a multi-process run: "spikes-p03.jsonl".
+func ProcessFile(name string, p int) string {
+	ext := filepath.Ext(name)
+	return fmt.Sprintf("%s-p%02d%s", strings.TrimSuffix(name, ext), p, ext)
 }

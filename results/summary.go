@@ -48,6 +48,29 @@ type Summary struct {
 	// cost with the timed trials'.
 	ProfiledTrials []Trial          `json:"profiled_trials,omitempty"`
 	Profiles       []VariantProfile `json:"profiles,omitempty"`
+	// Processes describes each process of a multi-process run (rtload run
+	// --processes), in run order; empty for a single-process run. Their
+	// trials are in Trials with Trial.Process set.
+	Processes []ProcessInfo `json:"processes,omitempty"`
+}
+
+// ProcessInfo is one process of a multi-process run: a fresh child
+// running the whole plan with its setup randomised (issue 24).
+type ProcessInfo struct {
+	Process int `json:"process"`
+	PID     int `json:"pid"`
+	// SetupSeed drew its socket creation order and receive buffer offsets
+	// (engine.Setup); EnvPadBytes is the size of the padding variable
+	// added to its environment.
+	SetupSeed   uint64 `json:"setup_seed"`
+	EnvPadBytes int    `json:"env_pad_bytes"`
+	// Clock is the process's own per-call clock (each calibrates its TSC).
+	Clock  ClockInfo `json:"clock"`
+	Start  time.Time `json:"start"`
+	End    time.Time `json:"end"`
+	Trials int       `json:"trials"`
+	// Error is how the process failed, if it did.
+	Error string `json:"error,omitempty"`
 }
 
 // ClockInfo describes the per-call clock.
@@ -68,7 +91,11 @@ type ClockInfo struct {
 
 // Trial is the result of one variant in one round.
 type Trial struct {
-	Index   int    `json:"index"`
+	Index int `json:"index"`
+	// Process is the process the trial ran in (rtload run --processes:
+	// fresh child processes, 0-based; 0 in a single-process run and in
+	// summaries of version 2).
+	Process int    `json:"process"`
 	Round   int    `json:"round"`
 	Variant string `json:"variant"`
 	// Profiled marks a trial whose readers were sampled (it is in
@@ -122,6 +149,10 @@ type Trial struct {
 	// 1 ms"). compare warns about it and `rtload check` cannot judge it
 	// (exit 125).
 	TrafficNotAsSpecified string `json:"traffic_not_as_specified,omitempty"`
+	// Interleave, when set, says that this variant ran interleaved with
+	// the other variants of its group in one window (scenario
+	// interleave:), and holds its blocks; nil for a trial of its own.
+	Interleave *Interleave `json:"interleave,omitempty"`
 }
 
 // Reader is one real-time reader's results in one trial.
@@ -173,8 +204,12 @@ type Reader struct {
 	BacklogSkips uint64 `json:"backlog_skips,omitempty"`
 	// Spikes counts wakeups above the reader's threshold (spikes.jsonl);
 	// BrokeTraceAtNs is the deadline of the spike that stopped ftrace.
-	Spikes         uint64 `json:"spikes,omitempty"`
-	BrokeTraceAtNs int64  `json:"broke_trace_at_ns,omitempty"`
+	Spikes uint64 `json:"spikes,omitempty"`
+	// ThresholdNs is the reader's spike threshold (readers[].threshold),
+	// 0 for none: compare's spike rate per hour counts Spikes over the
+	// measured time against it.
+	ThresholdNs    int64 `json:"threshold_ns,omitempty"`
+	BrokeTraceAtNs int64 `json:"broke_trace_at_ns,omitempty"`
 	// TracingStopped, set when breaktrace stopped ftrace, says so: that
 	// tracing_on was left at 0 so that the trace ends at the spike, where
 	// to read it and how to turn tracing back on.

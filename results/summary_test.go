@@ -90,7 +90,7 @@ func TestReadSummaryErrors(t *testing.T) {
 		{"syntax error names file line col", "{\n  \"version\": 2,\n  x\n}", "summary.json:3:3: invalid character 'x'"},
 		{"type error", "{\n  \"version\": \"two\"\n}", "summary.json:2:"},
 		{"truncated", "{\"version\": 2,", "summary.json:1:"},
-		{"unknown version", "{\"version\": 9}", "summary version 9 not supported (this rtload reads versions 1 and 2)"},
+		{"unknown version", "{\"version\": 9}", "summary version 9 not supported (this rtload reads versions 1 to 3)"},
 		{"2 million buckets", string(bigJSON), "trials[0].readers[0].per_call.all.counts: more than 65536 entries, more than the limit of 65536"},
 		{"layout that does not add up", `{"version":2,"trials":[{"readers":[{"per_call":{"all":{"bucket_width":0,"counts":[1,2]}}}]}]}`,
 			"per_call.all: histogram layout (width 0, origin 0, overflow 0) does not match its 2 buckets"},
@@ -212,5 +212,39 @@ func TestColumns(t *testing.T) {
 func TestWakeupLogBase(t *testing.T) {
 	if got := results.WakeupLogBase(3, "a b/c", 1, "rt.2"); got != "wakeups-03-a_b_c-r1-rt.2" {
 		t.Errorf("got %q", got)
+	}
+}
+
+// TestReadV2 reads a version 2 summary (before Trial.Process): every
+// trial is in process 0, and Version stays 2.
+func TestReadV2(t *testing.T) {
+	s := testutil.SeedSummary()
+	data, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["version"] = 2
+	for _, tr := range doc["trials"].([]any) {
+		delete(tr.(map[string]any), "process")
+	}
+	v2, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := results.DecodeSummary(v2, "v2/summary.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Version != 2 || len(got.Trials) != len(s.Trials) {
+		t.Fatalf("version %d, %d trials", got.Version, len(got.Trials))
+	}
+	for _, tr := range got.Trials {
+		if tr.Process != 0 {
+			t.Errorf("trial %d: process %d, want 0", tr.Index, tr.Process)
+		}
 	}
 }

@@ -20,8 +20,10 @@ import (
 const SummaryFile = "summary.json"
 
 // SummaryVersion is the Summary format version this package writes.
-// ReadSummary reads it and version 1 (see ReadSummary).
-const SummaryVersion = 2
+// ReadSummary reads it and versions 1 and 2 (see ReadSummary). Version 3
+// added Trial.Process (rtload run --processes); a version 2 summary reads
+// with every trial in process 0.
+const SummaryVersion = 3
 
 // Schema limits, checked by ReadSummary and DecodeSummary before anything
 // uses the data: a summary past them is refused with an error naming the
@@ -166,7 +168,7 @@ func ReadSummaryStat(path string) (*Summary, SummaryStat, error) {
 
 // DecodeSummary decodes summary.json bytes; name prefixes errors. Bad JSON
 // gives an error naming name with line and column ("dir/summary.json:3:14:
-// …"); a version other than 1 or SummaryVersion, or a summary past the
+// …"); a version other than 1, 2 or SummaryVersion, or a summary past the
 // schema limits (MaxBuckets, MaxTrials, …, or a wakeup log named by a path
 // rather than a file name) is an error.
 //
@@ -182,8 +184,8 @@ func DecodeSummary(data []byte, name string) (*Summary, error) {
 	if err := json.Unmarshal(data, &head); err != nil {
 		return nil, jsonError(data, name, err)
 	}
-	if head.Version != 1 && head.Version != SummaryVersion {
-		return nil, fmt.Errorf("%s: summary version %d not supported (this rtload reads versions 1 and %d)", name, head.Version, SummaryVersion)
+	if head.Version < 1 || head.Version > SummaryVersion {
+		return nil, fmt.Errorf("%s: summary version %d not supported (this rtload reads versions 1 to %d)", name, head.Version, SummaryVersion)
 	}
 	// Limits on lists and memory hold before Unmarshal builds anything.
 	if err := checkShape(data, name, reflect.TypeFor[Summary]()); err != nil && !errors.Is(err, errSyntax) {

@@ -461,6 +461,7 @@ var (
 	textEnumType = reflect.TypeFor[textEnum]()
 	cpuType      = reflect.TypeFor[CPU]()
 	roundsType   = reflect.TypeFor[Rounds]()
+	interleaveT  = reflect.TypeFor[Interleave]()
 )
 
 // textScalar is a scalar type with its own text decoder (the enums, CPU,
@@ -537,6 +538,8 @@ func typeDesc(t reflect.Type) string {
 		return "a CPU number or auto"
 	case roundsType:
 		return "a count or auto"
+	case interleaveT:
+		return "a block length, off or auto"
 	}
 	if t.Implements(textEnumType) || reflect.PointerTo(t).Implements(textEnumType) {
 		return "a string"

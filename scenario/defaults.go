@@ -158,6 +158,7 @@ func (s *Spec) fillDefaults() {
 			s.Rounds = Rounds(s.Repeat)
 		}
 	}
+	dflt(s, "processes", &s.Processes, 1)
 	if s.Duration == 0 && len(s.Variants) > 1 {
 		dflt(s, "slice", &s.Slice, defaultSlice)
 	}

@@ -6,7 +6,7 @@
 //	s, err := scenario.Load(name, data)        // strict decode, defaults, positions
 //	err = s.Apply([]string{"duration=2s"})     // --set overrides, same decoders
 //	err = s.Validate(scenario.Host{NumCPU: n}) // every problem, never mutates
-//	trials, err := s.Expand()                  // rounds × variants, A B A B …
+//	trials, err := s.Expand()                  // rounds × variants, A B B A A B …
 //	choices, err := s.ResolveCPUs(allowed)     // cpu: auto → a CPU (and each trial's)
 //
 // Load decodes the document into a yaml.Node once and walks it with a small

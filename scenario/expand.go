@@ -7,9 +7,11 @@ import (
 )
 
 // Expand returns the trials to run: Rounds rounds (AutoRounds for rounds:
-// auto), each running every
-// variant once in declaration order (round 0: A B, round 1: A B, …), or one
-// trial named "base" per round when there are no variants. With
+// auto), each running every variant once, in declaration order in even
+// rounds and in reverse order in odd ones (ABBA: round 0: A B, round 1:
+// B A, round 2: A B, …, so that a drift of the machine weighs on every
+// variant alike), or one trial named "base" per round when there are no
+// variants. With
 // profile.enabled each timed trial is followed by its profiled twin
 // (Trial.Profiled; round 0: A, A profiled, B, B profiled, …). Each Trial.Spec
 // is a deep copy of s with its variant's overrides applied (in sorted key
@@ -36,7 +38,12 @@ func (s *Spec) ExpandRounds(n int) ([]Trial, error) {
 	}
 	trials := make([]Trial, 0, n*len(variants))
 	for r := range n {
-		for i, v := range variants {
+		for k := range variants {
+			i := k
+			if r%2 == 1 {
+				i = len(variants) - 1 - k
+			}
+			v := variants[i]
 			c := s.Clone()
 			if errs := c.applyVariant(i, v, s.posOf); len(errs) > 0 {
 				for _, e := range errs {
@@ -50,7 +57,7 @@ func (s *Spec) ExpandRounds(n int) ([]Trial, error) {
 			}
 		}
 	}
-	return trials, nil
+	return s.interleaveTrials(trials), nil
 }
 
 // Clone returns a deep copy of s: no slice, map or pointer is shared.

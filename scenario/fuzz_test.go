@@ -73,9 +73,18 @@ func FuzzLoad(f *testing.F) {
 			t.Fatalf("clone of a valid spec fails: %v\n%s", err, data)
 		}
 		// Rounds repeat the first round; validate one round of trials.
+		// Odd rounds run the variants in reverse order (ABBA), each
+		// profiled twin right after its timed trial.
 		perRound := len(trials) / s.Rounds.planned()
 		for i, tr := range trials {
-			if tr.Index != i || tr.Round != i/perRound || tr.Variant != trials[i%perRound].Variant {
+			j := i % perRound
+			if tr.Round%2 == 1 {
+				j = perRound - 1 - j
+				if s.Profile.Enabled {
+					j = j ^ 1 // the pair (timed, profiled) keeps its order
+				}
+			}
+			if tr.Index != i || tr.Round != i/perRound || tr.Variant != trials[j].Variant {
 				t.Fatalf("trial %d = {Index %d, Round %d, Variant %q}: out of order", i, tr.Index, tr.Round, tr.Variant)
 			}
 			if i >= perRound {

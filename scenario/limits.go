@@ -32,6 +32,8 @@ const (
 	MaxWork = 1 << 20
 	// MaxRounds is the largest rounds (repeat) value.
 	MaxRounds = 1000
+	// MaxProcesses is the largest processes value.
+	MaxProcesses = 1000
 	// maxProblems bounds the distinct problems Validate collects; past it,
 	// it stops checking further variants.
 	maxProblems = 10000

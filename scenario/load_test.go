@@ -27,6 +27,7 @@ func TestLoadSeed(t *testing.T) {
 		Warmup:      Duration(500 * time.Millisecond),
 		Clock:       ClockAuto,
 		Rounds:      2,
+		Processes:   1,
 		Network:     Network{Namespace: NamespaceHost},
 		Endpoints:   []Endpoint{{Name: "socks", Kind: EndpointUDP, Count: 450, Address: "127.0.0.1", RcvBuf: 256 << 10}},
 		Traffic: []Traffic{{Endpoint: "socks", Interval: Duration(20 * time.Millisecond), Size: 64, Spread: SpreadEven,
@@ -72,7 +73,7 @@ func TestLoadDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &Spec{
-		Name: "my-test", Duration: Duration(10 * time.Second), Clock: ClockAuto, Rounds: 1, Network: Network{Namespace: NamespaceHost},
+		Name: "my-test", Duration: Duration(10 * time.Second), Clock: ClockAuto, Rounds: 1, Processes: 1, Network: Network{Namespace: NamespaceHost},
 		Endpoints: []Endpoint{{Name: "ep0", Kind: EndpointUDP, Count: 1, Address: "127.0.0.1"}},
 		// A sender among unpinned spin noise runs at SCHED_FIFO, 10 below
 		// the lowest real-time reader; its lag bound is its period (1/rate).
@@ -108,7 +109,7 @@ func TestLoadErrors(t *testing.T) {
 		{"multiple documents", "readers: [{}]\n---\nreaders: [{}]\n", "x.yaml:2:1: multiple documents"},
 		{"syntax error wrapped with file", "readers:\n  - name: x\n   cpu: 1\n", "x.yaml:1: yaml: line 1: did not find expected '-' indicator"},
 		{"top-level sequence", "- a\n", "x.yaml:1:1: expected a mapping, got a sequence (allowed: name, description, duration"},
-		{"unknown top-level field", "readers: [{}]\ndurration: 1s\n", "x.yaml:2:1: durration: unknown field \"durration\" (allowed: name, description, duration, interval, log_chunk, log_limit, warmup, clock, rounds, repeat, cpu_dma_latency, allow_rt_noise, housekeeping_cpus, slice, requires, network, endpoints, traffic, readers, noise, probes, variants, report, profile)"},
+		{"unknown top-level field", "readers: [{}]\ndurration: 1s\n", "x.yaml:2:1: durration: unknown field \"durration\" (allowed: name, description, duration, interval, log_chunk, log_limit, warmup, clock, rounds, repeat, processes, cpu_dma_latency, allow_rt_noise, housekeeping_cpus, slice, interleave, requires, network, endpoints, traffic, readers, noise, probes, variants, report, profile)"},
 		{"unknown nested field lists its section's keys", "readers:\n  - prority: 3\n", "x.yaml:2:5: readers[0].prority: unknown field \"prority\" (allowed: name, endpoints, cpu, policy, priority, period, method, batch, overrun, max_backlog, threshold, breaktrace, counters)"},
 		{"unknown field under report", "report: {width: 1}\n", "x.yaml:1:10: report.width: unknown field \"width\" (allowed: bucket_width, bucket_origin, overflow)"},
 		{"file is not decoded", "File: x\n", "unknown field \"File\""},

@@ -33,11 +33,19 @@ type Spec struct {
 	// tsc, monotonic. Default auto.
 	Clock Clock `yaml:"clock" json:"clock"`
 	// Rounds is how many times the variant list runs, in alternating order
-	// (A B A B …), or RoundsAuto (`rounds: auto`). Default 1.
+	// (ABBA: A B, B A, A B, …), or RoundsAuto (`rounds: auto`). Default 1.
 	Rounds Rounds `yaml:"rounds" json:"rounds"`
 	// Repeat is another name for Rounds (the whole scenario N times,
 	// variants alternating inside each repeat); give one or the other.
 	Repeat int `yaml:"repeat" json:"repeat,omitempty"`
+	// Processes is how many fresh processes run the whole plan (rounds ×
+	// variants), one after the other: each re-executes rtload with fresh
+	// sockets, a fresh Go runtime and its setup randomised (socket
+	// creation order, receive buffer offsets, environment size), so that
+	// the process is an independent sample of a verdict (issue 24).
+	// 1–MaxProcesses; not with duration 0 (soak), rounds: auto or profile.
+	// Default 1: one process, no re-exec.
+	Processes int `yaml:"processes" json:"processes,omitempty"`
 	// CPUDMALatency is held in /dev/cpu_dma_latency (µs) during every
 	// trial, as cyclictest does: 0 keeps CPUs out of deep idle states.
 	// -1 leaves the machine's setting alone. Default 0.
@@ -72,6 +80,20 @@ type Spec struct {
 	// variant and slice number). The banner says "variants alternate in
 	// 60s slices until stopped".
 	Slice Duration `yaml:"slice" json:"slice,omitempty"`
+	// Interleave runs each round's variants inside one trial, alternating
+	// them in ABBA blocks of this length on the same reader threads and
+	// sockets (see Interleave): a block length ("100ms"), off (or 0: one
+	// trial per variant per round) or auto (DefaultInterleaveBlock
+	// where the variants can interleave, else off with a note). Only
+	// variants that set nothing but readers[i].method and readers[i].batch
+	// can. Duration stays each variant's measured time per round: an
+	// interleaved trial of n variants measures n × duration. Default off.
+	//
+	// Engine: for each group of trials (Trial.Group), one trial whose
+	// readers hold one receiver and one record set per variant
+	// (probe.Interleave); one results.Trial per variant, with
+	// results.Trial.Interleave and its blocks.
+	Interleave Interleave `yaml:"interleave" json:"interleave"`
 	// Requires names what the machine must have for the results to mean
 	// what the scenario says (kernel config, command line, kernel
 	// version, features). `rtload validate` and `run` refuse a machine that
@@ -404,6 +426,12 @@ type Trial struct {
 	Profiled bool
 	// Spec is a deep copy with the variant's overrides applied.
 	Spec Spec
+	// Interleave > 0 runs this trial inside one trial with the other
+	// trials of its Group (the Index of the group's first trial;
+	// consecutive trials of one round), their variants alternating in
+	// blocks of Interleave (Spec.Interleave, InterleaveBlock). 0: alone.
+	Interleave Duration
+	Group      int
 }
 
 // Host describes the machine for Validate.

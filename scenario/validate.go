@@ -63,6 +63,9 @@ func (s *Spec) Validate(h Host) error {
 		col.add(e)
 		return col.list.err()
 	}
+	for _, e := range s.checkInterleave() {
+		col.add(e)
+	}
 	base := map[string]bool{}
 	for _, e := range col.list {
 		base[e.Path+"\x00"+e.Msg] = true
@@ -393,6 +396,17 @@ func (c *checker) top() {
 		}
 		if s.Repeat != 0 && s.Repeat != int(s.Rounds) {
 			c.add("repeat", "the same value as rounds, or only one of them", "repeat %d and rounds %d differ", s.Repeat, s.Rounds)
+		}
+	}
+	c.intRange("processes", s.Processes, 1, MaxProcesses)
+	if s.Processes > 1 {
+		switch {
+		case s.Duration == 0:
+			c.add("processes", "1 with duration 0 (a soak runs in one process)", "%d processes with duration 0", s.Processes)
+		case s.Rounds == RoundsAuto:
+			c.add("processes", "1 with rounds: auto (its rule stops one process's rounds)", "%d processes with rounds: auto", s.Processes)
+		case s.Profile.Enabled:
+			c.add("processes", "1 with profile.enabled (profiles merge within one process)", "%d processes with profile", s.Processes)
 		}
 	}
 	c.intRange("cpu_dma_latency", s.CPUDMALatency, -1, 1_000_000)

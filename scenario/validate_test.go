@@ -42,6 +42,12 @@ func TestValidate(t *testing.T) {
 		{"clock unknown", "clock: rdtsc\n" + baseDoc, "x.yaml:1:8: clock: unknown clock \"rdtsc\" (allowed: auto, tsc, monotonic, cycles)"},
 		{"rounds zero", "rounds: 0\n" + baseDoc, "rounds: 0 out of range (allowed: 1–1000, or auto)"},
 		{"rounds too many", "rounds: 1001\n" + baseDoc, "rounds: 1001 out of range (allowed: 1–1000, or auto)"},
+		{"processes", "processes: 8\n" + baseDoc, ""},
+		{"processes zero", "processes: 0\n" + baseDoc, "processes: 0 out of range (allowed: 1–1000)"},
+		{"processes too many", "processes: 1001\n" + baseDoc, "processes: 1001 out of range (allowed: 1–1000)"},
+		{"processes in a soak", "processes: 2\nduration: 0\n" + baseDoc, "processes: 2 processes with duration 0 (allowed: 1 with duration 0 (a soak runs in one process))"},
+		{"processes with rounds: auto", "processes: 2\nrounds: auto\n" + baseDoc, "processes: 2 processes with rounds: auto (allowed: 1 with rounds: auto"},
+		{"processes with a profile", "processes: 2\nprofile: {enabled: true}\n" + baseDoc, "processes: 2 processes with profile (allowed: 1 with profile.enabled"},
 		{"no readers", baseEP, "readers: no readers and no probes (allowed: at least one reader or probe)"},
 
 		// Endpoints.

@@ -28,29 +28,51 @@ type checkFlags struct {
 	labels    []string
 	format    string
 	trust     bool
+	cpuBudget time.Duration
 	budget    time.Duration
+	looks     int
 }
 
 func newCheckCmd() *cobra.Command {
 	var f checkFlags
 	cmd := &cobra.Command{
 		Use:   "check BASELINE_DIR [SCENARIO]",
-		Short: "Run the baseline's scenario again and gate on it: exit 0 pass, 1 slower, 125 cannot judge",
+		Short: "Run the baseline's scenario again in fresh processes and gate on it: exit 0 not slower, 1 slower, 125 undecided",
 		Long: `check runs a scenario (by default the baseline's own, as its summary.json
-recorded it, --set overrides included), compares the new results with the
-baseline's and exits:
+recorded it, --set overrides included) in fresh processes, one after the
+other (each re-executes rtload with its setup randomised), compares the new
+results with the baseline's after planned looks and exits:
 
-  0    no headline metric is slower than the baseline beyond --threshold
-  1    one is, and its whole 95% confidence interval lies beyond the threshold
-       (not only its mean)
-  125  the runs cannot be judged: a degraded, stopped or incomplete run (either
-       one), a missing privilege or requirement, a run that failed, or no
-       metric with a confidence interval
+  0    proven not slower: every judged metric's whole confidence interval
+       lies below +threshold
+  1    proven slower: a judged metric's whole interval lies beyond
+       +threshold (not only its mean)
+  125  undecided (not shown either way when the budget ran out), or the runs
+       cannot be judged: a degraded, stopped or incomplete run (either one),
+       a missing privilege or requirement, a run that failed
 
-so that it works as is inside git bisect run (125 skips the commit), after
-the script has built, installed and booted the kernel. 2 is a usage error,
-130 an interrupted run. The new results go to --out (default: a new
-directory in $TMPDIR); the comparison and the verdict are printed.
+The samples are processes, never calls: each interval is Student's t on
+the log values of per-process means (n = processes × rounds), so the
+baseline should come from rtload run --processes N (run says how many
+processes detect a 5% or 10% change at the noise it saw; with one baseline
+process its between-process noise is borrowed from the new run's and the
+verdict is mostly undecided). By default the judged metrics are each
+column's primary one (mean per-call cost; wakeup latency p99 for a
+timer-only reader), held at a 5% family-wise false-alarm rate.
+
+--budget bounds the new run: after the first process it plans --looks
+looks evenly over the processes the budget allows and stops at the first
+look that decides. Each look reads its intervals at Pocock's repeated-CI
+level, so stopping early does not raise the false-alarm rate. Every verdict
+line gives the smallest change it could have detected and how many more
+processes would decide it. For a kernel A/B the boot is the top level: one
+boot per kernel cannot tell a kernel from its boot; run the baseline and the
+check on several boots (docs in the README's check section).
+
+It works as is inside git bisect run (125 skips the commit), after the
+script has built, installed and booted the kernel. 2 is a usage error, 130
+an interrupted run. The new results go to --out (default: a new directory
+in $TMPDIR); the comparison and the verdict are printed.
 
 A baseline is data, not orders: before running the baseline's own
 scenario check prints what it will do on this machine (trials, real-time
@@ -60,8 +82,8 @@ your own (its summary.json and directory owned by you or root). A baseline
 owned by someone else, or a check without a terminal to ask on (a script,
 CI, git bisect run), needs --trust-baseline; otherwise it refuses (exit 2)
 and runs nothing. Naming a scenario (check DIR SCENARIO) needs neither.`,
-		Example: `  rtload run laight-450 --out /srv/base            # once, on the good kernel
-  rtload check /srv/base                            # later: same scenario, same flags (asks first)
+		Example: `  rtload run laight-450 --processes 10 --out /srv/base   # once, on the good kernel
+  rtload check /srv/base                            # later: same scenario, up to 5 minutes (asks first)
   rtload check /srv/base --trust-baseline --threshold 5% --metric 'mean per-call cost'
   rtload check /srv/base laight-450 --set traffic[0].size=9000
   rtload check /srv/base --trust-baseline --format json | jq .verdict`,
@@ -74,18 +96,20 @@ and runs nothing. Naming a scenario (check DIR SCENARIO) needs neither.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.threshold, "threshold", "3%", "the change tolerated, in % of the baseline")
-	fl.StringArrayVar(&f.metrics, "metric", nil, "judge only this headline metric, by name as compare prints it (repeatable); default every one with a CI")
+	fl.StringArrayVar(&f.metrics, "metric", nil, "judge this headline metric, by name as compare prints it (repeatable); default each column's primary metric")
+	fl.DurationVar(&f.budget, "budget", DefaultBudget, "the most time the new run may take: fresh processes are added until the verdict is decided or the next would pass it (then undecided, 125)")
+	fl.IntVar(&f.looks, "looks", DefaultLooks, "how many times the verdict is looked at within the budget (Pocock's boundary keeps the false-alarm rate at 5% over them)")
 	fl.StringSliceVar(&f.labels, "label", []string{"baseline", "new"}, "names of the two runs' columns")
 	fl.StringVar(&f.format, "format", "text", "output format: text or json (schema rtload-check, see the README)")
 	fl.StringVar(&f.run.duration, "duration", "", "measured time per trial (overrides the scenario's)")
-	fl.IntVar(&f.run.repeat, "repeat", 0, "rounds (overrides the scenario's)")
+	fl.IntVar(&f.run.repeat, "repeat", 0, "rounds per process (overrides the scenario's)")
 	fl.StringArrayVar(&f.run.sets, "set", nil, "override a scenario field: path=value (repeatable)")
 	fl.StringVar(&f.run.out, "out", "", "results directory of the new run: a new path, or an empty directory of yours (default: $TMPDIR/rtload-check-<scenario>-*)")
 	fl.BoolVar(&f.run.allowDegraded, "allow-degraded", false, "run without missing privileges: the results are degraded, so the verdict is 125")
 	fl.BoolVar(&f.run.noWakeupLog, "no-wakeup-log", false, "do not write the per-wakeup CSV logs (wakeup metrics then need rounds ≥ 2 for a CI)")
 	fl.BoolVarP(&f.run.quiet, "quiet", "q", false, "no progress bar")
 	fl.BoolVar(&f.trust, "trust-baseline", false, "run the baseline's own scenario without asking: needed when the baseline is not yours or stdin is not a terminal")
-	cpuBudgetFlag(cmd, &f.budget)
+	cpuBudgetFlag(cmd, &f.cpuBudget)
 	autoFlags(cmd, &f.run)
 	return cmd
 }
@@ -103,8 +127,8 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 		return err
 	}
 	gopt := compare.GateOptions{Threshold: thr, Metrics: f.metrics}
-	budget := startBudget(cmd.ErrOrStderr(), "check", f.budget)
-	defer budget.end()
+	cpu := startBudget(cmd.ErrOrStderr(), "check", f.cpuBudget)
+	defer cpu.end()
 	base, bst, err := results.ReadSummaryStat(args[0])
 	if err != nil {
 		return usageError{fmt.Errorf("baseline: %w", err)}
@@ -119,10 +143,21 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 	if err := checkMetricNames(args[0], f.labels, gopt); err != nil {
 		return err
 	}
+	if f.budget <= 0 || f.looks < 1 || f.looks > 20 {
+		return usageError{fmt.Errorf("--budget %v, --looks %d: a budget above 0 and 1–20 looks", f.budget, f.looks)}
+	}
+	baseRuns, err := compare.Load([]string{args[0]}, f.labels[:1])
+	if err != nil {
+		return usageError{fmt.Errorf("baseline: %w", err)}
+	}
 	spec, err := checkSpec(args, base)
 	if err != nil {
 		return err
 	}
+	// The new run is processes, one after the other (the budget stops
+	// them), and never profiled (profiles need one process).
+	f.run.sets = append([]string{"profile.enabled=false"}, f.run.sets...)
+	f.run.sets = append(f.run.sets, fmt.Sprintf("processes=%d", MaxCheckProcesses))
 	spec, trials, err := prepareRun(spec, &f.run)
 	if err != nil {
 		return err
@@ -133,6 +168,10 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 			return err
 		}
 	}
+	seq := newSequential(baseRuns[0], f.labels[1], gopt, f.budget, f.looks, cmd.ErrOrStderr())
+	f.run.afterProcess = seq.after
+	fmt.Fprintf(cmd.ErrOrStderr(), "check: up to %v of fresh processes (%d trials each), the verdict looked at %d times; baseline: %d processes\n",
+		f.budget, len(trials), f.looks, seq.info.BaselineProcesses)
 	tmp := ""
 	if f.run.out == "" {
 		if tmp, err = os.MkdirTemp("", "rtload-check-"+spec.Name+"-"); err != nil {
@@ -140,9 +179,9 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 		}
 		f.run.out = tmp
 	}
-	budget.pause() // the run's own CPU time is not reading
+	cpu.pause() // the run's own CPU time is not reading
 	o, err := execute(cmd, spec, trials, f.run, cmd.ErrOrStderr())
-	budget.resume()
+	cpu.resume()
 	if err != nil {
 		if tmp != "" {
 			os.Remove(tmp) // empty: nothing ran
@@ -162,24 +201,25 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 	if o.runErr != nil || o.saveErr != nil {
 		return checkRunFailed(cmd, f, doc, errors.Join(o.runErr, o.saveErr))
 	}
-	runs, err := compare.Load([]string{args[0], o.path}, f.labels)
-	if err != nil {
-		return checkRunFailed(cmd, f, doc, err)
+	// The verdict is the last look's; a run that ended before any look
+	// (one process, or it failed) gets one now, as a last look.
+	if seq.gate == nil || seq.info.Processes != len(o.sum.Processes) {
+		if seq.schedule == nil {
+			seq.plan(0)
+		}
+		seq.info.Processes = len(o.sum.Processes)
+		seq.lookAt(o.sum)
+		if seq.info.Stop == "" {
+			seq.info.Stop = "the run's end"
+		}
 	}
-	res, err := compare.Compare(runs)
-	if err != nil {
-		return checkRunFailed(cmd, f, doc, err)
+	doc.Sequential = &seq.info
+	if seq.gate == nil {
+		doc.Gate.Reasons = append(doc.Gate.Reasons, seq.reasons...)
+		return finishCheck(cmd, f, doc, nil)
 	}
-	var reasons []string
-	for _, r := range runs {
-		reasons = append(reasons, compare.Unjudgeable(r.Label, r.Summary)...)
-	}
-	g, err := compare.Judge(res, reasons, gopt)
-	if err != nil {
-		return usageError{err}
-	}
-	doc.Gate = g
-	return finishCheck(cmd, f, doc, res)
+	doc.Gate = *seq.gate
+	return finishCheck(cmd, f, doc, seq.res)
 }
 
 // checkSpec is the scenario to run: SCENARIO when given (a file or a
@@ -253,7 +293,14 @@ func writeCheck(w io.Writer, f checkFlags, doc *compare.CheckReport, res *compar
 	}
 	w = termsafe.Writer(w)
 	if res != nil {
-		return res.Text(w)
+		if err := res.Text(w); err != nil {
+			return err
+		}
+		if doc.Sequential != nil {
+			_, err := fmt.Fprintf(w, "\n%s\n", doc.Sequential.Line())
+			return err
+		}
+		return nil
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "rtload check: baseline %s", doc.Baseline)

@@ -26,19 +26,29 @@ func newCompareCmd() *cobra.Command {
 		Short: "Compare results directories side by side: seed table, percentiles, change with CI and verdict",
 		Long: `compare puts results directories side by side: the per-call histogram table
 with one column per (variant, run), per-call and wakeup percentiles, and for
-every headline metric the change against the first run, a 95% confidence
-interval (Welch's t-test over rounds, or a seeded bootstrap over per-call
-samples, stated per metric) and a verdict: faster, slower or within noise.
+every headline metric the change against the first run with its 95%
+confidence interval and a verdict at --threshold: slower (the whole CI
+beyond +threshold), not slower (the whole CI below it), same (the whole CI
+within ±threshold) or undecided. Intervals are Student's t on log values of
+independent samples: processes (rtload run --processes), or the rounds of
+one process when a side has only one (said so); never calls or wakeups.
+Each primary metric's verdict line gives n (processes × rounds), the
+smallest change the noise measured could detect, and how many more
+processes would decide it; the variance split says where the noise is
+(between processes, between rounds) and Kalibera & Jones' rounds per
+process.
 The header lists, mmtests-style, only the facts that differ between runs
 (kernel, command-line parameters, kernel config, mitigations, clocksource,
 microcode, CPU, C-states, cpu_dma_latency); other differences (scenario,
 clock, degraded mode) are listed field by field as warnings.
 
---fail-on slower makes it a gate, as rtload check is: exit 0 when no
-headline metric (or none of those named: --fail-on slower=METRIC,...) is
-slower than the first run beyond --threshold, its whole 95% CI beyond it;
-1 when one is; 125 when a run cannot be judged (degraded, stopped,
-incomplete, or no metric with a CI).`,
+--fail-on slower makes it a gate, as rtload check is: it judges every
+column's primary metric (mean per-call cost; wakeup latency p99 for a
+timer-only reader; or those named: --fail-on slower=METRIC,...) at a
+family-wise 95% level (Bonferroni over the metrics judged) and exits 0 only
+when every one is proven not slower than +threshold, 1 when one is proven
+slower, 125 when it is undecided or a run cannot be judged (degraded,
+stopped, incomplete).`,
 		Example: `  rtload compare results/unhard results/hard --label unhard,hard
   rtload compare A B --format json > cmp.json
   rtload compare A B --format lkp
@@ -54,10 +64,11 @@ incomplete, or no metric with a CI).`,
 					return usageError{err}
 				}
 			}
-			gate, gating, err := parseFailOn(failOn, threshold, cmd.Flags().Changed("threshold"))
+			gate, gating, err := parseFailOn(failOn, threshold)
 			if err != nil {
 				return err
 			}
+			gate.GrowBaseline = true
 			defer startBudget(cmd.ErrOrStderr(), "compare", budget).end()
 			out := cmd.OutOrStdout()
 			if format != "json" {
@@ -67,7 +78,7 @@ incomplete, or no metric with a CI).`,
 			if err != nil { // not a results directory: bad input (2), gate or not
 				return usageError{err}
 			}
-			res, err := compare.Compare(runs)
+			res, err := compare.CompareWith(runs, compare.Options{Threshold: gate.Threshold})
 			if err != nil {
 				return err
 			}
@@ -91,19 +102,19 @@ incomplete, or no metric with a CI).`,
 	}
 	cmd.Flags().StringSliceVar(&labels, "label", nil, "name the runs' columns, one per DIR in order (comma-separated: unhard,hard); default: each DIR's base name")
 	cmd.Flags().StringVar(&format, "format", "text", "output format: "+strings.Join(compare.Formats, ", "))
-	cmd.Flags().StringVar(&failOn, "fail-on", "", "gate: slower (every headline metric) or slower=METRIC,... (by name, as compare prints them); exit 1 when one is slower beyond --threshold, 125 when the runs cannot be judged")
-	cmd.Flags().StringVar(&threshold, "threshold", "3%", "with --fail-on: the change tolerated, in % of the baseline")
+	cmd.Flags().StringVar(&failOn, "fail-on", "", "gate: slower (every column's primary metric) or slower=METRIC,... (by name, as compare prints them); exit 0 proven not slower, 1 proven slower beyond --threshold, 125 undecided or cannot judge")
+	cmd.Flags().StringVar(&threshold, "threshold", "3%", "the change the verdicts are read against, in % of the baseline")
 	cpuBudgetFlag(cmd, &budget)
 	return cmd
 }
 
 // parseFailOn reads --fail-on and --threshold into gate options; gating
-// is false without --fail-on (then --threshold is refused).
-func parseFailOn(failOn, threshold string, thresholdSet bool) (opt compare.GateOptions, gating bool, err error) {
+// is false without --fail-on (--threshold then sets compare's verdicts).
+func parseFailOn(failOn, threshold string) (opt compare.GateOptions, gating bool, err error) {
+	if opt.Threshold, err = parsePercent("threshold", threshold); err != nil {
+		return opt, false, err
+	}
 	if failOn == "" {
-		if thresholdSet {
-			return opt, false, usageError{fmt.Errorf("--threshold needs --fail-on slower")}
-		}
 		return opt, false, nil
 	}
 	kind, metrics, hasList := strings.Cut(failOn, "=")
@@ -119,9 +130,6 @@ func parseFailOn(failOn, threshold string, thresholdSet bool) (opt compare.GateO
 		if len(opt.Metrics) == 0 {
 			return opt, false, usageError{fmt.Errorf("--fail-on %q: no metric after '='", failOn)}
 		}
-	}
-	if opt.Threshold, err = parsePercent("threshold", threshold); err != nil {
-		return opt, false, err
 	}
 	return opt, true, nil
 }
@@ -140,7 +148,7 @@ func parsePercent(flag, s string) (float64, error) {
 // already).
 func gateExit(g compare.Gate) error {
 	switch g.Verdict {
-	case compare.GatePass:
+	case compare.GateNotSlower:
 		return nil
 	case compare.GateSlower:
 		return exitError{code: ExitSlower}

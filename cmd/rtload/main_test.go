@@ -168,10 +168,21 @@ func TestRunDefault(t *testing.T) {
 	if len(s.Trials) != 2 || s.Trials[0].Variant != "recvfrom" || s.Trials[1].Variant != "recvmsg" {
 		t.Fatalf("trials %+v", s.Trials)
 	}
+	// The default interleaves its two variants in one trial: between them
+	// they read every message its sender sent.
+	if s.Trials[0].Interleave == nil || s.Trials[1].Interleave == nil || s.Trials[0].Interleave.Group != s.Trials[1].Interleave.Group {
+		t.Fatalf("trials not interleaved in one group: %+v, %+v", s.Trials[0].Interleave, s.Trials[1].Interleave)
+	}
+	if got, sent := s.Trials[0].Readers[0].Messages+s.Trials[1].Readers[0].Messages, s.Trials[0].Traffic[0].Sent; got != sent {
+		t.Errorf("the variants received %d of %d messages sent", got, sent)
+	}
+	if !strings.Contains(r.stdout, "recvmsg") || !strings.Contains(r.stdout, "ABBA block pairs") {
+		t.Errorf("output lacks the interleaved line:\n%s", r.stdout)
+	}
 	for _, tr := range s.Trials {
 		rd := tr.Readers[0]
-		if rd.Lost != 0 || rd.Messages != tr.Traffic[0].Sent || rd.SocketsRead != 450 || tr.GCDuring != 0 {
-			t.Errorf("%s: lost %d, received %d of %d sent, sockets read %d, gc %d", tr.Variant, rd.Lost, rd.Messages, tr.Traffic[0].Sent, rd.SocketsRead, tr.GCDuring)
+		if rd.Lost != 0 || rd.SocketsRead != 450 || tr.GCDuring != 0 {
+			t.Errorf("%s: lost %d, sockets read %d, gc %d", tr.Variant, rd.Lost, rd.SocketsRead, tr.GCDuring)
 		}
 		if rd.Applied.Policy != "SCHED_FIFO" || s.Degraded {
 			t.Errorf("%s: policy %s degraded %v", tr.Variant, rd.Applied.Policy, s.Degraded)
@@ -185,6 +196,16 @@ func TestRunDefault(t *testing.T) {
 			}
 		}
 	}
+}
+
+// firstRound is how many trials a run stopped inside its first round
+// keeps: its one trial, or, with its variants interleaved (the default
+// scenario), the trial of each variant.
+func firstRound(s *results.Summary) int {
+	if len(s.Trials) > 0 && s.Trials[0].Interleave != nil {
+		return len(s.Trials[0].Interleave.Order) / 2
+	}
+	return 1
 }
 
 // TestRunInterrupted sends SIGINT and SIGTERM mid-run: exit 130, and a
@@ -209,8 +230,8 @@ func TestRunInterrupted(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !s.Stopped || s.StoppedAt == nil || len(s.Trials) != 1 || s.Trials[0].Readers[0].Wakeups == 0 {
-				t.Errorf("summary stopped=%v trials=%d", s.Stopped, len(s.Trials))
+			if !s.Stopped || s.StoppedAt == nil || len(s.Trials) != firstRound(s) || s.Trials[0].Readers[0].Wakeups == 0 {
+				t.Errorf("summary stopped=%v trials=%d, want the %d of the first round", s.Stopped, len(s.Trials), firstRound(s))
 			}
 		})
 	}
@@ -433,12 +454,13 @@ func TestCompareTwoRealRuns(t *testing.T) {
 		t.Fatalf("compare: exit %d\n%s", r.code, r.stderr)
 	}
 	for _, want := range []string{"recvfrom", "recvmsg", "unhard |     hard |   unhard |     hard", "Total:", "8256+:",
-		"p99", "WARNING: runs differ in spec traffic[0].size", "Welch t"} {
+		"p99", "WARNING: runs differ in spec traffic[0].size", "Welch t on per-round logs", "n = 1 process × 2 rounds",
+		"between-process noise was not measured", "variance split"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("compare output lacks %q", want)
 		}
 	}
-	if !strings.Contains(r.stdout, "within noise") && !strings.Contains(r.stdout, "slower") && !strings.Contains(r.stdout, "faster") {
+	if !strings.Contains(r.stdout, "undecided") && !strings.Contains(r.stdout, "slower") && !strings.Contains(r.stdout, "same") {
 		t.Errorf("no verdicts in compare output")
 	}
 	for _, f := range []string{"json", "csv", "markdown"} {

@@ -41,7 +41,11 @@ func newReportCmd() *cobra.Command {
 			if err != nil {
 				return usageError{err}
 			}
-			return report.Report(termsafe.Writer(cmd.OutOrStdout()), s)
+			out := termsafe.Writer(cmd.OutOrStdout())
+			if err := report.Report(out, s); err != nil {
+				return err
+			}
+			return compare.WriteInterleaved(out, s)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json (schema rtload-report, see the README)")

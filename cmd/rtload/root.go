@@ -39,7 +39,7 @@ Gates (check, compare --fail-on): 0 pass, 1 slower, 125 cannot judge.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCmd(), newValidateCmd(), newListCmd(), newEnvCmd(), newReportCmd(), newCleanupCmd(), newPlotCmd(), newCompareCmd(), newExplainCmd(), newCheckCmd())
+	root.AddCommand(newRunCmd(), newValidateCmd(), newListCmd(), newEnvCmd(), newReportCmd(), newCleanupCmd(), newPlotCmd(), newCompareCmd(), newExplainCmd(), newCheckCmd(), newProcessCmd())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.Args = cobra.NoArgs // an unknown command is a usage error (exit 2)
 	root.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
@@ -85,6 +85,9 @@ with --allow-degraded only listed).`,
 				fmt.Fprintf(cmd.OutOrStdout(), "%s: ok (%s)\n", spec.File, spec.Description)
 			} else {
 				fmt.Fprintf(cmd.OutOrStdout(), "%s: ok\n", spec.File)
+			}
+			if _, note := spec.InterleaveBlock(); note != "" { // interleave: auto fell back
+				fmt.Fprintf(cmd.OutOrStdout(), "note: %s\n", note)
 			}
 			return nil
 		},

@@ -50,6 +50,10 @@ type runFlags struct {
 	// auto is the stopping rule of a rounds: auto run (prepareRun).
 	auto    *compare.AutoRule
 	profile bool
+	// processes (--processes) overrides the scenario's processes when > 0.
+	processes int
+	// afterProcess is engine.Options.AfterProcess (check's stop rule).
+	afterProcess func(*results.Summary, time.Duration) bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -103,7 +107,13 @@ variant's extra cost per call.`,
 	fl.StringVar(&f.format, "format", "text", "report format: text or json (schema rtload-report, see the README; the plan then goes to stderr)")
 	autoFlags(cmd, &f)
 	fl.BoolVar(&f.profile, "profile", false, "add a profiled trial after each variant's trial (kernel and user call chains of the readers); same as --set profile.enabled=true")
+	processesFlag(cmd, &f)
 	return cmd
+}
+
+// processesFlag adds --processes to cmd.
+func processesFlag(cmd *cobra.Command, f *runFlags) {
+	cmd.Flags().IntVar(&f.processes, "processes", 0, "run the whole plan in N fresh processes one after the other, setup randomised, so that verdicts have independent samples (n = processes × rounds); same as --set processes=N")
 }
 
 // autoFlags adds --rounds and rounds: auto's --precision, --max-rounds
@@ -154,6 +164,10 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 	if err := report.Report(out, o.sum); err != nil {
 		return errors.Join(o.runErr, o.saveErr, err)
 	}
+	if err := compare.WriteInterleaved(out, o.sum); err != nil {
+		return errors.Join(o.runErr, o.saveErr, err)
+	}
+	printSizing(out, o.sum)
 	if o.saveErr != nil {
 		fmt.Fprintf(out, "\nresults NOT saved in full: %v\n%s\n", o.saveErr, o.kept)
 		return errors.Join(o.runErr, o.saveErr)
@@ -270,7 +284,7 @@ func execute(cmd *cobra.Command, spec *scenario.Spec, trials []scenario.Trial, f
 			}
 		}
 	}
-	printPlan(plan, spec, len(trials), f.auto)
+	printPlan(plan, spec, len(trials), f.auto, f.afterProcess != nil)
 
 	sv := &saver{dir: dir, spec: spec, env: env, errw: errw, sem: make(chan struct{}, 1)}
 	ctx, cancel := context.WithCancelCause(context.Background())
@@ -293,7 +307,14 @@ func execute(cmd *cobra.Command, spec *scenario.Spec, trials []scenario.Trial, f
 	if f.auto != nil {
 		opt.AfterRound = autoRounds(errw, *f.auto, time.Now())
 	}
-	sum, runErr := engine.Run(ctx, spec, trials, opt)
+	opt.AfterProcess = f.afterProcess
+	var sum *results.Summary
+	var runErr error
+	if spec.Processes > 1 {
+		sum, runErr = runProcesses(ctx, spec, trials, opt, f, errw)
+	} else {
+		sum, runErr = engine.Run(ctx, spec, trials, opt)
+	}
 	if sum != nil && sum.Auto != nil && sum.Auto.Reason == "" && sum.Stopped {
 		sum.Auto.Reason = "interrupted"
 	}
@@ -397,6 +418,9 @@ func prepareRun(spec *scenario.Spec, f *runFlags) (*scenario.Spec, []scenario.Tr
 	if f.rounds != "" {
 		sets = append([]string{"rounds=" + f.rounds}, sets...)
 	}
+	if f.processes != 0 {
+		sets = append([]string{fmt.Sprintf("processes=%d", f.processes)}, sets...)
+	}
 	if err := spec.Apply(sets); err != nil {
 		return nil, nil, err
 	}
@@ -441,7 +465,7 @@ func autoRule(f *runFlags) (compare.AutoRule, error) {
 }
 
 // printPlan says what the run will do before it starts.
-func printPlan(out io.Writer, spec *scenario.Spec, trials int, auto *compare.AutoRule) {
+func printPlan(out io.Writer, spec *scenario.Spec, trials int, auto *compare.AutoRule, sequential bool) {
 	fmt.Fprintf(out, "rtload %s: %s\n", spec.Name, spec.Description)
 	switch {
 	case auto != nil:
@@ -455,12 +479,44 @@ func printPlan(out io.Writer, spec *scenario.Spec, trials int, auto *compare.Aut
 		fmt.Fprintln(out, soakPlan(spec))
 	case len(spec.Readers) == 0 && len(spec.Probes) > 0:
 		fmt.Fprintf(out, "%d trial(s), each running its probes to the end\n", trials)
+	case interleavePlan(spec) != "":
+		fmt.Fprintln(out, interleavePlan(spec))
 	default:
 		fmt.Fprintf(out, "%d trial(s) of %v (+%v warm-up) each\n", trials, time.Duration(spec.Duration), time.Duration(spec.Warmup))
+	}
+	if _, note := spec.InterleaveBlock(); note != "" {
+		fmt.Fprintf(out, "note: %s\n", note)
+	}
+	if spec.Processes > 1 && !sequential {
+		fmt.Fprintf(out, "%d processes, one after the other, each running these trials in a fresh rtload with its setup randomised (n = %d processes × %s rounds)\n",
+			spec.Processes, spec.Processes, spec.Rounds)
 	}
 	if p := spec.Profile; p.Enabled {
 		fmt.Fprintf(out, "each variant's trial is followed by a profiled one (readers sampled: %s, %d samples per second of their CPU time); rtload explain says where in the kernel the time goes\n", p.Event, p.Frequency)
 	}
+}
+
+// interleavePlan says how spec's variants run interleaved ("" when they
+// do not): one trial per round measuring each variant's duration in
+// turn, in ABBA blocks on the same threads and sockets.
+func interleavePlan(spec *scenario.Spec) string {
+	block, _ := spec.InterleaveBlock()
+	if block <= 0 {
+		return ""
+	}
+	var names []string
+	for _, v := range spec.Variants {
+		names = append(names, v.Name)
+	}
+	order := append([]string(nil), names...)
+	for i := len(names) - 1; i >= 0; i-- {
+		order = append(order, names[i])
+	}
+	rounds := spec.Rounds.String()
+	return fmt.Sprintf("%s round(s) of one interleaved trial of %v (+%v warm-up): variants %s alternate in %v ABBA blocks (%s, …) "+
+		"on the same reader thread and sockets, %v measured each",
+		rounds, time.Duration(spec.Duration)*time.Duration(len(names)), time.Duration(spec.Warmup), strings.Join(names, ", "), time.Duration(block),
+		strings.Join(order, " "), time.Duration(spec.Duration))
 }
 
 // soakPlan says what a soak (duration 0) will do, exactly as the engine
@@ -523,6 +579,10 @@ func progress(opt *engine.Options, f runFlags, spec *scenario.Spec, trials []sce
 	if f.quiet {
 		return nil
 	}
+	if spec.Processes > 1 {
+		opt.Log = errw // the children's phase logs
+		return nil
+	}
 	if spec.Interval != 0 || !term.IsTerminal(int(os.Stderr.Fd())) {
 		opt.Log = errw
 		return nil
@@ -568,5 +628,22 @@ func (l *liveLine) update(iv results.Interval) {
 func (l *liveLine) done() {
 	if l.tty && l.printed {
 		fmt.Fprintln(l.w)
+	}
+}
+
+// printSizing says how many processes a baseline like this run needs for
+// a check to detect a 5% or a 10% change (compare.Sizing).
+func printSizing(w io.Writer, sum *results.Summary) {
+	res, err := compare.Compare([]compare.Run{{Label: "run", Summary: sum}})
+	if err != nil {
+		return
+	}
+	lines := compare.Sizing(res, compare.DefaultThreshold, DefaultLooks)
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
 	}
 }

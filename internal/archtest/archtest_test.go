@@ -143,6 +143,8 @@ func TestImportBoundaries(t *testing.T) {
 		{"scenario", []string{"go.yaml.in/yaml/v3", modPath + "/internal/filekind"}}, // pure data: validation runs and fuzzes anywhere (filekind: a pure leaf naming file types)
 		{"pace", nil},
 		{"configs", nil},
+		// The one statistics package: pure, stdlib + gonum's distributions.
+		{"stats", []string{"gonum.org/v1/gonum/stat/distuv"}},
 		{"record", []string{"github.com/HdrHistogram/hdrhistogram-go"}},
 		// Pure: explain and compare attribute from written profiles through it.
 		{"profile", []string{"github.com/google/pprof/profile"}},

@@ -15,6 +15,8 @@ import (
 // this set or the allowed runtime/syscall leaves below.
 var hotPath = []string{
 	`probe.(*Loop).Run`, `probe.(*Loop).install`, `probe.(*Loop).handover`, `probe.(*Loop).breakTrace`, `probe.(*Handoff).swap`,
+	`probe.(*Loop).nextBlock`, `probe.(*Loop).openBlock`, `probe.(*Loop).closeBlock`, `probe.(*Loop).tally`, `probe.(*Tally).add`,
+	`probe.floorDiv`, `probe.mod`,
 	`probe.(*Drain).Step`, `probe.(*Drain).drainTSC`, `probe.(*Drain).drainCycles`, `probe.(*Drain).drainMonotonic`,
 	`probe.(*Drain).called`, `probe.(*Drain).events`, `probe.(*Drain).flush`,
 	`probe.(*Drain).account`, `probe.(*Drain).sequence`, `probe.(*Drain).LastTick`, `probe.threadSwitches`,
@@ -40,7 +42,8 @@ var allowedCalls = regexp.MustCompile(`^(runtime\.(panic[A-Za-z0-9]*|gcWriteBarr
 // routines (listed by objdump with their .abi0 suffix), so that the test
 // provably checked them.
 var mustDisassemble = []string{`probe.(*Loop).Run`, `rt.(*Ticker).Wait`, `rt.sleepWake`, `rt.rdtscp`,
-	`probe.(*Drain).drainTSC`, `probe.(*Drain).drainCycles`, `probe.(*Drain).drainMonotonic`, `probe.(*Drain).flush`}
+	`probe.(*Drain).drainTSC`, `probe.(*Drain).drainCycles`, `probe.(*Drain).drainMonotonic`, `probe.(*Drain).flush`,
+	`probe.(*Loop).nextBlock`, `probe.(*Loop).openBlock`, `probe.(*Loop).closeBlock`}
 
 // TestHotPathHasNoPreemptionPoint disassembles the rtload binary and checks
 // the real-time loop: the Go runtime must never be able to stop a reader

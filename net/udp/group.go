@@ -22,6 +22,12 @@ type Config struct {
 	// RcvBuf is SO_RCVBUF in bytes (the kernel doubles it and caps it at
 	// net.core.rmem_max unless root uses SO_RCVBUFFORCE); 0 = kernel default.
 	RcvBuf int
+	// Order is the order the sockets are created and bound in, a
+	// permutation of 0…Count−1 (nil: in index order); socket i is still
+	// index i and binds Port+i. A run's processes each draw one (issue 24)
+	// so that the kernel's allocations (fds, socket and slab objects) do
+	// not fall in the same layout every time.
+	Order []int
 	// Namespaced says the caller runs on a thread inside rtload's own
 	// network namespace: addresses in 198.18.0.0/15 (the tap devices') are
 	// then accepted besides loopback.
@@ -64,7 +70,13 @@ func Open(cfg Config) (g *Group, err error) {
 	if cfg.Port < 0 || cfg.Port > 65535 || (cfg.Port > 0 && cfg.Port+cfg.Count-1 > 65535) {
 		return nil, fmt.Errorf("udp group: ports %d..%d outside 1–65535", cfg.Port, cfg.Port+cfg.Count-1)
 	}
-	g = &Group{fds: make([]int, 0, cfg.Count), addrs: make([]netip.AddrPort, 0, cfg.Count)}
+	if cfg.Order != nil && !isPermutation(cfg.Order, cfg.Count) {
+		return nil, fmt.Errorf("udp group: order is not a permutation of 0..%d", cfg.Count-1)
+	}
+	g = &Group{fds: make([]int, cfg.Count), addrs: make([]netip.AddrPort, cfg.Count)}
+	for i := range g.fds {
+		g.fds[i] = -1
+	}
 	defer func() {
 		if err != nil {
 			g.Close()
@@ -75,7 +87,11 @@ func Open(cfg Config) (g *Group, err error) {
 	if addr.Is6() {
 		domain = unix.AF_INET6
 	}
-	for i := 0; i < cfg.Count; i++ {
+	for j := 0; j < cfg.Count; j++ {
+		i := j
+		if cfg.Order != nil {
+			i = cfg.Order[j]
+		}
 		fd, err := unix.Socket(domain, unix.SOCK_DGRAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_UDP)
 		if err != nil {
 			if errors.Is(err, unix.EMFILE) {
@@ -83,7 +99,7 @@ func Open(cfg Config) (g *Group, err error) {
 			}
 			return g, os.NewSyscallError("socket", err)
 		}
-		g.fds = append(g.fds, fd)
+		g.fds[i] = fd
 		if cfg.RcvBuf > 0 {
 			if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, cfg.RcvBuf); err != nil {
 				if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, cfg.RcvBuf); err != nil {
@@ -110,9 +126,9 @@ func Open(cfg Config) (g *Group, err error) {
 		}
 		switch s := got.(type) {
 		case *unix.SockaddrInet4:
-			g.addrs = append(g.addrs, netip.AddrPortFrom(netip.AddrFrom4(s.Addr), uint16(s.Port)))
+			g.addrs[i] = netip.AddrPortFrom(netip.AddrFrom4(s.Addr), uint16(s.Port))
 		case *unix.SockaddrInet6:
-			g.addrs = append(g.addrs, netip.AddrPortFrom(netip.AddrFrom16(s.Addr), uint16(s.Port)))
+			g.addrs[i] = netip.AddrPortFrom(netip.AddrFrom16(s.Addr), uint16(s.Port))
 		}
 	}
 	if g.rcvbuf, err = unix.GetsockoptInt(g.fds[0], unix.SOL_SOCKET, unix.SO_RCVBUF); err != nil {
@@ -164,6 +180,9 @@ func (g *Group) Close() error {
 	g.closed = true
 	var first error
 	for _, fd := range g.fds {
+		if fd < 0 {
+			continue // never created (Open failed first)
+		}
 		if err := unix.Close(fd); err != nil && first == nil {
 			first = os.NewSyscallError("close", err)
 		}
@@ -211,4 +230,19 @@ func Merge(parts []*Group, fds []int, addrs []netip.AddrPort) *Group {
 		}
 	}
 	return g
+}
+
+// isPermutation reports whether order holds each of 0…n−1 once.
+func isPermutation(order []int, n int) bool {
+	if len(order) != n {
+		return false
+	}
+	seen := make([]bool, n)
+	for _, i := range order {
+		if i < 0 || i >= n || seen[i] {
+			return false
+		}
+		seen[i] = true
+	}
+	return true
 }

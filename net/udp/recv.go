@@ -20,19 +20,33 @@ type Receiver interface {
 // NewReceiver returns the receiver for method "recvfrom", "recvmsg" or
 // "recvmmsg" (batch messages per call) with bufSize-byte buffers.
 func NewReceiver(method string, bufSize, batch int) (Receiver, error) {
+	return NewReceiverAt(method, bufSize, batch, 0)
+}
+
+// MaxBufOffset bounds NewReceiverAt's offset.
+const MaxBufOffset = 4096
+
+// NewReceiverAt is NewReceiver with the receive buffers starting offset
+// bytes (0 ≤ offset < MaxBufOffset) into their allocation: a run's
+// processes each draw one (issue 24), so that the buffers' alignment to
+// cache lines and pages is not the same in every sample.
+func NewReceiverAt(method string, bufSize, batch, offset int) (Receiver, error) {
 	if bufSize < HeaderSize {
 		bufSize = 2048
 	}
+	if offset < 0 || offset >= MaxBufOffset {
+		return nil, fmt.Errorf("receive buffer offset %d outside 0–%d", offset, MaxBufOffset-1)
+	}
 	switch method {
 	case "recvfrom":
-		return NewRecvFrom(bufSize), nil
+		return &RecvFrom{buf: offsetBuf(bufSize, offset)}, nil
 	case "recvmsg":
-		return NewRecvMsg(bufSize), nil
+		return newRecvMsg(offsetBuf(bufSize, offset)), nil
 	case "recvmmsg":
 		if batch < 1 || batch > 1024 {
 			return nil, fmt.Errorf("recvmmsg batch %d outside 1–1024", batch)
 		}
-		return NewRecvMMsg(bufSize, batch), nil
+		return newRecvMMsg(offsetBuf(bufSize*batch, offset), bufSize, batch), nil
 	}
 	return nil, fmt.Errorf("method %q unknown (allowed: recvfrom, recvmsg, recvmmsg)", method)
 }
@@ -83,10 +97,19 @@ type RecvMsg struct {
 var _ Receiver = (*RecvMsg)(nil)
 
 // NewRecvMsg preallocates the buffer, iovec and msghdr.
-func NewRecvMsg(bufSize int) *RecvMsg {
-	r := &RecvMsg{buf: make([]byte, bufSize)}
+func NewRecvMsg(bufSize int) *RecvMsg { return newRecvMsg(make([]byte, bufSize)) }
+
+// offsetBuf is n bytes starting offset bytes into a fresh allocation (its
+// capacity capped at n, so nothing writes past it).
+func offsetBuf(n, offset int) []byte {
+	b := make([]byte, n+offset)
+	return b[offset : offset+n : offset+n]
+}
+
+func newRecvMsg(buf []byte) *RecvMsg {
+	r := &RecvMsg{buf: buf}
 	r.iov.Base = &r.buf[0]
-	r.iov.SetLen(bufSize)
+	r.iov.SetLen(len(buf))
 	r.hdr.Name = (*byte)(unsafe.Pointer(&r.sa))
 	r.hdr.Iov = &r.iov
 	r.hdr.SetIovlen(1)
@@ -132,7 +155,11 @@ var _ Receiver = (*RecvMMsg)(nil)
 
 // NewRecvMMsg preallocates batch buffers, iovecs, sockaddrs and mmsghdrs.
 func NewRecvMMsg(bufSize, batch int) *RecvMMsg {
-	r := &RecvMMsg{bufs: make([]byte, bufSize*batch), size: bufSize,
+	return newRecvMMsg(make([]byte, bufSize*batch), bufSize, batch)
+}
+
+func newRecvMMsg(bufs []byte, bufSize, batch int) *RecvMMsg {
+	r := &RecvMMsg{bufs: bufs, size: bufSize,
 		sas: make([]unix.RawSockaddrAny, batch), iovs: make([]unix.Iovec, batch), hdrs: make([]mmsghdr, batch)}
 	for i := range r.hdrs {
 		r.iovs[i].Base = &r.bufs[i*bufSize]

@@ -251,6 +251,50 @@ func receivers() []struct {
 		{"recvfrom", udp.NewRecvFrom(2048)},
 		{"recvmsg", udp.NewRecvMsg(2048)},
 		{"recvmmsg8", udp.NewRecvMMsg(2048, 8)},
+		// Buffers offset into their allocation, as a run's processes draw
+		// them (NewReceiverAt).
+		{"recvfrom+offset", must(udp.NewReceiverAt("recvfrom", 2048, 1, 4032))},
+		{"recvmsg+offset", must(udp.NewReceiverAt("recvmsg", 2048, 1, 64))},
+		{"recvmmsg8+offset", must(udp.NewReceiverAt("recvmmsg", 2048, 8, 192))},
+	}
+}
+
+func must(r udp.Receiver, err error) udp.Receiver {
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
+
+// TestOpenOrder: sockets created in a given order keep their index (and
+// port), and take their fds in creation order; an order that is not a
+// permutation is refused.
+func TestOpenOrder(t *testing.T) {
+	order := []int{2, 0, 3, 1}
+	g := openGroup(t, udp.Config{Count: 4, Order: order})
+	fds := g.FDs()
+	for j := 1; j < len(order); j++ {
+		if fds[order[j]] <= fds[order[j-1]] {
+			t.Errorf("fds %v: socket %d (created %d.) has a lower fd than socket %d", fds, order[j], j+1, order[j-1])
+		}
+	}
+	s := newSender(t, g, 64, 64)
+	if n, err := s.Send(seq(4), 1); n != 4 || err != nil {
+		t.Fatalf("Send = %d, %v", n, err)
+	}
+	got := drain(t, udp.NewRecvFrom(2048), fds, 4)
+	for i, hs := range got {
+		if len(hs) != 1 {
+			t.Errorf("socket %d: %d messages, want 1", i, len(hs))
+		}
+	}
+	for _, bad := range [][]int{{0, 1, 2}, {0, 1, 2, 2}, {0, 1, 2, 4}} {
+		if _, err := udp.Open(udp.Config{Count: 4, Order: bad}); err == nil || !strings.Contains(err.Error(), "not a permutation") {
+			t.Errorf("order %v: err = %v, want not a permutation", bad, err)
+		}
+	}
+	if _, err := udp.NewReceiverAt("recvfrom", 2048, 1, udp.MaxBufOffset); err == nil {
+		t.Errorf("offset %d accepted", udp.MaxBufOffset)
 	}
 }
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rtload/rtload/bench/stats"
+	"github.com/rtload/rtload/stats"
 )
 
 // fakeSide returns values from a list, one per run, and logs the order.
@@ -21,19 +21,19 @@ func fakeSide(name string, log *[]string, vals []float64) side {
 
 func TestComparisonAlternatesAndStopsWhenPrecise(t *testing.T) {
 	var log []string
-	// B/A per pair: 1.2·e^(±0.02) alternating; bench/stats' test works out
+	// B/A per pair: 1.2·e^(±0.02) alternating; stats' TestStopOnPrecision works out
 	// that the ±3% rule is first met after 5 pairs.
 	a := []float64{100}
 	b := []float64{120 * math.Exp(0.02), 120 * math.Exp(-0.02)}
 	c := &comparison{title: "t", a: fakeSide("A", &log, a), b: fakeSide("B", &log, b),
 		stats: []stat{{key: "x", label: "x", ratioMax: 1.10}},
-		rule:  stats.Rule{MinPairs: 3, MaxPairs: 50, MaxRelHalfWidth: 0.03, Cap: time.Hour}}
+		rule:  rule{MinPairs: 3, MaxPairs: 50, MaxRelHalfWidth: 0.03, Cap: time.Hour}}
 	o, err := c.run()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.pairs != 5 || o.reason != stats.ReasonPrecise {
-		t.Fatalf("stopped after %d pairs (%s), want 5 (%s)", o.pairs, o.reason, stats.ReasonPrecise)
+	if o.pairs != 5 || o.reason != ReasonPrecise {
+		t.Fatalf("stopped after %d pairs (%s), want 5 (%s)", o.pairs, o.reason, ReasonPrecise)
 	}
 	if got, want := strings.Join(log, ""), "ABBAABBAAB"; got != want {
 		t.Errorf("run order %s, want %s", got, want)
@@ -56,22 +56,22 @@ func TestComparisonWaitsForWakeups(t *testing.T) {
 	var log []string
 	c := &comparison{title: "t", a: fakeSide("A", &log, []float64{10}), b: fakeSide("B", &log, []float64{10}),
 		stats: []stat{{key: "x", label: "x", ratioMax: 1.10}},
-		rule:  stats.Rule{MinPairs: 2, MaxPairs: 4, MaxRelHalfWidth: 0.03, Cap: time.Hour}, minWakeups: 1}
+		rule:  rule{MinPairs: 2, MaxPairs: 4, MaxRelHalfWidth: 0.03, Cap: time.Hour}, minWakeups: 1}
 	o, err := c.run()
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The fake sides record no wakeups, so the rule never sees enough and
 	// runs to MaxPairs although every ratio is exactly 1.
-	if o.pairs != 4 || o.reason != stats.ReasonMaxPairs {
-		t.Errorf("stopped after %d pairs (%s), want 4 (%s)", o.pairs, o.reason, stats.ReasonMaxPairs)
+	if o.pairs != 4 || o.reason != ReasonMaxPairs {
+		t.Errorf("stopped after %d pairs (%s), want 4 (%s)", o.pairs, o.reason, ReasonMaxPairs)
 	}
 }
 
 func TestComparisonRejectsMissingValues(t *testing.T) {
 	var log []string
 	c := &comparison{title: "t", a: fakeSide("A", &log, []float64{0}), b: fakeSide("B", &log, []float64{1}),
-		stats: []stat{{key: "x", label: "x"}}, rule: stats.Rule{MinPairs: 2, MaxPairs: 4}}
+		stats: []stat{{key: "x", label: "x"}}, rule: rule{MinPairs: 2, MaxPairs: 4}}
 	if _, err := c.run(); err == nil || !strings.Contains(err.Error(), "A: x missing or not > 0") {
 		t.Errorf("err %v, want A's zero value refused", err)
 	}
@@ -136,7 +136,7 @@ func TestWarmupPairNotCounted(t *testing.T) {
 	b := []float64{120 * math.Exp(0.02), 120 * math.Exp(-0.02)}
 	c := &comparison{title: "t", a: fakeSide("A", &log, a), b: fakeSide("B", &log, b),
 		stats:  []stat{{key: "x", label: "x", ratioMax: 1.10}},
-		rule:   stats.Rule{MinPairs: 3, MaxPairs: 50, MaxRelHalfWidth: 0.03, Cap: time.Hour},
+		rule:   rule{MinPairs: 3, MaxPairs: 50, MaxRelHalfWidth: 0.03, Cap: time.Hour},
 		warmup: 1}
 	o, err := c.run()
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rtload/rtload/bench/stats"
+	"github.com/rtload/rtload/stats"
 )
 
 // doc is the markdown being written, plus the rows that missed a target.
@@ -31,9 +31,9 @@ func yes(b bool) string {
 }
 
 // verdictCell marks what is not met in bold.
-func verdictCell(v stats.Verdict) string {
+func verdictCell(v stats.Target) string {
 	switch v {
-	case stats.NotMet, stats.Undecided:
+	case stats.NotMet, stats.Unknown:
 		return "**" + string(v) + "**"
 	}
 	return string(v)
@@ -118,7 +118,7 @@ func (d *doc) intro(c config) {
 	d.p("Sections 1 and 2 compare rtload (B) with a baseline (A: `bench/drain450.c`, cyclictest) on this machine in one invocation. ")
 	d.p("Each comparison runs **pairs** of runs, one per side, alternating the order (A B, B A, A B, …) so that a drift of the machine weighs on both sides, after %d warm-up pair(s) that are run and reported but not counted; ", c.warmupPairs)
 	d.p("each pair gives a ratio B/A per measure. Pairs are added until the %.0f%% confidence interval of every targeted ratio is within ±%.0f%% of its center ", 100*Level, 100*c.precision)
-	d.p("(Student's t on the logarithms of the per-pair ratios: the CI of their geometric mean; `bench/stats`) or the comparison's time cap is reached. ")
+	d.p("(Student's t on the logarithms of the per-pair ratios: the CI of their geometric mean; the `stats` package) or the comparison's time cap is reached. ")
 	d.p("A row is **met** when its whole CI is inside the target, **not met** when all of it is outside, and **undecided** when the CI straddles the target (more pairs or a quieter machine could still decide it). ")
 	d.p("\"median B/A\" is the median of the per-pair ratios; \"B − A\" is the t interval of the per-pair differences. ")
 	d.p("Rows without noise (quiet) and under spin noise are both kept. Absolute times are context only: this is a 2-CPU VM without hardware performance counters, so per-call costs are TSC ticks (the TSC's nominal rate, not core cycles). `make bench-quick` runs the same with short caps.\n")

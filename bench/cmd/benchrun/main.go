@@ -13,7 +13,7 @@
 //  6. method matrix: bench/methods-450.yaml (recvfrom, recvmsg, recvmmsg 8 and 32)
 //
 // Comparisons 1 and 2 add pairs until the 95% CI of every targeted ratio
-// is within ±3% (bench/stats) or their time cap is reached; the caps keep
+// is within ±3% (stats, the one statistics package) or their time cap is reached; the caps keep
 // the whole run under 15 minutes (-quick: about 3). -only runs some
 // sections. It needs root (SCHED_FIFO, mlockall), 2 CPUs, cyclictest and
 // gcc; every child process runs under a timeout and is ended on return.

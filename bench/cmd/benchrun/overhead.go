@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rtload/rtload/bench/stats"
+	"github.com/rtload/rtload/stats"
 )
 
 // benchKey names one metric of one Go benchmark.

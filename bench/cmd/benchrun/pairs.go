@@ -2,14 +2,13 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/rtload/rtload/bench/stats"
+	"github.com/rtload/rtload/stats"
 )
 
 // Level is the confidence level of every interval benchrun prints.
@@ -67,7 +66,7 @@ type comparison struct {
 	a, b       side
 	noise      *noise // started around each run of either side; nil = none
 	stats      []stat
-	rule       stats.Rule
+	rule       rule
 	minWakeups int // per side over all pairs; 0 = none
 	// warmup pairs run first (A then B) and are reported but not counted,
 	// as hyperfine's --warmup: in the make bench of 2026-12-01 11:35 the
@@ -162,7 +161,7 @@ func (c *comparison) run() (*outcome, error) {
 		o.pairs++
 		slowest = max(slowest, time.Since(t0))
 		o.elapsed = time.Since(start)
-		more, reason := c.rule.Next(o.pairs, o.widths(), o.elapsed, slowest)
+		more, reason := c.rule.Next(o.pairs, o.changes(), o.elapsed, slowest)
 		fmt.Fprintf(os.Stderr, "benchrun:   %s pair %d (%s) %s\n", c.title, o.pairs, o.elapsed.Round(time.Second), o.progress())
 		if !more {
 			o.reason = reason
@@ -171,25 +170,26 @@ func (c *comparison) run() (*outcome, error) {
 	}
 }
 
-// widths are the relative half-widths of every targeted ratio CI, and +Inf
-// while a side has fewer wakeups than minWakeups.
-func (o *outcome) widths() []float64 {
-	var w []float64
+// changes are the ratio CIs of every targeted stat as stats.Change (no
+// interval while a side has fewer wakeups than minWakeups).
+func (o *outcome) changes() []stats.Change {
+	var cs []stats.Change
+	few := o.cmp.minWakeups > 0 && (o.histA.TotalCount() < int64(o.cmp.minWakeups) || o.histB.TotalCount() < int64(o.cmp.minWakeups))
 	for _, st := range o.cmp.stats {
 		if !st.targeted() {
 			continue
 		}
 		ci, err := stats.RatioCI(o.ratios(st.key), Level)
-		if err != nil {
-			w = append(w, math.Inf(1))
+		if err != nil || few {
+			cs = append(cs, stats.Undefined("no interval yet"))
 			continue
 		}
-		w = append(w, ci.RelHalfWidth())
+		cs = append(cs, ci.Change())
 	}
-	if m := o.cmp.minWakeups; m > 0 && (o.histA.TotalCount() < int64(m) || o.histB.TotalCount() < int64(m)) {
-		w = append(w, math.Inf(1))
+	if few && len(cs) == 0 {
+		cs = append(cs, stats.Undefined("too few wakeups"))
 	}
-	return w
+	return cs
 }
 
 func (o *outcome) ratios(key string) []float64 {
@@ -224,8 +224,8 @@ func (o *outcome) progress() string {
 // verdict judges stat st: the ratio CI against ratioMax, or the difference
 // CI against diffMax, whichever is met (stats.Either). Rows without a
 // target get "–".
-func (o *outcome) verdict(st stat) (v stats.Verdict, ratio, diff stats.CI, err error) {
-	v = stats.Undecided
+func (o *outcome) verdict(st stat) (v stats.Target, ratio, diff stats.CI, err error) {
+	v = stats.Unknown
 	if !st.targeted() {
 		v = "–"
 	}
@@ -237,7 +237,7 @@ func (o *outcome) verdict(st stat) (v stats.Verdict, ratio, diff stats.CI, err e
 	if err != nil || !st.targeted() {
 		return v, ratio, diff, err
 	}
-	var vs []stats.Verdict
+	var vs []stats.Target
 	switch {
 	case st.ratioMin > 0 && st.ratioMax > 0:
 		vs = append(vs, stats.Within(ratio, st.ratioMin, st.ratioMax))
@@ -248,4 +248,41 @@ func (o *outcome) verdict(st stat) (v stats.Verdict, ratio, diff stats.CI, err e
 		vs = append(vs, stats.AtMost(diff, st.diffMax))
 	}
 	return stats.Either(vs...), ratio, diff, nil
+}
+
+// rule is the benchmark's stop rule: the one stop rule of every verdict
+// (stats.Stop) on precision, over at most MaxPairs pairs, with a time
+// cap: add A/B pairs until every targeted CI is within ±MaxRelHalfWidth
+// (and at least MinPairs pairs ran), or the next pair would pass Cap, or
+// MaxPairs. Stopping on precision alone needs no sequential correction
+// (stats.Stop).
+type rule struct {
+	MinPairs, MaxPairs int
+	MaxRelHalfWidth    float64       // e.g. 0.03 for ±3%
+	Cap                time.Duration // wall time for the whole comparison
+}
+
+// Stop reasons returned by rule.Next.
+const (
+	ReasonPrecise  = stats.StopPrecise  // every CI within ±MaxRelHalfWidth
+	ReasonCap      = stats.StopBudget   // the next pair would pass Cap
+	ReasonMaxPairs = stats.StopLastLook // MaxPairs reached
+)
+
+// Next decides whether to run another pair after n pairs that took
+// elapsed in total; changes are every targeted CI so far (none: precise
+// at MinPairs). The next pair is assumed to take as long as the slowest
+// so far (slowest).
+func (r rule) Next(n int, changes []stats.Change, elapsed, slowest time.Duration) (more bool, reason string) {
+	if len(changes) == 0 && n >= max(r.MinPairs, 2) {
+		return false, ReasonPrecise
+	}
+	s := stats.Stop{MinLooks: max(r.MinPairs, 2), MaxLooks: r.MaxPairs, Precision: r.MaxRelHalfWidth}
+	if stop, why := s.Next(n, changes, nil); stop {
+		return false, why
+	}
+	if r.Cap > 0 && elapsed+slowest > r.Cap {
+		return false, ReasonCap
+	}
+	return true, ""
 }

@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/rtload/rtload/bench/stats"
 )
 
 // cResult is one line of drain450's output.
@@ -79,7 +77,7 @@ func perCallComparison(c config, spin bool) *comparison {
 		title:  label,
 		warmup: c.warmupPairs,
 		stats:  sts,
-		rule:   stats.Rule{MinPairs: 3, MaxPairs: 100, MaxRelHalfWidth: c.precision, Cap: c.perCallCap},
+		rule:   rule{MinPairs: 3, MaxPairs: 100, MaxRelHalfWidth: c.precision, Cap: c.perCallCap},
 	}
 	cmp.a = side{name: "drain450", argv: cArgv, run: func(int) (measurement, error) {
 		out, _, err := run(time.Minute, cArgv...)

@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rtload/rtload/bench/stats"
+	"github.com/rtload/rtload/stats"
 )
 
 // ---- 4 and 5. sender accuracy and scale curve ----

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/rtload/rtload/bench/stats"
 )
 
 // cyclictestSamples reads the per-wakeup latencies (ns) that `cyclictest
@@ -67,7 +65,7 @@ func wakeupComparison(c config, spin bool) *comparison {
 			{key: "p99", label: "wakeup p99 µs", prec: 1, ratioMax: 1.10, diffMax: 5, diffUnit: "µs"},
 			{key: "max", label: "wakeup max µs", prec: 1},
 		},
-		rule:       stats.Rule{MinPairs: 3, MaxPairs: 100, MaxRelHalfWidth: c.precision, Cap: c.wakeCap},
+		rule:       rule{MinPairs: 3, MaxPairs: 100, MaxRelHalfWidth: c.precision, Cap: c.wakeCap},
 		minWakeups: c.minWakeups,
 	}
 	cmp.a = side{name: "cyclictest", argv: ctArgv, run: func(int) (measurement, error) {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"math"
 	"testing"
-	"time"
 )
 
 func near(t *testing.T, what string, got, want, tol float64) {
@@ -108,12 +107,12 @@ func TestAtMost(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		lo, hi float64
-		want   Verdict
+		want   Target
 	}{
 		{"all below", 0.95, 1.05, Met},
 		{"hi exactly at the limit counts as met", 1.00, 1.10, Met},
-		{"straddles", 1.05, 1.15, Undecided},
-		{"lo exactly at the limit: may equal it", 1.10, 1.20, Undecided},
+		{"straddles", 1.05, 1.15, Unknown},
+		{"lo exactly at the limit: may equal it", 1.10, 1.20, Unknown},
 		{"all above", 1.11, 1.20, NotMet},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -127,15 +126,15 @@ func TestAtMost(t *testing.T) {
 func TestEither(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		vs   []Verdict
-		want Verdict
+		vs   []Target
+		want Target
 	}{
-		{"ratio met, difference not", []Verdict{Met, NotMet}, Met},
-		{"difference met", []Verdict{NotMet, Met}, Met},
-		{"both not met", []Verdict{NotMet, NotMet}, NotMet},
-		{"one undecided, one not met", []Verdict{Undecided, NotMet}, Undecided},
-		{"both undecided", []Verdict{Undecided, Undecided}, Undecided},
-		{"none", nil, Undecided},
+		{"ratio met, difference not", []Target{Met, NotMet}, Met},
+		{"difference met", []Target{NotMet, Met}, Met},
+		{"both not met", []Target{NotMet, NotMet}, NotMet},
+		{"one undecided, one not met", []Target{Unknown, NotMet}, Unknown},
+		{"both undecided", []Target{Unknown, Unknown}, Unknown},
+		{"none", nil, Unknown},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := Either(tc.vs...); got != tc.want {
@@ -145,41 +144,52 @@ func TestEither(t *testing.T) {
 	}
 }
 
-func TestRuleNext(t *testing.T) {
-	r := Rule{MinPairs: 4, MaxPairs: 20, MaxRelHalfWidth: 0.03, Cap: 100 * time.Second}
-	s := time.Second
+// TestStopNext: the one stop rule on precision, on decisions, and at
+// its last look.
+func TestStopNext(t *testing.T) {
+	narrow := CI{N: 5, Level: 0.95, Center: 1.0, Lo: 0.99, Hi: 1.01}.Change()
+	wide := CI{N: 5, Level: 0.95, Center: 1.0, Lo: 0.95, Hi: 1.0302}.Change()
+	slower := CI{N: 5, Level: 0.95, Center: 1.2, Lo: 1.1, Hi: 1.3}.Change()
 	for _, tc := range []struct {
 		name    string
-		n       int
-		widths  []float64
-		elapsed time.Duration
-		slowest time.Duration
-		more    bool
+		rule    Stop
+		look    int
+		changes []Change
+		stop    bool
 		reason  string
 	}{
-		{"precise but below MinPairs: go on", 3, []float64{0.01}, 30 * s, 10 * s, true, ""},
-		{"precise at MinPairs: stop", 4, []float64{0.01, 0.03}, 40 * s, 10 * s, false, ReasonPrecise},
-		{"one CI just too wide: go on", 4, []float64{0.01, 0.0301}, 40 * s, 10 * s, true, ""},
-		{"next pair lands exactly on the cap: go on", 5, []float64{0.2}, 90 * s, 10 * s, true, ""},
-		{"next pair would pass the cap", 5, []float64{0.2}, 91 * s, 10 * s, false, ReasonCap},
-		{"cap stops even below MinPairs", 2, []float64{0.2}, 95 * s, 10 * s, false, ReasonCap},
-		{"max pairs", 20, []float64{0.2}, 10 * s, s, false, ReasonMaxPairs},
-		{"no targeted CI: precise at MinPairs", 4, nil, 10 * s, s, false, ReasonPrecise},
+		{"precise but below MinLooks: go on", Stop{MinLooks: 4, MaxLooks: 20, Precision: 0.03}, 3, []Change{narrow}, false, ""},
+		{"precise at MinLooks: stop", Stop{MinLooks: 4, MaxLooks: 20, Precision: 0.03}, 4, []Change{narrow, narrow}, true, StopPrecise},
+		{"one CI just too wide: go on", Stop{MinLooks: 4, MaxLooks: 20, Precision: 0.03}, 4, []Change{narrow, wide}, false, ""},
+		{"last look", Stop{MinLooks: 4, MaxLooks: 20, Precision: 0.03}, 20, []Change{wide}, true, StopLastLook},
+		{"decided: slower", Stop{MinLooks: 1, MaxLooks: 5, Decide: true, Threshold: 0.03}, 2, []Change{slower}, true, StopDecided},
+		{"decided: same and slower", Stop{MinLooks: 1, MaxLooks: 5, Decide: true, Threshold: 0.03}, 2, []Change{narrow, slower}, true, StopDecided},
+		{"one undecided: go on", Stop{MinLooks: 1, MaxLooks: 5, Decide: true, Threshold: 0.03}, 2, []Change{wide, slower}, false, ""},
+		{"no interval: never precise", Stop{MinLooks: 1, MaxLooks: 5, Precision: 0.03}, 2, []Change{Undefined("x")}, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			more, reason := r.Next(tc.n, tc.widths, tc.elapsed, tc.slowest)
-			if more != tc.more || reason != tc.reason {
-				t.Errorf("Next(%d, %v, %v, %v) = %v, %q; want %v, %q", tc.n, tc.widths, tc.elapsed, tc.slowest, more, reason, tc.more, tc.reason)
+			stop, reason := tc.rule.Next(tc.look, tc.changes, nil)
+			if stop != tc.stop || reason != tc.reason {
+				t.Errorf("Next(%d) = %v, %q; want %v, %q", tc.look, stop, reason, tc.stop, tc.reason)
 			}
 		})
+	}
+	// Levels: precision alone needs no correction; decisions over 5 looks
+	// and 2 metrics take Pocock's boundary at 2.5%.
+	if l := (Stop{MaxLooks: 5, Precision: 0.03}).Level(); l != Level {
+		t.Errorf("precision level %v, want %v", l, Level)
+	}
+	want := 1 - 2*(1-NormCDF(PocockZ(0.025, 5)))
+	if l := (Stop{MaxLooks: 5, Decide: true, Metrics: 2}).Level(); !(math.Abs(l-want) < 1e-12) || l < 0.99 {
+		t.Errorf("decision level %v, want %v", l, want)
 	}
 }
 
 // A stopping run on known data: pairs whose log ratios alternate ±d around
 // log 1.2 narrow as n grows; with d = 0.02 the ±3% rule is met once
 // t(0.975, n−1)·sd/√n ≤ log 1.03 = 0.0295588.
-func TestRuleStopsOnPrecision(t *testing.T) {
-	r := Rule{MinPairs: 3, MaxPairs: 50, MaxRelHalfWidth: 0.03}
+func TestStopOnPrecision(t *testing.T) {
+	r := Stop{MinLooks: 3, MaxLooks: 50, Precision: 0.03}
 	var ratios []float64
 	for n := 1; n <= 50; n++ {
 		d := 0.02
@@ -187,21 +197,21 @@ func TestRuleStopsOnPrecision(t *testing.T) {
 			d = -d
 		}
 		ratios = append(ratios, 1.2*math.Exp(d))
-		var widths []float64
+		var changes []Change
 		if n >= 2 {
 			c, err := RatioCI(ratios, 0.95)
 			if err != nil {
 				t.Fatal(err)
 			}
-			widths = []float64{c.RelHalfWidth()}
+			changes = []Change{c.Change()}
 		}
-		if more, reason := r.Next(n, widths, 0, 0); !more {
+		if stop, reason := r.Next(n, changes, nil); stop {
 			// n = 4: logs ±0.02 twice, sd = 0.0230940, se = 0.0115470,
 			// t(0.975,3) = 3.1824463 → half-width 0.0367477 > 0.0295588;
 			// n = 5: sd = 0.0219089, se = 0.0097980, t(4) = 2.7764451 →
 			// 0.0272035 ≤ 0.0295588: stop after 5 pairs.
-			if n != 5 || reason != ReasonPrecise {
-				t.Errorf("stopped after %d pairs (%s), want 5 (%s)", n, reason, ReasonPrecise)
+			if n != 5 || reason != StopPrecise {
+				t.Errorf("stopped after %d pairs (%s), want 5 (%s)", n, reason, StopPrecise)
 			}
 			return
 		}
@@ -212,10 +222,10 @@ func TestRuleStopsOnPrecision(t *testing.T) {
 func TestWithin(t *testing.T) {
 	for _, tc := range []struct {
 		lo, hi float64
-		want   Verdict
+		want   Target
 	}{
-		{0.97, 1.04, Met}, {0.95, 1.05, Met}, {0.90, 1.02, Undecided}, {1.01, 1.08, Undecided},
-		{0.80, 0.94, NotMet}, {1.06, 1.20, NotMet}, {0.90, 1.10, Undecided},
+		{0.97, 1.04, Met}, {0.95, 1.05, Met}, {0.90, 1.02, Unknown}, {1.01, 1.08, Unknown},
+		{0.80, 0.94, NotMet}, {1.06, 1.20, NotMet}, {0.90, 1.10, Unknown},
 	} {
 		if got := Within(CI{Lo: tc.lo, Hi: tc.hi, Center: (tc.lo + tc.hi) / 2}, 0.95, 1.05); got != tc.want {
 			t.Errorf("Within([%v, %v], 0.95, 1.05) = %q, want %q", tc.lo, tc.hi, got, tc.want)

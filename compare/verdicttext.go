@@ -1,0 +1,265 @@
+package compare
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/stats"
+)
+
+// Primary reports which of res's metrics are primary: one per column, the
+// metric a gate judges by default (DefaultGated): a reader's mean
+// per-call cost (in ns where the clock converts, else in its ticks), a
+// timer-only reader's wakeup latency p99, a probe's first metric.
+func (r *Result) Primary() []bool {
+	out := make([]bool, len(r.Metrics))
+	first := map[string]int{}
+	hasNs := map[string]bool{}
+	for _, m := range r.Metrics {
+		if m.Name == "mean per-call cost" && m.Unit == "ns" {
+			hasNs[m.Column] = true
+		}
+	}
+	for i, m := range r.Metrics {
+		key := m.Column
+		if m.Probe != "" {
+			key += "\x00" + m.Probe
+		}
+		if _, ok := first[key]; ok {
+			continue
+		}
+		switch {
+		case m.Name == "mean per-call cost" && hasNs[m.Column] && m.Unit != "ns":
+			continue // the same metric in ticks: its ns row is the primary
+		case m.Name == "messages lost per round" || strings.HasPrefix(m.Name, "spikes per hour"):
+			continue
+		}
+		first[key] = i
+		out[i] = true
+	}
+	return out
+}
+
+// writeVerdicts prints, for every primary metric against its baseline,
+// the three-way verdict with its CI, n, the smallest change it could
+// have detected and how many more units would decide it.
+func (r *Result) writeVerdicts(b *strings.Builder) {
+	prim := r.Primary()
+	var lines []string
+	for i, m := range r.Metrics {
+		if (!prim[i] && m.Rate == nil) || m.Verdict == VerdictBaseline {
+			continue
+		}
+		lines = append(lines, "  "+VerdictLine(m, r.ThresholdPct))
+	}
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\nverdicts (primary metrics and spike rates, threshold ±%s%%):\n%s\n", fmtPct(r.ThresholdPct), strings.Join(lines, "\n"))
+}
+
+// VerdictLine is one metric's verdict in one line: "recvmsg/new mean
+// per-call cost (ns): undecided: +2.10% [−4.01%, +8.60%] (95% CI, n = 6
+// processes × 8 rounds, unit process, df 9.8); smallest detectable
+// change +12.3%; 14 more processes per side would decide it".
+func VerdictLine(m Metric, thresholdPct float64) string {
+	l := fmt.Sprintf("%s %s: %s", m.Column, metricKey(m), m.Verdict)
+	iv := m.Interval
+	if iv == nil {
+		return l + ": " + m.MethodNote
+	}
+	var what []string
+	if iv.LowPct != nil {
+		hi := "+∞"
+		if iv.HighPct != nil {
+			hi = fmt.Sprintf("%+.2f%%", *iv.HighPct)
+		}
+		l += fmt.Sprintf(": %s [%+.2f%%, %s]", pctOr(iv.PointPct), *iv.LowPct, hi)
+		what = append(what, levelPct(iv.Level)+" CI")
+	} else {
+		l += ": no interval"
+	}
+	if iv.N != "" {
+		what = append(what, "n = "+iv.N)
+	}
+	if iv.Unit != "" {
+		what = append(what, "unit "+iv.Unit)
+	}
+	if iv.DF != nil {
+		what = append(what, fmt.Sprintf("df %.1f", *iv.DF))
+	}
+	if len(what) > 0 {
+		l += " (" + strings.Join(what, ", ") + ")"
+	}
+	if m.MinDetectablePct != nil {
+		l += fmt.Sprintf("; smallest detectable change %+.1f%%", *m.MinDetectablePct)
+	}
+	clear := iv.LowPct != nil && iv.HighPct != nil && (*iv.LowPct > thresholdPct || *iv.HighPct < thresholdPct)
+	switch {
+	case m.Verdict == VerdictUndecided && clear:
+		// The interval decides, something else does not let it.
+		if i := strings.Index(m.MethodNote, "invalid"); i >= 0 {
+			l += "; undecided whatever the interval says: a trial is invalid (" + strings.TrimSpace(m.MethodNote[strings.LastIndex(m.MethodNote[:i], ";")+1:]) + ")"
+		}
+	case m.MoreUnits != nil && *m.MoreUnits > 0:
+		l += fmt.Sprintf("; %d more %s per side would decide it", *m.MoreUnits, unitPlural(iv.Unit, *m.MoreUnits))
+	case m.Verdict == VerdictUndecided && iv.LowPct != nil && iv.Unit != "event":
+		l += "; no number of samples would decide it at the change measured: it lies within the noise of the threshold, or the side that cannot grow (a check's baseline) is too noisy alone"
+	}
+	if r := m.Rate; r != nil {
+		l += fmt.Sprintf("; %d events in %.3g h: %.3g/h [%.3g, %.3g]", r.Count, r.Hours, r.PerH, r.LowPerH, r.HighPerH)
+		if r.MTBFH != nil && r.MTBFLowH != nil {
+			hi := "∞"
+			if r.MTBFHighH != nil {
+				hi = fmt.Sprintf("%.3g", *r.MTBFHighH)
+			}
+			l += fmt.Sprintf(", MTBF %.3g h [%.3g, %s]", *r.MTBFH, *r.MTBFLowH, hi)
+		}
+	}
+	for _, n := range iv.Notes {
+		l += "; " + n
+	}
+	return l
+}
+
+func levelPct(l float64) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", l*100), "0"), ".") + "%"
+}
+
+func unitPlural(u string, n int) string {
+	switch {
+	case n == 1:
+		return u
+	case u == "process":
+		return "processes"
+	case u == "":
+		return "units"
+	}
+	return u + "s"
+}
+
+// writeVariance prints the variance split of every primary metric's
+// columns: where the noise is, and Kalibera & Jones' rounds per process.
+func (r *Result) writeVariance(b *strings.Builder) {
+	prim := r.Primary()
+	rows := [][]string{{"metric", "column", "n", "between processes", "between rounds", "within round", "lag-1", "K&J rounds/process"}}
+	for i, m := range r.Metrics {
+		v := m.Variance
+		if !prim[i] || v == nil {
+			continue
+		}
+		lag := sd(v.Lag1)
+		if v.Lag1High {
+			lag += " HIGH: rounds are not independent"
+		}
+		kj := "-"
+		if v.RoundsPerProcess > 0 {
+			kj = fmt.Sprint(v.RoundsPerProcess)
+		}
+		rows = append(rows, []string{metricKey(m), m.Column, shapeOf(m), sdNote(v.BetweenProcessesLogSD, "1 process"),
+			sdNote(v.BetweenRoundsLogSD, "1 round"), sdNote(v.WithinRoundLogSD, "no blocks"), lag, kj})
+	}
+	if len(rows) == 1 {
+		return
+	}
+	b.WriteString("\nvariance split (log-SD of one unit: 0.10 ≈ ±10%; K&J: Kalibera & Jones' rounds per process, a process costing a round):\n")
+	report.Aligned(b, rows, []bool{false, false, false, true, true, true, false, true})
+}
+
+// shapeOf names a metric's samples: "6 processes × 8 rounds".
+func shapeOf(m Metric) string {
+	procs := map[int]int{}
+	for i := range m.Rounds {
+		p := 0
+		if i < len(m.RoundProcesses) {
+			p = m.RoundProcesses[i]
+		}
+		procs[p]++
+	}
+	lo, hi := 0, 0
+	for _, n := range procs {
+		if lo == 0 || n < lo {
+			lo = n
+		}
+		hi = max(hi, n)
+	}
+	r := fmt.Sprint(hi)
+	if lo != hi {
+		r = fmt.Sprintf("%d–%d", lo, hi)
+	}
+	return fmt.Sprintf("%d %s × %s %s", len(procs), unitPlural("process", len(procs)), r, unitPlural("round", hi))
+}
+
+func sd(p *float64) string {
+	if p == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", *p)
+}
+
+func sdNote(p *float64, why string) string {
+	if p == nil {
+		return "- (" + why + ")"
+	}
+	return fmt.Sprintf("%.3f", *p)
+}
+
+// SizingChanges are the changes Sizing says a baseline needs processes
+// to detect.
+var SizingChanges = []float64{0.05, 0.10}
+
+// Sizing says, for every column's primary metric of a run (a one-run
+// Result), how many processes per side a check against it needs to find
+// each of SizingChanges slower beyond threshold with 80% power at the
+// noise the run measured (stats.UnitsToDetect, at the level of a default
+// check: Pocock over looks looks, Bonferroni over the primary metrics),
+// and Kalibera & Jones' rounds per process. One line per column.
+func Sizing(r *Result, threshold float64, looks int) []string {
+	prim := r.Primary()
+	m := 0
+	for i := range r.Metrics {
+		if prim[i] {
+			m++
+		}
+	}
+	level := stats.Stop{Decide: true, MaxLooks: looks, Metrics: max(m, 1)}.Level()
+	var out []string
+	for i, x := range r.Metrics {
+		v := x.Variance
+		if !prim[i] || v == nil || v.BetweenRoundsLogSD == nil && v.BetweenProcessesLogSD == nil {
+			continue
+		}
+		if v.BetweenProcessesLogSD == nil {
+			out = append(out, fmt.Sprintf("sizing: %s %s: 1 process, so the noise between processes (often most of a check's) was not measured: no sizing; a baseline for rtload check wants rtload run --processes 10 (or more), which prints how many a check needs",
+				x.Column, metricKey(x)))
+			continue
+		}
+		rounds := max(int(math.Round(v.Rounds)), 1)
+		bp, br := 0.0, 0.0
+		if v.BetweenProcessesLogSD != nil {
+			bp = *v.BetweenProcessesLogSD
+		}
+		if v.BetweenRoundsLogSD != nil {
+			br = *v.BetweenRoundsLogSD
+		}
+		unitVar := bp*bp + br*br/float64(rounds)
+		var need []string
+		for _, c := range SizingChanges {
+			if n, ok := stats.UnitsToDetect(unitVar, c, threshold, level, stats.DefaultPower); ok {
+				need = append(need, fmt.Sprintf("%d to find %+.0f%%", n, c*100))
+			} else {
+				need = append(need, fmt.Sprintf("none can find %+.0f%%", c*100))
+			}
+		}
+		l := fmt.Sprintf("sizing: %s %s: log-SD %s between processes, %s between rounds of %d: a check needs about %s, processes per side (slower beyond +%s%%, 80%% power, %d looks)",
+			x.Column, metricKey(x), sdNote(v.BetweenProcessesLogSD, "not measured: 1 process"), sdNote(v.BetweenRoundsLogSD, "1 round"), rounds,
+			strings.Join(need, ", "), fmtPct(threshold*100), looks)
+		if v.RoundsPerProcess > 0 {
+			l += fmt.Sprintf("; Kalibera & Jones: %d %s per process", v.RoundsPerProcess, unitPlural("round", v.RoundsPerProcess))
+		}
+		out = append(out, l)
+	}
+	return out
+}
