@@ -34,7 +34,8 @@ variants:
 	if len(seen) != 2 || seen[0] != 2 || seen[1] != 4 || len(sum.Trials) != 4 || sum.Stopped {
 		t.Errorf("hook saw %v trials, summary has %d (stopped %v), want [2 4] and 4", seen, len(sum.Trials), sum.Stopped)
 	}
-	if sum.Trials[3].Variant != "b" || sum.Trials[3].Round != 1 {
-		t.Errorf("last trial %s round %d, want b round 1", sum.Trials[3].Variant, sum.Trials[3].Round)
+	// Round 1 (the second) runs ABBA's B A: it ends with a.
+	if sum.Trials[2].Variant != "b" || sum.Trials[3].Variant != "a" || sum.Trials[3].Round != 1 {
+		t.Errorf("round 1: %s then %s (round %d), want b then a, round 1", sum.Trials[2].Variant, sum.Trials[3].Variant, sum.Trials[3].Round)
 	}
 }
