@@ -186,13 +186,15 @@ func hostFor(online, allowed []int) scenario.Host {
 }
 
 // readSpec loads arg as a file when a path of that name exists and is not
-// a directory (scenario.LoadFile then refuses anything but a regular
-// file), else as a built-in scenario. A directory is never a scenario, so
+// a directory (scenario.LoadFileLenient then refuses anything but a regular
+// file), else as a built-in scenario. Decode problems are held for
+// Validate, which every caller runs next, so that they come with every
+// other problem of the file in one list. A directory is never a scenario, so
 // one named like a built-in (./laight-450/) does not shadow it.
 func readSpec(arg string) (*scenario.Spec, error) {
 	fi, statErr := os.Stat(arg)
 	if statErr == nil && !fi.IsDir() {
-		return scenario.LoadFile(arg)
+		return scenario.LoadFileLenient(arg) // every problem at once: Validate follows
 	}
 	data, err := configs.Read(arg)
 	switch {
@@ -201,7 +203,7 @@ func readSpec(arg string) (*scenario.Spec, error) {
 	case err != nil:
 		return nil, usageError{fmt.Errorf("%s: not a file, and %w", arg, err)}
 	}
-	return scenario.Load("built-in:"+strings.TrimSuffix(arg, ".yaml")+".yaml", data)
+	return scenario.LoadLenient("built-in:"+strings.TrimSuffix(arg, ".yaml")+".yaml", data)
 }
 
 // usageArgs marks argument-count errors as usage errors (exit 2).

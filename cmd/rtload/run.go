@@ -50,8 +50,10 @@ type runFlags struct {
 	// auto is the stopping rule of a rounds: auto run (prepareRun).
 	auto    *compare.AutoRule
 	profile bool
-	// processes (--processes) overrides the scenario's processes when > 0.
-	processes int
+	// processes (--processes) overrides the scenario's processes when
+	// given (processesSet).
+	processes    int
+	processesSet bool
 	// afterProcess is engine.Options.AfterProcess (check's stop rule).
 	afterProcess func(*results.Summary, time.Duration) bool
 }
@@ -89,6 +91,7 @@ variant's extra cost per call.`,
 				name = args[0]
 			}
 			f.repeatSet = cmd.Flags().Changed("repeat")
+			f.processesSet = cmd.Flags().Changed("processes")
 			autoFlagsChanged(cmd, &f)
 			return runScenario(cmd, name, f)
 		},
@@ -393,18 +396,19 @@ func loadRun(name string, f *runFlags) (*scenario.Spec, []scenario.Trial, error)
 // the scenario's own values), validates it for this machine and expands
 // its trials.
 func prepareRun(spec *scenario.Spec, f *runFlags) (*scenario.Spec, []scenario.Trial, error) {
-	sets := f.sets
 	if f.duration == "forever" {
 		f.duration = "0"
 	}
-	if f.duration != "" {
-		sets = append([]string{"duration=" + f.duration}, sets...)
+	// Each flag goes in under its own name, so that a bad value is blamed
+	// on what the user typed (--duration 2: "--duration: invalid
+	// duration", not "--set duration"); then --set, which wins.
+	type flagSet struct{ flag, path, value string }
+	var flags []flagSet
+	if f.processes != 0 || f.processesSet {
+		flags = append(flags, flagSet{"--processes", "processes", strconv.Itoa(f.processes)})
 	}
-	if f.interval != "" {
-		sets = append([]string{"interval=" + f.interval}, sets...)
-	}
-	if f.profile {
-		sets = append([]string{"profile.enabled=true"}, sets...)
+	if f.rounds != "" {
+		flags = append(flags, flagSet{"--rounds", "rounds", f.rounds})
 	}
 	if f.repeatSet {
 		if f.repeat < 1 || f.repeat > scenario.MaxRounds {
@@ -413,16 +417,30 @@ func prepareRun(spec *scenario.Spec, f *runFlags) (*scenario.Spec, []scenario.Tr
 		if f.rounds != "" {
 			return nil, nil, usageError{fmt.Errorf("--repeat and --rounds: give one")}
 		}
-		sets = append([]string{fmt.Sprintf("rounds=%d", f.repeat), fmt.Sprintf("repeat=%d", f.repeat)}, sets...)
+		flags = append(flags, flagSet{"--repeat", "rounds", strconv.Itoa(f.repeat)}, flagSet{"--repeat", "repeat", strconv.Itoa(f.repeat)})
 	}
-	if f.rounds != "" {
-		sets = append([]string{"rounds=" + f.rounds}, sets...)
+	if f.profile {
+		flags = append(flags, flagSet{"--profile", "profile.enabled", "true"})
 	}
-	if f.processes != 0 {
-		sets = append([]string{fmt.Sprintf("processes=%d", f.processes)}, sets...)
+	if f.interval != "" {
+		flags = append(flags, flagSet{"--interval", "interval", f.interval})
 	}
-	if err := spec.Apply(sets); err != nil {
-		return nil, nil, err
+	if f.duration != "" {
+		flags = append(flags, flagSet{"--duration", "duration", f.duration})
+	}
+	var errs scenario.ErrorList
+	for _, fl := range flags {
+		var el scenario.ErrorList
+		if err := spec.ApplyFlag(fl.flag, fl.path, fl.value); errors.As(err, &el) {
+			errs = append(errs, el...)
+		}
+	}
+	var el scenario.ErrorList
+	if err := spec.Apply(f.sets); errors.As(err, &el) {
+		errs = append(errs, el...)
+	}
+	if len(errs) > 0 {
+		return nil, nil, errs
 	}
 	if err := spec.Validate(thisHost()); err != nil {
 		return nil, nil, err
