@@ -68,6 +68,18 @@ func exitCode(err error) int {
 	// An error may name files and values read from results other people
 	// wrote: nothing in it reaches the terminal raw.
 	fmt.Fprintln(os.Stderr, "rtload:", termsafe.Lines(err.Error()))
+	return exitCodeOf(err)
+}
+
+// exitCodeOf is the code rtload exits with for err, printing nothing.
+func exitCodeOf(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var xe exitError
+	if errors.As(err, &xe) {
+		return xe.code
+	}
 	var ue usageError
 	switch {
 	case errors.Is(err, engine.ErrStopped):

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -51,12 +50,4 @@ func newReportCmd() *cobra.Command {
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json (schema rtload-report, see the README)")
 	cpuBudgetFlag(cmd, &budget)
 	return cmd
-}
-
-// checkFormat accepts --format text or json.
-func checkFormat(format string) error {
-	if format != "text" && format != "json" {
-		return usageError{fmt.Errorf("--format %q: allowed text, json", format)}
-	}
-	return nil
 }

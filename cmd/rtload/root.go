@@ -1,7 +1,7 @@
 package main
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -11,7 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/configs"
+	"github.com/rtload/rtload/engine"
 	"github.com/rtload/rtload/internal/cpulist"
 	"github.com/rtload/rtload/scenario"
 	"github.com/rtload/rtload/sysinfo"
@@ -33,7 +35,7 @@ Gates (check, compare --fail-on): 0 pass, 1 slower, 125 cannot judge.`,
   rtload run configs/laight-450.yaml --duration 2s --set readers[0].cpu=0
   rtload validate my.yaml
   rtload list
-  rtload env --json
+  rtload env --format json
   rtload check results/base       # exit 0 pass, 1 slower, 125 cannot judge (git bisect run)`,
 		Version:       version,
 		SilenceUsage:  true,
@@ -55,59 +57,158 @@ Gates (check, compare --fail-on): 0 pass, 1 slower, 125 cannot judge.`,
 func newValidateCmd() *cobra.Command {
 	var sets []string
 	var allowDegraded bool
+	var format string
 	cmd := &cobra.Command{
 		Use:   "validate FILE|NAME",
 		Short: "Check a scenario and print every problem with file:line:col",
 		Long: `Validate checks a scenario as run would, without running it: every problem
-with file:line:col (exit 2); fixed CPUs against the CPUs this process may use;
-the CPU each cpu: auto reader would get; and the scenario's requires: block
-against this machine (kernel config, command line, kernel version,
-features), listing every unmet requirement and how to meet it (exit 3, or
-with --allow-degraded only listed).`,
+with file:line:col (exit 2), decode and value problems alike in one list;
+fixed CPUs against the CPUs this process may use; the CPU each cpu: auto
+reader would get; and the scenario's requires: block against this machine
+(kernel config, command line, kernel version, features), listing every
+unmet requirement and how to meet it (exit 3, or with --allow-degraded only
+listed).`,
 		Example: `  rtload validate configs/laight-450.yaml
   rtload validate laight-450 --set readers[0].priority=99
+  rtload validate my.yaml --format json | jq -r '.problems[] | "\(.line):\(.col) \(.msg)"'
   rtload validate cook-hackbench-init-on-free --allow-degraded`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			spec, err := loadSpec(args[0], sets)
+			if err := checkFormat(format); err != nil {
+				return err
+			}
+			doc, err := validate(args[0], sets, allowDegraded)
+			if format == "json" {
+				if werr := compare.WriteJSON(cmd.OutOrStdout(), doc); werr != nil {
+					return werr
+				}
+				return err
+			}
 			if err != nil {
 				return err
 			}
-			trials, err := spec.Expand()
-			if err != nil {
-				return err
+			out := cmd.OutOrStdout()
+			for _, l := range doc.Machine {
+				fmt.Fprintln(out, l)
 			}
-			facts := sysinfo.Gather()
-			if _, err := fitMachine(cmd.OutOrStdout(), spec, trials, &facts, allowDegraded); err != nil {
-				return err
-			}
-			if spec.Description != "" {
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: ok (%s)\n", spec.File, spec.Description)
+			if doc.Description != "" {
+				fmt.Fprintf(out, "%s: ok (%s)\n", doc.File, doc.Description)
 			} else {
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: ok\n", spec.File)
+				fmt.Fprintf(out, "%s: ok\n", doc.File)
 			}
-			if _, note := spec.InterleaveBlock(); note != "" { // interleave: auto fell back
-				fmt.Fprintf(cmd.OutOrStdout(), "note: %s\n", note)
+			for _, n := range doc.Notes {
+				fmt.Fprintf(out, "note: %s\n", n)
 			}
 			return nil
 		},
 	}
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a field: path=value (repeatable)")
 	cmd.Flags().BoolVar(&allowDegraded, "allow-degraded", false, "list unmet requirements instead of refusing (a run would mark its results degraded)")
+	formatFlag(cmd, &format, textJSON, "schema "+SchemaValidate+": ok, every problem with file, line, col, path, msg and allowed, unmet requirements")
 	return cmd
 }
 
+// validateDoc is rtload validate's result (--format json: schema
+// rtload-validate).
+type validateDoc struct {
+	Schema      string `json:"schema"`
+	Version     int    `json:"version"`
+	File        string `json:"file"`
+	OK          bool   `json:"ok"`
+	Description string `json:"description,omitempty"`
+	// Problems are the scenario's problems, sorted by line: decode and
+	// value problems in one list.
+	Problems []*scenario.Error `json:"problems"`
+	// Unmet are the requirements this machine does not meet (exit 3
+	// without --allow-degraded).
+	Unmet []string `json:"unmet_requirements,omitempty"`
+	// Machine says what fitting the scenario to this machine chose: each
+	// cpu: auto reader's CPU, the requirements met or given up.
+	Machine []string `json:"machine,omitempty"`
+	Notes   []string `json:"notes,omitempty"`
+	// Error is any other refusal (a file that cannot be read).
+	Error    string `json:"error,omitempty"`
+	ExitCode int    `json:"exit_code"`
+}
+
+// validate checks the scenario arg with sets applied, as run would, and
+// says what it found; err is what validate exits with.
+func validate(arg string, sets []string, allowDegraded bool) (*validateDoc, error) {
+	doc := &validateDoc{Schema: SchemaValidate, Version: SchemaVersion, File: arg, Problems: []*scenario.Error{}}
+	fail := func(err error) (*validateDoc, error) {
+		var el scenario.ErrorList
+		var re *engine.RequirementsError
+		switch {
+		case errors.As(err, &el):
+			doc.Problems = el
+		case errors.As(err, &re):
+			for _, u := range re.Unmet {
+				doc.Unmet = append(doc.Unmet, u.String())
+			}
+		default:
+			doc.Error = err.Error()
+		}
+		doc.ExitCode = exitCodeOf(err)
+		return doc, err
+	}
+	spec, err := loadSpec(arg, sets)
+	if err != nil {
+		return fail(err)
+	}
+	doc.File, doc.Description = spec.File, spec.Description
+	trials, err := spec.Expand()
+	if err != nil {
+		return fail(err)
+	}
+	facts := sysinfo.Gather()
+	var machine strings.Builder
+	unmet, err := fitMachine(&machine, spec, trials, &facts, allowDegraded)
+	if err != nil {
+		return fail(err)
+	}
+	doc.OK, doc.Unmet = true, unmet
+	doc.Machine = strings.Split(strings.TrimSuffix(machine.String(), "\n"), "\n")
+	if machine.Len() == 0 {
+		doc.Machine = nil
+	}
+	if _, note := spec.InterleaveBlock(); note != "" { // interleave: auto fell back
+		doc.Notes = append(doc.Notes, note)
+	}
+	return doc, nil
+}
+
 func newListCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:     "list",
-		Short:   "List the built-in scenarios with one-line descriptions",
-		Example: "  rtload list",
-		Args:    cobra.NoArgs,
+	var format string
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the built-in scenarios with one-line descriptions",
+		Example: `  rtload list
+  rtload list --format json | jq -r '.scenarios[].name'`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			if err := checkFormat(format); err != nil {
+				return err
+			}
+			type entry struct {
+				Name        string `json:"name"`
+				Description string `json:"description"`
+				Default     bool   `json:"default,omitempty"`
+			}
+			doc := struct {
+				Schema    string  `json:"schema"`
+				Version   int     `json:"version"`
+				Scenarios []entry `json:"scenarios"`
+			}{Schema: SchemaList, Version: SchemaVersion, Scenarios: []entry{}}
 			for _, e := range configs.List() {
+				doc.Scenarios = append(doc.Scenarios, entry{e.Name, e.Description, e.Name == configs.Default})
+			}
+			if format == "json" {
+				return compare.WriteJSON(cmd.OutOrStdout(), doc)
+			}
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			for _, e := range doc.Scenarios {
 				def := ""
-				if e.Name == configs.Default {
+				if e.Default {
 					def = " (default)"
 				}
 				fmt.Fprintf(w, "%s%s\t%s\n", e.Name, def, e.Description)
@@ -115,28 +216,39 @@ func newListCmd() *cobra.Command {
 			return w.Flush()
 		},
 	}
+	formatFlag(cmd, &format, textJSON, "schema "+SchemaList+": every built-in scenario's name and description")
+	return cmd
 }
 
 func newEnvCmd() *cobra.Command {
+	var format string
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "env",
 		Short: "Print the machine facts every result records (kernel, CPU, clocks, counters, privileges, hardening)",
 		Example: `  rtload env
-  rtload env --json > env.json`,
+  rtload env --format json > env.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f := sysinfo.Gather()
 			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(f)
+				if cmd.Flags().Changed("format") && format != "json" {
+					return usageError{fmt.Errorf("--json and --format %s: give one", format)}
+				}
+				format = "json"
+			}
+			if err := checkFormat(format); err != nil {
+				return err
+			}
+			f := sysinfo.Gather()
+			if format == "json" {
+				return compare.WriteJSON(cmd.OutOrStdout(), f)
 			}
 			_, err := fmt.Fprint(cmd.OutOrStdout(), f.Text())
 			return err
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of text")
+	formatFlag(cmd, &format, textJSON, "the facts as summary.json's env holds them")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "same as --format json")
 	return cmd
 }
 
