@@ -72,8 +72,11 @@ type CheckReport struct {
 	// (it failed, or lacked a privilege), "" otherwise.
 	Baseline string `json:"baseline"`
 	Results  string `json:"results,omitempty"`
-	Error    string `json:"error,omitempty"`
-	Gate     Gate   `json:"gate"`
+	// ResultsRemoved says Results was a temporary directory, removed once
+	// the verdict was printed (check --keep or --out keeps it).
+	ResultsRemoved bool   `json:"results_removed,omitempty"`
+	Error          string `json:"error,omitempty"`
+	Gate           Gate   `json:"gate"`
 	// Compare is the comparison of baseline and new run; nil when there
 	// was nothing to compare.
 	Compare *Result `json:"compare,omitempty"`

@@ -28,6 +28,7 @@ type checkFlags struct {
 	labels    []string
 	format    string
 	trust     bool
+	keep      bool
 	cpuBudget time.Duration
 	budget    time.Duration
 	looks     int
@@ -71,8 +72,9 @@ check on several boots (docs in the README's check section).
 
 It works as is inside git bisect run (125 skips the commit), after the
 script has built, installed and booted the kernel. 2 is a usage error, 130
-an interrupted run. The new results go to --out (default: a new directory
-in $TMPDIR); the comparison and the verdict are printed.
+an interrupted run. The new results go to --out, and are kept there;
+without --out to a temporary directory, removed once the verdict is
+printed (--keep keeps it). The comparison and the verdict are printed.
 
 A baseline is data, not orders: before running the baseline's own
 scenario check prints what it will do on this machine (trials, real-time
@@ -104,7 +106,8 @@ and runs nothing. Naming a scenario (check DIR SCENARIO) needs neither.`,
 	fl.StringVar(&f.run.duration, "duration", "", "measured time per trial (overrides the scenario's)")
 	fl.IntVar(&f.run.repeat, "repeat", 0, "rounds per process (overrides the scenario's)")
 	fl.StringArrayVar(&f.run.sets, "set", nil, "override a scenario field: path=value (repeatable)")
-	fl.StringVar(&f.run.out, "out", "", "results directory of the new run: a new path, or an empty directory of yours (default: $TMPDIR/rtload-check-<scenario>-*)")
+	fl.StringVar(&f.run.out, "out", "", "results directory of the new run, kept: a new path, or an empty directory of yours (default: a temporary directory, removed at the end unless --keep)")
+	fl.BoolVar(&f.keep, "keep", false, "keep the new run's temporary results directory (without --out it is removed once the verdict is printed)")
 	fl.BoolVar(&f.run.allowDegraded, "allow-degraded", false, "run without missing privileges: the results are degraded, so the verdict is 125")
 	fl.BoolVar(&f.run.noWakeupLog, "no-wakeup-log", false, "do not write the per-wakeup CSV logs (wakeup metrics then need rounds ≥ 2 for a CI)")
 	fl.BoolVarP(&f.run.quiet, "quiet", "q", false, "no progress bar")
@@ -178,6 +181,12 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 			return err
 		}
 		f.run.out = tmp
+		if !f.keep {
+			// The verdict is the answer; the new run's results are kept only
+			// when asked for (--keep, --out). Removed after the output.
+			doc.ResultsRemoved = true
+			defer removeCheckResults(cmd.ErrOrStderr(), tmp)
+		}
 	}
 	cpu.pause() // the run's own CPU time is not reading
 	o, err := execute(cmd, spec, trials, f.run, cmd.ErrOrStderr())
@@ -196,7 +205,6 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 		os.Remove(tmp)
 	case o.sum != nil:
 		doc.Results = o.path
-		fmt.Fprintf(cmd.ErrOrStderr(), "results: %s\n", o.path)
 	}
 	if o.runErr != nil || o.saveErr != nil {
 		return checkRunFailed(cmd, f, doc, errors.Join(o.runErr, o.saveErr))
@@ -220,6 +228,20 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 	}
 	doc.Gate = *seq.gate
 	return finishCheck(cmd, f, doc, seq.res)
+}
+
+// removeCheckResults removes a check's temporary results directory dir
+// (created by os.MkdirTemp, so rtload's own: RemoveAll removes links in it,
+// never what they point at) and says so.
+func removeCheckResults(errw io.Writer, dir string) {
+	if _, err := os.Lstat(dir); err != nil {
+		return // nothing ran: execute removed it already
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		fmt.Fprintf(errw, "check: removing the new run's results %s: %v\n", termsafe.Escape(dir), err)
+		return
+	}
+	fmt.Fprintf(errw, "check: removed the new run's results %s (--keep or --out keeps them)\n", termsafe.Escape(dir))
 }
 
 // checkSpec is the scenario to run: SCENARIO when given (a file or a

@@ -1,0 +1,359 @@
+package compare
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
+)
+
+// The closing blocks of run, report, compare and check (report.Closing),
+// built only from a Result's fields, its Gate's and summary.json's: every
+// number in them is one --format json prints.
+
+// Marks of a run that was not the run asked for, by kind, in the order
+// the closing blocks list them.
+const (
+	MarkDegraded   = "degraded"
+	MarkInvalid    = "invalid"
+	MarkStarved    = "reader starved"
+	MarkTraffic    = "traffic not as specified"
+	MarkStopped    = "stopped early"
+	MarkIncomplete = "incomplete"
+)
+
+// MarkCount is one kind of mark a run carries: Trials are the marked
+// trials, numbered from 1 as the text outputs print them (empty for a
+// run-wide mark: degraded, stopped early, incomplete).
+type MarkCount struct {
+	Kind   string `json:"kind"`
+	Trials []int  `json:"trials,omitempty"`
+}
+
+// RunMarks lists what makes s not the run asked for: run-wide degraded,
+// then the trials marked invalid (the kernel changed what was measured, or
+// a reader measured nothing), with a starved reader, or with traffic not
+// as specified, then stopped early and incomplete; empty for a run as
+// asked. These are the marks that make a verdict undecided or a run
+// unjudgeable (Unjudgeable lists them with their reasons).
+func RunMarks(s *results.Summary) []MarkCount {
+	var out []MarkCount
+	if s.Degraded {
+		out = append(out, MarkCount{Kind: MarkDegraded})
+	}
+	for _, m := range []struct {
+		kind string
+		on   func(results.Trial) bool
+	}{
+		{MarkInvalid, func(t results.Trial) bool { return t.Invalid != "" }},
+		{MarkStarved, func(t results.Trial) bool { return starvedMark(t) != "" }},
+		{MarkTraffic, func(t results.Trial) bool { return t.TrafficNotAsSpecified != "" }},
+	} {
+		var trials []int
+		for _, t := range s.Trials {
+			if m.on(t) {
+				trials = append(trials, t.Index+1)
+			}
+		}
+		if len(trials) > 0 {
+			out = append(out, MarkCount{Kind: m.kind, Trials: trials})
+		}
+	}
+	if s.Stopped {
+		out = append(out, MarkCount{Kind: MarkStopped})
+	}
+	if s.InProgress {
+		out = append(out, MarkCount{Kind: MarkIncomplete})
+	}
+	return out
+}
+
+// MarksLine says in one line what RunMarks found: "marks: none (…)" for a
+// run as asked, else a line that starts with "*** NOT THE RUN ASKED FOR"
+// and counts each kind's trials of total.
+func MarksLine(marks []MarkCount, total int) string {
+	if len(marks) == 0 {
+		return "marks: none: no trial invalid, starved or with traffic not as specified; not degraded"
+	}
+	parts := make([]string, len(marks))
+	for i, m := range marks {
+		parts[i] = m.Kind
+		if len(m.Trials) > 0 {
+			parts[i] = fmt.Sprintf("%d of %d trials %s (%s)", len(m.Trials), total, m.Kind, trialList(m.Trials))
+		}
+	}
+	return "*** NOT THE RUN ASKED FOR: " + strings.Join(parts, "; ") + ": why in the *** lines (rtload report -v); --strict exits 4"
+}
+
+// trialList prints trial numbers as ranges: "1-2, 4".
+func trialList(ts []int) string {
+	var parts []string
+	for i := 0; i < len(ts); {
+		j := i
+		for j+1 < len(ts) && ts[j+1] == ts[j]+1 {
+			j++
+		}
+		switch {
+		case j > i:
+			parts = append(parts, strconv.Itoa(ts[i])+"–"+strconv.Itoa(ts[j]))
+		default:
+			parts = append(parts, strconv.Itoa(ts[i]))
+		}
+		i = j + 1
+	}
+	s := "trial "
+	if len(ts) > 1 {
+		s = "trials "
+	}
+	return s + strings.Join(parts, ", ")
+}
+
+// groupOf is the variant (":reader") of column label in r.
+func (r *Result) groupOf(label string) string {
+	for _, c := range r.Columns {
+		if c.Label == label {
+			return c.Group
+		}
+	}
+	return label
+}
+
+// what names a metric inside a change line: "per call" for the mean
+// per-call cost (seed 000's words), else its name.
+func what(m Metric) string {
+	if m.Name == "mean per-call cost" {
+		return "per call"
+	}
+	return m.Name
+}
+
+// ChangeLine is a metric's change against its baseline in one line, as
+// seed 000 would quote it: "recvmsg +8.3% per call [+5.1, +11.6] vs
+// recvfrom, n = 600 ABBA block pairs", names from name (a column label to
+// the name to print), its numbers the Interval's (Metric.Interval: the
+// verdicts' rule); "…: no interval (why)" without one.
+func ChangeLine(m Metric, name func(string) string) string {
+	iv := m.Interval
+	if iv == nil || iv.PointPct == nil || iv.LowPct == nil || iv.HighPct == nil {
+		why := m.MethodNote
+		if iv != nil && len(iv.Notes) > 0 {
+			why = strings.Join(iv.Notes, "; ")
+		}
+		return fmt.Sprintf("%s %s vs %s: no interval (%s)", name(m.Column), what(m), name(m.Baseline), why)
+	}
+	l := fmt.Sprintf("%s %+.1f%% %s [%+.1f, %+.1f] vs %s", name(m.Column), *iv.PointPct, what(m), *iv.LowPct, *iv.HighPct, name(m.Baseline))
+	if iv.N != "" {
+		l += ", n = " + iv.N
+	}
+	return l
+}
+
+// verdictWords is how a closing block says a verdict at threshold thr.
+func verdictWords(verdict string, thr float64) string {
+	t := fmtPct(thr)
+	switch verdict {
+	case VerdictSlower:
+		return "slower: the whole CI beyond +" + t + "%"
+	case VerdictNotSlower:
+		return "not slower: the whole CI below +" + t + "%"
+	case VerdictSame:
+		return "same: the whole CI within ±" + t + "%"
+	}
+	return "undecided at ±" + t + "%"
+}
+
+// RunClosing is the closing block of `rtload run` and `rtload report`
+// for the one-run Result r of summary s in dir: each column's headline
+// figure (its primary metric's value, with its wakeup latency p99), every
+// other variant's change against the first (ChangeLine: seed 000's
+// recvmsg against recvfrom, with its interval and n) and its verdict, the
+// marks (MarksLine), and the results directory. saveErr, when the summary
+// could not be saved in full, ends it instead of the path.
+func RunClosing(r *Result, s *results.Summary, dir, saveErr string) report.Closing {
+	var c report.Closing
+	prim := r.Primary()
+	name := r.groupOf
+	var figures, changes []string
+	for i, m := range r.Metrics {
+		if !prim[i] {
+			continue
+		}
+		figures = append(figures, fmt.Sprintf("%s: %s %s %s%s", name(m.Column), m.Name, fmtVal(m.Value, m.Unit), m.Unit, r.wakeupOf(m.Column, m.Name)))
+		if m.Verdict != VerdictBaseline {
+			changes = append(changes, ChangeLine(m, name)+": "+verdictWords(m.Verdict, r.ThresholdPct))
+		}
+	}
+	const most = 3
+	if len(figures) > most {
+		figures = append(figures[:most-1], fmt.Sprintf("… and %d more columns (rtload report -v)", len(figures)-most+1))
+	}
+	if len(changes) > most {
+		changes = append(changes[:most-1], fmt.Sprintf("… and %d more changes (rtload compare %s)", len(changes)-most+1, dir))
+	}
+	for _, l := range figures {
+		c.Add(l)
+	}
+	for _, l := range changes {
+		c.Add(l)
+	}
+	if len(changes) == 0 && len(figures) > 0 {
+		c.Add("one variant: nothing compared (variants: in the scenario compare them in one run)")
+	}
+	c.Add(MarksLine(RunMarks(s), len(s.Trials)))
+	if saveErr != "" {
+		c.Add("results NOT saved in full: " + saveErr)
+		return c
+	}
+	c.Add("results: " + dir)
+	return c
+}
+
+// wakeupOf is ", wakeup latency p99 X µs" for column col from its
+// headline metric, "" when it has none or it is the primary metric.
+func (r *Result) wakeupOf(col, primary string) string {
+	if primary == "wakeup latency p99" {
+		return ""
+	}
+	for _, m := range r.Metrics {
+		if m.Column == col && m.Name == "wakeup latency p99" {
+			return fmt.Sprintf(", wakeup latency p99 %s %s", fmtVal(m.Value, m.Unit), m.Unit)
+		}
+	}
+	return ""
+}
+
+// Closing is the closing block of `rtload compare`: one line per primary
+// metric of every column against its baseline with its three-way verdict
+// (with the gate, the gate's, at its level), the marks of any run that was
+// not the run asked for (marked: one entry per run and kind), and last
+// the overall verdict: the gate's when there is one (GateLine, with exit,
+// the code the command returns), else what the primary metrics' verdicts
+// add up to.
+func (r *Result) Closing(marked []string, exit int) report.Closing {
+	var c report.Closing
+	lines, verdicts := r.closingMetrics()
+	const most = 5
+	if len(lines) > most {
+		lines = append(lines[:most-1], fmt.Sprintf("… and %d more (-v prints every verdict)", len(lines)-most+1))
+	}
+	head := fmt.Sprintf("verdicts at ±%s%% (95%% CI of each change):", fmtPct(r.ThresholdPct))
+	if g := r.Gate; g != nil {
+		head = fmt.Sprintf("verdicts at +%s%% (the gate's CI: %s per metric):", fmtPct(g.ThresholdPct), levelPct(g.Level))
+	}
+	if len(lines) > 0 {
+		c.Add(head)
+	}
+	for _, l := range lines {
+		c.Add("  " + l)
+	}
+	if len(marked) > 0 {
+		c.Add("*** NOT THE RUNS ASKED FOR: " + strings.Join(marked, "; "))
+	}
+	if g := r.Gate; g != nil {
+		c.Add(GateLine("gate", *g, exit))
+		return c
+	}
+	c.Add(overallLine(verdicts, r.ThresholdPct))
+	return c
+}
+
+// closingMetrics are the metric lines of a compare closing block and
+// their verdicts: the gate's metrics when there is a gate, else every
+// column's primary metric against its baseline.
+func (r *Result) closingMetrics() (lines, verdicts []string) {
+	name := func(l string) string { return l }
+	if g := r.Gate; g != nil {
+		for _, m := range g.Metrics {
+			cl := ChangeLine(Metric{Name: m.Name, Unit: m.Unit, Column: m.Column, Baseline: m.Baseline, Interval: m.Interval, MethodNote: m.MethodNote}, name)
+			lines = append(lines, cl+": "+verdictWords(m.Verdict, g.ThresholdPct))
+			verdicts = append(verdicts, m.Verdict)
+		}
+		return lines, verdicts
+	}
+	prim := r.Primary()
+	for i, m := range r.Metrics {
+		if !prim[i] || m.Verdict == VerdictBaseline {
+			continue
+		}
+		lines = append(lines, ChangeLine(m, name)+": "+verdictWords(m.Verdict, r.ThresholdPct))
+		verdicts = append(verdicts, m.Verdict)
+	}
+	return lines, verdicts
+}
+
+// overallLine adds up the primary metrics' verdicts without a gate: slower
+// when one is slower, same when every one is the same, not slower when
+// every one is not slower or the same, else undecided. Each verdict is at
+// 95% on its own: a gate (--fail-on slower) holds them together.
+func overallLine(verdicts []string, thr float64) string {
+	if len(verdicts) == 0 {
+		return "verdict: none: no column has a baseline to compare with"
+	}
+	n := func(v ...string) int {
+		k := 0
+		for _, x := range verdicts {
+			if slices.Contains(v, x) {
+				k++
+			}
+		}
+		return k
+	}
+	counts := fmt.Sprintf("%d slower, %d not slower, %d same, %d undecided of %d", n(VerdictSlower), n(VerdictNotSlower), n(VerdictSame), n(VerdictUndecided), len(verdicts))
+	var v string
+	switch {
+	case n(VerdictSlower) > 0:
+		v = "SLOWER"
+	case n(VerdictSame) == len(verdicts):
+		v = "SAME"
+	case n(VerdictNotSlower, VerdictSame) == len(verdicts):
+		v = "NOT SLOWER"
+	default:
+		v = "UNDECIDED"
+	}
+	return fmt.Sprintf("verdict: %s at ±%s%% (%s; each at 95%%: --fail-on slower gates them together)", v, fmtPct(thr), counts)
+}
+
+// GateLine is a gate's verdict in one line, headed by who ("gate",
+// "check"), with exit, the code the command is about to return
+// (cmd/rtload/exit.go): "check: UNDECIDED at +3% (…): exit 125".
+func GateLine(who string, g Gate, exit int) string {
+	slower, notSlower := 0, 0
+	for _, m := range g.Metrics {
+		switch m.Judged {
+		case JudgedSlower:
+			slower++
+		case JudgedNotSlower:
+			notSlower++
+		}
+	}
+	n := len(g.Metrics)
+	counts := fmt.Sprintf("%d slower, %d not slower, %d undecided of %d judged", slower, notSlower, n-slower-notSlower, n)
+	code := fmt.Sprintf("exit %d", exit)
+	switch exit {
+	case 0:
+		code += " (git bisect: good)"
+	case 1:
+		code += " (git bisect: bad)"
+	case 125:
+		code += " (git bisect: skip)"
+	}
+	switch g.Verdict {
+	case GateNotSlower:
+		return fmt.Sprintf("%s: NOT SLOWER: every judged metric proven not slower beyond +%s%% (%s): %s", who, fmtPct(g.ThresholdPct), counts, code)
+	case GateSlower:
+		return fmt.Sprintf("%s: SLOWER: proven slower beyond +%s%% (%s): %s", who, fmtPct(g.ThresholdPct), counts, code)
+	case GateUndecided:
+		return fmt.Sprintf("%s: UNDECIDED at +%s%% (%s): %s", who, fmtPct(g.ThresholdPct), counts, code)
+	}
+	why := ""
+	if len(g.Reasons) > 0 {
+		why = ": " + g.Reasons[0]
+		if len(g.Reasons) > 1 {
+			why += fmt.Sprintf(" (and %d more)", len(g.Reasons)-1)
+		}
+	}
+	return who + ": CANNOT JUDGE" + why + ": " + code
+}
