@@ -2,10 +2,12 @@ package compare
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/results"
 )
@@ -85,8 +87,11 @@ func MarksLine(marks []MarkCount, total int) string {
 			parts[i] = fmt.Sprintf("%d of %d trials %s (%s)", len(m.Trials), total, m.Kind, trialList(m.Trials))
 		}
 	}
-	return "*** NOT THE RUN ASKED FOR: " + strings.Join(parts, "; ") + ": why in the *** lines (rtload report -v); --strict exits 4"
+	return "*** NOT THE RUN ASKED FOR: " + strings.Join(parts, "; ") + MarksHint
 }
+
+// MarksHint ends MarksLine: where to read why, and what --strict does.
+const MarksHint = ": why in the *** lines (rtload report -v); --strict exits 4"
 
 // trialList prints trial numbers as ranges: "1-2, 4".
 func trialList(ts []int) string {
@@ -152,7 +157,11 @@ func ChangeLine(m Metric, name func(string) string) string {
 }
 
 // verdictWords is how a closing block says a verdict at threshold thr.
-func verdictWords(verdict string, thr float64) string {
+func verdictWords(verdict string, thr float64) string { return verdictAt(verdict, thr, "±") }
+
+// verdictAt is verdictWords with the undecided threshold's sign: "±" for
+// compare's three-way verdicts, "+" for a gate's.
+func verdictAt(verdict string, thr float64, sign string) string {
 	t := fmtPct(thr)
 	switch verdict {
 	case VerdictSlower:
@@ -162,7 +171,7 @@ func verdictWords(verdict string, thr float64) string {
 	case VerdictSame:
 		return "same: the whole CI within ±" + t + "%"
 	}
-	return "undecided at ±" + t + "%"
+	return "undecided at " + sign + t + "%"
 }
 
 // RunClosing is the closing block of `rtload run` and `rtload report`
@@ -233,9 +242,20 @@ func (r *Result) wakeupOf(col, primary string) string {
 // the code the command returns), else what the primary metrics' verdicts
 // add up to.
 func (r *Result) Closing(marked []string, exit int) report.Closing {
+	return r.ClosingAs("gate", marked, nil, exit)
+}
+
+// ClosingAs is Closing for the command who ("gate" for compare --fail-on,
+// "check"), with extra lines (a check's sampling, where its new results
+// went) before the verdict; at most report.MaxClosingLines in all.
+func (r *Result) ClosingAs(who string, marked, extra []string, exit int) report.Closing {
 	var c report.Closing
 	lines, verdicts := r.closingMetrics()
-	const most = 5
+	most := report.MaxClosingLines - 2 - len(extra)
+	if len(marked) > 0 {
+		most--
+	}
+	most = max(most, 1)
 	if len(lines) > most {
 		lines = append(lines[:most-1], fmt.Sprintf("… and %d more (-v prints every verdict)", len(lines)-most+1))
 	}
@@ -252,8 +272,11 @@ func (r *Result) Closing(marked []string, exit int) report.Closing {
 	if len(marked) > 0 {
 		c.Add("*** NOT THE RUNS ASKED FOR: " + strings.Join(marked, "; "))
 	}
+	for _, l := range extra {
+		c.Add(l)
+	}
 	if g := r.Gate; g != nil {
-		c.Add(GateLine("gate", *g, exit))
+		c.Add(GateLine(who, *g, exit))
 		return c
 	}
 	c.Add(overallLine(verdicts, r.ThresholdPct))
@@ -268,7 +291,7 @@ func (r *Result) closingMetrics() (lines, verdicts []string) {
 	if g := r.Gate; g != nil {
 		for _, m := range g.Metrics {
 			cl := ChangeLine(Metric{Name: m.Name, Unit: m.Unit, Column: m.Column, Baseline: m.Baseline, Interval: m.Interval, MethodNote: m.MethodNote}, name)
-			lines = append(lines, cl+": "+verdictWords(m.Verdict, g.ThresholdPct))
+			lines = append(lines, cl+": "+verdictAt(m.Verdict, g.ThresholdPct, "+"))
 			verdicts = append(verdicts, m.Verdict)
 		}
 		return lines, verdicts
@@ -356,4 +379,59 @@ func GateLine(who string, g Gate, exit int) string {
 		}
 	}
 	return who + ": CANNOT JUDGE" + why + ": " + code
+}
+
+// Brief writes what a person reads of r: the runs and what differs
+// between them (with every warning), the seed's table once (its sparse
+// tail folded: report.FoldBelow), each column's headline values (mean and
+// p99 per-call cost, wakeup latency p99 and max, as the headline metrics
+// hold them), and the probes' runs. Text prints the rest; the closing
+// block (Closing) follows either.
+func (r *Result) Brief(w io.Writer) error {
+	r = termsafe.Copy(r)
+	var b strings.Builder
+	r.head(&b, false)
+	if len(r.Columns) > 0 && r.hasPerCall() {
+		b.WriteByte('\n')
+		if err := r.table(&b, true); err != nil {
+			fmt.Fprintf(&b, "per-call histogram table skipped: %v\n", err)
+		}
+	}
+	if rows := r.headlineRows(); len(rows) > 0 {
+		b.WriteByte('\n')
+		report.Grid(&b, "headline values, rounds merged (-v: each change with its CI and method, percentiles, variance split)", r.labels(), rows)
+	}
+	r.writeProbeRuns(&b)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// briefMetrics are the metrics Brief prints a row of, by name.
+var briefMetrics = []string{"mean per-call cost", "p99 per-call cost", "wakeup latency p99", "wakeup latency max"}
+
+// headlineRows are Brief's rows: one per briefMetrics entry (and unit)
+// some column has, a cell per column with its value; the mean per-call
+// cost in ticks is left out where it is in ns too.
+func (r *Result) headlineRows() [][]string {
+	var rows [][]string
+	ns := slices.ContainsFunc(r.Metrics, func(m Metric) bool { return m.Name == "mean per-call cost" && m.Unit == "ns" })
+	for _, key := range r.metricNames() {
+		if ns && strings.HasPrefix(key, "mean per-call cost (") && key != "mean per-call cost (ns)" {
+			continue
+		}
+		var row []string
+		for _, c := range r.Columns {
+			cell := "-"
+			for _, m := range r.Metrics {
+				if m.Column == c.Label && metricKey(m) == key && m.Probe == "" && slices.Contains(briefMetrics, m.Name) {
+					cell = fmtVal(m.Value, m.Unit)
+				}
+			}
+			row = append(row, cell)
+		}
+		if slices.ContainsFunc(row, func(c string) bool { return c != "-" }) {
+			rows = append(rows, append([]string{key}, row...))
+		}
+	}
+	return rows
 }

@@ -120,6 +120,20 @@ func WriteJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
+// Short says in a few words how a check sampled and why it stopped, for
+// its closing block (Line says it all).
+func (q Sequential) Short() string {
+	procs := func(n int) string {
+		if n == 1 {
+			return "1 process"
+		}
+		return fmt.Sprintf("%d processes", n)
+	}
+	return fmt.Sprintf("sampled: %s against %s of the baseline, look %d of %d (Pocock, %.2f%% per metric); stopped: %s after %v of the %v budget",
+		procs(q.Processes), procs(q.BaselineProcesses), q.Looks, q.MaxLooks, q.Level*100, q.Stop,
+		time.Duration(q.ElapsedNs).Round(time.Second), time.Duration(q.BudgetNs))
+}
+
 // Line says in one line how a check sampled and why it stopped.
 func (q Sequential) Line() string {
 	return fmt.Sprintf("check: n = %d candidate processes against %d baseline processes; look %d of %d planned at %v processes "+

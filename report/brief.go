@@ -31,8 +31,13 @@ const (
 // view folds the sparse tail of the seed's table into one row
 // (TableOptions.FoldBelow): 0.1%. On laight-450 here that keeps the rows
 // from the first populated one to about 4200 ticks, the body of both
-// peaks.
+// peaks; BriefRows may fold a little more.
 const FoldBelow = 0.001
+
+// BriefRows is the most bucket rows the default view prints before the
+// folded one (TableOptions.MaxRows): 28 rows of 128 ticks hold both of
+// laight-450's peaks here and keep `compare A B` on one screen.
+const BriefRows = 28
 
 // FoldHint says how to see every row of a folded table.
 const FoldHint = "-v prints every row"
@@ -76,7 +81,7 @@ func Brief(w io.Writer, s *results.Summary) error {
 		}
 		b.WriteByte('\n')
 		title := "per-call cost in " + unitLong + ", all calls (data + EAGAIN)" + roundsNote(cols)
-		if err := Table(&b, tc, TableOptions{Title: title, Unit: unit, FoldBelow: FoldBelow, FoldHint: FoldHint}); err != nil {
+		if err := Table(&b, tc, TableOptions{Title: title, Unit: unit, FoldBelow: FoldBelow, MaxRows: BriefRows, FoldHint: FoldHint}); err != nil {
 			return fmt.Errorf("report: %w", err)
 		}
 	}

@@ -32,8 +32,12 @@ type TableOptions struct {
 	// the rows before the overflow row in which every column holds less
 	// than FoldBelow of its own total become one row, "4288–8128:",
 	// holding their sums (the totals stay). It folds two rows or more, and
-	// a line under the rows line says which and why. 0 prints every row, as the seed.
+	// a line under the rows line says which, and what share of the calls
+	// the folded row holds. 0 prints every row, as the seed.
 	FoldBelow float64
+	// MaxRows, when > 0, folds the tail further so that at most MaxRows
+	// bucket rows come before the folded one (and the overflow row).
+	MaxRows int
 	// FoldHint is said after the fold in the rows line ("-v prints every
 	// row").
 	FoldHint string
@@ -110,6 +114,9 @@ func Table(w io.Writer, cols []Column, opt TableOptions) error {
 	if first >= 0 && opt.FoldBelow > 0 {
 		fold = foldFrom(cols, totals, first, nb, opt.FoldBelow)
 	}
+	if first >= 0 && opt.MaxRows > 0 && fold-first > opt.MaxRows && nb-(first+opt.MaxRows) >= 2 {
+		fold = first + opt.MaxRows
+	}
 	foldLabel := ""
 	if fold < nb {
 		foldLabel = strconv.FormatUint(lay.Lower(fold), 10) + "–" + strconv.FormatUint(lay.Lower(nb-1), 10)
@@ -130,7 +137,16 @@ func Table(w io.Writer, cols []Column, opt TableOptions) error {
 			// The rows are buckets, not values: say so.
 			fmt.Fprintf(&b, "rows: bucket lower edges, %d wide; %d+ is the overflow bucket\n", lay.Width, lay.Overflow)
 			if fold < nb {
-				fmt.Fprintf(&b, "  %s folds %d rows, each under %s of every column's calls", foldLabel, nb-fold, sharePct(opt.FoldBelow))
+				var in, all uint64
+				for c := range cols {
+					all += totals[c]
+					for i := fold; i < nb; i++ {
+						if cs := cols[c].Hist.Counts; i < len(cs) {
+							in += cs[i]
+						}
+					}
+				}
+				fmt.Fprintf(&b, "  %s folds %d rows into one: %s of the calls", foldLabel, nb-fold, sharePct(float64(in)/float64(all)))
 				if opt.FoldHint != "" {
 					b.WriteString(" (" + opt.FoldHint + ")")
 				}
@@ -226,8 +242,8 @@ func foldFrom(cols []Column, totals []uint64, first, nb int, share float64) int 
 	return fold
 }
 
-// sharePct prints a share as a percentage: 0.001 → "0.1%".
-func sharePct(v float64) string { return strconv.FormatFloat(v*100, 'g', -1, 64) + "%" }
+// sharePct prints a share as a percentage: 0.001 → "0.1%", 0.01234 → "1.2%".
+func sharePct(v float64) string { return strconv.FormatFloat(v*100, 'g', 2, 64) + "%" }
 
 func sameLayout(a, b record.Snapshot) bool {
 	return a.Width == b.Width && a.Origin == b.Origin && a.Overflow == b.Overflow && len(a.Counts) == len(b.Counts)

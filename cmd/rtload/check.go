@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/engine"
+	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/rt"
@@ -110,7 +110,7 @@ and runs nothing. Naming a scenario (check DIR SCENARIO) needs neither.`,
 	fl.BoolVar(&f.keep, "keep", false, "keep the new run's temporary results directory (without --out it is removed once the verdict is printed)")
 	fl.BoolVar(&f.run.allowDegraded, "allow-degraded", false, "run without missing privileges: the results are degraded, so the verdict is 125")
 	fl.BoolVar(&f.run.noWakeupLog, "no-wakeup-log", false, "do not write the per-wakeup CSV logs (wakeup metrics then need rounds ≥ 2 for a CI)")
-	fl.BoolVarP(&f.run.quiet, "quiet", "q", false, "no progress bar")
+	levelFlags(cmd, &f.run.quiet, &f.run.verbose)
 	fl.BoolVar(&f.trust, "trust-baseline", false, "run the baseline's own scenario without asking: needed when the baseline is not yours or stdin is not a terminal")
 	cpuBudgetFlag(cmd, &f.cpuBudget)
 	autoFlags(cmd, &f.run)
@@ -121,6 +121,9 @@ and runs nothing. Naming a scenario (check DIR SCENARIO) needs neither.`,
 func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 	if f.format != "text" && f.format != "json" {
 		return usageError{fmt.Errorf("--format %q: allowed text, json", f.format)}
+	}
+	if _, err := levelOf(f.run.quiet, f.run.verbose); err != nil {
+		return err
 	}
 	if err := compare.CheckLabels([]string{"a", "b"}, f.labels); err != nil {
 		return usageError{fmt.Errorf("--label: %w", err)}
@@ -304,6 +307,10 @@ func exitCode0(err error) int {
 	return ExitOK
 }
 
+// writeCheck prints the check: JSON (rtload-check), or text at the level
+// -q and -v ask for, ending on the closing block: each judged metric's
+// verdict, how the check sampled, where the new results are, and the
+// verdict with the exit code check returns.
 func writeCheck(w io.Writer, f checkFlags, doc *compare.CheckReport, res *compare.Result) error {
 	if res != nil {
 		g := doc.Gate
@@ -313,27 +320,51 @@ func writeCheck(w io.Writer, f checkFlags, doc *compare.CheckReport, res *compar
 		doc.Compare = res
 		return compare.WriteJSON(w, doc)
 	}
+	level, _ := levelOf(f.run.quiet, f.run.verbose) // checked in runCheck
 	w = termsafe.Writer(w)
+	var extra []string
+	if q := doc.Sequential; q != nil {
+		extra = append(extra, q.Short())
+	}
+	switch {
+	case doc.Results != "" && doc.ResultsRemoved:
+		extra = append(extra, "new run: "+doc.Results+" (removed: --keep or --out keeps it)")
+	case doc.Results != "":
+		extra = append(extra, "new run: "+doc.Results)
+	}
 	if res != nil {
-		if err := res.Text(w); err != nil {
-			return err
+		switch level {
+		case report.Verbose:
+			if err := res.Text(w); err != nil {
+				return err
+			}
+			if q := doc.Sequential; q != nil {
+				if _, err := fmt.Fprintf(w, "\n%s\n", q.Line()); err != nil {
+					return err
+				}
+			}
+		case report.Normal:
+			if err := res.Brief(w); err != nil {
+				return err
+			}
 		}
-		if doc.Sequential != nil {
-			_, err := fmt.Fprintf(w, "\n%s\n", doc.Sequential.Line())
-			return err
+		return res.ClosingAs("check", nil, extra, doc.ExitCode).Write(w, level == report.Quiet)
+	}
+	var c report.Closing
+	c.Add("rtload check: baseline " + doc.Baseline)
+	const most = 4
+	for i, r := range doc.Gate.Reasons {
+		if i == most && len(doc.Gate.Reasons) > most+1 {
+			c.Add(fmt.Sprintf("  … and %d more reasons (--format json lists them)", len(doc.Gate.Reasons)-most))
+			break
 		}
-		return nil
+		c.Add("  cannot judge: " + r)
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "rtload check: baseline %s", doc.Baseline)
-	if doc.Results != "" {
-		fmt.Fprintf(&b, ", new run %s", doc.Results)
+	for _, l := range extra {
+		c.Add(l)
 	}
-	b.WriteString("\n")
-	if _, err := io.WriteString(w, b.String()); err != nil {
-		return err
-	}
-	return doc.Gate.Text(w)
+	c.Add(compare.GateLine("check", doc.Gate, doc.ExitCode))
+	return c.Write(w, true)
 }
 
 // checkMetricNames refuses, before anything runs, a --metric the baseline
