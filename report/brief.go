@@ -48,8 +48,9 @@ const FoldHint = "-v prints every row"
 // traffic not as specified, one line each), the seed's table once (all
 // calls, its sparse tail folded: FoldBelow), and the headline statistics
 // per column: calls, mean cost per call, p50 and p99, wakeup latency p99
-// and max, overruns, loss and whether the traffic was as specified. A
-// probe-only run prints its probes' runs. Report prints the rest.
+// and max, overruns, loss and whether the traffic was as specified; a
+// profiled run's profiler cost and profile files. A probe-only run prints
+// its probes' runs. Report prints the rest.
 // Every string taken from s is escaped for the terminal.
 func Brief(w io.Writer, s *results.Summary) error {
 	s = termsafe.Copy(s)
@@ -92,6 +93,7 @@ func Brief(w io.Writer, s *results.Summary) error {
 		writeProbes(&b, s)
 	}
 	briefGC(&b, s)
+	writeProfiled(&b, s)
 	_, err = io.WriteString(w, b.String())
 	return err
 }
@@ -169,8 +171,8 @@ func briefThreadWarnings(b *strings.Builder, s *results.Summary) {
 	if most == 0 {
 		return
 	}
-	fmt.Fprintf(b, "warning: up to %s may run on a reader's CPU, in %s of %d (-v names them; thread_warnings in summary.json)\n",
-		plural(most, "non-reader thread"), plural(trials, "trial"), len(s.Trials))
+	fmt.Fprintf(b, "warning: up to %s may run on a reader's CPU, in %d of %s (-v lists them)\n",
+		plural(most, "non-reader thread"), trials, plural(len(s.Trials), "trial"))
 }
 
 // headline is the headline statistics block: per column the figures a

@@ -333,6 +333,13 @@ func writeCheck(w io.Writer, f checkFlags, doc *compare.CheckReport, res *compar
 		extra = append(extra, "new run: "+doc.Results)
 	}
 	if res != nil {
+		for i, r := range doc.Gate.Reasons {
+			if i == 2 {
+				extra = append(extra, fmt.Sprintf("  … and %d more reasons (-v, --format json)", len(doc.Gate.Reasons)-i))
+				break
+			}
+			extra = append(extra, "cannot judge: "+r)
+		}
 		switch level {
 		case report.Verbose:
 			if err := res.Text(w); err != nil {

@@ -71,10 +71,10 @@ func TestCheckGate(t *testing.T) {
 		// of this test while a benchmark ran beside it, wakeup p99 +80%
 		// with its CI beyond 3%). One such verdict gets a second check;
 		// two in a row fail.
-		r := rtload(t, nil, "check", base, "--trust-baseline", "-q", "--budget", "40s", "--out", filepath.Join(top, "same"))
+		r := rtload(t, nil, "check", base, "--trust-baseline", "-v", "--budget", "40s", "--out", filepath.Join(top, "same"))
 		if r.code == ExitSlower {
 			t.Logf("first check of the same scenario judged it slower; checking once more:\n%s", r.stdout)
-			r = rtload(t, nil, "check", base, "--trust-baseline", "-q", "--budget", "40s", "--out", filepath.Join(top, "same-again"))
+			r = rtload(t, nil, "check", base, "--trust-baseline", "-v", "--budget", "40s", "--out", filepath.Join(top, "same-again"))
 		}
 		// Proven not slower at ±3% needs more processes than 40 s give:
 		// undecided (125) is the usual answer, and an honest one.
@@ -87,6 +87,10 @@ func TestCheckGate(t *testing.T) {
 			if r.code != ExitCannotJudge && !strings.Contains(r.stdout, want) {
 				t.Errorf("the check's output lacks %q:\n%s", want, r.stdout)
 			}
+		}
+		// The closing block is last, its verdict line naming the exit code.
+		if last := lastLine(r.stdout); !strings.HasPrefix(last, "check: ") || !strings.HasSuffix(last, fmt.Sprintf("exit %d (git bisect: %s)", r.code, map[int]string{0: "good", 1: "bad", 125: "skip"}[r.code])) {
+			t.Errorf("the check does not end on its verdict and exit code: %q", last)
 		}
 		// The check ran the baseline's own scenario: no spec warnings.
 		if strings.Contains(r.stdout, "WARNING: runs differ in spec") {
@@ -140,7 +144,7 @@ func TestCheckGate(t *testing.T) {
 		os.Mkdir(out, 0o755)
 		os.Chown(out, 65534, 65534)
 		r := rtload(t, nobody, "check", base, "--trust-baseline", "-q", "--allow-degraded", "--duration", "300ms", "--out", out)
-		if r.code != ExitCannotJudge || !strings.Contains(r.stdout, "gate: CANNOT JUDGE") || !strings.Contains(r.stdout, "cannot judge: new: degraded: ") {
+		if r.code != ExitCannotJudge || !strings.HasPrefix(lastLine(r.stdout), "check: CANNOT JUDGE: new: degraded: ") {
 			t.Fatalf("exit %d, want 125:\n%s\n%s", r.code, r.stdout, r.stderr)
 		}
 	})
@@ -149,10 +153,17 @@ func TestCheckGate(t *testing.T) {
 		os.Mkdir(out, 0o755)
 		os.Chown(out, 65534, 65534)
 		r := rtload(t, nobody, "check", base, "--trust-baseline", "-q", "--out", out)
-		if r.code != ExitCannotJudge || !strings.Contains(r.stdout, "cannot judge: a requirement is not met: ") || !strings.Contains(r.stdout, "CAP_SYS_NICE") {
+		if r.code != ExitCannotJudge || !strings.Contains(r.stdout, "cannot judge: a requirement is not met: ") || !strings.Contains(r.stdout, "CAP_SYS_NICE") ||
+			!strings.HasSuffix(lastLine(r.stdout), "exit 125 (git bisect: skip)") {
 			t.Fatalf("exit %d, want 125:\n%s\n%s", r.code, r.stdout, r.stderr)
 		}
 	})
+}
+
+// lastLine is the last line of out.
+func lastLine(out string) string {
+	out = strings.TrimRight(out, "\n")
+	return out[strings.LastIndexByte(out, '\n')+1:]
 }
 
 // gateSummary is a run of rounds rounds of one reader whose per-call cost

@@ -152,7 +152,7 @@ func TestEnvJSON(t *testing.T) {
 func TestRunDefault(t *testing.T) {
 	requireRoot(t)
 	out := t.TempDir()
-	r := rtload(t, nil, "run", "--duration", "1s", "--set", "rounds=1", "--set", "warmup=200ms", "--out", out, "-q")
+	r := rtload(t, nil, "run", "--duration", "1s", "--set", "rounds=1", "--set", "warmup=200ms", "--out", out)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -449,7 +449,7 @@ func TestCompareTwoRealRuns(t *testing.T) {
 			t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
 		}
 	}
-	r := rtload(t, nil, "compare", a, b, "--label", "unhard,hard")
+	r := rtload(t, nil, "compare", a, b, "--label", "unhard,hard", "-v")
 	if r.code != 0 {
 		t.Fatalf("compare: exit %d\n%s", r.code, r.stderr)
 	}
@@ -469,7 +469,7 @@ func TestCompareTwoRealRuns(t *testing.T) {
 		}
 	}
 	rep := rtload(t, nil, "run", "laight-450", "--duration", "300ms", "--set", "warmup=100ms", "--repeat", "5",
-		"--set", "noise[0].threads=1", "--out", t.TempDir(), "-q")
+		"--set", "noise[0].threads=1", "--out", t.TempDir(), "-v")
 	if rep.code != 0 {
 		t.Fatalf("repeat run: exit %d\n%s", rep.code, rep.stderr)
 	}
