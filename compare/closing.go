@@ -147,7 +147,8 @@ func ChangeLine(m Metric, name func(string) string) string {
 		if iv != nil && len(iv.Notes) > 0 {
 			why = strings.Join(iv.Notes, "; ")
 		}
-		return fmt.Sprintf("%s %s vs %s: no interval (%s)", name(m.Column), what(m), name(m.Baseline), why)
+		why = strings.ReplaceAll(why, ": no interval", "")
+		return fmt.Sprintf("%s vs %s, %s: no interval: %s", name(m.Column), name(m.Baseline), what(m), why)
 	}
 	l := fmt.Sprintf("%s %+.1f%% %s [%+.1f, %+.1f] vs %s", name(m.Column), *iv.PointPct, what(m), *iv.LowPct, *iv.HighPct, name(m.Baseline))
 	if iv.N != "" {

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -14,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/results"
 )
 
@@ -179,6 +182,27 @@ func TestRunDefault(t *testing.T) {
 	if !strings.Contains(r.stdout, "recvmsg") || !strings.Contains(r.stdout, "ABBA block pairs") {
 		t.Errorf("output lacks the interleaved line:\n%s", r.stdout)
 	}
+	runShape(t, r.stdout, out)
+	// The answer's numbers are report --format json's (one number per
+	// quantity): the metric's interval, by the verdicts' rule.
+	rep := rtload(t, nil, "report", out, "--format", "json")
+	var doc compare.RunReport
+	if err := json.Unmarshal([]byte(rep.stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, m := range doc.Metrics {
+		if iv := m.Interval; m.Name == "mean per-call cost" && m.Unit == "ns" && iv != nil && iv.PointPct != nil && iv.LowPct != nil && iv.HighPct != nil {
+			found = true
+			want := fmt.Sprintf("recvmsg %+.1f%% per call [%+.1f, %+.1f] vs recvfrom, n = %s: ", *iv.PointPct, *iv.LowPct, *iv.HighPct, iv.N)
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("the answer is not report --format json's %q:\n%s", want, r.stdout)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("report --format json has no interval for recvmsg's mean per-call cost")
+	}
 	for _, tr := range s.Trials {
 		rd := tr.Readers[0]
 		if rd.Lost != 0 || rd.SocketsRead != 450 || tr.GCDuring != 0 {
@@ -195,6 +219,32 @@ func TestRunDefault(t *testing.T) {
 				t.Error(err)
 			}
 		}
+	}
+}
+
+// seedAnswer is the closing block's seed 000 answer: "recvmsg +8.3% per
+// call [+5.1, +11.6] vs recvfrom, n = …".
+var seedAnswer = regexp.MustCompile(`(?m)^recvmsg [+-]\d+\.\d% per call \[[+-]\d+\.\d, [+-]\d+\.\d\] vs recvfrom, n = \d+ `)
+
+// runShape checks the default output of a run of the default scenario
+// (what make run prints): at most 80 lines, the seed's table once, the
+// closing block last, the recvmsg-vs-recvfrom answer with its percentage
+// and interval in the last 12 lines, the results directory last.
+func runShape(t *testing.T, stdout, dir string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	if len(lines) > 80 {
+		t.Errorf("the default output has %d lines, want at most 80:\n%s", len(lines), stdout)
+	}
+	tail := strings.Join(lines[max(0, len(lines)-12):], "\n")
+	if !seedAnswer.MatchString(tail) {
+		t.Errorf("the last 12 lines lack the recvmsg-vs-recvfrom answer:\n%s", tail)
+	}
+	if last := lines[len(lines)-1]; last != "results: "+dir {
+		t.Errorf("the last line is %q, want the results directory", last)
+	}
+	if n := strings.Count(stdout, "Total:"); n != 1 {
+		t.Errorf("the seed's table %d times, want once", n)
 	}
 }
 
@@ -462,6 +512,15 @@ func TestCompareTwoRealRuns(t *testing.T) {
 	}
 	if !strings.Contains(r.stdout, "undecided") && !strings.Contains(r.stdout, "slower") && !strings.Contains(r.stdout, "same") {
 		t.Errorf("no verdicts in compare output")
+	}
+	// The default: at most 60 lines, ending on the verdict.
+	def := rtload(t, nil, "compare", a, b, "--label", "unhard,hard")
+	lines := strings.Split(strings.TrimSuffix(def.stdout, "\n"), "\n")
+	if def.code != 0 || len(lines) > 60 || !strings.HasPrefix(lines[len(lines)-1], "verdict: ") {
+		t.Errorf("compare A B: exit %d, %d lines (want ≤ 60), ending on %q, not its verdict:\n%s", def.code, len(lines), lines[len(lines)-1], def.stdout)
+	}
+	if q := rtload(t, nil, "compare", a, b, "-q"); !strings.HasPrefix(q.stdout, "verdicts at ±3%") || lastLine(q.stdout) != lines[len(lines)-1] {
+		t.Errorf("compare -q: not the closing block alone:\n%s", q.stdout)
 	}
 	for _, f := range []string{"json", "csv", "markdown"} {
 		if r := rtload(t, nil, "compare", a, b, "--format", f); r.code != 0 || len(r.stdout) < 200 {

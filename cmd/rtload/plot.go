@@ -79,8 +79,12 @@ func plotWritten(cmd *cobra.Command, out string, cols []plot.Column, format stri
 	for i, c := range cols {
 		labels[i] = c.Label
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "plot: wrote %s (%s: %d columns: %s)\n", termsafe.Escape(out),
-		strings.TrimPrefix(strings.ToLower(filepath.Ext(out)), "."), len(cols), termsafe.Escape(strings.Join(labels, ", ")))
+	noun := "columns"
+	if len(cols) == 1 {
+		noun = "column"
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "plot: wrote %s (%s, %d %s: %s)\n", termsafe.Escape(out),
+		strings.TrimPrefix(strings.ToLower(filepath.Ext(out)), "."), len(cols), noun, termsafe.Escape(strings.Join(labels, ", ")))
 	if format != "json" {
 		return nil
 	}
