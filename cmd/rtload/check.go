@@ -14,8 +14,8 @@ import (
 
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/engine"
-	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/internal/termsafe"
+	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
