@@ -60,6 +60,7 @@ func collect(res *results.Trial, sp *scenario.Spec, senders []*sender, readers [
 		rr.Starved = starved(rr.Counters, res.DurationNs, rr.Applied)
 		hotFields(&rr, r)
 		rr.CPUInterrupts = r.cpuInterrupts()
+		rr.Machine = r.machine.result()
 		rr.TracingStopped = r.tracingStopped()
 		if r.log != nil {
 			st := r.log.Stats()
