@@ -22,15 +22,20 @@ IMAGE_TOOL  ?= $(shell command -v podman || command -v docker)
 IMAGE_CTX   ?= bin/image
 IMAGE_BUILD_FLAGS ?=
 
-.PHONY: help build run image test bench bench-quick bench-wakesplit bench-tools lint fuzz cross clean
+.PHONY: help build run image test bench bench-quick bench-fidelity bench-wakesplit bench-tools lint fuzz cross clean
 
 ## help: list the targets
 help:
 	@sed -n 's/^## //p' $(MAKEFILE_LIST) | column -t -s ':'
 
-## build: build bin/rtload (version from git)
+## build: build bin/rtload (version from git), statically linked
+# CGO_ENABLED=0: rtload needs no C (net's cgo resolver is its only cgo), and
+# without it threads are the Go runtime's own, not pthreads with an 8 MiB
+# stack and a 64 MiB malloc arena each: under ulimit -v a run needs about
+# 1.3 GiB instead of 2.4 GiB (engine.CheckAddressSpace), and the binary
+# runs on any host of the fleet whatever its glibc.
 build:
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/rtload
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/rtload
 
 ## run: run the default scenario (seed 000, laight-450; needs root for SCHED_FIFO) and print its table
 run: build
@@ -61,21 +66,28 @@ test:
 	$(GO) test -count=1 -run 'Alloc|SoakMemory' ./...
 	$(GO) test -run '^$$' -bench . -benchtime=1x ./...
 
-## bench: rtload vs a C drain and cyclictest in A/B pairs until the ratios' 95% CIs are ±3% (or capped), the wakeup split, overhead, sender, scale, methods (root, < 15 min) -> BENCHMARKS.md
+## bench: rtload's drain vs the C loop in one process (ABBA blocks), cyclictest in A/B pairs until the ratios' 95% CIs are ±3% (or capped), the wakeup split, overhead, sender, scale, methods (root, < 15 min) -> BENCHMARKS.md
 bench: build bench-tools
-	timeout 900 $(GO) run ./bench/cmd/benchrun -rtload $(BIN) -drain bin/drain450 -wakesplit bin/wakesplit -out BENCHMARKS.md $(BENCHFLAGS)
+	timeout 900 $(GO) run ./bench/cmd/benchrun -rtload $(BIN) -drain bin/drain450 -fidelity bin/fidelity -wakesplit bin/wakesplit -out BENCHMARKS.md $(BENCHFLAGS)
 
 ## bench-quick: the same comparisons with short caps (~3 min), written to bench/BENCHMARKS-quick.md
 bench-quick: build bench-tools
-	timeout 600 $(GO) run ./bench/cmd/benchrun -quick -rtload $(BIN) -drain bin/drain450 -wakesplit bin/wakesplit -out bench/BENCHMARKS-quick.md $(BENCHFLAGS)
+	timeout 600 $(GO) run ./bench/cmd/benchrun -quick -rtload $(BIN) -drain bin/drain450 -fidelity bin/fidelity -wakesplit bin/wakesplit -out bench/BENCHMARKS-quick.md $(BENCHFLAGS)
+
+## bench-fidelity: section 1 alone, rtload's drain vs the C loop in one process, quiet and spin (root, ~4.5 min) -> bench/BENCHMARKS-fidelity.md
+bench-fidelity: build bench-tools
+	timeout 600 $(GO) run ./bench/cmd/benchrun -only fidelity -fidelity bin/fidelity -out bench/BENCHMARKS-fidelity.md $(BENCHFLAGS)
 
 ## bench-wakesplit: trace cyclictest and rtload timer-only (tracefs) and print where each wakeup's time goes (root, ~1 min)
 bench-wakesplit: build bench-tools
 	./bin/wakesplit compare -rtload $(BIN) -drain bin/drain450 -pairs 2 -seconds 10 $(WAKESPLITFLAGS)
 
-# bench-tools: the C baseline, cyclictest and the wakeup splitter.
+# bench-tools: the C baseline, the in-process fidelity binary (cgo: drain450's
+# loop and rtload's drain; bench only, never part of bin/rtload), cyclictest
+# and the wakeup splitter.
 bench-tools:
 	mkdir -p bin && gcc -O2 -Wall -Wextra -pthread -o bin/drain450 bench/drain450.c
+	CGO_ENABLED=1 $(GO) build -o bin/fidelity ./bench/cmd/fidelity
 	command -v cyclictest >/dev/null || { apt-get update && apt-get install -y rt-tests; }
 	$(GO) build -o bin/wakesplit ./bench/cmd/wakesplit
 

@@ -11,7 +11,12 @@
 // "5 other threads busy".
 //
 // Per-call cost is kept in a 1-tick histogram up to 2^20 ticks (exact
-// percentiles) plus the seed's 128-tick table from origin 64.
+// percentiles) plus the seed's 128-tick table from origin 64. The drain
+// stores each call's ticks and the reader folds them into the histograms
+// after the tick (as rtload's drain flushes its samples after the tick's
+// last call). The loop itself (timing, drain, sender, spin) is
+// bench/drainloop.h, which bench/cmd/fidelity compiles in through cgo to
+// run this loop and rtload's drain on one thread.
 //
 // Usage:
 //   drain450 [-n sockets] [-m recvfrom,recvmsg] [-d seconds] [-w warmup]
@@ -27,21 +32,13 @@
 //           ns_per_read_mean the whole run's mean
 // Output: one JSON object per method on stdout, one line each.
 #define _GNU_SOURCE
-#include <errno.h>
+#include "drainloop.h"
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdatomic.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
 
 #define FINE (1u << 20)
 #define WIDTH 128
@@ -49,87 +46,44 @@
 #define OVERFLOW 8256
 #define NBUCKETS (1 + (OVERFLOW - ORIGIN) / WIDTH)
 #define MAXTICKS 100000
+#define TICKCALLS (1u << 16) // samples one tick holds (calls beyond: unrecorded_calls)
 
 static int nsock = 450, cpu = 1, prio = 80, nspin = 5, rcvbuf = 256 * 1024, dma_us = -1, rxq_ovfl;
 static double dur = 4, warm = 0.5, period_ms = 10, interval_ms = 20;
 static int *fds;
 static struct sockaddr_in *addrs;
-static atomic_int stop_all;
-static atomic_ullong spins;
-
-static inline uint64_t rdtscp(void) {
-	uint32_t lo, hi, aux;
-	__asm__ volatile("rdtscp\n\tlfence" : "=a"(lo), "=d"(hi), "=c"(aux)::"memory");
-	return ((uint64_t)hi << 32) | lo;
-}
-
-static int64_t mono(void) {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static void sleep_until(int64_t t) {
-	struct timespec ts = {t / 1000000000, t % 1000000000};
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
-}
-
-static void *spin(void *arg) {
-	(void)arg;
-	uint64_t n = 0;
-	while (!atomic_load_explicit(&stop_all, memory_order_relaxed))
-		n++;
-	atomic_fetch_add(&spins, n);
-	return NULL;
-}
-
-static void *sender(void *arg) {
-	(void)arg;
-	prctl(PR_SET_TIMERSLACK, 1);
-	int tx = socket(AF_INET, SOCK_DGRAM, 0);
-	struct mmsghdr mm[64];
-	struct iovec iov[64];
-	static char payload[64][64];
-	memset(mm, 0, sizeof mm);
-	int64_t step = (int64_t)(interval_ms * 1e6) / nsock, start = mono();
-	uint64_t n = 0;
-	while (!atomic_load(&stop_all)) {
-		int64_t now = mono(), due = start + (int64_t)n * step;
-		if (due > now) {
-			int64_t w = due < now + 10000000 ? due : now + 10000000;
-			sleep_until(w);
-			continue;
-		}
-		int k = 0;
-		while (k < 64 && start + (int64_t)n * step <= now) {
-			int s = n % nsock;
-			uint64_t *p = (uint64_t *)payload[k];
-			p[0] = n / nsock;
-			p[1] = now;
-			iov[k].iov_base = payload[k];
-			iov[k].iov_len = 64;
-			mm[k].msg_hdr.msg_iov = &iov[k];
-			mm[k].msg_hdr.msg_iovlen = 1;
-			mm[k].msg_hdr.msg_name = &addrs[s];
-			mm[k].msg_hdr.msg_namelen = sizeof addrs[s];
-			k++;
-			n++;
-		}
-		sendmmsg(tx, mm, k, 0);
-	}
-	close(tx);
-	return NULL;
-}
+static struct load_ctl ctl;
 
 struct result {
-	uint64_t calls, data, eagain, errs, wakeups, overruns, msgs, sum, max;
+	uint64_t calls, data, eagain, errs, unrecorded, wakeups, overruns, msgs, sum, max;
 	uint64_t buckets[NBUCKETS + 1];
 	double wake_ns[MAXTICKS], drain_ns[MAXTICKS];
 };
 static uint32_t *fine;
 static struct result res;
 static const char *method;
+
+static uint64_t *tick_dts;
+
+// fold adds one tick's recorded calls to res and empties r.
+static void fold(struct drain_rec *r) {
+	for (size_t j = 0; j < r->n; j++) {
+		uint64_t dt = r->dts[j];
+		res.calls++;
+		res.sum += dt;
+		if (dt > res.max)
+			res.max = dt;
+		fine[dt < FINE ? dt : FINE - 1]++;
+		res.buckets[dt < ORIGIN ? 0 : dt >= OVERFLOW ? NBUCKETS : 1 + (dt - ORIGIN) / WIDTH]++;
+	}
+	res.data += r->data;
+	res.msgs += r->data;
+	res.eagain += r->eagain;
+	res.errs += r->errs;
+	res.unrecorded += r->unrecorded;
+	r->n = 0;
+	r->data = r->eagain = r->errs = r->unrecorded = 0;
+}
 
 static void *reader(void *arg) {
 	(void)arg;
@@ -143,10 +97,9 @@ static void *reader(void *arg) {
 		perror("sched_setscheduler");
 	prctl(PR_SET_TIMERSLACK, 1);
 	static char buf[2048];
-	struct sockaddr_storage sa;
-	socklen_t salen;
-	struct iovec iov = {buf, sizeof buf};
-	struct msghdr mh = {.msg_name = &sa, .msg_iov = &iov, .msg_iovlen = 1};
+	struct drain_bufs bufs;
+	drain_bufs_init(&bufs, buf, sizeof buf);
+	struct drain_rec rec = {.dts = tick_dts, .cap = TICKCALLS};
 	int use_msg = strcmp(method, "recvmsg") == 0;
 	int64_t period = (int64_t)(period_ms * 1e6);
 	int64_t start = mono() + period, measure_from = start + (int64_t)(warm * 1e9),
@@ -157,49 +110,23 @@ static void *reader(void *arg) {
 		int64_t woke = mono();
 		if (deadline >= end)
 			break;
-		int rec = deadline >= measure_from;
+		int on = deadline >= measure_from;
 		uint64_t d0 = rdtscp();
-		for (int i = 0; i < nsock; i++) {
-			for (;;) {
-				ssize_t r;
-				uint64_t t0 = rdtscp();
-				if (use_msg) {
-					mh.msg_namelen = sizeof sa;
-					r = recvmsg(fds[i], &mh, MSG_DONTWAIT);
-				} else {
-					salen = sizeof sa;
-					r = recvfrom(fds[i], buf, sizeof buf, MSG_DONTWAIT, (struct sockaddr *)&sa, &salen);
-				}
-				uint64_t dt = rdtscp() - t0;
-				if (rec) {
-					res.calls++;
-					res.sum += dt;
-					if (dt > res.max)
-						res.max = dt;
-					fine[dt < FINE ? dt : FINE - 1]++;
-					res.buckets[dt < ORIGIN ? 0 : dt >= OVERFLOW ? NBUCKETS : 1 + (dt - ORIGIN) / WIDTH]++;
-					if (r >= 0)
-						res.data++, res.msgs++;
-					else if (errno == EAGAIN)
-						res.eagain++;
-					else
-						res.errs++;
-				}
-				if (r < 0)
-					break;
-			}
-		}
+		drain_tick(fds, nsock, use_msg, &bufs, on ? &rec : NULL);
 		uint64_t d1 = rdtscp();
-		if (rec && res.wakeups < MAXTICKS) {
-			res.wake_ns[res.wakeups] = woke - deadline;
-			res.drain_ns[res.wakeups] = (double)(d1 - d0);
-			res.wakeups++;
+		if (on) {
+			fold(&rec);
+			if (res.wakeups < MAXTICKS) {
+				res.wake_ns[res.wakeups] = woke - deadline;
+				res.drain_ns[res.wakeups] = (double)(d1 - d0);
+				res.wakeups++;
+			}
 		}
 		deadline += period;
 		int64_t now = mono();
 		while (deadline <= now) { // skip: jump to the next due tick
 			deadline += period;
-			if (rec)
+			if (on)
 				res.overruns++;
 		}
 	}
@@ -289,12 +216,12 @@ int main(int argc, char **argv) {
 		nspin = 64;
 	if (spin_only > 0) {
 		for (int i = 0; i < nspin; i++)
-			pthread_create(&sp[i], NULL, spin, NULL);
+			pthread_create(&sp[i], NULL, spin_run, &ctl);
 		sleep_until(mono() + (int64_t)(spin_only * 1e9));
-		atomic_store(&stop_all, 1);
+		atomic_store(&ctl.stop, 1);
 		for (int i = 0; i < nspin; i++)
 			pthread_join(sp[i], NULL);
-		printf("{\"spin_threads\":%d,\"loops\":%llu}\n", nspin, (unsigned long long)spins);
+		printf("{\"spin_threads\":%d,\"loops\":%llu}\n", nspin, (unsigned long long)atomic_load(&ctl.spins));
 		return 0;
 	}
 	if (mlockall(MCL_CURRENT | MCL_FUTURE))
@@ -308,6 +235,7 @@ int main(int argc, char **argv) {
 		}
 	}
 	fine = calloc(FINE, sizeof *fine);
+	tick_dts = calloc(TICKCALLS, sizeof *tick_dts);
 	fds = calloc(nsock, sizeof *fds);
 	addrs = calloc(nsock, sizeof *addrs);
 	int64_t setup0 = mono();
@@ -335,8 +263,11 @@ int main(int argc, char **argv) {
 	double setup_ms = (mono() - setup0) / 1e6;
 	double hz = tsc_hz();
 	for (int i = 0; i < nspin; i++)
-		pthread_create(&sp[i], NULL, spin, NULL);
-	pthread_create(&tx, NULL, sender, NULL);
+		pthread_create(&sp[i], NULL, spin_run, &ctl);
+	ctl.nsock = nsock;
+	ctl.addrs = addrs;
+	ctl.interval_ms = interval_ms;
+	pthread_create(&tx, NULL, sender_run, &ctl);
 	for (char *m = strtok(strdup(methods), ","); m; m = strtok(NULL, ",")) {
 		method = m;
 		memset(&res, 0, sizeof res);
@@ -346,12 +277,12 @@ int main(int argc, char **argv) {
 		qsort(res.wake_ns, res.wakeups, sizeof(double), cmpd);
 		qsort(res.drain_ns, res.wakeups, sizeof(double), cmpd);
 		printf("{\"method\":\"%s\",\"sockets\":%d,\"tsc_hz\":%.0f,\"setup_ms\":%.3f,\"calls\":%llu,\"data_calls\":%llu,"
-		       "\"eagain_calls\":%llu,\"errors\":%llu,\"messages\":%llu,\"mean_ticks\":%.1f,\"p50_ticks\":%llu,"
+		       "\"eagain_calls\":%llu,\"errors\":%llu,\"unrecorded_calls\":%llu,\"messages\":%llu,\"mean_ticks\":%.1f,\"p50_ticks\":%llu,"
 		       "\"p90_ticks\":%llu,\"p99_ticks\":%llu,\"p99_9_ticks\":%llu,\"max_ticks\":%llu,\"wakeups\":%llu,"
 		       "\"overruns\":%llu,\"wakeup_p50_ns\":%.0f,\"wakeup_p99_ns\":%.0f,\"wakeup_max_ns\":%.0f,"
 		       "\"drain_p50_ns\":%.0f,\"drain_p99_ns\":%.0f,\"buckets\":[",
 		       m, nsock, hz, setup_ms, (unsigned long long)res.calls, (unsigned long long)res.data,
-		       (unsigned long long)res.eagain, (unsigned long long)res.errs, (unsigned long long)res.msgs,
+		       (unsigned long long)res.eagain, (unsigned long long)res.errs, (unsigned long long)res.unrecorded, (unsigned long long)res.msgs,
 		       res.calls ? (double)res.sum / res.calls : 0, (unsigned long long)pct(.5), (unsigned long long)pct(.9),
 		       (unsigned long long)pct(.99), (unsigned long long)pct(.999), (unsigned long long)res.max,
 		       (unsigned long long)res.wakeups, (unsigned long long)res.overruns, dpct(res.wake_ns, res.wakeups, .5),
@@ -362,7 +293,7 @@ int main(int argc, char **argv) {
 		printf("]}\n");
 		fflush(stdout);
 	}
-	atomic_store(&stop_all, 1);
+	atomic_store(&ctl.stop, 1);
 	pthread_join(tx, NULL);
 	for (int i = 0; i < nspin; i++)
 		pthread_join(sp[i], NULL);

@@ -81,7 +81,11 @@ func RunProcesses(ctx context.Context, spec *scenario.Spec, trials []scenario.Tr
 			s := *sum
 			s.Trials = slices.Clone(sum.Trials)
 			s.InProgress, s.End = true, time.Now()
-			opt.OnCheckpoint(&s)
+			if err := opt.OnCheckpoint(&s); err != nil {
+				// As in one process: a checkpoint that cannot be written ends the run.
+				sum.End = time.Now()
+				return sum, fmt.Errorf("process %d of %d: checkpoint: %w", p+1, n, err)
+			}
 		}
 	}
 	if sum != nil {

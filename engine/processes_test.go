@@ -31,7 +31,7 @@ func TestRunProcesses(t *testing.T) {
 	trials := []scenario.Trial{{Index: 0}, {Index: 1}}
 	var launched []Child
 	var checkpoints int
-	sum, err := RunProcesses(context.Background(), spec, trials, Options{OnCheckpoint: func(*results.Summary) { checkpoints++ }}, 42, fakeChildren(2, -1, &launched))
+	sum, err := RunProcesses(context.Background(), spec, trials, Options{OnCheckpoint: func(*results.Summary) error { checkpoints++; return nil }}, 42, fakeChildren(2, -1, &launched))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,8 +56,10 @@ type Options struct {
 	// after every finished trial but the last, and during a soak trial
 	// about every 10 s with the trial as measured so far, so that
 	// summary.json can be rewritten and finished trials survive a kill or
-	// a failure. It may be called from the trial's writer goroutine.
-	OnCheckpoint func(*results.Summary)
+	// a failure. It may be called from the trial's writer goroutine. An
+	// error (the checkpoint could not be written) ends the run with it, as
+	// any results file that cannot be written does.
+	OnCheckpoint func(*results.Summary) error
 	// GCHeadroom is how far a soak run's heap may grow before its writer
 	// collects garbage (bytes); 0 means SoakHeapHeadroom.
 	GCHeadroom uint64
@@ -96,7 +98,8 @@ const SoakWakeupLogLimit = int64(scenario.SoakLogLimit)
 const SoakHeapHeadroom uint64 = 256 << 20
 
 // ErrStopped is returned (wrapped) when ctx ended the run early; the
-// summary is complete for what ran.
+// summary is complete for what ran. The error wraps ctx's cause too
+// (context.Cause), so a caller can tell what stopped it.
 var ErrStopped = errors.New("run stopped")
 
 // Run executes trials in order and returns the summary of what ran. When
@@ -111,6 +114,9 @@ func Run(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt 
 		return nil, err
 	}
 	if err := checkNoiseMemory(trials, hostMem()); err != nil {
+		return nil, err
+	}
+	if err := CheckAddressSpace(trials, opt); err != nil {
 		return nil, err
 	}
 	if err := checkLayouts(trials); err != nil {
@@ -160,6 +166,11 @@ type run struct {
 	// sliced: a soak whose variants alternate in slices (trialSource);
 	// the number of trials is not known, and no progress is reported.
 	sliced bool
+	// rssBase is the process's RSS at the run's first interval record
+	// (bytes; 0 until then): a soak's intervals are marked past it plus
+	// the GC headroom and RSSSlack (selfWatch, on the writer goroutines of
+	// successive trials).
+	rssBase int64
 }
 
 // newRun opens what every trial of the run shares: the results directory
@@ -280,14 +291,17 @@ func (r *run) runTrials(ctx context.Context, next func(i int) (scenario.Trial, b
 			break
 		}
 		if more && ctx.Err() == nil {
-			r.finished()
+			if err := r.finished(); err != nil {
+				sum.End = time.Now()
+				return sum, fmt.Errorf("after trial %d (%s, round %d): %w", i+1, tr.Variant, tr.Round+1, err)
+			}
 		}
 	}
 	sum.End = time.Now()
 	if ctx.Err() != nil {
 		now := time.Now()
 		sum.Stopped, sum.StoppedAt = true, &now
-		return sum, fmt.Errorf("%w: %v", ErrStopped, context.Cause(ctx))
+		return sum, fmt.Errorf("%w: %w", ErrStopped, context.Cause(ctx)) // the cause stays matchable (a signal's exit code)
 	}
 	return sum, nil
 }
@@ -354,7 +368,7 @@ func trialSource(spec *scenario.Spec, trials []scenario.Trial) (next func(i int)
 
 // checkpointer is what a trial's writer calls with the trial so far: the
 // run's checkpoint, or nil without Options.OnCheckpoint.
-func (r *run) checkpointer() func(results.Trial) {
+func (r *run) checkpointer() func(results.Trial) error {
 	if r.opt.OnCheckpoint == nil {
 		return nil
 	}
@@ -365,23 +379,29 @@ func (r *run) checkpointer() func(results.Trial) {
 // Options.OnCheckpoint. It runs on a trial's writer goroutine; sum.Trials
 // only grows between trials, on Run's goroutine, so reading it here is
 // safe.
-func (r *run) checkpoint(t results.Trial) {
+func (r *run) checkpoint(t results.Trial) error {
 	s := *r.sum
 	s.Trials = append(slices.Clone(r.sum.Trials), t)
 	s.InProgress = true
 	s.End = time.Now()
-	r.opt.OnCheckpoint(&s)
+	if err := r.opt.OnCheckpoint(&s); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return nil
 }
 
 // finished checkpoints the trials done so far, before the next one.
-func (r *run) finished() {
+func (r *run) finished() error {
 	if r.opt.OnCheckpoint == nil {
-		return
+		return nil
 	}
 	s := *r.sum
 	s.Trials = slices.Clone(r.sum.Trials)
 	s.InProgress, s.End = true, time.Now()
-	r.opt.OnCheckpoint(&s)
+	if err := r.opt.OnCheckpoint(&s); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return nil
 }
 
 // intervalLog is the run's intervals.jsonl, created by the first trial

@@ -96,10 +96,11 @@ func newSoakFixture(t *testing.T, sockets int) *soakFixture {
 	// rewrite summary.json, as the CLI's do), and the writer from the
 	// trial's own constructor.
 	rn := &run{sum: &results.Summary{Version: results.SummaryVersion, Scenario: tr.Spec.Name},
-		opt: Options{Results: dir, OnCheckpoint: func(sum *results.Summary) {
+		opt: Options{Results: dir, OnCheckpoint: func(sum *results.Summary) error {
 			if err := dir.WriteSummary(sum); err != nil {
 				t.Error(err)
 			}
+			return nil
 		}}}
 	t.Cleanup(rn.close)
 	trl := &trial{run: rn, tr: tr, res: &results.Trial{Variant: tr.Variant}, readers: []*reader{r}, senders: []*sender{s},

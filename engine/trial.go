@@ -429,6 +429,10 @@ func (t *trial) stop() {
 		fmt.Fprintf(t.run.opt.Log, "warning: %v\n", err)
 	}
 	t.unwatchKernel()
+	if t.w != nil {
+		marks, invalid := t.w.self.trialMarks()
+		t.res.ProcessMarks, t.res.Invalid = marks, joinInvalid(t.res.Invalid, invalid)
+	}
 	t.unconfine()
 }
 
@@ -487,7 +491,7 @@ func (t *trial) collectOne() (*results.Trial, error) {
 		}
 	}
 	if t.w.err != nil {
-		return res, fmt.Errorf("interval or spike log: %w", t.w.err)
+		return res, fmt.Errorf("results: %w", t.w.err) // an interval or spike log, or a checkpoint; each names its file
 	}
 	return res, nil
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -40,7 +41,7 @@ type trialWriter struct {
 	onIv      func(results.Interval)
 	// onCheckpoint receives the trial so far after intervals (soak), so
 	// summary.json survives a SIGKILL; base carries the trial's identity.
-	onCheckpoint func(results.Trial)
+	onCheckpoint func(results.Trial) error
 	base         results.Trial
 	scenario     string
 	// yield and heapBase drive the soak run's own garbage collection.
@@ -51,7 +52,7 @@ type trialWriter struct {
 	Collections    int
 	lastCheckpoint time.Time
 	exporter       *exporter.Server
-	// err is the first interval or spike log error; failed is closed at
+	// err is the first interval or spike log or checkpoint error; failed is closed at
 	// the first write error of any results file (fail), which ends the
 	// trial: a soak on a full disk stops instead of running on.
 	err        error
@@ -74,6 +75,9 @@ type trialWriter struct {
 	// kernel is the trial's kernel watch: each interval record carries
 	// its clocksource and, once the trial is invalid, why.
 	kernel *sysinfo.KernelWatch
+	// self marks interval records rtload's own process disturbed (its GC,
+	// its RSS, its metrics endpoint; selfmark.go); nil without intervals.
+	self *selfWatch
 }
 
 // writerPoll is how often the writer drains the readers' rings and takes
@@ -110,6 +114,7 @@ func newTrialWriter(t *trial) (*trialWriter, error) {
 		if w.intervals, err = t.run.intervalLog(); err != nil {
 			return nil, err
 		}
+		w.self = newSelfWatch(w, t.run, t.res.GCBefore)
 	}
 	if hasThreshold(t.sp) && !t.tr.Profiled {
 		if w.spikes, err = t.run.spikeLog(); err != nil {
@@ -296,11 +301,13 @@ func (w *trialWriter) handover(r *reader, set *probe.Recorders) {
 const checkpointEvery = 10 * time.Second
 
 // maybeCheckpoint hands the trial so far to onCheckpoint when the last
-// checkpoint is checkpointEvery old at now.
+// checkpoint is checkpointEvery old at now. A checkpoint that cannot be
+// written ends the trial (fail), as any results file does: a soak whose
+// summary.json cannot be rewritten does not run on.
 func (w *trialWriter) maybeCheckpoint(now time.Time) {
 	if w.onCheckpoint != nil && now.Sub(w.lastCheckpoint) >= checkpointEvery {
 		w.lastCheckpoint = now
-		w.onCheckpoint(w.checkpoint())
+		w.fail(w.onCheckpoint(w.checkpoint()))
 	}
 }
 
@@ -492,6 +499,7 @@ func (w *trialWriter) interval(r *reader, set *probe.Recorders) {
 		Spikes:        set.Spikes - r.lastSpikes,
 	}
 	w.processState(&iv)
+	w.self.mark(w.readerIndex(r), &iv)
 	w.intervalKernel(&iv)
 	w.intervalIRQs(r, &iv)
 	r.intervalCounters(&iv)
@@ -518,13 +526,29 @@ func (w *trialWriter) interval(r *reader, set *probe.Recorders) {
 }
 
 // processState fills the process's state at the end of an interval:
-// resident memory, open fds (0 when /proc cannot be read: the soak's
-// memory trend then shows a gap), goroutines and GC cycles so far.
+// resident memory and open fds (left out, and ProcessUnknown saying why,
+// when /proc cannot be read for them: never a 0 as if measured),
+// goroutines and GC cycles so far.
 func (w *trialWriter) processState(iv *results.Interval) {
-	iv.RSSBytes, _ = w.proc.RSS()
-	iv.FDs, _ = w.proc.OpenFDs()
+	var rssErr, fdErr error
+	iv.RSSBytes, rssErr = w.proc.RSS()
+	iv.FDs, fdErr = w.proc.OpenFDs()
+	if rssErr != nil || fdErr != nil {
+		iv.RSSBytes, iv.FDs = 0, 0
+		iv.ProcessUnknown = errors.Join(rssErr, fdErr).Error()
+	}
 	iv.Goroutines = runtime.NumGoroutine()
 	iv.GCCycles = w.stats.gcCycles()
+}
+
+// readerIndex is r's index among the writer's readers.
+func (w *trialWriter) readerIndex(r *reader) int {
+	for i, x := range w.readers {
+		if x == r {
+			return i
+		}
+	}
+	return -1
 }
 
 // intervalKernel fills the clocksource now and, once the kernel changed

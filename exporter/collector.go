@@ -326,6 +326,11 @@ func (c *collector) update(iv Interval) {
 		nk := noiseKey{iv.Scenario, iv.Variant, iv.Round, w.Kind, w.Unit}
 		n := c.noise[nk]
 		if n == nil {
+			for old := range c.noise {
+				if old.scenario == nk.scenario && old.variant == nk.variant && old.kind == nk.kind && old.unit == nk.unit && old.round <= nk.round-RoundsKept {
+					delete(c.noise, old)
+				}
+			}
 			n = &noiseSeries{created: time.Now()}
 			c.noise[nk] = n
 		}
@@ -333,11 +338,24 @@ func (c *collector) update(iv Interval) {
 	}
 }
 
+// RoundsKept is how many rounds (a soak's slices) of each variant keep
+// their series: a new round's first Update drops the series of that
+// variant's rounds RoundsKept or more before it, so /metrics stays the
+// same size for a soak of days (a counter's dropped series ends, as
+// Prometheus's rate() and increase() expect; sum without(round) does not
+// survive it).
+const RoundsKept = 2
+
 // updateReader adds iv's reader fields; c.mu is held.
 func (c *collector) updateReader(iv Interval) {
 	k := readerKey{iv.Scenario, iv.Variant, iv.Round, iv.Reader}
 	r := c.readers[k]
 	if r == nil {
+		for old := range c.readers {
+			if old.scenario == k.scenario && old.variant == k.variant && old.reader == k.reader && old.round <= k.round-RoundsKept {
+				delete(c.readers, old)
+			}
+		}
 		r = &readerSeries{
 			created: time.Now(),
 			wakeup:  newHist(wakeupBoundsSeconds),

@@ -11,6 +11,21 @@
 // collector plus the Go and process collectors, and listens on a loopback
 // address unless the caller explicitly allows any address.
 //
+// Any local user can connect to a loopback port, and during a soak the
+// process's GC is off until its heap has grown by the soak's headroom: so
+// the endpoint bounds what a connection can make the process hold (guard.go):
+// headers of at most MaxHeaderBytes (431 past it), bodies of MaxBodyBytes,
+// read, write and idle timeouts, at most MaxConns connections at once and
+// AcceptRate new ones a second (more wait in the kernel's backlog), and
+// none accepted while fewer than FDReserve descriptors are free below
+// RLIMIT_NOFILE, which the run's checkpoints and logs need. [Server.Pressure]
+// counts the connections and the refused ones, for the engine to mark the
+// intervals they fell in. Series are kept for the last RoundsKept rounds
+// of each variant, so that a soak's slices do not grow /metrics. The
+// limits are the library's listener and server settings
+// (golang.org/x/net/netutil, golang.org/x/time/rate, net/http); only the
+// descriptor reserve and the refusal count are rtload's own.
+//
 // Metric families (labels scenario, variant, round, reader unless noted):
 //
 //	rtload_wakeups_total                        ticks run

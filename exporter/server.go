@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/netip"
@@ -28,10 +30,11 @@ const closeTimeout = 2 * time.Second
 // process collectors. Its methods are safe for concurrent use; Update and
 // the Set methods never block on the network.
 type Server struct {
-	c    *collector
-	ln   net.Listener
-	http *http.Server
-	done chan struct{} // closed when Serve returns
+	c     *collector
+	ln    net.Listener
+	guard *guardedListener
+	http  *http.Server
+	done  chan struct{} // closed when Serve returns
 	// serveErr is Serve's result when it is not http.ErrServerClosed.
 	serveErr error
 
@@ -75,23 +78,48 @@ func Listen(addr string, allowAny bool) (*Server, error) {
 		MaxRequestsInFlight: 4,
 		Timeout:             10 * time.Second,
 	}))
+	g := newGuardedListener(ln)
 	s := &Server{
-		c:  c,
-		ln: ln,
+		c:     c,
+		ln:    ln,
+		guard: g,
 		http: &http.Server{
-			Handler:           mux,
-			ReadHeaderTimeout: 5 * time.Second,
-			IdleTimeout:       60 * time.Second,
+			Handler:           g.served(http.MaxBytesHandler(mux, MaxBodyBytes)),
+			ConnContext:       connContext,
+			MaxHeaderBytes:    MaxHeaderBytes,
+			ReadHeaderTimeout: ReadHeaderTimeout,
+			ReadTimeout:       ReadTimeout,
+			WriteTimeout:      WriteTimeout,
+			IdleTimeout:       IdleTimeout,
+			ConnState:         g.connState,
+			// Bad requests are counted (Pressure), never logged: a local
+			// user must not be able to fill rtload's stderr.
+			ErrorLog: log.New(io.Discard, "", 0),
 		},
 		done: make(chan struct{}),
 	}
 	go func() {
 		defer close(s.done)
-		if err := s.http.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		if err := s.http.Serve(g); !errors.Is(err, http.ErrServerClosed) {
 			s.serveErr = err
 		}
 	}()
 	return s, nil
+}
+
+// Pressure is what the endpoint has met since Listen: connections
+// accepted, those closed without a request served (over MaxHeaderBytes,
+// no complete request within ReadHeaderTimeout, not HTTP), requests
+// served, and how often it held back accepting because fewer than
+// FDReserve descriptors were free. All only grow.
+type Pressure struct {
+	Connections, Refused, Requests, FDWaits uint64
+}
+
+// Pressure reads the endpoint's counters (safe for concurrent use).
+func (s *Server) Pressure() Pressure {
+	g := s.guard
+	return Pressure{Connections: g.accepted.Load(), Refused: g.refused.Load(), Requests: g.requests.Load(), FDWaits: g.fdWaits.Load()}
 }
 
 const loopbackRule = "metrics listen on loopback only by default (127.0.0.0/8, ::1, localhost); " +

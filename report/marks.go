@@ -90,7 +90,8 @@ func housekeepingLine(s *results.Summary) string {
 }
 
 // markBanners are the *** lines of the trials marked invalid, with a
-// starved reader, or with traffic not as specified: each trial, and why.
+// starved reader, disturbed by rtload's own process, or with traffic not
+// as specified: each trial, and why.
 func markBanners(b *strings.Builder, s *results.Summary) {
 	for _, t := range s.Trials {
 		if t.Invalid != "" {
@@ -101,6 +102,13 @@ func markBanners(b *strings.Builder, s *results.Summary) {
 		for _, r := range t.Readers {
 			if r.Starved != "" {
 				fmt.Fprintf(b, "\n*** READER STARVED: %s: reader %s %s\n", trialName(t), r.Name, r.Starved)
+			}
+		}
+	}
+	for _, t := range s.Trials {
+		for _, m := range t.ProcessMarks {
+			if !strings.Contains(t.Invalid, m) { // its own GC is INVALID above
+				fmt.Fprintf(b, "\n*** RTLOAD ITSELF: %s: %s (see the marked records in intervals.jsonl)\n", trialName(t), m)
 			}
 		}
 	}

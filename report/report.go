@@ -842,7 +842,7 @@ func writeGC(b *strings.Builder, s *results.Summary) {
 		return
 	}
 	if soak {
-		fmt.Fprintf(b, "gc during the soak: %s (soak runs keep GC on so memory stays flat; no timed call can span a GC pause)\n", plural(int(total), "cycle"))
+		fmt.Fprintf(b, "gc during the soak: %s, rtload's own (GC stays off until the heap has grown by the soak's headroom; the readers wait at their safe point while it runs, so the intervals it ran in are marked and their trials invalid)\n", plural(int(total), "cycle"))
 		return
 	}
 	fmt.Fprintf(b, "WARNING: %s during measured windows (want 0); those samples may include GC work\n", plural(int(total), "GC cycle"))

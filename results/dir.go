@@ -53,6 +53,7 @@ type Dir struct {
 
 	mu    sync.Mutex
 	temps map[string]bool
+	lock  *os.File // LockFile, held from the claim to Close (lock.go)
 
 	// sumMu serialises WriteSummary, which encodes into sumBuf.
 	sumMu  sync.Mutex
@@ -72,7 +73,9 @@ type Dir struct {
 // link it may not have made: give the directory itself), as is a path
 // that is not a directory or whose parent cannot be made one. Refusals
 // are *DirError (ErrUnsafeDir); a directory CreateDir created is removed
-// again when it refuses it.
+// again when it refuses it. The directory is then claimed for this run
+// (LockFile, until Close): another run given the same directory, even at
+// the same moment, is refused with a *DirError naming this one's pid.
 func CreateDir(path string) (d *Dir, created bool, err error) {
 	return createDir(path, false)
 }
@@ -108,13 +111,24 @@ func createDir(path string, mustCreate bool) (d *Dir, created bool, err error) {
 		if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
 			return nil, false, parentError(path, err)
 		}
-		if err := os.Mkdir(path, 0o777); err != nil {
-			if mustCreate && errors.Is(err, fs.ErrExist) {
-				return nil, false, fmt.Errorf("results directory %s: %w", path, fs.ErrExist)
+		err := os.Mkdir(path, 0o777)
+		switch {
+		case mustCreate && errors.Is(err, fs.ErrExist):
+			return nil, false, fmt.Errorf("results directory %s: %w", path, fs.ErrExist)
+		case errors.Is(err, fs.ErrExist):
+			// Another run made it since the lstat: an existing directory
+			// now, whose lock (claim) says whose it is.
+			if fi, err = os.Lstat(path); err == nil {
+				err = checkExisting(path, fi)
 			}
+			if err != nil {
+				return nil, false, err
+			}
+		case err != nil:
 			return nil, false, &DirError{path, "cannot be created: " + err.Error()}
+		default:
+			created = true
 		}
-		created = true
 	case errors.Is(err, syscall.ENOTDIR):
 		return nil, false, parentError(path, err)
 	default:
@@ -133,6 +147,9 @@ func createDir(path string, mustCreate bool) (d *Dir, created bool, err error) {
 	}
 	if err == nil && !created {
 		err = d.checkEmpty()
+	}
+	if err == nil {
+		err = d.claim() // one run per directory, from here to Close
 	}
 	if err != nil {
 		if d != nil {
@@ -260,12 +277,18 @@ func (d *Dir) checkSame() error {
 
 // checkEmpty refuses a directory holding anything.
 func (d *Dir) checkEmpty() error {
-	names, err := d.readNames(4)
+	names, err := d.readNames(64)
+	if len(names) == 64 && len(withoutClaims(names)) == 0 {
+		names, err = d.readNames(-1) // only claims in flight so far: look at everything
+	}
 	if err != nil {
 		return err
 	}
-	if len(names) == 0 {
+	if names = withoutClaims(names); len(names) == 0 {
 		return nil
+	}
+	if _, err := d.root.Lstat(LockFile); err == nil {
+		return &DirError{d.path, d.lockHolder()} // another run's, live or dead
 	}
 	what := strings.Join(names[:min(len(names), 3)], ", ")
 	if len(names) > 3 {
@@ -282,6 +305,7 @@ func (d *Dir) Close() error {
 	if d == nil || d.root == nil {
 		return nil
 	}
+	d.ReleaseLock()
 	err := d.root.Close()
 	d.root = nil
 	return err

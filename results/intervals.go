@@ -64,11 +64,31 @@ type Interval struct {
 	// Noise is each source's work in the interval.
 	Noise []NoiseInterval `json:"noise,omitempty"`
 	// Process state at the end of the interval: resident memory, open fds,
-	// goroutines, and GC cycles so far.
-	RSSBytes   int64  `json:"rss_bytes"`
-	FDs        int    `json:"fds"`
-	Goroutines int    `json:"goroutines"`
-	GCCycles   uint32 `json:"gc_cycles"`
+	// goroutines, and GC cycles so far. RSSBytes and FDs are left out
+	// (never 0 as if measured) when /proc could not be read for them;
+	// ProcessUnknown then says why.
+	RSSBytes       int64  `json:"rss_bytes,omitempty"`
+	FDs            int    `json:"fds,omitempty"`
+	ProcessUnknown string `json:"process_unknown,omitempty"`
+	Goroutines     int    `json:"goroutines"`
+	GCCycles       uint32 `json:"gc_cycles"`
+	// GCRuns is the garbage collections the process ran since the
+	// reader's previous record (a soak's writer collecting once its heap
+	// grew by the headroom): its readers waited at their safe point
+	// meanwhile. RSSBoundBytes is the resident memory the run keeps under
+	// by design: its first interval's RSS, plus the soak's GC headroom,
+	// plus 64 MiB.
+	GCRuns        uint32 `json:"gc_runs,omitempty"`
+	RSSBoundBytes int64  `json:"rss_bound_bytes,omitempty"`
+	// Exporter is what the metrics endpoint (--metrics-addr) met in the
+	// interval; nil without one.
+	Exporter *ExporterInterval `json:"exporter,omitempty"`
+	// Mark, when set, says how rtload itself may have disturbed the
+	// interval: its own GC ran, its RSS passed RSSBoundBytes, or its
+	// metrics endpoint met more than scrapes (a connection refused, or
+	// more connections than requests served: a flood, or requests over
+	// its limits). The trial's ProcessMarks sum them up.
+	Mark string `json:"mark,omitempty"`
 	// LateHandoffs counts interval ends the writer was too slow for (the
 	// interval then grew; nothing was lost).
 	LateHandoffs uint64 `json:"late_handoffs"`
@@ -78,6 +98,17 @@ type Interval struct {
 	// interval's record and every later one.
 	Clocksource string `json:"clocksource,omitempty"`
 	Invalid     string `json:"invalid,omitempty"`
+}
+
+// ExporterInterval is the metrics endpoint's work in an interval:
+// connections accepted, those closed without a request served (over its
+// header limit, timed out, not HTTP), requests served, and how often it
+// held back accepting because descriptors ran short.
+type ExporterInterval struct {
+	Connections uint64 `json:"connections"`
+	Refused     uint64 `json:"refused"`
+	Requests    uint64 `json:"requests"`
+	FDWaits     uint64 `json:"fd_waits,omitempty"`
 }
 
 // NoiseInterval is one noise source's work in an interval.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/rtload/rtload/internal/filekind"
 )
@@ -38,6 +39,31 @@ func TrustedOwner(uid int) bool {
 		}
 	}
 	return false
+}
+
+// volumeOwners are the container volumes whose mount point another user
+// may own (TrustVolumeOwner): dir → uid.
+var volumeOwners sync.Map
+
+// TrustVolumeOwner lets the directory dir, and only it, be owned by uid on
+// an output path: the mount point of a volume that a user handed to a
+// container (podman run -v ~/results:/results), where rtload runs as the
+// container's root and the volume's owner is, seen from the host, the
+// user who invoked it. Nothing below or above dir gains trust. The caller
+// (cmd/rtload, after finding dir to be a volume's mount point in
+// /proc/self/mountinfo) is the only one.
+func TrustVolumeOwner(dir string, uid int) {
+	volumeOwners.Store(filepath.Clean(dir), uid)
+}
+
+// trustedAt reports whether uid may own the directory dir: TrustedOwner,
+// or the owner of a volume's mount point (TrustVolumeOwner).
+func trustedAt(dir string, uid int) bool {
+	if TrustedOwner(uid) {
+		return true
+	}
+	v, ok := volumeOwners.Load(filepath.Clean(dir))
+	return ok && v.(int) == uid
 }
 
 // maxLinks bounds the symlinks CheckOutPath follows (as the kernel's
@@ -117,7 +143,7 @@ func checkComponent(orig, dir string) error {
 	if err != nil {
 		return &DirError{orig, fmt.Sprintf("component %s cannot be read: %v", dir, err)}
 	}
-	if uid, ok := ownerOf(fi); ok && !TrustedOwner(uid) {
+	if uid, ok := ownerOf(fi); ok && !trustedAt(dir, uid) {
 		return &DirError{orig, fmt.Sprintf("component %s is owned by uid %d, not by root or the invoking user: rtload runs as root and does not write under another user's directory; choose a path of your own", dir, uid)}
 	}
 	if m := fi.Mode(); m.Perm()&0o002 != 0 && m&fs.ModeSticky == 0 {

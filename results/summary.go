@@ -127,6 +127,12 @@ type Trial struct {
 	// touching the trial are "undecided", and `rtload check` cannot judge
 	// it (exit 125).
 	Invalid string `json:"invalid,omitempty"`
+	// ProcessMarks say how rtload itself may have disturbed the trial,
+	// one line per kind, from its interval records (Interval.Mark): its
+	// own garbage collection (which also makes the trial Invalid: the
+	// readers waited for it), its RSS past the run's bound, its metrics
+	// endpoint refusing connections.
+	ProcessMarks []string `json:"process_marks,omitempty"`
 	// Kernel is what the kernel watch saw during the trial: the
 	// clocksource and RT throttling at its start and end, and the kernel
 	// log's events; nil in results written before it existed.

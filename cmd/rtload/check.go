@@ -72,9 +72,10 @@ check on several boots (docs in the README's check section).
 
 It works as is inside git bisect run (125 skips the commit), after the
 script has built, installed and booted the kernel. 2 is a usage error, 130
-an interrupted run. The new results go to --out, and are kept there;
-without --out to a temporary directory, removed once the verdict is
-printed (--keep keeps it). The comparison and the verdict are printed.
+an interrupted run (129 SIGHUP, 131 SIGQUIT). The new results go to --out,
+and are kept there; without --out to a temporary directory, removed once
+the verdict is printed (--keep keeps it). The comparison and the verdict
+are printed.
 
 A baseline is data, not orders: before running the baseline's own
 scenario check prints what it will do on this machine (trials, real-time
@@ -119,6 +120,7 @@ and runs nothing. Naming a scenario (check DIR SCENARIO) needs neither.`,
 
 // runCheck is rtload check: read the baseline, run, compare, judge.
 func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
+	sw := watchSignals(cmd.ErrOrStderr())
 	if f.format != "text" && f.format != "json" {
 		return usageError{fmt.Errorf("--format %q: allowed text, json", f.format)}
 	}
@@ -192,7 +194,7 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 		}
 	}
 	cpu.pause() // the run's own CPU time is not reading
-	o, err := execute(cmd, spec, trials, f.run, cmd.ErrOrStderr())
+	o, err := execute(cmd, sw, spec, trials, f.run, cmd.ErrOrStderr())
 	cpu.resume()
 	if err != nil {
 		if tmp != "" {
@@ -264,7 +266,7 @@ func checkSpec(args []string, base *results.Summary) (*scenario.Spec, error) {
 }
 
 // checkRunFailed ends a check whose run could not give results to judge:
-// interrupted (130), or anything else (a missing privilege, a failed run,
+// interrupted (130; 129 for SIGHUP, 131 for SIGQUIT), or anything else (a missing privilege, a failed run,
 // a summary that could not be saved): cannot judge.
 func checkRunFailed(cmd *cobra.Command, f checkFlags, doc *compare.CheckReport, err error) error {
 	doc.Error = err.Error()
@@ -274,12 +276,13 @@ func checkRunFailed(cmd *cobra.Command, f checkFlags, doc *compare.CheckReport, 
 	}
 	doc.Gate.Reasons = append(doc.Gate.Reasons, why)
 	if errors.Is(err, engine.ErrStopped) {
-		doc.Gate.Verdict, doc.ExitCode = compare.GateCannotJudge, ExitInterrupted
+		code := interruptedCode(err)
+		doc.Gate.Verdict, doc.ExitCode = compare.GateCannotJudge, code
 		doc.Verdict = doc.Gate.Verdict
 		if werr := writeCheck(cmd.OutOrStdout(), f, doc, nil); werr != nil {
 			return werr
 		}
-		return exitError{code: ExitInterrupted, msg: err.Error()}
+		return exitError{code: code, msg: err.Error(), cause: err}
 	}
 	return finishCheck(cmd, f, doc, nil)
 }

@@ -50,6 +50,21 @@ func resultsOwner(c sysinfo.Container, euid int, path string) owner {
 	}
 }
 
+// trustVolume lets the --out ownership check (results.CheckOutPath)
+// accept o's directory, the nearest existing parent of a results
+// directory in a container, as owned by o's user when it is the mount
+// point of a volume (mounts, from mountinfo): the user who handed that
+// directory to the container. Any other directory owned by another user
+// stays refused.
+func trustVolume(o owner, mounts []sysinfo.Mount) {
+	if !o.ok {
+		return
+	}
+	if m, ok := sysinfo.MountOf(mounts, o.from); ok && m.Point == o.from && m.Point != "/" {
+		results.TrustVolumeOwner(o.from, o.uid)
+	}
+}
+
 // volumeNote says, in container c, where the results directory path is
 // on the host: the mount holding it (mounts, from mountinfo) is a volume,
 // a directory of the host's filesystem bind-mounted in; or a warning that

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rtload/rtload/internal/testutil"
+	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/sysinfo"
 )
 
@@ -100,5 +101,27 @@ func TestRefusedAtOnce(t *testing.T) {
 	}
 	if _, err := os.Lstat(out); err == nil {
 		t.Errorf("a refused run made %s", out)
+	}
+}
+
+// TestTrustVolume: in a container, a results directory under a volume's
+// mount point that another user owns passes the --out ownership check;
+// the same user's directory that is not a mount point stays refused.
+func TestTrustVolume(t *testing.T) {
+	const uid = 4343
+	vol, other := t.TempDir(), t.TempDir()
+	for _, d := range []string{vol, other} {
+		if err := os.Chown(d, uid, uid); err != nil {
+			t.Skipf("chown: %v (needs root)", err)
+		}
+	}
+	mounts := []sysinfo.Mount{{Root: "/", Point: "/", FSType: "overlay"}, {Root: "/home/u/results", Point: vol, FSType: "ext4", Source: "/dev/vda"}}
+	trustVolume(owner{uid: uid, gid: uid, from: vol, ok: true}, mounts)
+	trustVolume(owner{uid: uid, gid: uid, from: other, ok: true}, mounts)
+	if err := results.CheckOutPath(filepath.Join(vol, "run-1")); err != nil {
+		t.Errorf("under the volume's mount point: %v", err)
+	}
+	if err := results.CheckOutPath(filepath.Join(other, "run-1")); err == nil {
+		t.Errorf("under another user's directory that is no mount point: accepted")
 	}
 }

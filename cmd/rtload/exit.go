@@ -45,6 +45,12 @@ const (
 	// ExitInterrupted: stopped by SIGINT/SIGTERM; results were still written.
 	// (git bisect run stops on it.)
 	ExitInterrupted = 130
+	// ExitHangup: stopped by SIGHUP (the terminal or ssh session closed);
+	// results were still written, as for ExitInterrupted.
+	ExitHangup = 129
+	// ExitQuit: stopped by SIGQUIT (Ctrl-\); results were still written,
+	// then the goroutine stacks were printed.
+	ExitQuit = 131
 	// ExitNotAsAsked: with --strict (run, report), the run completed and
 	// its results are written, but it was not the run asked for: degraded,
 	// or a trial invalid (the kernel changed what was measured, a reader
@@ -86,9 +92,14 @@ type usageError struct{ error }
 type exitError struct {
 	code int
 	msg  string
+	// cause, when set, is the error the code stands for (a stopped run's,
+	// so that main still sees its signal).
+	cause error
 }
 
 func (e exitError) Error() string { return e.msg }
+
+func (e exitError) Unwrap() error { return e.cause }
 
 func exitCode(err error) int {
 	if err == nil {
@@ -119,7 +130,9 @@ func exitCodeOf(err error) int {
 	var ue usageError
 	switch {
 	case errors.Is(err, engine.ErrStopped):
-		return ExitInterrupted
+		return interruptedCode(err)
+	case errors.As(err, new(stopSignal)): // stopped before the run started
+		return interruptedCode(err)
 	case errors.Is(err, scenario.ErrInvalid), errors.As(err, &ue):
 		return ExitUsage
 	case errors.Is(err, rt.ErrNoPrivilege), errors.Is(err, rt.ErrNotSupported):

@@ -405,14 +405,15 @@ func TestCheckReceivedBaseline(t *testing.T) {
 	})
 	t.Run("received baseline, another scenario named", func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "new")
-		r := runFor(t, time.Minute, "", "check", base, "timer-only", "--duration", "300ms", "--out", out, "-q")
+		// --budget: a check adds processes for up to 5 minutes by default.
+		r := runFor(t, time.Minute, "", "check", base, "timer-only", "--duration", "300ms", "--budget", "15s", "--out", out, "-q")
 		if strings.Contains(r.stderr, "was not run") || r.code == ExitUsage {
 			t.Errorf("exit %d: naming a scenario needs no trust:\n%s", r.code, r.stderr)
 		}
 	})
 	t.Run("received baseline, --trust-baseline", func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "new")
-		r := runFor(t, time.Minute, "", "check", base, "--trust-baseline", "--out", out, "-q")
+		r := runFor(t, time.Minute, "", "check", base, "--trust-baseline", "--budget", "15s", "--out", out, "-q")
 		if _, err := os.Stat(filepath.Join(out, results.SummaryFile)); err != nil || !strings.Contains(r.stderr, "running it (--trust-baseline)") {
 			t.Errorf("exit %d: trusted, not run (%v):\n%s", r.code, err, r.stderr)
 		}

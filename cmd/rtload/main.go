@@ -21,7 +21,12 @@ func init() { runtime.LockOSThread() }
 
 func main() {
 	reexecQuiet()
-	os.Exit(exitCode(newRoot().Execute()))
+	err := newRoot().Execute()
+	code := exitCode(err)
+	if s, ok := stoppedBy(err); ok && s.sig == syscall.SIGQUIT {
+		dumpGoroutines(os.Stderr)
+	}
+	os.Exit(code)
 }
 
 // reexecQuiet restarts the process once with GODEBUG=asyncpreemptoff=1.

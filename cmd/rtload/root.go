@@ -29,14 +29,25 @@ background noise), times every recv call with the TSC (or CLOCK_MONOTONIC),
 logs the latency of every wakeup, and prints per-call histograms side by side.
 
 Exit codes: 0 ok, 1 run failed, 2 usage or invalid scenario,
-3 missing privilege or unsupported, 130 interrupted (results still written).
-Gates (check, compare --fail-on): 0 pass, 1 slower, 125 cannot judge.`,
+3 missing privilege or unsupported, 129 stopped by SIGHUP (a closed terminal
+or ssh session), 130 interrupted (SIGINT or SIGTERM), 131 stopped by
+SIGQUIT (then the goroutine stacks are printed); a stopped run still writes
+its results. With --strict (run, report), 4: the run completed but was not
+the run asked for (degraded, a trial invalid, a reader starved, traffic not
+as specified); without it such a run exits 0 and its closing block says so.
+Gates (check, compare --fail-on): 0 proven not slower, 1 proven slower,
+125 undecided or cannot judge.
+
+Every command that measures or judges (run, report, compare, check,
+explain) ends on a closing block of 3 to 8 lines: the answer. By default
+it prints what a person reads; -v everything, -q only the closing block.
+Every command takes --format json; a file written is named on stderr.`,
 		Example: `  rtload run                         # the default scenario (seed 000, laight-450)
   rtload run configs/laight-450.yaml --duration 2s --set readers[0].cpu=0
   rtload validate my.yaml
   rtload list
   rtload env --format json
-  rtload check results/base       # exit 0 pass, 1 slower, 125 cannot judge (git bisect run)`,
+  rtload check results/base       # exit 0 not slower, 1 slower, 125 undecided (git bisect run)`,
 		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -76,7 +75,10 @@ and prints the seed's table: per-call histograms, one column per variant.
 
 Without an argument it runs the built-in default scenario (laight-450, seed
 000). NAME is a built-in scenario (see rtload list); FILE a YAML file.
-Ctrl-C stops the run early and still writes complete results (exit 130).
+Ctrl-C (SIGINT) or SIGTERM stops the run early and still writes complete
+results for every trial that ran (exit 130); so do SIGHUP, a closed
+terminal or ssh session (exit 129), and SIGQUIT (exit 131, then the
+goroutine stacks).
 
 --profile (or profile: in the scenario) follows each variant's trial with a
 profiled twin whose reader threads are sampled with perf_event_open
@@ -146,6 +148,7 @@ func autoFlagsChanged(cmd *cobra.Command, f *runFlags) {
 }
 
 func runScenario(cmd *cobra.Command, name string, f runFlags) error {
+	sw := watchSignals(cmd.ErrOrStderr())
 	if err := checkFormat(f.format); err != nil {
 		return err
 	}
@@ -165,7 +168,7 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 	case level == report.Quiet:
 		plan = io.Discard
 	}
-	o, err := execute(cmd, spec, trials, f, plan)
+	o, err := execute(cmd, sw, spec, trials, f, plan)
 	if err != nil {
 		return err
 	}
@@ -277,14 +280,20 @@ type outcome struct {
 
 // execute runs the trials of spec with f's options into a new results
 // directory (f.out, or results/<scenario>-<time>), saving summary.json
-// after every trial and at the end, with the plan printed to plan. It
-// returns an error only when the run could not start (a refused
-// directory or metrics address); a run that fails or is stopped returns
-// its outcome with runErr set. A directory created for a run that
-// measured nothing is removed again.
-func execute(cmd *cobra.Command, spec *scenario.Spec, trials []scenario.Trial, f runFlags, plan io.Writer) (outcome, error) {
+// after every trial and at the end, with the plan printed to plan; sw's
+// signals stop it. It returns an error only when the run could not start
+// (a refused directory or metrics address, a signal before anything was
+// created); a run that fails or is stopped returns its outcome with
+// runErr set. A directory created for a run that measured nothing is
+// removed again.
+func execute(cmd *cobra.Command, sw *signalWatch, spec *scenario.Spec, trials []scenario.Trial, f runFlags, plan io.Writer) (outcome, error) {
 	var o outcome
 	errw := cmd.ErrOrStderr()
+	// A run that cannot fit ulimit -v would die part way with a runtime
+	// dump: refused before anything exists.
+	if err := engine.CheckAddressSpace(trials, engine.Options{}); err != nil {
+		return o, err
+	}
 	// Every refusal comes before anything is printed or created; a
 	// directory created for a run that then measures nothing is removed
 	// again.
@@ -306,6 +315,9 @@ func execute(cmd *cobra.Command, spec *scenario.Spec, trials []scenario.Trial, f
 		}
 		defer srv.Close()
 	}
+	if err := sw.stopped(); err != nil {
+		return o, fmt.Errorf("%w before the run started: nothing was measured or created", err)
+	}
 	_, parentErr := os.Stat("results")
 	if f.out != "" {
 		_, parentErr = os.Stat(filepath.Dir(f.out))
@@ -318,6 +330,8 @@ func execute(cmd *cobra.Command, spec *scenario.Spec, trials []scenario.Trial, f
 		target = defaultOut(spec.Name, now)
 	}
 	own := resultsOwner(env.Container, os.Geteuid(), target)
+	mounts := sysinfo.ReadMounts(os.DirFS("/"))
+	trustVolume(own, mounts)
 	dir, created, err := createOut(f.out, spec.Name, now)
 	if errors.Is(err, results.ErrUnsafeDir) && f.out == "" {
 		return o, usageError{fmt.Errorf("%w (the default results directory: give --out)", err)}
@@ -330,7 +344,7 @@ func execute(cmd *cobra.Command, spec *scenario.Spec, trials []scenario.Trial, f
 	o.path = path
 	defer dir.Close()
 	fmt.Fprintf(errw, "rtload: results go to %s\n", termsafe.Escape(path))
-	if note := volumeNote(env.Container, sysinfo.ReadMounts(os.DirFS("/")), path, own); note != "" {
+	if note := volumeNote(env.Container, mounts, path, own); note != "" {
 		fmt.Fprintln(errw, note)
 	}
 	removed := false
@@ -343,6 +357,7 @@ func execute(cmd *cobra.Command, spec *scenario.Spec, trials []scenario.Trial, f
 	}
 	removeIfEmpty := func() {
 		removed = true
+		dir.Close() // releases the directory's lock file first
 		if created {
 			os.Remove(path) // only if empty: never removes results
 			if parentErr != nil {
@@ -353,10 +368,8 @@ func execute(cmd *cobra.Command, spec *scenario.Spec, trials []scenario.Trial, f
 	printPlan(plan, spec, len(trials), f.auto, f.afterProcess != nil)
 
 	sv := &saver{dir: dir, spec: spec, env: env, errw: errw, sem: make(chan struct{}, 1)}
-	ctx, cancel := context.WithCancelCause(context.Background())
-	defer cancel(nil)
-	stopSignals := watchSignals(errw, cancel, sv)
-	defer stopSignals()
+	sw.attach(sv)
+	ctx := sw.context()
 
 	opt := engine.Options{AllowDegraded: f.allowDegraded, OutDir: path, Results: dir, NoWakeupLog: f.noWakeupLog, Unmet: unmet,
 		TaskPerfCounters: f.taskPerf}
@@ -734,11 +747,17 @@ func (l *liveLine) update(iv results.Interval) {
 	if iv.WakeupLatency.MaxNs > l.worst {
 		l.worst, l.worstAt = iv.WakeupLatency.MaxNs, iv.Time
 	}
-	line := fmt.Sprintf("%s %s/%s #%d: wakeup p99 %sµs max %sµs (worst %sµs at %s) | call p99 %d ticks | msgs %d lost %d | spikes %d | rss %.1fMiB fds %d",
+	proc := fmt.Sprintf("rss %.1fMiB fds %d", float64(iv.RSSBytes)/(1<<20), iv.FDs)
+	if iv.ProcessUnknown != "" {
+		proc = "rss ? fds ? (" + iv.ProcessUnknown + ")"
+	}
+	line := fmt.Sprintf("%s %s/%s #%d: wakeup p99 %sµs max %sµs (worst %sµs at %s) | call p99 %d ticks | msgs %d lost %d | spikes %d | %s",
 		iv.Time.Format("15:04:05"), iv.Variant, iv.Reader, iv.Seq,
 		report.Microseconds(iv.WakeupLatency.Ns(results.P99)), report.Microseconds(iv.WakeupLatency.Ns(results.Max)),
-		report.Microseconds(float64(l.worst)), l.worstAt.Format("15:04:05"), iv.PerCallTicks.P99Ticks, iv.Messages, iv.Lost, iv.Spikes,
-		float64(iv.RSSBytes)/(1<<20), iv.FDs)
+		report.Microseconds(float64(l.worst)), l.worstAt.Format("15:04:05"), iv.PerCallTicks.P99Ticks, iv.Messages, iv.Lost, iv.Spikes, proc)
+	if iv.Mark != "" {
+		line += " | MARKED: " + iv.Mark
+	}
 	if l.tty {
 		fmt.Fprintf(l.w, "\r\033[K%s", line)
 	} else {

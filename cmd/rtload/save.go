@@ -29,12 +29,9 @@ type saver struct {
 	written bool // a summary.json was written
 }
 
-// checkpoint writes the summary so far (engine.Options.OnCheckpoint).
-func (s *saver) checkpoint(sum *results.Summary) {
-	if err := s.write(sum); err != nil {
-		fmt.Fprintf(s.errw, "rtload: checkpoint: %v\n", err)
-	}
-}
+// checkpoint writes the summary so far (engine.Options.OnCheckpoint); an
+// error ends the run (the README: a write that fails ends a soak).
+func (s *saver) checkpoint(sum *results.Summary) error { return s.write(sum) }
 
 // final writes the finished run's summary.
 func (s *saver) final(sum *results.Summary) error { return s.write(sum) }
@@ -64,12 +61,14 @@ func (s *saver) kept(path string) string {
 
 // abandon prepares a forced exit: it waits at most timeout for a summary
 // write in flight to finish (and lets none start after it), then removes
-// every temporary file the results directory still has, and returns their
-// names.
+// every temporary file the results directory still has and its lock
+// (results.LockFile), and returns the temporary files' names.
 func (s *saver) abandon(timeout time.Duration) []string {
 	select {
 	case s.sem <- struct{}{}: // held for good: no write starts after this
 	case <-time.After(timeout):
 	}
-	return s.dir.RemoveTemps()
+	tmp := s.dir.RemoveTemps()
+	s.dir.ReleaseLock()
+	return tmp
 }

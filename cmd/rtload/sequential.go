@@ -103,6 +103,14 @@ func (q *sequential) after(sum *results.Summary, elapsed time.Duration) bool {
 	if q.schedule == nil {
 		q.plan(elapsed)
 	}
+	// A candidate that cannot be judged (degraded, an invalid trial,
+	// traffic not as specified, a starved reader) will not become
+	// judgeable with more processes: stop at once.
+	if len(compare.Unjudgeable(q.label, sum)) > 0 {
+		q.lookAt(sum)
+		q.info.Stop = "cannot judge"
+		return false
+	}
 	perProcess := elapsed / time.Duration(max(done, 1))
 	overBudget := elapsed+perProcess > q.budget
 	last := q.schedule[len(q.schedule)-1]

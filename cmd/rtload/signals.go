@@ -2,18 +2,21 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/rtload/rtload/net/netns"
 )
 
-// signalWindow is how long after a first SIGINT or SIGTERM further ones
-// count as the same: one Ctrl-C reaches every process of the terminal's
+// signalWindow is how long after a first stop signal further ones count
+// as the same: one Ctrl-C reaches every process of the terminal's
 // foreground group, so rtload under a wrapper (timeout, sudo) gets it
 // twice within microseconds, once from the terminal and once forwarded.
 const signalWindow = 500 * time.Millisecond
@@ -22,38 +25,164 @@ const signalWindow = 500 * time.Millisecond
 // write in flight before rtload exits.
 const forcedExitWait = 3 * time.Second
 
-// watchSignals stops the run on SIGINT or SIGTERM (cancel), and on another
-// one after signalWindow exits at once: it waits (bounded) for a summary
-// write in flight so that the finished trials stay saved, removes
-// temporary files and rtload's namespaces, and exits ExitInterrupted. The
-// returned func stops watching.
-func watchSignals(errw io.Writer, cancel context.CancelCauseFunc, sv *saver) (stop func()) {
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	go func() {
-		s, ok := <-sigs
-		if !ok {
-			return
+// stopSignals are the signals that stop a run cleanly (results written for
+// every trial that ran, the namespace removed), each with its exit code
+// (128 + the signal's number, as a shell reports a process it killed;
+// SIGTERM keeps SIGINT's 130) and what sends it. SIGHUP comes from a
+// closed terminal or ssh session, SIGQUIT from Ctrl-\ (its goroutine
+// stacks are printed at exit, after the results are written).
+var stopSignals = []struct {
+	sig  syscall.Signal
+	name string
+	code int
+	why  string
+}{
+	{syscall.SIGINT, "SIGINT", ExitInterrupted, "interrupt"},
+	{syscall.SIGTERM, "SIGTERM", ExitInterrupted, "terminated"},
+	{syscall.SIGHUP, "SIGHUP", ExitHangup, "hangup: the terminal or ssh session closed"},
+	{syscall.SIGQUIT, "SIGQUIT", ExitQuit, "quit"},
+}
+
+// stopSignal is the cause of a run stopped by a signal (the cancel cause
+// of its context, wrapped in engine.ErrStopped's error): exitCode maps it
+// to the signal's code.
+type stopSignal struct{ sig syscall.Signal }
+
+func (s stopSignal) Error() string {
+	for _, e := range stopSignals {
+		if e.sig == s.sig {
+			return fmt.Sprintf("signal %s (%s)", e.name, e.why)
 		}
-		first := time.Now()
-		fmt.Fprintf(errw, "\nrtload: %v: stopping, writing results (again to force exit)\n", s)
-		cancel(fmt.Errorf("signal %v", s))
-		for s2 := range sigs {
-			if time.Since(first) < signalWindow {
-				continue // the same Ctrl-C, delivered to rtload and to a wrapper
-			}
-			forceExit(errw, s2, sv)
+	}
+	return "signal " + s.sig.String()
+}
+
+// code is the exit code of a run s stopped.
+func (s stopSignal) code() int {
+	for _, e := range stopSignals {
+		if e.sig == s.sig {
+			return e.code
 		}
-	}()
-	return func() { signal.Stop(sigs); close(sigs) }
+	}
+	return ExitInterrupted
+}
+
+// name is the signal's name ("SIGHUP").
+func (s stopSignal) name() string {
+	for _, e := range stopSignals {
+		if e.sig == s.sig {
+			return e.name
+		}
+	}
+	return s.sig.String()
+}
+
+// stoppedBy returns the signal that stopped the run err reports, if any.
+func stoppedBy(err error) (stopSignal, bool) {
+	var s stopSignal
+	ok := errors.As(err, &s)
+	return s, ok
+}
+
+// interruptedCode is the exit code of a stopped run: its signal's, else
+// ExitInterrupted.
+func interruptedCode(err error) int {
+	if s, ok := stoppedBy(err); ok {
+		return s.code()
+	}
+	return ExitInterrupted
+}
+
+// signalWatch turns stop signals into a cancelled context for one run.
+// It watches from watchSignals to the process's exit (signal.Notify is
+// never undone, so that a signal in the last microseconds, while the
+// report is printed, cannot kill the process with its default action).
+type signalWatch struct {
+	errw   io.Writer
+	sigs   chan os.Signal
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	mu sync.Mutex
+	sv *saver // set once the results directory exists (attach)
+}
+
+// watchSignals starts watching SIGINT, SIGTERM, SIGHUP and SIGQUIT: the
+// first cancels the returned watch's context with a stopSignal (an
+// orderly stop), and another one after signalWindow exits at once (a
+// second SIGHUP never does: it comes from the terminal's or the shell's
+// machinery, not from a user asking again). A signal this process was
+// started with ignored stays ignored (nohup keeps SIGHUP away; a
+// background job of a non-interactive shell keeps SIGINT and SIGQUIT
+// away). SIGPIPE is ignored from here on, so that a write to a closed
+// terminal, ssh pipe or `| head` fails instead of killing the run before
+// its results are saved.
+func watchSignals(errw io.Writer) *signalWatch {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	w := &signalWatch{errw: errw, sigs: make(chan os.Signal, 8), ctx: ctx, cancel: cancel}
+	var watched []os.Signal
+	for _, e := range stopSignals {
+		if !signal.Ignored(e.sig) {
+			watched = append(watched, e.sig)
+		}
+	}
+	signal.Notify(w.sigs, watched...)
+	signal.Ignore(syscall.SIGPIPE)
+	go w.loop()
+	return w
+}
+
+// context is the run's context, cancelled by the first stop signal.
+func (w *signalWatch) context() context.Context { return w.ctx }
+
+// stopped is the stop signal received so far (a stopSignal), nil if none.
+func (w *signalWatch) stopped() error {
+	if w.ctx.Err() == nil {
+		return nil
+	}
+	return context.Cause(w.ctx)
+}
+
+// attach hands the watch the run's saver, for a forced exit to wait for
+// a summary write in flight and to release the results directory.
+func (w *signalWatch) attach(sv *saver) {
+	w.mu.Lock()
+	w.sv = sv
+	w.mu.Unlock()
+}
+
+func (w *signalWatch) loop() {
+	s := stopSignal{(<-w.sigs).(syscall.Signal)}
+	first := time.Now()
+	switch s.sig {
+	case syscall.SIGHUP:
+		fmt.Fprintf(w.errw, "\nrtload: %s (%s): stopping, writing results\n", s.name(), "hangup")
+	case syscall.SIGQUIT:
+		fmt.Fprintf(w.errw, "\nrtload: %s: stopping, writing results; goroutine stacks follow at exit (again to force exit)\n", s.name())
+	default:
+		fmt.Fprintf(w.errw, "\nrtload: %s: stopping, writing results (again to force exit)\n", s.name())
+	}
+	w.cancel(s)
+	for s2 := range w.sigs {
+		if time.Since(first) < signalWindow || s2 == syscall.SIGHUP {
+			continue // the same Ctrl-C, delivered to rtload and to a wrapper; or a hangup's echo
+		}
+		w.mu.Lock()
+		sv := w.sv
+		w.mu.Unlock()
+		forceExit(w.errw, stopSignal{s2.(syscall.Signal)}, sv)
+	}
 }
 
 // forceExit ends the process after a second signal, leaving the finished
-// trials' summary.json and no temporary file.
-func forceExit(errw io.Writer, s os.Signal, sv *saver) {
-	fmt.Fprintf(errw, "rtload: %v again: exiting now; summary.json keeps the finished trials\n", s)
-	if tmp := sv.abandon(forcedExitWait); len(tmp) > 0 {
-		fmt.Fprintf(errw, "rtload: removed unfinished %v\n", tmp)
+// trials' summary.json and no temporary file, and exits with the second
+// signal's code.
+func forceExit(errw io.Writer, s stopSignal, sv *saver) {
+	fmt.Fprintf(errw, "rtload: %s again: exiting now; summary.json keeps the finished trials\n", s.name())
+	if sv != nil {
+		if tmp := sv.abandon(forcedExitWait); len(tmp) > 0 {
+			fmt.Fprintf(errw, "rtload: removed unfinished %v\n", tmp)
+		}
 	}
 	// No time for an orderly close: remove our namespaces (and the tap
 	// devices in them) so nothing is left behind.
@@ -62,5 +191,18 @@ func forceExit(errw io.Writer, s os.Signal, sv *saver) {
 	} else if len(removed) > 0 {
 		fmt.Fprintf(errw, "rtload: removed %v\n", removed)
 	}
-	os.Exit(ExitInterrupted)
+	os.Exit(s.code())
+}
+
+// maxStackDump bounds the goroutine stacks printed after a SIGQUIT.
+const maxStackDump = 4 << 20
+
+// dumpGoroutines prints every goroutine's stack, as the Go runtime does
+// for SIGQUIT, but after the run has stopped and written its results: by
+// then no real-time reader is running, so stopping the world to take the
+// stacks waits for nothing.
+func dumpGoroutines(w io.Writer) {
+	buf := make([]byte, maxStackDump)
+	n := runtime.Stack(buf, true)
+	fmt.Fprintf(w, "rtload: SIGQUIT: goroutine stacks at exit:\n\n%s\n", buf[:n])
 }

@@ -33,17 +33,63 @@ const sshdPath = "/usr/sbin/sshd"
 
 // nsHost is one "host" of the fleet test: sshd started in a network
 // namespace of its own (clone(CLONE_NEWNET)), reached from the root
-// namespace through a veth pair.
+// namespace through a veth pair; with own, in a mount namespace of its
+// own too.
 type nsHost struct {
 	name string
-	dir  string     // this host's files: keys, sshd_config, install and results dirs
-	addr netip.Addr // the host's address (namespace side of the veth)
-	veth string     // root-namespace end of the veth pair
-	pub  string     // host public key line, "ssh-ed25519 AAAA… comment"
+	dir  string         // this host's files: keys, sshd_config, install and results dirs
+	addr netip.Addr     // the host's address (namespace side of the veth)
+	veth string         // root-namespace end of the veth pair
+	pub  string         // host public key line, "ssh-ed25519 AAAA… comment"
+	own  *ownFS         // nil: the host shares the machine's filesystem
+	vars map[string]any // inventory variables beyond the common ones (a nil value removes one)
 
 	sshd *exec.Cmd
 	log  *syncBuffer // sshd's log (-e: to stderr)
 	ns   vnetns.NsHandle
+}
+
+// ownFS makes a host's filesystem partly its own: sshd starts in a new
+// mount namespace (made private first, so nothing propagates back) with a
+// tmpfs over each of Tmpfs and each of Binds' files mounted over its
+// target, then Setup (sh) runs there as root. Everything vanishes with the
+// namespace's last process: nothing is mounted on the machine itself.
+type ownFS struct {
+	Tmpfs []string    // e.g. /var/lib, /var/tmp (mode 1777 for a tmp dir)
+	Binds [][2]string // {source on the test's filesystem, target in the host}
+	Setup string      // shell commands, after the mounts
+	SSHD  string      // lines added at the end of sshd_config (Match blocks)
+}
+
+// script is the sh -c text that builds the namespace and execs sshd.
+func (o *ownFS) script(cfg string) string {
+	var b strings.Builder
+	b.WriteString("set -eu\nmount --make-rprivate /\n")
+	for _, d := range o.Tmpfs {
+		mode := "0755"
+		if strings.HasSuffix(d, "/tmp") {
+			mode = "1777"
+		}
+		fmt.Fprintf(&b, "mount -t tmpfs -o mode=%s,size=256m rtload-fleet-test %s\n", mode, shellQuote(d))
+	}
+	for _, bd := range o.Binds {
+		fmt.Fprintf(&b, "mount --bind %s %s\n", shellQuote(bd[0]), shellQuote(bd[1]))
+	}
+	b.WriteString(o.Setup)
+	fmt.Fprintf(&b, "\nexec %s -D -e -f %s\n", sshdPath, shellQuote(cfg))
+	return b.String()
+}
+
+// shellQuote quotes s for sh.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// root is the host's / as the test sees it: its own mounts through
+// /proc/PID/root of sshd, else the machine's.
+func (h *nsHost) root() string {
+	if h.own == nil {
+		return "/"
+	}
+	return fmt.Sprintf("/proc/%d/root", h.sshd.Process.Pid)
 }
 
 // syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.
@@ -121,14 +167,15 @@ func freeSubnet(t *testing.T) netip.Prefix {
 	return netip.Prefix{}
 }
 
-// startHost starts host i: sshd in a new network namespace listening on
-// sshPort, with hostKey and clients' keys in authorizedKeys, then a veth
-// pair with 198.19.x.(16i+1)/30 on the root side and .(16i+2)/30 inside.
+// startHost starts host i named name: sshd in a new network namespace
+// (and with own a mount namespace) listening on sshPort, with hostKey and
+// clients' keys in authorizedKeys, then a veth pair with
+// 198.19.x.(16i+1)/30 on the root side and .(16i+2)/30 inside.
 // Everything is removed in t.Cleanup: the veth, sshd's process group and
-// any process left in its namespace.
-func startHost(t *testing.T, i int, subnet netip.Prefix, top, authorizedKeys string) *nsHost {
+// any process left in its namespace (and with it the mount namespace).
+func startHost(t *testing.T, i int, name string, own *ownFS, subnet netip.Prefix, top, authorizedKeys string) *nsHost {
 	t.Helper()
-	h := &nsHost{name: fmt.Sprintf("host%d", i), dir: filepath.Join(top, fmt.Sprintf("host%d", i)),
+	h := &nsHost{name: name, dir: filepath.Join(top, name), own: own,
 		veth: fmt.Sprintf("rtlf%dh%d", os.Getpid()%100000, i), log: &syncBuffer{}}
 	base := subnet.Addr().As4()
 	base[3] = byte(16*i + 1)
@@ -159,6 +206,9 @@ func startHost(t *testing.T, i int, subnet netip.Prefix, top, authorizedKeys str
 		"Subsystem sftp internal-sftp",
 		"LogLevel INFO",
 	}, "\n") + "\n"
+	if own != nil {
+		conf += own.SSHD
+	}
 	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -167,13 +217,18 @@ func startHost(t *testing.T, i int, subnet netip.Prefix, top, authorizedKeys str
 	return h
 }
 
-// startSSHD runs sshd -D -e in a new network namespace and process group
-// and waits (at most 20 s) for "Server listening".
+// startSSHD runs sshd -D -e in a new network namespace (with h.own, and
+// mount namespace, built first) and process group and waits (at most
+// 20 s) for "Server listening".
 func (h *nsHost) startSSHD(t *testing.T, cfg string) {
 	t.Helper()
 	cmd := exec.Command(sshdPath, "-D", "-e", "-f", cfg)
-	cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C.UTF-8"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Cloneflags: syscall.CLONE_NEWNET}
+	if h.own != nil {
+		cmd = exec.Command("/bin/sh", "-c", h.own.script(cfg))
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Cloneflags: syscall.CLONE_NEWNET | syscall.CLONE_NEWNS}
+	}
+	cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C.UTF-8"}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

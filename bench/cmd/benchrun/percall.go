@@ -123,7 +123,8 @@ func perCall(c config, d *doc) error {
 		}
 		outs = append(outs, o)
 	}
-	d.h2("1. Per-call cost: C baseline vs rtload (seed 000, 450 sockets)")
+	d.h2("1b. Per-call cost across processes: C baseline vs rtload (seed 000, 450 sockets; opt-in, `-only percall`)")
+	d.p("Context, not the verdict of section 1: here each side is its own process, run one after the other (pairs minutes apart), so the machine's run-to-run spread (±10–40%% at p50 on this VM, bench/GAPS.md) lies between the two sides of every pair; what it adds over section 1 is each program's whole process (rtload's other threads, its own socket set-up). ")
 	d.p("A is `bench/drain450.c`: the same 450 loopback sockets, 1 msg/socket/20 ms spread evenly by a sendmmsg sender thread, a SCHED_FIFO 80 reader pinned to CPU 1 with mlockall waking every 10 ms (clock_nanosleep TIMER_ABSTIME) and draining every socket with MSG_DONTWAIT until EAGAIN, each call timed with rdtscp;lfence, /dev/cpu_dma_latency held at 0 as rtload does (`-L 0`). ")
 	d.p("B is rtload: `bench/percall-450.yaml` (laight-450 without its spin threads) for the quiet rows, `configs/laight-450.yaml` (5 spin threads) for the spin rows, against drain450 `-N 0` and `-N 5`. ")
 	d.p("Each run measures recvfrom then recvmsg, %s s each after 0.5 s of warm-up. Values are TSC ticks per recv call, all calls (data and EAGAIN); C percentiles are exact (1-tick histogram), rtload's from its HDR histogram (3 significant digits). Targets (issue 13): p50 ≤ 1.05×, p99 ≤ 1.10× the C loop; mean is context. The last rows are seed 000's own quantity, recvmsg's cost over recvfrom's, taken within each run (so the machine's run-to-run drift cancels) and compared between the two programs: the issue asks that rtload not inflate the methods by different amounts, so B/A must lie within 0.95–1.05.\n", fmt.Sprint(c.perCallRun))
