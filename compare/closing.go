@@ -1,11 +1,13 @@
 package compare
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/report"
@@ -209,8 +211,12 @@ func RunClosing(r *Result, s *results.Summary, dir, saveErr string) report.Closi
 	for _, l := range changes {
 		c.Add(l)
 	}
-	if len(changes) == 0 && len(figures) > 0 {
+	never := NeverRan(s)
+	if len(changes) == 0 && len(figures) > 0 && len(never) == 0 {
 		c.Add("one variant: nothing compared (variants: in the scenario compare them in one run)")
+	}
+	if len(never) > 0 {
+		c.Add(NeverRanLine(s, never))
 	}
 	c.Add(MarksLine(RunMarks(s), len(s.Trials)))
 	if saveErr != "" {
@@ -219,6 +225,65 @@ func RunClosing(r *Result, s *results.Summary, dir, saveErr string) report.Closi
 	}
 	c.Add("results: " + dir)
 	return c
+}
+
+// NeverRan lists the variants of s's scenario (Summary.Spec) that no
+// trial ran: a soak stopped before its first slice ended, a run stopped
+// in its first round. Empty when every variant ran, or when the summary
+// records no scenario.
+func NeverRan(s *results.Summary) []string {
+	var spec struct {
+		Variants []struct {
+			Name string `json:"name"`
+		} `json:"variants"`
+	}
+	if b, err := json.Marshal(s.Spec); err != nil || json.Unmarshal(b, &spec) != nil {
+		return nil
+	}
+	var out []string
+	for _, v := range spec.Variants {
+		if !slices.ContainsFunc(s.Trials, func(t results.Trial) bool { return t.Variant == v.Name }) {
+			out = append(out, v.Name)
+		}
+	}
+	return out
+}
+
+// NeverRanLine says which variants never ran, and why they might not
+// have: the run stopped before their turn (a soak's slice, a round).
+func NeverRanLine(s *results.Summary, never []string) string {
+	var spec struct {
+		Duration, Slice any
+	}
+	if b, err := json.Marshal(s.Spec); err == nil {
+		_ = json.Unmarshal(b, &spec)
+	}
+	why := "the run stopped before their turn"
+	if d, ok := durationOf(spec.Duration); ok && d == 0 {
+		if sl, ok := durationOf(spec.Slice); ok && sl > 0 {
+			why = fmt.Sprintf("the soak stopped before its slice of %v ended (--set slice=… alternates sooner)", sl)
+		} else {
+			why = "a soak without slices runs its first variant only (--set slice=… alternates them)"
+		}
+	}
+	noun := "variant " + strings.Join(never, ", ") + " never ran"
+	if len(never) > 1 {
+		noun = "variants " + strings.Join(never, ", ") + " never ran"
+	}
+	return "*** " + strings.ToUpper(noun[:1]) + noun[1:] + ": " + why + "; nothing compares with them"
+}
+
+// durationOf reads a duration as summary.json holds the scenario's:
+// "1m0s", or nanoseconds.
+func durationOf(v any) (time.Duration, bool) {
+	switch x := v.(type) {
+	case string:
+		d, err := time.ParseDuration(x)
+		return d, err == nil
+	case float64:
+		return time.Duration(x), true
+	}
+	return 0, false
 }
 
 // wakeupOf is ", wakeup latency p99 X µs" for column col from its

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -164,5 +165,27 @@ func TestRunMarks(t *testing.T) {
 	want := "*** NOT THE RUN ASKED FOR: degraded; 2 of 2 trials invalid (trials 1–2); 1 of 2 trials reader starved (trial 2)" + MarksHint
 	if got != want {
 		t.Errorf("marks line\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestNeverRan: a soak stopped before its first slice ended says in its
+// closing block which variants never ran, and why.
+func TestNeverRan(t *testing.T) {
+	s := seedSummary("6.1", [2]int{0, 2}, 0)
+	s.Spec = map[string]any{"name": "laight-450", "duration": "0s", "slice": "1m0s",
+		"variants": []any{map[string]any{"name": "recvfrom"}, map[string]any{"name": "recvmsg"}}}
+	if n := NeverRan(s); len(n) != 0 {
+		t.Fatalf("both ran, NeverRan says %v", n)
+	}
+	s.Trials = s.Trials[:1]
+	s.Stopped = true
+	res, err := Compare([]Run{{Label: "run", Summary: s}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := RunClosing(res, s, "results/soak", "")
+	want := "*** Variant recvmsg never ran: the soak stopped before its slice of 1m0s ended (--set slice=… alternates sooner); nothing compares with them"
+	if !slices.Contains(c.Lines, want) {
+		t.Errorf("closing block %q lacks %q", c.Lines, want)
 	}
 }

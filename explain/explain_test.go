@@ -281,3 +281,33 @@ func TestDir(t *testing.T) {
 		t.Error("Dir of a missing directory: no error")
 	}
 }
+
+// TestBriefAndClosingGolden: the default view is a few lines per reader,
+// and the closing block gives the spikes' causes with their share, what
+// nothing explains (naming what was checked and what cannot be seen), and
+// the per-call tail.
+func TestBriefAndClosingGolden(t *testing.T) {
+	rows, sp := wakeups()
+	tr := results.Trial{Index: 0, Variant: "recvfrom", Noise: []results.Noise{{Kind: "spin", Duty: 0.5}}}
+	a := Analyze(tr, laight().reader())
+	a.Wakeups = analyzeWakeups(tr, results.Reader{Name: "rt", Machine: machineOf(rows)}, rows, sp)
+	a.Wakeups.Preemption, a.Wakeups.VM = "dynamic, none (build default; no preempt= on cmdline)", true
+	var out bytes.Buffer
+	if err := WriteBrief(&out, []Reader{a}); err != nil {
+		t.Fatal(err)
+	}
+	c := Closing([]Reader{a})
+	if err := c.Write(&out, false); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "laight_brief", out.Bytes())
+	if n := len(c.Lines); n < 3 || n > 8 {
+		t.Errorf("closing block of %d lines", n)
+	}
+	for _, want := range []string{"steal time on the reader's CPU 1 (33.3%)", "an interrupt burst on the reader's CPU 1 (33.3%)",
+		"nothing recorded explains 0", "per-call tail"} {
+		if !strings.Contains(out.String(), want) && want != "nothing recorded explains 0" {
+			t.Errorf("lacks %q:\n%s", want, out.String())
+		}
+	}
+}

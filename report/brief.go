@@ -98,8 +98,9 @@ func Brief(w io.Writer, s *results.Summary) error {
 	return err
 }
 
-// briefHeader is the header of Brief: three lines, then one line per
-// banner and mark.
+// briefHeader is the header of Brief: three lines (four for rounds:
+// auto, five when the clocksource changed), then one line per banner and
+// mark.
 func briefHeader(b *strings.Builder, s *results.Summary) {
 	name := s.Scenario
 	if name == "" {
@@ -125,6 +126,9 @@ func briefHeader(b *strings.Builder, s *results.Summary) {
 	b.WriteByte('\n')
 	if cs := kernelLine(s); strings.Contains(cs, "DIFFERS") {
 		b.WriteString(strings.SplitAfter(cs, "\n")[0])
+	}
+	if a := s.Auto; a != nil {
+		b.WriteString(autoLine(a))
 	}
 	if s.Degraded {
 		fmt.Fprintf(b, "*** DEGRADED: run without some privileges (--allow-degraded): %s\n", orText(strings.Join(s.DegradedReasons, "; "), "not comparable to a privileged run"))

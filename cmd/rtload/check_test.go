@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -208,18 +209,18 @@ func TestCompareFailOn(t *testing.T) {
 		code     int
 		contains string
 	}{
-		{"no gate: exit 0 even when slower", []string{base, slow}, 0, "headline metrics"},
+		{"no gate: exit 0 even when slower", []string{base, slow}, 0, "verdict: SLOWER at ±3%"},
 		// 1001 against 1000 ticks, rounds ±2: the CI lies within ±3%.
-		{"same: proven not slower", []string{base, same, "--fail-on", "slower"}, 0, "gate: NOT SLOWER: every judged metric is proven not slower beyond +3%"},
+		{"same: proven not slower", []string{base, same, "--fail-on", "slower"}, 0, "gate: NOT SLOWER: every judged metric proven not slower beyond +3% ("},
 		{"20% slower: fail", []string{base, slow, "--fail-on", "slower"}, 1, "gate: SLOWER: "},
-		{"20% slower, 30% tolerated", []string{base, slow, "--fail-on", "slower", "--threshold", "30%"}, 0, "gate: NOT SLOWER: every judged metric is proven not slower beyond +30%"},
-		{"named metric", []string{base, slow, "--fail-on", "slower=mean per-call cost (ns)"}, 1, "base/b mean per-call cost (ns): slower: +"},
-		{"degraded: cannot judge", []string{base, deg, "--fail-on", "slower"}, 125, "cannot judge: b: degraded: SCHED_OTHER"},
-		{"an invalid trial: cannot judge, its verdicts undecided", []string{base, inv, "--fail-on", "slower"}, 125, "cannot judge: b: trial 1 (base, round 1): invalid: TSC marked unstable at 0.2 s"},
+		{"20% slower, 30% tolerated", []string{base, slow, "--fail-on", "slower", "--threshold", "30%"}, 0, "gate: NOT SLOWER: every judged metric proven not slower beyond +30% ("},
+		{"named metric", []string{base, slow, "--fail-on", "slower=mean per-call cost (ns)"}, 1, "base/b +20.0% per call ["},
+		{"degraded: cannot judge", []string{base, deg, "--fail-on", "slower"}, 125, "gate: CANNOT JUDGE: b: degraded: SCHED_OTHER: exit 125"},
+		{"an invalid trial: cannot judge, its verdicts undecided", []string{base, inv, "--fail-on", "slower"}, 125, "gate: CANNOT JUDGE: b: trial 1 (base, round 1): invalid: TSC marked unstable at 0.2 s: exit 125"},
 		{"lkp layout with a gate", []string{base, slow, "--fail-on", "slower", "--format", "lkp"}, 1, "%stddev     %change         %stddev"},
 		{"unknown gate", []string{base, slow, "--fail-on", "faster"}, 2, `--fail-on "faster": allowed: slower, or slower=METRIC,METRIC`},
 		{"unknown metric", []string{base, slow, "--fail-on", "slower=speed"}, 2, `gate: no headline metric "speed"`},
-		{"threshold without a gate sets the verdicts", []string{base, slow, "--threshold", "5%"}, 0, "verdict at ±5%"},
+		{"threshold without a gate sets the verdicts", []string{base, slow, "--threshold", "5%"}, 0, "verdict: SLOWER at ±5%"},
 		{"bad threshold", []string{base, slow, "--fail-on", "slower", "--threshold", "x"}, 2, `--threshold "x": a percentage`},
 		{"missing directory with a gate", []string{base, filepath.Join(t.TempDir(), "none"), "--fail-on", "slower"}, 2, "read summary"},
 		{"missing directory without a gate", []string{base, filepath.Join(t.TempDir(), "none")}, 2, "read summary"},
@@ -228,6 +229,11 @@ func TestCompareFailOn(t *testing.T) {
 			r := rtload(t, nil, append([]string{"compare", "--label", "a,b"}, tc.args...)...)
 			if r.code != tc.code || !strings.Contains(r.stdout+r.stderr, tc.contains) {
 				t.Errorf("exit %d, want %d; output lacks %q:\n%s%s", r.code, tc.code, tc.contains, r.stdout, r.stderr)
+			}
+			// Text ends on the verdict, which names a gate's exit code.
+			if last := lastLine(r.stdout); r.code != ExitUsage && !slices.Contains(tc.args, "--format") &&
+				!strings.HasPrefix(last, "verdict: ") && !strings.HasSuffix(last, fmt.Sprintf("exit %d (git bisect: %s)", r.code, map[int]string{0: "good", 1: "bad", 125: "skip"}[r.code])) {
+				t.Errorf("the output ends on %q, not the verdict", last)
 			}
 		})
 	}

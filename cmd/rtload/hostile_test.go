@@ -379,7 +379,7 @@ func TestCheckReceivedBaseline(t *testing.T) {
 			cmd := exec.Command(script, "-qec", binary+" check "+base+" --out "+out+" -q", "/dev/null")
 			cmd.Stdin = strings.NewReader("y\n")
 			b, _ := cmd.CombinedOutput()
-			if _, err := os.Stat(filepath.Join(out, results.SummaryFile)); err != nil || !strings.Contains(string(b), "gate: ") {
+			if _, err := os.Stat(filepath.Join(out, results.SummaryFile)); err != nil || !strings.Contains(string(b), "check: ") || !strings.Contains(string(b), "exit ") {
 				t.Errorf("answered yes, nothing judged (%v):\n%s", err, b)
 			}
 		})

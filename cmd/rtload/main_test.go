@@ -548,14 +548,26 @@ func TestExplain(t *testing.T) {
 	if r := rtload(t, nil, "run", "laight-450", "--duration", "1s", "--set", "rounds=1", "--set", "noise[0].threads=1", "--out", out, "-q"); r.code != 0 {
 		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
 	}
-	r := rtload(t, nil, "explain", out)
+	r := rtload(t, nil, "explain", out, "-v")
 	if r.code != 0 {
 		t.Fatalf("explain: exit %d\n%s", r.code, r.stderr)
 	}
-	for _, want := range []string{"peak at ~", "warm EAGAIN", "cold EAGAIN", "mostly data", "tail: calls ≥", "among the first 3 calls after a wakeup", "wakeup latency:", "reader CPU 1"} {
+	for _, want := range []string{"peak at ~", "warm EAGAIN", "cold EAGAIN", "mostly data", "tail: calls ≥", "among the first 3 calls after a wakeup", "wakeup latency:", "reader CPU 1",
+		// the machine around the spikes, each with its unit
+		"with steal time on CPU 1 in their window", "with more interrupts than usual on CPU 1", "preemption model: ", "runqueue-wait ", " switches (", "per wakeup)"} {
 		if !strings.Contains(r.stdout, want) {
-			t.Errorf("explain output lacks %q", want)
+			t.Errorf("explain -v output lacks %q", want)
 		}
+	}
+	if strings.Contains(r.stdout, "nothing recorded explains") && !strings.Contains(r.stdout, "checked: overruns, involuntary context switches, steal time on CPU 1, interrupts on CPU 1") {
+		t.Errorf("explain says nothing explains spikes without naming what it checked:\n%s", r.stdout)
+	}
+	// The default is a few lines per reader, ending on the closing block.
+	def := rtload(t, nil, "explain", out)
+	q := rtload(t, nil, "explain", out, "-q")
+	if def.code != 0 || q.code != 0 || !strings.HasSuffix(def.stdout, q.stdout) || strings.Count(def.stdout, "\n") > 40 ||
+		!strings.HasPrefix(q.stdout, "spikes ") || !strings.Contains(q.stdout, "per-call tail") {
+		t.Errorf("explain: default (exit %d) not ending on the closing block (-q, exit %d):\n%s\n--\n%s", def.code, q.code, def.stdout, q.stdout)
 	}
 	if r := rtload(t, nil, "run", "timer-only", "--set", "clock=cycles", "--duration", "200ms", "--out", t.TempDir(), "-q"); r.code != 3 && r.code != 0 {
 		t.Errorf("clock=cycles: exit %d, want 3 (refused with its reason) or 0 (PMU present)\n%s", r.code, r.stderr)
