@@ -13,7 +13,7 @@ import (
 // are 0, and HasSteal says whether steal was there.
 type CPUTimes struct {
 	User, Nice, System, Idle, IOWait, IRQ, SoftIRQ, Steal uint64
-	HasSteal                                             bool
+	HasSteal                                              bool
 }
 
 // UserHZ is the unit of /proc/stat's times: USER_HZ, 100 per second on
