@@ -47,3 +47,23 @@ func TestCPUTimesLive(t *testing.T) {
 		t.Error("a CPU that is not there reads")
 	}
 }
+
+// BenchmarkWatchPoll is what the writer's machine watch reads every 50 ms
+// per reader: the CPU's /proc/stat line and its /proc/interrupts and
+// /proc/softirqs columns.
+func BenchmarkWatchPoll(b *testing.B) {
+	p := NewProcReader()
+	m := IRQCounts{}
+	if _, err := p.CPUTimes(0); err != nil {
+		b.Skip(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.CPUTimes(0); err != nil {
+			b.Fatal(err)
+		}
+		if err := p.IRQCounts(0, m); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
