@@ -455,22 +455,44 @@ func GateLine(who string, g Gate, exit int) string {
 // block (Closing) follows either.
 func (r *Result) Brief(w io.Writer) error {
 	r = termsafe.Copy(r)
+	var head, grid strings.Builder
+	r.head(&head, false)
+	if rows := r.headlineRows(); len(rows) > 0 {
+		grid.WriteByte('\n')
+		report.Grid(&grid, "headline values, rounds merged (-v: each change with its CI and method, percentiles, variance split)", r.labels(), rows)
+	}
+	r.writeProbeRuns(&grid)
 	var b strings.Builder
-	r.head(&b, false)
+	b.WriteString(head.String())
 	if len(r.Columns) > 0 && r.hasPerCall() {
+		// The table gives up rows to a long header (a kernel A/B's
+		// metadata) so that the whole fits BriefLines with its closing
+		// block, but keeps at least minBriefRows.
+		rows := BriefLines - strings.Count(head.String(), "\n") - strings.Count(grid.String(), "\n") - briefClosingLines - briefTableLines
 		b.WriteByte('\n')
-		if err := r.table(&b, true); err != nil {
+		if err := r.table(&b, max(minBriefRows, min(report.BriefRows, rows))); err != nil {
 			fmt.Fprintf(&b, "per-call histogram table skipped: %v\n", err)
 		}
 	}
-	if rows := r.headlineRows(); len(rows) > 0 {
-		b.WriteByte('\n')
-		report.Grid(&b, "headline values, rounds merged (-v: each change with its CI and method, percentiles, variance split)", r.labels(), rows)
-	}
-	r.writeProbeRuns(&b)
+	b.WriteString(grid.String())
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// BriefLines is the screen Brief and its closing block aim to fit:
+// `rtload compare A B` prints at most about this many lines by default.
+const BriefLines = 60
+
+// The parts of Brief's screen beside the table's bucket rows: the
+// closing block with its blank line (two metrics, the verdict, one line
+// spare), the table's own lines (a blank line, title, rows line, fold
+// line, two header lines, two rules, the folded, overflow and Total rows),
+// and the fewest bucket rows it keeps.
+const (
+	briefClosingLines = 6
+	briefTableLines   = 11
+	minBriefRows      = 12
+)
 
 // briefMetrics are the metrics Brief prints a row of, by name.
 var briefMetrics = []string{"mean per-call cost", "p99 per-call cost", "wakeup latency p99", "wakeup latency max"}

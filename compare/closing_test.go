@@ -189,3 +189,28 @@ func TestNeverRan(t *testing.T) {
 		t.Errorf("closing block %q lacks %q", c.Lines, want)
 	}
 }
+
+// TestCompareBriefKernelAB: a kernel A/B's header (the facts that differ,
+// and a warning) takes rows from the folded table, not the screen: the
+// default still fits 60 lines and ends on the verdict.
+func TestCompareBriefKernelAB(t *testing.T) {
+	runs := closingRuns()
+	runs[1].Summary.Env = map[string]any{"kernel": "6.1.0-hard", "cpu_model": "Intel(R) Core(TM) i7-3770", "clocksource": "tsc",
+		"cmdline": "quiet init_on_free=1", "kernel_config": map[string]any{"CONFIG_HARDENED_USERCOPY": "y"}}
+	res, err := Compare(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := res.Brief(&b); err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Closing(nil, 0).Write(&b, false); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) > BriefLines || !strings.HasPrefix(lines[len(lines)-1], "verdict: ") || !strings.Contains(out, "metadata that differs") {
+		t.Errorf("kernel A/B: %d lines (want ≤ %d), ending on %q:\n%s", len(lines), BriefLines, lines[len(lines)-1], out)
+	}
+}

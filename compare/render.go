@@ -405,11 +405,12 @@ func (r *Result) labels() []string {
 
 // histogram prints the seed's table: the all-calls per-call histogram,
 // one column per (variant, run).
-func (r *Result) histogram(b *strings.Builder) error { return r.table(b, false) }
+func (r *Result) histogram(b *strings.Builder) error { return r.table(b, 0) }
 
-// table is histogram, its sparse tail folded into one row when brief
-// (report.FoldBelow, report.BriefRows), as report.Brief folds it.
-func (r *Result) table(b *strings.Builder, brief bool) error {
+// table is histogram, its sparse tail folded into one row after at most
+// rows bucket rows when rows > 0 (report.FoldBelow, as report.Brief folds
+// it); 0 prints every row.
+func (r *Result) table(b *strings.Builder, rows int) error {
 	cols := make([]report.Column, len(r.Columns))
 	merged := false
 	for i, c := range r.Columns {
@@ -425,8 +426,8 @@ func (r *Result) table(b *strings.Builder, brief bool) error {
 		title += ", rounds merged"
 	}
 	opt := report.TableOptions{Title: title, Unit: unit}
-	if brief {
-		opt.FoldBelow, opt.MaxRows, opt.FoldHint = report.FoldBelow, report.BriefRows, report.FoldHint
+	if rows > 0 {
+		opt.FoldBelow, opt.MaxRows, opt.FoldHint = report.FoldBelow, rows, report.FoldHint
 	}
 	return report.Table(b, cols, opt)
 }
