@@ -284,6 +284,15 @@ func TestDeliver(t *testing.T) {
 			}
 			if bad > 0 {
 				t.Errorf("%d of %d sockets lost or reordered messages", bad, len(fds))
+				// Where the kernel dropped them: Ip6InAddrErrors (no local
+				// route), softnet_stat's second column (backlog full), ….
+				n.do(func() error {
+					for _, f := range []string{"/proc/thread-self/net/snmp6", "/proc/thread-self/net/softnet_stat", "/proc/thread-self/net/dev_snmp6/" + tc.cfg.Name} {
+						b, _ := os.ReadFile(f)
+						t.Logf("%s:\n%s", f, b)
+					}
+					return nil
+				})
 			}
 			st, err := d.Stats(nil)
 			if err != nil {
