@@ -137,11 +137,27 @@ func runSignalled(t *testing.T, args []string, sig syscall.Signal, at time.Durat
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		r.killed = true
 	}
-	r.trials = len(trialLine.FindAllString(r.stderr, -1))
+	r.trials = trialsStarted(r.stderr)
 	return r
 }
 
-var trialLine = regexp.MustCompile(`(?m)^trial \d+/\d+: `)
+// trialLine is a progress line of the plan: "trial 3/4: …" for one
+// trial, "trials 1–2/2: …" for interleaved variants run as one.
+var trialLine = regexp.MustCompile(`(?m)^trials? (\d+)(?:–(\d+))?/\d+: `)
+
+// trialsStarted counts the trials the progress lines in stderr started.
+func trialsStarted(stderr string) int {
+	n := 0
+	for _, m := range trialLine.FindAllStringSubmatch(stderr, -1) {
+		first, _ := strconv.Atoi(m[1])
+		last := first
+		if m[2] != "" {
+			last, _ = strconv.Atoi(m[2])
+		}
+		n += last - first + 1
+	}
+	return n
+}
 
 // checkSignalled asserts that run r, signalled with sig at at, stopped
 // cleanly (see TestSignalsAtRandomMoments); total is the trials of a
