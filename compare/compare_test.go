@@ -264,6 +264,8 @@ func TestDifferences(t *testing.T) {
 	b.Env.(map[string]any)["cmdline"] = "quiet init_on_free=1"
 	b.Spec.(map[string]any)["period"] = "20ms"
 	b.Spec.(map[string]any)["description"] = "prose may differ"
+	a.Spec.(map[string]any)["processes"] = 3 // a sample size: every verdict states its n
+	b.Spec.(map[string]any)["processes"] = 200
 	warn, info := Differences([]Run{{Label: "unhard", Summary: a}, {Label: "hard", Summary: b}})
 	var fields []string
 	for _, d := range warn {

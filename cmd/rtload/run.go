@@ -386,7 +386,16 @@ func execute(cmd *cobra.Command, sw *signalWatch, spec *scenario.Spec, trials []
 	if f.auto != nil {
 		opt.AfterRound = autoRounds(errw, *f.auto, time.Now())
 	}
-	opt.AfterProcess = f.afterProcess
+	if f.afterProcess != nil {
+		// check looks at the candidate after each process: with the
+		// scenario and the machine summary.json will record (the engine's
+		// merged summary has neither), or its compare would say the runs
+		// differ in every spec field and fact.
+		opt.AfterProcess = func(sum *results.Summary, elapsed time.Duration) bool {
+			sum.Spec, sum.Env = sv.spec, sv.env
+			return f.afterProcess(sum, elapsed)
+		}
+	}
 	var sum *results.Summary
 	var runErr error
 	if spec.Processes > 1 {
