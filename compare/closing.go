@@ -266,11 +266,11 @@ func NeverRanLine(s *results.Summary, never []string) string {
 			why = "a soak without slices runs its first variant only (--set slice=… alternates them)"
 		}
 	}
-	noun := "variant " + strings.Join(never, ", ") + " never ran"
+	noun, them := "variant "+strings.Join(never, ", ")+" never ran", "it"
 	if len(never) > 1 {
-		noun = "variants " + strings.Join(never, ", ") + " never ran"
+		noun, them = "variants "+strings.Join(never, ", ")+" never ran", "them"
 	}
-	return "*** " + strings.ToUpper(noun[:1]) + noun[1:] + ": " + why + "; nothing compares with them"
+	return "*** " + strings.ToUpper(noun[:1]) + noun[1:] + ": " + why + "; nothing compares with " + them
 }
 
 // durationOf reads a duration as summary.json holds the scenario's:
@@ -321,8 +321,11 @@ func (r *Result) ClosingAs(who string, marked, extra []string, exit int) report.
 	if len(marked) > 0 {
 		most--
 	}
-	most = max(most, 1)
-	if len(lines) > most {
+	switch {
+	case len(lines) > 1 && most < 2:
+		// Room for one line: a verdict, not only "… and N more".
+		lines = []string{lines[0] + fmt.Sprintf(" (and %d more: -v prints every verdict)", len(lines)-1)}
+	case len(lines) > most:
 		lines = append(lines[:most-1], fmt.Sprintf("… and %d more (-v prints every verdict)", len(lines)-most+1))
 	}
 	head := fmt.Sprintf("verdicts at ±%s%% (95%% CI of each change):", fmtPct(r.ThresholdPct))

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/results"
 )
 
@@ -119,6 +120,16 @@ func TestCompareClosingGate(t *testing.T) {
 			t.Errorf("closing block lacks the gate's %q:\n%s", want, b.String())
 		}
 	}
+	// A check that cannot judge fills the block with its reasons: the
+	// block still holds a verdict line, not only "… and N more".
+	extra := []string{"sampled: 1 process against 1 process of the baseline", "new run: /tmp/x (removed: --keep or --out keeps it)",
+		"cannot judge: new: trial 3: invalid", "cannot judge: new: trial 3: traffic not as specified", "  … and 2 more reasons (-v, --format json)"}
+	full := res.ClosingAs("check", nil, extra, exit)
+	first := g.Metrics[0]
+	want := ChangeLine(Metric{Name: first.Name, Column: first.Column, Baseline: first.Baseline, Interval: first.Interval}, func(l string) string { return l })
+	if len(full.Lines) > report.MaxClosingLines || !strings.HasPrefix(full.Lines[1], "  "+want) {
+		t.Errorf("a full check closing block (%d lines, at most %d) lacks its first verdict %q:\n%s", len(full.Lines), report.MaxClosingLines, want, strings.Join(full.Lines, "\n"))
+	}
 }
 
 // TestRunClosing: run's closing block for an interleaved run gives each
@@ -184,7 +195,7 @@ func TestNeverRan(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := RunClosing(res, s, "results/soak", "")
-	want := "*** Variant recvmsg never ran: the soak stopped before its slice of 1m0s ended (--set slice=… alternates sooner); nothing compares with them"
+	want := "*** Variant recvmsg never ran: the soak stopped before its slice of 1m0s ended (--set slice=… alternates sooner); nothing compares with it"
 	if !slices.Contains(c.Lines, want) {
 		t.Errorf("closing block %q lacks %q", c.Lines, want)
 	}

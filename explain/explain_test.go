@@ -304,7 +304,7 @@ func TestBriefAndClosingGolden(t *testing.T) {
 	if n := len(c.Lines); n < 3 || n > 8 {
 		t.Errorf("closing block of %d lines", n)
 	}
-	for _, want := range []string{"steal time on the reader's CPU 1 (33.3%)", "an interrupt burst on the reader's CPU 1 (33.3%)",
+	for _, want := range []string{"steal time on the reader's CPU: 1 (33.3%)", "an interrupt burst on the reader's CPU: 1 (33.3%)",
 		"nothing recorded explains 0", "per-call tail"} {
 		if !strings.Contains(out.String(), want) && want != "nothing recorded explains 0" {
 			t.Errorf("lacks %q:\n%s", want, out.String())

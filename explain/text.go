@@ -450,7 +450,7 @@ func Closing(rs []Reader) report.Closing {
 		var parts []string
 		for _, k := range order {
 			if counts[k] > 0 {
-				parts = append(parts, fmt.Sprintf("%s %d (%s)", k, counts[k], pct(uint64(counts[k]), uint64(total))))
+				parts = append(parts, fmt.Sprintf("%s: %d (%s)", k, counts[k], pct(uint64(counts[k]), uint64(total))))
 			}
 		}
 		if len(parts) == 0 {
