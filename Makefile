@@ -8,6 +8,11 @@ STATICCHECK_VERSION ?= v0.8.2
 # and for `make bench-wakesplit` (e.g. WAKESPLITFLAGS=-spin).
 BENCHFLAGS ?=
 WAKESPLITFLAGS ?=
+# `make bench-verdicts`: extra flags for bin/verdicts bench (e.g.
+# VERDICTSFLAGS='-aa-default 20', '-dir /var/tmp/v', '-from DIR' to
+# render again), and VERDICTS_QUICK=1 for its quick mode (not a measurement).
+VERDICTSFLAGS ?=
+VERDICTS_QUICK ?=
 # Time per fuzz target for `make fuzz` (and the budget to minimise a new input).
 FUZZTIME    ?= 15s
 FUZZMINTIME ?= 2s
@@ -22,7 +27,7 @@ IMAGE_TOOL  ?= $(shell command -v podman || command -v docker)
 IMAGE_CTX   ?= bin/image
 IMAGE_BUILD_FLAGS ?=
 
-.PHONY: help build run image test bench bench-quick bench-fidelity bench-wakesplit bench-tools lint fuzz cross clean
+.PHONY: help build run image test bench bench-quick bench-fidelity bench-wakesplit bench-verdicts bench-tools lint fuzz cross clean
 
 ## help: list the targets
 help:
@@ -87,6 +92,12 @@ bench-fidelity: build bench-tools
 bench-wakesplit: build bench-tools
 	./bin/wakesplit compare -rtload $(BIN) -drain bin/drain450 -pairs 2 -seconds 10 $(WAKESPLITFLAGS)
 
+## bench-verdicts: issue 24's verdicts, true sizes first, then A/A (20 checks, and 10 on the default baseline), power (10 + 10), interleaved (root, quiet machine, 3-4.5 h: 50 checks of up to the 5 min default budget each; not part of make bench; VERDICTS_QUICK=1 is a 3 min smoke test, not a measurement, -> bench/VERDICTS-quick.md) -> bench/VERDICTS.md
+bench-verdicts: build
+	$(GO) build -o bin/interleave ./bench/cmd/interleave
+	$(GO) build -o bin/verdicts ./bench/cmd/verdicts
+	VERDICTS_QUICK=$(VERDICTS_QUICK) ./bin/verdicts bench -rtload $(BIN) -interleave bin/interleave $(VERDICTSFLAGS)
+
 # bench-tools: the C baseline, the in-process fidelity binary (cgo: drain450's
 # loop and rtload's drain; bench only, never part of bin/rtload), cyclictest
 # and the wakeup splitter.
@@ -116,6 +127,6 @@ fuzz:
 cross:
 	GOARCH=arm64 $(GO) vet ./...
 
-## clean: remove bin/, make test's stage records (.testsum) and the run directories under results/ (results/<scenario>-<YYYYMMDD-HHMMSS>[-N]; results/ itself is a package)
+## clean: remove bin/, make test's stage records (.testsum) and rtload-results/ (the default results directories of runs made here: rtload-results/<scenario>-<time>/)
 clean:
-	rm -rf bin $(TESTSUM) results/*-[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]-[0-9][0-9][0-9][0-9][0-9][0-9] results/*-[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]-[0-9][0-9][0-9][0-9][0-9][0-9]-[0-9]*
+	rm -rf bin $(TESTSUM) rtload-results

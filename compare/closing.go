@@ -52,9 +52,9 @@ func RunMarks(s *results.Summary) []MarkCount {
 		kind string
 		on   func(results.Trial) bool
 	}{
-		{MarkInvalid, func(t results.Trial) bool { return t.Invalid != "" }},
-		{MarkStarved, func(t results.Trial) bool { return starvedMark(t) != "" }},
-		{MarkTraffic, func(t results.Trial) bool { return t.TrafficNotAsSpecified != "" }},
+		{MarkInvalid, func(t results.Trial) bool { return markText(WarnInvalid, &t) != "" }},
+		{MarkStarved, func(t results.Trial) bool { return markText(WarnStarved, &t) != "" }},
+		{MarkTraffic, func(t results.Trial) bool { return markText(WarnTraffic, &t) != "" }},
 	} {
 		var trials []int
 		for _, t := range s.Trials {

@@ -138,7 +138,7 @@ func TestCompareClosingGate(t *testing.T) {
 // Interleaved prints), the marks and the results path, last.
 func TestRunClosing(t *testing.T) {
 	s := interleavedSummary(100)
-	s.Trials[1].TrafficNotAsSpecified = "traffic not as specified: lo450: send lag p99 49.5ms > max_send_lag 20ms"
+	s.Trials[1].Marks = append(s.Trials[1].Marks, results.Mark{Kind: results.MarkTraffic, Endpoint: "lo450", Text: "lo450: send lag p99 49.5ms > max_send_lag 20ms"})
 	res, err := Compare([]Run{{Label: "run", Summary: s}})
 	if err != nil {
 		t.Fatal(err)
@@ -169,9 +169,9 @@ func TestRunMarks(t *testing.T) {
 		t.Errorf("marks of a clean run: %+v", m)
 	}
 	s.Degraded = true
-	s.Trials[0].Invalid = "invalid: clocksource changed"
-	s.Trials[1].Invalid = "invalid: reader rt measured nothing"
-	s.Trials[1].Readers[0].Starved = "runnable but off CPU 1 for 59ms"
+	s.Trials[0].Marks = append(s.Trials[0].Marks, results.Mark{Kind: results.MarkInvalid, Text: "clocksource changed"})
+	s.Trials[1].Marks = append(s.Trials[1].Marks, results.Mark{Kind: results.MarkEmpty, Reader: "rt", Text: "reader rt measured nothing"},
+		results.Mark{Kind: results.MarkStarved, Reader: "rt", Text: "reader rt runnable but off CPU 1 for 59ms"})
 	got := MarksLine(RunMarks(s), 2)
 	want := "*** NOT THE RUN ASKED FOR: degraded; 2 of 2 trials invalid (trials 1–2); 1 of 2 trials reader starved (trial 2)" + MarksHint
 	if got != want {
@@ -183,8 +183,7 @@ func TestRunMarks(t *testing.T) {
 // closing block which variants never ran, and why.
 func TestNeverRan(t *testing.T) {
 	s := seedSummary("6.1", [2]int{0, 2}, 0)
-	s.Spec = map[string]any{"name": "laight-450", "duration": "0s", "slice": "1m0s",
-		"variants": []any{map[string]any{"name": "recvfrom"}, map[string]any{"name": "recvmsg"}}}
+	s.Spec = results.Spec(`{"name":"laight-450","duration":"0s","slice":"1m0s","variants":[{"name":"recvfrom"},{"name":"recvmsg"}]}`)
 	if n := NeverRan(s); len(n) != 0 {
 		t.Fatalf("both ran, NeverRan says %v", n)
 	}
@@ -206,8 +205,8 @@ func TestNeverRan(t *testing.T) {
 // default still fits 60 lines and ends on the verdict.
 func TestCompareBriefKernelAB(t *testing.T) {
 	runs := closingRuns()
-	runs[1].Summary.Env = map[string]any{"kernel": "6.1.0-hard", "cpu_model": "Intel(R) Core(TM) i7-3770", "clocksource": "tsc",
-		"cmdline": "quiet init_on_free=1", "kernel_config": map[string]any{"CONFIG_HARDENED_USERCOPY": "y"}}
+	runs[1].Summary.Env = results.Env{Kernel: "6.1.0-hard", CPUModel: "Intel(R) Core(TM) i7-3770", Clocksource: "tsc",
+		Cmdline: "quiet init_on_free=1", KernelConfig: map[string]string{"CONFIG_HARDENED_USERCOPY": "y"}}
 	res, err := Compare(runs)
 	if err != nil {
 		t.Fatal(err)

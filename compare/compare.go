@@ -22,7 +22,7 @@ const (
 	VerdictSame      = "same"       // the whole CI lies within ±threshold
 	// VerdictUndecided: anything else: the CI straddles a boundary, there
 	// is no CI (MethodNote says why), or the column or its baseline holds
-	// an invalid trial (results.Trial.Invalid: the kernel changed what was
+	// an invalid trial (results.Trial.Valid: the kernel changed what was
 	// measured), whatever the CI says.
 	VerdictUndecided = "undecided"
 )
@@ -50,8 +50,8 @@ type Result struct {
 	Metadata []Difference `json:"metadata"`
 	// Notes are anything else worth saying (unreadable logs, skipped tables).
 	Notes []string `json:"notes,omitempty"`
-	// TickUnit is the unit of per-call values ("TSC ticks" or "ns"), from
-	// the first run's clock.
+	// TickUnit is the unit of per-call values ("TSC ticks", "cycles" or
+	// "ns"): the first run's results.ClockInfo.TickUnit.
 	TickUnit string `json:"tick_unit"`
 	// Columns: one per (variant[:reader], run), each variant's runs together.
 	Columns []Column `json:"columns"`
@@ -263,7 +263,7 @@ func CompareWith(runs []Run, opt Options) (*Result, error) {
 	for _, r := range runs {
 		s := r.Summary
 		res.Runs = append(res.Runs, RunInfo{
-			Label: r.Label, Dir: r.Dir, Scenario: s.Scenario, Kernel: envString(s.Env, "kernel"),
+			Label: r.Label, Dir: r.Dir, Scenario: s.Scenario, Kernel: orNone(s.Env.Kernel),
 			Start: s.Start, Trials: len(s.Trials), Degraded: s.Degraded, Stopped: s.Stopped, Clock: s.Clock,
 			InProgress: s.InProgress, Foreign: r.Foreign,
 		})
@@ -277,7 +277,7 @@ func CompareWith(runs []Run, opt Options) (*Result, error) {
 	res.Warnings, res.Info = Differences(runs)
 	res.Warnings = append(res.Warnings, TrialMarks(runs)...)
 	res.Metadata = Metadata(runs)
-	res.TickUnit = tickUnit(runs[0].Summary.Clock)
+	res.TickUnit = runs[0].Summary.Clock.TickUnit()
 
 	cols, err := buildColumns(runs)
 	if err != nil {
@@ -318,7 +318,7 @@ func buildColumns(runs []Run) ([]column, error) {
 			if !ok {
 				c = &column{group: g, label: g + "/" + r.Label, runIdx: ri, clock: r.Summary.Clock}
 				byKey[key] = c
-				if !contains(groups, g) {
+				if !slices.Contains(groups, g) {
 					groups = append(groups, g)
 				}
 			}
@@ -346,28 +346,6 @@ func buildColumns(runs []Run) ([]column, error) {
 		}
 	}
 	return cols, nil
-}
-
-func contains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// tickUnit names one per-call tick.
-func tickUnit(c results.ClockInfo) string {
-	switch {
-	case c.Kind == "monotonic":
-		return "ns"
-	case c.Kind == "tsc":
-		return "TSC ticks"
-	case c.Unit != "":
-		return c.Unit
-	}
-	return "ticks"
 }
 
 func (c *column) public(run string) Column {
@@ -439,7 +417,7 @@ func percentiles(at func(results.Quantity) float64, count uint64, exact bool, sc
 // with its per-round values (the samples a verdict is made from), and for
 // a reader with a spike threshold its spike rate.
 func readerSamples(c *column) []sample {
-	unit := tickUnit(c.clock)
+	unit := c.clock.TickUnit()
 	var out []sample
 
 	// Mean per-call cost: exact from the histogram's sum.
@@ -587,7 +565,7 @@ func probeSubjects(runs []Run) []subject {
 			for _, p := range t.Probes {
 				k := key{v + ":" + p.Name, ri}
 				if _, ok := probes[k]; !ok {
-					if !contains(groups, k.group) {
+					if !slices.Contains(groups, k.group) {
 						groups = append(groups, k.group)
 					}
 				}
@@ -651,7 +629,7 @@ func probeSamples(ps []results.Probe, procs []int) []sample {
 	var sizes []int
 	for _, p := range ps {
 		for _, sz := range p.Sizes {
-			if !containsInt(sizes, sz.Size) {
+			if !slices.Contains(sizes, sz.Size) {
 				sizes = append(sizes, sz.Size)
 			}
 		}
@@ -676,15 +654,6 @@ func probeSamples(ps []results.Probe, procs []int) []sample {
 		out = append(out, s)
 	}
 	return out
-}
-
-func containsInt(l []int, v int) bool {
-	for _, x := range l {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // metrics compares every subject's samples with its baseline's at
@@ -745,13 +714,13 @@ func undecided(m *Metric, s, b *subject) {
 	m.MethodNote = strings.Join(append([]string{m.MethodNote}, why...), "; ")
 }
 
-// addInvalid appends trial t's Invalid reason to l, named by the trial
-// ("trial 2 (recvmsg, round 1): invalid: …"), when it has one.
+// addInvalid appends why trial t is invalid to l, named by the trial
+// ("trial 2 (recvmsg, round 1): invalid: …"), when it is.
 func addInvalid(l []string, t results.Trial) []string {
-	if t.Invalid == "" {
+	if t.Valid() {
 		return l
 	}
-	r := trialName(t) + ": " + t.Invalid
+	r := t.Name() + ": " + t.InvalidReason()
 	if slices.Contains(l, r) {
 		return l
 	}

@@ -228,8 +228,8 @@ func TestVerdictsProcesses(t *testing.T) {
 func TestDifferences(t *testing.T) {
 	a := seedSummary("6.12.0", [2]int{0, 2}, 0)
 	b := seedSummary("6.12.0-hardened", [2]int{1, 3}, 0)
-	b.Env.(map[string]any)["cpu_model"] = "AMD EPYC 7763"
-	b.Clock.Unit = "ns"
+	b.Env.CPUModel = "AMD EPYC 7763"
+	b.Clock.Kind, b.Clock.Unit = "monotonic", "ns"
 	b.Clock.Hz = a.Clock.Hz * 1.0005 // calibration jitter: not a difference
 	res, err := Compare([]Run{{Label: "unhard", Summary: a}, {Label: "hard", Summary: b}})
 	if err != nil {
@@ -261,24 +261,21 @@ func TestDifferences(t *testing.T) {
 	b.Clock.Hz = a.Clock.Hz * 1.01
 	b.Degraded, b.DegradedReasons = true, []string{"SCHED_OTHER"}
 	b.Scenario = "other"
-	b.Env.(map[string]any)["cmdline"] = "quiet init_on_free=1"
-	b.Spec.(map[string]any)["period"] = "20ms"
-	b.Spec.(map[string]any)["description"] = "prose may differ"
-	a.Spec.(map[string]any)["processes"] = 3 // a sample size: every verdict states its n
-	b.Spec.(map[string]any)["processes"] = 200
+	b.Env.Cmdline = "quiet init_on_free=1"
+	b.Spec = results.Spec(`{"name":"laight-450","period":"20ms","description":"prose may differ","processes":200,"readers":[{"cpu":1}]}`)
 	warn, info := Differences([]Run{{Label: "unhard", Summary: a}, {Label: "hard", Summary: b}})
 	var fields []string
 	for _, d := range warn {
 		fields = append(fields, d.Field)
 	}
-	want := []string{"scenario", "cpu_model", "cmdline", "clock unit", "clock hz", "degraded", "spec period"}
+	want := []string{"scenario", "cpu_model", "cmdline", "clock kind", "clock unit", "clock hz", "degraded", "spec period"}
 	if diff := cmp.Diff(want, fields); diff != "" {
 		t.Errorf("warning fields (-want +got):\n%s", diff)
 	}
 	if len(info) != 1 || info[0].Field != "kernel" {
 		t.Errorf("info %v, want kernel only", info)
 	}
-	if got := warn[5].Values; got[1] != "true (SCHED_OTHER)" {
+	if got := warn[6].Values; got[1] != "true (SCHED_OTHER)" {
 		t.Errorf("degraded values %q", got)
 	}
 }

@@ -1,24 +1,57 @@
 package compare
 
 import (
-	"encoding/json"
-	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/rtload/rtload/results"
 )
 
 // none stands for a value a run does not record.
 const none = "(none)"
 
-// envWarn are the `rtload env` facts (Summary.Env keys) whose difference
-// makes runs hard to compare; envInfo those expected to differ (comparing
-// kernels is the point).
+// envFact is one `rtload env` fact (a field of Summary.Env) as compare
+// names it (its JSON name) and prints it ("(none)" when the run records
+// none).
+type envFact struct {
+	name string
+	get  func(e *results.Env) string
+}
+
+// The facts compare and its metadata header read.
 var (
-	envWarn = []string{"cpu_model", "cpus", "clocksource", "cmdline", "cpufreq_governor", "virtualization"}
-	envInfo = []string{"kernel", "kernel_version"}
+	factKernel         = envFact{"kernel", func(e *results.Env) string { return e.Kernel }}
+	factKernelVersion  = envFact{"kernel_version", func(e *results.Env) string { return e.KernelVersion }}
+	factCPUModel       = envFact{"cpu_model", func(e *results.Env) string { return e.CPUModel }}
+	factCPUs           = envFact{"cpus", func(e *results.Env) string { return count(e.CPUs) }}
+	factClocksource    = envFact{"clocksource", func(e *results.Env) string { return e.Clocksource }}
+	factCmdline        = envFact{"cmdline", func(e *results.Env) string { return e.Cmdline }}
+	factGovernor       = envFact{"cpufreq_governor", func(e *results.Env) string { return e.Governor }}
+	factVirtualization = envFact{"virtualization", func(e *results.Env) string { return e.Virtualization }}
+	factMicrocode      = envFact{"microcode", func(e *results.Env) string { return e.Microcode }}
+	factIdleDriver     = envFact{"cpuidle_driver", func(e *results.Env) string { return e.CPUIdleDriver }}
+	factIdleGovernor   = envFact{"cpuidle_governor", func(e *results.Env) string { return e.CPUIdleGovernor }}
 )
+
+// envWarn are the facts whose difference makes runs hard to compare;
+// envInfo those expected to differ (comparing kernels is the point).
+var (
+	envWarn = []envFact{factCPUModel, factCPUs, factClocksource, factCmdline, factGovernor, factVirtualization}
+	envInfo = []envFact{factKernel, factKernelVersion}
+)
+
+// of is the fact's value in run r.
+func (f envFact) of(r Run) string { return orNone(f.get(&r.Summary.Env)) }
+
+// count prints a count, "" for 0 (not recorded).
+func count(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
+}
 
 // specIgnore are Spec paths expected to differ or reported elsewhere:
 // the scenario name (Summary.Scenario is compared), its prose, and the
@@ -60,11 +93,11 @@ func Differences(all []Run) (warnings, info []Difference) {
 		}
 	}
 	field(&warnings, "scenario", func(r Run) string { return orNone(r.Summary.Scenario) })
-	for _, k := range envWarn {
-		field(&warnings, k, func(r Run) string { return envString(r.Summary.Env, k) })
+	for _, f := range envWarn {
+		field(&warnings, f.name, f.of)
 	}
 	field(&warnings, "clock kind", func(r Run) string { return orNone(r.Summary.Clock.Kind) })
-	field(&warnings, "clock unit", func(r Run) string { return orNone(r.Summary.Clock.Unit) })
+	field(&warnings, "clock unit", func(r Run) string { return r.Summary.Clock.TickUnit() })
 	// Hz: calibration differs a little between runs; 0.1% is a different clock.
 	hz0 := runs[0].Summary.Clock.Hz
 	for _, r := range runs[1:] {
@@ -86,8 +119,7 @@ func Differences(all []Run) (warnings, info []Difference) {
 	flat := make([]map[string]string, len(runs))
 	var paths []string
 	for i, r := range runs {
-		flat[i] = map[string]string{}
-		flatten(flat[i], "", normalise(r.Summary.Spec))
+		flat[i] = r.Summary.Spec.Leaves()
 		for p := range flat[i] {
 			if !slices.Contains(paths, p) {
 				paths = append(paths, p)
@@ -110,80 +142,10 @@ func Differences(all []Run) (warnings, info []Difference) {
 			return none
 		})
 	}
-	for _, k := range envInfo {
-		field(&info, k, func(r Run) string { return envString(r.Summary.Env, k) })
+	for _, f := range envInfo {
+		field(&info, f.name, f.of)
 	}
 	return warnings, info
-}
-
-// normalise round-trips v through JSON so a Spec built in code (a struct)
-// and one decoded from summary.json (a map) flatten the same way.
-func normalise(v any) any {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return v
-	}
-	var out any
-	if json.Unmarshal(b, &out) != nil {
-		return v
-	}
-	return out
-}
-
-// flatten writes every leaf of v as path → value: "traffic[0].size" → "64B".
-func flatten(dst map[string]string, path string, v any) {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			p := k
-			if path != "" {
-				p = path + "." + k
-			}
-			flatten(dst, p, e)
-		}
-	case []any:
-		if len(x) == 0 {
-			dst[path] = "[]"
-		}
-		for i, e := range x {
-			flatten(dst, fmt.Sprintf("%s[%d]", path, i), e)
-		}
-	default:
-		dst[path] = scalar(x)
-	}
-}
-
-// envString is Env[key] (Summary.Env decoded as a JSON object) as text.
-func envString(env any, key string) string {
-	m, ok := env.(map[string]any)
-	if !ok {
-		if m, ok = normalise(env).(map[string]any); !ok {
-			return none
-		}
-	}
-	v, ok := m[key]
-	if !ok {
-		return none
-	}
-	return scalar(v)
-}
-
-func scalar(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return x
-	case float64:
-		return strconv.FormatFloat(x, 'g', -1, 64)
-	case bool:
-		return strconv.FormatBool(x)
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
 }
 
 func orNone(s string) string {

@@ -63,8 +63,8 @@ func seedSummary(kernel string, cols [2]int, shift int) *results.Summary {
 	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	s := &results.Summary{
 		Version: results.SummaryVersion, Scenario: "laight-450", File: "configs/laight-450.yaml",
-		Spec:  map[string]any{"name": "laight-450", "period": "10ms", "readers": []any{map[string]any{"cpu": 1.0}}},
-		Env:   map[string]any{"kernel": kernel, "cpu_model": "Intel(R) Core(TM) i7-3770", "clocksource": "tsc", "cmdline": "quiet"},
+		Spec:  results.Spec(`{"name":"laight-450","period":"10ms","readers":[{"cpu":1}]}`),
+		Env:   results.Env{Kernel: kernel, CPUModel: "Intel(R) Core(TM) i7-3770", Clocksource: "tsc", Cmdline: "quiet"},
 		Start: start, End: start.Add(45 * time.Second),
 		Clock: results.ClockInfo{Kind: "tsc", Unit: "TSC ticks", Hz: 3.4e9, Invariant: true},
 	}

@@ -102,10 +102,10 @@ type Gate struct {
 // Unjudgeable lists why the run s (labelled label) cannot serve a
 // verdict: degraded (run without some privilege), stopped early,
 // incomplete (a checkpoint of a run that never finished), no trials, and
-// per trial an invalid one (the kernel changed what it measured:
-// Trial.Invalid) and one whose traffic was not as specified
-// (Trial.TrafficNotAsSpecified) or a starved reader (Reader.Starved), one
-// reason per marked trial.
+// per trial an invalid one (the kernel changed what it measured, a
+// reader measured nothing: Trial.Valid) and one whose traffic was not as
+// specified or with a starved reader (results.MarkTraffic,
+// results.MarkStarved), one reason per mark of each trial (markText).
 func Unjudgeable(label string, s *results.Summary) []string {
 	var out []string
 	if s.Degraded {
@@ -124,24 +124,15 @@ func Unjudgeable(label string, s *results.Summary) []string {
 	if len(s.Trials) == 0 {
 		out = append(out, label+": no trials")
 	}
-	for _, t := range s.Trials {
-		for _, m := range []string{t.Invalid, t.TrafficNotAsSpecified, starvedMark(t)} {
-			if m != "" {
-				out = append(out, fmt.Sprintf("%s: %s: %s", label, trialName(t), m))
+	for i := range s.Trials {
+		t := &s.Trials[i]
+		for _, w := range trialWarnings {
+			if m := markText(w, t); m != "" {
+				out = append(out, fmt.Sprintf("%s: %s: %s", label, t.Name(), m))
 			}
 		}
 	}
 	return out
-}
-
-// trialName names trial t for a reason or warning: "trial 3 (recvmsg,
-// round 2)", counting from 1.
-func trialName(t results.Trial) string {
-	v := t.Variant
-	if v == "" {
-		v = "run"
-	}
-	return fmt.Sprintf("trial %d (%s, round %d)", t.Index+1, v, t.Round+1)
 }
 
 // Judge gates res: GateCannotJudge when reasons is not empty (each says

@@ -177,14 +177,15 @@ func TestUnjudgeable(t *testing.T) {
 		// One reason per marked trial, named as a person counts them.
 		{"an invalid trial and one whose traffic missed", &results.Summary{Trials: []results.Trial{
 			{Index: 0, Variant: "recvfrom"},
-			{Index: 1, Variant: "recvmsg", Invalid: "invalid: clocksource changed (tsc → kvm-clock at 1.2 s)"},
-			{Index: 2, Round: 1, Variant: "recvfrom", TrafficNotAsSpecified: "traffic not as specified: socks: send lag p99 7.2ms > max_send_lag 20ms"},
+			{Index: 1, Variant: "recvmsg", Marks: []results.Mark{{Kind: results.MarkInvalid, Text: "clocksource changed (tsc → kvm-clock at 1.2 s)"}}},
+			{Index: 2, Round: 1, Variant: "recvfrom", Marks: []results.Mark{{Kind: results.MarkTraffic, Endpoint: "socks", Text: "socks: send lag p99 7.2ms > max_send_lag 20ms"}}},
 		}}, []string{
 			"new: trial 2 (recvmsg, round 1): invalid: clocksource changed (tsc → kvm-clock at 1.2 s)",
 			"new: trial 3 (recvfrom, round 2): traffic not as specified: socks: send lag p99 7.2ms > max_send_lag 20ms",
 		}},
 		{"a starved reader", &results.Summary{Trials: []results.Trial{
-			{Index: 0, Variant: "recvfrom", Readers: []results.Reader{{Name: "rt", Starved: "runnable but off CPU 1 for 421ms (46.8% of the 900ms window; schedstat run-queue wait): RT throttling or a thread above SCHED_FIFO 80 there"}}},
+			{Index: 0, Variant: "recvfrom", Readers: []results.Reader{{Name: "rt"}}, Marks: []results.Mark{{Kind: results.MarkStarved, Reader: "rt",
+				Text: "reader rt runnable but off CPU 1 for 421ms (46.8% of the 900ms window; schedstat run-queue wait): RT throttling or a thread above SCHED_FIFO 80 there"}}},
 			{Index: 1, Variant: "recvmsg", Readers: []results.Reader{{Name: "rt"}}},
 		}}, []string{
 			"new: trial 1 (recvfrom, round 1): reader rt runnable but off CPU 1 for 421ms (46.8% of the 900ms window; schedstat run-queue wait): RT throttling or a thread above SCHED_FIFO 80 there",
@@ -206,8 +207,8 @@ func TestUnjudgeable(t *testing.T) {
 func TestInvalidTrialUndecided(t *testing.T) {
 	base := roundsRun("a", []float64{100, 102, 104}, []float64{1000, 1010, 990})
 	slow := roundsRun("b", []float64{150, 152, 154}, []float64{800, 810, 790})
-	slow.Summary.Trials[1].Invalid = "invalid: TSC marked unstable at 0.4 s"
-	base.Summary.Trials[0].TrafficNotAsSpecified = "traffic not as specified: s: send lag p99 3ms > max_send_lag 1ms"
+	slow.Summary.Trials[1].Marks = append(slow.Summary.Trials[1].Marks, results.Mark{Kind: results.MarkInvalid, Text: "TSC marked unstable at 0.4 s"})
+	base.Summary.Trials[0].Marks = append(base.Summary.Trials[0].Marks, results.Mark{Kind: results.MarkTraffic, Endpoint: "s", Text: "s: send lag p99 3ms > max_send_lag 1ms"})
 	res, err := Compare([]Run{base, slow})
 	if err != nil {
 		t.Fatal(err)

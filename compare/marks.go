@@ -13,49 +13,54 @@ import (
 // marked trials ("trial 3 (recvmsg, round 2): invalid: clocksource
 // changed (tsc → hpet at 1.2 s)"), "; "-joined, or "(none)".
 const (
-	// WarnInvalid: trials the kernel changed (results.Trial.Invalid);
-	// every verdict touching one is VerdictUndecided.
+	// WarnInvalid: trials the kernel changed, or with a reader that
+	// measured nothing (results.Trial.Valid); every verdict touching one
+	// is VerdictUndecided.
 	WarnInvalid = "invalid trials"
 	// WarnTraffic: trials whose traffic missed the scenario's thresholds
-	// (results.Trial.TrafficNotAsSpecified).
+	// (results.MarkTraffic).
 	WarnTraffic = "traffic not as specified"
 	// WarnStarved: trials with a reader runnable but kept off its CPU
-	// (results.Reader.Starved): RT throttling or a higher-priority thread.
+	// (results.MarkStarved): RT throttling or a higher-priority thread.
 	WarnStarved = "starved readers"
 )
 
-// starvedMark is trial t's starved readers, "reader rt runnable but off
-// CPU 1 for …", "; "-joined; "" when none was.
-func starvedMark(t results.Trial) string {
-	var out []string
-	for _, r := range t.Readers {
-		if r.Starved != "" {
-			out = append(out, "reader "+r.Name+" "+r.Starved)
+// trialWarnings are the trial-marker warnings, in the order they are
+// listed.
+var trialWarnings = []string{WarnInvalid, WarnTraffic, WarnStarved}
+
+// markText is how compare and check quote trial t's marks of warning w
+// (one of trialWarnings): "invalid: clocksource changed (…)", "traffic
+// not as specified: lo450: send lag p99 …", "reader rt runnable but off
+// CPU 1 for …", each kind's marks "; "-joined; "" when t has none.
+func markText(w string, t *results.Trial) string {
+	switch w {
+	case WarnInvalid:
+		return t.InvalidReason()
+	case WarnTraffic:
+		if m := t.MarkText(results.MarkTraffic); m != "" {
+			return "traffic not as specified: " + m
 		}
+	case WarnStarved:
+		return t.MarkText(results.MarkStarved)
 	}
-	return strings.Join(out, "; ")
+	return ""
 }
 
 // TrialMarks lists the trial-marker warnings of runs (WarnInvalid,
-// WarnTraffic, WarnStarved): one Difference per marker some run holds, with each run's
-// marked trials as its value.
+// WarnTraffic, WarnStarved): one Difference per marker some run holds,
+// with each run's marked trials as its value.
 func TrialMarks(runs []Run) []Difference {
 	var out []Difference
-	for _, m := range []struct {
-		field string
-		get   func(results.Trial) string
-	}{
-		{WarnInvalid, func(t results.Trial) string { return t.Invalid }},
-		{WarnTraffic, func(t results.Trial) string { return t.TrafficNotAsSpecified }},
-		{WarnStarved, starvedMark},
-	} {
+	for _, w := range trialWarnings {
 		vals := make([]string, len(runs))
 		found := false
 		for i, r := range runs {
 			var marked []string
-			for _, t := range r.Summary.Trials {
-				if v := m.get(t); v != "" {
-					marked = append(marked, trialName(t)+": "+v)
+			for j := range r.Summary.Trials {
+				t := &r.Summary.Trials[j]
+				if v := markText(w, t); v != "" {
+					marked = append(marked, t.Name()+": "+v)
 				}
 			}
 			vals[i] = none
@@ -64,7 +69,7 @@ func TrialMarks(runs []Run) []Difference {
 			}
 		}
 		if found {
-			out = append(out, Difference{Field: m.field, Values: vals})
+			out = append(out, Difference{Field: w, Values: vals})
 		}
 	}
 	return out

@@ -10,14 +10,14 @@ import (
 	"github.com/rtload/rtload/results"
 )
 
-// metadataEnv are the `rtload env` facts (Summary.Env keys) the metadata
+// metadataKernel and metadataMach are the `rtload env` facts the metadata
 // header compares, in the order it lists them; kernel_config,
 // vulnerabilities and the command line's parameters come between them
 // (see Metadata).
 var (
-	metadataKernel = []string{"kernel", "kernel_version"}
-	metadataMach   = []string{"clocksource", "microcode", "cpu_model", "cpus", "cpufreq_governor",
-		"virtualization", "cpuidle_driver", "cpuidle_governor"}
+	metadataKernel = []envFact{factKernel, factKernelVersion}
+	metadataMach   = []envFact{factClocksource, factMicrocode, factCPUModel, factCPUs, factGovernor,
+		factVirtualization, factIdleDriver, factIdleGovernor}
 )
 
 // Metadata lists, as mmtests' compare header does, only the facts about
@@ -55,14 +55,14 @@ func Metadata(all []Run) []Difference {
 			}
 		}
 	}
-	for _, k := range metadataKernel {
-		add(k, func(r Run) string { return envString(r.Summary.Env, k) })
+	for _, f := range metadataKernel {
+		add(f.name, f.of)
 	}
 	params := make([]map[string]string, len(runs))
 	var keys []string
 	for i, r := range runs {
 		params[i] = map[string]string{}
-		for _, p := range cmdlineParams(envString(r.Summary.Env, "cmdline")) {
+		for _, p := range cmdlineParams(r.Summary.Env.Cmdline) {
 			k, v, ok := strings.Cut(p, "=")
 			if !ok {
 				v = "(flag)"
@@ -76,11 +76,17 @@ func Metadata(all []Run) []Difference {
 	for _, k := range keys {
 		add("cmdline "+k, func(r Run) string { return lookup(params[indexOf(runs, r)], k) })
 	}
-	for _, m := range []struct{ env, prefix string }{{"kernel_config", ""}, {"vulnerabilities", "mitigation "}} {
+	for _, m := range []struct {
+		get    func(e *results.Env) map[string]string
+		prefix string
+	}{
+		{func(e *results.Env) map[string]string { return e.KernelConfig }, ""},
+		{func(e *results.Env) map[string]string { return e.Vulnerabilities }, "mitigation "},
+	} {
 		maps := make([]map[string]string, len(runs))
 		var names []string
 		for i, r := range runs {
-			maps[i] = results.EnvStrings(r.Summary.Env, m.env)
+			maps[i] = m.get(&r.Summary.Env)
 			for k := range maps[i] {
 				if !slices.Contains(names, k) {
 					names = append(names, k)
@@ -92,8 +98,8 @@ func Metadata(all []Run) []Difference {
 			add(m.prefix+k, func(r Run) string { return lookup(maps[indexOf(runs, r)], k) })
 		}
 	}
-	for _, k := range metadataMach {
-		add(k, func(r Run) string { return envString(r.Summary.Env, k) })
+	for _, f := range metadataMach {
+		add(f.name, f.of)
 	}
 	add("cpu_dma_latency", func(r Run) string { return dmaLatency(r) })
 	return out

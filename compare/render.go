@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -417,10 +418,7 @@ func (r *Result) table(b *strings.Builder, rows int) error {
 		cols[i] = report.Column{Label: c.Label, Hist: c.PerCall}
 		merged = merged || c.Rounds > 1
 	}
-	unit := "ticks"
-	if r.TickUnit == "ns" {
-		unit = "ns"
-	}
+	unit := report.ShortUnit(r.TickUnit)
 	title := "per-call cost in " + r.TickUnit + ", all calls (data + EAGAIN)"
 	if merged {
 		title += ", rounds merged"
@@ -435,7 +433,7 @@ func (r *Result) table(b *strings.Builder, rows int) error {
 func (r *Result) pctSource(get func(c Column) Percentiles) string {
 	var srcs []string
 	for _, c := range r.Columns {
-		if s := get(c).Source; s != "" && !contains(srcs, s) {
+		if s := get(c).Source; s != "" && !slices.Contains(srcs, s) {
 			srcs = append(srcs, s)
 		}
 	}
@@ -484,7 +482,7 @@ func metricKey(m Metric) string { return m.Name + " (" + m.Unit + ")" }
 func (r *Result) metricNames() []string {
 	var names []string
 	for _, m := range r.Metrics {
-		if k := metricKey(m); !contains(names, k) {
+		if k := metricKey(m); !slices.Contains(names, k) {
 			names = append(names, k)
 		}
 	}

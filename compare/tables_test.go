@@ -102,7 +102,7 @@ func lkpRuns() []Run {
 	b := roundsRun("slow", []float64{150, 152, 154}, []float64{800, 810, 790})
 	c := roundsRun("again", []float64{101, 103, 99}, []float64{1002, 1000, 995})
 	for i, r := range []*Run{&a, &b, &c} {
-		r.Summary.Env = map[string]any{"kernel": []string{"6.12.0", "6.12.0-slow", "6.12.0"}[i]}
+		r.Summary.Env = results.Env{Kernel: []string{"6.12.0", "6.12.0-slow", "6.12.0"}[i]}
 		r.Dir = "results/" + r.Label
 	}
 	return []Run{a, b, c}
@@ -142,14 +142,14 @@ func TestLKPGolden(t *testing.T) {
 // metadataRuns are two runs whose environments differ in every fact the
 // metadata header shows, and agree on others (hostname).
 func metadataRuns() []Run {
-	env := func(kernel, cmdline, hardened, preempt, spectre, cs, ucode, cpu, idle string) map[string]any {
-		return map[string]any{
-			"hostname": "lab1", "kernel": kernel, "kernel_version": "#1 SMP " + preempt,
-			"cmdline": cmdline, "clocksource": cs, "microcode": ucode, "cpu_model": cpu, "cpus": 8.0,
-			"cpuidle_driver": "intel_idle", "cpuidle_governor": idle,
-			"kernel_config": map[string]any{"CONFIG_HARDENED_USERCOPY": hardened, "CONFIG_PREEMPT": map[string]string{"PREEMPT": "y", "PREEMPT_DYNAMIC": "n"}[preempt],
+	env := func(kernel, cmdline, hardened, preempt, spectre, cs, ucode, cpu, idle string) results.Env {
+		return results.Env{
+			Hostname: "lab1", Kernel: kernel, KernelVersion: "#1 SMP " + preempt,
+			Cmdline: cmdline, Clocksource: cs, Microcode: ucode, CPUModel: cpu, CPUs: 8,
+			CPUIdleDriver: "intel_idle", CPUIdleGovernor: idle,
+			KernelConfig: map[string]string{"CONFIG_HARDENED_USERCOPY": hardened, "CONFIG_PREEMPT": map[string]string{"PREEMPT": "y", "PREEMPT_DYNAMIC": "n"}[preempt],
 				"CONFIG_HZ": "250"},
-			"vulnerabilities": map[string]any{"meltdown": "Not affected", "spectre_v2": spectre},
+			Vulnerabilities: map[string]string{"meltdown": "Not affected", "spectre_v2": spectre},
 		}
 	}
 	a := seedSummary("x", [2]int{0, 2}, 0)

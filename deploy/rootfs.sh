@@ -12,8 +12,8 @@
 #                 hot-path disassembly check read them)
 #   OUT/tmp       1777 (noise file_write, temporary files)
 #   OUT/run       namespaces are bind-mounted in /run/netns
-#   OUT/results   the volume: rtload run writes results/<scenario>-<time>/
-#                 under the working directory, /
+#   OUT/results   the volume: rtload run writes <scenario>-<time>/ under
+#                 $RTLOAD_RESULTS, which the Containerfiles set to /results
 set -eu
 if [ "$#" -ne 2 ]; then
 	echo "usage: deploy/rootfs.sh OUT VERSION" >&2

@@ -12,19 +12,17 @@ import (
 	"github.com/rtload/rtload/probe"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
-	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
 )
 
 // collect turns the trial's counters and histograms into report types.
 func collect(res *results.Trial, sp *scenario.Spec, senders []*sender, readers []*reader) {
 	// Messages sent per group, to compute in-flight per reader.
-	var marks []string
 	for _, s := range senders {
 		elapsed := float64(max(1, s.ended-s.start)) / 1e9
 		interval := sendInterval(s.spec)
 		nsock := len(s.group.FDs())
-		applied := appliedReport(s.applied)
+		applied := s.applied
 		tf := results.Traffic{
 			Endpoint: s.spec.Endpoint, Sockets: nsock, Applied: &applied, Sent: s.sent, SendErrors: s.errs, Due: s.due,
 			TargetRate:   float64(nsock) / interval.Seconds(),
@@ -36,14 +34,10 @@ func collect(res *results.Trial, sp *scenario.Spec, senders []*sender, readers [
 			tf.Counters = taskCounters(s.taskEnd.Sub(s.taskBase))
 			tf.Starved = starved(tf.Counters, s.ended-s.start, applied)
 		}
-		tf.NotAsSpecified = trafficVerdict(tf, stolen(res.StealNs, applied.CPUs))
-		if tf.NotAsSpecified != "" {
-			marks = append(marks, tf.Endpoint+": "+tf.NotAsSpecified)
+		if why := trafficVerdict(tf, stolen(res.StealNs, applied.CPUs)); why != "" {
+			res.Marks = append(res.Marks, results.Mark{Kind: results.MarkTraffic, Endpoint: tf.Endpoint, Text: tf.Endpoint + ": " + why})
 		}
 		res.Traffic = append(res.Traffic, tf)
-	}
-	if len(marks) > 0 {
-		res.TrafficNotAsSpecified = TrafficNotAsSpecified + ": " + strings.Join(marks, "; ")
 	}
 	for _, r := range readers {
 		c := r.drain.Counts()
@@ -51,7 +45,7 @@ func collect(res *results.Trial, sp *scenario.Spec, senders []*sender, readers [
 		clockUnit := "ticks"
 		rr := results.Reader{
 			Name: r.spec.Name, Method: r.spec.Method.String(), Sockets: len(r.drain.FDs()), Endpoint: strings.Join(r.spec.Endpoints, ","),
-			Applied: appliedReport(r.applied),
+			Applied: r.applied,
 			Calls:   c.Calls, Data: c.Data, EAGAIN: c.EAGAIN, Errors: c.Errors,
 			Messages: c.Messages, Bytes: c.Bytes, Lost: c.Lost, Reordered: c.Reordered, Duplicates: c.Duplicates,
 			SocketsRead: r.drain.SocketsRead(),
@@ -62,7 +56,9 @@ func collect(res *results.Trial, sp *scenario.Spec, senders []*sender, readers [
 		rr.ThresholdNs = int64(r.spec.Threshold)
 		setHistograms(&rr, t, clockUnit, true)
 		rr.Counters, rr.CountersSkipped = r.readCounters(), r.countersSkipped
-		rr.Starved = starved(rr.Counters, res.DurationNs, rr.Applied)
+		if why := starved(rr.Counters, res.DurationNs, rr.Applied); why != "" {
+			res.Marks = append(res.Marks, results.Mark{Kind: results.MarkStarved, Reader: rr.Name, Text: "reader " + rr.Name + " " + why})
+		}
 		hotFields(&rr, r)
 		rr.CPUInterrupts = r.cpuInterrupts()
 		rr.Machine = r.machine.result()
@@ -133,23 +129,6 @@ func perCallClass(t *record.Set, unit string) *results.PerCallClass {
 		Warm: t.Snapshot(record.CallWarm, unit), Cold: t.Snapshot(record.CallCold, unit),
 		First: t.Snapshot(record.CallFirst, unit), Rest: t.Snapshot(record.CallRest, unit)}
 }
-
-func appliedReport(a rt.Applied) results.Applied {
-	return results.Applied{TID: a.TID, Policy: a.Policy.String(), Priority: a.Priority, Nice: a.Nice,
-		CPUs: a.CPUs, Mlocked: a.Mlocked, Notes: a.Degraded}
-}
-
-// overrunMode is the reader's overrun setting as results name it: "skip"
-// or "catchup".
-func overrunMode(rs scenario.Reader) string {
-	if rs.Overrun == scenario.OverrunCatchUp {
-		return "catchup"
-	}
-	return "skip"
-}
-
-// TrafficNotAsSpecified starts results.Trial.TrafficNotAsSpecified.
-const TrafficNotAsSpecified = "traffic not as specified"
 
 // rateErrorPct is how far sent is from due, in % of due (0 when nothing
 // was due).

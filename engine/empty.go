@@ -9,31 +9,37 @@ import (
 	"github.com/rtload/rtload/results"
 )
 
-// markEmpty marks the trial invalid when a reader measured nothing
-// (emptyReader), with each such reader's cause, and says so on the log:
+// markEmpty marks the trial when a reader measured nothing (emptyReader):
+// one MarkEmpty per such reader, with its cause, said on the log too;
 // compare then leaves every verdict touching the trial undecided and
-// check cannot judge it (125), as for a trial the kernel changed.
+// check cannot judge it (125), as for a trial the kernel changed. Run it
+// after collect, whose MarkStarved marks it reads for a cause.
 func (t *trial) markEmpty() {
-	var marks []string
 	for i, r := range t.readers {
 		if i >= len(t.res.Readers) {
 			break
 		}
 		rr := t.res.Readers[i]
-		if why := emptyReader(rr, r.loop, t.win, time.Duration(t.res.DurationNs), t.stopped, stolen(t.res.StealNs, rr.Applied.CPUs)); why != "" {
-			marks = append(marks, "reader "+rr.Name+" "+why)
+		why := emptyReader(rr, r.loop, t.win, time.Duration(t.res.DurationNs), t.stopped, readerStarved(t.res, rr.Name), stolen(t.res.StealNs, rr.Applied.CPUs))
+		if why == "" {
+			continue
+		}
+		text := "reader " + rr.Name + " " + why
+		t.res.Marks = append(t.res.Marks, results.Mark{Kind: results.MarkEmpty, Reader: rr.Name, Text: text})
+		fmt.Fprintf(t.run.opt.Log, "warning: trial %d: %s\n", t.tr.Index+1, text)
+	}
+}
+
+// readerStarved is the text of reader name's MarkStarved in trial res
+// without its "reader <name> " lead ("runnable but off CPU 1 for …"), ""
+// when it has none.
+func readerStarved(res *results.Trial, name string) string {
+	for _, m := range res.Marks {
+		if m.Kind == results.MarkStarved && m.Reader == name {
+			return strings.TrimPrefix(m.Text, "reader "+name+" ")
 		}
 	}
-	if len(marks) == 0 {
-		return
-	}
-	mark := strings.Join(marks, "; ")
-	if t.res.Invalid == "" {
-		t.res.Invalid = "invalid: " + mark
-	} else {
-		t.res.Invalid += "; " + mark
-	}
-	fmt.Fprintf(t.run.opt.Log, "warning: trial %d: %s\n", t.tr.Index+1, mark)
+	return ""
 }
 
 // emptyReader says why reader rr measured nothing in window w (dur long),
@@ -41,16 +47,17 @@ func (t *trial) markEmpty() {
 // did measure: no wakeup in the window, no recv call on its sockets, or
 // every wakeup record dropped. The cause is read from what the loop l
 // counted and the kernel's counts: stopped (the trial ended early),
-// starved (runnable but kept off its CPU: rr.Starved), or not scheduled
+// starved (runnable but kept off its CPU: starved, its MarkStarved's
+// text), or not scheduled
 // (neither running nor runnable: asleep off its CPU, when its first tick
 // came, and how many ran before and after the window), then the
 // hypervisor's steal on its CPU (steal, from stolen) when there was some.
-func emptyReader(rr results.Reader, l *probe.Loop, w window, dur time.Duration, stopped bool, steal string) string {
+func emptyReader(rr results.Reader, l *probe.Loop, w window, dur time.Duration, stopped bool, starved, steal string) string {
 	var why string
 	switch {
 	case rr.Wakeups == 0 || rr.Sockets > 0 && rr.Calls == 0:
 		why = fmt.Sprintf("measured nothing: %d wakeups and %d recv calls over %d sockets in the %s window", rr.Wakeups, rr.Calls, rr.Sockets, dur)
-		why += ": " + emptyCause(rr, l, w, stopped)
+		why += ": " + emptyCause(rr, l, w, stopped, starved)
 	case rr.RingDropped >= rr.Wakeups:
 		why = fmt.Sprintf("measured nothing: all %d wakeup records dropped (the writer did not drain the ring in time)", rr.Wakeups)
 	default:
@@ -63,13 +70,13 @@ func emptyReader(rr results.Reader, l *probe.Loop, w window, dur time.Duration, 
 }
 
 // emptyCause names why a reader's loop l ran no measured tick in w.
-func emptyCause(rr results.Reader, l *probe.Loop, w window, stopped bool) string {
+func emptyCause(rr results.Reader, l *probe.Loop, w window, stopped bool, starved string) string {
 	at := func(ns int64) string { return "+" + time.Duration(ns-w.t0).Round(time.Millisecond).String() }
 	switch {
 	case stopped && l.EndNs < w.until:
 		return fmt.Sprintf("stopped: the trial ended at %s, the window would have at %s", at(l.EndNs), at(w.until))
-	case rr.Starved != "":
-		return "starved: " + rr.Starved
+	case starved != "":
+		return "starved: " + starved
 	case l.Ticks == 0:
 		return fmt.Sprintf("not scheduled: its thread ran no tick at all, asleep off its CPU (not runnable) until it stopped at %s", at(l.EndNs))
 	case l.FirstTickNs >= w.until:

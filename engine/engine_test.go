@@ -50,8 +50,8 @@ func checkSent(t *testing.T, tr results.Trial, due uint64) {
 	if tx.Due != due {
 		t.Errorf("due %d, want %d: the schedule", tx.Due, due)
 	}
-	if tr.TrafficNotAsSpecified != "" {
-		t.Logf("sent %d of %d due: %s", tx.Sent, tx.Due, tr.TrafficNotAsSpecified)
+	if tr.Marked(results.MarkTraffic) {
+		t.Logf("sent %d of %d due: %s", tx.Sent, tx.Due, tr.MarkText(results.MarkTraffic))
 	} else if math.Abs(tx.RateErrorPct) > tx.RateTolerancePct {
 		t.Errorf("sent %d of %d due (%+.2f%%, tolerance %.1f%%) and the trial is not marked", tx.Sent, tx.Due, tx.RateErrorPct, tx.RateTolerancePct)
 	}
@@ -104,8 +104,14 @@ func TestRun450(t *testing.T) {
 	if rx.Messages != tx.Sent {
 		t.Errorf("received %d (of which %d in flight at the end) != sent %d", rx.Messages, tx.InFlight, tx.Sent)
 	}
-	if tx.InFlight <= 0 || tx.InFlight > 450 {
-		t.Errorf("in flight at end = %d, want 1..450 (one interval of sends at most)", tx.InFlight)
+	// In flight at the end is what the tail ticks read: what was sent
+	// after the window's last drain. At most one interval of sends
+	// (rtload's bound); how many depends on when the last tick ran against
+	// the sender's last sends, the machine's: once under load (load
+	// average 8) that tick woke after the sender's last send and drained
+	// it all, leaving 0 for the tail, with every message still received.
+	if tx.InFlight < 0 || tx.InFlight > 450 {
+		t.Errorf("in flight at end = %d, want 0..450 (one interval of sends at most)", tx.InFlight)
 	}
 	if rx.Lost != 0 || rx.Reordered != 0 || rx.Drops != 0 {
 		t.Errorf("lost %d reordered %d kernel drops %d, want 0", rx.Lost, rx.Reordered, rx.Drops)

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rtload/rtload/noise"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
 )
@@ -81,8 +80,8 @@ func readUint(fsys fs.FS, name string) (uint64, error) {
 }
 
 // noiseMemory is the memory the memory noise of sp allocates (each
-// thread its own buffer of size, noise.DefaultMemorySize when 0), in
-// bytes, and its entries as "noise[0] (1024 threads × 16GiB)".
+// thread its own buffer of size, as Load filled it), in bytes, and its
+// entries as "noise[0] (1024 threads × 16GiB)".
 func noiseMemory(sp *scenario.Spec) (uint64, []string) {
 	var total uint64
 	var parts []string
@@ -91,9 +90,6 @@ func noiseMemory(sp *scenario.Spec) (uint64, []string) {
 			continue
 		}
 		size := uint64(nz.Size)
-		if size == 0 {
-			size = noise.DefaultMemorySize
-		}
 		threads := uint64(max(nz.Threads, 1))
 		total += threads * size
 		parts = append(parts, fmt.Sprintf("noise[%d] (%d threads × %s)", i, threads, scenario.Size(size)))

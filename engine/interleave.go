@@ -47,7 +47,7 @@ func (r *reader) interleave(members []scenario.Trial, i, bufSize, bufOffset int,
 	var recs []*probe.Recorders
 	for m, mt := range members {
 		rs := mt.Spec.Readers[i]
-		rx, err := udp.NewReceiverAt(rs.Method.String(), bufSize, rs.Batch, bufOffset)
+		rx, err := udp.NewReceiverAt(receiverMethod(rs.Method), bufSize, rs.Batch, bufOffset)
 		if err != nil {
 			return fmt.Errorf("reader %s, variant %s: %w", rs.Name, mt.Variant, err)
 		}

@@ -77,10 +77,11 @@ variants: [{name: a}, {name: b}]
 		t.Fatalf("switching to %s: %v", other, switchErr)
 	}
 	tr := sum.Trials[0]
-	t.Logf("trial 1: %q; kernel %+v", tr.Invalid, tr.Kernel)
+	invalid := tr.InvalidReason()
+	t.Logf("trial 1: %q; kernel %+v", invalid, tr.Kernel)
 	want := "invalid: clocksource changed (" + cs.Current + " → " + other + " at "
-	if !strings.HasPrefix(tr.Invalid, want) || !strings.Contains(tr.Invalid, other+" → "+cs.Current+" at ") {
-		t.Errorf("trial 1 invalid = %q, want the changes %s → %s and back", tr.Invalid, cs.Current, other)
+	if !strings.HasPrefix(invalid, want) || !strings.Contains(invalid, other+" → "+cs.Current+" at ") {
+		t.Errorf("trial 1 invalid = %q, want the changes %s → %s and back", invalid, cs.Current, other)
 	}
 	if k := tr.Kernel; k == nil || k.ClocksourceStart != cs.Current ||
 		!slices.ContainsFunc(k.Events, func(e results.KernelEvent) bool { return e.Kind == "clocksource_switch" && e.To == other }) {
@@ -99,7 +100,7 @@ variants: [{name: a}, {name: b}]
 	if marked == 0 {
 		t.Error("no interval record of trial 1 after the switch")
 	}
-	if len(sum.Trials) != 2 || sum.Trials[1].Invalid != "" {
-		t.Errorf("trial 2 (clocksource restored before it): invalid %q", sum.Trials[1].Invalid)
+	if len(sum.Trials) != 2 || !sum.Trials[1].Valid() {
+		t.Errorf("trial 2 (clocksource restored before it): marks %+v", sum.Trials[1].Marks)
 	}
 }

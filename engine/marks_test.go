@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -145,13 +146,13 @@ func TestKernelInvalid(t *testing.T) {
 	}{
 		{"first trial, clean", clean, "", ""},
 		{"later trial, same clocksource", clean, "tsc", ""},
-		{"switched during the trial", switched, "tsc", "invalid: clocksource changed (tsc → kvm-clock at 1.2 s)"},
-		{"started on another clocksource", other, "tsc", "invalid: clocksource kvm-clock at the trial's start, not tsc as in the run's first trial"},
+		{"switched during the trial", switched, "tsc", "clocksource changed (tsc → kvm-clock at 1.2 s)"},
+		{"started on another clocksource", other, "tsc", "clocksource kvm-clock at the trial's start, not tsc as in the run's first trial"},
 		{"throttling turned off", func() sysinfo.KernelReport {
 			r := clean
 			r.RTThrottlingEnd.RuntimeUs = -1
 			return r
-		}(), "", "invalid: RT throttling changed (950000 µs of every 1000000 µs → off (sched_rt_runtime_us -1))"},
+		}(), "", "RT throttling changed (950000 µs of every 1000000 µs → off (sched_rt_runtime_us -1))"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := kernelInvalid(tt.rep, tt.run); got != tt.want {
@@ -211,13 +212,20 @@ readers: [{name: timer, endpoints: [], cpu: 0, period: 10ms}]
 			}
 			tr := sum.Trials[0]
 			tf := tr.Traffic[0]
-			t.Logf("sent %d of %d due (%+.2f%%), send lag p99 %v: %q", tf.Sent, tf.Due, tf.RateErrorPct, time.Duration(tf.SendLag.P99Ns), tr.TrafficNotAsSpecified)
+			mark := tr.MarkText(results.MarkTraffic)
+			t.Logf("sent %d of %d due (%+.2f%%), send lag p99 %v: %q", tf.Sent, tf.Due, tf.RateErrorPct, time.Duration(tf.SendLag.P99Ns), mark)
 			// The mark names each threshold missed; under the noise the
 			// sender may also end a few percent short (messages due in the
 			// noise's last on-phase), so the lag case asks only that the
 			// lag be among them.
-			if !strings.HasPrefix(tr.TrafficNotAsSpecified, "traffic not as specified: s: ") || !strings.Contains(tr.TrafficNotAsSpecified, tt.want) || tf.NotAsSpecified == "" {
-				t.Errorf("trial mark %q (group: %q), want it to name %q", tr.TrafficNotAsSpecified, tf.NotAsSpecified, tt.want)
+			var groups []string
+			for _, m := range tr.Marks {
+				if m.Kind == results.MarkTraffic {
+					groups = append(groups, m.Endpoint)
+				}
+			}
+			if len(groups) != 1 || groups[0] != "s" || !strings.HasPrefix(mark, "s: ") || !strings.Contains(mark, tt.want) {
+				t.Errorf("trial marks %+v, want one traffic mark, of group s, naming %q", tr.Marks, tt.want)
 			}
 			if tf.Applied == nil || tf.Applied.Policy != "SCHED_OTHER" {
 				t.Errorf("sender applied %+v, want SCHED_OTHER as asked", tf.Applied)
@@ -255,19 +263,21 @@ readers: [{name: rt, endpoints: [s], cpu: 1, period: 10ms}]
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := sum.Trials[0].Readers[0]
-			t.Logf("starved %q; counters %+v", r.Starved, r.Counters)
-			if !tt.want && r.Starved != "" {
+			tr := sum.Trials[0]
+			starved := tr.MarkText(results.MarkStarved)
+			t.Logf("starved %q; counters %+v", starved, tr.Readers[0].Counters)
+			if !tt.want && starved != "" {
 				// Whether CPU 1 was the reader's alone is the machine's:
 				// another run's or test's real-time thread there starved it
 				// for real, and the mark says by how much.
-				t.Skipf("the reader was not alone on CPU 1: %s (other real-time threads seen: %q)", r.Starved, sum.Trials[0].ThreadWarnings)
+				t.Skipf("the reader was not alone on CPU 1: %s (other real-time threads seen: %q)", starved, tr.ThreadWarnings)
 			}
-			if got := r.Starved != ""; got != tt.want {
-				t.Errorf("starved %q, want marked: %v", r.Starved, tt.want)
+			if got := tr.Marked(results.MarkStarved); got != tt.want {
+				t.Errorf("starved %q, want marked: %v", starved, tt.want)
 			}
-			if tt.want && !strings.Contains(r.Starved, "runnable but off CPU 1 for ") {
-				t.Errorf("starved %q: want the CPU and the wait", r.Starved)
+			if tt.want && (!strings.HasPrefix(starved, "reader rt runnable but off CPU 1 for ") ||
+				!slices.ContainsFunc(tr.Marks, func(m results.Mark) bool { return m.Kind == results.MarkStarved && m.Reader == "rt" })) {
+				t.Errorf("starved %+v: want reader rt, the CPU and the wait", tr.Marks)
 			}
 		})
 	}

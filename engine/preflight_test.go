@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 
+	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
 	"github.com/rtload/rtload/sysinfo"
@@ -263,7 +264,7 @@ func TestPreflightContainer(t *testing.T) {
 // fixtureFacts is a machine: kernel 6.1 with init_on_alloc on by config,
 // hardened usercopy built in, no tun, no PMU, two CPUs allowed.
 func fixtureFacts() *sysinfo.Facts {
-	return &sysinfo.Facts{
+	return &sysinfo.Facts{Env: results.Env{
 		Kernel:  "6.1.0-18-amd64",
 		Cmdline: "BOOT_IMAGE=/vmlinuz root=/dev/sda1 quiet init_on_free=1 mitigations=off",
 		KernelConfig: map[string]string{"CONFIG_HARDENED_USERCOPY": "y", "CONFIG_INIT_ON_ALLOC_DEFAULT_ON": "y",
@@ -271,7 +272,7 @@ func fixtureFacts() *sysinfo.Facts {
 		KernelConfigSource: "/boot/config-6.1.0-18-amd64",
 		AllowedCPUs:        []int{0, 1},
 		Counters:           []sysinfo.Counter{{Name: "perf cycles", Note: "perf_event_open: no such file or directory (ENOENT): not supported by this CPU/VM"}},
-	}
+	}}
 }
 
 // TestPreflightRequirements checks requirements against fixture facts:

@@ -53,18 +53,6 @@ func newProbe(ps scenario.Probe, eps map[string]*endpoint, clock *rt.Clock, rep 
 	return nil, fmt.Errorf("probe kind %q not supported", ps.Kind)
 }
 
-// probeSched is a probe thread's scheduling: named rt.ProbeName, exempt
-// from housekeeping hk (nil: none), the probe's policy and priority,
-// memory locked when real-time, pinned when it names a CPU.
-func probeSched(ps scenario.Probe, hk *rt.Housekeeping, allowDegraded bool) rt.Sched {
-	pol := schedPolicy(ps.Policy)
-	s := rt.Sched{Name: rt.ProbeName(ps.Name), Exempt: hk, Policy: pol, Priority: ps.Priority, Mlock: pol != rt.Other, AllowDegraded: allowDegraded}
-	if ps.CPU != nil {
-		s.CPUs = []int{*ps.CPU}
-	}
-	return s
-}
-
 // degradedNotes are the notes of what probe name's thread runs without.
 func degradedNotes(name string, a rt.Applied) []string {
 	var d []string
@@ -102,15 +90,9 @@ func newFileWriteProbe(ps scenario.Probe, clock *rt.Clock, rep scenario.Report, 
 }
 
 func (p *fileWriteProbe) start(_ *netlink.Handle, allowDegraded bool) ([]string, error) {
-	applied := make(chan rt.Applied, 1)
-	var bindErr error
-	th, err := rt.Start(probeSched(p.spec, p.hk, allowDegraded), func(a rt.Applied) {
+	bind := func(rt.Applied) error { return p.clock.Bind() } // the thread's own cycle counter, now that it is pinned
+	th, a, err := rt.Start(probeSched(p.spec, p.hk, allowDegraded), bind, func(rt.Applied) {
 		defer p.done.Store(true)
-		bindErr = p.clock.Bind() // the thread's own cycle counter, now that it is pinned
-		applied <- a
-		if bindErr != nil {
-			return
-		}
 		defer p.clock.Close()
 		p.out = p.fw.Run(rt.Monotonic()+int64(p.spec.Duration), &p.halt)
 	})
@@ -118,11 +100,7 @@ func (p *fileWriteProbe) start(_ *netlink.Handle, allowDegraded bool) ([]string,
 		return nil, fmt.Errorf("probe %s: %w", p.spec.Name, err)
 	}
 	p.thread = th
-	a := <-applied
-	if bindErr != nil {
-		return nil, fmt.Errorf("probe %s: %w", p.spec.Name, bindErr)
-	}
-	p.res.Applied = appliedReport(a)
+	p.res.Applied = a
 	return degradedNotes(p.spec.Name, a), nil
 }
 
@@ -140,7 +118,7 @@ func (p *fileWriteProbe) result() results.Probe {
 	r.FileWrite = &results.FileWriteResult{BlockBytes: int(p.spec.Block), Blocks: p.spec.Blocks, DurationNs: o.ElapsedNs,
 		Passes: o.Passes, Writes: o.Writes, Bytes: o.Bytes, ShortWrites: o.ShortWrites, Errors: o.Errors,
 		KBps: o.KBps, WritesPerSec: o.WritesPerSec, FileSize: o.FileSize,
-		PerWrite: results.LatencyOf(p.hdr, true), Hist: p.hist.Snapshot(p.clock.Info().Unit())}
+		PerWrite: results.LatencyOf(p.hdr, true), Hist: p.hist.Snapshot(p.clock.Info().TickUnit())}
 	return r
 }
 
@@ -158,12 +136,7 @@ type messagingProbe struct {
 }
 
 func newMessagingProbe(ps scenario.Probe, hk *rt.Housekeeping) (*messagingProbe, error) {
-	cfg := workload.MessagingConfig{Groups: ps.Groups, FDs: ps.FDs, Loops: ps.Loops, Size: int(ps.Size[0]), Transport: ps.Transport.String(),
-		Sched: rt.Sched{Name: rt.ProbeName(ps.Name), Exempt: hk}}
-	if ps.CPU != nil {
-		cfg.CPUs = []int{*ps.CPU}
-	}
-	m, err := workload.NewMessaging(cfg)
+	m, err := workload.NewMessaging(messagingProbeConfig(ps, hk))
 	if err != nil {
 		return nil, err
 	}

@@ -144,20 +144,18 @@ func (ps *profileSet) chooseEvent(p scenario.Profile) error {
 		}
 		return s.Close()
 	}
-	switch p.Event {
-	case scenario.ProfileEventCycles:
-		ps.event = sampler.EventCycles
-	case scenario.ProfileEventCPUClock:
-		ps.event = sampler.EventCPUClock
-	default:
-		err := try(sampler.EventCycles)
-		if err == nil {
-			ps.event = sampler.EventCycles
-			return nil
-		}
-		ps.notes = append(ps.notes, fmt.Sprintf("event auto: %v; sampled cpu-clock instead", err))
-		ps.event = sampler.EventCPUClock
+	ev, auto := profileEvent(p.Event)
+	if !auto {
+		ps.event = ev
+		return try(ev)
 	}
+	err := try(sampler.EventCycles)
+	if err == nil {
+		ps.event = sampler.EventCycles
+		return nil
+	}
+	ps.notes = append(ps.notes, fmt.Sprintf("event auto: %v; sampled cpu-clock instead", err))
+	ps.event = sampler.EventCPUClock
 	return try(ps.event)
 }
 

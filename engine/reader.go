@@ -3,7 +3,6 @@ package engine
 import (
 	"fmt"
 	"os"
-	"strings"
 	"sync/atomic"
 
 	"github.com/rtload/rtload/net/udp"
@@ -111,7 +110,7 @@ func newReader(tr scenario.Trial, i int, eps map[string]*endpoint, bufSize int, 
 	log, allowDegraded := opt.Log, opt.AllowDegraded
 	sp := &tr.Spec
 	rs := sp.Readers[i]
-	rx, err := udp.NewReceiverAt(rs.Method.String(), bufSize, rs.Batch, bufOffset)
+	rx, err := udp.NewReceiverAt(receiverMethod(rs.Method), bufSize, rs.Batch, bufOffset)
 	if err != nil {
 		return nil, fmt.Errorf("reader %s: %w", rs.Name, err)
 	}
@@ -181,43 +180,6 @@ func readerGroups(rs scenario.Reader, eps map[string]*endpoint) []*udp.Group {
 	return gs
 }
 
-// wakeupLogConfig is the per-wakeup log of reader rs in trial tr: named by
-// results.WakeupLogBase, rotated in log_chunk chunks (gzipped once closed)
-// and capped at log_limit when the scenario sets them.
-func wakeupLogConfig(dir *results.Dir, tr scenario.Trial, rs scenario.Reader, prefix string) results.WakeupLogConfig {
-	sp := &tr.Spec
-	base := results.WakeupLogBase(tr.Index, tr.Variant, tr.Round, rs.Name)
-	if prefix != "" {
-		base = strings.Replace(base, "wakeups-", "wakeups-"+prefix, 1)
-	}
-	return results.WakeupLogConfig{Dir: dir, Base: base,
-		ChunkBytes: int64(sp.LogChunk), LimitBytes: int64(sp.LogLimit), Compress: sp.LogChunk > 0}
-}
-
-// newTicker is reader rs's ticker from t0 (CLOCK_MONOTONIC ns): its period,
-// and with overrun: catchup its backlog limit (readers[].max_backlog).
-func newTicker(rs scenario.Reader, t0 int64) *rt.Ticker {
-	catchUp := rs.Overrun == scenario.OverrunCatchUp
-	tk := rt.NewTicker(t0, int64(rs.Period), catchUp)
-	if catchUp {
-		tk.SetMaxBacklog(uint64(max(rs.MaxBacklog, 0)))
-	}
-	return tk
-}
-
-// readerSched is a reader thread's scheduling: named rt.ReaderName, exempt
-// from housekeeping (hk, nil: none), the scenario's policy and priority,
-// pinned to its CPU, memory locked.
-func readerSched(rs scenario.Reader, hk *rt.Housekeeping, allowDegraded bool) rt.Sched {
-	return rt.Sched{Name: rt.ReaderName(rs.Name), Exempt: hk, CPUs: []int{int(rs.CPU)}, Policy: schedPolicy(rs.Policy), Priority: rs.Priority,
-		Mlock: true, AllowDegraded: allowDegraded}
-}
-
-// bucketLayout is the scenario's per-call bucket layout.
-func bucketLayout(rep scenario.Report) record.Layout {
-	return record.Layout{Width: rep.BucketWidth, Origin: rep.BucketOrigin, Overflow: rep.Overflow}
-}
-
 // start starts the reader's real-time thread (readerSched, exempt from
 // hk), binds its clock and opens its per-call counters there, and starts
 // counting the thread's switches and faults (procfs, or with taskPerf
@@ -228,19 +190,17 @@ func bucketLayout(rep scenario.Report) record.Layout {
 func (r *reader) start(gate *probe.Gate, yield *probe.Flag, hk *rt.Housekeeping, allowDegraded, taskPerf bool) ([]string, error) {
 	r.gate = gate
 	r.loop.Yield = yield
-	ready := make(chan struct{})
-	var bindErr error
-	th, err := rt.Start(readerSched(r.spec, hk, allowDegraded), func(a rt.Applied) {
-		r.applied = a
-		bindErr = r.clock.Bind() // the thread's own cycle counter, now that it is pinned
-		if bindErr == nil {
-			bindErr = r.drain.OpenCounters() // per-call counters, after the clock: the thread's own too
+	setup := func(rt.Applied) error {
+		err := r.clock.Bind() // the thread's own cycle counter, now that it is pinned
+		if err == nil {
+			err = r.drain.OpenCounters() // per-call counters, after the clock: the thread's own too
 		}
-		close(ready)
-		if bindErr != nil {
+		if err != nil {
 			r.clock.Close()
-			return
 		}
+		return err
+	}
+	th, a, err := rt.Start(readerSched(r.spec, hk, allowDegraded), setup, func(a rt.Applied) {
 		r.gatedRun() // at the gate, then the loop; false: turned away
 		r.clockStatus, _ = r.clock.Status()
 		r.clock.Close()
@@ -255,11 +215,7 @@ func (r *reader) start(gate *probe.Gate, yield *probe.Flag, hk *rt.Housekeeping,
 	if err != nil {
 		return nil, fmt.Errorf("reader %s: %w", r.spec.Name, err)
 	}
-	<-ready
-	r.thread = th
-	if bindErr != nil {
-		return nil, fmt.Errorf("reader %s: %w", r.spec.Name, bindErr)
-	}
+	r.thread, r.applied = th, a
 	r.openCounters(taskPerf)
 	var degraded []string
 	for _, d := range r.applied.Degraded {

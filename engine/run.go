@@ -193,7 +193,7 @@ func newRun(spec *scenario.Spec, trials []scenario.Trial, opt Options) (*run, []
 		}
 		r.ownDir, r.opt.Results = d, d
 	}
-	clock, err := rt.NewClock(spec.Clock.String())
+	clock, err := rt.NewClock(clockKind(spec.Clock))
 	if err != nil {
 		return nil, nil, fmt.Errorf("clock: %w", err)
 	}
@@ -208,7 +208,7 @@ func newRun(spec *scenario.Spec, trials []scenario.Trial, opt Options) (*run, []
 		opt.Exporter.SetRunInfo(spec.Name, fmt.Sprintf("%s %.0f Hz", ci.Kind, ci.Hz), opt.Kernel)
 	}
 	r.sum = &results.Summary{Version: results.SummaryVersion, Scenario: spec.Name, File: spec.File, Start: time.Now(),
-		Clock: results.ClockInfo{Kind: ci.Kind, Unit: ci.Unit(), Hz: ci.Hz, Invariant: ci.Invariant, Note: ci.Note, Fallbacks: ci.Fallbacks}}
+		Clock: ci}
 	if profDegraded != "" {
 		r.sum.Degraded, r.sum.DegradedReasons = true, []string{profDegraded}
 	}

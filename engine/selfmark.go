@@ -13,7 +13,7 @@ import (
 // a garbage collection (the readers wait at their safe point for it), a
 // resident size past what the design allows, a metrics endpoint under a
 // flood. Each interval record says so (Interval.Mark), and the trial sums
-// it up (Trial.ProcessMarks; a collection also makes it Invalid).
+// it up (Trial.Marks: a collection marks it invalid, the rest MarkRtload).
 
 // RSSSlack is what a soak's resident memory may exceed its first
 // interval's by, beyond the GC headroom, before its intervals are marked:
@@ -31,7 +31,7 @@ type selfWatch struct {
 	gcBefore uint32
 	readers  []selfReader // by the writer's reader index
 
-	// Trial totals, for ProcessMarks.
+	// Trial totals, for the trial's marks (trialMarks).
 	gcSeqs         []int
 	gcRuns         uint32
 	rssIntervals   int
@@ -133,13 +133,15 @@ func flooded(d results.ExporterInterval) bool {
 	return d.Refused > 0 || d.FDWaits > 0 || d.Connections > d.Requests+1
 }
 
-// trialMarks sums the trial's marked intervals up as ProcessMarks lines,
-// and returns why its own garbage collection makes the trial invalid ("":
-// none ran in an interval).
-func (s *selfWatch) trialMarks() (marks []string, invalid string) {
+// trialMarks sums the trial's marked intervals up as the trial's marks,
+// one per kind of disturbance: its own garbage collection (MarkInvalid:
+// the readers waited for it), its RSS past its bound and its metrics
+// endpoint flooded (MarkRtload).
+func (s *selfWatch) trialMarks() []results.Mark {
 	if s == nil {
-		return nil, ""
+		return nil
 	}
+	var marks []results.Mark
 	if len(s.gcSeqs) > 0 {
 		seqs := make([]string, 0, min(len(s.gcSeqs), 5))
 		for _, q := range s.gcSeqs[:min(len(s.gcSeqs), 5)] {
@@ -150,11 +152,11 @@ func (s *selfWatch) trialMarks() (marks []string, invalid string) {
 		}
 		line := fmt.Sprintf("rtload's own garbage collection ran %s in %s (%s): its readers waited at their safe point meanwhile",
 			times(int(s.gcRuns)), plural(len(s.gcSeqs), "interval record"), strings.Join(seqs, ", "))
-		marks = append(marks, line)
-		invalid = "invalid: " + line
+		marks = append(marks, results.Mark{Kind: results.MarkInvalid, Text: line})
 	}
 	if s.rssIntervals > 0 {
-		marks = append(marks, fmt.Sprintf("rtload's RSS passed its bound in %s (at most %s)", plural(s.rssIntervals, "interval record"), bytesText(uint64(s.rssMax))))
+		marks = append(marks, results.Mark{Kind: results.MarkRtload,
+			Text: fmt.Sprintf("rtload's RSS passed its bound in %s (at most %s)", plural(s.rssIntervals, "interval record"), bytesText(uint64(s.rssMax)))})
 	}
 	if s.pressIntervals > 0 {
 		m := fmt.Sprintf("rtload's metrics endpoint was flooded in %s: it refused %d of %d connections in the trial (a flood, or requests over its limits)",
@@ -162,9 +164,9 @@ func (s *selfWatch) trialMarks() (marks []string, invalid string) {
 		if s.pressure.FDWaits > 0 {
 			m += fmt.Sprintf("; it held back accepting %s for want of descriptors", times(int(s.pressure.FDWaits)))
 		}
-		marks = append(marks, m)
+		marks = append(marks, results.Mark{Kind: results.MarkRtload, Text: m})
 	}
-	return marks, invalid
+	return marks
 }
 
 // times is "once", "twice", "3 times".
@@ -184,15 +186,4 @@ func plural(n int, what string) string {
 		return "1 " + what
 	}
 	return strconv.Itoa(n) + " " + what + "s"
-}
-
-// joinInvalid joins two reasons a trial is invalid ("" when neither).
-func joinInvalid(a, b string) string {
-	switch {
-	case a == "":
-		return b
-	case b == "":
-		return a
-	}
-	return a + "; " + strings.TrimPrefix(b, "invalid: ")
 }

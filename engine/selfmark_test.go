@@ -25,8 +25,8 @@ import (
 // in which the process itself ran a garbage collection, its metrics
 // endpoint refused a request, and its RSS passed the run's bound: each
 // record says so (gc_runs, exporter, rss_bound_bytes, mark), quiet ones
-// carry no mark, and the trial's ProcessMarks sum them up, its own GC
-// making the trial invalid. With /proc unreadable (no descriptor free)
+// carry no mark, and the trial's marks sum them up, its own GC making
+// the trial invalid (MarkInvalid) and the rest MarkRtload. With /proc unreadable (no descriptor free)
 // rss and fds are left out and process_unknown says why, never 0.
 func TestProcessMarks(t *testing.T) {
 	srv, err := exporter.Listen("127.0.0.1:0", false)
@@ -72,22 +72,19 @@ func TestProcessMarks(t *testing.T) {
 	if recs[1].GCRuns != 1 || recs[0].GCRuns != 0 || recs[2].Exporter.Refused != 1 || recs[2].Exporter.Connections != 1 {
 		t.Errorf("gc_runs %d, %d; exporter %+v", recs[0].GCRuns, recs[1].GCRuns, *recs[2].Exporter)
 	}
-	marks, invalid := w.self.trialMarks()
-	want := []string{
-		"rtload's own garbage collection ran once in 1 interval record (#1): its readers waited at their safe point meanwhile",
-		"rtload's RSS passed its bound in 1 interval record",
-		"rtload's metrics endpoint was flooded in 1 interval record: it refused 1 of 1 connections in the trial (a flood, or requests over its limits)",
+	marks := w.self.trialMarks()
+	want := []results.Mark{
+		{Kind: results.MarkInvalid, Text: "rtload's own garbage collection ran once in 1 interval record (#1): its readers waited at their safe point meanwhile"},
+		{Kind: results.MarkRtload, Text: "rtload's RSS passed its bound in 1 interval record"},
+		{Kind: results.MarkRtload, Text: "rtload's metrics endpoint was flooded in 1 interval record: it refused 1 of 1 connections in the trial (a flood, or requests over its limits)"},
 	}
 	if len(marks) != len(want) {
-		t.Fatalf("trial marks %q, want %d", marks, len(want))
+		t.Fatalf("trial marks %+v, want %d", marks, len(want))
 	}
 	for i := range want {
-		if !strings.HasPrefix(marks[i], want[i]) {
-			t.Errorf("trial mark %d: %q, want %q", i, marks[i], want[i])
+		if marks[i].Kind != want[i].Kind || !strings.HasPrefix(marks[i].Text, want[i].Text) {
+			t.Errorf("trial mark %d: %+v, want %+v", i, marks[i], want[i])
 		}
-	}
-	if invalid != "invalid: "+marks[0] {
-		t.Errorf("invalid %q, want the GC mark", invalid)
 	}
 
 	// No descriptor free: /proc/self/statm and /proc/self/fd cannot be opened.

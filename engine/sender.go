@@ -68,61 +68,16 @@ func newSender(t scenario.Traffic, g *udp.Group, tx Injector, trialIndex int) *s
 		lag: record.NewHDR(int64(10 * time.Second))}
 }
 
-// sendInterval is the time between two messages to the same socket:
-// Interval, or 1/Rate when only a rate is given (0 when neither is).
-func sendInterval(t scenario.Traffic) time.Duration {
-	interval := time.Duration(t.Interval)
-	if interval <= 0 && t.Rate > 0 {
-		interval = time.Duration(float64(time.Second) / t.Rate)
-	}
-	return interval
-}
-
-// senderPacer is the pacer of traffic entry t over sockets sockets: one
-// message per socket every sendInterval(t), spread evenly, in a burst at
-// the start of each interval, or at Poisson times (seeded with seed).
-func senderPacer(t scenario.Traffic, sockets int, seed uint64) pace.Pacer {
-	interval := sendInterval(t)
-	switch t.Spread {
-	case scenario.SpreadBurst:
-		return pace.Burst{Count: sockets, Interval: interval}
-	case scenario.SpreadPoisson:
-		return pace.NewPoisson(sockets, interval, seed)
-	}
-	return pace.Even{Count: sockets, Interval: interval}
-}
-
-// senderSched is the sender thread of traffic entry t: named
-// rt.SenderName(endpoint), exempt from housekeeping (hk, nil: none), on
-// its cpus (empty: every CPU this process may use), at its policy and
-// priority (fifo, rr) or nice (other), with 1 ns timer slack so that its
-// sleeps end on time. A real-time sender without CAP_SYS_NICE fails, or
-// with allowDegraded runs at SCHED_OTHER, noted in Applied.Degraded.
-func senderSched(t scenario.Traffic, hk *rt.Housekeeping, allowDegraded bool) rt.Sched {
-	s := rt.Sched{Name: rt.SenderName(t.Endpoint), Exempt: hk, CPUs: t.CPUs, Policy: schedPolicy(t.Policy),
-		TimerSlackNs: 1, AllowDegraded: allowDegraded}
-	if s.Policy == rt.Other {
-		s.Nice = t.Nice
-	} else {
-		s.Priority = t.Priority
-	}
-	return s
-}
-
 // launch starts the sender's thread (senderSched), which waits at gate
 // until arm has set when it sends and the trial opens the gate, and
 // returns the notes of what the thread runs without (--allow-degraded).
 func (s *sender) launch(gate *probe.Gate, hk *rt.Housekeeping, allowDegraded bool) ([]string, error) {
 	s.gate = gate
-	applied := make(chan rt.Applied, 1)
-	th, err := rt.Start(senderSched(s.spec, hk, allowDegraded), func(a rt.Applied) {
-		applied <- a
-		s.run(a)
-	})
+	th, a, err := rt.Start(senderSched(s.spec, hk, allowDegraded), nil, s.run)
 	if err != nil {
 		return nil, fmt.Errorf("sender to %s: %w", s.spec.Endpoint, err)
 	}
-	s.thread, s.applied = th, <-applied
+	s.thread, s.applied = th, a
 	base, err := sysinfo.ReadTaskStats(s.applied.TID) // off the real-time thread
 	s.taskBase, s.baseOK = base, err == nil
 	var degraded []string
@@ -152,7 +107,7 @@ func (s *sender) run(a rt.Applied) {
 	if len(s.dst) == 0 {
 		s.dst = make([]int, maxBatch)
 	}
-	n, ran := s.gatedLoop(a.Policy == rt.FIFO || a.Policy == rt.RR)
+	n, ran := s.gatedLoop(a.RealTime())
 	if !ran {
 		return // turned away at the gate: the trial did not start
 	}

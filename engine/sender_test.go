@@ -9,6 +9,7 @@ import (
 	"github.com/rtload/rtload/net/udp"
 	"github.com/rtload/rtload/pace"
 	"github.com/rtload/rtload/record"
+	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
 )
@@ -51,7 +52,7 @@ func runSender(t *testing.T, s *sender, window time.Duration, halt bool) {
 	s.start = rt.Monotonic()
 	s.end = s.start + int64(window)
 	done := make(chan struct{})
-	go func() { defer close(done); s.run(rt.Applied{Policy: rt.Other}) }()
+	go func() { defer close(done); s.run(rt.Applied{Thread: results.Thread{Policy: "SCHED_OTHER"}}) }()
 	if halt {
 		if !testutil.Eventually(window, func() bool { return s.sentCount.Load() > 0 }) {
 			t.Errorf("nothing sent in the %v window", window)

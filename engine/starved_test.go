@@ -13,7 +13,7 @@ import (
 // 10 ms) is reported with its numbers; a normal wait, a short window's
 // few ms, or no run-queue counter at all is not.
 func TestStarved(t *testing.T) {
-	a := results.Applied{Policy: "SCHED_FIFO", Priority: 80, CPUs: []int{1}}
+	a := results.Applied{Thread: results.Thread{Policy: "SCHED_FIFO", Priority: 80, CPUs: []int{1}}}
 	ctr := func(wait time.Duration) []results.Counter {
 		return []results.Counter{{Name: "task-clock", Value: 5e6}, {Name: "runqueue-wait", Value: uint64(wait)}}
 	}

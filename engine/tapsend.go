@@ -83,15 +83,8 @@ func newTapSend(ps scenario.Probe, ep *endpoint, clock *rt.Clock, rep scenario.R
 func (p *tapSend) start(h *netlink.Handle, allowDegraded bool) ([]string, error) {
 	p.sinkWG.Add(1)
 	go p.drainSink()
-	applied := make(chan rt.Applied, 1)
-	var bindErr error
-	th, err := rt.Start(probeSched(p.spec, p.hk, allowDegraded), func(a rt.Applied) {
-		bindErr = p.clock.Bind() // the thread's own cycle counter, now that it is pinned
-		applied <- a
-		if bindErr != nil {
-			p.done.Store(true)
-			return
-		}
+	bind := func(rt.Applied) error { return p.clock.Bind() } // the thread's own cycle counter, now that it is pinned
+	th, a, err := rt.Start(probeSched(p.spec, p.hk, allowDegraded), bind, func(rt.Applied) {
 		defer p.clock.Close()
 		p.run(h)
 	})
@@ -101,11 +94,7 @@ func (p *tapSend) start(h *netlink.Handle, allowDegraded bool) ([]string, error)
 		return nil, fmt.Errorf("probe %s: %w", p.spec.Name, err)
 	}
 	p.thread = th
-	a := <-applied
-	if bindErr != nil {
-		return nil, fmt.Errorf("probe %s: %w", p.spec.Name, bindErr)
-	}
-	p.res.Applied = appliedReport(a)
+	p.res.Applied = a
 	return degradedNotes(p.spec.Name, a), nil
 }
 
@@ -175,7 +164,7 @@ func (p *tapSend) run(h *netlink.Handle) {
 		r.SinkReceived = p.sinkRecv.Load() - recv0
 		r.SinkDrops = drops1 - drops0
 		r.MeanNs = float64(sum) / float64(p.spec.Packets) * 1e9 / p.clock.Info().Hz
-		r.Hist = p.hist[i].Snapshot(p.clock.Info().Unit())
+		r.Hist = p.hist[i].Snapshot(p.clock.Info().TickUnit())
 		r.PerWrite = results.LatencyOf(p.hdr[i], true)
 		p.res.Sizes = append(p.res.Sizes, r)
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/rtload/rtload/noise"
 	"github.com/rtload/rtload/pace"
 	"github.com/rtload/rtload/probe"
+	"github.com/rtload/rtload/profile/sampler"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/rt"
@@ -214,15 +216,15 @@ func TestNoiseConfig(t *testing.T) {
 		want          noise.Config
 	}{
 		{"spin, unset threads → 1", scenario.Noise{Kind: scenario.NoiseSpin, Policy: scenario.PolicyOther},
-			false, false, noise.Config{Kind: "spin", Threads: 1, Policy: rt.Other, Syscall: scenario.Syscall(0).String()}},
+			false, false, noise.Config{Kind: noise.KindSpin, Threads: 1, Policy: rt.Other}},
 		{"bursty fifo memory", scenario.Noise{Kind: scenario.NoiseMemory, Threads: 2, CPUs: []int{0, 1}, Policy: scenario.PolicyFIFO, Priority: 10,
 			Duty: scenario.Duty{On: scenario.Duration(time.Second), Off: scenario.Duration(3 * time.Second)}, Size: 32 << 20},
-			true, true, noise.Config{Kind: "memory", Threads: 2, CPUs: []int{0, 1}, Policy: rt.FIFO, Priority: 10, On: time.Second, Off: 3 * time.Second,
-				AllowRT: true, AllowDegraded: true, Size: 32 << 20, Syscall: scenario.Syscall(0).String()}},
+			true, true, noise.Config{Kind: noise.KindMemory, Threads: 2, CPUs: []int{0, 1}, Policy: rt.FIFO, Priority: 10, On: time.Second, Off: 3 * time.Second,
+				AllowRT: true, AllowDegraded: true, Size: 32 << 20}},
 		{"messaging shape", scenario.Noise{Kind: scenario.NoiseMessaging, Threads: 1, Policy: scenario.PolicyOther, Nice: 5, Groups: 2, FDs: 3, Loops: 50, Size: 100},
-			false, false, noise.Config{Kind: "messaging", Threads: 1, Policy: rt.Other, Nice: 5, Groups: 2, FDs: 3, Loops: 50, Size: 100, Syscall: scenario.Syscall(0).String()}},
+			false, false, noise.Config{Kind: noise.KindMessaging, Threads: 1, Policy: rt.Other, Nice: 5, Groups: 2, FDs: 3, Loops: 50, Size: 100}},
 		{"syscall and udp fields", scenario.Noise{Kind: scenario.NoiseSyscall, Threads: 1, Policy: scenario.PolicyOther, Syscall: scenario.SyscallSchedYield, Rate: 5000, Dir: "/x", Blocks: 9},
-			false, false, noise.Config{Kind: "syscall", Threads: 1, Policy: rt.Other, Syscall: "sched_yield", Rate: 5000, Dir: "/x", Blocks: 9}},
+			false, false, noise.Config{Kind: noise.KindSyscall, Threads: 1, Policy: rt.Other, Syscall: noise.SyscallSchedYield, Rate: 5000, Dir: "/x", Blocks: 9}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if d := cmp.Diff(tt.want, noiseConfig(tt.in, tt.allowRT, tt.degr)); d != "" {
@@ -369,6 +371,90 @@ func TestTrialSource(t *testing.T) {
 			}
 			if d := cmp.Diff(tt.want, walk(next, 5)); d != "" {
 				t.Errorf("walk (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestSchedPolicy: the one scenario → rt policy conversion.
+func TestSchedPolicy(t *testing.T) {
+	for _, tt := range []struct {
+		in   scenario.Policy
+		want rt.Policy
+	}{
+		{scenario.PolicyFIFO, rt.FIFO},
+		{scenario.PolicyRR, rt.RR},
+		{scenario.PolicyOther, rt.Other},
+		{0, rt.Other}, // unset: never after Load, the kernel's default
+	} {
+		if got := schedPolicy(tt.in); got != tt.want {
+			t.Errorf("schedPolicy(%q) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestEnumTranslations: every value of every scenario enum a leaf takes
+// becomes the leaf's own value of the same name (the leaf's String is the
+// scenario's text), and the unset value none of them.
+func TestEnumTranslations(t *testing.T) {
+	type row struct {
+		scenario, leaf fmt.Stringer
+	}
+	var rows []row
+	for _, m := range []scenario.Method{scenario.MethodRecvFrom, scenario.MethodRecvMsg, scenario.MethodRecvMMsg} {
+		rows = append(rows, row{m, receiverMethod(m)})
+	}
+	for _, c := range []scenario.Clock{scenario.ClockAuto, scenario.ClockTSC, scenario.ClockMonotonic, scenario.ClockCycles} {
+		rows = append(rows, row{c, clockKind(c)})
+	}
+	for _, k := range []scenario.NoiseKind{scenario.NoiseSpin, scenario.NoiseMemory, scenario.NoiseSyscall, scenario.NoiseMessaging, scenario.NoiseFileWrite, scenario.NoiseUDP} {
+		rows = append(rows, row{k, noiseKind(k)})
+	}
+	for _, c := range []scenario.Syscall{scenario.SyscallGetppid, scenario.SyscallClockGettime, scenario.SyscallSchedYield} {
+		rows = append(rows, row{c, noiseSyscall(c)})
+	}
+	for _, tr := range []scenario.Transport{scenario.TransportSocket, scenario.TransportPipe} {
+		rows = append(rows, row{tr, messagingTransport(tr)})
+	}
+	for _, e := range []scenario.ProfileEvent{scenario.ProfileEventCycles, scenario.ProfileEventCPUClock} {
+		if ev, auto := profileEvent(e); string(ev) != e.String() || auto {
+			t.Errorf("profile event %s: %s, auto %v", e, ev, auto)
+		}
+	}
+	for _, r := range rows {
+		if r.scenario.String() != r.leaf.String() {
+			t.Errorf("scenario %T %q became %T %q", r.scenario, r.scenario, r.leaf, r.leaf)
+		}
+	}
+	if ev, auto := profileEvent(scenario.ProfileEventAuto); !auto || ev != sampler.EventCycles {
+		t.Errorf("profile event auto: %v, %v; want cycles first, auto", ev, auto)
+	}
+	if receiverMethod(0) != 0 || clockKind(0) != 0 || noiseKind(0) != 0 || noiseSyscall(0) != 0 {
+		t.Error("an unset scenario enum became a leaf value")
+	}
+}
+
+// TestNoiseDefaults: noise has no defaults of its own; every noise kind
+// a scenario leaves at its defaults (scenario/defaults.go, the one home)
+// translates to a config noise accepts, and noise refuses the same
+// entry with its kind parameters left zero.
+func TestNoiseDefaults(t *testing.T) {
+	for _, kind := range []string{"spin", "memory", "syscall", "messaging", "file_write", "udp"} {
+		t.Run(kind, func(t *testing.T) {
+			sp, err := scenario.Load("defaults.yaml", []byte("readers: [{endpoints: []}]\nnoise: [{kind: "+kind+", threads: 1}]\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := noiseConfig(sp.Noise[0], false, false)
+			if err := cfg.Validate(); err != nil {
+				t.Errorf("the scenario's defaults: %v", err)
+			}
+			bare := noise.Config{Kind: cfg.Kind, Threads: 1}
+			switch err := bare.Validate(); {
+			case cfg.Kind == noise.KindSpin && err != nil:
+				t.Errorf("spin has no parameters: %v", err)
+			case cfg.Kind != noise.KindSpin && err == nil:
+				t.Errorf("noise accepted %s with its parameters zero: a default of its own", kind)
 			}
 		})
 	}

@@ -504,8 +504,7 @@ func (t *trial) stop() {
 	}
 	t.unwatchKernel()
 	if t.w != nil {
-		marks, invalid := t.w.self.trialMarks()
-		t.res.ProcessMarks, t.res.Invalid = marks, joinInvalid(t.res.Invalid, invalid)
+		t.res.Marks = append(t.res.Marks, t.w.self.trialMarks()...)
 	}
 	t.unconfine()
 }
@@ -661,14 +660,6 @@ func recvBufSize(traffic []scenario.Traffic) int {
 		n = max(n, int(t.Size))
 	}
 	return n
-}
-
-// noiseConfig is noise entry nz as noise.Config: at least one thread;
-// allowRT (the scenario's allow_rt_noise) lets it run fifo or rr.
-func noiseConfig(nz scenario.Noise, allowRT, allowDegraded bool) noise.Config {
-	return noise.Config{Kind: nz.Kind.String(), Threads: max(nz.Threads, 1), CPUs: nz.CPUs, Policy: schedPolicy(nz.Policy), Priority: nz.Priority, Nice: nz.Nice,
-		On: time.Duration(nz.Duty.On), Off: time.Duration(nz.Duty.Off), AllowRT: allowRT, AllowDegraded: allowDegraded,
-		Size: int(nz.Size), Rate: nz.Rate, Syscall: nz.Syscall.String(), Dir: nz.Dir, Blocks: nz.Blocks, Groups: nz.Groups, FDs: nz.FDs, Loops: nz.Loops}
 }
 
 // noiseName names the threads of noise entry i of noise: its kind, with

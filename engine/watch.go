@@ -63,8 +63,7 @@ func (t *trial) unconfine() {
 		return
 	}
 	r := t.hk.Stop()
-	t.res.Housekeeping = &results.Housekeeping{CPUs: r.CPUs, Threads: r.Threads, Inherited: r.Inherited, Reconfined: r.Reconfined,
-		Exempt: r.Exempt, Passes: r.Passes, Restored: r.Restored, Errors: r.Errors, ErrorsDropped: r.ErrorsDropped}
+	t.res.Housekeeping = &r
 }
 
 // threads lists every thread of the process now (rt.Threads), and adds
@@ -97,11 +96,7 @@ func (t *trial) threads() []results.Thread {
 			t.res.ThreadWarnings = append(t.res.ThreadWarnings, w)
 		}
 	}
-	out := make([]results.Thread, len(ts))
-	for i, x := range ts {
-		out[i] = results.Thread{TID: x.TID, Name: x.Name, Policy: x.Policy, Priority: x.Priority, Nice: x.Nice, CPUs: x.CPUs}
-	}
-	return out
+	return ts
 }
 
 // watchKernel starts watching the kernel for the trial (clocksource,
@@ -111,19 +106,20 @@ func (t *trial) watchKernel() {
 }
 
 // unwatchKernel stops the kernel watch (idempotent) and records what it
-// saw; a trial the kernel changed is marked Invalid (kernelInvalid).
+// saw; a trial the kernel changed is marked invalid (kernelInvalid).
 func (t *trial) unwatchKernel() {
 	if t.kw == nil {
 		return
 	}
 	rep := t.kw.Stop()
-	t.res.Kernel = kernelWatch(rep)
-	t.res.Invalid = kernelInvalid(rep, t.run.clocksource)
+	t.res.Kernel = &rep
+	why := kernelInvalid(rep, t.run.clocksource)
 	if t.run.clocksource == "" {
 		t.run.clocksource = rep.ClocksourceStart
 	}
-	if t.res.Invalid != "" {
-		fmt.Fprintf(t.run.opt.Log, "warning: trial %d: %s\n", t.tr.Index+1, t.res.Invalid)
+	if why != "" {
+		t.res.Marks = append(t.res.Marks, results.Mark{Kind: results.MarkInvalid, Text: why})
+		fmt.Fprintf(t.run.opt.Log, "warning: trial %d: invalid: %s\n", t.tr.Index+1, why)
 	}
 }
 
@@ -139,20 +135,7 @@ func kernelInvalid(rep sysinfo.KernelReport, runClocksource string) string {
 	}
 	other := fmt.Sprintf("clocksource %s at the trial's start, not %s as in the run's first trial", rep.ClocksourceStart, runClocksource)
 	if reason == "" {
-		return "invalid: " + other
+		return other
 	}
 	return reason + "; " + other
-}
-
-// kernelWatch is rep as results keep it.
-func kernelWatch(rep sysinfo.KernelReport) *results.KernelWatch {
-	k := &results.KernelWatch{ClocksourceStart: rep.ClocksourceStart, ClocksourceEnd: rep.ClocksourceEnd, Available: rep.Available,
-		RTThrottlingStart: results.RTThrottling{RuntimeUs: rep.RTThrottlingStart.RuntimeUs, PeriodUs: rep.RTThrottlingStart.PeriodUs},
-		RTThrottlingEnd:   results.RTThrottling{RuntimeUs: rep.RTThrottlingEnd.RuntimeUs, PeriodUs: rep.RTThrottlingEnd.PeriodUs},
-		KmsgWatched:       rep.KmsgWatched, KmsgRecords: rep.KmsgRecords, KmsgLost: rep.KmsgLost, Notes: rep.Notes}
-	for _, e := range rep.Events {
-		k.Events = append(k.Events, results.KernelEvent{Kind: string(e.Kind), AtNs: int64(e.At), From: e.From, To: e.To,
-			Clocksource: e.Clocksource, Source: e.Source, Msg: e.Msg})
-	}
-	return k
 }

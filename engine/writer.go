@@ -7,6 +7,7 @@ import (
 	"maps"
 	"runtime"
 	"runtime/metrics"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -142,7 +143,7 @@ var writerSched = rt.Sched{Name: rt.WriterName, AllowDegraded: true}
 // a locked OS thread of its own (writerSched).
 func (w *trialWriter) start() error {
 	w.quit, w.done = make(chan struct{}), make(chan struct{})
-	_, err := rt.Start(writerSched, func(rt.Applied) {
+	_, _, err := rt.Start(writerSched, nil, func(rt.Applied) {
 		defer close(w.done)
 		tick := time.NewTicker(writerPoll)
 		defer tick.Stop()
@@ -317,7 +318,9 @@ func (w *trialWriter) checkpoint() results.Trial {
 	t := w.base
 	t.Readers, t.Traffic = nil, nil
 	if w.kernel != nil {
-		t.Invalid = w.kernel.Report().Invalid()
+		if why := w.kernel.Report().Invalid(); why != "" {
+			t.Marks = append(slices.Clone(t.Marks), results.Mark{Kind: results.MarkInvalid, Text: why})
+		}
 	}
 	for _, s := range w.senders {
 		t.Traffic = append(t.Traffic, results.Traffic{Endpoint: s.spec.Endpoint, Sockets: len(s.group.FDs()), Sent: s.sentCount.Load()})
@@ -325,7 +328,7 @@ func (w *trialWriter) checkpoint() results.Trial {
 	for _, r := range w.readers {
 		c := r.lastCounts
 		rr := results.Reader{Name: r.spec.Name, Method: r.spec.Method.String(), Sockets: len(r.drain.FDs()), Endpoint: strings.Join(r.spec.Endpoints, ","),
-			Applied: appliedReport(r.applied), Calls: c.Calls, Data: c.Data, EAGAIN: c.EAGAIN, Errors: c.Errors,
+			Applied: r.applied, Calls: c.Calls, Data: c.Data, EAGAIN: c.EAGAIN, Errors: c.Errors,
 			Messages: c.Messages, Bytes: c.Bytes, Lost: c.Lost, Reordered: c.Reordered, Duplicates: c.Duplicates,
 			Wakeups: r.lastTicks, Overruns: r.lastOverruns, MissedTicks: r.lastMissed, BacklogSkips: r.lastBacklogSkips,
 			OverrunMode: overrunMode(r.spec), MaxBacklog: r.spec.MaxBacklog, Intervals: r.intervals, Counters: r.readCounters(), CountersSkipped: r.countersSkipped}
@@ -557,7 +560,10 @@ func (w *trialWriter) intervalKernel(iv *results.Interval) {
 		return
 	}
 	rep := w.kernel.Report()
-	iv.Clocksource, iv.Invalid = rep.ClocksourceEnd, rep.Invalid()
+	iv.Clocksource = rep.ClocksourceEnd
+	if why := rep.Invalid(); why != "" {
+		iv.Invalid = "invalid: " + why
+	}
 }
 
 // intervalIRQs fills what r's CPU served since the last interval; the two
@@ -623,7 +629,7 @@ func (w *trialWriter) intervalNoise(r *reader, iv *results.Interval) {
 // noiseView adapts a running noise source for the writer.
 type noiseView struct{ n *noise.Noise }
 
-func (v noiseView) Kind() string  { return v.n.Config().Kind }
-func (v noiseView) Unit() string  { return noise.Unit(v.n.Config().Kind) }
+func (v noiseView) Kind() string  { return v.n.Config().Kind.String() }
+func (v noiseView) Unit() string  { return v.n.Config().Kind.Unit() }
 func (v noiseView) Count() uint64 { return v.n.Report().Count }
 func (v noiseView) State() string { return v.n.State() }

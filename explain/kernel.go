@@ -96,7 +96,7 @@ func KernelDir(dir string) (*Kernel, error) {
 // KernelOf explains the profiles of s, reading each profile file with
 // read (the name as Summary.Profiles gives it).
 func KernelOf(s *results.Summary, read func(name string) ([]byte, error)) *Kernel {
-	k := &Kernel{Unit: s.Clock.Unit, Hz: s.Clock.Hz, Costs: results.ProfilerCosts(s)}
+	k := &Kernel{Unit: s.Clock.TickUnit(), Hz: s.Clock.Hz, Costs: results.ProfilerCosts(s)}
 	for _, vp := range s.Profiles {
 		k.Variants = append(k.Variants, LoadVariant(s, vp, read))
 	}
@@ -162,7 +162,7 @@ func LoadVariant(s *results.Summary, vp results.VariantProfile, read func(string
 	}
 	v.DrainFrom = from
 	v.Variant = profile.Variant{Name: vp.Variant, Profile: v.Profile, Calls: vp.Calls, Drain: drain,
-		KernelConfig: results.EnvStrings(s.Env, "kernel_config"), Cmdline: results.EnvStrings(s.Env, "hardening")}
+		KernelConfig: s.Env.KernelConfig, Cmdline: s.Env.Hardening}
 	v.Top = topSelf(v.Profile, vp.Calls, drain)
 	return v
 }
@@ -301,7 +301,7 @@ func (k *Kernel) writeCosts(b *strings.Builder) {
 	if len(k.Costs) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "  the profiler's cost (per-call cost of all calls, timed trials vs profiled trials, %s):\n", orTicks(k.Unit))
+	fmt.Fprintf(b, "  the profiler's cost (per-call cost of all calls, timed trials vs profiled trials, %s):\n", k.Unit)
 	for _, c := range k.Costs {
 		label := c.Variant
 		if c.Reader != "" {
@@ -315,13 +315,6 @@ func (k *Kernel) writeCosts(b *strings.Builder) {
 			c.Timed.Ticks(results.P50), c.Profiled.Ticks(results.P50), 100*c.P50Change(), approx,
 			c.Timed.MeanTicks, c.Profiled.MeanTicks, 100*change(c.Timed.MeanTicks, c.Profiled.MeanTicks), c.Timed.Count, c.Profiled.Count)
 	}
-}
-
-func orTicks(unit string) string {
-	if unit == "" {
-		return "ticks"
-	}
-	return unit
 }
 
 func change(from, to float64) float64 {

@@ -71,10 +71,7 @@ func WriteInterop(d *results.Dir, s *results.Summary) ([]string, error) {
 		"rtload: wakeup latency, values in ns",
 		"rtload: Interval_Max is the max in us (ns / 1000)",
 	}}
-	unit := s.Clock.Unit
-	if unit == "" {
-		unit = "clock ticks"
-	}
+	unit := s.Clock.TickUnit()
 	call := &HlogFile{Start: s.Start, Comments: []string{
 		fmt.Sprintf("rtload: per-call cost, values in %s at %s Hz", unit, strconv.FormatFloat(s.Clock.Hz, 'f', -1, 64)),
 		"rtload: Interval_Max is the max in the same unit",

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -12,24 +13,95 @@ import (
 	"github.com/rtload/rtload/rt"
 )
 
-// Kinds of noise New accepts, in the order error messages list them.
-var Kinds = []string{"spin", "memory", "syscall", "messaging", "file_write", "udp"}
+// Kind is the load a Noise runs. The zero value is no kind.
+type Kind uint8
 
-// Syscalls the syscall kind can loop on.
-var Syscalls = []string{"getppid", "clock_gettime", "sched_yield"}
-
-// Defaults of the kind parameters (a zero Config field means these).
+// The kinds of noise New accepts.
 const (
-	DefaultMemorySize    = 64 << 20 // memory: buffer bytes per thread
-	DefaultMessageSize   = 100      // messaging: message bytes (hackbench's)
-	DefaultBlock         = 256      // file_write: bytes per write(2) (fstime's)
-	DefaultBlocks        = 2000     // file_write: writes per pass
-	DefaultPayload       = 64       // udp: payload bytes
-	DefaultRate          = 10000.0  // udp: messages per second per thread
-	DefaultGroups        = 1        // messaging
-	DefaultFDs           = 4        // messaging
-	DefaultLoops         = 100      // messaging
-	DefaultSyscall       = "getppid"
+	// KindSpin: a busy loop, counted in loops.
+	KindSpin Kind = iota + 1
+	// KindMemory: streaming copies between the halves of a buffer of
+	// Size bytes per thread, counted in bytes.
+	KindMemory
+	// KindSyscall: a tight loop of the raw syscall Syscall, counted in
+	// syscalls.
+	KindSyscall
+	// KindMessaging: workload.Messaging rounds of Groups × FDs senders
+	// and receivers, Loops messages of Size bytes (the hackbench model),
+	// counted in messages received.
+	KindMessaging
+	// KindFileWrite: workload.FileWrite passes of Blocks write(2) calls
+	// of Size bytes (the fstime loop), counted in bytes written.
+	KindFileWrite
+	// KindUDP: a loopback flood of Size-byte payloads at Rate messages
+	// per second per thread into a sink the same thread drains, counted
+	// in messages sent.
+	KindUDP
+)
+
+// Kinds are every kind, in the order error messages list them.
+var Kinds = []Kind{KindSpin, KindMemory, KindSyscall, KindMessaging, KindFileWrite, KindUDP}
+
+// kindNames are the kinds' names (kindNames[k]), as scenarios and results
+// spell them.
+var kindNames = [...]string{"", "spin", "memory", "syscall", "messaging", "file_write", "udp"}
+
+// String is the kind's name: "spin", "memory", "syscall", "messaging",
+// "file_write", "udp".
+func (k Kind) String() string {
+	if k > 0 && int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("kind(%d)", uint8(k))
+}
+
+// Unit is what Work.Count counts for k: loops, bytes, syscalls, messages.
+func (k Kind) Unit() string {
+	switch k {
+	case KindSpin:
+		return "loops"
+	case KindMemory, KindFileWrite:
+		return "bytes"
+	case KindSyscall:
+		return "syscalls"
+	case KindMessaging, KindUDP:
+		return "messages"
+	}
+	return ""
+}
+
+// Syscall is the call a KindSyscall noise loops on. The zero value is no
+// call.
+type Syscall uint8
+
+// The syscalls: getppid(2), clock_gettime(2) (the raw syscall, not the
+// vDSO), sched_yield(2).
+const (
+	SyscallGetppid Syscall = iota + 1
+	SyscallClockGettime
+	SyscallSchedYield
+)
+
+// Syscalls are every syscall, in order.
+var Syscalls = []Syscall{SyscallGetppid, SyscallClockGettime, SyscallSchedYield}
+
+// String is the syscall's name: "getppid", "clock_gettime", "sched_yield".
+func (c Syscall) String() string {
+	switch c {
+	case SyscallGetppid:
+		return "getppid"
+	case SyscallClockGettime:
+		return "clock_gettime"
+	case SyscallSchedYield:
+		return "sched_yield"
+	}
+	return fmt.Sprintf("syscall(%d)", uint8(c))
+}
+
+// Limits Validate checks. noise has no defaults: every parameter of a
+// kind is given (the scenario's defaults, scenario/defaults.go, fill
+// them).
+const (
 	MaxThreads           = 1024
 	minMemorySize        = 2 * 4096
 	maxRate              = 10e6
@@ -39,11 +111,12 @@ const (
 	throttlingOffWarning = "RT throttling is off (sched_rt_runtime_us = -1): real-time noise may hang CPUs"
 )
 
-// Config is one noise entry of a scenario. The zero value of every field
-// is documented; New never changes cfg.
+// Config is one noise entry of a scenario. Every parameter of its kind
+// must be given (Validate refuses a zero one: noise has no defaults of its
+// own); New never changes cfg.
 type Config struct {
-	// Kind is spin, memory, syscall, messaging, file_write or udp; "" = spin.
-	Kind string
+	// Kind is the load (KindSpin, …).
+	Kind Kind
 	// Threads is the number of OS threads, 1–1024. messaging ignores it
 	// (beyond requiring ≥ 1): its Groups × FDs senders and receivers are
 	// the threads, started by workload.Messaging.
@@ -69,87 +142,39 @@ type Config struct {
 	AllowDegraded bool
 	// Name names the threads: thread i is rt.NoiseName(Name, i)
 	// ("rtl-nz/spin.3"; messaging's round runner "rtl-nz/<Name>" and its
-	// workers rtl-nz/<Name>.<i>); "" = the kind.
+	// workers rtl-nz/<Name>.<i>); "" = the kind's name.
 	Name string
 	// Exempt exempts every thread (messaging's workers included) from that
 	// housekeeping confinement (rt.Sched.Exempt): noise keeps its own
 	// CPUs, since noise on a reader's CPU can be the workload. nil: none.
 	Exempt *rt.Housekeeping
 
-	// Size in bytes: memory buffer per thread (default 64 MiB, ≥ 8 KiB,
-	// streamed with copy between its two halves); messaging message
-	// (100); file_write block (256); udp payload (64, 16–65507).
+	// Size in bytes: memory buffer per thread (≥ 8 KiB, streamed with
+	// copy between its two halves); messaging message (≥ 1); file_write
+	// block (≥ 1); udp payload (16–65507). Unused by spin and syscall.
 	Size int
-	// Rate is udp messages per second per thread (default 10000).
+	// Rate is udp messages per second per thread (> 0).
 	Rate float64
-	// Syscall is the syscall kind's call: "getppid" (default),
-	// "clock_gettime" (the raw syscall, not the vDSO) or "sched_yield".
-	Syscall string
+	// Syscall is the syscall kind's call.
+	Syscall Syscall
 	// Dir is file_write's directory ("" = a temporary one).
 	Dir string
-	// Blocks is file_write's writes per pass (default 2000).
+	// Blocks is file_write's writes per pass (≥ 1).
 	Blocks int
-	// Groups, FDs, Loops shape each messaging round (defaults 1, 4, 100).
+	// Groups, FDs, Loops shape each messaging round (each ≥ 1).
 	Groups, FDs, Loops int
 }
 
-// kind returns cfg.Kind with "" read as spin.
-func (c Config) kind() string {
-	if c.Kind == "" {
-		return "spin"
-	}
-	return c.Kind
-}
-
-// name is the threads' base name: Name, or the kind.
+// name is the threads' base name: Name, or the kind's.
 func (c Config) name() string {
 	if c.Name == "" {
-		return c.kind()
+		return c.Kind.String()
 	}
 	return c.Name
 }
 
 // isRT reports whether cfg asks for a real-time policy.
 func (c Config) isRT() bool { return c.Policy == rt.FIFO || c.Policy == rt.RR }
-
-// orDefault returns v, or def when v is zero.
-func orDefault[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
-}
-
-// size returns Size or the kind's default.
-func (c Config) size() int {
-	switch c.kind() {
-	case "memory":
-		return orDefault(c.Size, DefaultMemorySize)
-	case "messaging":
-		return orDefault(c.Size, DefaultMessageSize)
-	case "file_write":
-		return orDefault(c.Size, DefaultBlock)
-	case "udp":
-		return orDefault(c.Size, DefaultPayload)
-	}
-	return c.Size
-}
-
-// Unit is what Work.Count counts for kind: loops, bytes, syscalls, messages.
-func Unit(kind string) string {
-	switch kind {
-	case "", "spin":
-		return "loops"
-	case "memory", "file_write":
-		return "bytes"
-	case "syscall":
-		return "syscalls"
-	case "messaging", "udp":
-		return "messages"
-	}
-	return ""
-}
 
 // ErrRTNoise is matched (errors.Is) by the error New returns for FIFO/RR
 // noise without AllowRT.
@@ -158,7 +183,7 @@ var ErrRTNoise = errors.New("real-time noise refused")
 // ConfigError lists every problem of one Config under the kind's name.
 type ConfigError struct {
 	// Kind is the Config's kind as given.
-	Kind string
+	Kind Kind
 	// Problems, one phrase each, in field order.
 	Problems []string
 	// rtRefused is set when one problem is real-time noise without AllowRT.
@@ -176,15 +201,10 @@ func (e *ConfigError) Is(target error) bool { return target == ErrRTNoise && e.r
 // Validate returns a *ConfigError listing every problem of cfg, or nil.
 // It reads nothing from the system and changes nothing.
 func (c Config) Validate() error {
-	e := &ConfigError{Kind: c.kind()}
+	e := &ConfigError{Kind: c.Kind}
 	add := func(format string, a ...any) { e.Problems = append(e.Problems, fmt.Sprintf(format, a...)) }
-	known := false
-	for _, k := range Kinds {
-		known = known || k == c.kind()
-	}
-	if !known {
-		e.Kind = fmt.Sprintf("%q", c.Kind)
-		add("unknown kind (allowed: %s)", strings.Join(Kinds, ", "))
+	if !slices.Contains(Kinds, c.Kind) {
+		add("unknown kind (allowed: %s)", joinNames(Kinds))
 		return e
 	}
 	if c.Threads < 1 || c.Threads > MaxThreads {
@@ -205,7 +225,7 @@ func (c Config) Validate() error {
 			add("%s %d noise can starve the machine (every CPU it runs on is lost to everything below priority %d): set allow_rt_noise: true in the scenario to allow it",
 				c.Policy, c.Priority, c.Priority)
 		}
-		if c.kind() == "messaging" {
+		if c.Kind == KindMessaging {
 			add("policy %s not supported (messaging workers run at SCHED_OTHER; use nice)", c.Policy)
 		}
 	case rt.Other:
@@ -226,33 +246,29 @@ func (c Config) Validate() error {
 	if c.Size < 0 {
 		add("size %d < 0", c.Size)
 	}
-	switch c.kind() {
-	case "memory":
-		if s := c.size(); s < minMemorySize {
-			add("size %d out of range (allowed: ≥ %d bytes)", s, minMemorySize)
+	switch c.Kind {
+	case KindMemory:
+		if c.Size < minMemorySize {
+			add("size %d out of range (allowed: ≥ %d bytes)", c.Size, minMemorySize)
 		}
-	case "udp":
-		if s := c.size(); s < udp.HeaderSize || s > 65507 {
-			add("size %d out of range (allowed: %d–65507 bytes)", s, udp.HeaderSize)
+	case KindUDP:
+		if c.Size < udp.HeaderSize || c.Size > 65507 {
+			add("size %d out of range (allowed: %d–65507 bytes)", c.Size, udp.HeaderSize)
 		}
-		if math.IsNaN(c.Rate) || c.Rate < 0 || c.Rate > maxRate {
-			add("rate %g out of range (allowed: > 0 – %g messages/s per thread; 0 = %g)", c.Rate, maxRate, DefaultRate)
+		if math.IsNaN(c.Rate) || c.Rate <= 0 || c.Rate > maxRate {
+			add("rate %g out of range (allowed: > 0 – %g messages/s per thread)", c.Rate, maxRate)
 		}
-	case "syscall":
-		ok := c.Syscall == ""
-		for _, s := range Syscalls {
-			ok = ok || s == c.Syscall
+	case KindSyscall:
+		if !slices.Contains(Syscalls, c.Syscall) {
+			add("%s unknown (allowed: %s)", c.Syscall, joinNames(Syscalls))
 		}
-		if !ok {
-			add("syscall %q unknown (allowed: %s)", c.Syscall, strings.Join(Syscalls, ", "))
+	case KindFileWrite:
+		if c.Size < 1 || c.Blocks < 1 {
+			add("size %d, blocks %d: each ≥ 1", c.Size, c.Blocks)
 		}
-	case "file_write":
-		if c.Blocks < 0 {
-			add("blocks %d < 0", c.Blocks)
-		}
-	case "messaging":
-		if c.Groups < 0 || c.FDs < 0 || c.Loops < 0 {
-			add("groups %d, fds %d, loops %d: negative", c.Groups, c.FDs, c.Loops)
+	case KindMessaging:
+		if c.Size < 1 || c.Groups < 1 || c.FDs < 1 || c.Loops < 1 {
+			add("size %d, groups %d, fds %d, loops %d: each ≥ 1", c.Size, c.Groups, c.FDs, c.Loops)
 		}
 	}
 	if len(e.Problems) > 0 {
@@ -294,4 +310,13 @@ func warnings(cfg Config, throttlingOff bool, err error) []string {
 		return []string{throttlingOffWarning}
 	}
 	return nil
+}
+
+// joinNames lists the names of vs, comma-separated.
+func joinNames[T fmt.Stringer](vs []T) string {
+	names := make([]string, len(vs))
+	for i, v := range vs {
+		names[i] = v.String()
+	}
+	return strings.Join(names, ", ")
 }

@@ -17,7 +17,7 @@ type fileWriteWorker struct {
 }
 
 func newFileWriteWorker(cfg Config) (*fileWriteWorker, error) {
-	fw, err := workload.NewFileWrite(workload.FileWriteConfig{Dir: cfg.Dir, Block: cfg.size(), Blocks: orDefault(cfg.Blocks, DefaultBlocks)})
+	fw, err := workload.NewFileWrite(workload.FileWriteConfig{Dir: cfg.Dir, Block: cfg.Size, Blocks: cfg.Blocks})
 	if err != nil {
 		return nil, err
 	}

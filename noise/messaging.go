@@ -30,8 +30,7 @@ type messagingWorker struct {
 
 func newMessagingWorker(cfg Config, stop *atomic.Bool) (*messagingWorker, error) {
 	m, err := workload.NewMessaging(workload.MessagingConfig{
-		Groups: orDefault(cfg.Groups, DefaultGroups), FDs: orDefault(cfg.FDs, DefaultFDs),
-		Loops: orDefault(cfg.Loops, DefaultLoops), Size: cfg.size(),
+		Groups: cfg.Groups, FDs: cfg.FDs, Loops: cfg.Loops, Size: cfg.Size,
 		CPUs: cfg.CPUs, Nice: cfg.Nice, Pool: true, Sched: messagingSched(cfg),
 	})
 	if err != nil {

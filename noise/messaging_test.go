@@ -59,12 +59,13 @@ const spareThreads = 4
 func TestMessagingSoakMemory(t *testing.T) {
 	const (
 		fds      = 4
-		perRound = 1 * fds * fds * DefaultLoops // messages received in a complete round
+		loops    = 100
+		perRound = 1 * fds * fds * loops // messages received in a complete round
 		warmup   = 50
 		rounds   = 300
 		on, off  = 40 * time.Millisecond, 10 * time.Millisecond
 	)
-	n, err := New(Config{Kind: "messaging", Threads: 1, Groups: 1, FDs: fds, On: on, Off: off})
+	n, err := New(Config{Kind: KindMessaging, Threads: 1, Groups: 1, FDs: fds, Loops: loops, Size: 100, On: on, Off: off})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func TestMessagingSoakMemory(t *testing.T) {
 // does not exist) fails Start, naming the worker; everything is closed
 // (TestMain checks fds) and the Noise is stopped.
 func TestMessagingStartError(t *testing.T) {
-	n, err := New(Config{Kind: "messaging", Threads: 1, FDs: 1, CPUs: []int{0, 1000}})
+	n, err := New(params(Config{Kind: KindMessaging, Threads: 1, FDs: 1, CPUs: []int{0, 1000}}))
 	if err != nil {
 		t.Fatal(err)
 	}

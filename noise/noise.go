@@ -3,12 +3,15 @@
 // and affinity applied and read back), does real work, and reports the
 // work it achieved (record.Work) so a report proves the noise was there.
 //
-// Kinds (Config.Kind): spin (busy loop, loops), memory (streaming copies
-// between the halves of a buffer, bytes), syscall (a tight loop of a cheap
-// raw syscall, syscalls), messaging (workload.Messaging rounds, the hackbench
-// model, messages received), file_write (workload.FileWrite passes, the fstime
-// loop, bytes written), udp (a paced loopback flood into a sink socket the
-// same thread drains, messages sent).
+// Kinds (Config.Kind, typed: the engine translates the scenario's in one
+// place): spin (busy loop, loops), memory (streaming copies between the
+// halves of a buffer, bytes), syscall (a tight loop of a cheap raw
+// syscall, syscalls), messaging (workload.Messaging rounds, the hackbench
+// model, messages received), file_write (workload.FileWrite passes, the
+// fstime loop, bytes written), udp (a paced loopback flood into a sink
+// socket the same thread drains, messages sent). noise has no defaults:
+// every parameter of a kind is given, and the scenario's defaults
+// (scenario/defaults.go) are the only ones.
 //
 // Every thread checks a stop flag after each slice of work (well under
 // 1 ms for spin, memory, syscall and udp; one write pass for file_write;
@@ -45,8 +48,8 @@ type Source interface {
 // in the kind's Unit over Elapsed ns) plus the other counters.
 type Work struct {
 	record.Work
-	// Kind is the Config's kind ("" read as spin).
-	Kind string
+	// Kind is the Config's kind.
+	Kind Kind
 	// Threads is the number of noise threads started (1 for messaging:
 	// the thread that runs the rounds).
 	Threads int
@@ -175,7 +178,7 @@ func New(cfg Config) (*Noise, error) {
 
 // threadCount is the number of threads Start runs for cfg.
 func threadCount(cfg Config) int {
-	if cfg.kind() == "messaging" {
+	if cfg.Kind == KindMessaging {
 		return 1
 	}
 	return cfg.Threads
@@ -184,21 +187,21 @@ func threadCount(cfg Config) int {
 // newWorker builds thread i's worker (sockets, files, buffers) before the
 // thread starts.
 func newWorker(cfg Config, stop *atomic.Bool) (worker, error) {
-	switch cfg.kind() {
-	case "spin":
+	switch cfg.Kind {
+	case KindSpin:
 		return &spinWorker{}, nil
-	case "memory":
-		return newMemoryWorker(cfg.size()), nil
-	case "syscall":
-		return newSyscallWorker(orDefault(cfg.Syscall, DefaultSyscall)), nil
-	case "udp":
-		return newUDPWorker(cfg.size(), orDefault(cfg.Rate, DefaultRate))
-	case "file_write":
+	case KindMemory:
+		return newMemoryWorker(cfg.Size), nil
+	case KindSyscall:
+		return newSyscallWorker(cfg.Syscall), nil
+	case KindUDP:
+		return newUDPWorker(cfg.Size, cfg.Rate)
+	case KindFileWrite:
 		return newFileWriteWorker(cfg)
-	case "messaging":
+	case KindMessaging:
 		return newMessagingWorker(cfg, stop)
 	}
-	return nil, fmt.Errorf("kind %q unknown", cfg.Kind)
+	return nil, fmt.Errorf("%s unknown", cfg.Kind)
 }
 
 // sched is thread i's scheduling request.
@@ -210,7 +213,7 @@ func (n *Noise) sched(i int) rt.Sched {
 	} else {
 		s.Nice = c.Nice
 	}
-	if c.kind() == "messaging" {
+	if c.Kind == KindMessaging {
 		// The thread only runs rounds; workload.Messaging applies CPUs and
 		// Nice to the workers that do the messaging (and their names).
 		return rt.Sched{Name: rt.NoisePrefix + c.name(), Exempt: c.Exempt, AllowDegraded: c.AllowDegraded}
@@ -229,7 +232,7 @@ func (n *Noise) Start() (err error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.state.Load() != idle {
-		return fmt.Errorf("noise %s: already started", n.cfg.kind())
+		return fmt.Errorf("noise %s: already started", n.cfg.Kind)
 	}
 	n.state.Store(stopped) // a failed Start leaves the Noise stopped
 	defer func() {
@@ -240,22 +243,20 @@ func (n *Noise) Start() (err error) {
 			n.closed = n.finishWorkers()
 		}
 	}()
-	var ready sync.WaitGroup
 	for i := range n.slots {
 		w, err := newWorker(n.cfg, &n.stop)
 		if err != nil {
-			return fmt.Errorf("noise %s thread %d: %w", n.cfg.kind(), i, err)
+			return fmt.Errorf("noise %s thread %d: %w", n.cfg.Kind, i, err)
 		}
 		n.workers = append(n.workers, w)
 		if u, ok := w.(*udpWorker); ok {
 			n.addrs = append(n.addrs, u.addr())
 		}
-		ready.Add(1)
 		n.phases[i] = make([]Phase, 0, maxPhases)
-		t, err := rt.Start(n.sched(i), func(a rt.Applied) {
-			n.applied[i] = a
-			base, baseErr := threadCPU()
-			ready.Done()
+		var base int64
+		var baseErr error
+		cpuBase := func(rt.Applied) error { base, baseErr = threadCPU(); return nil } // on the thread, before begin
+		t, a, err := rt.Start(n.sched(i), cpuBase, func(rt.Applied) {
 			<-n.begin
 			n.errnos[i] = n.run(i, w)
 			if end, err := threadCPU(); err == nil && baseErr == nil {
@@ -263,12 +264,10 @@ func (n *Noise) Start() (err error) {
 			}
 		})
 		if err != nil {
-			ready.Done()
-			return fmt.Errorf("noise %s thread %d: %w", n.cfg.kind(), i, err)
+			return fmt.Errorf("noise %s thread %d: %w", n.cfg.Kind, i, err)
 		}
-		n.threads = append(n.threads, t)
+		n.applied[i], n.threads = a, append(n.threads, t)
 	}
-	ready.Wait()
 	n.t0.Store(rt.Monotonic())
 	n.state.Store(running)
 	close(n.begin)
@@ -393,7 +392,7 @@ func (n *Noise) finishWorkers() error {
 	var errs []error
 	for i, w := range n.workers {
 		if err := w.finish(&n.slots[i]); err != nil {
-			errs = append(errs, fmt.Errorf("noise %s thread %d: %w", n.cfg.kind(), i, err))
+			errs = append(errs, fmt.Errorf("noise %s thread %d: %w", n.cfg.Kind, i, err))
 		}
 	}
 	n.workers = nil // let buffers go
@@ -417,7 +416,7 @@ func (n *Noise) Stop() (record.Work, error) {
 	var errs []error
 	for i, e := range n.errnos {
 		if e != 0 {
-			errs = append(errs, fmt.Errorf("noise %s thread %d ended early: %w", n.cfg.kind(), i, e))
+			errs = append(errs, fmt.Errorf("noise %s thread %d ended early: %w", n.cfg.Kind, i, e))
 		}
 	}
 	if n.closed != nil {
@@ -428,7 +427,7 @@ func (n *Noise) Stop() (record.Work, error) {
 
 // Report returns the work done so far (all of it after Stop).
 func (n *Noise) Report() Work {
-	w := Work{Work: record.Work{Unit: Unit(n.cfg.kind())}, Kind: n.cfg.kind()}
+	w := Work{Work: record.Work{Unit: n.cfg.Kind.Unit()}, Kind: n.cfg.Kind}
 	st := n.state.Load()
 	t0 := n.t0.Load()
 	if t0 == 0 {

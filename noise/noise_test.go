@@ -108,35 +108,34 @@ func TestKindsWork(t *testing.T) {
 		name string
 		cfg  Config
 	}{
-		// Default config of each kind, one thread.
-		{"spin", Config{Kind: "spin", Threads: 1}},
-		{"default kind is spin", Config{Threads: 1}},
-		{"memory 64MiB", Config{Kind: "memory", Threads: 1}},
-		{"syscall getppid", Config{Kind: "syscall", Threads: 1}},
-		{"syscall clock_gettime", Config{Kind: "syscall", Threads: 1, Syscall: "clock_gettime"}},
-		{"syscall sched_yield", Config{Kind: "syscall", Threads: 1, Syscall: "sched_yield"}},
-		{"messaging", Config{Kind: "messaging", Threads: 1}},
-		{"file_write", Config{Kind: "file_write", Threads: 1}},
-		{"udp", Config{Kind: "udp", Threads: 1}},
+		// Each kind with the scenario's default parameters, one thread.
+		{"spin", Config{Kind: KindSpin, Threads: 1}},
+		{"memory 64MiB", params(Config{Kind: KindMemory, Threads: 1})},
+		{"syscall getppid", params(Config{Kind: KindSyscall, Threads: 1})},
+		{"syscall clock_gettime", params(Config{Kind: KindSyscall, Threads: 1, Syscall: SyscallClockGettime})},
+		{"syscall sched_yield", params(Config{Kind: KindSyscall, Threads: 1, Syscall: SyscallSchedYield})},
+		{"messaging", params(Config{Kind: KindMessaging, Threads: 1})},
+		{"file_write", params(Config{Kind: KindFileWrite, Threads: 1})},
+		{"udp", params(Config{Kind: KindUDP, Threads: 1})},
 		// Two threads, with a small memory buffer and nice 5.
-		{"spin x2", Config{Kind: "spin", Threads: 2, Nice: 5}},
-		{"memory x2 1MiB", Config{Kind: "memory", Threads: 2, Size: 1 << 20}},
-		{"udp x2", Config{Kind: "udp", Threads: 2, Rate: 5000}},
-		{"file_write x2", Config{Kind: "file_write", Threads: 2, Size: 4096, Blocks: 100}},
+		{"spin x2", Config{Kind: KindSpin, Threads: 2, Nice: 5}},
+		{"memory x2 1MiB", Config{Kind: KindMemory, Threads: 2, Size: 1 << 20}},
+		{"udp x2", params(Config{Kind: KindUDP, Threads: 2, Rate: 5000})},
+		{"file_write x2", Config{Kind: KindFileWrite, Threads: 2, Size: 4096, Blocks: 100}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n, w := run(t, tc.cfg, 200*time.Millisecond)
 			if w.Count == 0 {
 				t.Errorf("work %+v: count 0", w)
 			}
-			if want := Unit(tc.cfg.Kind); w.Unit != want {
+			if want := tc.cfg.Kind.Unit(); w.Unit != want {
 				t.Errorf("unit %q, want %q", w.Unit, want)
 			}
 			if w.Threads != threadCount(tc.cfg) {
 				t.Errorf("threads %d, want %d", w.Threads, threadCount(tc.cfg))
 			}
 			for i, a := range w.Applied {
-				if a.Policy != rt.Other || a.Nice != tc.cfg.Nice {
+				if a.Policy != "SCHED_OTHER" || a.Nice != tc.cfg.Nice {
 					t.Errorf("thread %d applied %s nice %d, want SCHED_OTHER nice %d", i, a.Policy, a.Nice, tc.cfg.Nice)
 				}
 			}
@@ -150,7 +149,7 @@ func TestKindsWork(t *testing.T) {
 
 func TestPinned(t *testing.T) {
 	testutil.Requires(t, testutil.CPUs(2))
-	_, w := run(t, Config{Kind: "syscall", Threads: 2, CPUs: []int{1, 0}}, 50*time.Millisecond)
+	_, w := run(t, params(Config{Kind: KindSyscall, Threads: 2, CPUs: []int{1, 0}}), 50*time.Millisecond)
 	var got [][]int
 	for _, a := range w.Applied {
 		got = append(got, a.CPUs)
@@ -167,8 +166,8 @@ func TestPinned(t *testing.T) {
 // the duty-cycled spinner got 0.21 of its 0.4).
 func TestDutyCycle(t *testing.T) {
 	for _, cfg := range []Config{
-		{Kind: "spin", Threads: 1},
-		{Kind: "spin", Threads: 1, On: 20 * time.Millisecond, Off: 30 * time.Millisecond},
+		{Kind: KindSpin, Threads: 1},
+		{Kind: KindSpin, Threads: 1, On: 20 * time.Millisecond, Off: 30 * time.Millisecond},
 	} {
 		n, w := run(t, cfg, time.Second)
 		phases, _ := n.Phases()
@@ -223,7 +222,7 @@ func checkSchedule(t *testing.T, n *Noise) {
 func TestRTNoise(t *testing.T) {
 	testutil.Requires(t, testutil.Cap("CAP_SYS_NICE"), testutil.CPUs(2))
 	cpu := 1
-	n, err := New(Config{Kind: "spin", Threads: 1, CPUs: []int{cpu}, Policy: rt.FIFO, Priority: 1, AllowRT: true})
+	n, err := New(Config{Kind: KindSpin, Threads: 1, CPUs: []int{cpu}, Policy: rt.FIFO, Priority: 1, AllowRT: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +242,7 @@ func TestRTNoise(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Policy != rt.FIFO || a.Priority != 1 || !cmp.Equal(a.CPUs, []int{cpu}) {
+	if a.Policy != "SCHED_FIFO" || a.Priority != 1 || !cmp.Equal(a.CPUs, []int{cpu}) {
 		t.Errorf("thread %d: %s %d cpus %v, want SCHED_FIFO 1 cpus [%d]", tids[0], a.Policy, a.Priority, a.CPUs, cpu)
 	}
 	t0 := time.Now()
@@ -262,7 +261,7 @@ func TestRTNoise(t *testing.T) {
 
 func TestUDPLoopback(t *testing.T) {
 	const rate = 20000.0
-	n, w := run(t, Config{Kind: "udp", Threads: 2, Rate: rate, Size: 100}, 200*time.Millisecond)
+	n, w := run(t, Config{Kind: KindUDP, Threads: 2, Rate: rate, Size: 100}, 200*time.Millisecond)
 	addrs := n.Addrs()
 	if len(addrs) != 2 {
 		t.Fatalf("Addrs %v, want 2 sinks", addrs)
@@ -287,7 +286,7 @@ func TestUDPLoopback(t *testing.T) {
 
 func TestFileWriteRemovesFiles(t *testing.T) {
 	dir := t.TempDir()
-	n, err := New(Config{Kind: "file_write", Threads: 2, Dir: dir})
+	n, err := New(Config{Kind: KindFileWrite, Threads: 2, Dir: dir, Size: 256, Blocks: 2000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,21 +307,21 @@ func TestFileWriteRemovesFiles(t *testing.T) {
 	if len(during) != 2 || len(after) != 0 {
 		t.Errorf("files while running %v (want 2), after Stop %v (want none)", during, after)
 	}
-	if w.Count == 0 || w.Count%DefaultBlock != 0 {
-		t.Errorf("work %+v: want a positive multiple of %d bytes", w, DefaultBlock)
+	if w.Count == 0 || w.Count%256 != 0 {
+		t.Errorf("work %+v: want a positive multiple of 256 bytes", w)
 	}
 
 	// Dir "": temporary directories, removed too.
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
-	run(t, Config{Kind: "file_write", Threads: 1}, 50*time.Millisecond)
+	run(t, params(Config{Kind: KindFileWrite, Threads: 1}), 50*time.Millisecond)
 	if left, _ := filepath.Glob(filepath.Join(tmp, "*")); len(left) != 0 {
 		t.Errorf("left in TMPDIR after Stop: %v", left)
 	}
 }
 
 func TestMessagingCounts(t *testing.T) {
-	_, w := run(t, Config{Kind: "messaging", Threads: 1, Groups: 1, FDs: 2, Loops: 50, Size: 64}, 200*time.Millisecond)
+	_, w := run(t, Config{Kind: KindMessaging, Threads: 1, Groups: 1, FDs: 2, Loops: 50, Size: 64}, 200*time.Millisecond)
 	if w.Received == 0 || w.Count != w.Received || w.Received > w.Sent || w.Bytes != 64*w.Received {
 		t.Errorf("work %+v: want count = received > 0, received ≤ sent, bytes = 64 × received", w)
 	}
@@ -331,7 +330,7 @@ func TestMessagingCounts(t *testing.T) {
 func TestStartErrorCleansUp(t *testing.T) {
 	// CPU 1000 does not exist: thread 1 fails after thread 0 and both
 	// sinks were made; everything must be closed (TestMain checks fds).
-	n, err := New(Config{Kind: "udp", Threads: 2, CPUs: []int{0, 1000}})
+	n, err := New(params(Config{Kind: KindUDP, Threads: 2, CPUs: []int{0, 1000}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +350,7 @@ func TestStartErrorCleansUp(t *testing.T) {
 }
 
 func TestLifecycle(t *testing.T) {
-	n, err := New(Config{Kind: "spin", Threads: 1})
+	n, err := New(Config{Kind: KindSpin, Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,7 +369,7 @@ func TestLifecycle(t *testing.T) {
 }
 
 func TestStopIdempotent(t *testing.T) {
-	n, err := New(Config{Kind: "memory", Threads: 1, Size: 1 << 20})
+	n, err := New(Config{Kind: KindMemory, Threads: 1, Size: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -392,31 +391,42 @@ func TestNewErrors(t *testing.T) {
 		wantRT bool   // errors.Is ErrRTNoise
 	}{
 		// The refusal names the setting that allows it.
-		{"fifo without allow_rt", Config{Kind: "spin", Threads: 1, Policy: rt.FIFO, Priority: 50},
+		{"fifo without allow_rt", Config{Kind: KindSpin, Threads: 1, Policy: rt.FIFO, Priority: 50},
 			"noise spin: SCHED_FIFO 50 noise can starve the machine (every CPU it runs on is lost to everything below priority 50): set allow_rt_noise: true in the scenario to allow it", true},
-		{"rr without allow_rt", Config{Kind: "udp", Threads: 1, Policy: rt.RR, Priority: 10},
+		{"rr without allow_rt", params(Config{Kind: KindUDP, Threads: 1, Policy: rt.RR, Priority: 10}),
 			"noise udp: SCHED_RR 10 noise can starve the machine (every CPU it runs on is lost to everything below priority 10): set allow_rt_noise: true in the scenario to allow it", true},
-		{"threads 0", Config{Kind: "spin"}, "noise spin: threads 0 out of range (allowed: 1–1024)", false},
-		{"unknown kind", Config{Kind: "disk", Threads: 1},
-			`noise "disk": unknown kind (allowed: spin, memory, syscall, messaging, file_write, udp)`, false},
+		{"threads 0", Config{Kind: KindSpin}, "noise spin: threads 0 out of range (allowed: 1–1024)", false},
+		{"no kind", Config{Threads: 1},
+			`noise kind(0): unknown kind (allowed: spin, memory, syscall, messaging, file_write, udp)`, false},
 		// Every problem is listed, not only the first.
-		{"several", Config{Kind: "memory", Threads: 0, Nice: 40, Size: 100},
+		{"several", Config{Kind: KindMemory, Threads: 0, Nice: 40, Size: 100},
 			"noise memory: threads 0 out of range (allowed: 1–1024); nice 40 out of range (allowed: -20–19); size 100 out of range (allowed: ≥ 8192 bytes)", false},
-		{"fifo priority 0", Config{Kind: "spin", Threads: 1, Policy: rt.FIFO, AllowRT: true},
+		{"fifo priority 0", Config{Kind: KindSpin, Threads: 1, Policy: rt.FIFO, AllowRT: true},
 			"noise spin: priority 0 out of range for SCHED_FIFO (allowed: 1–99)", false},
-		{"other with priority", Config{Kind: "spin", Threads: 1, Priority: 5},
+		{"other with priority", Config{Kind: KindSpin, Threads: 1, Priority: 5},
 			"noise spin: priority 5 out of range for SCHED_OTHER (allowed: 0)", false},
-		{"duty never on", Config{Kind: "spin", Threads: 1, Off: time.Millisecond},
+		{"duty never on", Config{Kind: KindSpin, Threads: 1, Off: time.Millisecond},
 			"noise spin: duty cycle on 0 off 1ms: the noise would never run (set on > 0, or off 0 for always on)", false},
-		{"cpu negative", Config{Kind: "spin", Threads: 1, CPUs: []int{-1}},
+		{"cpu negative", Config{Kind: KindSpin, Threads: 1, CPUs: []int{-1}},
 			"noise spin: cpus[0] -1 out of range (allowed: 0–1023)", false},
-		{"udp payload", Config{Kind: "udp", Threads: 1, Size: 8},
+		{"udp payload", Config{Kind: KindUDP, Threads: 1, Size: 8, Rate: 1},
 			"noise udp: size 8 out of range (allowed: 16–65507 bytes)", false},
-		{"udp rate", Config{Kind: "udp", Threads: 1, Rate: -1},
-			"noise udp: rate -1 out of range (allowed: > 0 – 1e+07 messages/s per thread; 0 = 10000)", false},
-		{"syscall", Config{Kind: "syscall", Threads: 1, Syscall: "getpid"},
-			`noise syscall: syscall "getpid" unknown (allowed: getppid, clock_gettime, sched_yield)`, false},
-		{"messaging fifo", Config{Kind: "messaging", Threads: 1, Policy: rt.FIFO, Priority: 1, AllowRT: true},
+		{"udp rate", Config{Kind: KindUDP, Threads: 1, Size: 64, Rate: -1},
+			"noise udp: rate -1 out of range (allowed: > 0 – 1e+07 messages/s per thread)", false},
+		{"syscall", Config{Kind: KindSyscall, Threads: 1, Syscall: 9},
+			`noise syscall: syscall(9) unknown (allowed: getppid, clock_gettime, sched_yield)`, false},
+		// noise has no defaults: a kind's parameters left zero are refused.
+		{"memory, no size", Config{Kind: KindMemory, Threads: 1},
+			"noise memory: size 0 out of range (allowed: ≥ 8192 bytes)", false},
+		{"udp, no size or rate", Config{Kind: KindUDP, Threads: 1},
+			"noise udp: size 0 out of range (allowed: 16–65507 bytes); rate 0 out of range (allowed: > 0 – 1e+07 messages/s per thread)", false},
+		{"syscall, no call", Config{Kind: KindSyscall, Threads: 1},
+			`noise syscall: syscall(0) unknown (allowed: getppid, clock_gettime, sched_yield)`, false},
+		{"file_write, no block", Config{Kind: KindFileWrite, Threads: 1},
+			"noise file_write: size 0, blocks 0: each ≥ 1", false},
+		{"messaging, no shape", Config{Kind: KindMessaging, Threads: 1, Groups: 1},
+			"noise messaging: size 0, groups 1, fds 0, loops 0: each ≥ 1", false},
+		{"messaging fifo", params(Config{Kind: KindMessaging, Threads: 1, Policy: rt.FIFO, Priority: 1, AllowRT: true}),
 			"noise messaging: policy SCHED_FIFO not supported (messaging workers run at SCHED_OTHER; use nice)", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -437,19 +447,19 @@ func TestNewErrors(t *testing.T) {
 
 func TestNewKeepsConfig(t *testing.T) {
 	cpus := []int{0}
-	cfg := Config{Kind: "udp", Threads: 1, CPUs: cpus}
+	cfg := Config{Kind: KindUDP, Threads: 1, CPUs: cpus, Size: 64, Rate: 10000}
 	n, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cpus[0] = 7
-	if n.Config().CPUs[0] != 0 || n.Config().Size != 0 || n.Config().Rate != 0 {
-		t.Errorf("config %+v: New must copy CPUs and leave defaults unfilled", n.Config())
+	if n.Config().CPUs[0] != 0 || n.Config().Size != 64 || n.Config().Rate != 10000 {
+		t.Errorf("config %+v: New must copy CPUs and change nothing else", n.Config())
 	}
 }
 
 func TestWarnings(t *testing.T) {
-	rtCfg := Config{Kind: "spin", Threads: 1, Policy: rt.FIFO, Priority: 1, AllowRT: true}
+	rtCfg := Config{Kind: KindSpin, Threads: 1, Policy: rt.FIFO, Priority: 1, AllowRT: true}
 	for _, tc := range []struct {
 		name string
 		cfg  Config
@@ -459,7 +469,7 @@ func TestWarnings(t *testing.T) {
 	}{
 		{"rt, throttling off", rtCfg, true, nil, []string{"RT throttling is off (sched_rt_runtime_us = -1): real-time noise may hang CPUs"}},
 		{"rt, throttling on", rtCfg, false, nil, nil},
-		{"other, throttling off", Config{Kind: "spin", Threads: 1}, true, nil, nil},
+		{"other, throttling off", Config{Kind: KindSpin, Threads: 1}, true, nil, nil},
 		{"rt, unreadable", rtCfg, false, os.ErrPermission, []string{"RT throttling state unknown (permission denied): real-time noise may hang CPUs if it is off"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -491,7 +501,7 @@ func TestStepAllocs(t *testing.T) {
 	}{
 		{"spin", &spinWorker{}},
 		{"memory", newMemoryWorker(1 << 20)},
-		{"syscall", newSyscallWorker("clock_gettime")},
+		{"syscall", newSyscallWorker(SyscallClockGettime)},
 	} {
 		if a := testing.AllocsPerRun(100, func() { tc.w.step(&s, math.MaxInt64) }); a != 0 {
 			t.Errorf("%s step allocs %v", tc.name, a)
@@ -510,12 +520,12 @@ func TestStepAllocs(t *testing.T) {
 // and Stop still ends every thread.
 func TestDutyCycleKinds(t *testing.T) {
 	for _, kind := range Kinds {
-		t.Run(kind, func(t *testing.T) {
-			cfg := Config{Kind: kind, Threads: 1, On: 20 * time.Millisecond, Off: 30 * time.Millisecond, Size: 1 << 20}
-			if kind != "memory" {
-				cfg.Size = 0
+		t.Run(kind.String(), func(t *testing.T) {
+			cfg := Config{Kind: kind, Threads: 1, On: 20 * time.Millisecond, Off: 30 * time.Millisecond}
+			if kind == KindMemory {
+				cfg.Size = 1 << 20
 			}
-			n, w := run(t, cfg, 500*time.Millisecond)
+			n, w := run(t, params(cfg), 500*time.Millisecond)
 			checkSchedule(t, n)
 			phases, _ := n.Phases()
 			// The schedule is asserted; the share of the CPU it got is
@@ -523,4 +533,37 @@ func TestDutyCycleKinds(t *testing.T) {
 			t.Logf("%s: %d %s, %d phases; on %.3f of the time (schedule 0.4), %.3f of a CPU", kind, w.Count, w.Unit, len(phases[0]), w.Duty, w.CPUShare)
 		})
 	}
+}
+
+// params gives c the parameters its kind needs that it leaves zero, as
+// the scenario's defaults (scenario/defaults.go) give them: noise has none
+// of its own.
+func params(c Config) Config {
+	or := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	switch c.Kind {
+	case KindMemory:
+		or(&c.Size, 64<<20)
+	case KindSyscall:
+		if c.Syscall == 0 {
+			c.Syscall = SyscallGetppid
+		}
+	case KindUDP:
+		or(&c.Size, 64)
+		if c.Rate == 0 {
+			c.Rate = 10000
+		}
+	case KindFileWrite:
+		or(&c.Size, 256)
+		or(&c.Blocks, 2000)
+	case KindMessaging:
+		or(&c.Size, 100)
+		or(&c.Groups, 1)
+		or(&c.FDs, 4)
+		or(&c.Loops, 100)
+	}
+	return c
 }

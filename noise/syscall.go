@@ -17,15 +17,15 @@ type syscallWorker struct {
 // syscallsPerStep bounds one step (≈ 0.1–1 µs a call).
 const syscallsPerStep = 256
 
-func newSyscallWorker(name string) *syscallWorker {
+func newSyscallWorker(c Syscall) *syscallWorker {
 	w := &syscallWorker{}
-	switch name {
-	case "clock_gettime":
+	switch c {
+	case SyscallClockGettime:
 		// The syscall itself, not the vDSO: the kernel entry is the noise.
 		w.nr = unix.SYS_CLOCK_GETTIME
-	case "sched_yield":
+	case SyscallSchedYield:
 		w.nr = unix.SYS_SCHED_YIELD
-	default:
+	default: // SyscallGetppid (Validate refuses any other)
 		w.nr = unix.SYS_GETPPID
 	}
 	return w

@@ -101,7 +101,7 @@ func loadRun(budget *results.RowBudget, dir, run string, prefix bool) ([]Column,
 			label = run + " " + label
 		}
 		i := len(cols)
-		cols = append(cols, Column{Label: label, Run: run, Scenario: s.Scenario, Unit: unit(s, *rc.Rounds[0].Reader)})
+		cols = append(cols, Column{Label: label, Run: run, Scenario: s.Scenario, Unit: unit(s)})
 		c := &cols[i]
 		var lats []results.Latency
 		for _, rd := range rc.Rounds {
@@ -139,18 +139,13 @@ func loadRun(budget *results.RowBudget, dir, run string, prefix bool) ([]Column,
 	return cols, nil
 }
 
-// unit names one per-call tick of r: the run's clock unit with its
-// frequency ("TSC ticks, 2.1 GHz"), else the histogram's own unit.
-func unit(s *results.Summary, r results.Reader) string {
-	switch {
-	case s.Clock.Unit != "" && s.Clock.Kind == "tsc" && s.Clock.Hz > 0:
-		return fmt.Sprintf("%s, %.4g GHz", s.Clock.Unit, s.Clock.Hz/1e9)
-	case s.Clock.Unit != "":
-		return s.Clock.Unit
-	case r.PerCall.Unit != "":
-		return r.PerCall.Unit
+// unit names one per-call tick of s (results.ClockInfo.TickUnit), with
+// the TSC's frequency ("TSC ticks, 2.1 GHz").
+func unit(s *results.Summary) string {
+	if s.Clock.Kind == "tsc" && s.Clock.Hz > 0 {
+		return fmt.Sprintf("%s, %.4g GHz", s.Clock.TickUnit(), s.Clock.Hz/1e9)
 	}
-	return "ticks"
+	return s.Clock.TickUnit()
 }
 
 func (c *Column) addPerCall(p results.PerCall) error {

@@ -49,7 +49,7 @@ func TestDrainOneSamplePerCall(t *testing.T) {
 func TestDrainClockSources(t *testing.T) {
 	var cycles uint64
 	fake := rt.FakeCyclesClock(func() uint64 { cycles += 100; return cycles })
-	mono, err := rt.NewClock("monotonic")
+	mono, err := rt.NewClock(rt.ClockMonotonic)
 	if err != nil {
 		t.Fatal(err)
 	}

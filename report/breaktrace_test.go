@@ -19,7 +19,7 @@ func TestReportTracingStopped(t *testing.T) {
 	if err := Report(&b, s); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), "*** TRACING STOPPED (trial 1, base): "+note) {
+	if !strings.Contains(b.String(), "*** TRACING STOPPED (trial 1 (base, round 1)): "+note) {
 		t.Errorf("report does not say tracing stopped:\n%s", b.String())
 	}
 	s.Trials[0].Readers[0].TracingStopped = ""

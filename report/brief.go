@@ -70,7 +70,8 @@ func Brief(w io.Writer, s *results.Summary) error {
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
-	unit, unitLong := tickUnit(s.Clock)
+	unitLong := s.Clock.TickUnit()
+	unit := ShortUnit(unitLong)
 	timerOnly := true
 	for _, c := range cols {
 		timerOnly = timerOnly && c.sockets == 0
@@ -224,7 +225,13 @@ func headline(s *results.Summary, cols []column, unit string, timerOnly bool) *k
 				if len(c.traffic) == 0 {
 					return "-"
 				}
-				return asSpecified(c.traffic)
+				bad := 0
+				for _, m := range c.trafficMissed {
+					if m {
+						bad++
+					}
+				}
+				return asSpecified(bad, len(c.traffic))
 			})...)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rtload/rtload/internal/testutil"
+	"github.com/rtload/rtload/results"
 )
 
 // TestTableFolded: the default view's table keeps the seed's rows up to
@@ -42,8 +43,8 @@ func TestTableFolded(t *testing.T) {
 // accounting, per-round statistics, noise).
 func TestBrief(t *testing.T) {
 	s := testutil.SeedSummary()
-	s.Trials[1].Invalid = "invalid: clocksource changed (tsc → kvm-clock at 12.3 s)"
-	s.Trials[3].TrafficNotAsSpecified = "traffic not as specified: lo450: send lag p99 49.5ms > max_send_lag 20ms"
+	s.Trials[1].Marks = append(s.Trials[1].Marks, results.Mark{Kind: results.MarkInvalid, Text: "clocksource changed (tsc → kvm-clock at 12.3 s)"})
+	s.Trials[3].Marks = append(s.Trials[3].Marks, results.Mark{Kind: results.MarkTraffic, Endpoint: "lo450", Text: "lo450: send lag p99 49.5ms > max_send_lag 20ms"})
 	s.Trials[0].ThreadWarnings = []string{"thread rtl-nz/spin.0 (tid 5001, SCHED_OTHER) may run on reader CPU 1 (mask 0-1)"}
 	var b bytes.Buffer
 	if err := Brief(&b, s); err != nil {

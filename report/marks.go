@@ -7,15 +7,6 @@ import (
 	"github.com/rtload/rtload/results"
 )
 
-// trialName names trial t as a person counts: "trial 3 (recvmsg, round 2)".
-func trialName(t results.Trial) string {
-	v := t.Variant
-	if v == "" {
-		v = "run"
-	}
-	return fmt.Sprintf("trial %d (%s, round %d)", t.Index+1, v, t.Round+1)
-}
-
 // kernelLine names the kernel clocksource every wakeup latency was read
 // through (current_clocksource at each trial's start; each one with its
 // trials when they differ) and the RT throttling setting, from the
@@ -89,32 +80,33 @@ func housekeepingLine(s *results.Summary) string {
 	return ""
 }
 
-// markBanners are the *** lines of the trials marked invalid, with a
-// starved reader, disturbed by rtload's own process, or with traffic not
-// as specified: each trial, and why.
+// markBanners are the *** lines of the trials' marks (Summary.Marks):
+// each trial invalid (the kernel changed what it measured, rtload's own
+// garbage collection, a reader that measured nothing: one line), each
+// starved reader, each disturbance by rtload's own process, each trial
+// with traffic not as specified (one line), and why.
 func markBanners(b *strings.Builder, s *results.Summary) {
-	for _, t := range s.Trials {
-		if t.Invalid != "" {
-			fmt.Fprintf(b, "\n*** INVALID: %s: %s; its verdicts are undecided\n", trialName(t), strings.TrimPrefix(t.Invalid, "invalid: "))
-		}
+	type line struct {
+		t       *results.Trial
+		invalid bool
 	}
-	for _, t := range s.Trials {
-		for _, r := range t.Readers {
-			if r.Starved != "" {
-				fmt.Fprintf(b, "\n*** READER STARVED: %s: reader %s %s\n", trialName(t), r.Name, r.Starved)
-			}
+	once := map[line]bool{} // a trial's invalid and traffic marks make one line each
+	for _, m := range s.Marks() {
+		t := m.Trial
+		if t == nil {
+			continue // the run's own: printed above
 		}
-	}
-	for _, t := range s.Trials {
-		for _, m := range t.ProcessMarks {
-			if !strings.Contains(t.Invalid, m) { // its own GC is INVALID above
-				fmt.Fprintf(b, "\n*** RTLOAD ITSELF: %s: %s (see the marked records in intervals.jsonl)\n", trialName(t), m)
-			}
-		}
-	}
-	for _, t := range s.Trials {
-		if t.TrafficNotAsSpecified != "" {
-			fmt.Fprintf(b, "\n*** TRAFFIC NOT AS SPECIFIED: %s: %s\n", trialName(t), strings.TrimPrefix(t.TrafficNotAsSpecified, "traffic not as specified: "))
+		switch l := (line{t, m.Kind.Invalidates()}); {
+		case m.Kind.Invalidates() && !once[l]:
+			once[l] = true
+			fmt.Fprintf(b, "\n*** INVALID: %s: %s; its verdicts are undecided\n", t.Name(), t.MarkText(results.MarkInvalid, results.MarkEmpty))
+		case m.Kind == results.MarkStarved:
+			fmt.Fprintf(b, "\n*** READER STARVED: %s: %s\n", t.Name(), m.Text)
+		case m.Kind == results.MarkRtload:
+			fmt.Fprintf(b, "\n*** RTLOAD ITSELF: %s: %s (see the marked records in intervals.jsonl)\n", t.Name(), m.Text)
+		case m.Kind == results.MarkTraffic && !once[l]:
+			once[l] = true
+			fmt.Fprintf(b, "\n*** TRAFFIC NOT AS SPECIFIED: %s: %s\n", t.Name(), t.MarkText(results.MarkTraffic))
 		}
 	}
 }
@@ -141,7 +133,7 @@ func threadWarnings(b *strings.Builder, s *results.Summary) {
 		return
 	}
 	w := first.ThreadWarnings
-	fmt.Fprintf(b, "\nwarning: %s may run on a reader's CPU in %s", plural(len(w), "non-reader thread"), trialName(*first))
+	fmt.Fprintf(b, "\nwarning: %s may run on a reader's CPU in %s", plural(len(w), "non-reader thread"), first.Name())
 	if others > 0 {
 		fmt.Fprintf(b, "\n  (and in %s)", plural(others, "other trial"))
 	}

@@ -15,7 +15,7 @@ func writeProfiled(b *strings.Builder, s *results.Summary) {
 	if len(s.ProfiledTrials) == 0 {
 		return
 	}
-	_, unit := tickUnit(s.Clock)
+	unit := s.Clock.TickUnit()
 	fmt.Fprintf(b, "\nprofiled trials: %d, kept out of the tables above; the profiler's cost, per-call p50 (%s) timed vs profiled:\n", len(s.ProfiledTrials), unit)
 	per := results.PerReader(s)
 	for _, c := range results.ProfilerCosts(s) {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"github.com/rtload/rtload/results"
+	"slices"
 
 	"fmt"
 	"strings"
@@ -81,7 +82,7 @@ func writeRepeated(b *strings.Builder, s *results.Summary) {
 				if p.Name != k.probe {
 					continue
 				}
-				if !contains(variants, t.Variant) {
+				if !slices.Contains(variants, t.Variant) {
 					variants = append(variants, t.Variant)
 				}
 				if head == "" {
@@ -125,15 +126,6 @@ func probeHead(p results.Probe) string {
 		return fmt.Sprintf("%d groups × %d senders/receivers, %d loops of %d B over %s, %d threads (hackbench -T)", m.Groups, m.FDs, m.Loops, m.Size, m.Transport, m.Workers)
 	}
 	return ""
-}
-
-func contains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // WriteSamples prints one column's runs in seed 001's layout to tw: "Runs:

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -38,8 +37,11 @@ type column struct {
 	sent, sendErrors        uint64
 	inFlight                int64
 	trafficKnown            bool
-	// traffic are the rounds' traffic groups feeding this column's reader.
-	traffic []results.Traffic
+	// traffic are the rounds' traffic groups feeding this column's reader;
+	// trafficMissed[i] says whether traffic[i] marked its trial
+	// (MarkTraffic).
+	traffic       []results.Traffic
+	trafficMissed []bool
 
 	perCall             []results.TickStats
 	wake, drain, oneWay []results.Latency
@@ -83,7 +85,8 @@ func Report(w io.Writer, s *results.Summary) error {
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
-	unit, unitLong := tickUnit(s.Clock)
+	unitLong := s.Clock.TickUnit()
+	unit := ShortUnit(unitLong)
 	merged := roundsNote(cols)
 	timerOnly := true // readers with no sockets: a cyclictest-like timer probe
 	for _, c := range cols {
@@ -191,7 +194,7 @@ func writeHeader(b *strings.Builder, s *results.Summary) {
 	for _, tr := range s.Trials {
 		for _, r := range tr.Readers {
 			if r.TracingStopped != "" {
-				fmt.Fprintf(b, "\n*** TRACING STOPPED (trial %d, %s): %s\n", tr.Index+1, tr.Variant, r.TracingStopped)
+				fmt.Fprintf(b, "\n*** TRACING STOPPED (%s): %s\n", tr.Name(), r.TracingStopped)
 			}
 		}
 	}
@@ -259,7 +262,7 @@ func plural(n int, what string) string {
 // rounds ("2 variants, 1–2 rounds each": a run stopped inside a round).
 func trialShape(s *results.Summary) string {
 	variants, rounds := shape(s)
-	if soakSliced(s.Spec) && variants > 1 {
+	if s.Plan.Sliced() && variants > 1 {
 		return plural(variants, "variant") + " in soak slices"
 	}
 	if procs := processes(s); procs > 1 && len(s.Trials) == variants*rounds {
@@ -277,38 +280,6 @@ func trialShape(s *results.Summary) string {
 		least = min(least, n)
 	}
 	return fmt.Sprintf("%s, %d–%d rounds each", plural(variants, "variant"), least, rounds)
-}
-
-// soakSliced reports whether spec (Summary.Spec: the scenario as run, in
-// memory or read back from summary.json) is a soak (duration 0) whose
-// variants alternate in slices (slice > 0): each trial is then one slice.
-func soakSliced(spec any) bool {
-	raw, err := json.Marshal(spec)
-	if err != nil {
-		return false
-	}
-	var f struct {
-		Duration, Slice any
-	}
-	if json.Unmarshal(raw, &f) != nil {
-		return false
-	}
-	d, okD := durationOf(f.Duration)
-	sl, okS := durationOf(f.Slice)
-	return okD && okS && d == 0 && sl > 0
-}
-
-// durationOf reads a duration as summary.json holds it: "1m0s" (the
-// scenario's text form), or nanoseconds.
-func durationOf(v any) (time.Duration, bool) {
-	switch x := v.(type) {
-	case string:
-		d, err := time.ParseDuration(x)
-		return d, err == nil
-	case float64:
-		return time.Duration(x), true
-	}
-	return 0, false
 }
 
 // processes counts the distinct processes of s's trials (1 for a
@@ -333,10 +304,6 @@ func shape(s *results.Summary) (variants, rounds int) {
 	return len(per), rounds
 }
 
-// cyclesDescription is rt.CyclesDescription (report imports only results
-// and record; TestClockLineCycles keeps the two equal).
-const cyclesDescription = "core cycles (PERF_COUNT_HW_CPU_CYCLES via rdpmc, kernel+user)"
-
 // clockLine states what one tick is, honestly.
 func clockLine(c results.ClockInfo) string {
 	switch {
@@ -349,7 +316,7 @@ func clockLine(c results.ClockInfo) string {
 		}
 		return l
 	case c.Kind == "cycles":
-		return "clock: " + cyclesDescription + ", core clock " + hz(c.Hz) + " while calibrating"
+		return "clock: " + results.CyclesDescription + ", core clock " + hz(c.Hz) + " while calibrating"
 	case c.Kind == "monotonic" && (c.Hz == 1e9 || c.Hz == 0):
 		return "clock: monotonic, 1 tick = 1 ns"
 	case c.Kind == "":
@@ -372,19 +339,10 @@ func hz(v float64) string {
 	}
 }
 
-// tickUnit is the short unit heading the tables and the long one for titles.
-func tickUnit(c results.ClockInfo) (short, long string) {
-	switch c.Kind {
-	case "tsc":
-		return "ticks", "TSC ticks"
-	case "monotonic":
-		return "ns", "ns"
-	}
-	if c.Unit != "" {
-		return c.Unit, c.Unit
-	}
-	return "ticks", "ticks"
-}
+// ShortUnit is the word for a tick unit in a narrow heading (the seed
+// table's row labels, "mean ticks/call"): "ticks" for "TSC ticks", the
+// unit itself otherwise ("cycles", "ns").
+func ShortUnit(unit string) string { return strings.TrimPrefix(unit, "TSC ") }
 
 // columns merges the trials into one column per variant (or per
 // variant/reader when there are several readers), in run order.
@@ -465,6 +423,7 @@ func (c *column) add(t results.Trial, r results.Reader, nReaders int) error {
 	for _, tr := range t.Traffic {
 		if feeds(tr, r, nReaders) {
 			c.traffic = append(c.traffic, tr)
+			c.trafficMissed = append(c.trafficMissed, trafficMissed(&t, tr.Endpoint))
 			c.sent += tr.Sent
 			c.sendErrors += tr.SendErrors
 			c.inFlight += tr.InFlight
@@ -834,13 +793,14 @@ func writeGC(b *strings.Builder, s *results.Summary) {
 	var total uint64
 	var where []string
 	soak := false
-	for _, t := range s.Trials {
+	for i := range s.Trials {
+		t := &s.Trials[i]
 		for _, r := range t.Readers {
 			soak = soak || r.Intervals > 0
 		}
 		if t.GCDuring > 0 {
 			total += uint64(t.GCDuring)
-			where = append(where, fmt.Sprintf("trial %d (%s round %d): %d", t.Index, t.Variant, t.Round, t.GCDuring))
+			where = append(where, fmt.Sprintf("%s: %d", t.Name(), t.GCDuring))
 		}
 	}
 	if total == 0 {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -138,7 +139,7 @@ func TestReportReadersDegraded(t *testing.T) {
 		r2 := tr.Readers[0]
 		r2.Name = "second"
 		r2.Endpoint = "other"
-		r2.Applied = results.Applied{TID: 99, Policy: "SCHED_OTHER", Nice: -5, CPUs: []int{2, 3, 0, 1, 6}}
+		r2.Applied = results.Applied{Thread: results.Thread{TID: 99, Policy: "SCHED_OTHER", Nice: -5, CPUs: []int{2, 3, 0, 1, 6}}}
 		tr.Readers = append(tr.Readers, r2)
 	}
 	s.Trials[1].GCAfter, s.Trials[1].GCDuring = 4, 1
@@ -163,7 +164,7 @@ func TestReportReadersDegraded(t *testing.T) {
 		"OTHER nice -5",
 		"0-3,6",
 		"WARNING: 1 GC cycle during measured windows (want 0)",
-		"trial 1 (recvmsg round 1): 1",
+		"trial 2 (recvmsg, round 2): 1", // counted from 1, as every other line counts trials
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q", want)
@@ -293,7 +294,7 @@ func TestReportMarks(t *testing.T) {
 		tr := &s.Trials[i]
 		tf := &tr.Traffic[0]
 		tf.Due = tf.Sent
-		tf.Applied = &results.Applied{TID: 5000 + i, Policy: "SCHED_FIFO", Priority: 70, CPUs: []int{0, 1}}
+		tf.Applied = &results.Applied{Thread: results.Thread{TID: 5000 + i, Policy: "SCHED_FIFO", Priority: 70, CPUs: []int{0, 1}}}
 		tf.MaxSendLagNs = int64(20 * time.Millisecond)
 		tr.Kernel = &results.KernelWatch{ClocksourceStart: "tsc", ClocksourceEnd: "tsc", Available: []string{"tsc", "kvm-clock"},
 			RTThrottlingStart: results.RTThrottling{RuntimeUs: 950000, PeriodUs: 1000000}, KmsgWatched: true}
@@ -305,17 +306,16 @@ func TestReportMarks(t *testing.T) {
 	}
 	s.Trials[1].ThreadWarnings = s.Trials[0].ThreadWarnings
 	s.Trials[1].Kernel.ClocksourceEnd = "kvm-clock"
-	s.Trials[1].Kernel.Events = []results.KernelEvent{{Kind: "clocksource_switch", AtNs: 12_300_000_000, From: "tsc", To: "kvm-clock", Source: "kmsg",
+	s.Trials[1].Kernel.Events = []results.KernelEvent{{Kind: "clocksource_switch", At: 12300 * time.Millisecond, From: "tsc", To: "kvm-clock", Source: "kmsg",
 		Msg: "clocksource: Switched to clocksource kvm-clock"}}
-	s.Trials[1].Invalid = "invalid: clocksource changed (tsc → kvm-clock at 12.3 s)"
+	s.Trials[1].Marks = append(s.Trials[1].Marks, results.Mark{Kind: results.MarkInvalid, Text: "clocksource changed (tsc → kvm-clock at 12.3 s)"})
 	s.Trials[2].Kernel.ClocksourceStart = "kvm-clock"
 	s.Trials[3].Kernel.ClocksourceStart = "kvm-clock"
 	tf := &s.Trials[3].Traffic[0]
 	tf.Due = tf.Sent + tf.Sent/50
 	tf.RateErrorPct = (float64(tf.Sent) - float64(tf.Due)) / float64(tf.Due) * 100
 	tf.SendLag = testutil.Latency(100, 1_000_000, 500_000) // p99 ≈ 50.5 ms
-	tf.NotAsSpecified = "send lag p99 49.5ms > max_send_lag 20ms"
-	s.Trials[3].TrafficNotAsSpecified = "traffic not as specified: lo450: send lag p99 49.5ms > max_send_lag 20ms"
+	s.Trials[3].Marks = append(s.Trials[3].Marks, results.Mark{Kind: results.MarkTraffic, Endpoint: "lo450", Text: "lo450: send lag p99 49.5ms > max_send_lag 20ms"})
 	var b bytes.Buffer
 	if err := Report(&b, s); err != nil {
 		t.Fatal(err)
@@ -369,7 +369,14 @@ func TestHeaderTrialShape(t *testing.T) {
 		{"stopped inside a round", spec{Duration: "4s"}, []string{"a", "b", "a"}, "3 trials: 2 variants, 1–2 rounds each\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &results.Summary{Spec: tc.spec}
+			data, err := json.Marshal(tc.spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := &results.Summary{}
+			if err := s.SetSpec(data); err != nil {
+				t.Fatal(err)
+			}
 			for i, v := range tc.variants {
 				s.Trials = append(s.Trials, results.Trial{Index: i, Round: i / 2, Variant: v})
 			}

@@ -15,6 +15,31 @@
 //	                       a variant's profiled trials' samples (pprof, folded stacks):
 //	                       Summary.Profiles names them, ReadProfileFile reads them
 //
+// One Summary holds the whole run, typed to the leaf (no field is an
+// interface), and its readers ask it rather than recompute:
+//   - what ran: Spec, the scenario's JSON as run (for check's rerun and
+//     compare's leaf-by-leaf diff, Spec.Leaves), and Plan, what readers
+//     ask of it (duration, warm-up, slices, rounds, processes, variants);
+//     Env, the machine and process (`rtload env`); Clock, what one tick
+//     is (ClockInfo.TickUnit names it: "TSC ticks", "cycles", "ns");
+//   - what the kernel reported, one definition each, filled by its
+//     producer (rt, sysinfo) and never copied: Applied and Thread
+//     (scheduling read back), Housekeeping (rtload's own threads
+//     confined), KernelWatch (clocksource, RT throttling, kernel log
+//     events), Env, ClockInfo;
+//   - the trials, in run order (Trial.Name: "trial 3 (recvmsg, round 2)",
+//     counted from 1), each with its readers, traffic, noise and probes;
+//   - the marks of a run that was not the run asked for: each trial's
+//     list (Trial.Marks: MarkInvalid, MarkEmpty, MarkStarved, MarkRtload,
+//     MarkTraffic, each with its text) and the run's own (degraded,
+//     stopped, incomplete), gathered once by Summary.Marks; Trial.Valid
+//     says whether a verdict may rest on a trial.
+//
+// Older summaries read into today's types (DecodeSummary): version 1's
+// per-call summaries and trial-level log lists, version 2's trials (all
+// in process 0) and its marks, kept in five fields (legacy.go). Version
+// holds the version read.
+//
 // Profiled trials (the scenario's profile section) are kept apart from
 // the timed ones, in Summary.ProfiledTrials, so that no table mixes
 // histograms measured under the sampler with the timed ones;
@@ -36,7 +61,7 @@
 // whole record.
 //
 // Numbers: Latency (ns) and TickStats (clock ticks: a TSC tick is not a
-// core cycle; Summary.Clock says what one is) carry count, exact min, mean
+// core cycle; Summary.Clock.TickUnit says what one is) carry count, exact min, mean
 // and max, and p50, p90, p99 and p99.9 by one definition (see latency.go
 // and the README's "Percentiles: one definition"): HdrHistogram's rank,
 // the highest value of the bucket holding that sample, clamped to the
@@ -67,5 +92,6 @@
 // The package imports only the standard library, record, hdrhistogram-go
 // and two stdlib-only leaves (internal/filekind, internal/termsafe): no
 // kernel package, no scenario, no engine, so results are read and rebuilt
-// anywhere.
+// anywhere. The kernel-facing packages import it instead: their reports
+// are its types.
 package results

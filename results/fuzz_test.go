@@ -60,8 +60,8 @@ func FuzzDecodeSummary(f *testing.F) {
 // wakeup-log reader: it must never panic, and every row it returns must
 // format back to a line it reads again identically.
 func FuzzParseWakeupLog(f *testing.F) {
-	f.Add([]byte(results.WakeupCSVHeader+"\n1,2,3,4,5,6,7,8,9,10\n"), false, true)
-	f.Add([]byte(results.WakeupCSVHeaderV1+"\n7,1000,-2345,712000,225,675,450,1\n8,1"), false, true)
+	f.Add([]byte(results.WakeupLogHeader+"\n1,2,3,4,5,6,7,8,9,10\n"), false, true)
+	f.Add([]byte(results.WakeupLogHeaderV1+"\n7,1000,-2345,712000,225,675,450,1\n8,1"), false, true)
 	if data, err := os.ReadFile(filepath.Join("testdata", "v1", "wakeups-00-recvfrom-r0-rt.csv")); err == nil {
 		f.Add(data, false, false)
 		var b bytes.Buffer

@@ -26,7 +26,7 @@ import (
 // refused with ErrRefusedFile (a missing one with fs.ErrNotExist).
 func FuzzResultsFile(f *testing.F) {
 	f.Add(uint8(0), uint8(0), []byte(`{"version":2}`))
-	f.Add(uint8(1), uint8(1), []byte(results.WakeupCSVHeader+"\n1,2,3,4,5,6,7,8,9,10\n"))
+	f.Add(uint8(1), uint8(1), []byte(results.WakeupLogHeader+"\n1,2,3,4,5,6,7,8,9,10\n"))
 	f.Add(uint8(2), uint8(2), []byte{0x1f, 0x8b, 8, 0})
 	f.Add(uint8(3), uint8(3), []byte(`{"reader":"rt"}`+"\n"))
 	f.Add(uint8(4), uint8(0), []byte(nil))
@@ -93,8 +93,8 @@ func gzipSplit(content, cuts []byte) []byte {
 // count and error presence of the plain log, and Inflate never hands out
 // more than its limit of arbitrary input.
 func FuzzGzipMembers(f *testing.F) {
-	f.Add([]byte(results.WakeupCSVHeader+"\n1,2,3,4,5,6,7,8,9,10\n2,3,4,5,6,7,8,9,10,11\n"), []byte{128}, true)
-	f.Add([]byte(results.WakeupCSVHeader+"\n1,2,3,4,5,6,7,8,9,10\n2,3"), []byte{10, 200, 250}, false)
+	f.Add([]byte(results.WakeupLogHeader+"\n1,2,3,4,5,6,7,8,9,10\n2,3,4,5,6,7,8,9,10,11\n"), []byte{128}, true)
+	f.Add([]byte(results.WakeupLogHeader+"\n1,2,3,4,5,6,7,8,9,10\n2,3"), []byte{10, 200, 250}, false)
 	f.Fuzz(func(t *testing.T, content, cuts []byte, last bool) {
 		if len(cuts) > 16 {
 			cuts = cuts[:16]

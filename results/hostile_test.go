@@ -144,7 +144,7 @@ func TestReadersRefuseLinksAndFIFOs(t *testing.T) {
 // wakeupRows is n valid wakeup-log rows after the header.
 func wakeupRows(n int) []byte {
 	var b bytes.Buffer
-	b.WriteString(results.WakeupCSVHeader + "\n")
+	b.WriteString(results.WakeupLogHeader + "\n")
 	for i := range n {
 		fmt.Fprintf(&b, "%d,%d,4500,9000,450,900,450,0,1,0\n", i, 1764612345678901234+int64(i)*10_000_000)
 	}
@@ -186,7 +186,7 @@ func TestWakeupGzipBomb(t *testing.T) {
 		{"one member", func() []byte {
 			var b bytes.Buffer
 			zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
-			zw.Write([]byte(results.WakeupCSVHeader + "\n"))
+			zw.Write([]byte(results.WakeupLogHeader + "\n"))
 			row := bytes.Repeat([]byte("1,1764612345678901234,4500,9000,450,900,450,0,1,0\n"), 1<<14)
 			for range (80 << 20) / len(row) {
 				zw.Write(row)
@@ -199,15 +199,15 @@ func TestWakeupGzipBomb(t *testing.T) {
 		// gzip members (one stream to a reader).
 		{"1 GiB in members", func() []byte {
 			mib := bytes.Repeat([]byte("1,1764612345678901234,4500,9000,450,900,450,0,1,0\n"), (1<<20)/51)
-			return append(gzipMembers(t, []byte(results.WakeupCSVHeader+"\n"), 1), gzipMembers(t, mib, 1024)...)
+			return append(gzipMembers(t, []byte(results.WakeupLogHeader+"\n"), 1), gzipMembers(t, mib, 1024)...)
 		}},
 		// Rows that compress as real ones do (10×), past the 64 MiB a
 		// chunk may inflate to: refused at the bound.
 		{"70 MiB of real rows", func() []byte {
-			rows := wakeupRows(20_000)[len(results.WakeupCSVHeader)+1:]
+			rows := wakeupRows(20_000)[len(results.WakeupLogHeader)+1:]
 			mib := bytes.Repeat(rows, (1<<20)/len(rows)+1)[:1<<20]
 			mib = mib[:bytes.LastIndexByte(mib, '\n')+1]
-			return append(gzipMembers(t, []byte(results.WakeupCSVHeader+"\n"), 1), gzipMembers(t, mib, 70)...)
+			return append(gzipMembers(t, []byte(results.WakeupLogHeader+"\n"), 1), gzipMembers(t, mib, 70)...)
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

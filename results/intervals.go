@@ -87,14 +87,14 @@ type Interval struct {
 	// interval: its own GC ran, its RSS passed RSSBoundBytes, or its
 	// metrics endpoint met more than scrapes (a connection refused, or
 	// more connections than requests served: a flood, or requests over
-	// its limits). The trial's ProcessMarks sum them up.
+	// its limits). The trial's marks (Trial.Marks) sum them up.
 	Mark string `json:"mark,omitempty"`
 	// LateHandoffs counts interval ends the writer was too slow for (the
 	// interval then grew; nothing was lost).
 	LateHandoffs uint64 `json:"late_handoffs"`
 	// Clocksource is the kernel clocksource at the end of the interval (as
 	// the kernel watch last read it); Invalid, once the kernel changed
-	// what the trial measures, says how (see Trial.Invalid), in this
+	// what the trial measures, says how (see MarkInvalid), in this
 	// interval's record and every later one.
 	Clocksource string `json:"clocksource,omitempty"`
 	Invalid     string `json:"invalid,omitempty"`

@@ -9,16 +9,27 @@ import (
 // Summary is the contract of a results directory: summary.json holds one.
 // Every report (terminal table, compare) is rebuilt from it.
 type Summary struct {
-	// Version of this format: SummaryVersion when written; ReadSummary
-	// also reads version 1 (see ReadSummary).
+	// Version of this format: SummaryVersion when written; DecodeSummary
+	// also reads versions 1 and 2 into today's fields (see DecodeSummary),
+	// and leaves the version they had here.
 	Version int `json:"version"`
 	// Scenario is the name of the scenario; File the source it came from.
 	Scenario string `json:"scenario"`
 	File     string `json:"file"`
-	// Spec is the scenario as run (defaults filled, before variants), as JSON.
-	Spec any `json:"spec"`
-	// Env is the `rtload env` facts, as JSON.
-	Env any `json:"env"`
+	// Spec is the scenario as run (defaults filled, before variants): the
+	// JSON of scenario.Spec, kept whole, so that `rtload check` runs it
+	// again (scenario.LoadAsRun) and compare can diff it leaf by leaf
+	// (Spec.Leaves). results reads no scenario type: what readers ask of
+	// the scenario is Plan.
+	Spec Spec `json:"spec"`
+	// Plan is what the readers of results ask of the scenario as run,
+	// typed: read from Spec (Summary.SetSpec, DecodeSummary), never
+	// written apart from it.
+	Plan Plan `json:"-"`
+	// Env is the machine and this process as the run saw them: the
+	// `rtload env` facts (sysinfo.Gather); the zero Env when a summary
+	// records none (another tool's file).
+	Env Env `json:"env"`
 	// Start and End of the whole run, wall clock.
 	Start time.Time `json:"start"`
 	End   time.Time `json:"end"`
@@ -28,9 +39,10 @@ type Summary struct {
 	// InProgress marks a checkpoint written during a run (soak): the run
 	// had not ended when it was written; a later write replaces it.
 	InProgress bool `json:"in_progress,omitempty"`
-	// Degraded is true when any privilege was missing and --allow-degraded ran anyway.
-	Degraded bool `json:"degraded"`
-	// DegradedReasons lists what was given up.
+	// Degraded is true when any privilege or requirement was missing and
+	// --allow-degraded ran anyway; DegradedReasons lists what was given up
+	// (Marks: one MarkDegraded each).
+	Degraded        bool     `json:"degraded"`
 	DegradedReasons []string `json:"degraded_reasons,omitempty"`
 	// Clock says what one tick of every per-call histogram is.
 	Clock ClockInfo `json:"clock"`
@@ -73,22 +85,6 @@ type ProcessInfo struct {
 	Error string `json:"error,omitempty"`
 }
 
-// ClockInfo describes the per-call clock.
-type ClockInfo struct {
-	// Kind is "tsc" or "monotonic".
-	Kind string `json:"kind"`
-	// Unit names one tick in reports: "TSC ticks" or "ns".
-	Unit string `json:"unit"`
-	// Hz is ticks per second (TSC frequency for tsc, 1e9 for monotonic).
-	Hz float64 `json:"hz"`
-	// Invariant is true for an invariant (constant/nonstop) TSC.
-	Invariant bool `json:"invariant"`
-	// Note says how Hz was found and that TSC ticks are not core cycles.
-	Note string `json:"note"`
-	// Fallbacks lists counters tried and why they were not used.
-	Fallbacks []string `json:"fallbacks,omitempty"`
-}
-
 // Trial is the result of one variant in one round.
 type Trial struct {
 	Index int `json:"index"`
@@ -105,8 +101,9 @@ type Trial struct {
 	Overrides map[string]string `json:"overrides,omitempty"`
 	// DurationNs is the measured time.
 	DurationNs int64 `json:"duration_ns"`
-	// GCBefore/GCAfter are runtime.MemStats.NumGC around the measured window;
-	// GCDuring = GCAfter-GCBefore must be 0 for a clean run.
+	// GCBefore/GCAfter are the Go runtime's completed GC cycles
+	// (runtime/metrics /gc/cycles/total:gc-cycles) around the measured
+	// window; GCDuring = GCAfter-GCBefore must be 0 for a clean run.
 	GCBefore uint32    `json:"gc_before"`
 	GCAfter  uint32    `json:"gc_after"`
 	GCDuring uint32    `json:"gc_during"`
@@ -120,22 +117,16 @@ type Trial struct {
 	CPUDMALatencyUs int `json:"cpu_dma_latency_us"`
 	// Namespace is the private network namespace the trial ran in, if any.
 	Namespace string `json:"namespace,omitempty"`
-	// Invalid, when set, says that the kernel changed what the trial
-	// measured: "invalid: clocksource changed (tsc → hpet at 12.3 s)", a
-	// clocksource or the TSC marked unstable, RT throttling activated or
-	// its setting changed (Kernel holds the events); or that a reader
-	// measured nothing, with its cause: "reader rt measured nothing: 0
-	// wakeups and 0 recv calls over 450 sockets in the 2s window: starved:
-	// …" (or stopped, or not scheduled: asleep off its CPU), or every
-	// wakeup record of it was dropped. compare's verdicts touching the
-	// trial are "undecided", and `rtload check` cannot judge it (exit 125).
-	Invalid string `json:"invalid,omitempty"`
-	// ProcessMarks say how rtload itself may have disturbed the trial,
-	// one line per kind, from its interval records (Interval.Mark): its
-	// own garbage collection (which also makes the trial Invalid: the
-	// readers waited for it), its RSS past the run's bound, its metrics
-	// endpoint refusing connections.
-	ProcessMarks []string `json:"process_marks,omitempty"`
+	// Marks say how the trial was not the trial asked for, each with its
+	// kind (MarkInvalid, MarkEmpty, MarkStarved, MarkTraffic, MarkRtload)
+	// and text, in the order found; empty for a trial as asked. compare's
+	// verdicts touching an invalid trial (Valid) are undecided, and
+	// `rtload check` cannot judge a run with an invalid, empty, starved or
+	// traffic mark (exit 125). Summary.Marks gathers them with the run's.
+	// Version 2 kept them in the fields invalid, process_marks,
+	// traffic_not_as_specified, readers[].starved and
+	// traffic[].not_as_specified: DecodeSummary reads those into Marks.
+	Marks []Mark `json:"marks,omitempty"`
 	// Kernel is what the kernel watch saw during the trial: the
 	// clocksource and RT throttling at its start and end, and the kernel
 	// log's events; nil in results written before it existed.
@@ -159,12 +150,6 @@ type Trial struct {
 	// its run queue as the guest counts them. A trial mark caused by it
 	// says so.
 	StealNs []int64 `json:"steal_ns,omitempty"`
-	// TrafficNotAsSpecified, when set, says that the trial's traffic was
-	// not the scenario's: "traffic not as specified: " and each group's
-	// Traffic.NotAsSpecified ("socks: send lag p99 7.2 ms > max_send_lag
-	// 1 ms"). compare warns about it and `rtload check` cannot judge it
-	// (exit 125).
-	TrafficNotAsSpecified string `json:"traffic_not_as_specified,omitempty"`
 	// Interleave, when set, says that this variant ran interleaved with
 	// the other variants of its group in one window (scenario
 	// interleave:), and holds its blocks; nil for a trial of its own.
@@ -236,13 +221,6 @@ type Reader struct {
 	// tracing_on was left at 0 so that the trace ends at the spike, where
 	// to read it and how to turn tracing back on.
 	TracingStopped string `json:"tracing_stopped,omitempty"`
-	// Starved, when set, says that the reader thread was runnable but kept
-	// off its CPU for more than 1% of the measured window (at least 10 ms)
-	// by the kernel's own count, /proc/self/task/TID/schedstat's run-queue
-	// wait: RT throttling or a thread of higher priority on its CPU. The
-	// kernel logs "sched: RT throttling activated" only once per boot, so
-	// this count is what catches every later throttling.
-	Starved string `json:"starved,omitempty"`
 	// SpikesDropped counts spikes counted in Spikes but not written to
 	// spikes.jsonl because the file reached its cap (SpikesLimit).
 	SpikesDropped uint64 `json:"spikes_dropped,omitempty"`
@@ -400,18 +378,6 @@ type PerCallClass struct {
 	Rest       record.Snapshot `json:"rest"`
 }
 
-// Applied is the scheduling state read back from the kernel for one thread.
-type Applied struct {
-	TID      int    `json:"tid"`
-	Policy   string `json:"policy"`
-	Priority int    `json:"priority"`
-	Nice     int    `json:"nice"`
-	CPUs     []int  `json:"cpus"`
-	Mlocked  bool   `json:"mlocked"`
-	// Notes lists anything not applied and why (degraded mode).
-	Notes []string `json:"notes,omitempty"`
-}
-
 // Traffic is one sender's accounting: one traffic group (a traffic entry
 // and the endpoint group it feeds) in one trial.
 type Traffic struct {
@@ -442,15 +408,10 @@ type Traffic struct {
 	InFlight int64 `json:"in_flight"`
 	// SendLag is how late sends went out against the schedule, in ns (each
 	// message: time sent − time due). MaxSendLagNs is
-	// traffic[].max_send_lag, the bound on its p99.
+	// traffic[].max_send_lag, the bound on its p99. A group that missed
+	// either bound marks its trial (MarkTraffic, Mark.Endpoint).
 	SendLag      Latency `json:"send_lag"`
 	MaxSendLagNs int64   `json:"max_send_lag_ns"`
-	// NotAsSpecified says how this group's traffic missed its thresholds
-	// ("rate 21955.0 msg/s against 22500.0 (-2.42%, tolerance ±0.5%)",
-	// "send lag p99 7.2 ms > max_send_lag 1 ms"); "" when it met them.
-	// When the sender was Starved as well, it ends with that: the
-	// machine's share of the miss.
-	NotAsSpecified string `json:"not_as_specified,omitempty"`
 	// Counters are the sender thread's procfs counters over its run
 	// (context switches, page faults, task-clock and runqueue-wait in ns,
 	// as Reader.Counters), read by the thread itself before and after its
@@ -460,7 +421,9 @@ type Traffic struct {
 	// Starved, when set, says that the sender was runnable but kept off
 	// its CPU for more than 1% of its run (at least 10 ms) by schedstat's
 	// run-queue wait: real-time threads of its priority or above on its
-	// CPUs (another run's, a test's), or RT throttling.
+	// CPUs (another run's, a test's), or RT throttling. It is a datum,
+	// not a mark: a MarkTraffic of the group ends with it, the machine's
+	// share of the miss.
 	Starved string `json:"starved,omitempty"`
 }
 
@@ -591,83 +554,4 @@ type AutoRounds struct {
 	// Within says whether it is within PrecisionPct.
 	HalfWidthPct *float64 `json:"ci_half_width_pct,omitempty"`
 	Within       bool     `json:"within_precision"`
-}
-
-// KernelWatch is what the kernel watch saw during one trial (sysinfo's
-// KernelReport, as results keep it).
-type KernelWatch struct {
-	// ClocksourceStart and ClocksourceEnd are current_clocksource when the
-	// trial started and ended; Available is available_clocksource.
-	ClocksourceStart string   `json:"clocksource_start"`
-	ClocksourceEnd   string   `json:"clocksource_end"`
-	Available        []string `json:"available_clocksources,omitempty"`
-	// RTThrottlingStart and RTThrottlingEnd are sched_rt_runtime_us and
-	// sched_rt_period_us at start and end (RuntimeUs -1: off).
-	RTThrottlingStart RTThrottling `json:"rt_throttling_start"`
-	RTThrottlingEnd   RTThrottling `json:"rt_throttling_end"`
-	// Events are the kernel's clocksource switches, unstable clocksource
-	// or TSC, and RT throttling, in the order seen.
-	Events []KernelEvent `json:"events,omitempty"`
-	// KmsgWatched is false when /dev/kmsg could not be read (Notes say
-	// why): then only clocksource changes seen by polling count.
-	KmsgWatched bool     `json:"kmsg_watched"`
-	KmsgRecords int      `json:"kmsg_records"`
-	KmsgLost    int      `json:"kmsg_lost,omitempty"`
-	Notes       []string `json:"notes,omitempty"`
-}
-
-// RTThrottling is the kernel's real-time bandwidth limit: real-time
-// threads get RuntimeUs of every PeriodUs on each CPU (-1: unlimited).
-type RTThrottling struct {
-	RuntimeUs int64 `json:"sched_rt_runtime_us"`
-	PeriodUs  int64 `json:"sched_rt_period_us"`
-}
-
-// KernelEvent is one kernel event seen during a trial.
-type KernelEvent struct {
-	// Kind is clocksource_switch, clocksource_unstable, tsc_unstable or
-	// rt_throttling.
-	Kind string `json:"kind"`
-	// AtNs is when, from the trial's start (its first tick), in ns.
-	AtNs int64 `json:"at_ns"`
-	// From and To are the clocksources of a switch; Clocksource names the
-	// one marked unstable.
-	From        string `json:"from,omitempty"`
-	To          string `json:"to,omitempty"`
-	Clocksource string `json:"clocksource,omitempty"`
-	// Source is "kmsg" (the kernel log) or "sysfs" (seen by polling
-	// current_clocksource); Msg the kernel's message.
-	Source string `json:"source"`
-	Msg    string `json:"msg"`
-}
-
-// Housekeeping is how rtload's own threads (the Go runtime's, main, the
-// writer, the exporter) were confined to the housekeeping CPUs for a
-// trial: every thread but the scenario's (readers, senders, noise,
-// probes), rescanned every 100 ms.
-type Housekeeping struct {
-	CPUs       []int    `json:"cpus"`
-	Threads    int      `json:"threads_confined"`
-	Inherited  int      `json:"threads_inherited"`
-	Reconfined int      `json:"reconfined"`
-	Exempt     int      `json:"threads_exempt"`
-	Passes     int      `json:"passes"`
-	Restored   int      `json:"threads_restored"`
-	Errors     []string `json:"errors,omitempty"`
-	// ErrorsDropped counts errors past the first 16.
-	ErrorsDropped int `json:"errors_dropped,omitempty"`
-}
-
-// Thread is one thread of the process as the kernel held it.
-type Thread struct {
-	TID int `json:"tid"`
-	// Name is its comm: "rtl-rd/<reader>", "rtl-tx/<endpoint>",
-	// "rtl-nz/<kind>.<i>", "rtl-pr/<probe>", "rtl-writer", or the
-	// executable's name for the Go runtime's threads and main.
-	Name     string `json:"name"`
-	Policy   string `json:"policy"`
-	Priority int    `json:"priority"`
-	Nice     int    `json:"nice"`
-	// CPUs is its CPU affinity, ascending.
-	CPUs []int `json:"cpus"`
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/rtload/rtload/internal/termsafe"
@@ -20,9 +21,12 @@ import (
 const SummaryFile = "summary.json"
 
 // SummaryVersion is the Summary format version this package writes.
-// ReadSummary reads it and versions 1 and 2 (see ReadSummary). Version 3
-// added Trial.Process (rtload run --processes); a version 2 summary reads
-// with every trial in process 0.
+// DecodeSummary reads it and versions 1 and 2. Version 3 added
+// Trial.Process (rtload run --processes: a version 2 summary reads with
+// every trial in process 0), typed Env and Spec (the same JSON as
+// before), one list of marks per trial (Trial.Marks, read from version
+// 2's five fields: legacy.go), Applied with the thread's name, and
+// ClockInfo.CoreTSCRatio.
 const SummaryVersion = 3
 
 // Schema limits, checked by ReadSummary and DecodeSummary before anything
@@ -56,6 +60,14 @@ func (d *Dir) WriteSummary(s *Summary) error {
 	}
 	out := *s
 	out.Version = SummaryVersion
+	// Unit is for readers of the JSON; TickUnit is the name.
+	out.Clock.Unit = out.Clock.TickUnit()
+	if len(out.Processes) > 0 {
+		out.Processes = slices.Clone(out.Processes)
+		for i := range out.Processes {
+			out.Processes[i].Clock.Unit = out.Processes[i].Clock.TickUnit()
+		}
+	}
 	d.sumMu.Lock()
 	defer d.sumMu.Unlock()
 	if d.sumEnc == nil {
@@ -172,11 +184,13 @@ func ReadSummaryStat(path string) (*Summary, SummaryStat, error) {
 // schema limits (MaxBuckets, MaxTrials, …, or a wakeup log named by a path
 // rather than a file name) is an error.
 //
-// Version 1 is read into today's types: its per-call tick summaries,
-// written under *_ns names, become TickStats, and each trial's list of
-// wakeup logs is given to the readers it belongs to (all of them to a lone
-// reader; with several, a log whose name WakeupLogBase gives for the
-// reader). Version stays 1 in what is returned.
+// Older versions are read into today's types, and Version says which was
+// read. Version 1: its per-call tick summaries, written under *_ns names,
+// become TickStats, and each trial's list of wakeup logs is given to the
+// readers it belongs to (all of them to a lone reader; with several, a
+// log whose name WakeupLogBase gives for the reader). Version 2 and
+// before: every trial is in process 0, and the trial marks of its five
+// old fields become Trial.Marks. Plan is read from Spec for every version.
 func DecodeSummary(data []byte, name string) (*Summary, error) {
 	var head struct {
 		Version int `json:"version"`
@@ -208,6 +222,10 @@ func DecodeSummary(data []byte, name string) (*Summary, error) {
 			assignV1Logs(&s.Trials[i], v1.Trials[i].WakeupLog)
 		}
 	}
+	if err := legacyMarks(&s, data, name); err != nil {
+		return nil, err
+	}
+	s.Plan = PlanOf(s.Spec)
 	if err := s.check(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

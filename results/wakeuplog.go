@@ -26,19 +26,19 @@ const wakeupLogGzipLevel = gzip.BestSpeed
 
 // WakeupLogConfig describes a per-wakeup log split into chunks. The zero
 // value of each size means "off": ChunkBytes 0 writes one plain file
-// <Base>.csv, byte for byte what WakeupCSV writes; LimitBytes 0 keeps every
-// chunk.
+// <Base>.csv (WakeupLogHeader, then one row per wakeup); LimitBytes 0
+// keeps every chunk.
 //
 // On disk, chunk n of a log is <Base>.<nnnn>.csv while open and
 // <Base>.<nnnn>.csv.gz once closed and compressed (n from 0, at least four
-// digits). Every chunk starts with WakeupCSVHeader, so each reads alone.
+// digits). Every chunk starts with WakeupLogHeader, so each reads alone.
 type WakeupLogConfig struct {
 	Dir  *Dir   // results directory
 	Base string // file name base, e.g. "wakeups-00-recvfrom-r0-rt" (WakeupLogBase); a name, not a path
 
 	// ChunkBytes rotates the open chunk before a row would take it past
 	// this many bytes (uncompressed, header included). 0 = never rotate:
-	// one plain <Base>.csv, as WakeupCSV writes. Otherwise at least
+	// one plain <Base>.csv. Otherwise at least
 	// WakeupLogMinChunk.
 	ChunkBytes int64
 
@@ -108,9 +108,9 @@ type wakeupChunk struct {
 }
 
 // WakeupLog streams record.Wakeup rows into a rotating, optionally
-// compressed and capped set of CSV chunks (see WakeupLogConfig). Like
-// WakeupCSV it belongs to one goroutine, the non-real-time writer draining
-// the ring: every method, Stats included, must be called from it.
+// compressed and capped set of CSV chunks (see WakeupLogConfig). It
+// belongs to one goroutine, the non-real-time writer draining the ring:
+// every method, Stats included, must be called from it.
 //
 // Disk bound, with LimitBytes L and ChunkBytes C (sizes are file lengths;
 // filesystem blocks add at most one block per file):
@@ -171,7 +171,7 @@ func CreateWakeupLog(cfg WakeupLogConfig) (*WakeupLog, error) {
 	if err := removeWakeupLog(cfg.Dir, cfg.Base); err != nil {
 		return nil, fmt.Errorf("wakeup log %s: remove earlier log: %w", cfg.Base, err)
 	}
-	l := &WakeupLog{cfg: cfg, buf: make([]byte, 0, wakeupCSVBuffer+maxWakeupRow)}
+	l := &WakeupLog{cfg: cfg, buf: make([]byte, 0, wakeupLogBuffer+maxWakeupRow)}
 	if cfg.Compress {
 		gz, err := gzip.NewWriterLevel(nil, wakeupLogGzipLevel)
 		if err != nil {
@@ -216,7 +216,7 @@ func (l *WakeupLog) Write(r *record.Wakeup) error {
 	l.openBytes += rowLen
 	l.openRows++
 	l.rows++
-	if len(l.buf) >= wakeupCSVBuffer {
+	if len(l.buf) >= wakeupLogBuffer {
 		if err := l.flush(); err != nil {
 			l.err = fmt.Errorf("wakeup log %s: %w", l.name, err)
 			return l.err
@@ -347,8 +347,8 @@ func (l *WakeupLog) openChunk() error {
 		return fmt.Errorf("wakeup log: %w", err)
 	}
 	l.f, l.written = f, 0
-	l.buf = append(l.buf[:0], WakeupCSVHeader+"\n"...)
-	l.openBytes = int64(len(WakeupCSVHeader) + 1)
+	l.buf = append(l.buf[:0], WakeupLogHeader+"\n"...)
+	l.openBytes = int64(len(WakeupLogHeader) + 1)
 	l.openRows = 0
 	return nil
 }
@@ -468,8 +468,8 @@ func (l *WakeupLog) evict(reserve int64) error {
 	return nil
 }
 
-// appendWakeupRow appends r as one CSV row with its newline, in the format
-// of WakeupCSV.Write.
+// appendWakeupRow appends r as one CSV row with its newline: the columns
+// of WakeupLogHeader, in its order.
 func appendWakeupRow(b []byte, r *record.Wakeup) []byte {
 	b = strconv.AppendUint(b, r.Tick, 10)
 	b = append(b, ',')

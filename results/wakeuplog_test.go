@@ -299,7 +299,7 @@ func TestWakeupLogUnchunkedMatchesFormat(t *testing.T) {
 	}
 	// The CSV as the format defines it, written here independently.
 	var want []byte
-	want = append(want, WakeupCSVHeader+"\n"...)
+	want = append(want, WakeupLogHeader+"\n"...)
 	for _, r := range rows {
 		want = fmt.Appendf(want, "%d,%d,%d,%d,%d,%d,%d,%d,%d,%d\n", r.Tick, r.DeadlineNs, r.LatencyNs, r.DrainNs,
 			r.Messages, r.Calls, r.EAGAIN, r.Missed, r.VolCS, r.InvolCS)

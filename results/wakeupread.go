@@ -278,7 +278,7 @@ func parseWakeupLog(r io.Reader, name string, gz, last bool, out *[]record.Wakeu
 		defer zr.Close()
 		r = zr
 	}
-	br := bufio.NewReaderSize(r, wakeupCSVBuffer)
+	br := bufio.NewReaderSize(r, wakeupLogBuffer)
 	line, cols := 0, 0
 	for {
 		b, err := br.ReadSlice('\n')
@@ -305,14 +305,14 @@ func parseWakeupLog(r io.Reader, name string, gz, last bool, out *[]record.Wakeu
 		}
 		line++
 		if long {
-			return 0, fmt.Errorf("%s:%d: line longer than %d bytes", name, line, wakeupCSVBuffer)
+			return 0, fmt.Errorf("%s:%d: line longer than %d bytes", name, line, wakeupLogBuffer)
 		}
 		b = b[:len(b)-1]
 		if line == 1 {
 			if cols = wakeupHeaderColumns(string(b)); cols == 0 {
 				// The line is not quoted: a file that is not a wakeup
 				// log says nothing of its content.
-				return 0, fmt.Errorf("%s:1: not a wakeup log header (want %q)", name, WakeupCSVHeader)
+				return 0, fmt.Errorf("%s:1: not a wakeup log header (want %q)", name, WakeupLogHeader)
 			}
 			continue
 		}
@@ -326,15 +326,15 @@ func parseWakeupLog(r io.Reader, name string, gz, last bool, out *[]record.Wakeu
 		*out = append(*out, w)
 	}
 	if line == 0 && !last {
-		return 0, fmt.Errorf("%s: empty, want header %q", name, WakeupCSVHeader)
+		return 0, fmt.Errorf("%s: empty, want header %q", name, WakeupLogHeader)
 	}
 	return torn, nil
 }
 
 var wakeupColumns = [10]string{"tick", "deadline_ns", "latency_ns", "drain_ns", "messages", "calls", "eagain", "missed", "vol_cs", "invol_cs"}
 
-// parseWakeupRow parses one row (without newline) as WakeupCSV writes it,
-// with cols columns (10, or 8 for WakeupCSVHeaderV1 logs). It does not
+// parseWakeupRow parses one row (without newline) as appendWakeupRow
+// writes it, with cols columns (10, or 8 for WakeupLogHeaderV1 logs). It does not
 // allocate unless it fails.
 func parseWakeupRow(b []byte, cols int) (record.Wakeup, error) {
 	var w record.Wakeup

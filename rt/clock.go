@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rtload/rtload/results"
 )
 
 // Ticks is a raw reading of the per-call clock. What one tick is depends on
@@ -20,55 +22,9 @@ import (
 // nanoseconds (monotonic).
 type Ticks uint64
 
-// ClockInfo says what one tick of a Clock is.
-type ClockInfo struct {
-	// Kind is "cycles", "tsc" or "monotonic".
-	Kind string
-	// Hz is ticks per second: the calibrated TSC frequency, 1e9, or for
-	// cycles the core clock measured while calibrating (an estimate: the
-	// core clock changes with frequency scaling and turbo).
-	Hz float64
-	// Invariant is true when a tick is a constant time in all P-/C-states:
-	// an invariant TSC (constant_tsc and nonstop_tsc), CLOCK_MONOTONIC.
-	// Never for cycles.
-	Invariant bool
-	// CoreTSCRatio is core cycles per TSC tick measured with the cycles
-	// clock's calibration (0 when the clock is not cycles or there is no
-	// usable TSC).
-	CoreTSCRatio float64
-	// Note explains how Hz was found; for cycles it starts with Describe().
-	Note string
-	// Fallbacks lists clocks tried before this one and why each was refused.
-	Fallbacks []string
-}
-
-// Unit names one tick for reports and heads the histograms: "cycles",
-// "TSC ticks" or "ns".
-func (c ClockInfo) Unit() string {
-	switch c.Kind {
-	case "cycles":
-		return "cycles"
-	case "tsc":
-		return "TSC ticks"
-	}
-	return "ns"
-}
-
-// CyclesDescription is what a report's header says the cycles clock counts.
-const CyclesDescription = "core cycles (PERF_COUNT_HW_CPU_CYCLES via rdpmc, kernel+user)"
-
-// Describe is the one-line header a report prints for the clock, e.g.
-// "core cycles (PERF_COUNT_HW_CPU_CYCLES via rdpmc, kernel+user)" or
-// "TSC ticks at 2.100 GHz (TSC ticks are not core cycles)".
-func (c ClockInfo) Describe() string {
-	switch c.Kind {
-	case "cycles":
-		return CyclesDescription
-	case "tsc":
-		return fmt.Sprintf("TSC ticks at %.3f GHz (TSC ticks are not core cycles)", c.Hz/1e9)
-	}
-	return "CLOCK_MONOTONIC, 1 tick = 1 ns"
-}
+// ClockInfo says what one tick of a Clock is: results.ClockInfo, the
+// record summary.json keeps (its TickUnit names the tick).
+type ClockInfo = results.ClockInfo
 
 // Clock is the per-call timer. It is a concrete type so that Now stays a
 // short instruction sequence on the measured path.
@@ -233,8 +189,36 @@ func (c *Clock) Close() error {
 	return err
 }
 
+// ClockKind chooses the per-call timer NewClock makes. The zero value is
+// no kind.
+type ClockKind uint8
+
+// The kinds of clock (see NewClock).
+const (
+	ClockAuto ClockKind = iota + 1
+	ClockCycles
+	ClockTSC
+	ClockMonotonic
+)
+
+// String is the kind's name, as ClockInfo.Kind and the scenario's clock
+// field spell it: "auto", "cycles", "tsc", "monotonic".
+func (k ClockKind) String() string {
+	switch k {
+	case ClockAuto:
+		return "auto"
+	case ClockCycles:
+		return "cycles"
+	case ClockTSC:
+		return "tsc"
+	case ClockMonotonic:
+		return "monotonic"
+	}
+	return fmt.Sprintf("clock kind(%d)", uint8(k))
+}
+
 // NewClock returns the clock of the given kind:
-//   - "cycles": the PMU's core-cycle counter of each timing thread
+//   - ClockCycles: the PMU's core-cycle counter of each timing thread
 //     (PERF_COUNT_HW_CPU_CYCLES, kernel and user, read with rdpmc; see
 //     ForThread and Bind). NewClock opens it on the calling thread to
 //     check it and to measure Hz and CoreTSCRatio, then closes it. The
@@ -243,24 +227,24 @@ func (c *Clock) Close() error {
 //     (EACCES), user-space rdpmc off (cap_user_rdpmc 0: RdpmcSysfs), the
 //     counter not on the PMU (index 0). It never falls back to counting
 //     user cycles only.
-//   - "tsc": RDTSCP, calibrated against CLOCK_MONOTONIC; ErrNotSupported
+//   - ClockTSC: RDTSCP, calibrated against CLOCK_MONOTONIC; ErrNotSupported
 //     without an invariant TSC.
-//   - "monotonic": CLOCK_MONOTONIC through the vDSO, in ns.
-//   - "auto" (or ""): cycles where usable, else tsc, else monotonic, each
+//   - ClockMonotonic: CLOCK_MONOTONIC through the vDSO, in ns.
+//   - ClockAuto: cycles where usable, else tsc, else monotonic, each
 //     refusal in Info().Fallbacks ("cycles: not supported by this CPU/VM: …").
-func NewClock(kind string) (*Clock, error) {
+func NewClock(kind ClockKind) (*Clock, error) {
 	switch kind {
-	case "monotonic":
+	case ClockMonotonic:
 		return newMonotonic(nil), nil
-	case "cycles":
+	case ClockCycles:
 		c, err := newCycles()
 		if err != nil {
 			return nil, fmt.Errorf("clock %q: %w; clock: auto would fall back to tsc and record why", kind, err)
 		}
 		return c, nil
-	case "tsc":
+	case ClockTSC:
 		return newTSC(nil)
-	case "auto", "":
+	case ClockAuto:
 		c, err := newCycles()
 		if err == nil {
 			return c, nil
@@ -272,7 +256,7 @@ func NewClock(kind string) (*Clock, error) {
 		}
 		return newMonotonic(append(fallbacks, err.Error())), nil
 	default:
-		return nil, fmt.Errorf("clock %q: %w (allowed: auto, cycles, tsc, monotonic)", kind, ErrNotSupported)
+		return nil, fmt.Errorf("%s: %w (allowed: auto, cycles, tsc, monotonic)", kind, ErrNotSupported)
 	}
 }
 
@@ -334,7 +318,7 @@ func newCycles() (*Clock, error) {
 	}
 	info := ClockInfo{Kind: "cycles", Hz: median(hzs)}
 	info.Note = fmt.Sprintf("%s, counted only while the timing thread runs; core clock %.3f GHz while calibrating (median of 5 × 20 ms busy windows against CLOCK_MONOTONIC",
-		CyclesDescription, info.Hz/1e9)
+		results.CyclesDescription, info.Hz/1e9)
 	if tscOK {
 		info.CoreTSCRatio = median(ratios)
 		info.Note += fmt.Sprintf("; %.3f cycles per TSC tick", info.CoreTSCRatio)

@@ -3,7 +3,7 @@
 package rt
 
 // haveTSC and haveRdpmc are false off amd64: there is no rdtscp nor
-// rdpmc, NewClock("tsc") and NewClock("cycles") return ErrNotSupported,
+// rdpmc, NewClock(ClockTSC) and NewClock(ClockCycles) return ErrNotSupported,
 // and "auto" falls back to CLOCK_MONOTONIC. (arm64's PMCCNTR_EL0 user
 // access, kernel.perf_user_access, is not implemented.)
 const (

@@ -22,7 +22,7 @@ import (
 // change, and auto falls back to tsc or monotonic with that same reason
 // first among its fallbacks.
 func TestCyclesClockHere(t *testing.T) {
-	c, err := rt.NewClock("cycles")
+	c, err := rt.NewClock(rt.ClockCycles)
 	if err == nil {
 		t.Skipf("cycles usable here (%s): see TestCyclesHardware", c.Info().Note)
 	}
@@ -55,26 +55,10 @@ func TestCyclesClockHere(t *testing.T) {
 	}
 }
 
-// TestClockDescribe pins the header and the unit each clock prints.
-func TestClockDescribe(t *testing.T) {
-	for _, c := range []struct {
-		info       rt.ClockInfo
-		unit, desc string
-	}{
-		{rt.ClockInfo{Kind: "cycles", Hz: 3.4e9}, "cycles", "core cycles (PERF_COUNT_HW_CPU_CYCLES via rdpmc, kernel+user)"},
-		{rt.ClockInfo{Kind: "tsc", Hz: 2.1e9}, "TSC ticks", "TSC ticks at 2.100 GHz (TSC ticks are not core cycles)"},
-		{rt.ClockInfo{Kind: "monotonic", Hz: 1e9}, "ns", "CLOCK_MONOTONIC, 1 tick = 1 ns"},
-	} {
-		if u, d := c.info.Unit(), c.info.Describe(); u != c.unit || d != c.desc {
-			t.Errorf("%s: Unit %q Describe %q; want %q, %q", c.info.Kind, u, d, c.unit, c.desc)
-		}
-	}
-}
-
 // TestSharedClocksNeedNoBind: tsc and monotonic Clocks are read on any
 // thread; ForThread, Bind, Status and Close leave them alone.
 func TestSharedClocksNeedNoBind(t *testing.T) {
-	mono, err := rt.NewClock("monotonic")
+	mono, err := rt.NewClock(rt.ClockMonotonic)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,11 +107,11 @@ func checkPerfUnprivileged(t *testing.T) {
 	wants := []string{"not permitted: perf_event_open returned EACCES",
 		fmt.Sprintf("kernel.perf_event_paranoid is %d", paranoid),
 		"kernel.perf_event_paranoid ≤ 1", "sysctl -w kernel.perf_event_paranoid=1 (/proc/sys/kernel/perf_event_paranoid)", "CAP_PERFMON"}
-	_, err := rt.NewClock("cycles")
+	_, err := rt.NewClock(rt.ClockCycles)
 	if !errors.Is(err, rt.ErrNoPrivilege) || !errors.Is(err, unix.EACCES) {
 		t.Fatalf("NewClock(cycles) as nobody = %v; want EACCES matching ErrNoPrivilege", err)
 	}
-	auto, aerr := rt.NewClock("auto")
+	auto, aerr := rt.NewClock(rt.ClockAuto)
 	if aerr != nil || len(auto.Info().Fallbacks) == 0 {
 		t.Fatalf("auto as nobody = %v, %v; want a fallback with the cycles refusal", auto, aerr)
 	}
@@ -153,11 +137,11 @@ func checkPerfUnprivileged(t *testing.T) {
 // just before, and the counter counted throughout. It skips elsewhere,
 // naming why.
 func TestCyclesHardware(t *testing.T) {
-	run, err := rt.NewClock("cycles")
+	run, err := rt.NewClock(rt.ClockCycles)
 	if err != nil {
 		t.Skipf("no cycles counter here: %v", err)
 	}
-	tsc, err := rt.NewClock("tsc")
+	tsc, err := rt.NewClock(rt.ClockTSC)
 	if err != nil {
 		t.Skipf("no TSC to compare with: %v", err)
 	}
@@ -263,8 +247,8 @@ func TestCounterNamesAgreeWithScenario(t *testing.T) {
 // BenchmarkClockNow is the cost of one clock read, per kind (cycles only
 // where a PMU gives it).
 func BenchmarkClockNow(b *testing.B) {
-	for _, kind := range []string{"monotonic", "tsc", "cycles"} {
-		b.Run(kind, func(b *testing.B) {
+	for _, kind := range []rt.ClockKind{rt.ClockMonotonic, rt.ClockTSC, rt.ClockCycles} {
+		b.Run(kind.String(), func(b *testing.B) {
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
 			run, err := rt.NewClock(kind)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rtload/rtload/results"
 )
 
 // DefaultHousekeepingInterval is how often the housekeeping watcher looks
@@ -34,30 +36,9 @@ type HousekeepingConfig struct {
 	Interval time.Duration
 }
 
-// HousekeepingReport says what a Housekeeping did, for summary.json.
-type HousekeepingReport struct {
-	// CPUs the machinery was confined to.
-	CPUs []int `json:"cpus"`
-	// Threads is how many distinct threads were found outside the
-	// housekeeping CPUs and confined (sched_setaffinity(2) per TID).
-	Threads int `json:"threads_confined"`
-	// Inherited is how many new threads already had the housekeeping mask
-	// (inherited from the thread that created them) when first seen.
-	Inherited int `json:"threads_inherited"`
-	// Reconfined counts confined threads whose mask had widened again and
-	// was confined once more.
-	Reconfined int `json:"reconfined"`
-	// Exempt is how many threads were exempt (readers, senders, noise).
-	Exempt int `json:"threads_exempt"`
-	// Passes is how many times /proc/self/task was scanned.
-	Passes int `json:"passes"`
-	// Restored is how many threads got their earlier mask back at Stop.
-	Restored int `json:"threads_restored"`
-	// Errors are the first failures (each names its syscall and TID);
-	// ErrorsDropped counts the rest.
-	Errors        []string `json:"errors,omitempty"`
-	ErrorsDropped int      `json:"errors_dropped,omitempty"`
-}
+// HousekeepingReport says what a Housekeeping did: results.Housekeeping,
+// the record summary.json keeps.
+type HousekeepingReport = results.Housekeeping
 
 // Housekeeping confines every thread of this process except the exempt
 // ones to the housekeeping CPUs, and keeps doing so: the Go runtime starts
@@ -308,11 +289,4 @@ func (h *Housekeeping) Stop() HousekeepingReport {
 		clear(h.orig)
 	})
 	return h.Report()
-}
-
-// String is a one-line summary: "confined 12 threads to cpus 0 (3 born
-// confined, 2 exempt, 0 errors)".
-func (r HousekeepingReport) String() string {
-	return fmt.Sprintf("confined %d threads to cpus %s (%d born confined, %d exempt, %d errors)",
-		r.Threads, formatCPUs(r.CPUs), r.Inherited, r.Exempt, len(r.Errors)+r.ErrorsDropped)
 }

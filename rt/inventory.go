@@ -9,26 +9,15 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rtload/rtload/results"
 )
 
 // ThreadInfo is one thread of this process as the kernel holds it, for
-// summary.json's thread list (read at the start and end of each trial).
-type ThreadInfo struct {
-	TID int `json:"tid"`
-	// Name is the thread's comm (/proc/self/task/<tid>/comm, at most
-	// CommLen bytes): "rtl-rd/reader0", or "rtload" for the Go runtime's
-	// threads and main.
-	Name string `json:"name"`
-	// Policy is the scheduling policy (sched_getattr(2)): "SCHED_FIFO",
-	// "SCHED_OTHER", …
-	Policy string `json:"policy"`
-	// Priority is the SCHED_FIFO/SCHED_RR priority (1–99), 0 otherwise.
-	Priority int `json:"priority"`
-	// Nice is the nice value (-20–19; SCHED_OTHER, SCHED_BATCH).
-	Nice int `json:"nice"`
-	// CPUs is the thread's CPU affinity (sched_getaffinity(2)), ascending.
-	CPUs []int `json:"cpus"`
-}
+// summary.json's thread lists (read at the start and end of each trial):
+// results.Thread. Name is its comm (/proc/self/task/<tid>/comm, at most
+// CommLen bytes).
+type ThreadInfo = results.Thread
 
 // Threads lists every thread of this process, by TID ascending: its name
 // from /proc/self/task/<tid>/comm and its policy, priority, nice and CPU
@@ -65,8 +54,8 @@ func threadInfo(tid int) (ThreadInfo, error) {
 	if err != nil {
 		return ti, err
 	}
-	ti.Policy, ti.Priority, ti.Nice, ti.CPUs = a.Policy.String(), a.Priority, a.Nice, a.CPUs
-	return ti, nil
+	a.Name = ti.Name
+	return a, nil
 }
 
 // ReaderCPUWarnings returns one warning for each thread of threads that is

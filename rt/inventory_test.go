@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/rtload/rtload/internal/testutil"
+	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/rt"
 )
 
@@ -74,7 +75,7 @@ func TestThreadsFIFO(t *testing.T) {
 }
 
 func TestReaderCPUWarnings(t *testing.T) {
-	readers := []rt.Applied{{TID: 10, CPUs: []int{1}}, {TID: 11, CPUs: []int{3}}}
+	readers := []rt.Applied{{Thread: results.Thread{TID: 10, CPUs: []int{1}}}, {Thread: results.Thread{TID: 11, CPUs: []int{3}}}}
 	threads := []rt.ThreadInfo{
 		{TID: 10, Name: "rtl-rd/a", Policy: "SCHED_FIFO", Priority: 80, CPUs: []int{1}},
 		{TID: 11, Name: "rtl-rd/b", Policy: "SCHED_FIFO", Priority: 80, CPUs: []int{3}},

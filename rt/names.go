@@ -29,9 +29,10 @@ func ReaderName(reader string) string { return ReaderPrefix + reader }
 // "rtl-tx/<endpoint>".
 func SenderName(endpoint string) string { return SenderPrefix + endpoint }
 
-// NoiseName is the thread name of thread i (from 0) of a noise source of
-// the given kind: "rtl-nz/<kind>.<i>".
-func NoiseName(kind string, i int) string { return NoisePrefix + kind + "." + strconv.Itoa(i) }
+// NoiseName is the thread name of thread i (from 0) of the noise source
+// called name (its kind's name, "spin2" for a second one):
+// "rtl-nz/<name>.<i>".
+func NoiseName(name string, i int) string { return NoisePrefix + name + "." + strconv.Itoa(i) }
 
 // ProbeName is the thread name of the probe called probe:
 // "rtl-pr/<probe>".

@@ -69,10 +69,8 @@ func comm(t *testing.T, tid int) string {
 // (bounded: 20 s), and returns what Start applied.
 func parked(t *testing.T, s rt.Sched) rt.Applied {
 	t.Helper()
-	applied := make(chan rt.Applied, 1)
 	release := make(chan struct{})
-	th, err := rt.Start(s, func(a rt.Applied) {
-		applied <- a
+	th, a, err := rt.Start(s, nil, func(rt.Applied) {
 		select {
 		case <-release:
 		case <-time.After(20 * time.Second):
@@ -82,13 +80,7 @@ func parked(t *testing.T, s rt.Sched) rt.Applied {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { close(release); waitThread(t, th) })
-	select {
-	case a := <-applied:
-		return a
-	case <-time.After(10 * time.Second):
-		t.Fatal("thread body did not start within 10 s")
-	}
-	return rt.Applied{}
+	return a
 }
 
 func TestStartSetsName(t *testing.T) {

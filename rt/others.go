@@ -50,7 +50,7 @@ func OtherRTWarnings(cpus []int) ([]string, error) {
 				continue
 			}
 			a, err := ThreadSched(tid)
-			if err != nil || (a.Policy != FIFO && a.Policy != RR && a.Policy != unix.SCHED_DEADLINE) {
+			if err != nil || (!a.RealTime() && a.Policy != Policy(unix.SCHED_DEADLINE).String()) {
 				continue
 			}
 			var on []int

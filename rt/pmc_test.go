@@ -418,11 +418,11 @@ func TestFakes(t *testing.T) {
 // TestClockSource checks Source for each kind that opens here, and that
 // the direct reads agree with Now.
 func TestClockSource(t *testing.T) {
-	mono, _ := NewClock("monotonic")
+	mono, _ := NewClock(ClockMonotonic)
 	if mono.Source() != SourceMonotonic {
 		t.Errorf("monotonic: source %d", mono.Source())
 	}
-	tsc, err := NewClock("tsc")
+	tsc, err := NewClock(ClockTSC)
 	if err != nil {
 		t.Skipf("no tsc clock: %v", err)
 	}

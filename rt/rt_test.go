@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rtload/rtload/internal/testutil"
+	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/rt"
 )
 
@@ -19,16 +20,16 @@ func TestMain(m *testing.M) { testutil.Main(m) }
 
 // autoClock calibrates the auto clock once per test binary (100 ms of
 // calibration per NewClock).
-var autoClock = sync.OnceValues(func() (*rt.Clock, error) { return rt.NewClock("auto") })
+var autoClock = sync.OnceValues(func() (*rt.Clock, error) { return rt.NewClock(rt.ClockAuto) })
 
 func TestNewClockMonotonic(t *testing.T) {
-	c, err := rt.NewClock("monotonic")
+	c, err := rt.NewClock(rt.ClockMonotonic)
 	if err != nil {
 		t.Fatal(err)
 	}
 	info := c.Info()
-	if info.Kind != "monotonic" || info.Hz != 1e9 || !info.Invariant || info.Unit() != "ns" {
-		t.Errorf("Info() = %+v, Unit %q; want monotonic, 1e9 Hz, invariant, ns", info, info.Unit())
+	if info.Kind != "monotonic" || info.Hz != 1e9 || !info.Invariant || info.TickUnit() != "ns" {
+		t.Errorf("Info() = %+v, Unit %q; want monotonic, 1e9 Hz, invariant, ns", info, info.TickUnit())
 	}
 	if len(info.Fallbacks) != 0 {
 		t.Errorf("asked-for monotonic lists fallbacks %v", info.Fallbacks)
@@ -57,22 +58,24 @@ func TestNewClockAuto(t *testing.T) {
 	if !strings.Contains(info.Note, "not core cycles") {
 		t.Errorf("Note %q does not say TSC ticks are not core cycles", info.Note)
 	}
-	if info.Unit() != "TSC ticks" {
-		t.Errorf("Unit() = %q, want TSC ticks", info.Unit())
+	if info.TickUnit() != "TSC ticks" {
+		t.Errorf("TickUnit() = %q, want TSC ticks", info.TickUnit())
 	}
 }
 
 func TestNewClockErrors(t *testing.T) {
 	for _, tc := range []struct {
-		name, kind string
-		want       string
+		name string
+		kind rt.ClockKind
+		want string
 	}{
-		{"unknown kind", "bogus", `clock "bogus": not supported (allowed: auto, cycles, tsc, monotonic)`},
+		{"no kind", 0, `clock kind(0): not supported (allowed: auto, cycles, tsc, monotonic)`},
+		{"unknown kind", 9, `clock kind(9): not supported (allowed: auto, cycles, tsc, monotonic)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := rt.NewClock(tc.kind)
 			if !errors.Is(err, rt.ErrNotSupported) {
-				t.Fatalf("NewClock(%q) = %v, %v; want ErrNotSupported", tc.kind, c, err)
+				t.Fatalf("NewClock(%v) = %v, %v; want ErrNotSupported", tc.kind, c, err)
 			}
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %q lacks %q", err, tc.want)
@@ -86,7 +89,7 @@ func TestClockNowNonDecreasing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mono, err := rt.NewClock("monotonic")
+	mono, err := rt.NewClock(rt.ClockMonotonic)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,12 +127,8 @@ func TestClockAgreesWithMonotonic(t *testing.T) {
 func TestStartFIFOReadBack(t *testing.T) {
 	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	want := rt.Sched{CPUs: []int{1}, Policy: rt.FIFO, Priority: 80}
-	tids := make(chan int, 1)
 	release := make(chan struct{})
-	var applied rt.Applied
-	th, err := rt.Start(want, func(a rt.Applied) {
-		applied = a
-		tids <- a.TID
+	th, applied, err := rt.Start(want, nil, func(rt.Applied) {
 		select { // blocks parked, not spinning, so CPU 1 stays usable
 		case <-release:
 		case <-time.After(10 * time.Second):
@@ -142,26 +141,21 @@ func TestStartFIFOReadBack(t *testing.T) {
 		close(release)
 		waitThread(t, th)
 	}()
-	var tid int
-	select {
-	case tid = <-tids:
-	case <-time.After(10 * time.Second):
-		t.Fatal("body did not start within 10 s")
-	}
+	tid := applied.TID
 	// Read back from the test goroutine: another thread's state, as the
 	// kernel holds it, not what Start meant to set.
 	got, err := rt.ThreadSched(tid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantGot := rt.Applied{TID: tid, Policy: rt.FIFO, Priority: 80, CPUs: []int{1}}
+	wantGot := results.Thread{TID: tid, Policy: "SCHED_FIFO", Priority: 80, CPUs: []int{1}}
 	if diff := cmp.Diff(wantGot, got); diff != "" {
 		t.Errorf("ThreadSched(%d) (-want +got):\n%s", tid, diff)
 	}
 	if tid == unix.Gettid() {
 		t.Errorf("body ran on the test's thread %d", tid)
 	}
-	if applied.Policy != rt.FIFO || applied.Priority != 80 || !cmp.Equal(applied.CPUs, []int{1}) || len(applied.Degraded) != 0 {
+	if applied.Policy != "SCHED_FIFO" || applied.Priority != 80 || !cmp.Equal(applied.CPUs, []int{1}) || len(applied.Degraded) != 0 {
 		t.Errorf("Applied = %+v", applied)
 	}
 }
@@ -179,15 +173,39 @@ func waitThread(t *testing.T, th *rt.Thread) {
 
 func TestStartOtherReadBack(t *testing.T) {
 	// Unprivileged settings: nice 5 and the CPUs we already have.
-	th, err := rt.Start(rt.Sched{Policy: rt.Other, Nice: 5}, func(a rt.Applied) {
-		if a.Policy != rt.Other || a.Nice != 5 || len(a.Degraded) != 0 {
-			t.Errorf("Applied = %+v", a)
+	th, a, err := rt.Start(rt.Sched{Policy: rt.Other, Nice: 5}, nil, func(b rt.Applied) {
+		if b.Policy != "SCHED_OTHER" || b.Nice != 5 || len(b.Degraded) != 0 {
+			t.Errorf("body's Applied = %+v", b)
 		}
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	waitThread(t, th)
+	if a.Policy != "SCHED_OTHER" || a.Nice != 5 || a.TID == 0 {
+		t.Errorf("Start's Applied = %+v", a)
+	}
+}
+
+// TestStartSetup: setup runs on the started thread before Start returns;
+// when it fails, Start returns its error with what was applied, the
+// thread has exited and body never ran.
+func TestStartSetup(t *testing.T) {
+	var setupTID int
+	th, a, err := rt.Start(rt.Sched{}, func(a rt.Applied) error { setupTID = unix.Gettid(); return nil }, func(rt.Applied) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitThread(t, th)
+	if setupTID != a.TID || setupTID == unix.Gettid() {
+		t.Errorf("setup ran on thread %d, the started one is %d (the test's %d)", setupTID, a.TID, unix.Gettid())
+	}
+	fail := errors.New("bind failed")
+	ran := false
+	th, a, err = rt.Start(rt.Sched{}, func(rt.Applied) error { return fail }, func(rt.Applied) { ran = true })
+	if th != nil || !errors.Is(err, fail) || a.TID == 0 || ran {
+		t.Errorf("failed setup: thread %v, err %v, applied %+v, body ran %v; want nil, its error, the Applied, not run", th, err, a, ran)
+	}
 }
 
 func TestPrivilegeError(t *testing.T) {
@@ -260,7 +278,7 @@ func checkUnprivileged(t *testing.T) {
 		t.Skip("CAP_SYS_NICE in the effective set: SCHED_FIFO is permitted")
 	}
 	ran := false
-	th, err := rt.Start(rt.Sched{Policy: rt.FIFO, Priority: 80}, func(rt.Applied) { ran = true })
+	th, _, err := rt.Start(rt.Sched{Policy: rt.FIFO, Priority: 80}, nil, func(rt.Applied) { ran = true })
 	if th != nil || ran {
 		t.Fatalf("Start(FIFO 80) unprivileged: thread %v, body ran %v", th, ran)
 	}
@@ -272,8 +290,8 @@ func checkUnprivileged(t *testing.T) {
 		t.Errorf("error %q\nwant prefix %q", err, want)
 	}
 
-	th, err = rt.Start(rt.Sched{Policy: rt.FIFO, Priority: 80, AllowDegraded: true}, func(a rt.Applied) {
-		if a.Policy != rt.Other || len(a.Degraded) != 1 || !strings.Contains(a.Degraded[0], "ran at SCHED_OTHER") {
+	th, _, err = rt.Start(rt.Sched{Policy: rt.FIFO, Priority: 80, AllowDegraded: true}, nil, func(a rt.Applied) {
+		if a.Policy != "SCHED_OTHER" || len(a.Degraded) != 1 || !strings.Contains(a.Degraded[0], "ran at SCHED_OTHER") {
 			t.Errorf("degraded Applied = %+v", a)
 		}
 	})

@@ -10,6 +10,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rtload/rtload/results"
 )
 
 // Policy is a Linux scheduling policy.
@@ -21,19 +23,6 @@ const (
 	FIFO  Policy = unix.SCHED_FIFO
 	RR    Policy = unix.SCHED_RR
 )
-
-// ParsePolicy maps "fifo", "rr", "other" to a Policy.
-func ParsePolicy(s string) (Policy, error) {
-	switch s {
-	case "fifo":
-		return FIFO, nil
-	case "rr":
-		return RR, nil
-	case "other", "":
-		return Other, nil
-	}
-	return Other, fmt.Errorf("policy %q unknown (allowed: fifo, rr, other)", s)
-}
 
 func (p Policy) String() string {
 	switch p {
@@ -79,28 +68,20 @@ type Sched struct {
 	// Mlock calls mlockall(MCL_CURRENT|MCL_FUTURE|MCL_ONFAULT) (process-wide; see mlockFlags).
 	Mlock bool
 	// AllowDegraded: when a privilege is missing, carry on at SCHED_OTHER
-	// (or without mlock / affinity) and note it in Applied.Notes instead of
-	// failing with a *PrivilegeError.
+	// (or without mlock / affinity) and say so in Applied.Degraded instead
+	// of failing with a *PrivilegeError.
 	AllowDegraded bool
 	// TimerSlackNs sets PR_SET_TIMERSLACK for the thread; 0 leaves the
 	// default (50 µs for SCHED_OTHER; RT threads have none).
 	TimerSlackNs int
 }
 
-// Applied is the thread's state as read back from the kernel after Start.
-type Applied struct {
-	TID int
-	// Name is the thread's name as the kernel keeps it (PR_GET_NAME):
-	// Comm(Sched.Name), or the inherited one when Sched.Name was "".
-	Name     string
-	Policy   Policy
-	Priority int
-	Nice     int
-	CPUs     []int
-	Mlocked  bool
-	// Degraded lists what was asked but not applied, and why.
-	Degraded []string
-}
+// Applied is the thread's state as read back from the kernel after Start:
+// results.Applied, the record summary.json keeps. Its Name is the
+// thread's name as the kernel keeps it (PR_GET_NAME): Comm(Sched.Name), or
+// the inherited one when Sched.Name was ""; Degraded lists what was asked
+// but not applied, and why.
+type Applied = results.Applied
 
 // Thread is a goroutine locked to its own OS thread with Sched applied.
 type Thread struct {
@@ -110,31 +91,45 @@ type Thread struct {
 // Wait blocks until the thread's body returned.
 func (t *Thread) Wait() { <-t.done }
 
-// Start runs body on a new goroutine locked to a new OS thread after
-// applying s to that thread and reading it back. It returns once s is
-// applied (or failed): on failure body never runs and the error is a
-// *PrivilegeError (errors.Is ErrNoPrivilege) for EPERM, else the syscall
-// error. The thread is never unlocked: its kernel state changed, so it exits
-// with the goroutine.
-func Start(s Sched, body func(Applied)) (*Thread, error) {
+// Start runs body on a new goroutine locked to a new OS thread, after
+// applying s to that thread, reading it back and running setup there
+// (nil: none): what needs the thread pinned and at its policy before the
+// caller goes on (binding its cycles clock, opening its per-thread
+// counters). It returns once both are done, with what the kernel applied:
+// the one start-and-wait handshake of every thread rtload starts. body
+// runs next, only when both succeeded. When s could not be applied the
+// error is a *PrivilegeError (errors.Is ErrNoPrivilege) for EPERM, else
+// the syscall error; when setup failed it is setup's, with the Applied.
+// Either way the thread has exited and the *Thread is nil. The thread is
+// never unlocked: its kernel state changed, so it exits with the
+// goroutine.
+func Start(s Sched, setup func(Applied) error, body func(Applied)) (*Thread, Applied, error) {
 	t := &Thread{done: make(chan struct{})}
-	ready := make(chan error, 1)
+	type result struct {
+		a   Applied
+		err error
+	}
+	ready := make(chan result, 1)
 	go func() {
 		defer close(t.done)
 		runtime.LockOSThread()
 		// No UnlockOSThread: the thread's affinity/policy changed; it exits with this goroutine.
 		a, err := apply(s)
-		ready <- err
+		if err == nil && setup != nil {
+			err = setup(a)
+		}
+		ready <- result{a, err}
 		if err != nil {
 			return
 		}
 		body(a)
 	}()
-	if err := <-ready; err != nil {
+	r := <-ready
+	if r.err != nil {
 		<-t.done
-		return nil, err
+		return nil, r.a, r.err
 	}
-	return t, nil
+	return t, r.a, nil
 }
 
 func apply(s Sched) (Applied, error) {
@@ -245,7 +240,7 @@ func readBack(a Applied) (Applied, error) {
 	if err != nil {
 		return a, os.NewSyscallError("sched_getattr", err)
 	}
-	a.Policy = Policy(got.Policy)
+	a.Policy = Policy(got.Policy).String()
 	a.Priority = int(got.Priority)
 	a.Nice = int(got.Nice)
 	var set unix.CPUSet
@@ -288,14 +283,14 @@ func vmLocked() bool {
 func Munlockall() error { return os.NewSyscallError("munlockall", unix.Munlockall()) }
 
 // ThreadSched reads the scheduling policy, priority and affinity of any
-// thread by TID from the kernel (for tests and reports).
-func ThreadSched(tid int) (Applied, error) {
-	a := Applied{TID: tid}
+// thread by TID from the kernel (for tests and reports); Name is left "".
+func ThreadSched(tid int) (results.Thread, error) {
+	a := results.Thread{TID: tid}
 	got, err := unix.SchedGetAttr(tid, 0)
 	if err != nil {
 		return a, os.NewSyscallError("sched_getattr", err)
 	}
-	a.Policy, a.Priority, a.Nice = Policy(got.Policy), int(got.Priority), int(got.Nice)
+	a.Policy, a.Priority, a.Nice = Policy(got.Policy).String(), int(got.Priority), int(got.Nice)
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(tid, &set); err != nil {
 		return a, os.NewSyscallError("sched_getaffinity", err)

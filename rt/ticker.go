@@ -66,7 +66,7 @@ type TickerStats struct {
 // On amd64 with an invariant TSC, Wait stamps the wake time with RDTSCP
 // right after the system call returns (see Wait); the TSC's rate comes
 // from the process's one TSC calibration (the first NewTicker or
-// NewClock("tsc") runs it: 100 ms).
+// NewClock(ClockTSC) runs it: 100 ms).
 func NewTicker(startNs, periodNs int64, catchUp bool) *Ticker {
 	return &Ticker{start: startNs, period: periodNs, catchUp: catchUp, maxBacklog: DefaultMaxBacklog, nsPerTick: wakeNsPerTick()}
 }

@@ -257,7 +257,7 @@ func TestClockNowAllocs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mono, err := rt.NewClock("monotonic")
+	mono, err := rt.NewClock(rt.ClockMonotonic)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,11 +276,11 @@ func TestClockNowAllocs(t *testing.T) {
 // BenchmarkClock is the cost of one clock read: half of the fixed overhead
 // each timed recv call carries.
 func BenchmarkClock(b *testing.B) {
-	for _, kind := range []string{"tsc", "monotonic"} {
-		b.Run(kind, func(b *testing.B) {
+	for _, kind := range []rt.ClockKind{rt.ClockTSC, rt.ClockMonotonic} {
+		b.Run(kind.String(), func(b *testing.B) {
 			var c *rt.Clock
 			var err error
-			if kind == "tsc" {
+			if kind == rt.ClockTSC {
 				c, err = autoClock()
 				if err == nil && c.Info().Kind != "tsc" {
 					b.Skipf("no usable TSC: %v", c.Info().Fallbacks)

@@ -53,7 +53,8 @@ const (
 	defaultRateTolerance = Percent(0.5)
 	senderBelowReaders   = 10
 
-	// Noise kind parameters (the noise package reads 0 as the same values).
+	// Noise kind parameters: the only ones (noise has no defaults of its own;
+	// engine TestNoiseDefaults holds noise to accepting these).
 	defaultNoiseMemory  = Size(64 << 20)
 	defaultNoiseMessage = Size(100)
 	defaultNoiseBlock   = Size(256)

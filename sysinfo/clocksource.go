@@ -5,6 +5,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/rtload/rtload/results"
 )
 
 // Paths of the clocksource and RT throttling files (sysfs(5), proc(5)).
@@ -47,24 +49,9 @@ func ReadClocksource() (Clocksource, error) {
 // readCurrentClocksource reads current_clocksource only.
 func readCurrentClocksource() (string, error) { return readSmall(currentClocksource) }
 
-// RTThrottling is the kernel's real-time bandwidth limit (sched(7) "Real-time
-// throttling"): SCHED_FIFO/RR threads together get RuntimeUs of every
-// PeriodUs on each CPU; RuntimeUs -1 turns throttling off.
-type RTThrottling struct {
-	RuntimeUs int64 `json:"sched_rt_runtime_us"`
-	PeriodUs  int64 `json:"sched_rt_period_us"`
-}
-
-// On reports whether RT throttling can stop real-time threads (runtime ≥ 0
-// and below the period).
-func (r RTThrottling) On() bool { return r.RuntimeUs >= 0 && r.RuntimeUs < r.PeriodUs }
-
-func (r RTThrottling) String() string {
-	if r.RuntimeUs < 0 {
-		return "off (sched_rt_runtime_us -1)"
-	}
-	return fmt.Sprintf("%d µs of every %d µs", r.RuntimeUs, r.PeriodUs)
-}
+// RTThrottling is the kernel's real-time bandwidth limit:
+// results.RTThrottling (sched(7) "Real-time throttling").
+type RTThrottling = results.RTThrottling
 
 // ReadRTThrottling reads /proc/sys/kernel/sched_rt_runtime_us and
 // sched_rt_period_us. Errors name the file.

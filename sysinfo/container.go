@@ -9,38 +9,6 @@ import (
 	"strings"
 )
 
-// Container says whether this process runs in a container and what its
-// real-time privileges depend on there: the cgroup's RT budget on cgroup
-// v1. The zero value is "not in a container, nothing known".
-type Container struct {
-	// Runtime is "docker", "podman", "kubernetes", "lxc", "containerd",
-	// "systemd-nspawn", or "container" when only the kind is unknown; ""
-	// when nothing says this is a container.
-	Runtime string `json:"runtime,omitempty"`
-	// Evidence lists what was found, for a person ("/.dockerenv exists",
-	// "/proc/1/cgroup: 4:memory:/docker/3f2a…", "/ is an overlay mount").
-	Evidence []string `json:"evidence,omitempty"`
-	// CgroupV2 is true on the unified hierarchy alone
-	// (/sys/fs/cgroup/cgroup.controllers): it has no RT budget per cgroup.
-	CgroupV2 bool `json:"cgroup_v2"`
-	// Cgroup is this process's cgroup: the cpu controller's path on
-	// cgroup v1, the unified path on v2 ("/" inside a cgroup namespace).
-	Cgroup string `json:"cgroup,omitempty"`
-	// RTRuntimeUs is the cgroup's cpu.rt_runtime_us (cgroup v1 with
-	// CONFIG_RT_GROUP_SCHED): the µs per cpu.rt_period_us its SCHED_FIFO
-	// and SCHED_RR threads may run; 0 refuses them with EPERM, -1 is no
-	// limit. RTRuntimeKnown is false when there is no such file.
-	RTRuntimeUs    int64 `json:"rt_runtime_us,omitempty"`
-	RTRuntimeKnown bool  `json:"rt_runtime_known"`
-	// RTBudgets is the RT budget of this process's cgroup (first) and of
-	// each parent up to the root (last), on cgroup v1; nil on cgroup v2
-	// or without the cpu controller's cpu.rt_runtime_us.
-	RTBudgets []RTBudget `json:"rt_budgets,omitempty"`
-}
-
-// In reports whether anything says this process runs in a container.
-func (c Container) In() bool { return c.Runtime != "" }
-
 // DetectContainer looks for the signs container runtimes leave, through
 // fsys rooted at "/" (os.DirFS("/") for this machine, a fixture in
 // tests): /.dockerenv (Docker), /run/.containerenv (Podman), the
@@ -84,7 +52,7 @@ func DetectContainer(fsys fs.FS) Container {
 	if mi, err := fs.ReadFile(fsys, "proc/self/mountinfo"); err == nil && rootIsOverlay(string(mi)) {
 		found("container", "/ is an overlay mount (/proc/self/mountinfo)")
 	}
-	c.readCgroup(fsys)
+	readCgroup(&c, fsys)
 	return c
 }
 
@@ -115,30 +83,9 @@ func rootIsOverlay(mountinfo string) bool {
 	return ok && m.Point == "/" && (m.FSType == "overlay" || m.FSType == "aufs")
 }
 
-// RTBudget is one cgroup's RT budget on cgroup v1 with
-// CONFIG_RT_GROUP_SCHED: cpu.rt_runtime_us, the µs per cpu.rt_period_us
-// its SCHED_FIFO and SCHED_RR threads may run. 0 refuses them with EPERM,
-// even to root; -1 is no limit. A cgroup can be given a budget only up to
-// what its parent has (its siblings' budgets subtracted), so a parent of 0
-// makes every write below it fail with EINVAL.
-type RTBudget struct {
-	// Cgroup is the cgroup's path in the cpu hierarchy ("/libpod_parent").
-	Cgroup string `json:"cgroup"`
-	// File is its cpu.rt_runtime_us where this process has the cpu
-	// controller mounted ("/sys/fs/cgroup/cpu/libpod_parent/cpu.rt_runtime_us"):
-	// in a container, the host's file wherever the host mounts the
-	// hierarchy at the same place.
-	File string `json:"file"`
-	// RuntimeUs is the budget, when Known. Known is false for a cgroup
-	// this process cannot see: a container's mount of the hierarchy
-	// starts at its own cgroup, so its parents are not in it.
-	RuntimeUs int64 `json:"runtime_us"`
-	Known     bool  `json:"known"`
-}
-
 // readCgroup fills Cgroup, CgroupV2 and, on cgroup v1, the RT budget of
 // this process's cgroup and of each parent up to the root (RTBudgets).
-func (c *Container) readCgroup(fsys fs.FS) {
+func readCgroup(c *Container, fsys fs.FS) {
 	if _, err := fs.Stat(fsys, "sys/fs/cgroup/cgroup.controllers"); err == nil {
 		c.CgroupV2 = true
 	}

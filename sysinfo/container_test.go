@@ -6,6 +6,8 @@ import (
 	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/rtload/rtload/results"
 )
 
 func file(s string) *fstest.MapFile { return &fstest.MapFile{Data: []byte(s)} }
@@ -112,7 +114,7 @@ func TestThisContainer(t *testing.T) {
 
 // TestContainerText: rtload env names the container and its RT budget.
 func TestContainerText(t *testing.T) {
-	f := Facts{Container: Container{Runtime: "docker", Evidence: []string{"/.dockerenv exists"}, Cgroup: "/docker/3f2a", RTRuntimeKnown: true}}
+	f := Facts{Env: results.Env{Container: Container{Runtime: "docker", Evidence: []string{"/.dockerenv exists"}, Cgroup: "/docker/3f2a", RTRuntimeKnown: true}}}
 	text := f.Text()
 	for _, want := range []string{"container:", "docker (/.dockerenv exists)", "cgroup cpu.rt_runtime_us: 0 in /docker/3f2a (cgroup v1 RT budget; 0 refuses SCHED_FIFO)"} {
 		if !strings.Contains(text, want) {

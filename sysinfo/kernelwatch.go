@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rtload/rtload/results"
 )
 
 // DefaultKernelWatchInterval is how often a KernelWatch reads the kernel
@@ -31,42 +33,9 @@ type KernelWatchConfig struct {
 	Interval time.Duration
 }
 
-// KernelReport is what a KernelWatch saw, for summary.json.
-type KernelReport struct {
-	// ClocksourceStart and ClocksourceEnd are current_clocksource when the
-	// watch started and stopped; Available is available_clocksource.
-	ClocksourceStart string   `json:"clocksource_start"`
-	ClocksourceEnd   string   `json:"clocksource_end"`
-	Available        []string `json:"available_clocksources"`
-	// RTThrottlingStart and RTThrottlingEnd are sched_rt_runtime_us and
-	// sched_rt_period_us at start and stop.
-	RTThrottlingStart RTThrottling `json:"rt_throttling_start"`
-	RTThrottlingEnd   RTThrottling `json:"rt_throttling_end"`
-	// Events, in the order seen (at most 1000).
-	Events []KernelEvent `json:"events,omitempty"`
-	// KmsgWatched is false when /dev/kmsg could not be read: then only
-	// clocksource changes lasting a poll interval are seen (Notes say why).
-	KmsgWatched bool `json:"kmsg_watched"`
-	// KmsgRecords is how many log records were read; KmsgLost how many
-	// times records were overwritten before they could be read (EPIPE).
-	KmsgRecords int      `json:"kmsg_records"`
-	KmsgLost    int      `json:"kmsg_lost,omitempty"`
-	Notes       []string `json:"notes,omitempty"`
-}
-
-// Invalid is InvalidReason of the events, plus a changed RT throttling
-// setting: "" when the trial ran as asked.
-func (r KernelReport) Invalid() string {
-	reason := InvalidReason(r.Events)
-	if r.RTThrottlingEnd != r.RTThrottlingStart && r.RTThrottlingEnd != (RTThrottling{}) {
-		changed := fmt.Sprintf("RT throttling changed (%s → %s)", r.RTThrottlingStart, r.RTThrottlingEnd)
-		if reason == "" {
-			return "invalid: " + changed
-		}
-		reason += "; " + changed
-	}
-	return reason
-}
+// KernelReport is what a KernelWatch saw: results.KernelWatch, the record
+// summary.json keeps (its Invalid words what makes a trial invalid).
+type KernelReport = results.KernelWatch
 
 // KernelWatch watches, for the length of a trial, for kernel events that
 // change what was measured: clocksource switches, an unstable TSC or

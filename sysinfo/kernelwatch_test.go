@@ -171,7 +171,7 @@ func TestWatchKernelClocksourceSwitch(t *testing.T) {
 		t.Errorf("report start %q end %q kmsg %v", r.ClocksourceStart, r.ClocksourceEnd, r.KmsgWatched)
 	}
 	reason := r.Invalid()
-	if !strings.HasPrefix(reason, "invalid: clocksource changed ("+orig+" → "+other+" at ") ||
+	if !strings.HasPrefix(reason, "clocksource changed ("+orig+" → "+other+" at ") ||
 		!strings.Contains(reason, ", "+other+" → "+orig+" at ") {
 		t.Errorf("Invalid() = %q", reason)
 	}

@@ -6,56 +6,25 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rtload/rtload/results"
 )
 
-// KernelEventKind says what a kernel event means for a run.
-type KernelEventKind string
+// KernelEventKind and KernelEvent are the results types a KernelWatch
+// reports (results.KernelEventKind, results.KernelEvent): the kernel's
+// clocksource switches, unstable clocksource or TSC, RT throttling.
+type (
+	KernelEventKind = results.KernelEventKind
+	KernelEvent     = results.KernelEvent
+)
 
-// Kernel events a KernelWatch reports. Each one makes the measured run
-// something other than the run asked for.
+// The kinds of kernel events, as results names them.
 const (
-	// ClocksourceSwitch: the kernel changed its clocksource ("clocksource:
-	// Switched to clocksource X", kernel/time/clocksource.c), or
-	// current_clocksource changed between two polls.
-	ClocksourceSwitch KernelEventKind = "clocksource_switch"
-	// ClocksourceUnstable: the clocksource watchdog marked a clocksource
-	// unstable ("clocksource: timekeeping watchdog on CPU3: Marking
-	// clocksource 'tsc' as unstable because the skew is too large:";
-	// before 4.x "Clocksource tsc unstable (delta = … ns)").
-	ClocksourceUnstable KernelEventKind = "clocksource_unstable"
-	// TSCUnstable: x86 gave up on the TSC ("tsc: Marking TSC unstable due
-	// to clocksource watchdog", "TSC found unstable after boot, …",
-	// arch/x86/kernel/tsc.c).
-	TSCUnstable KernelEventKind = "tsc_unstable"
-	// RTThrottled: RT throttling stopped real-time threads ("sched: RT
-	// throttling activated", kernel/sched/rt.c). The kernel prints it
-	// once per boot (printk_deferred_once): a later throttling in the same
-	// boot is not logged.
-	RTThrottled KernelEventKind = "rt_throttling"
+	ClocksourceSwitch   = results.ClocksourceSwitch
+	ClocksourceUnstable = results.ClocksourceUnstable
+	TSCUnstable         = results.TSCUnstable
+	RTThrottled         = results.RTThrottled
 )
-
-// KernelEvent is one kernel event seen during a watch.
-type KernelEvent struct {
-	Kind KernelEventKind `json:"kind"`
-	// At is when it happened, from the watch start (KernelWatchConfig.Start):
-	// the kernel log record's timestamp (local_clock, 0.4 ms behind
-	// CLOCK_MONOTONIC on this project's machine), kept within the window
-	// in which the record must have been logged (after the previous poll
-	// found the log empty, before this poll read it; never before 0), for
-	// local_clock drifts from CLOCK_MONOTONIC over a long uptime. A switch
-	// seen only in sysfs is timed by the poll that saw it.
-	At time.Duration `json:"at_ns"`
-	// From and To are the clocksources before and after a switch (From ""
-	// when unknown); Clocksource names the one marked unstable.
-	From        string `json:"from,omitempty"`
-	To          string `json:"to,omitempty"`
-	Clocksource string `json:"clocksource,omitempty"`
-	// Source is "kmsg" (the kernel log) or "sysfs" (a change of
-	// current_clocksource seen by polling it, with no log record).
-	Source string `json:"source"`
-	// Msg is the kernel's log message (or what the poll saw).
-	Msg string `json:"msg"`
-}
 
 // kmsgRecord is one /dev/kmsg record (Documentation/ABI/testing/dev-kmsg):
 // "<prio>,<seq>,<usec>,<flags>[,<more>];<message>\n" then optional
@@ -205,36 +174,4 @@ func (t *kernelTracker) sysfs(cur string, seen int64) {
 	t.add(KernelEvent{Kind: ClocksourceSwitch, At: time.Duration(max(seen-t.start, 0)), From: t.cur, To: cur,
 		Source: "sysfs", Msg: "current_clocksource is " + cur})
 	t.cur = cur
-}
-
-// InvalidReason turns events into the reason a trial is not the one asked
-// for, "" when there are none: "invalid: clocksource changed (tsc → hpet
-// at 12.3 s); TSC marked unstable at 12.3 s; RT throttling activated at
-// 40.0 s". Times are from the watch start, one decimal of a second.
-func InvalidReason(events []KernelEvent) string {
-	var switches, rest []string
-	for _, e := range events {
-		at := fmt.Sprintf("%.1f s", e.At.Seconds())
-		switch e.Kind {
-		case ClocksourceSwitch:
-			from := e.From
-			if from == "" {
-				from = "?"
-			}
-			switches = append(switches, fmt.Sprintf("%s → %s at %s", from, e.To, at))
-		case ClocksourceUnstable:
-			rest = append(rest, fmt.Sprintf("clocksource %s marked unstable at %s", e.Clocksource, at))
-		case TSCUnstable:
-			rest = append(rest, "TSC marked unstable at "+at)
-		case RTThrottled:
-			rest = append(rest, "RT throttling activated at "+at)
-		}
-	}
-	if len(switches) > 0 {
-		rest = append([]string{"clocksource changed (" + strings.Join(switches, ", ") + ")"}, rest...)
-	}
-	if len(rest) == 0 {
-		return ""
-	}
-	return "invalid: " + strings.Join(rest, "; ")
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/rtload/rtload/results"
 )
 
 func TestParseBool(t *testing.T) {
@@ -54,21 +56,21 @@ func TestKernelParam(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := &Facts{Cmdline: tt.cmdline, KernelConfig: tt.config, KernelConfigSource: "not readable: fixture"}
+			f := &Facts{Env: results.Env{Cmdline: tt.cmdline, KernelConfig: tt.config, KernelConfigSource: "not readable: fixture"}}
 			p := f.KernelParam(tt.param)
 			if !p.Bool || p.Known != tt.known || p.On != tt.on || !strings.Contains(p.Why, tt.why) {
 				t.Errorf("%+v\nwant known %v on %v, why containing %q", p, tt.known, tt.on, tt.why)
 			}
 		})
 	}
-	if p := (&Facts{KernelConfig: map[string]string{}}).KernelParam("hardened_usercopy"); p.Missing != "CONFIG_HARDENED_USERCOPY" || p.On {
+	if p := (&Facts{Env: results.Env{KernelConfig: map[string]string{}}}).KernelParam("hardened_usercopy"); p.Missing != "CONFIG_HARDENED_USERCOPY" || p.On {
 		t.Errorf("usercopy without its option: %+v", p)
 	}
 	if DefaultParam("CONFIG_INIT_ON_FREE_DEFAULT_ON") != "init_on_free" || DefaultParam("CONFIG_HZ") != "" {
 		t.Errorf("DefaultParam")
 	}
 	// A parameter without a known default is text: given or not.
-	f := &Facts{Cmdline: "nosmt mitigations=auto,nosmt"}
+	f := &Facts{Env: results.Env{Cmdline: "nosmt mitigations=auto,nosmt"}}
 	if p := f.KernelParam("mitigations"); p.Bool || !p.Given || p.Raw != "auto,nosmt" {
 		t.Errorf("mitigations: %+v", p)
 	}
@@ -83,7 +85,7 @@ func TestKernelParam(t *testing.T) {
 // TestReadKernelConfigNames adds options Gather's list lacks.
 func TestReadKernelConfigNames(t *testing.T) {
 	root := fstest.MapFS{"boot/config-6.8.0-test": {Data: []byte("CONFIG_HZ=250\nCONFIG_FOO=m\n# CONFIG_BAR is not set\n")}}
-	f := &Facts{Kernel: "6.8.0-test", KernelConfig: map[string]string{"CONFIG_HZ": "250"}}
+	f := &Facts{Env: results.Env{Kernel: "6.8.0-test", KernelConfig: map[string]string{"CONFIG_HZ": "250"}}}
 	f.readKernelConfigFS(root, []string{"CONFIG_FOO", "CONFIG_BAR", "CONFIG_NOPE"})
 	if got := f.KernelConfig; got["CONFIG_FOO"] != "m" || got["CONFIG_BAR"] != "n" || got["CONFIG_HZ"] != "250" || len(got) != 3 {
 		t.Errorf("KernelConfig = %v", got)
@@ -91,7 +93,7 @@ func TestReadKernelConfigNames(t *testing.T) {
 	if f.KernelConfigSource != "/boot/config-6.8.0-test" {
 		t.Errorf("source %q", f.KernelConfigSource)
 	}
-	g := &Facts{Kernel: "6.8.0-test", KernelConfigSource: "not readable: x"}
+	g := &Facts{Env: results.Env{Kernel: "6.8.0-test", KernelConfigSource: "not readable: x"}}
 	g.readKernelConfigFS(fstest.MapFS{}, []string{"CONFIG_FOO"})
 	if g.KernelConfig != nil || g.KernelConfigSource != "not readable: x" {
 		t.Errorf("unreadable config changed the facts: %+v", g)

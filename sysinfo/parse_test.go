@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -154,7 +155,7 @@ func TestParseCPUInfo(t *testing.T) {
 				t.Errorf("flags = %q, want none", flags)
 			}
 			for _, f := range tt.wantFlags {
-				if !contains(flags, f) {
+				if !slices.Contains(flags, f) {
 					t.Errorf("flags lack %q: %q", f, flags)
 				}
 			}
@@ -163,15 +164,6 @@ func TestParseCPUInfo(t *testing.T) {
 			}
 		})
 	}
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 func TestParseCapEff(t *testing.T) {

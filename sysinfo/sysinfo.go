@@ -4,137 +4,31 @@ import (
 	"bytes"
 	"cmp"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/rtload/rtload/results"
 )
 
-// Facts describes the machine and this process as a latency run sees them.
-// It is embedded in every results summary as JSON; Text renders it for
-// `rtload env`. Items Gather cannot read keep their zero value unless the
-// field says otherwise.
+// Facts are the `rtload env` facts of this machine and process: the
+// schema results.Env (summary.json's "env", one definition), with
+// Gather's reading, Text's rendering and the checks a scenario's
+// requirements need (KernelParam, ReadKernelConfig).
 type Facts struct {
-	Hostname      string `json:"hostname"`       // uname(2) nodename
-	Kernel        string `json:"kernel"`         // uname -r
-	KernelVersion string `json:"kernel_version"` // uname -v (build string: "#1 SMP PREEMPT_DYNAMIC …")
-	Arch          string `json:"arch"`           // uname -m
-
-	// CPUModel is /proc/cpuinfo "model name"; on arm "Hardware", "Model", or
-	// the decoded "CPU implementer"/"CPU part" pair.
-	CPUModel string `json:"cpu_model"`
-	// Microcode is /proc/cpuinfo "microcode" of the first CPU ("0xde"), ""
-	// where the kernel does not say (arm, most VMs say 0x1).
-	Microcode string `json:"microcode,omitempty"`
-	// CPUs is the number of online CPUs (/sys/devices/system/cpu/online).
-	CPUs int `json:"cpus"`
-	// AllowedCPUs is this process's sched_getaffinity(2) mask, ascending.
-	AllowedCPUs []int `json:"allowed_cpus"`
-
-	// Clocksource is the current kernel clocksource ("tsc", "kvm-clock",
-	// "hpet", "arch_sys_counter", …); AvailableClocksources the alternatives.
-	Clocksource           string   `json:"clocksource"`
-	AvailableClocksources []string `json:"available_clocksources"`
-	// TSCFlags are the TSC-related cpuinfo flags present, in kernel order:
-	// of tsc, rdtscp, constant_tsc, nonstop_tsc, tsc_known_freq,
-	// tsc_reliable, tsc_deadline_timer. Invariant TSC is constant_tsc plus
-	// nonstop_tsc; Linux prints no "invariant" flag.
-	TSCFlags []string `json:"tsc_flags"`
-	// TSCKHz is /sys/devices/system/cpu/cpu0/tsc_freq_khz (a patch some
-	// vendor kernels carry), 0 when absent: rt calibrates instead.
-	TSCKHz uint64 `json:"tsc_khz,omitempty"`
-	// Counters says which clocks and counters work for this process.
-	Counters []Counter `json:"counters"`
-
-	Privileges Privileges `json:"privileges"`
-
-	// SchedRTRuntimeUs and SchedRTPeriodUs are /proc/sys/kernel/sched_rt_*:
-	// RT tasks get runtime per period; runtime -1 turns throttling off.
-	// Both 0 when unreadable (a readable period is never 0).
-	SchedRTRuntimeUs int64 `json:"sched_rt_runtime_us"`
-	SchedRTPeriodUs  int64 `json:"sched_rt_period_us"`
-
-	// Cmdline is /proc/cmdline without its trailing newline.
-	Cmdline string `json:"cmdline"`
-	// Isolcpus is the isolcpus= value (flags included, "domain,2-3"), else
-	// /sys/devices/system/cpu/isolated when non-empty.
-	Isolcpus string `json:"isolcpus,omitempty"`
-	// NohzFull is the nohz_full= value, else /sys/devices/system/cpu/nohz_full.
-	NohzFull string `json:"nohz_full,omitempty"`
-	// Hardening holds the hardening and mitigation parameters present on the
-	// command line (init_on_alloc, mitigations, pti, spectre_v2, …); a bare
-	// flag ("nopti") has value "on". Never nil.
-	Hardening map[string]string `json:"hardening"`
-	// KernelConfig holds the kernel config options that change allocation,
-	// preemption and tick cost (see kernelConfigKeys): "y", "m", "n" (is not
-	// set) or a value such as CONFIG_HZ "250". Nil when no config is readable.
-	KernelConfig map[string]string `json:"kernel_config,omitempty"`
-	// KernelConfigSource is "/proc/config.gz", "/boot/config-<release>" or
-	// "not readable: <why>".
-	KernelConfigSource string `json:"kernel_config_source"`
-	// PerfEventParanoid is /proc/sys/kernel/perf_event_paranoid, -99 when
-	// unreadable.
-	PerfEventParanoid int `json:"perf_event_paranoid"`
-	// Governor is cpu0's cpufreq scaling_governor, "" without cpufreq.
-	Governor string `json:"cpufreq_governor,omitempty"`
-	// Virtualization is "vm" when cpuinfo has the hypervisor flag, else "".
-	Virtualization string `json:"virtualization,omitempty"`
-	// Preemption names the kernel's preemption model ("dynamic, none (build
-	// default; no preempt= on cmdline)", "full realtime (PREEMPT_RT)"),
-	// from uname -v, the kernel config and the command line: how long a
-	// SCHED_FIFO thread may wait for a kernel task on its CPU to reach a
-	// preemption point.
-	Preemption string `json:"preemption,omitempty"`
-	// Vulnerabilities is /sys/devices/system/cpu/vulnerabilities/: the
-	// kernel's word on each CPU vulnerability and its mitigation in force
-	// ("spectre_v2" → "Mitigation: Retpolines; …", "Not affected",
-	// "Vulnerable"). Nil when the directory is unreadable.
-	Vulnerabilities map[string]string `json:"vulnerabilities,omitempty"`
-	// CPUIdleDriver and CPUIdleGovernor are the cpuidle driver and
-	// governor in /sys/devices/system/cpu/cpuidle/ (current_driver,
-	// current_governor or current_governor_ro): which C-states a CPU may
-	// enter while idle. "" without cpuidle ("none" when the kernel says so).
-	CPUIdleDriver   string `json:"cpuidle_driver,omitempty"`
-	CPUIdleGovernor string `json:"cpuidle_governor,omitempty"`
-	// DevNetTun is true when /dev/net/tun exists as a character device.
-	DevNetTun bool `json:"dev_net_tun"`
-	// Container says whether this process runs in a container, and its
-	// cgroup's RT budget (DetectContainer).
-	Container Container `json:"container"`
+	results.Env
 }
 
-// Counter says whether one clock or counter works for this process.
-type Counter struct {
-	// Name is "perf cycles", "perf task-clock", "tsc" or "clock_monotonic".
-	Name  string `json:"name"`
-	Works bool   `json:"works"`
-	// Note is the errno text when it does not work ("perf_event_open: no
-	// such file or directory (ENOENT): not supported by this CPU/VM"),
-	// "invariant"/"not invariant" for tsc, the resolution for
-	// clock_monotonic.
-	Note string `json:"note"`
-}
-
-// Privileges are this process's ids, effective capabilities and the
-// rlimits that gate SCHED_FIFO and mlockall without capabilities.
-type Privileges struct {
-	UID  int `json:"uid"`
-	EUID int `json:"euid"`
-	// Caps are the effective capability names (CapEff of /proc/self/status)
-	// in bit order, e.g. CAP_SYS_NICE.
-	Caps        []string `json:"effective_caps"`
-	CapSysNice  bool     `json:"cap_sys_nice"`  // SCHED_FIFO/RR at any priority, affinity of others
-	CapIPCLock  bool     `json:"cap_ipc_lock"`  // mlockall beyond RLIMIT_MEMLOCK
-	CapNetAdmin bool     `json:"cap_net_admin"` // tap devices, namespaces' links, SO_RCVBUFFORCE
-	CapPerfmon  bool     `json:"cap_perfmon"`   // perf_event_open regardless of perf_event_paranoid
-	CapSysAdmin bool     `json:"cap_sys_admin"` // netns creation; implies CAP_PERFMON on old kernels
-	// RLimitRTPrio and RLimitMemlock are soft limits (getrlimit(2));
-	// RLIM_INFINITY is ^uint64(0). RLIMIT_MEMLOCK is in bytes.
-	RLimitRTPrio  uint64 `json:"rlimit_rtprio"`
-	RLimitMemlock uint64 `json:"rlimit_memlock"`
-}
+// Counter, Privileges, Container and RTBudget are the results types
+// sysinfo fills (results.CounterCheck, …): the names of their producer.
+type (
+	Counter    = results.CounterCheck
+	Privileges = results.Privileges
+	Container  = results.Container
+	RTBudget   = results.RTBudget
+)
 
 // kernelConfigKeys are the options KernelConfig reports; '*' is a prefix.
 var kernelConfigKeys = []string{
@@ -309,20 +203,4 @@ func pathErrText(err error) string {
 		return pe.Err.Error()
 	}
 	return err.Error()
-}
-
-// String is a one-line form for logs: "perf cycles: no (…)".
-func (c Counter) String() string {
-	s := fmt.Sprintf("%s: %s", c.Name, yesNo(c.Works))
-	if c.Note != "" {
-		s += " (" + c.Note + ")"
-	}
-	return s
-}
-
-func yesNo(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
+
+	"github.com/rtload/rtload/results"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
@@ -46,7 +48,7 @@ func TestReadFiles(t *testing.T) {
 	var got Facts
 	got.Kernel = "6.8.0-test"
 	got.readFiles(fakeRoot(t))
-	want := Facts{
+	want := Facts{Env: results.Env{
 		Kernel:                "6.8.0-test",
 		CPUModel:              "Intel(R) Xeon(R) Processor",
 		Microcode:             "0x1",
@@ -76,7 +78,7 @@ func TestReadFiles(t *testing.T) {
 		},
 		CPUIdleDriver:   "intel_idle",
 		CPUIdleGovernor: "menu",
-	}
+	}}
 	want.KernelConfig, _ = parseKernelConfig(strings.NewReader(string(readTestdata(t, "kconfig.txt"))), kernelConfigKeys)
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("readFiles (-want +got):\n%s", diff)
@@ -88,14 +90,14 @@ func TestReadFilesEmptyRoot(t *testing.T) {
 	var got Facts
 	got.Kernel = "6.8.0-test"
 	got.readFiles(fstest.MapFS{})
-	want := Facts{
+	want := Facts{Env: results.Env{
 		Kernel:                "6.8.0-test",
 		AvailableClocksources: []string{},
 		TSCFlags:              []string{},
 		Hardening:             map[string]string{},
 		PerfEventParanoid:     -99,
 		KernelConfigSource:    "not readable: /proc/config.gz: file does not exist; /boot/config-6.8.0-test: file does not exist",
-	}
+	}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("readFiles (-want +got):\n%s", diff)
 	}
@@ -121,10 +123,10 @@ func TestTSCCounter(t *testing.T) {
 		goarch string
 		want   Counter
 	}{
-		{"invariant", []string{"tsc", "rdtscp", "constant_tsc", "nonstop_tsc"}, "amd64", Counter{"tsc", true, "invariant"}},
-		{"stops in deep C-states", []string{"tsc", "rdtscp", "constant_tsc"}, "amd64", Counter{"tsc", true, "not invariant"}},
-		{"no rdtscp", []string{"tsc", "constant_tsc", "nonstop_tsc"}, "amd64", Counter{"tsc", false, "no rdtscp flag"}},
-		{"arm64", []string{"fp", "asimd"}, "arm64", Counter{"tsc", false, "no TSC on arm64"}},
+		{"invariant", []string{"tsc", "rdtscp", "constant_tsc", "nonstop_tsc"}, "amd64", Counter{Name: "tsc", Works: true, Note: "invariant"}},
+		{"stops in deep C-states", []string{"tsc", "rdtscp", "constant_tsc"}, "amd64", Counter{Name: "tsc", Works: true, Note: "not invariant"}},
+		{"no rdtscp", []string{"tsc", "constant_tsc", "nonstop_tsc"}, "amd64", Counter{Name: "tsc", Works: false, Note: "no rdtscp flag"}},
+		{"arm64", []string{"fp", "asimd"}, "arm64", Counter{Name: "tsc", Works: false, Note: "no TSC on arm64"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -173,16 +175,16 @@ func TestRTRuntimeText(t *testing.T) {
 // TestText renders fixed Facts (fake root + fixed syscall results) against
 // testdata/text.golden; regenerate with go test ./sysinfo -update.
 func TestText(t *testing.T) {
-	f := Facts{Hostname: "bench1", Kernel: "6.8.0-test", KernelVersion: "#1 SMP PREEMPT_DYNAMIC Mon Jan  1 00:00:00 UTC 2024", Arch: "x86_64"}
+	f := Facts{Env: results.Env{Hostname: "bench1", Kernel: "6.8.0-test", KernelVersion: "#1 SMP PREEMPT_DYNAMIC Mon Jan  1 00:00:00 UTC 2024", Arch: "x86_64"}}
 	f.readFiles(fakeRoot(t))
 	f.AllowedCPUs = []int{0, 2, 3}
 	f.Privileges.UID, f.Privileges.EUID = 1000, 1000
 	f.Privileges.RLimitRTPrio, f.Privileges.RLimitMemlock = 0, 8<<20
 	f.Counters = []Counter{
-		{"perf cycles", false, perfErrNote(unix.ENOENT, 1)},
-		{"perf task-clock", true, "ok"},
+		{Name: "perf cycles", Works: false, Note: perfErrNote(unix.ENOENT, 1)},
+		{Name: "perf task-clock", Works: true, Note: "ok"},
 		tscCounter(f.TSCFlags, "amd64"),
-		{"clock_monotonic", true, "resolution 1ns"},
+		{Name: "clock_monotonic", Works: true, Note: "resolution 1ns"},
 	}
 	got := f.Text()
 	golden := filepath.Join("testdata", "text.golden")

@@ -340,3 +340,10 @@ func parentBudgets(bs []RTBudget) string {
 	}
 	return "; parents: " + strings.Join(parts, ", ")
 }
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}

@@ -28,9 +28,8 @@ type MessagingConfig struct {
 	Loops int
 	// Size is the bytes per message, ≥ 1 (default 100).
 	Size int
-	// Transport is "socket" (AF_UNIX SOCK_STREAM socketpair, hackbench's
-	// default; "" means socket too) or "pipe" (hackbench --pipe).
-	Transport string
+	// Transport is the channel of each sender–receiver pair.
+	Transport Transport
 	// CPUs (optional) pins worker thread i to CPUs[i%len(CPUs)]. Workers
 	// are numbered group by group, receivers before senders.
 	CPUs []int
@@ -53,6 +52,28 @@ type MessagingConfig struct {
 	Sched rt.Sched
 }
 
+// Transport is the channel a messaging round's pairs talk over.
+type Transport uint8
+
+// The transports: TransportSocket, the zero value, an AF_UNIX SOCK_STREAM
+// socketpair (hackbench's default); TransportPipe, a pipe (hackbench
+// --pipe).
+const (
+	TransportSocket Transport = iota
+	TransportPipe
+)
+
+// String is "socket" or "pipe".
+func (t Transport) String() string {
+	switch t {
+	case TransportSocket:
+		return "socket"
+	case TransportPipe:
+		return "pipe"
+	}
+	return fmt.Sprintf("transport(%d)", uint8(t))
+}
+
 // validate lists every problem of c; it does not change c.
 func (c MessagingConfig) validate() error {
 	var errs []error
@@ -64,8 +85,8 @@ func (c MessagingConfig) validate() error {
 			errs = append(errs, fmt.Errorf("%s %d: must be ≥ 1", f.name, f.v))
 		}
 	}
-	if c.Transport != "" && c.Transport != "socket" && c.Transport != "pipe" {
-		errs = append(errs, fmt.Errorf("transport %q unknown (allowed: socket, pipe)", c.Transport))
+	if c.Transport != TransportSocket && c.Transport != TransportPipe {
+		errs = append(errs, fmt.Errorf("%s unknown (allowed: socket, pipe)", c.Transport))
 	}
 	for _, cpu := range c.CPUs {
 		if cpu < 0 {
@@ -171,7 +192,7 @@ func NewMessaging(cfg MessagingConfig) (*Messaging, error) {
 		return nil, err
 	}
 	n := cfg.Groups * cfg.FDs
-	m := &Messaging{cfg: cfg, pipe: cfg.Transport == "pipe", pairs: make([]pair, n), workers: make([]worker, 2*n)}
+	m := &Messaging{cfg: cfg, pipe: cfg.Transport == TransportPipe, pairs: make([]pair, n), workers: make([]worker, 2*n)}
 	for i := range m.pairs {
 		m.pairs[i] = pair{-1, -1}
 	}
@@ -218,25 +239,18 @@ func (m *Messaging) isSender(i int) bool { return i%(2*m.cfg.FDs) >= m.cfg.FDs }
 func (m *Messaging) startPool() error {
 	m.pool = make([]chan *atomic.Bool, len(m.workers))
 	m.applied = make([]rt.Applied, len(m.workers))
-	var ready sync.WaitGroup
 	for i := range m.workers {
 		release := make(chan *atomic.Bool, 1)
-		ready.Add(1)
-		t, err := rt.Start(m.sched(i), func(a rt.Applied) {
-			m.applied[i] = a
-			ready.Done()
+		t, a, err := rt.Start(m.sched(i), nil, func(rt.Applied) {
 			for stop := range release {
 				m.work(i, stop)
 			}
 		})
 		if err != nil {
-			ready.Done()
-			ready.Wait()
 			return fmt.Errorf("messaging worker %d (group %d): %w", i, i/(2*m.cfg.FDs), err)
 		}
-		m.pool[i], m.threads = release, append(m.threads, t)
+		m.pool[i], m.applied[i], m.threads = release, a, append(m.threads, t)
 	}
-	ready.Wait()
 	return nil
 }
 
@@ -386,28 +400,24 @@ func (m *Messaging) release(stop *atomic.Bool) int64 {
 	return t0
 }
 
-// startRound starts one thread per worker for this round only (rt.Start),
-// waits until all are ready and releases them together. It returns the
+// startRound starts one thread per worker for this round only (rt.Start
+// returns once each is applied) and releases them together. It returns the
 // release time (CLOCK_MONOTONIC ns) and the threads started; when one
 // cannot start it sets abort, so the started ones end at once, and
 // returns the error.
 func (m *Messaging) startRound(stop *atomic.Bool) (t0 int64, started int, err error) {
-	var ready sync.WaitGroup
 	release := make(chan struct{})
 	for i := range m.workers {
 		sender := m.isSender(i)
-		ready.Add(1)
 		m.all.Add(1)
 		if sender {
 			m.senders.Add(1)
 		}
-		_, err = rt.Start(m.sched(i), func(rt.Applied) {
-			ready.Done()
+		_, _, err = rt.Start(m.sched(i), nil, func(rt.Applied) {
 			<-release
 			m.work(i, stop)
 		})
 		if err != nil {
-			ready.Done()
 			m.all.Done()
 			if sender {
 				m.senders.Done()
@@ -418,7 +428,6 @@ func (m *Messaging) startRound(stop *atomic.Bool) (t0 int64, started int, err er
 		}
 		started++
 	}
-	ready.Wait()
 	t0 = rt.Monotonic()
 	close(release)
 	return t0, started, err

@@ -47,8 +47,8 @@ var modes = []struct {
 
 func TestMessagingCounts(t *testing.T) {
 	for _, mode := range modes {
-		for _, transport := range []string{"socket", "pipe"} {
-			t.Run(mode.name+"/"+transport, func(t *testing.T) {
+		for _, transport := range []workload.Transport{workload.TransportSocket, workload.TransportPipe} {
+			t.Run(mode.name+"/"+transport.String(), func(t *testing.T) {
 				testMessagingCounts(t, workload.MessagingConfig{Groups: 2, FDs: 3, Loops: 50, Size: 100, Transport: transport, Pool: mode.pool})
 			})
 		}
@@ -114,7 +114,7 @@ func TestMessagingPoolSched(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantName := rt.Comm(fmt.Sprintf("rtl-nz/msg.%d", i))
-		if cpu := []int{1, 0}[i%2]; len(got.CPUs) != 1 || got.CPUs[0] != cpu || got.Policy != rt.Other || got.Nice != -3 ||
+		if cpu := []int{1, 0}[i%2]; len(got.CPUs) != 1 || got.CPUs[0] != cpu || got.Policy != "SCHED_OTHER" || got.Nice != -3 ||
 			strings.TrimSpace(string(comm)) != wantName {
 			t.Errorf("worker %d (tid %d): %+v, comm %q; want cpu %d, SCHED_OTHER nice -3, name %q", i, a.TID, got, comm, cpu, wantName)
 		}
@@ -129,8 +129,8 @@ func TestMessagingPoolSched(t *testing.T) {
 // on fresh pairs.
 func TestMessagingStop(t *testing.T) {
 	for _, mode := range modes {
-		for _, transport := range []string{"socket", "pipe"} {
-			t.Run(mode.name+"/"+transport, func(t *testing.T) {
+		for _, transport := range []workload.Transport{workload.TransportSocket, workload.TransportPipe} {
+			t.Run(mode.name+"/"+transport.String(), func(t *testing.T) {
 				testMessagingStop(t, workload.MessagingConfig{Groups: 4, FDs: 10, Loops: 1_000_000, Size: 100, Transport: transport, Pool: mode.pool})
 			})
 		}
@@ -171,7 +171,7 @@ func TestMessagingCloseNoLeak(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, mode := range modes {
-		for _, transport := range []string{"socket", "pipe"} {
+		for _, transport := range []workload.Transport{workload.TransportSocket, workload.TransportPipe} {
 			m, err := workload.NewMessaging(workload.MessagingConfig{Groups: 2, FDs: 3, Loops: 5, Size: 10, Transport: transport, Pool: mode.pool})
 			if err != nil {
 				t.Fatal(err)
@@ -399,8 +399,8 @@ func TestNewMessagingErrors(t *testing.T) {
 	}{
 		{"zero value lists every count", workload.MessagingConfig{},
 			[]string{"messaging config", "groups 0: must be ≥ 1", "fds 0", "loops 0", "size 0"}},
-		{"unknown transport", workload.MessagingConfig{Groups: 1, FDs: 1, Loops: 1, Size: 1, Transport: "tcp"},
-			[]string{`transport "tcp" unknown (allowed: socket, pipe)`}},
+		{"unknown transport", workload.MessagingConfig{Groups: 1, FDs: 1, Loops: 1, Size: 1, Transport: 7},
+			[]string{`transport(7) unknown (allowed: socket, pipe)`}},
 		{"nice and cpu out of range", workload.MessagingConfig{Groups: 1, FDs: 1, Loops: 1, Size: 1, Nice: 20, CPUs: []int{-1}},
 			[]string{"nice 20 out of range", "cpu -1: must be ≥ 0"}},
 		{"sched template with a policy and cpus", workload.MessagingConfig{Groups: 1, FDs: 1, Loops: 1, Size: 1, Sched: rt.Sched{Policy: rt.FIFO, Priority: 10, CPUs: []int{1}}},
@@ -427,9 +427,9 @@ func TestNewMessagingErrors(t *testing.T) {
 // s/run is wall time from release to the last worker's end, which
 // excludes thread start in both; allocs/op shows what the Pool saves.
 func BenchmarkMessaging(b *testing.B) {
-	for _, transport := range []string{"socket", "pipe"} {
+	for _, transport := range []workload.Transport{workload.TransportSocket, workload.TransportPipe} {
 		for _, mode := range modes {
-			b.Run(transport+"/"+mode.name, func(b *testing.B) {
+			b.Run(transport.String()+"/"+mode.name, func(b *testing.B) {
 				benchMessaging(b, workload.MessagingConfig{Groups: 10, FDs: 20, Loops: 100, Size: 100, Transport: transport, Pool: mode.pool})
 			})
 		}

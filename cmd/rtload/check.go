@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -143,16 +142,17 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 	}
 	doc := &compare.CheckReport{Schema: compare.SchemaCheck, Version: compare.SchemaVersion, Baseline: args[0],
 		Gate: compare.Gate{ThresholdPct: thr * 100, Metrics: []compare.GateMetric{}}}
-	// A baseline that cannot be judged against makes running pointless.
-	if reasons := compare.Unjudgeable(f.labels[0], base); len(reasons) > 0 {
-		doc.Gate.Reasons = reasons
-		return finishCheck(cmd, f, doc, nil)
-	}
+	// Usage first (exit 2 whatever the baseline holds), then the baseline:
+	// one that cannot be judged against makes running pointless.
 	if err := checkMetricNames(args[0], f.labels, gopt); err != nil {
 		return err
 	}
 	if f.budget <= 0 || f.looks < 1 || f.looks > 20 {
 		return usageError{fmt.Errorf("--budget %v, --looks %d: a budget above 0 and 1–20 looks", f.budget, f.looks)}
+	}
+	if reasons := compare.Unjudgeable(f.labels[0], base); len(reasons) > 0 {
+		doc.Gate.Reasons = reasons
+		return finishCheck(cmd, f, doc, nil)
 	}
 	baseRuns, err := compare.Load([]string{args[0]}, f.labels[:1])
 	if err != nil {
@@ -255,14 +255,10 @@ func checkSpec(args []string, base *results.Summary) (*scenario.Spec, error) {
 	if len(args) == 2 {
 		return readSpec(args[1])
 	}
-	if base.Spec == nil {
+	if len(base.Spec) == 0 {
 		return nil, usageError{fmt.Errorf("baseline %s records no scenario: name one (rtload check DIR SCENARIO)", args[0])}
 	}
-	data, err := json.Marshal(base.Spec)
-	if err != nil {
-		return nil, fmt.Errorf("baseline %s: scenario: %w", args[0], err)
-	}
-	return scenario.LoadAsRun(filepath.Join(args[0], results.SummaryFile)+" (spec)", data)
+	return scenario.LoadAsRun(filepath.Join(args[0], results.SummaryFile)+" (spec)", base.Spec)
 }
 
 // checkRunFailed ends a check whose run could not give results to judge:

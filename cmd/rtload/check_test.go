@@ -64,6 +64,18 @@ func TestCheckGate(t *testing.T) {
 		t.Errorf("the plan is not on stderr: %q", r.stderr)
 	}
 	os.Chmod(base, 0o755)
+	// Usage is checked before the baseline is judged: this needs no
+	// judgeable baseline.
+	t.Run("an unknown metric is refused before anything runs", func(t *testing.T) {
+		out := filepath.Join(top, "nosuch")
+		r := rtload(t, nil, "check", base, "-q", "--metric", "nosuch", "--out", out)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, `--metric: gate: no headline metric "nosuch" (have: mean per-call cost`) {
+			t.Fatalf("exit %d, want 2 naming the metrics:\n%s", r.code, r.stderr)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%s: %v; want nothing run, nothing written", out, err)
+		}
+	})
 	if reasons := compare.Unjudgeable("baseline", run.Summary); len(reasons) > 0 {
 		// The checks below judge reruns against it: none can be judged.
 		t.Skipf("the machine marked the baseline, so no check can be judged against it: %s", strings.Join(reasons, "; "))
@@ -106,16 +118,6 @@ func TestCheckGate(t *testing.T) {
 		// The check ran the baseline's own scenario: no spec warnings.
 		if strings.Contains(r.stdout, "WARNING: runs differ in spec") {
 			t.Errorf("the check ran another scenario:\n%s", r.stdout)
-		}
-	})
-	t.Run("an unknown metric is refused before anything runs", func(t *testing.T) {
-		out := filepath.Join(top, "nosuch")
-		r := rtload(t, nil, "check", base, "-q", "--metric", "nosuch", "--out", out)
-		if r.code != ExitUsage || !strings.Contains(r.stderr, `--metric: gate: no headline metric "nosuch" (have: mean per-call cost`) {
-			t.Fatalf("exit %d, want 2 naming the metrics:\n%s", r.code, r.stderr)
-		}
-		if _, err := os.Stat(out); !os.IsNotExist(err) {
-			t.Errorf("%s: %v; want nothing run, nothing written", out, err)
 		}
 	})
 	t.Run("9000-byte messages are slower", func(t *testing.T) {
@@ -201,7 +203,7 @@ func skipMarked(t *testing.T, r result, doc compare.CheckReport) {
 // is cost ticks (±2 across rounds), on clock monotonic.
 func gateSummary(cost uint64, rounds int) *results.Summary {
 	s := &results.Summary{Version: results.SummaryVersion, Scenario: "gate", Clock: results.ClockInfo{Kind: "monotonic", Unit: "ns", Hz: 1e9},
-		Spec: map[string]any{"name": "gate"}, Env: map[string]any{"kernel": "6.12.0"}}
+		Spec: results.Spec(`{"name":"gate"}`), Env: results.Env{Kernel: "6.12.0"}}
 	for i := range rounds {
 		h := record.NewLinear(10, 0, 100_000)
 		for range 1000 {
@@ -231,7 +233,7 @@ func TestCompareFailOn(t *testing.T) {
 	degraded.Degraded, degraded.DegradedReasons = true, []string{"SCHED_OTHER"}
 	deg := writeGateDir(t, degraded)
 	invalid := gateSummary(1000, 3)
-	invalid.Trials[0].Invalid = "invalid: TSC marked unstable at 0.2 s"
+	invalid.Trials[0].Marks = append(invalid.Trials[0].Marks, results.Mark{Kind: results.MarkInvalid, Text: "TSC marked unstable at 0.2 s"})
 	inv := writeGateDir(t, invalid)
 	for _, tc := range []struct {
 		name     string
@@ -287,10 +289,10 @@ func TestCheckWithoutRunning(t *testing.T) {
 	// Issue 14's markers: a baseline with an invalid trial, or one whose
 	// traffic was not as specified, cannot be judged against.
 	invalid := gateSummary(1000, 2)
-	invalid.Trials[1].Invalid = "invalid: clocksource changed (tsc → kvm-clock at 1.0 s)"
+	invalid.Trials[1].Marks = append(invalid.Trials[1].Marks, results.Mark{Kind: results.MarkInvalid, Text: "clocksource changed (tsc → kvm-clock at 1.0 s)"})
 	inv := writeGateDir(t, invalid)
 	starved := gateSummary(1000, 2)
-	starved.Trials[0].TrafficNotAsSpecified = "traffic not as specified: socks: send lag p99 7.2ms > max_send_lag 1ms"
+	starved.Trials[0].Marks = append(starved.Trials[0].Marks, results.Mark{Kind: results.MarkTraffic, Endpoint: "socks", Text: "socks: send lag p99 7.2ms > max_send_lag 1ms"})
 	tns := writeGateDir(t, starved)
 	for _, tc := range []struct {
 		name     string

@@ -86,7 +86,7 @@ func volumeNote(c sysinfo.Container, mounts []sysinfo.Mount, path string, o owne
 	case m.Point == "/" && m.FSType != "overlay" && m.FSType != "aufs":
 		return "" // a root filesystem of its own (a VM image), not the image's layers
 	case m.Point == "/":
-		return fmt.Sprintf("warning: results: %s is in this container's own filesystem, not on a volume: it goes when the container is removed; mount a host directory there (podman/docker run -v ./results:%s)",
+		return fmt.Sprintf("warning: results: %s is in this container's own filesystem, not on a volume: it goes when the container is removed; mount a host directory there (podman/docker run -v ./rtload-results:%s)",
 			abs, filepath.Dir(abs))
 	}
 	s := fmt.Sprintf("results: %s in this container (%s); on the host %s (the volume at %s is that directory of %s)",

@@ -33,7 +33,7 @@ func TestVolumeNote(t *testing.T) {
 		{"handed over", podman, mounts, "/results/timer-only-1", owner{uid: 1000, gid: 1000, from: "/results", ok: true},
 			"/home/me/results/timer-only-1 (the volume at /results is that directory of /dev/vda); given to uid 1000 gid 1000, the owner of /results, when the run ends"},
 		{"not on a volume", podman, mounts, "/tmp/out", owner{},
-			"warning: results: /tmp/out is in this container's own filesystem, not on a volume: it goes when the container is removed; mount a host directory there (podman/docker run -v ./results:/tmp)"},
+			"warning: results: /tmp/out is in this container's own filesystem, not on a volume: it goes when the container is removed; mount a host directory there (podman/docker run -v ./rtload-results:/tmp)"},
 		{"outside a container", sysinfo.Container{}, mounts, "/results/x", owner{}, ""},
 		// A VM whose image left /.dockerenv: its root is a disk.
 		{"a root filesystem of its own", podman, ext4Root, "/tmp/out", owner{}, ""},

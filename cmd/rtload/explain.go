@@ -48,8 +48,8 @@ and says what was checked and what cannot be seen from the results.
 By default it prints a few lines per reader and trial, -v every sentence,
 -q only the closing block: the spikes' causes with their share, and the
 per-call tail's make-up.`,
-		Example: `  rtload explain results/laight-450-20261130-101500
-  rtload explain results/laight-450-20261130-101500 --format json`,
+		Example: `  rtload explain rtload-results/laight-450-20261130-101500
+  rtload explain rtload-results/laight-450-20261130-101500 --format json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format); err != nil {

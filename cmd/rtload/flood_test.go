@@ -194,15 +194,15 @@ func soakFloodRun(t *testing.T, nofile int, length time.Duration) {
 	}
 	flooded := 0
 	for _, tr := range s.Trials {
-		for _, m := range tr.ProcessMarks {
-			if strings.Contains(m, "metrics endpoint was flooded") {
+		for _, m := range tr.Marks {
+			if m.Kind == results.MarkRtload && strings.Contains(m.Text, "metrics endpoint was flooded") {
 				flooded++
-				t.Logf("trial %d: %s", tr.Index+1, m)
+				t.Logf("%s: %s", tr.Name(), m.Text)
 			}
 		}
 	}
 	if flooded == 0 {
-		t.Errorf("no trial's process_marks names the flood")
+		t.Errorf("no trial's rtload-itself mark names the flood")
 	}
 }
 

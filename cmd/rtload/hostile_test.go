@@ -58,7 +58,7 @@ func receivedDir(t *testing.T) string {
 	}
 	s.Profiles = []results.VariantProfile{{Variant: "base", Pprof: "p.pb.gz"}}
 	dir := writeGateDir(t, s)
-	log := results.WakeupCSVHeader + "\n0,1764612345678901234,4500,9000,1,2,1,0,1,0\n1,1764612345688901234,4700,9000,1,2,1,0,1,0\n"
+	log := results.WakeupLogHeader + "\n0,1764612345678901234,4500,9000,1,2,1,0,1,0\n1,1764612345688901234,4700,9000,1,2,1,0,1,0\n"
 	if err := os.WriteFile(filepath.Join(dir, "w.csv"), []byte(log), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +232,7 @@ func TestTerminalSafe(t *testing.T) {
 	s := gateSummary(1000, 2)
 	s.Scenario, s.File = hostileText, hostileText
 	s.Clock.Note = hostileText
-	s.Env = map[string]any{"kernel": hostileText, "cmdline": hostileText}
+	s.Env = results.Env{Kernel: hostileText, Cmdline: hostileText}
 	for i := range s.Trials {
 		tr := &s.Trials[i]
 		tr.Variant = "v" + hostileText
@@ -444,7 +444,7 @@ func TestReadersBounded(t *testing.T) {
 	s.Profiles = []results.VariantProfile{{Variant: "base", Pprof: "p.pb.gz"}}
 	testutil.WriteSummary(t, dir, s)
 	row := bytes.Repeat([]byte("1,1764612345678901234,4500,9000,450,900,450,0,1,0\n"), (1<<20)/51)
-	os.WriteFile(filepath.Join(dir, "w.csv.gz"), append(gzipOnce(t, []byte(results.WakeupCSVHeader+"\n")), bytes.Repeat(gzipOnce(t, row), 1024)...), 0o644)
+	os.WriteFile(filepath.Join(dir, "w.csv.gz"), append(gzipOnce(t, []byte(results.WakeupLogHeader+"\n")), bytes.Repeat(gzipOnce(t, row), 1024)...), 0o644)
 	os.WriteFile(filepath.Join(dir, "p.pb.gz"), bytes.Repeat(gzipOnce(t, make([]byte, 1<<20)), 10<<10), 0o644)
 	for _, args := range [][]string{{"compare", dir}, {"explain", dir}, {"plot", dir, "--out", filepath.Join(t.TempDir(), "p.png")}} {
 		r := runFor(t, time.Minute, "", args...)

@@ -30,7 +30,7 @@ time (a point per logged wakeup, so spikes and their times show), and wakeup
 latency CDFs. The --out extension picks the image's format: .png or .svg.
 The path written goes to stderr; --format json prints it, with the
 columns drawn, on stdout.`,
-		Example: "  rtload plot results/laight-450-20261130-101500 --out laight.png\n" +
+		Example: "  rtload plot rtload-results/laight-450-20261130-101500 --out laight.png\n" +
 			"  rtload plot old/ new/ --label before,after --log --calls data --out cmp.svg",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -22,9 +22,9 @@ person reads (the seed's table, the headline statistics, the marks), with
 closing block is last at every level: each variant's headline figure, the
 change of every other variant against the first with its interval, the
 marks, the results directory.`,
-		Example: `  rtload report results/laight-450-20261130-101500
-  rtload report results/laight-450-20261130-101500 -v
-  rtload report results/laight-450-20261130-101500 --format json | jq '.metrics[0]'`,
+		Example: `  rtload report rtload-results/laight-450-20261130-101500
+  rtload report rtload-results/laight-450-20261130-101500 -v
+  rtload report rtload-results/laight-450-20261130-101500 --format json | jq '.metrics[0]'`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format); err != nil {

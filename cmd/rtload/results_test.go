@@ -55,7 +55,7 @@ func TestOutRefused(t *testing.T) {
 	open := t.TempDir()
 	os.Chmod(open, 0o777)
 	killed := t.TempDir()
-	os.WriteFile(filepath.Join(killed, "wakeups-00-recvfrom-r0-rt.0003.csv"), []byte(results.WakeupCSVHeader+"\n"), 0o644)
+	os.WriteFile(filepath.Join(killed, "wakeups-00-recvfrom-r0-rt.0003.csv"), []byte(results.WakeupLogHeader+"\n"), 0o644)
 	planted := t.TempDir()
 	plant(planted)
 	ot := t.TempDir()
@@ -312,26 +312,42 @@ func TestReportCheckpoint(t *testing.T) {
 	}
 }
 
-// TestDefaultOutNames: default results directories of runs started in
-// the same second get -2, -3, …, each newly made (an existing empty one is
-// never reused), and a scenario's names stay inside make clean's pattern.
+// TestDefaultOutNames: default results directories go under
+// rtload-results/ (or $RTLOAD_RESULTS), never into the source tree's
+// results package; runs started in the same second get -2, -3, …, each
+// newly made (an existing empty one is never reused); make clean removes
+// them all and .gitignore ignores them, without matching timestamps.
 func TestDefaultOutNames(t *testing.T) {
 	mk, err := os.ReadFile("../../Makefile")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var globs []string // make clean's: rm -rf bin results/…
+	var clean []string // make clean's: rm -rf bin …
 	for line := range strings.SplitSeq(string(mk), "\n") {
 		if f := strings.Fields(line); len(f) > 3 && f[0] == "rm" && f[2] == "bin" {
-			globs = f[3:]
+			clean = f[3:]
 		}
 	}
+	if !slices.Contains(clean, defaultResults) {
+		t.Errorf("make clean removes %v, not %s", clean, defaultResults)
+	}
+	gi, err := os.ReadFile("../../.gitignore")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(strings.Split(string(gi), "\n"), defaultResults+"/") {
+		t.Errorf(".gitignore does not list %s/", defaultResults)
+	}
+	if strings.Contains(string(gi), "[0-9]") {
+		t.Errorf(".gitignore still matches timestamps:\n%s", gi)
+	}
 	t.Chdir(t.TempDir())
+	t.Setenv(resultsEnv, "")
 	now := time.Date(2026, 12, 1, 12, 39, 40, 0, time.UTC)
-	if err := os.MkdirAll("results/timer-only-20261201-123940-3", 0o755); err != nil {
+	if err := os.MkdirAll("rtload-results/timer-only-20261201-123940-3", 0o755); err != nil {
 		t.Fatal(err) // taken by someone else: skipped, never reused
 	}
-	want := []string{"results/timer-only-20261201-123940", "results/timer-only-20261201-123940-2", "results/timer-only-20261201-123940-4"}
+	want := []string{"rtload-results/timer-only-20261201-123940", "rtload-results/timer-only-20261201-123940-2", "rtload-results/timer-only-20261201-123940-4"}
 	for _, w := range want {
 		d, created, err := createOut("", "timer-only", now)
 		if err != nil || !created {
@@ -342,13 +358,13 @@ func TestDefaultOutNames(t *testing.T) {
 		}
 		d.Close()
 	}
-	for _, w := range want {
-		if !slices.ContainsFunc(globs, func(g string) bool { ok, _ := filepath.Match(g, w); return ok }) {
-			t.Errorf("%s escapes make clean's patterns %v", w, globs)
-		}
+	t.Setenv(resultsEnv, "elsewhere")
+	if got := defaultOut("timer-only", now); got != "elsewhere/timer-only-20261201-123940" {
+		t.Errorf("with %s=elsewhere: %s", resultsEnv, got)
 	}
+	t.Setenv(resultsEnv, "")
 	for i := 5; i <= maxDefaultSuffix; i++ {
-		os.Mkdir(fmt.Sprintf("results/timer-only-20261201-123940-%d", i), 0o755)
+		os.Mkdir(fmt.Sprintf("rtload-results/timer-only-20261201-123940-%d", i), 0o755)
 	}
 	if _, _, err := createOut("", "timer-only", now); err == nil || !strings.Contains(err.Error(), "give --out") {
 		t.Errorf("all %d names taken: %v, want a bounded refusal", maxDefaultSuffix, err)

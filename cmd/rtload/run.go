@@ -91,7 +91,7 @@ variant's extra cost per call.`,
   rtload run laight-450 --duration 2s
   rtload run configs/laight-450.yaml --set readers[0].cpu=0 --set noise[0].threads=2
   rtload run my.yaml --out /tmp/res --allow-degraded
-  rtload run laight-450 --profile --duration 3s && rtload explain results/laight-450-*`,
+  rtload run laight-450 --profile --duration 3s && rtload explain rtload-results/laight-450-*`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := configs.Default
@@ -110,7 +110,7 @@ variant's extra cost per call.`,
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (loopback only, e.g. 127.0.0.1:9100)")
 	fl.IntVar(&f.repeat, "repeat", 0, "run the whole scenario N times (variants alternating inside each repeat); same as --set rounds=N")
 	fl.StringArrayVar(&f.sets, "set", nil, "override a scenario field: path=value, e.g. readers[0].method=recvmsg (repeatable)")
-	fl.StringVar(&f.out, "out", "", "results directory: a new path, or an empty directory of yours not writable by others (default results/<scenario>-<timestamp>)")
+	fl.StringVar(&f.out, "out", "", "results directory: a new path, or an empty directory of yours not writable by others (default rtload-results/<scenario>-<timestamp>; $RTLOAD_RESULTS replaces rtload-results)")
 	fl.BoolVar(&f.allowDegraded, "allow-degraded", false, "run without missing privileges (SCHED_OTHER, unpinned, unlocked memory) or unmet requirements, and mark results degraded")
 	fl.BoolVar(&f.noWakeupLog, "no-wakeup-log", false, "do not write the per-wakeup CSV logs")
 	fl.BoolVar(&f.taskPerf, "task-perf-counters", false, "count the reader threads' context switches, faults and CPU time with task-bound perf events instead of procfs (they add a few µs to every wakeup latency; results say so)")
@@ -279,7 +279,7 @@ type outcome struct {
 }
 
 // execute runs the trials of spec with f's options into a new results
-// directory (f.out, or results/<scenario>-<time>), saving summary.json
+// directory (f.out, or rtload-results/<scenario>-<time>), saving summary.json
 // after every trial and at the end, with the plan printed to plan; sw's
 // signals stop it. It returns an error only when the run could not start
 // (a refused directory or metrics address, a signal before anything was
@@ -318,7 +318,7 @@ func execute(cmd *cobra.Command, sw *signalWatch, spec *scenario.Spec, trials []
 	if err := sw.stopped(); err != nil {
 		return o, fmt.Errorf("%w before the run started: nothing was measured or created", err)
 	}
-	_, parentErr := os.Stat("results")
+	_, parentErr := os.Stat(resultsParent())
 	if f.out != "" {
 		_, parentErr = os.Stat(filepath.Dir(f.out))
 	}
@@ -367,7 +367,11 @@ func execute(cmd *cobra.Command, sw *signalWatch, spec *scenario.Spec, trials []
 	}
 	printPlan(plan, spec, len(trials), f.auto, f.afterProcess != nil)
 
-	sv := &saver{dir: dir, spec: spec, env: env, errw: errw, sem: make(chan struct{}, 1)}
+	sv, err := newSaver(dir, spec, env, errw)
+	if err != nil {
+		removeIfEmpty()
+		return o, err
+	}
 	sw.attach(sv)
 	ctx := sw.context()
 
@@ -392,7 +396,7 @@ func execute(cmd *cobra.Command, sw *signalWatch, spec *scenario.Spec, trials []
 		// merged summary has neither), or its compare would say the runs
 		// differ in every spec field and fact.
 		opt.AfterProcess = func(sum *results.Summary, elapsed time.Duration) bool {
-			sum.Spec, sum.Env = sv.spec, sv.env
+			sum.Spec, sum.Plan, sum.Env = sv.run.Spec, sv.run.Plan, sv.run.Env
 			return f.afterProcess(sum, elapsed)
 		}
 	}
@@ -476,7 +480,7 @@ func writtenFiles(path string) string {
 const maxDefaultSuffix = 100
 
 // createOut creates the run's results directory: out (--out) when given,
-// else results/<scenario>-<YYYYMMDD-HHMMSS>, or with -2, -3, … up to
+// else rtload-results/<scenario>-<YYYYMMDD-HHMMSS> (defaultOut), or with -2, -3, … up to
 // -maxDefaultSuffix when runs started in the same second took the name
 // first. Each default name is made with mkdir(2) (results.CreateNewDir),
 // so no two runs share a directory and an existing one is never reused.
@@ -501,11 +505,32 @@ func createOut(out, scenarioName string, now time.Time) (*results.Dir, bool, err
 	return nil, false, fmt.Errorf("results directory %s: it and %s-2 … -%d exist already: give --out", base, base, maxDefaultSuffix)
 }
 
+// defaultResults is the directory, relative to the working directory,
+// that a run's default results directory is made in (createOut), unless
+// $RTLOAD_RESULTS (resultsEnv) names another: the image sets it to its
+// volume, /results. It holds run output only, so `make clean` removes it
+// whole and .gitignore lists it once. Until issue 26 runs went to
+// results/<scenario>-<time>/, inside the source tree's results package;
+// --out results/NAME (or RTLOAD_RESULTS=results) still puts one there.
+const defaultResults = "rtload-results"
+
+// resultsEnv names the environment variable that replaces defaultResults.
+const resultsEnv = "RTLOAD_RESULTS"
+
+// resultsParent is where default results directories go: $RTLOAD_RESULTS,
+// else defaultResults.
+func resultsParent() string {
+	if d := os.Getenv(resultsEnv); d != "" {
+		return d
+	}
+	return defaultResults
+}
+
 // defaultOut is the default results directory of a run of scenarioName
-// started at now: results/<scenario>-<YYYYMMDD-HHMMSS> (createOut adds
-// -2, -3, … when taken).
+// started at now: <resultsParent>/<scenario>-<YYYYMMDD-HHMMSS> (createOut
+// adds -2, -3, … when taken).
 func defaultOut(scenarioName string, now time.Time) string {
-	return filepath.Join("results", fmt.Sprintf("%s-%s", scenarioName, now.Format("20060102-150405")))
+	return filepath.Join(resultsParent(), fmt.Sprintf("%s-%s", scenarioName, now.Format("20060102-150405")))
 }
 
 // loadRun loads the scenario with the run's flags folded in as --set

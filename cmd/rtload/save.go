@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -19,14 +20,29 @@ import (
 // file behind.
 type saver struct {
 	dir  *results.Dir
-	spec *scenario.Spec
-	env  sysinfo.Facts
+	run  results.Summary // Spec, Plan and Env, the same in every write
 	errw io.Writer
 	sem  chan struct{}
 
 	mu      sync.Mutex
 	trials  int  // trials in the last summary written
 	written bool // a summary.json was written
+}
+
+// newSaver is the saver of a run of spec on a machine of env into dir:
+// the scenario's JSON and Plan are made once, not at each checkpoint (a
+// soak's writes must not each allocate them anew).
+func newSaver(dir *results.Dir, spec *scenario.Spec, env sysinfo.Facts, errw io.Writer) (*saver, error) {
+	s := &saver{dir: dir, errw: errw, sem: make(chan struct{}, 1)}
+	data, err := json.Marshal(spec)
+	if err != nil {
+		return nil, fmt.Errorf("summary: scenario: %w", err)
+	}
+	if err := s.run.SetSpec(data); err != nil {
+		return nil, err
+	}
+	s.run.Env = env.Env
+	return s, nil
 }
 
 // checkpoint writes the summary so far (engine.Options.OnCheckpoint); an
@@ -37,7 +53,7 @@ func (s *saver) checkpoint(sum *results.Summary) error { return s.write(sum) }
 func (s *saver) final(sum *results.Summary) error { return s.write(sum) }
 
 func (s *saver) write(sum *results.Summary) error {
-	sum.Spec, sum.Env = s.spec, s.env
+	sum.Spec, sum.Plan, sum.Env = s.run.Spec, s.run.Plan, s.run.Env
 	s.sem <- struct{}{}
 	defer func() { <-s.sem }()
 	err := s.dir.WriteSummary(sum)

@@ -40,14 +40,21 @@ type baselineDirs struct {
 func (f *fleet) baselines(t *testing.T) baselineDirs {
 	t.Helper()
 	run := filepath.Join(f.dir, "base-run")
-	f.rtload(t, "run", "timer-only", "--duration", "1s", "-q", "--out", run)
+	// The baselines' reader (and so the hosts' checks, which rerun the
+	// baseline's scenario) at SCHED_FIFO 95, above the 80-90 of other
+	// packages' tests running beside this one: at 80, another test's
+	// real-time thread on the same CPU kept it off for 37 ms, its trial
+	// was marked starved, and host2's check rightly could not judge
+	// against it before running anything.
+	prio := "--set=readers[0].priority=95"
+	f.rtload(t, "run", "timer-only", "--duration", "1s", prio, "-q", "--out", run)
 	b := baselineDirs{
 		slow:  forgeBaseline(t, run, filepath.Join(f.dir, "base-slow"), 1000, 1),
 		fast:  forgeBaseline(t, run, filepath.Join(f.dir, "base-fast"), 1, 1000),
 		nolog: filepath.Join(f.dir, "base-nolog"),
 		linky: forgeBaseline(t, run, filepath.Join(f.dir, "base-linky"), 1, 1),
 	}
-	f.rtload(t, "run", "timer-only", "--duration", "1s", "--no-wakeup-log", "-q", "--out", b.nolog)
+	f.rtload(t, "run", "timer-only", "--duration", "1s", prio, "--no-wakeup-log", "-q", "--out", b.nolog)
 	if err := os.Symlink(f.secret, filepath.Join(b.linky, "notes.txt")); err != nil {
 		t.Fatal(err)
 	}
@@ -55,8 +62,16 @@ func (f *fleet) baselines(t *testing.T) baselineDirs {
 }
 
 // wantVerdict is the exit code each checking host's baseline makes
-// certain.
+// certain: host0's and host1's are forged 1000 times apart; host2's is a
+// real run without wakeup logs, so its check is an A/A, judged at the
+// process level (issue 24): not slower (0) or undecided (125), and slower
+// (1) only as the gate's false alarm, at most 5% (aaVerdicts).
 var wantVerdict = map[string]int{"host0": 0, "host1": 1, "host2": 125}
+
+// aaVerdicts are the hosts whose check is an A/A: 0 and 125 are both
+// right, and a 1 is logged as a false alarm, not failed (its rate is
+// measured by make bench-verdicts, not here).
+var aaVerdicts = map[string]bool{"host2": true}
 
 // checkVerdicts returns the exit code each checking host's rtload check
 // gave, from the last line of its log on the controller ("exit N"): the
@@ -82,6 +97,8 @@ func (f *fleet) checkVerdicts(t *testing.T, res string) map[string]int {
 		got[host] = rc
 		switch {
 		case rc == want:
+		case aaVerdicts[host] && (rc == 0 || rc == 1):
+			t.Logf("%s: rtload check gave %d on an A/A (0 not slower, 1 a false alarm):\n%s", host, rc, b)
 		case rc == 125 && strings.Contains(string(b), "cannot judge: new: "):
 			t.Logf("%s: rtload check gave 125, not %d: this machine marked the host's new run (the role is judged on the 125 it got):\n%s", host, want, b)
 		default:
@@ -97,7 +114,9 @@ func (f *fleet) checkVerdicts(t *testing.T, res string) map[string]int {
 func checkLines(t *testing.T, txt string, rc map[string]int) {
 	t.Helper()
 	state := map[int]string{0: "ok", 1: "slower", 125: "cannot-judge"}
-	gate := map[int]string{0: "PASS", 1: "SLOWER", 125: "CANNOT JUDGE"}
+	// check's three-way verdicts (issue 24): 125 is undecided within the
+	// budget or a run that cannot be judged.
+	gate := map[int][]string{0: {"NOT SLOWER"}, 1: {"SLOWER"}, 125: {"CANNOT JUDGE", "UNDECIDED"}}
 	want := fmt.Sprintf("checks: host0 exit %d (%s), host1 exit %d (%s), host2 exit %d (%s)",
 		rc["host0"], state[rc["host0"]], rc["host1"], state[rc["host1"]], rc["host2"], state[rc["host2"]])
 	if !strings.Contains(txt, want) {
@@ -105,8 +124,12 @@ func checkLines(t *testing.T, txt string, rc map[string]int) {
 	}
 	flat := strings.Join(strings.Fields(txt), " ")
 	for _, host := range []string{"host0", "host1", "host2"} {
-		if want := fmt.Sprintf("rtload check: exit %d: gate: %s", rc[host], gate[rc[host]]); !strings.Contains(flat, want) {
-			t.Errorf("status.txt does not show %q for %s", want, host)
+		found := false
+		for _, g := range gate[rc[host]] {
+			found = found || strings.Contains(flat, fmt.Sprintf("rtload check: exit %d: gate: %s", rc[host], g))
+		}
+		if !found {
+			t.Errorf("status.txt does not show \"rtload check: exit %d: gate: %s\" for %s", rc[host], strings.Join(gate[rc[host]], " or "), host)
 		}
 	}
 }

@@ -144,10 +144,10 @@ func (h *host) build(t *testing.T) {
 	var imgs []struct {
 		RepoTags []string
 		Config   struct {
-			Entrypoint, Cmd []string
-			WorkingDir      string
-			Volumes         map[string]struct{}
-			Labels          map[string]string
+			Entrypoint, Cmd, Env []string
+			WorkingDir           string
+			Volumes              map[string]struct{}
+			Labels               map[string]string
 		}
 	}
 	if err := json.Unmarshal([]byte(stdout), &imgs); err != nil || len(imgs) != 1 {
@@ -162,6 +162,11 @@ func (h *host) build(t *testing.T) {
 	}
 	if _, ok := img.Config.Volumes["/results"]; !ok || img.Config.WorkingDir != "/" {
 		t.Errorf("volumes %v, workdir %q: want /results and /", img.Config.Volumes, img.Config.WorkingDir)
+	}
+	// rtload's default results directory is rtload-results/ under the
+	// working directory; the image puts it in the volume.
+	if !slices.Contains(img.Config.Env, "RTLOAD_RESULTS=/results") {
+		t.Errorf("env %v lacks RTLOAD_RESULTS=/results: runs would not land in the volume", img.Config.Env)
 	}
 	version := img.Config.Labels["org.opencontainers.image.version"]
 	want, _ := exec.Command("git", "describe", "--always", "--dirty").Output()
@@ -454,7 +459,7 @@ func checkRealTime(t *testing.T, s *results.Summary, wantDMA bool) {
 	for i, tr := range s.Trials {
 		for _, rd := range tr.Readers {
 			if rd.Applied.Policy != "SCHED_FIFO" || !rd.Applied.Mlocked {
-				t.Errorf("trial %d reader %s: %s, mlocked %v (notes %v)", i, rd.Name, rd.Applied.Policy, rd.Applied.Mlocked, rd.Applied.Notes)
+				t.Errorf("trial %d reader %s: %s, mlocked %v (notes %v)", i, rd.Name, rd.Applied.Policy, rd.Applied.Mlocked, rd.Applied.Degraded)
 			}
 			if rd.Wakeups == 0 {
 				t.Errorf("trial %d reader %s: no wakeups", i, rd.Name)

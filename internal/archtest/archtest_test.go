@@ -150,6 +150,11 @@ func TestImportBoundaries(t *testing.T) {
 		{"profile", []string{"github.com/google/pprof/profile"}},
 		// Only the measured loop: its hot path may call nothing else.
 		{"probe", []string{modPath + "/rt", modPath + "/record", modPath + "/net/udp", modPath + "/net/tap", unixPkg}},
+		// The kernel-facing ground floor: its reports are the results
+		// contract's types (results.Applied, Thread, Housekeeping,
+		// ClockInfo, KernelWatch, Env), filled here, never copied.
+		{"rt", []string{unixPkg, modPath + "/results", modPath + "/internal/cpulist", modPath + "/internal/procstat"}},
+		{"sysinfo", []string{unixPkg, modPath + "/results", modPath + "/internal/cpulist", modPath + "/internal/filekind", modPath + "/internal/procstat"}},
 	} {
 		p, ok := mod[rule.pkg]
 		if !ok {

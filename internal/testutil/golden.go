@@ -31,6 +31,3 @@ func Golden(t testing.TB, name string, got []byte) {
 		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
 	}
 }
-
-// Updating reports whether the test binary runs with -update.
-func Updating() bool { return *update }

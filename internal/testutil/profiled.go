@@ -53,9 +53,9 @@ func ProfiledSummary(t testing.TB, dir string, fixture map[string]string) *resul
 		t.Fatal(err)
 	}
 	s := SeedSummary()
-	s.Env = map[string]any{"kernel": fx.Kernel, "cpus": float64(2),
-		"kernel_config": map[string]any{"CONFIG_HARDENED_USERCOPY": "y", "CONFIG_INIT_ON_ALLOC_DEFAULT_ON": "n"},
-		"hardening":     map[string]any{}}
+	s.Env = results.Env{Kernel: fx.Kernel, CPUs: 2,
+		KernelConfig: map[string]string{"CONFIG_HARDENED_USERCOPY": "y", "CONFIG_INIT_ON_ALLOC_DEFAULT_ON": "n"},
+		Hardening:    map[string]string{}}
 	for i := range s.Trials {
 		s.Trials[i].Index = 2 * i
 	}

@@ -73,8 +73,8 @@ func SeedSummary() *results.Summary {
 		Version:  results.SummaryVersion,
 		Scenario: "laight-450",
 		File:     "configs/laight-450.yaml",
-		Spec:     map[string]any{"name": "laight-450", "period": "10ms"},
-		Env:      map[string]any{"kernel": "6.12.0", "cpus": float64(8)},
+		Spec:     results.Spec(`{"name":"laight-450","period":"10ms"}`),
+		Env:      results.Env{Kernel: "6.12.0", CPUs: 8},
 		Start:    start,
 		End:      start.Add(85 * time.Second),
 		Clock: results.ClockInfo{
@@ -99,7 +99,7 @@ func SeedSummary() *results.Summary {
 		extra := int64(tr.col * 1000) // recvmsg a little slower
 		r := results.Reader{
 			Name: "drain", Method: tr.variant, Sockets: 450, Endpoint: "lo450",
-			Applied: results.Applied{TID: 4242 + i, Policy: "SCHED_FIFO", Priority: 80, CPUs: []int{1}, Mlocked: true},
+			Applied: results.Applied{Thread: results.Thread{TID: 4242 + i, Policy: "SCHED_FIFO", Priority: 80, CPUs: []int{1}}, Mlocked: true},
 			Calls:   all.Total, Data: dat.Total, EAGAIN: eag.Total,
 			Messages: dat.Total, Bytes: dat.Total * 64,
 			Lost: uint64(tr.col), Reordered: 0, Duplicates: 0, Drops: uint64(tr.col / 3),
@@ -128,6 +128,7 @@ func SeedSummary() *results.Summary {
 			},
 		})
 	}
+	s.Plan = results.PlanOf(s.Spec)
 	return s
 }
 

@@ -17,10 +17,37 @@ type Receiver interface {
 	Msg(i int) []byte
 }
 
-// NewReceiver returns the receiver for method "recvfrom", "recvmsg" or
-// "recvmmsg" (batch messages per call) with bufSize-byte buffers.
-func NewReceiver(method string, bufSize, batch int) (Receiver, error) {
-	return NewReceiverAt(method, bufSize, batch, 0)
+// Method is the recv call a Receiver makes. The zero value is no method.
+type Method uint8
+
+// The methods: recvfrom(2) with a source address (the seed's reader),
+// recvmsg(2), recvmmsg(2) of a batch of messages.
+const (
+	MethodRecvFrom Method = iota + 1
+	MethodRecvMsg
+	MethodRecvMMsg
+)
+
+// Methods are every method, in order.
+var Methods = []Method{MethodRecvFrom, MethodRecvMsg, MethodRecvMMsg}
+
+// String is the call's name: "recvfrom", "recvmsg", "recvmmsg".
+func (m Method) String() string {
+	switch m {
+	case MethodRecvFrom:
+		return "recvfrom"
+	case MethodRecvMsg:
+		return "recvmsg"
+	case MethodRecvMMsg:
+		return "recvmmsg"
+	}
+	return fmt.Sprintf("method(%d)", uint8(m))
+}
+
+// NewReceiver returns the receiver of method m (MethodRecvMMsg: batch messages
+// per call) with bufSize-byte buffers.
+func NewReceiver(m Method, bufSize, batch int) (Receiver, error) {
+	return NewReceiverAt(m, bufSize, batch, 0)
 }
 
 // MaxBufOffset bounds NewReceiverAt's offset.
@@ -30,25 +57,25 @@ const MaxBufOffset = 4096
 // bytes (0 ≤ offset < MaxBufOffset) into their allocation: a run's
 // processes each draw one (issue 24), so that the buffers' alignment to
 // cache lines and pages is not the same in every sample.
-func NewReceiverAt(method string, bufSize, batch, offset int) (Receiver, error) {
+func NewReceiverAt(m Method, bufSize, batch, offset int) (Receiver, error) {
 	if bufSize < HeaderSize {
 		bufSize = 2048
 	}
 	if offset < 0 || offset >= MaxBufOffset {
 		return nil, fmt.Errorf("receive buffer offset %d outside 0–%d", offset, MaxBufOffset-1)
 	}
-	switch method {
-	case "recvfrom":
+	switch m {
+	case MethodRecvFrom:
 		return &RecvFrom{buf: offsetBuf(bufSize, offset)}, nil
-	case "recvmsg":
+	case MethodRecvMsg:
 		return newRecvMsg(offsetBuf(bufSize, offset)), nil
-	case "recvmmsg":
+	case MethodRecvMMsg:
 		if batch < 1 || batch > 1024 {
 			return nil, fmt.Errorf("recvmmsg batch %d outside 1–1024", batch)
 		}
 		return newRecvMMsg(offsetBuf(bufSize*batch, offset), bufSize, batch), nil
 	}
-	return nil, fmt.Errorf("method %q unknown (allowed: recvfrom, recvmsg, recvmmsg)", method)
+	return nil, fmt.Errorf("%s unknown (allowed: recvfrom, recvmsg, recvmmsg)", m)
 }
 
 // RecvFrom calls recvfrom(2) with MSG_DONTWAIT and a source address buffer,

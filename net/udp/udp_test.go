@@ -253,9 +253,9 @@ func receivers() []struct {
 		{"recvmmsg8", udp.NewRecvMMsg(2048, 8)},
 		// Buffers offset into their allocation, as a run's processes draw
 		// them (NewReceiverAt).
-		{"recvfrom+offset", must(udp.NewReceiverAt("recvfrom", 2048, 1, 4032))},
-		{"recvmsg+offset", must(udp.NewReceiverAt("recvmsg", 2048, 1, 64))},
-		{"recvmmsg8+offset", must(udp.NewReceiverAt("recvmmsg", 2048, 8, 192))},
+		{"recvfrom+offset", must(udp.NewReceiverAt(udp.MethodRecvFrom, 2048, 1, 4032))},
+		{"recvmsg+offset", must(udp.NewReceiverAt(udp.MethodRecvMsg, 2048, 1, 64))},
+		{"recvmmsg8+offset", must(udp.NewReceiverAt(udp.MethodRecvMMsg, 2048, 8, 192))},
 	}
 }
 
@@ -293,7 +293,7 @@ func TestOpenOrder(t *testing.T) {
 			t.Errorf("order %v: err = %v, want not a permutation", bad, err)
 		}
 	}
-	if _, err := udp.NewReceiverAt("recvfrom", 2048, 1, udp.MaxBufOffset); err == nil {
+	if _, err := udp.NewReceiverAt(udp.MethodRecvFrom, 2048, 1, udp.MaxBufOffset); err == nil {
 		t.Errorf("offset %d accepted", udp.MaxBufOffset)
 	}
 }
@@ -494,16 +494,17 @@ func TestHeader(t *testing.T) {
 
 func TestNewReceiver(t *testing.T) {
 	for _, tc := range []struct {
-		name, method string
-		batch        int
-		wantErr      string
+		name    string
+		method  udp.Method
+		batch   int
+		wantErr string
 	}{
-		{"recvfrom", "recvfrom", 0, ""},
-		{"recvmsg", "recvmsg", 0, ""},
-		{"recvmmsg batch 8", "recvmmsg", 8, ""},
-		{"recvmmsg batch 0", "recvmmsg", 0, "recvmmsg batch 0 outside 1–1024"},
-		{"recvmmsg batch 1025", "recvmmsg", 1025, "outside 1–1024"},
-		{"unknown", "read", 0, `method "read" unknown (allowed: recvfrom, recvmsg, recvmmsg)`},
+		{"recvfrom", udp.MethodRecvFrom, 0, ""},
+		{"recvmsg", udp.MethodRecvMsg, 0, ""},
+		{"recvmmsg batch 8", udp.MethodRecvMMsg, 8, ""},
+		{"recvmmsg batch 0", udp.MethodRecvMMsg, 0, "recvmmsg batch 0 outside 1–1024"},
+		{"recvmmsg batch 1025", udp.MethodRecvMMsg, 1025, "outside 1–1024"},
+		{"no method", 0, 0, `method(0) unknown (allowed: recvfrom, recvmsg, recvmmsg)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rx, err := udp.NewReceiver(tc.method, 2048, tc.batch)

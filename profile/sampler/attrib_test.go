@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -109,7 +110,7 @@ func checkRecvmsgAttribution(t *testing.T, at profile.Attribution) {
 			t.Errorf("%s is not an entry function: entry paths %v / %v", f, at.Entry.PathsA, at.Entry.PathsB)
 		}
 	}
-	if !contains(at.Entry.Via, "sock_recvmsg") {
+	if !containsBase(at.Entry.Via, "sock_recvmsg") {
 		t.Errorf("entry paths pair through %v, want sock_recvmsg among them", at.Entry.Via)
 	}
 	// recvmsg's own work: copy_msghdr_from_user (or one function below
@@ -136,16 +137,10 @@ func checkRecvmsgAttribution(t *testing.T, at profile.Attribution) {
 	}
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if profile.BaseName(x) == s {
-			return true
-		}
-	}
-	return false
+// containsBase reports whether a function of path has the base name s.
+func containsBase(path []string, s string) bool {
+	return slices.ContainsFunc(path, func(x string) bool { return profile.BaseName(x) == s })
 }
-
-func containsBase(path []string, s string) bool { return contains(path, s) }
 
 // writeProfiles writes p's pprof and folded files into dir as a run would.
 func writeProfiles(t *testing.T, dir, variant string, p *profile.Profile) {

@@ -149,7 +149,11 @@ func startRecvLoop(t *testing.T, method string, calls uint64) *recvLoop {
 	t.Cleanup(func() { unix.Close(sfd) })
 	ap := g.Addrs()[0]
 	dst := &unix.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()}
-	rx, err := udp.NewReceiver(method, 2048, 1)
+	m := udp.MethodRecvFrom
+	if method == "recvmsg" {
+		m = udp.MethodRecvMsg
+	}
+	rx, err := udp.NewReceiver(m, 2048, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -203,7 +203,11 @@ type goSide struct {
 // the receiver (2048-byte buffer), the drain timed with clk into a Set of
 // the seed's bucket layout, and the loop with its wakeup ring.
 func newGoSide(m string, fds []int, clk *rt.Clock) (*goSide, error) {
-	rx, err := udp.NewReceiver(m, 2048, 0)
+	i := slices.IndexFunc(udp.Methods, func(x udp.Method) bool { return x.String() == m })
+	if i < 0 {
+		return nil, fmt.Errorf("method %q unknown", m)
+	}
+	rx, err := udp.NewReceiver(udp.Methods[i], 2048, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -305,7 +309,7 @@ func (r *runner) drive() {
 func run(c config, stdout, stderr io.Writer) (err error) {
 	start := time.Now()
 	runtime.GOMAXPROCS(runtime.NumCPU() + 4) // the reader keeps its P in raw sleeps (engine's budget)
-	clk, err := rt.NewClock("tsc")
+	clk, err := rt.NewClock(rt.ClockTSC)
 	if err != nil {
 		return err
 	}
@@ -362,8 +366,8 @@ func run(c config, stdout, stderr io.Writer) (err error) {
 	// No garbage collection while the reader runs (as engine's trials):
 	// it could not stop the world while the reader sits in its loop.
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	th, err := rt.Start(rt.Sched{Name: "fid-reader", CPUs: []int{c.cpu}, Policy: rt.FIFO, Priority: c.priority, Mlock: true},
-		func(rt.Applied) { r.drive() })
+	th, _, err := rt.Start(rt.Sched{Name: "fid-reader", CPUs: []int{c.cpu}, Policy: rt.FIFO, Priority: c.priority, Mlock: true},
+		nil, func(rt.Applied) { r.drive() })
 	if err != nil {
 		return err
 	}

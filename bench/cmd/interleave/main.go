@@ -19,12 +19,17 @@
 // shared machine give -label "under load": the figures are then the
 // machine's, not rtload's.
 //
+// With -json FILE the seed and A/A figures are also written as JSON
+// (interleave.Figures), for bench/cmd/verdicts (make bench-verdicts), which runs
+// -only seed,aa and reads them back.
+//
 //	go run ./bench/cmd/interleave -rtload bin/rtload -out bench/INTERLEAVE.md
 package main
 
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -38,6 +43,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rtload/rtload/bench/interleave"
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
@@ -46,6 +52,7 @@ import (
 
 type config struct {
 	rtload, out, label, only, keep, from, seedScenario, aaScenario string
+	json                                                           string
 	blocks                                                         []time.Duration
 	block, sweep, seed, aaDuration                                 time.Duration
 	aa                                                             int
@@ -56,6 +63,7 @@ func main() {
 	var blocks string
 	flag.StringVar(&c.rtload, "rtload", "bin/rtload", "rtload binary")
 	flag.StringVar(&c.out, "out", "bench/INTERLEAVE.md", "Markdown file to write (- for stdout)")
+	flag.StringVar(&c.json, "json", "", "also write the seed and A/A figures to this JSON file (interleave.Figures)")
 	flag.StringVar(&c.label, "label", "", `how the machine was, printed in the title (e.g. "under load: other builds and tests running")`)
 	flag.StringVar(&c.only, "only", "sweep,seed,aa,switch", "phases to run, comma-separated: sweep, seed, aa, switch")
 	flag.StringVar(&c.keep, "keep", "", "keep every run's results directory under this directory (default: a temporary one, removed)")
@@ -110,6 +118,7 @@ func (c *config) run() error {
 	fmt.Fprintf(&md, "Each row is one `rtload run`; pairs are adjacent ABBA blocks, the interval is stats.Paired "+
 		"(t on the pairs' log ratios, batch means when consecutive pairs correlate).\n")
 	phases := strings.Split(c.only, ",")
+	var figs interleave.Figures
 	n := 0
 	if slices.Contains(phases, "sweep") {
 		fmt.Fprintf(&md, "\n## Block length: seed 000 recvmsg vs recvfrom, %v per variant per block length\n\n", c.sweep)
@@ -137,6 +146,8 @@ func (c *config) run() error {
 			target = "NOT met"
 		}
 		fmt.Fprintf(&md, "\nTarget: 95%% CI half-width ≤ 2%% within 2 minutes: %s (±%.2f%% over a %v window).\n", target, 100*r.hw, r.window.Round(time.Second))
+		f := r.figure("seed")
+		figs.Seed = &f
 		n++
 	}
 	if slices.Contains(phases, "aa") {
@@ -148,9 +159,11 @@ func (c *config) run() error {
 			if err != nil {
 				return err
 			}
-			if r.ch.Defined() && r.ch.Lo <= 0 && r.ch.Hi >= 0 {
+			f := r.figure(fmt.Sprintf("aa-%02d", i+1))
+			if f.HoldsOne {
 				hold++
 			}
+			figs.AA = append(figs.AA, f)
 			md.WriteString(r.row(fmt.Sprintf("A/A %d", i+1)))
 			n++
 		}
@@ -176,6 +189,15 @@ func (c *config) run() error {
 	if n == 0 {
 		return fmt.Errorf("-only %q: no phase (allowed: sweep, seed, aa, switch)", c.only)
 	}
+	if c.json != "" {
+		b, err := json.MarshalIndent(figs, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(c.json, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
 	if c.out == "-" {
 		_, err := os.Stdout.Write(md.Bytes())
 		return err
@@ -194,6 +216,17 @@ const projectionNote = "\nmarks: traffic = a trial's traffic was not as specifie
 	"(a t interval narrows as 1/√pairs). The block length to choose is the one with the narrowest projected interval " +
 	"whose lag-1 stays low: short blocks give more pairs but noisier ones (fewer ticks each, and neighbours that share more noise).\n"
 
+// figure is r as an interleave.Figure named name.
+func (r *result) figure(name string) interleave.Figure {
+	f := interleave.Figure{Name: name, Command: r.cmd, Pairs: r.pairs, Method: r.ch.Method, WindowNs: int64(r.window), WallNs: int64(r.wall), Marks: r.marks}
+	if r.ch.Defined() {
+		p, lo, hi, hw := 100*r.ch.Point, 100*r.ch.Lo, 100*r.ch.Hi, 100*r.hw
+		f.ChangePct, f.LoPct, f.HiPct, f.HalfWidthPct = &p, &lo, &hi, &hw
+		f.HoldsOne = r.ch.Lo <= 0 && r.ch.Hi >= 0
+	}
+	return f
+}
+
 // result is one run's paired change.
 type result struct {
 	cmd          string
@@ -205,6 +238,7 @@ type result struct {
 	// independent): how much the ratio drifts on the machine's time scale.
 	seInflation float64
 	window      time.Duration
+	wall        time.Duration // summary.json start to end
 	projected   float64
 	// marks are the run's trial marks: "traffic" (not as specified),
 	// "invalid" (the kernel changed what was measured).
@@ -231,18 +265,20 @@ func (c *config) measure(dir, name, scenario string, block, dur time.Duration, a
 	_, v := meanVar(d)
 	r.sd, r.lag1, r.hw = math.Sqrt(v), stats.Lag1(d), r.ch.HalfWidth()
 	var marks []string
-	for _, t := range s.Trials {
+	for i := range s.Trials {
+		t := &s.Trials[i]
 		if t.Interleave != nil {
 			r.window = time.Duration(t.Interleave.WindowNs)
 		}
-		if t.TrafficNotAsSpecified != "" && !slices.Contains(marks, "traffic") {
+		if t.Marked(results.MarkTraffic) && !slices.Contains(marks, "traffic") {
 			marks = append(marks, "traffic")
 		}
-		if t.Invalid != "" && !slices.Contains(marks, "invalid") {
+		if !t.Valid() && !slices.Contains(marks, "invalid") {
 			marks = append(marks, "invalid")
 		}
 	}
 	r.marks = strings.Join(marks, ", ")
+	r.wall = s.End.Sub(s.Start)
 	r.projected = r.hw * math.Sqrt(r.window.Seconds()/120)
 	k := max(1, int(math.Round(float64(4*time.Second)/float64(2*block))))
 	if nb := len(d) / k; nb >= 3 {

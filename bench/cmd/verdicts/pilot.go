@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/rtload/rtload/results"
@@ -44,7 +45,7 @@ func pilot(w io.Writer, dirs []string) error {
 			if len(t.Readers) == 0 {
 				continue
 			}
-			if !contains(variants, t.Variant) {
+			if !slices.Contains(variants, t.Variant) {
 				variants = append(variants, t.Variant)
 			}
 			p := t.Process
@@ -98,13 +99,4 @@ func pilot(w io.Writer, dirs []string) error {
 		row("mean per-call cost, "+variants[1]+"/"+variants[0]+" same round", "ratio", g)
 	}
 	return nil
-}
-
-func contains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

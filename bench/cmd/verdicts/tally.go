@@ -19,46 +19,76 @@ import (
 // undecided.
 func tally(w io.Writer, files []string) error {
 	counts := map[int]int{}
-	fmt.Fprintln(w, "| check | exit | verdict | candidate processes | looks | stop | time | metric: change [CI] (level), smallest detectable |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
+	fmt.Fprint(w, tallyHeader)
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		doc, err := readCheck(f)
 		if err != nil {
 			return err
 		}
-		var doc compare.CheckReport
-		if err := json.Unmarshal(data, &doc); err != nil {
-			return fmt.Errorf("%s: %w", f, err)
-		}
 		counts[doc.ExitCode]++
-		procs, looks, stop, took := "-", "-", "-", "-"
-		if q := doc.Sequential; q != nil {
-			procs, looks, stop = fmt.Sprint(q.Processes), fmt.Sprintf("%d/%d", q.Looks, q.MaxLooks), q.Stop
-			took = time.Duration(q.ElapsedNs).Round(time.Second).String()
-		}
-		var ms []string
-		for _, m := range doc.Gate.Metrics {
-			s := m.Column + " " + m.Name + " (" + m.Unit + "): " + m.Verdict
-			if iv := m.Interval; iv != nil && iv.LowPct != nil && iv.HighPct != nil && iv.PointPct != nil {
-				s += fmt.Sprintf(" %+.1f%% [%+.1f%%, %+.1f%%] (%.2f%%)", *iv.PointPct, *iv.LowPct, *iv.HighPct, iv.Level*100)
-			}
-			if m.MinDetectablePct != nil {
-				s += fmt.Sprintf(", %+.1f%%", *m.MinDetectablePct)
-			}
-			ms = append(ms, s)
-		}
-		if len(doc.Gate.Reasons) > 0 {
-			ms = append(ms, "cannot judge: "+strings.Join(doc.Gate.Reasons, "; "))
-		}
-		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s |\n", strings.TrimSuffix(filepath.Base(f), ".json"), doc.ExitCode, doc.Verdict,
-			procs, looks, stop, took, strings.Join(ms, "<br>"))
+		fmt.Fprint(w, tallyRow(strings.TrimSuffix(filepath.Base(f), ".json"), doc, ""))
 	}
 	fmt.Fprintf(w, "\n%d checks: %d not slower (exit 0), %d slower (exit 1), %d undecided or cannot judge (exit 125)", len(files), counts[0], counts[1], counts[125])
 	if other := len(files) - counts[0] - counts[1] - counts[125]; other > 0 {
 		fmt.Fprintf(w, ", %d other", other)
 	}
-	fmt.Fprintln(w)
+	fmt.Fprintf(w, "; slower in %s of them (exact 95%% Clopper–Pearson interval)\n", binomial(counts[1], len(files), 0.95))
 	return nil
+}
+
+// readCheck reads one rtload check --format json output.
+func readCheck(file string) (*compare.CheckReport, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var doc compare.CheckReport
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if doc.Schema != compare.SchemaCheck {
+		return nil, fmt.Errorf("%s: schema %q, not %s", file, doc.Schema, compare.SchemaCheck)
+	}
+	return &doc, nil
+}
+
+// tallyHeader heads tallyRow's table.
+const tallyHeader = "| check | exit | verdict | candidate processes | looks | stop | time | metric: change [CI] (level), smallest detectable |\n" +
+	"|---|---|---|---|---|---|---|---|\n"
+
+// tallyRow is check name's row; took is the check's wall time ("": the
+// candidate run's, from the check itself).
+func tallyRow(name string, doc *compare.CheckReport, took string) string {
+	procs, looks, stop := "-", "-", "-"
+	if q := doc.Sequential; q != nil {
+		procs, looks, stop = fmt.Sprint(q.Processes), fmt.Sprintf("%d/%d", q.Looks, q.MaxLooks), q.Stop
+		if took == "" {
+			took = time.Duration(q.ElapsedNs).Round(time.Second).String()
+		}
+	}
+	if took == "" {
+		took = "-"
+	}
+	var ms []string
+	for _, m := range doc.Gate.Metrics {
+		s := m.Column + " " + m.Name + " (" + m.Unit + "): " + m.Verdict
+		if iv := m.Interval; iv != nil && iv.LowPct != nil && iv.HighPct != nil && iv.PointPct != nil {
+			s += fmt.Sprintf(" %+.1f%% [%+.1f%%, %+.1f%%] (%.2f%%)", *iv.PointPct, *iv.LowPct, *iv.HighPct, iv.Level*100)
+		}
+		if m.MinDetectablePct != nil {
+			s += fmt.Sprintf(", %+.1f%%", *m.MinDetectablePct)
+		}
+		ms = append(ms, s)
+	}
+	if len(doc.Gate.Reasons) > 0 {
+		ms = append(ms, "cannot judge: "+strings.Join(doc.Gate.Reasons, "; "))
+	}
+	return fmt.Sprintf("| %s | %d | %s | %s | %s | %s | %s | %s |\n", name, doc.ExitCode, doc.Verdict, procs, looks, stop, took, mdCell(strings.Join(ms, "<br>")))
+}
+
+// mdCell makes s safe in a Markdown table cell.
+func mdCell(s string) string {
+	return strings.NewReplacer("|", "\\|", "\n", " ").Replace(s)
 }
 
 // pool merges the results directories before "--" into one run and those
