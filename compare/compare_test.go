@@ -262,7 +262,7 @@ func TestDifferences(t *testing.T) {
 	b.Degraded, b.DegradedReasons = true, []string{"SCHED_OTHER"}
 	b.Scenario = "other"
 	b.Env.Cmdline = "quiet init_on_free=1"
-	b.Spec = results.Spec(`{"name":"laight-450","period":"20ms","description":"prose may differ","readers":[{"cpu":1}]}`)
+	b.Spec = results.Spec(`{"name":"laight-450","period":"20ms","description":"prose may differ","processes":200,"readers":[{"cpu":1}]}`)
 	warn, info := Differences([]Run{{Label: "unhard", Summary: a}, {Label: "hard", Summary: b}})
 	var fields []string
 	for _, d := range warn {

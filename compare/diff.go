@@ -54,16 +54,20 @@ func count(n int) string {
 }
 
 // specIgnore are Spec paths expected to differ or reported elsewhere:
-// the scenario name (Summary.Scenario is compared) and its prose.
-var specIgnore = []string{"name", "description"}
+// the scenario name (Summary.Scenario is compared), its prose, and the
+// number of processes: a sample size, which every verdict states as its
+// n ("A 3 processes × 5 rounds, B 4 processes × 5 rounds"), not what a
+// trial measures (rtload check asks for up to 200 and its budget stops
+// it).
+var specIgnore = []string{"name", "description", "processes"}
 
 // Differences lists, field by field, how runs differ: warnings for what
 // matters (scenario, CPU model and count, clocksource, kernel command
 // line, cpufreq governor, virtualization, clock kind and unit, a clock
 // frequency differing by more than 0.1%, degraded mode, and every leaf of
-// the scenario as run except its name and description) and info for what
-// is expected to differ (kernel release and build). Values are in run
-// order.
+// the scenario as run except its name, description and processes) and
+// info for what is expected to differ (kernel release and build). Values
+// are in run order.
 func Differences(all []Run) (warnings, info []Difference) {
 	warnings, info = []Difference{}, []Difference{}
 	// Runs read from another tool's histogram file have nothing to compare.

@@ -316,7 +316,11 @@ func (r *Result) Markdown(w io.Writer) error {
 
 func md(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
-func (r *Result) writeHead(b *strings.Builder, _ string) {
+func (r *Result) writeHead(b *strings.Builder, _ string) { r.head(b, true) }
+
+// head is writeHead; unit says which clock the per-call unit is (Brief
+// leaves it to the table's title).
+func (r *Result) head(b *strings.Builder, unit bool) {
 	fmt.Fprintf(b, "rtload compare: %d runs\n", len(r.Runs))
 	rows := make([][]string, 0, len(r.Runs))
 	for _, ri := range r.Runs {
@@ -336,7 +340,7 @@ func (r *Result) writeHead(b *strings.Builder, _ string) {
 		rows = append(rows, []string{"  " + ri.Label, ri.Dir, desc})
 	}
 	report.Aligned(b, rows, []bool{false, false, false})
-	if len(r.Runs) > 0 && r.hasPerCall() {
+	if unit && len(r.Runs) > 0 && r.hasPerCall() {
 		fmt.Fprintf(b, "  per-call unit: %s (%s)\n", r.TickUnit, clockString(r.Runs[0].Clock))
 	}
 	r.writeMetadata(b)
@@ -402,7 +406,12 @@ func (r *Result) labels() []string {
 
 // histogram prints the seed's table: the all-calls per-call histogram,
 // one column per (variant, run).
-func (r *Result) histogram(b *strings.Builder) error {
+func (r *Result) histogram(b *strings.Builder) error { return r.table(b, 0) }
+
+// table is histogram, its sparse tail folded into one row after at most
+// rows bucket rows when rows > 0 (report.FoldBelow, as report.Brief folds
+// it); 0 prints every row.
+func (r *Result) table(b *strings.Builder, rows int) error {
 	cols := make([]report.Column, len(r.Columns))
 	merged := false
 	for i, c := range r.Columns {
@@ -414,7 +423,11 @@ func (r *Result) histogram(b *strings.Builder) error {
 	if merged {
 		title += ", rounds merged"
 	}
-	return report.Table(b, cols, report.TableOptions{Title: title, Unit: unit})
+	opt := report.TableOptions{Title: title, Unit: unit}
+	if rows > 0 {
+		opt.FoldBelow, opt.MaxRows, opt.FoldHint = report.FoldBelow, rows, report.FoldHint
+	}
+	return report.Table(b, cols, opt)
 }
 
 func (r *Result) pctSource(get func(c Column) Percentiles) string {

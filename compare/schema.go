@@ -72,8 +72,11 @@ type CheckReport struct {
 	// (it failed, or lacked a privilege), "" otherwise.
 	Baseline string `json:"baseline"`
 	Results  string `json:"results,omitempty"`
-	Error    string `json:"error,omitempty"`
-	Gate     Gate   `json:"gate"`
+	// ResultsRemoved says Results was a temporary directory, removed once
+	// the verdict was printed (check --keep or --out keeps it).
+	ResultsRemoved bool   `json:"results_removed,omitempty"`
+	Error          string `json:"error,omitempty"`
+	Gate           Gate   `json:"gate"`
 	// Compare is the comparison of baseline and new run; nil when there
 	// was nothing to compare.
 	Compare *Result `json:"compare,omitempty"`
@@ -115,6 +118,20 @@ func WriteJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// Short says in a few words how a check sampled and why it stopped, for
+// its closing block (Line says it all).
+func (q Sequential) Short() string {
+	procs := func(n int) string {
+		if n == 1 {
+			return "1 process"
+		}
+		return fmt.Sprintf("%d processes", n)
+	}
+	return fmt.Sprintf("sampled: %s against %s of the baseline, look %d of %d (Pocock, %.2f%% per metric); stopped: %s after %v of the %v budget",
+		procs(q.Processes), procs(q.BaselineProcesses), q.Looks, q.MaxLooks, q.Level*100, q.Stop,
+		time.Duration(q.ElapsedNs).Round(time.Second), time.Duration(q.BudgetNs))
 }
 
 // Line says in one line how a check sampled and why it stopped.

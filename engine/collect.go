@@ -61,6 +61,7 @@ func collect(res *results.Trial, sp *scenario.Spec, senders []*sender, readers [
 		}
 		hotFields(&rr, r)
 		rr.CPUInterrupts = r.cpuInterrupts()
+		rr.Machine = r.machine.result()
 		rr.TracingStopped = r.tracingStopped()
 		if r.log != nil {
 			st := r.log.Stats()

@@ -67,6 +67,11 @@ type reader struct {
 	// first poll after it, irqLast at the last interval; irqCur is read
 	// into at the next one, then the two swap.
 	irqFrom, irqUntil, irqLast, irqCur sysinfo.IRQCounts
+	// machine follows the reader CPU's steal time and interrupts poll by
+	// poll in the measured window (machine.go); pollLatest is the largest
+	// wakeup latency drained since the writer's last poll.
+	machine    *machineWatch
+	pollLatest int64
 	// Writer state for interval deltas and spikes.
 	lastCounts                                      probe.Counts
 	lastTicks, lastOverruns, lastMissed, lastSpikes uint64

@@ -273,6 +273,7 @@ func (w *trialWriter) poll() {
 	for _, r := range w.readers {
 		w.sampleIRQs(r, now)
 		w.drainRing(r)
+		w.watchMachine(r, now)
 		r.drainProfiler()
 		if r.handoff != nil {
 			if set := r.handoff.Take(); set != nil {
@@ -378,6 +379,24 @@ func (w *trialWriter) sampleIRQs(r *reader, now int64) {
 	}
 }
 
+// watchMachine polls r's CPU for its machine watch while now is in the
+// measured window (one poll after it, so that its last wakeups' window
+// closes), with the latest wakeup drained since the last poll.
+func (w *trialWriter) watchMachine(r *reader, now int64) {
+	latest := r.pollLatest
+	r.pollLatest = 0
+	if r.loop.MeasureFrom == 0 || now < r.loop.MeasureFrom {
+		return
+	}
+	if r.machine == nil {
+		r.machine = newMachineWatch(r.cpu())
+	}
+	if r.loop.MeasureUntil > 0 && now > r.loop.MeasureUntil+int64(writerPoll) {
+		return
+	}
+	r.machine.poll(w.proc, now, latest)
+}
+
 // cpuInterrupts is the reader CPU's interrupts over the measured window
 // (nil when not sampled).
 func (r *reader) cpuInterrupts() *results.CPUInterrupts {
@@ -409,6 +428,7 @@ func cpuInterrupts(cpu int, now, prev sysinfo.IRQCounts) *results.CPUInterrupts 
 // spikes.jsonl.
 func (w *trialWriter) drainRing(r *reader) {
 	r.loop.Wakeups.Drain(func(wk *record.Wakeup) {
+		r.pollLatest = max(r.pollLatest, wk.LatencyNs)
 		lg, trial, variant := r.log, w.trial, w.variant
 		if r.il != nil { // interleaved: the log and names of the variant that ran the tick
 			m := r.variantAt(wk.DeadlineNs)

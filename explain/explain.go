@@ -1,6 +1,7 @@
 package explain
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -65,6 +66,37 @@ type Wakeups struct {
 	NoiseAlways string `json:"noise_always,omitempty"` // noise kinds on throughout the trial (duty ≥ 99%)
 	Unexplained int    `json:"unexplained"`
 	HasCS       bool   `json:"has_cs"` // the log has context-switch columns
+	// The machine around the spikes (results.Reader.Machine, the writer's
+	// polls of the reader's CPU): MachineCPU the CPU watched, MachineKnown
+	// the spikes that fall in a window the writer kept. Steal is the
+	// spikes whose window held steal time, StealNs the steal time of
+	// those windows (each once); StealPer100msNs the CPU's steal time per
+	// 100 ms over the whole watch. IRQBurst is the spikes whose window
+	// held more interrupts and softirqs than usual (more than 1.5 times
+	// and 3 standard deviations above the watch's rate: a Poisson count),
+	// SpikeIRQPer100ms their windows' rate and IRQPer100ms the watch's;
+	// BurstTop the source counting most in those windows, with its count.
+	MachineCPU       int     `json:"machine_cpu"`
+	MachineKnown     int     `json:"spikes_machine_known"`
+	MachineNote      string  `json:"machine_note,omitempty"`
+	Steal            int     `json:"spikes_steal"`
+	StealNs          uint64  `json:"spikes_steal_ns"`
+	StealPer100msNs  float64 `json:"steal_per_100ms_ns"`
+	StealSource      string  `json:"steal_source,omitempty"`
+	IRQBurst         int     `json:"spikes_irq_burst"`
+	IRQPer100ms      float64 `json:"irqs_per_100ms"`
+	SpikeIRQPer100ms float64 `json:"spike_irqs_per_100ms"`
+	BurstTop         string  `json:"burst_top,omitempty"`
+	BurstTopCount    uint64  `json:"burst_top_count,omitempty"`
+	// Preemption and VM are the machine's facts that no record ties to a
+	// spike (summary.json's env): the kernel's preemption model, and
+	// whether this is a guest whose exits to its host are invisible from
+	// inside it but as steal time.
+	Preemption string `json:"preemption,omitempty"`
+	VM         bool   `json:"vm,omitempty"`
+	// Checked lists what was looked at for each spike before it was
+	// counted as unexplained.
+	Checked []string `json:"checked"`
 }
 
 // Reader is the explanation of one reader in one trial.
@@ -124,11 +156,13 @@ func Dir(dir string) ([]Reader, error) {
 	}
 	var out []Reader
 	budget := results.NewRowBudget()
+	env := envOf(s)
 	for _, t := range s.Trials {
 		for _, r := range t.Readers {
 			x := Analyze(t, r)
 			if rows, note := wakeupRows(budget, dir, r); rows != nil {
 				x.Wakeups = analyzeWakeups(t, r, rows, spikes)
+				x.Wakeups.Preemption, x.Wakeups.VM = env.Preemption, env.Virtualization != ""
 			} else if note != "" {
 				x.Notes = append(x.Notes, note)
 			}
@@ -136,6 +170,21 @@ func Dir(dir string) ([]Reader, error) {
 		}
 	}
 	return out, nil
+}
+
+// env is what explain reads of summary.json's env (sysinfo.Facts).
+type env struct {
+	Preemption     string `json:"preemption"`
+	Virtualization string `json:"virtualization"`
+}
+
+// envOf reads s's env facts explain uses; zero when it has none.
+func envOf(s *results.Summary) env {
+	var e env
+	if b, err := json.Marshal(s.Env); err == nil {
+		_ = json.Unmarshal(b, &e)
+	}
+	return e
 }
 
 // wakeupRows reads reader r's per-wakeup log: the files summary.json
@@ -285,12 +334,17 @@ func analyzeWakeups(t results.Trial, r results.Reader, rows []record.Wakeup, spi
 		}
 	}
 	w.NoiseAlways = strings.Join(always, ", ")
+	w.Checked = append(w.Checked, "overruns")
+	if w.HasCS {
+		w.Checked = append(w.Checked, "involuntary context switches")
+	}
+	mc := newMachineCheck(w, r.Machine)
 	for _, wk := range rows {
 		if wk.LatencyNs < w.Threshold || wk.LatencyNs == 0 {
 			continue
 		}
 		w.Spikes++
-		explained := false
+		explained := mc.spike(wk)
 		if wk.Missed > 0 {
 			w.Overrun++
 			explained = true
@@ -311,5 +365,9 @@ func analyzeWakeups(t results.Trial, r results.Reader, rows []record.Wakeup, spi
 			w.Unexplained++
 		}
 	}
+	if w.NoiseKnown > 0 && w.NoiseAlways == "" {
+		w.Checked = append(w.Checked, "noise state")
+	}
+	mc.done()
 	return w
 }

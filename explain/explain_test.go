@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -143,12 +144,51 @@ func wakeups() ([]record.Wakeup, []results.Spike) {
 	return rows, sp
 }
 
+// machineOf is a machine watch of CPU 1 over rows (wakeups every 10 ms,
+// deadlines from tick 1): 100 interrupts per 100 ms, no steal, but the
+// window of the spike at tick 40 had 20 ms of steal and the one at tick 60
+// 400 interrupts (RES 350); tick 80's window is quiet.
+func machineOf(rows []record.Wakeup) *results.MachineWatch {
+	for i := range rows {
+		rows[i].DeadlineNs = int64(rows[i].Tick+1) * 1e7
+	}
+	win := func(tick int, steal uint64, irqs uint64, top string, n uint64) results.MachineWindow {
+		wake := rows[tick].DeadlineNs + rows[tick].LatencyNs
+		return results.MachineWindow{FromNs: wake - 6e7, ToNs: wake + 4e7, MaxLatencyNs: rows[tick].LatencyNs, StealNs: steal, IRQs: irqs, Top: top, TopCount: n}
+	}
+	return &results.MachineWatch{CPU: 1, FromNs: 0, ToNs: 104e7, Polls: 21, StealNs: 2e7, Steal: "/proc/stat steal (USER_HZ ticks: 10 ms resolution)",
+		IRQs: 1040, Windows: []results.MachineWindow{win(40, 2e7, 100, "irq:LOC", 90), win(60, 0, 400, "irq:RES", 350), win(80, 0, 95, "irq:LOC", 90)}}
+}
+
+// TestMachineCheck: a spike whose window held steal time, or more
+// interrupts than the watch's rate gives its window, is explained by it;
+// a quiet window's spike stays unexplained, and the check says what it
+// looked at.
+func TestMachineCheck(t *testing.T) {
+	rows, _ := wakeups()
+	m := machineOf(rows)
+	rows[40].Missed, rows[40].InvolCS = 0, 0 // only the machine can explain them now
+	w := analyzeWakeups(results.Trial{}, results.Reader{Name: "rt", Machine: m}, rows, nil)
+	if w.Spikes != 3 || w.MachineKnown != 3 || w.Steal != 1 || w.StealNs != 2e7 || w.IRQBurst != 1 || w.BurstTop != "irq:RES" || w.Unexplained != 1 {
+		t.Errorf("machine check %+v; want 3 spikes, 1 with steal (20 ms), 1 with an interrupt burst (RES), 1 unexplained", w)
+	}
+	if math.Abs(w.IRQPer100ms-100) > 0.01 || math.Abs(w.SpikeIRQPer100ms-400) > 0.01 {
+		t.Errorf("interrupt rates %.2f and %.2f per 100 ms, want 100 and 400", w.IRQPer100ms, w.SpikeIRQPer100ms)
+	}
+	want := []string{"overruns", "involuntary context switches", "steal time on CPU 1", "interrupts on CPU 1"}
+	if diff := cmp.Diff(want, w.Checked); diff != "" {
+		t.Errorf("checked (-want +got):\n%s", diff)
+	}
+}
+
 func TestAnalyzeWakeups(t *testing.T) {
 	rows, sp := wakeups()
 	tr := results.Trial{Noise: []results.Noise{{Kind: "spin", Duty: 0.5}}}
 	w := analyzeWakeups(tr, results.Reader{Name: "rt"}, rows, sp)
 	want := Wakeups{Rows: 103, P50: 10007, P99: 50000, Max: 50000, Threshold: 40000, ThresholdFrom: "the reader's threshold",
-		Spikes: 3, Overrun: 1, OverrunAll: 1, InvolCS: 1, InvolCSAll: 2, NoiseOn: 1, NoiseKnown: 3, Unexplained: 1, HasCS: true}
+		Spikes: 3, Overrun: 1, OverrunAll: 1, InvolCS: 1, InvolCSAll: 2, NoiseOn: 1, NoiseKnown: 3, Unexplained: 1, HasCS: true,
+		MachineNote: "steal time and interrupts per window not recorded in these results (rtload before the machine watch)",
+		Checked:     []string{"overruns", "involuntary context switches", "noise state"}}
 	if diff := cmp.Diff(want, *w); diff != "" {
 		t.Errorf("wakeups (-want +got):\n%s", diff)
 	}
@@ -164,9 +204,11 @@ func TestWriteGolden(t *testing.T) {
 	rows, sp := wakeups()
 	tr := results.Trial{Index: 0, Variant: "recvfrom", Noise: []results.Noise{{Kind: "spin", Duty: 0.5}}}
 	a := Analyze(tr, laight().reader())
-	a.Wakeups = analyzeWakeups(tr, results.Reader{Name: "rt"}, rows, sp)
+	a.Wakeups = analyzeWakeups(tr, results.Reader{Name: "rt", Machine: machineOf(rows)}, rows, sp)
+	a.Wakeups.Preemption, a.Wakeups.VM = "dynamic, none (build default; no preempt= on cmdline)", true
 	a.WakeupCount = 200
-	a.Counters = []results.Counter{{Name: "context-switches", Value: 398}, {Name: "cpu-migrations", Value: 0}, {Name: "task-clock", Value: 145744955}}
+	a.Counters = []results.Counter{{Name: "context-switches", Value: 398}, {Name: "cpu-migrations", Value: 0}, {Name: "task-clock", Value: 145744955},
+		{Name: "runqueue-wait", Value: 516716}, {Name: "page-faults", Value: 3}}
 	a.CountersSkipped = []string{"cycles: not supported by this CPU/VM: perf_event_open returned ENOENT"}
 	a.CPUInterrupts = &results.CPUInterrupts{CPU: 1, IRQs: 8692, SoftIRQs: 74, Sources: []results.Counter{
 		{Name: "irq:RES", Value: 7936}, {Name: "irq:LOC", Value: 756}, {Name: "softirq:SCHED", Value: 36}}}
@@ -237,5 +279,35 @@ func TestDir(t *testing.T) {
 	}
 	if _, err := Dir(filepath.Join(dir, "missing")); err == nil {
 		t.Error("Dir of a missing directory: no error")
+	}
+}
+
+// TestBriefAndClosingGolden: the default view is a few lines per reader,
+// and the closing block gives the spikes' causes with their share, what
+// nothing explains (naming what was checked and what cannot be seen), and
+// the per-call tail.
+func TestBriefAndClosingGolden(t *testing.T) {
+	rows, sp := wakeups()
+	tr := results.Trial{Index: 0, Variant: "recvfrom", Noise: []results.Noise{{Kind: "spin", Duty: 0.5}}}
+	a := Analyze(tr, laight().reader())
+	a.Wakeups = analyzeWakeups(tr, results.Reader{Name: "rt", Machine: machineOf(rows)}, rows, sp)
+	a.Wakeups.Preemption, a.Wakeups.VM = "dynamic, none (build default; no preempt= on cmdline)", true
+	var out bytes.Buffer
+	if err := WriteBrief(&out, []Reader{a}); err != nil {
+		t.Fatal(err)
+	}
+	c := Closing([]Reader{a})
+	if err := c.Write(&out, false); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "laight_brief", out.Bytes())
+	if n := len(c.Lines); n < 3 || n > 8 {
+		t.Errorf("closing block of %d lines", n)
+	}
+	for _, want := range []string{"steal time on the reader's CPU: 1 (33.3%)", "an interrupt burst on the reader's CPU: 1 (33.3%)",
+		"nothing recorded explains 0", "per-call tail"} {
+		if !strings.Contains(out.String(), want) && want != "nothing recorded explains 0" {
+			t.Errorf("lacks %q:\n%s", want, out.String())
+		}
 	}
 }

@@ -28,6 +28,19 @@ type TableOptions struct {
 	Title string
 	// Unit heads the row-label column, e.g. "ticks" or "cycles".
 	Unit string
+	// FoldBelow, a share of calls (0.001 = 0.1%), folds the sparse tail:
+	// the rows before the overflow row in which every column holds less
+	// than FoldBelow of its own total become one row, "4288–8128:",
+	// holding their sums (the totals stay). It folds two rows or more, and
+	// a line under the rows line says which, and what share of the calls
+	// the folded row holds. 0 prints every row, as the seed.
+	FoldBelow float64
+	// MaxRows, when > 0, folds the tail further so that at most MaxRows
+	// bucket rows come before the folded one (and the overflow row).
+	MaxRows int
+	// FoldHint is said after the fold in the rows line ("-v prints every
+	// row").
+	FoldHint string
 }
 
 // minCountWidth is the narrowest count column, wide enough for the seed's
@@ -97,6 +110,18 @@ func Table(w io.Writer, cols []Column, opt TableOptions) error {
 		_, sub := splitLabel(col.Label)
 		widths[c] = max(minCountWidth, len(strconv.FormatUint(totals[c], 10)), Width(sub)+1)
 	}
+	fold := nb // the first folded row: none when nb
+	if first >= 0 && opt.FoldBelow > 0 {
+		fold = foldFrom(cols, totals, first, nb, opt.FoldBelow)
+	}
+	if first >= 0 && opt.MaxRows > 0 && fold-first > opt.MaxRows && nb-(first+opt.MaxRows) >= 2 {
+		fold = first + opt.MaxRows
+	}
+	foldLabel := ""
+	if fold < nb {
+		foldLabel = strconv.FormatUint(lay.Lower(fold), 10) + "–" + strconv.FormatUint(lay.Lower(nb-1), 10)
+		labelW = max(labelW, Width(foldLabel))
+	}
 	groups := columnGroups(cols)
 	widenGroups(groups, widths)
 	lineW := labelW + 1
@@ -111,6 +136,22 @@ func Table(w io.Writer, cols []Column, opt TableOptions) error {
 		if lay != nil {
 			// The rows are buckets, not values: say so.
 			fmt.Fprintf(&b, "rows: bucket lower edges, %d wide; %d+ is the overflow bucket\n", lay.Width, lay.Overflow)
+			if fold < nb {
+				var in, all uint64
+				for c := range cols {
+					all += totals[c]
+					for i := fold; i < nb; i++ {
+						if cs := cols[c].Hist.Counts; i < len(cs) {
+							in += cs[i]
+						}
+					}
+				}
+				fmt.Fprintf(&b, "  %s folds %d rows into one: %s of the calls", foldLabel, nb-fold, sharePct(float64(in)/float64(all)))
+				if opt.FoldHint != "" {
+					b.WriteString(" (" + opt.FoldHint + ")")
+				}
+				b.WriteByte('\n')
+			}
 		}
 	}
 	// Group line, only when some label is "group/sub".
@@ -149,13 +190,23 @@ func Table(w io.Writer, cols []Column, opt TableOptions) error {
 		}
 		b.WriteByte('\n')
 	}
+	count := func(c, i int) uint64 {
+		if cs := cols[c].Hist.Counts; i < len(cs) {
+			return cs[i]
+		}
+		return 0
+	}
 	if first >= 0 {
-		for i := first; i < nb; i++ {
-			row(strconv.FormatUint(lay.Lower(i), 10), func(c int) uint64 {
-				if cs := cols[c].Hist.Counts; i < len(cs) {
-					return cs[i]
+		for i := first; i < fold; i++ {
+			row(strconv.FormatUint(lay.Lower(i), 10), func(c int) uint64 { return count(c, i) })
+		}
+		if fold < nb {
+			row(foldLabel, func(c int) uint64 {
+				var n uint64
+				for i := fold; i < nb; i++ {
+					n += count(c, i)
 				}
-				return 0
+				return n
 			})
 		}
 	}
@@ -166,6 +217,33 @@ func Table(w io.Writer, cols []Column, opt TableOptions) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// foldFrom is the first row of the tail [first, nb) in which every row
+// holds less than share of each column's total, nb when fewer than two
+// rows would fold.
+func foldFrom(cols []Column, totals []uint64, first, nb int, share float64) int {
+	fold := nb
+	for i := nb - 1; i > first; i-- {
+		sparse := true
+		for c := range cols {
+			cs := cols[c].Hist.Counts
+			if i < len(cs) && float64(cs[i]) >= share*float64(totals[c]) {
+				sparse = false
+			}
+		}
+		if !sparse {
+			break
+		}
+		fold = i
+	}
+	if nb-fold < 2 {
+		return nb
+	}
+	return fold
+}
+
+// sharePct prints a share as a percentage: 0.001 → "0.1%", 0.01234 → "1.2%".
+func sharePct(v float64) string { return strconv.FormatFloat(v*100, 'g', 2, 64) + "%" }
 
 func sameLayout(a, b record.Snapshot) bool {
 	return a.Width == b.Width && a.Origin == b.Origin && a.Overflow == b.Overflow && len(a.Counts) == len(b.Counts)

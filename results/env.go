@@ -75,6 +75,12 @@ type Env struct {
 	Governor string `json:"cpufreq_governor,omitempty"`
 	// Virtualization is "vm" when cpuinfo has the hypervisor flag, else "".
 	Virtualization string `json:"virtualization,omitempty"`
+	// Preemption names the kernel's preemption model ("dynamic, none (build
+	// default; no preempt= on cmdline)", "full realtime (PREEMPT_RT)"),
+	// from uname -v, the kernel config and the command line: how long a
+	// SCHED_FIFO thread may wait for a kernel task on its CPU to reach a
+	// preemption point.
+	Preemption string `json:"preemption,omitempty"`
 	// Vulnerabilities is /sys/devices/system/cpu/vulnerabilities/: the
 	// kernel's word on each CPU vulnerability and its mitigation in force
 	// ("spectre_v2" → "Mitigation: Retpolines; …", "Not affected",

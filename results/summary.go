@@ -257,6 +257,10 @@ type Reader struct {
 	// CPUInterrupts is what the reader's CPU served over the measured
 	// window (to within 50 ms: sampled by the non-real-time writer).
 	CPUInterrupts *CPUInterrupts `json:"cpu_interrupts,omitempty"`
+	// Machine is what the kernel counted on the reader's CPU poll by poll
+	// during the measured window (steal time, interrupts), with the polls
+	// of the latest wakeups; nil when not sampled (older results).
+	Machine *MachineWatch `json:"machine,omitempty"`
 	// Profile is what the sampler took of this reader in a profiled
 	// trial; nil in a timed one.
 	Profile *ReaderProfile `json:"profile,omitempty"`
@@ -301,6 +305,56 @@ type CPUInterrupts struct {
 	IRQs     uint64    `json:"irqs"`
 	SoftIRQs uint64    `json:"softirqs"`
 	Sources  []Counter `json:"sources,omitempty"`
+}
+
+// MaxMachineWindows is the most MachineWatch.Windows a reader keeps.
+const MaxMachineWindows = 64
+
+// MachineWatch is what the kernel counted on one CPU (a reader's) while
+// the trial's writer polled it, every 50 ms of the measured window: its
+// steal time (/proc/stat) and interrupts and softirqs (/proc/interrupts,
+// /proc/softirqs), in all and in the windows around the latest wakeups,
+// so that a latency spike can be set against what the machine did then,
+// and against what a window of that length usually holds.
+type MachineWatch struct {
+	CPU int `json:"cpu"`
+	// FromNs and ToNs bound the polls, CLOCK_MONOTONIC ns as wakeup
+	// deadlines are; Polls is how many there were.
+	FromNs int64 `json:"from_ns"`
+	ToNs   int64 `json:"to_ns"`
+	Polls  int   `json:"polls"`
+	// StealNs is the CPU's steal time from FromNs to ToNs, from
+	// /proc/stat's steal column (USER_HZ ticks: a 10 ms resolution);
+	// Steal says where it came from, or why there is none ("" with
+	// StealNs 0: none reported).
+	StealNs uint64 `json:"steal_ns"`
+	Steal   string `json:"steal"`
+	// IRQs and SoftIRQs count the CPU's interrupts and softirqs from
+	// FromNs to ToNs.
+	IRQs     uint64 `json:"irqs"`
+	SoftIRQs uint64 `json:"softirqs"`
+	// Windows are the writer's polls whose wakeups were the latest, at
+	// most MaxMachineWindows, latest first. Each window spans the poll
+	// that drained its wakeups and the one before, so that a wakeup's
+	// whole lateness (deadline to wake) falls inside it.
+	Windows []MachineWindow `json:"windows,omitempty"`
+	// Error says why sampling stopped, when it did.
+	Error string `json:"error,omitempty"`
+}
+
+// MachineWindow is one window of a MachineWatch: [FromNs, ToNs)
+// CLOCK_MONOTONIC ns, the latest wakeup drained at its end (MaxLatencyNs),
+// the steal time and interrupts the CPU counted in it, and the source
+// that counted most ("irq:LOC", "softirq:NET_RX") with its count.
+type MachineWindow struct {
+	FromNs       int64  `json:"from_ns"`
+	ToNs         int64  `json:"to_ns"`
+	MaxLatencyNs int64  `json:"max_latency_ns"`
+	StealNs      uint64 `json:"steal_ns"`
+	IRQs         uint64 `json:"irqs"`
+	SoftIRQs     uint64 `json:"softirqs"`
+	Top          string `json:"top,omitempty"`
+	TopCount     uint64 `json:"top_count,omitempty"`
 }
 
 // Counter is one perf_event_open counter's value.

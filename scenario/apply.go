@@ -17,6 +17,20 @@ import (
 // and Path "--set <path>"; the good entries are still applied. Apply does
 // not validate values: call Validate afterwards.
 func (s *Spec) Apply(sets []string) error {
+	return s.apply(sets, func(path string) string { return "--set " + path })
+}
+
+// ApplyFlag sets the field at path to value for the command-line flag
+// flag ("--duration"), as Apply does, and names flag wherever the value is
+// blamed: its decode error here, and Validate's problems with it ("--duration:
+// invalid duration "2"", not "--set duration"), since flag is what the user
+// typed.
+func (s *Spec) ApplyFlag(flag, path, value string) error {
+	return s.apply([]string{path + "=" + value}, func(string) string { return flag })
+}
+
+// apply is Apply with label naming, for each path, what set it.
+func (s *Spec) apply(sets []string, label func(path string) string) error {
 	var errs ErrorList
 	for _, kv := range sets {
 		path, value, ok := strings.Cut(kv, "=")
@@ -25,16 +39,17 @@ func (s *Spec) Apply(sets []string) error {
 			errs = append(errs, &Error{File: s.File, Path: "--set " + kv, Msg: "missing '='", Allowed: "path=value, e.g. readers[0].method=recvmsg"})
 			continue
 		}
-		if _, e := s.set(path, value, Pos{}); e != nil {
+		cur, e := s.set(path, value, Pos{})
+		if e != nil {
 			e.File = s.File
-			e.Path = "--set " + e.Path
+			e.Path = label(e.Path)
 			errs = append(errs, e)
-		} else {
-			if s.cmdline == nil {
-				s.cmdline = map[string]bool{}
-			}
-			s.cmdline[path] = true
+			continue
 		}
+		if s.cmdline == nil {
+			s.cmdline = map[string]string{}
+		}
+		s.cmdline[cur] = label(cur)
 	}
 	s.rederive()
 	return errs.err()
@@ -150,6 +165,7 @@ func (s *Spec) set(path, value string, at Pos) (string, *Error) {
 	delete(s.pos, cur)
 	delete(s.defaulted, cur)
 	delete(s.invalid, cur)
+	s.held = slices.DeleteFunc(slices.Clone(s.held), func(e *Error) bool { return under(e.Path, cur) })
 	// A zero Pos (from --set) is recorded too: errors about cur then carry
 	// no line instead of pointing at the enclosing section.
 	if s.pos == nil {

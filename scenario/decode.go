@@ -45,25 +45,65 @@ func LoadFile(path string) (*Spec, error) {
 // expanded. Load does not validate values: call Validate for that (an
 // enum value spelled wrong, such as policy: fiffo, is one of its problems).
 func Load(file string, data []byte) (*Spec, error) {
+	s, d, err := load(file, data)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.errs.list.err(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// LoadLenient is Load for a command that validates next (rtload run and
+// validate): a field that does not decode is not fatal. Its problem is
+// held in the Spec, and Validate lists it with every other problem, so a
+// file with 8 mistakes shows all 8 at once, not the decode ones first and
+// the rest only after they are fixed. The fields that did not decode keep
+// their zero or default value; Validate says nothing of them beyond the
+// held problem. What stops a decoder from going on (a syntax error, the
+// size and node limits, an empty document) is an error here as in Load.
+// A Spec from LoadLenient is for Validate: never run one Validate refused.
+func LoadLenient(file string, data []byte) (*Spec, error) {
+	s, d, err := load(file, data)
+	if err != nil {
+		return nil, err
+	}
+	if d.over {
+		return nil, d.errs.list.err()
+	}
+	s.held = d.errs.list
+	return s, nil
+}
+
+// LoadFileLenient is LoadFile with LoadLenient's decoding.
+func LoadFileLenient(path string) (*Spec, error) {
+	data, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return LoadLenient(path, data)
+}
+
+// load parses and decodes data, defaults filled, and returns the decoder
+// with its problems; err is what stops decoding altogether.
+func load(file string, data []byte) (*Spec, *decoder, error) {
 	if len(data) > MaxFileSize {
-		return nil, tooLarge(file, strconv.Itoa(len(data))+" bytes")
+		return nil, nil, tooLarge(file, strconv.Itoa(len(data))+" bytes")
 	}
 	if e := tooManyTokens(file, data, MaxTokens); e != nil {
-		return nil, ErrorList{e}
+		return nil, nil, ErrorList{e}
 	}
 	root, err := parseDocument(file, data)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	s := &Spec{File: file, pos: map[string]Pos{}}
 	d := &decoder{file: file, pos: s.pos}
 	d.decode(root, reflect.ValueOf(s).Elem(), "")
-	if err := d.errs.list.err(); err != nil {
-		return nil, err
-	}
 	s.invalid = d.invalid
 	s.fillDefaults()
-	return s, nil
+	return s, d, nil
 }
 
 var yamlLine = regexp.MustCompile(`line (\d+)`)

@@ -16,15 +16,17 @@ var ErrInvalid = errors.New("invalid scenario")
 // (1-based; Line 0 when the value did not come from the file, e.g. --set).
 type Error struct {
 	// File is the scenario source name as given to Load.
-	File string
+	File string `json:"file"`
 	// Line and Col locate the offending value; 0 when unknown.
-	Line, Col int
-	// Path is the field path, e.g. "readers[0].priority" or "--set duration".
-	Path string
+	Line int `json:"line"`
+	Col  int `json:"col"`
+	// Path is the field path, e.g. "readers[0].priority", "--set duration"
+	// or "--duration".
+	Path string `json:"path"`
 	// Msg says what is wrong, e.g. "120 out of range".
-	Msg string
+	Msg string `json:"msg"`
 	// Allowed lists the accepted values, e.g. "1–99"; empty when not useful.
-	Allowed string
+	Allowed string `json:"allowed,omitempty"`
 }
 
 // Error formats e compiler-style:

@@ -43,14 +43,25 @@ func FuzzLoad(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		host := Host{NumCPU: 2}
+		lenient, lerr := LoadLenient("fuzz.yaml", data)
 		s, err := Load("fuzz.yaml", data)
+		// LoadLenient holds what Load refuses for Validate: Validate of
+		// its spec never panics, and passes only when Load's does.
+		if lerr == nil {
+			verr := lenient.Validate(host)
+			if err != nil && verr == nil {
+				t.Fatalf("Load refuses (%v), LoadLenient's spec validates\n%s", err, data)
+			}
+		} else if err == nil {
+			t.Fatalf("LoadLenient refuses (%v), Load does not\n%s", lerr, data)
+		}
 		if err != nil {
 			if s != nil {
 				t.Fatalf("Load returned a spec with error %v", err)
 			}
 			return
 		}
-		host := Host{NumCPU: 2}
 		if err := s.Validate(host); err != nil {
 			return
 		}

@@ -194,8 +194,8 @@ func (s *Spec) interleaveProblems(block Duration) ErrorList {
 func (s *Spec) interleaveError(path, format, allowed string, args ...any) *Error {
 	p := s.posOf(path)
 	shown := path
-	if s.cmdline[path] {
-		shown = "--set " + path
+	if l := s.cmdline[path]; l != "" {
+		shown = l
 	}
 	return &Error{File: s.File, Line: p.Line, Col: p.Col, Path: shown, Msg: fmt.Sprintf(format, args...), Allowed: allowed}
 }

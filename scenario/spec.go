@@ -122,15 +122,22 @@ type Spec struct {
 	File string `yaml:"-" json:"-"`
 	// pos maps field paths ("readers[0].priority") to their source position.
 	pos map[string]Pos
-	// cmdline holds the paths set by Apply (--set), so that Validate
-	// blames the command line, not the file, for their values.
-	cmdline map[string]bool
+	// cmdline holds the paths set by Apply (--set) or ApplyFlag (a flag
+	// such as --duration), each with what the user typed to set it ("--set
+	// duration", "--duration"), so that Validate blames the command line,
+	// not the file, for their values, in the user's own words.
+	cmdline map[string]string
 	// defaulted holds the paths whose value came from defaults.go, so that
 	// Apply and variants can re-derive them (rederive).
 	defaulted map[string]bool
 	// invalid holds the enum values the source spelled wrong, by path;
 	// Validate lists them with every other problem.
 	invalid map[string]*Error
+	// held are the decode problems of a spec from LoadLenient: Validate
+	// lists them with its own, and leaves out its own about the fields
+	// they name (a field that did not decode holds its zero or default
+	// value, which says nothing about the file).
+	held ErrorList
 }
 
 // Pos is a line and column in the scenario source, 1-based.

@@ -61,7 +61,7 @@ func (s *Spec) Validate(h Host) error {
 	}
 	if e := s.checkWork(); e != nil {
 		col.add(e)
-		return col.list.err()
+		return s.withoutHeldFields(col.list).err()
 	}
 	for _, e := range s.checkInterleave() {
 		col.add(e)
@@ -95,7 +95,36 @@ func (s *Spec) Validate(h Host) error {
 			col.add(e)
 		}
 	}
-	return col.list.err()
+	return s.withoutHeldFields(col.list).err()
+}
+
+// withoutHeldFields drops from l Validate's own problems with a field that
+// did not decode (s.held names it): its value is a zero or a default, not
+// the file's. The held problems themselves stay.
+func (s *Spec) withoutHeldFields(l ErrorList) ErrorList {
+	if len(s.held) == 0 {
+		return l
+	}
+	return slices.DeleteFunc(l, func(e *Error) bool {
+		if slices.Contains(s.held, e) {
+			return false
+		}
+		path := e.Path
+		if _, rest, ok := strings.Cut(path, ": "); ok && strings.HasPrefix(path, "variants[") {
+			path = rest
+		}
+		return slices.ContainsFunc(s.held, func(h *Error) bool { return under(path, h.Path) })
+	})
+}
+
+// under reports whether path is field or a field below it:
+// "readers[0].cpu" is under "readers[0]" and "readers", not under "read".
+func under(path, field string) bool {
+	if field == "" || !strings.HasPrefix(path, field) {
+		return false
+	}
+	rest := path[len(field):]
+	return rest == "" || rest[0] == '.' || rest[0] == '['
 }
 
 // checkWork refuses a spec whose variants or trials would copy more than
@@ -196,8 +225,8 @@ type checker struct {
 func (c *checker) add(path, allowed, format string, args ...any) {
 	p := c.s.posOf(path)
 	shown := path
-	if c.s.cmdline[path] {
-		shown = "--set " + path
+	if l := c.s.cmdline[path]; l != "" {
+		shown = l
 	}
 	c.col.add(&Error{File: c.s.File, Line: p.Line, Col: p.Col, Path: shown, Msg: fmt.Sprintf(format, args...), Allowed: allowed})
 }
@@ -328,6 +357,9 @@ func (c *checker) fileName(path, name, what string) {
 // check applies every rule to s alone (variants are not applied).
 func (s *Spec) check(h Host) ErrorList {
 	c := &checker{s: s, h: h}
+	for _, e := range s.held {
+		c.col.add(e)
+	}
 	for _, path := range slices.Sorted(maps.Keys(s.invalid)) {
 		e := *s.invalid[path]
 		c.col.add(&e)

@@ -289,3 +289,80 @@ func TestValidateSendPeriod(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadLenientOnePass: a file with decode mistakes (a bad duration, an
+// unknown key, a number that is not one) and value mistakes (out of range,
+// an unknown method) lists all of them in one Validate, sorted by line,
+// and nothing about the fields that did not decode beyond their own
+// problem; Load still refuses the file at its decode problems alone.
+func TestLoadLenientOnePass(t *testing.T) {
+	src := `name: bad8
+duration: 2
+warmup: fast
+rounds: 0
+endpoints: [{count: 2}]
+readers:
+  - cpu: 1
+    priority: 120
+    method: recvmsgx
+    period: -1ms
+    bogus: 1
+traffic:
+  - rate: lots
+    endpoint: ep0
+`
+	want := []string{
+		`bad.yaml:2:11: duration: invalid duration "2"`,
+		`bad.yaml:3:9: warmup: invalid duration "fast"`,
+		`bad.yaml:4:9: rounds: 0 out of range`,
+		`bad.yaml:8:15: readers[0].priority: 120 out of range`,
+		`bad.yaml:9:13: readers[0].method: unknown method "recvmsgx"`,
+		`bad.yaml:10:13: readers[0].period: -1ms out of range`,
+		`bad.yaml:11:5: readers[0].bogus: unknown field "bogus"`,
+		`bad.yaml:13:11: traffic[0].rate: expected a finite number, got "lots"`,
+	}
+	if _, err := Load("bad.yaml", []byte(src)); err == nil || strings.Count(err.Error(), "\n") != 4 {
+		t.Fatalf("Load: want its 4 decode problems, got %v", err)
+	}
+	s, err := LoadLenient("bad.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Validate(Host{NumCPU: 2})
+	if err == nil {
+		t.Fatal("Validate passes a spec with 8 mistakes")
+	}
+	lines := strings.Split(err.Error(), "\n")
+	if lines[0] != "scenario bad.yaml: 8 problems" || len(lines) != 9 {
+		t.Fatalf("want 8 problems, got:\n%s", err)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i+1], w) {
+			t.Errorf("problem %d: %q, want %q…", i+1, lines[i+1], w)
+		}
+	}
+	// A --set of a field that did not decode replaces its problem.
+	if err := s.Apply([]string{"duration=2s"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Validate(Host{NumCPU: 2}); err == nil || strings.Contains(err.Error(), `duration: invalid duration "2"`) ||
+		!strings.Contains(err.Error(), "7 problems") {
+		t.Errorf("after --set duration=2s: %v", err)
+	}
+}
+
+// TestApplyFlagNamesFlag: a value given through a flag is blamed on the
+// flag, in decoding and in validation.
+func TestApplyFlagNamesFlag(t *testing.T) {
+	s := mustLoad(t, "endpoints: [{count: 2}]\nreaders: [{}]\n")
+	err := s.ApplyFlag("--duration", "duration", "2")
+	if err == nil || !strings.Contains(err.Error(), `--duration: invalid duration "2"`) || strings.Contains(err.Error(), "--set") {
+		t.Errorf("ApplyFlag --duration 2: %v", err)
+	}
+	if err := s.ApplyFlag("--rounds", "rounds", "0"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Validate(Host{NumCPU: 2}); err == nil || !strings.Contains(err.Error(), "--rounds: 0 out of range") {
+		t.Errorf("Validate after --rounds 0: %v", err)
+	}
+}

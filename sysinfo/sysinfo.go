@@ -55,6 +55,7 @@ func Gather() Facts {
 	var f Facts
 	f.Hostname, f.Kernel, f.KernelVersion, f.Arch = uname()
 	f.readFiles(os.DirFS("/"))
+	f.Preemption = f.preemptModel()
 	f.AllowedCPUs = allowedCPUs()
 	if f.CPUs == 0 {
 		f.CPUs = len(f.AllowedCPUs) // no /sys and no /proc: better than 0

@@ -187,6 +187,70 @@ func TestOneNumberPerQuantity(t *testing.T) {
 		}
 	}
 	checkInteropMax(t, dir, s)
+	checkClosing(t, dir, s, cmpRes)
+}
+
+// checkClosing: the closing block run and report print (at every level)
+// gives each variant's mean per-call cost as the report's "mean ns/call"
+// and its wakeup latency p99 as summary.json, and the seed's change with
+// the interval compare --format json holds for it.
+func checkClosing(t *testing.T, dir string, s *results.Summary, res *compare.Result) {
+	t.Helper()
+	var b bytes.Buffer
+	if err := writeRun(&b, s, dir, "", report.Quiet); err != nil {
+		t.Fatal(err)
+	}
+	closing := b.String()
+	t.Logf("closing block:\n%s", closing)
+	var full bytes.Buffer
+	if err := report.Report(&full, s); err != nil {
+		t.Fatal(err)
+	}
+	var meanNs []string // the report's "mean ns/call" cells
+	for _, l := range strings.Split(full.String(), "\n") {
+		if f := strings.Fields(l); len(f) > 2 && f[0] == "mean" && f[1] == "ns/call" {
+			meanNs = f[2:]
+		}
+	}
+	if len(meanNs) != len(s.Trials) {
+		t.Fatalf("report's mean ns/call row %q", meanNs)
+	}
+	for i, tr := range s.Trials {
+		r := tr.Readers[0]
+		wantMean := meanNs[i]
+		wantP99 := report.Microseconds(r.WakeupLatency.Ns(results.P99))
+		want := fmt.Sprintf("%s: mean per-call cost %s ns, wakeup latency p99 %s µs\n", tr.Variant, wantMean, wantP99)
+		if !strings.Contains(closing, want) {
+			t.Errorf("%s: closing block lacks %q (report and summary.json)", tr.Variant, want)
+		}
+	}
+	var doc bytes.Buffer
+	if err := compare.WriteJSON(&doc, res); err != nil {
+		t.Fatal(err)
+	}
+	var back compare.Result // the numbers as compare --format json prints them
+	if err := json.Unmarshal(doc.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range back.Metrics {
+		if m.Name != "mean per-call cost" || m.Unit != "ns" || m.Verdict == compare.VerdictBaseline {
+			continue
+		}
+		iv := m.Interval
+		if iv == nil || iv.PointPct == nil || iv.LowPct == nil || iv.HighPct == nil {
+			if !strings.Contains(closing, "recvmsg vs recvfrom, per call: no interval") {
+				t.Errorf("no interval in compare's JSON, and the closing block does not say so:\n%s", closing)
+			}
+			continue
+		}
+		want := fmt.Sprintf("recvmsg %+.1f%% per call [%+.1f, %+.1f] vs recvfrom, n = %s: ", *iv.PointPct, *iv.LowPct, *iv.HighPct, iv.N)
+		if !strings.Contains(closing, want) {
+			t.Errorf("closing block lacks compare --format json's %q", want)
+		}
+	}
+	if !strings.HasSuffix(closing, "results: "+dir+"\n") {
+		t.Errorf("closing block does not end on the results directory")
+	}
 }
 
 // agree fails unless every output printed want.

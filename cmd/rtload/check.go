@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,6 +14,7 @@ import (
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/engine"
 	"github.com/rtload/rtload/internal/termsafe"
+	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
@@ -27,6 +27,7 @@ type checkFlags struct {
 	labels    []string
 	format    string
 	trust     bool
+	keep      bool
 	cpuBudget time.Duration
 	budget    time.Duration
 	looks     int
@@ -70,8 +71,10 @@ check on several boots (docs in the README's check section).
 
 It works as is inside git bisect run (125 skips the commit), after the
 script has built, installed and booted the kernel. 2 is a usage error, 130
-an interrupted run (129 SIGHUP, 131 SIGQUIT). The new results go to --out (default: a new directory
-in $TMPDIR); the comparison and the verdict are printed.
+an interrupted run (129 SIGHUP, 131 SIGQUIT). The new results go to --out,
+and are kept there; without --out to a temporary directory, removed once
+the verdict is printed (--keep keeps it). The comparison and the verdict
+are printed.
 
 A baseline is data, not orders: before running the baseline's own
 scenario check prints what it will do on this machine (trials, real-time
@@ -103,10 +106,11 @@ and runs nothing. Naming a scenario (check DIR SCENARIO) needs neither.`,
 	fl.StringVar(&f.run.duration, "duration", "", "measured time per trial (overrides the scenario's)")
 	fl.IntVar(&f.run.repeat, "repeat", 0, "rounds per process (overrides the scenario's)")
 	fl.StringArrayVar(&f.run.sets, "set", nil, "override a scenario field: path=value (repeatable)")
-	fl.StringVar(&f.run.out, "out", "", "results directory of the new run: a new path, or an empty directory of yours (default: $TMPDIR/rtload-check-<scenario>-*)")
+	fl.StringVar(&f.run.out, "out", "", "results directory of the new run, kept: a new path, or an empty directory of yours (default: a temporary directory, removed at the end unless --keep)")
+	fl.BoolVar(&f.keep, "keep", false, "keep the new run's temporary results directory (without --out it is removed once the verdict is printed)")
 	fl.BoolVar(&f.run.allowDegraded, "allow-degraded", false, "run without missing privileges: the results are degraded, so the verdict is 125")
 	fl.BoolVar(&f.run.noWakeupLog, "no-wakeup-log", false, "do not write the per-wakeup CSV logs (wakeup metrics then need rounds ≥ 2 for a CI)")
-	fl.BoolVarP(&f.run.quiet, "quiet", "q", false, "no progress bar")
+	levelFlags(cmd, &f.run.quiet, &f.run.verbose)
 	fl.BoolVar(&f.trust, "trust-baseline", false, "run the baseline's own scenario without asking: needed when the baseline is not yours or stdin is not a terminal")
 	cpuBudgetFlag(cmd, &f.cpuBudget)
 	autoFlags(cmd, &f.run)
@@ -118,6 +122,9 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 	sw := watchSignals(cmd.ErrOrStderr())
 	if f.format != "text" && f.format != "json" {
 		return usageError{fmt.Errorf("--format %q: allowed text, json", f.format)}
+	}
+	if _, err := levelOf(f.run.quiet, f.run.verbose); err != nil {
+		return err
 	}
 	if err := compare.CheckLabels([]string{"a", "b"}, f.labels); err != nil {
 		return usageError{fmt.Errorf("--label: %w", err)}
@@ -179,6 +186,12 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 			return err
 		}
 		f.run.out = tmp
+		if !f.keep {
+			// The verdict is the answer; the new run's results are kept only
+			// when asked for (--keep, --out). Removed after the output.
+			doc.ResultsRemoved = true
+			defer removeCheckResults(cmd.ErrOrStderr(), tmp)
+		}
 	}
 	cpu.pause() // the run's own CPU time is not reading
 	o, err := execute(cmd, sw, spec, trials, f.run, cmd.ErrOrStderr())
@@ -197,7 +210,6 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 		os.Remove(tmp)
 	case o.sum != nil:
 		doc.Results = o.path
-		fmt.Fprintf(cmd.ErrOrStderr(), "results: %s\n", o.path)
 	}
 	if o.runErr != nil || o.saveErr != nil {
 		return checkRunFailed(cmd, f, doc, errors.Join(o.runErr, o.saveErr))
@@ -221,6 +233,20 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 	}
 	doc.Gate = *seq.gate
 	return finishCheck(cmd, f, doc, seq.res)
+}
+
+// removeCheckResults removes a check's temporary results directory dir
+// (created by os.MkdirTemp, so rtload's own: RemoveAll removes links in it,
+// never what they point at) and says so.
+func removeCheckResults(errw io.Writer, dir string) {
+	if _, err := os.Lstat(dir); err != nil {
+		return // nothing ran: execute removed it already
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		fmt.Fprintf(errw, "check: removing the new run's results %s: %v\n", termsafe.Escape(dir), err)
+		return
+	}
+	fmt.Fprintf(errw, "check: removed the new run's results %s (--keep or --out keeps them)\n", termsafe.Escape(dir))
 }
 
 // checkSpec is the scenario to run: SCENARIO when given (a file or a
@@ -280,6 +306,10 @@ func exitCode0(err error) int {
 	return ExitOK
 }
 
+// writeCheck prints the check: JSON (rtload-check), or text at the level
+// -q and -v ask for, ending on the closing block: each judged metric's
+// verdict, how the check sampled, where the new results are, and the
+// verdict with the exit code check returns.
 func writeCheck(w io.Writer, f checkFlags, doc *compare.CheckReport, res *compare.Result) error {
 	if res != nil {
 		g := doc.Gate
@@ -289,27 +319,58 @@ func writeCheck(w io.Writer, f checkFlags, doc *compare.CheckReport, res *compar
 		doc.Compare = res
 		return compare.WriteJSON(w, doc)
 	}
+	level, _ := levelOf(f.run.quiet, f.run.verbose) // checked in runCheck
 	w = termsafe.Writer(w)
+	var extra []string
+	if q := doc.Sequential; q != nil {
+		extra = append(extra, q.Short())
+	}
+	switch {
+	case doc.Results != "" && doc.ResultsRemoved:
+		extra = append(extra, "new run: "+doc.Results+" (removed: --keep or --out keeps it)")
+	case doc.Results != "":
+		extra = append(extra, "new run: "+doc.Results)
+	}
 	if res != nil {
-		if err := res.Text(w); err != nil {
-			return err
+		for i, r := range doc.Gate.Reasons {
+			if i == 2 {
+				extra = append(extra, fmt.Sprintf("  … and %d more reasons (-v, --format json)", len(doc.Gate.Reasons)-i))
+				break
+			}
+			extra = append(extra, "cannot judge: "+r)
 		}
-		if doc.Sequential != nil {
-			_, err := fmt.Fprintf(w, "\n%s\n", doc.Sequential.Line())
-			return err
+		switch level {
+		case report.Verbose:
+			if err := res.Text(w); err != nil {
+				return err
+			}
+			if q := doc.Sequential; q != nil {
+				if _, err := fmt.Fprintf(w, "\n%s\n", q.Line()); err != nil {
+					return err
+				}
+			}
+		case report.Normal:
+			if err := res.Brief(w); err != nil {
+				return err
+			}
 		}
-		return nil
+		return res.ClosingAs("check", nil, extra, doc.ExitCode).Write(w, level == report.Quiet)
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "rtload check: baseline %s", doc.Baseline)
-	if doc.Results != "" {
-		fmt.Fprintf(&b, ", new run %s", doc.Results)
+	var c report.Closing
+	c.Add("rtload check: baseline " + doc.Baseline)
+	const most = 4
+	for i, r := range doc.Gate.Reasons {
+		if i == most && len(doc.Gate.Reasons) > most+1 {
+			c.Add(fmt.Sprintf("  … and %d more reasons (--format json lists them)", len(doc.Gate.Reasons)-most))
+			break
+		}
+		c.Add("  cannot judge: " + r)
 	}
-	b.WriteString("\n")
-	if _, err := io.WriteString(w, b.String()); err != nil {
-		return err
+	for _, l := range extra {
+		c.Add(l)
 	}
-	return doc.Gate.Text(w)
+	c.Add(compare.GateLine("check", doc.Gate, doc.ExitCode))
+	return c.Write(w, true)
 }
 
 // checkMetricNames refuses, before anything runs, a --metric the baseline

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -89,8 +90,8 @@ func TestCheckGate(t *testing.T) {
 		// machine's, measured: the test skips naming the gate's words on
 		// what was slower. Proven not slower at ±3% needs more processes
 		// than 40 s give: undecided (125) is the usual answer, and an
-		// honest one.
-		r := rtload(t, nil, "check", base, "--trust-baseline", "-q", "--budget", "40s", "--out", filepath.Join(top, "same"))
+		// honest one. -v: the assertions below read the full text.
+		r := rtload(t, nil, "check", base, "--trust-baseline", "-v", "--budget", "40s", "--out", filepath.Join(top, "same"))
 		if r.code == ExitSlower {
 			var gate []string
 			for _, l := range strings.Split(r.stdout, "\n") {
@@ -109,6 +110,10 @@ func TestCheckGate(t *testing.T) {
 			if r.code != ExitCannotJudge && !strings.Contains(r.stdout, want) {
 				t.Errorf("the check's output lacks %q:\n%s", want, r.stdout)
 			}
+		}
+		// The closing block is last, its verdict line naming the exit code.
+		if last := lastLine(r.stdout); !strings.HasPrefix(last, "check: ") || !strings.HasSuffix(last, fmt.Sprintf("exit %d (git bisect: %s)", r.code, map[int]string{0: "good", 1: "bad", 125: "skip"}[r.code])) {
+			t.Errorf("the check does not end on its verdict and exit code: %q", last)
 		}
 		// The check ran the baseline's own scenario: no spec warnings.
 		if strings.Contains(r.stdout, "WARNING: runs differ in spec") {
@@ -154,7 +159,7 @@ func TestCheckGate(t *testing.T) {
 		os.Mkdir(out, 0o755)
 		os.Chown(out, 65534, 65534)
 		r := rtload(t, nobody, "check", base, "--trust-baseline", "-q", "--allow-degraded", "--duration", "300ms", "--out", out)
-		if r.code != ExitCannotJudge || !strings.Contains(r.stdout, "gate: CANNOT JUDGE") || !strings.Contains(r.stdout, "cannot judge: new: degraded: ") {
+		if r.code != ExitCannotJudge || !strings.HasPrefix(lastLine(r.stdout), "check: CANNOT JUDGE: new: degraded: ") {
 			t.Fatalf("exit %d, want 125:\n%s\n%s", r.code, r.stdout, r.stderr)
 		}
 	})
@@ -163,10 +168,17 @@ func TestCheckGate(t *testing.T) {
 		os.Mkdir(out, 0o755)
 		os.Chown(out, 65534, 65534)
 		r := rtload(t, nobody, "check", base, "--trust-baseline", "-q", "--out", out)
-		if r.code != ExitCannotJudge || !strings.Contains(r.stdout, "cannot judge: a requirement is not met: ") || !strings.Contains(r.stdout, "CAP_SYS_NICE") {
+		if r.code != ExitCannotJudge || !strings.Contains(r.stdout, "cannot judge: a requirement is not met: ") || !strings.Contains(r.stdout, "CAP_SYS_NICE") ||
+			!strings.HasSuffix(lastLine(r.stdout), "exit 125 (git bisect: skip)") {
 			t.Fatalf("exit %d, want 125:\n%s\n%s", r.code, r.stdout, r.stderr)
 		}
 	})
+}
+
+// lastLine is the last line of out.
+func lastLine(out string) string {
+	out = strings.TrimRight(out, "\n")
+	return out[strings.LastIndexByte(out, '\n')+1:]
 }
 
 // skipMarked skips t when check r (doc its JSON) could not judge because
@@ -229,18 +241,18 @@ func TestCompareFailOn(t *testing.T) {
 		code     int
 		contains string
 	}{
-		{"no gate: exit 0 even when slower", []string{base, slow}, 0, "headline metrics"},
+		{"no gate: exit 0 even when slower", []string{base, slow}, 0, "verdict: SLOWER at ±3%"},
 		// 1001 against 1000 ticks, rounds ±2: the CI lies within ±3%.
-		{"same: proven not slower", []string{base, same, "--fail-on", "slower"}, 0, "gate: NOT SLOWER: every judged metric is proven not slower beyond +3%"},
+		{"same: proven not slower", []string{base, same, "--fail-on", "slower"}, 0, "gate: NOT SLOWER: every judged metric proven not slower beyond +3% ("},
 		{"20% slower: fail", []string{base, slow, "--fail-on", "slower"}, 1, "gate: SLOWER: "},
-		{"20% slower, 30% tolerated", []string{base, slow, "--fail-on", "slower", "--threshold", "30%"}, 0, "gate: NOT SLOWER: every judged metric is proven not slower beyond +30%"},
-		{"named metric", []string{base, slow, "--fail-on", "slower=mean per-call cost (ns)"}, 1, "base/b mean per-call cost (ns): slower: +"},
-		{"degraded: cannot judge", []string{base, deg, "--fail-on", "slower"}, 125, "cannot judge: b: degraded: SCHED_OTHER"},
-		{"an invalid trial: cannot judge, its verdicts undecided", []string{base, inv, "--fail-on", "slower"}, 125, "cannot judge: b: trial 1 (base, round 1): invalid: TSC marked unstable at 0.2 s"},
+		{"20% slower, 30% tolerated", []string{base, slow, "--fail-on", "slower", "--threshold", "30%"}, 0, "gate: NOT SLOWER: every judged metric proven not slower beyond +30% ("},
+		{"named metric", []string{base, slow, "--fail-on", "slower=mean per-call cost (ns)"}, 1, "base/b +20.0% per call ["},
+		{"degraded: cannot judge", []string{base, deg, "--fail-on", "slower"}, 125, "gate: CANNOT JUDGE: b: degraded: SCHED_OTHER: exit 125"},
+		{"an invalid trial: cannot judge, its verdicts undecided", []string{base, inv, "--fail-on", "slower"}, 125, "gate: CANNOT JUDGE: b: trial 1 (base, round 1): invalid: TSC marked unstable at 0.2 s: exit 125"},
 		{"lkp layout with a gate", []string{base, slow, "--fail-on", "slower", "--format", "lkp"}, 1, "%stddev     %change         %stddev"},
 		{"unknown gate", []string{base, slow, "--fail-on", "faster"}, 2, `--fail-on "faster": allowed: slower, or slower=METRIC,METRIC`},
 		{"unknown metric", []string{base, slow, "--fail-on", "slower=speed"}, 2, `gate: no headline metric "speed"`},
-		{"threshold without a gate sets the verdicts", []string{base, slow, "--threshold", "5%"}, 0, "verdict at ±5%"},
+		{"threshold without a gate sets the verdicts", []string{base, slow, "--threshold", "5%"}, 0, "verdict: SLOWER at ±5%"},
 		{"bad threshold", []string{base, slow, "--fail-on", "slower", "--threshold", "x"}, 2, `--threshold "x": a percentage`},
 		{"missing directory with a gate", []string{base, filepath.Join(t.TempDir(), "none"), "--fail-on", "slower"}, 2, "read summary"},
 		{"missing directory without a gate", []string{base, filepath.Join(t.TempDir(), "none")}, 2, "read summary"},
@@ -249,6 +261,11 @@ func TestCompareFailOn(t *testing.T) {
 			r := rtload(t, nil, append([]string{"compare", "--label", "a,b"}, tc.args...)...)
 			if r.code != tc.code || !strings.Contains(r.stdout+r.stderr, tc.contains) {
 				t.Errorf("exit %d, want %d; output lacks %q:\n%s%s", r.code, tc.code, tc.contains, r.stdout, r.stderr)
+			}
+			// Text ends on the verdict, which names a gate's exit code.
+			if last := lastLine(r.stdout); r.code != ExitUsage && !slices.Contains(tc.args, "--format") &&
+				!strings.HasPrefix(last, "verdict: ") && !strings.HasSuffix(last, fmt.Sprintf("exit %d (git bisect: %s)", r.code, map[int]string{0: "good", 1: "bad", 125: "skip"}[r.code])) {
+				t.Errorf("the output ends on %q, not the verdict", last)
 			}
 		})
 	}

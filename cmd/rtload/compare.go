@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-	"slices"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/internal/termsafe"
+	"github.com/rtload/rtload/report"
 )
 
 func newCompareCmd() *cobra.Command {
@@ -20,6 +21,8 @@ func newCompareCmd() *cobra.Command {
 		failOn    string
 		threshold string
 		budget    time.Duration
+		quiet     bool
+		verbose   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "compare DIR [DIR ...]",
@@ -56,8 +59,12 @@ stopped, incomplete).`,
   rtload compare base new --fail-on 'slower=mean per-call cost,wakeup latency p99'`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !slices.Contains(compare.Formats, format) {
-				return usageError{fmt.Errorf("--format %q: allowed %s", format, strings.Join(compare.Formats, ", "))}
+			if err := checkFormatIn(format, compare.Formats); err != nil {
+				return err
+			}
+			level, err := levelOf(quiet, verbose)
+			if err != nil {
+				return err
 			}
 			if len(labels) > 0 {
 				if err := compare.CheckLabels(args, labels); err != nil {
@@ -82,22 +89,29 @@ stopped, incomplete).`,
 			if err != nil {
 				return err
 			}
-			if !gating {
-				return compare.Write(out, res, format)
+			var gerr error
+			if gating {
+				var reasons []string
+				for _, r := range runs {
+					reasons = append(reasons, compare.Unjudgeable(r.Label, r.Summary)...)
+				}
+				g, err := compare.Judge(res, reasons, gate)
+				if err != nil {
+					return usageError{err}
+				}
+				res.Gate = &g
+				gerr = gateExit(g)
 			}
-			var reasons []string
-			for _, r := range runs {
-				reasons = append(reasons, compare.Unjudgeable(r.Label, r.Summary)...)
+			if format != "text" {
+				if err := compare.Write(out, res, format); err != nil {
+					return err
+				}
+				return gerr
 			}
-			g, err := compare.Judge(res, reasons, gate)
-			if err != nil {
-				return usageError{err}
-			}
-			res.Gate = &g
-			if err := compare.Write(out, res, format); err != nil {
+			if err := writeCompare(out, res, runs, level, exitCodeOf(gerr)); err != nil {
 				return err
 			}
-			return gateExit(g)
+			return gerr
 		},
 	}
 	cmd.Flags().StringSliceVar(&labels, "label", nil, "name the runs' columns, one per DIR in order (comma-separated: unhard,hard); default: each DIR's base name")
@@ -105,7 +119,39 @@ stopped, incomplete).`,
 	cmd.Flags().StringVar(&failOn, "fail-on", "", "gate: slower (every column's primary metric) or slower=METRIC,... (by name, as compare prints them); exit 0 proven not slower, 1 proven slower beyond --threshold, 125 undecided or cannot judge")
 	cmd.Flags().StringVar(&threshold, "threshold", "3%", "the change the verdicts are read against, in % of the baseline")
 	cpuBudgetFlag(cmd, &budget)
+	levelFlags(cmd, &quiet, &verbose)
 	return cmd
+}
+
+// writeCompare prints res as text at level, ending on its closing block
+// (compare.Result.Closing): exit is the code compare returns.
+func writeCompare(w io.Writer, res *compare.Result, runs []compare.Run, level report.Level, exit int) error {
+	switch level {
+	case report.Verbose:
+		if err := res.Text(w); err != nil {
+			return err
+		}
+	case report.Normal:
+		if err := res.Brief(w); err != nil {
+			return err
+		}
+	}
+	return res.Closing(runsMarked(runs), exit).Write(w, level == report.Quiet)
+}
+
+// runsMarked lists, for the closing block, each run that was not the run
+// asked for: "new: 2 of 4 trials traffic not as specified (trials 1–2)".
+func runsMarked(runs []compare.Run) []string {
+	var out []string
+	for _, r := range runs {
+		if r.Summary == nil || r.Foreign {
+			continue
+		}
+		if m := compare.RunMarks(r.Summary); len(m) > 0 {
+			out = append(out, r.Label+": "+strings.TrimSuffix(strings.TrimPrefix(compare.MarksLine(m, len(r.Summary.Trials)), "*** NOT THE RUN ASKED FOR: "), compare.MarksHint))
+		}
+	}
+	return out
 }
 
 // parseFailOn reads --fail-on and --threshold into gate options; gating

@@ -4,9 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
+	"github.com/spf13/cobra"
+
+	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/engine"
 	"github.com/rtload/rtload/internal/termsafe"
+	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
 )
@@ -46,7 +51,38 @@ const (
 	// ExitQuit: stopped by SIGQUIT (Ctrl-\); results were still written,
 	// then the goroutine stacks were printed.
 	ExitQuit = 131
+	// ExitNotAsAsked: with --strict (run, report), the run completed and
+	// its results are written, but it was not the run asked for: degraded,
+	// or a trial invalid (the kernel changed what was measured, a reader
+	// measured nothing), with a starved reader or with traffic not as
+	// specified (compare.RunMarks). Without --strict such a run exits 0,
+	// its closing block saying so: a soak or an exploration is not a gate.
+	ExitNotAsAsked = 4
 )
+
+// strictFlag adds --strict to cmd.
+func strictFlag(cmd *cobra.Command, strict *bool) {
+	cmd.Flags().BoolVar(strict, "strict", false, fmt.Sprintf("exit %d when the run was not the run asked for (degraded, a trial invalid, a reader starved, traffic not as specified); without it such a run exits 0 and its closing block says so", ExitNotAsAsked))
+}
+
+// strictExit is the error a run exits with under --strict when s is not
+// the run asked for (exit ExitNotAsAsked); nil otherwise, and always
+// without strict. A stopped or incomplete run has its own code.
+func strictExit(strict bool, s *results.Summary) error {
+	if !strict || s == nil {
+		return nil
+	}
+	var kinds []string
+	for _, m := range compare.RunMarks(s) {
+		if m.Kind != compare.MarkStopped && m.Kind != compare.MarkIncomplete {
+			kinds = append(kinds, m.Kind)
+		}
+	}
+	if len(kinds) == 0 {
+		return nil
+	}
+	return exitError{code: ExitNotAsAsked, msg: fmt.Sprintf("--strict: not the run asked for (%s): exit %d", strings.Join(kinds, ", "), ExitNotAsAsked)}
+}
 
 // usageError marks command-line mistakes.
 type usageError struct{ error }
@@ -79,6 +115,18 @@ func exitCode(err error) int {
 	// An error may name files and values read from results other people
 	// wrote: nothing in it reaches the terminal raw.
 	fmt.Fprintln(os.Stderr, "rtload:", termsafe.Lines(err.Error()))
+	return exitCodeOf(err)
+}
+
+// exitCodeOf is the code rtload exits with for err, printing nothing.
+func exitCodeOf(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var xe exitError
+	if errors.As(err, &xe) {
+		return xe.code
+	}
 	var ue usageError
 	switch {
 	case errors.Is(err, engine.ErrStopped):

@@ -10,11 +10,13 @@ import (
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/explain"
 	"github.com/rtload/rtload/internal/termsafe"
+	"github.com/rtload/rtload/report"
 )
 
 func newExplainCmd() *cobra.Command {
 	var format string
 	var budget time.Duration
+	var quiet, verbose bool
 	cmd := &cobra.Command{
 		Use:   "explain DIR",
 		Short: "Say what makes up each per-call peak, the tail and the wakeup spikes of a results directory",
@@ -34,12 +36,27 @@ the time goes: each profiled variant's samples, the profiler's cost
 variant against the first the kernel functions whose share of the drain
 differs, in ns per call with sample counts and 95% intervals, where in the
 call tree the difference sits, and the known hardening or debug hook
-behind a function with whether its kernel option is on.`,
+behind a function with whether its kernel option is on.
+
+Each spike is set against the machine too, where the kernel tells it: the
+steal time and interrupts the reader's CPU counted in the spike's window
+(the writer's 50 ms polls of /proc/stat, /proc/interrupts and
+/proc/softirqs) against that CPU's usual rate, the preemption model and
+whether this is a VM. "Nothing recorded explains" comes only after these,
+and says what was checked and what cannot be seen from the results.
+
+By default it prints a few lines per reader and trial, -v every sentence,
+-q only the closing block: the spikes' causes with their share, and the
+per-call tail's make-up.`,
 		Example: `  rtload explain rtload-results/laight-450-20261130-101500
   rtload explain rtload-results/laight-450-20261130-101500 --format json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format); err != nil {
+				return err
+			}
+			level, err := levelOf(quiet, verbose)
+			if err != nil {
 				return err
 			}
 			defer startBudget(cmd.ErrOrStderr(), "explain", budget).end()
@@ -54,14 +71,27 @@ behind a function with whether its kernel option is on.`,
 				return compare.WriteJSON(cmd.OutOrStdout(), explain.Doc{Schema: explain.Schema, Version: explain.SchemaVersion, Dir: args[0], Readers: rs})
 			}
 			out := termsafe.Writer(cmd.OutOrStdout())
-			if err := explain.Write(out, rs); err != nil {
-				return err
+			switch level {
+			case report.Verbose:
+				if err := explain.Write(out, rs); err != nil {
+					return err
+				}
+			case report.Normal:
+				if err := explain.WriteBrief(out, rs); err != nil {
+					return err
+				}
 			}
-			return writeKernelProfile(out, args[0])
+			if level != report.Quiet {
+				if err := writeKernelProfile(out, args[0]); err != nil {
+					return err
+				}
+			}
+			return explain.Closing(rs).Write(out, level == report.Quiet)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json (schema rtload-explain, see the README)")
 	cpuBudgetFlag(cmd, &budget)
+	levelFlags(cmd, &quiet, &verbose)
 	return cmd
 }
 

@@ -4,15 +4,18 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
 )
@@ -145,7 +148,7 @@ func TestEnvJSON(t *testing.T) {
 func TestRunDefault(t *testing.T) {
 	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	out := t.TempDir()
-	r := rtload(t, nil, "run", "--duration", "1s", "--set", "rounds=1", "--set", "warmup=200ms", "--out", out, "-q")
+	r := rtload(t, nil, "run", "--duration", "1s", "--set", "rounds=1", "--set", "warmup=200ms", "--out", out)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -172,6 +175,27 @@ func TestRunDefault(t *testing.T) {
 	if !strings.Contains(r.stdout, "recvmsg") || !strings.Contains(r.stdout, "ABBA block pairs") {
 		t.Errorf("output lacks the interleaved line:\n%s", r.stdout)
 	}
+	runShape(t, r.stdout, out)
+	// The answer's numbers are report --format json's (one number per
+	// quantity): the metric's interval, by the verdicts' rule.
+	rep := rtload(t, nil, "report", out, "--format", "json")
+	var doc compare.RunReport
+	if err := json.Unmarshal([]byte(rep.stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, m := range doc.Metrics {
+		if iv := m.Interval; m.Name == "mean per-call cost" && m.Unit == "ns" && iv != nil && iv.PointPct != nil && iv.LowPct != nil && iv.HighPct != nil {
+			found = true
+			want := fmt.Sprintf("recvmsg %+.1f%% per call [%+.1f, %+.1f] vs recvfrom, n = %s: ", *iv.PointPct, *iv.LowPct, *iv.HighPct, iv.N)
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("the answer is not report --format json's %q:\n%s", want, r.stdout)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("report --format json has no interval for recvmsg's mean per-call cost")
+	}
 	for _, tr := range s.Trials {
 		rd := tr.Readers[0]
 		if rd.Lost != 0 || rd.SocketsRead != 450 || tr.GCDuring != 0 {
@@ -188,6 +212,32 @@ func TestRunDefault(t *testing.T) {
 				t.Error(err)
 			}
 		}
+	}
+}
+
+// seedAnswer is the closing block's seed 000 answer: "recvmsg +8.3% per
+// call [+5.1, +11.6] vs recvfrom, n = …".
+var seedAnswer = regexp.MustCompile(`(?m)^recvmsg [+-]\d+\.\d% per call \[[+-]\d+\.\d, [+-]\d+\.\d\] vs recvfrom, n = \d+ `)
+
+// runShape checks the default output of a run of the default scenario
+// (what make run prints): at most 80 lines, the seed's table once, the
+// closing block last, the recvmsg-vs-recvfrom answer with its percentage
+// and interval in the last 12 lines, the results directory last.
+func runShape(t *testing.T, stdout, dir string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	if len(lines) > 80 {
+		t.Errorf("the default output has %d lines, want at most 80:\n%s", len(lines), stdout)
+	}
+	tail := strings.Join(lines[max(0, len(lines)-12):], "\n")
+	if !seedAnswer.MatchString(tail) {
+		t.Errorf("the last 12 lines lack the recvmsg-vs-recvfrom answer:\n%s", tail)
+	}
+	if last := lines[len(lines)-1]; last != "results: "+dir {
+		t.Errorf("the last line is %q, want the results directory", last)
+	}
+	if n := strings.Count(stdout, "Total:"); n != 1 {
+		t.Errorf("the seed's table %d times, want once", n)
 	}
 }
 
@@ -444,7 +494,7 @@ func TestCompareTwoRealRuns(t *testing.T) {
 			t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
 		}
 	}
-	r := rtload(t, nil, "compare", a, b, "--label", "unhard,hard")
+	r := rtload(t, nil, "compare", a, b, "--label", "unhard,hard", "-v")
 	if r.code != 0 {
 		t.Fatalf("compare: exit %d\n%s", r.code, r.stderr)
 	}
@@ -458,13 +508,22 @@ func TestCompareTwoRealRuns(t *testing.T) {
 	if !strings.Contains(r.stdout, "undecided") && !strings.Contains(r.stdout, "slower") && !strings.Contains(r.stdout, "same") {
 		t.Errorf("no verdicts in compare output")
 	}
+	// The default: at most 60 lines, ending on the verdict.
+	def := rtload(t, nil, "compare", a, b, "--label", "unhard,hard")
+	lines := strings.Split(strings.TrimSuffix(def.stdout, "\n"), "\n")
+	if def.code != 0 || len(lines) > 60 || !strings.HasPrefix(lines[len(lines)-1], "verdict: ") {
+		t.Errorf("compare A B: exit %d, %d lines (want ≤ 60), ending on %q, not its verdict:\n%s", def.code, len(lines), lines[len(lines)-1], def.stdout)
+	}
+	if q := rtload(t, nil, "compare", a, b, "-q"); !strings.HasPrefix(q.stdout, "verdicts at ±3%") || lastLine(q.stdout) != lines[len(lines)-1] {
+		t.Errorf("compare -q: not the closing block alone:\n%s", q.stdout)
+	}
 	for _, f := range []string{"json", "csv", "markdown"} {
 		if r := rtload(t, nil, "compare", a, b, "--format", f); r.code != 0 || len(r.stdout) < 200 {
 			t.Errorf("compare --format %s: exit %d, %d bytes", f, r.code, len(r.stdout))
 		}
 	}
 	rep := rtload(t, nil, "run", "laight-450", "--duration", "300ms", "--set", "warmup=100ms", "--repeat", "5",
-		"--set", "noise[0].threads=1", "--out", t.TempDir(), "-q")
+		"--set", "noise[0].threads=1", "--out", t.TempDir(), "-v")
 	if rep.code != 0 {
 		t.Fatalf("repeat run: exit %d\n%s", rep.code, rep.stderr)
 	}
@@ -484,14 +543,26 @@ func TestExplain(t *testing.T) {
 	if r := rtload(t, nil, "run", "laight-450", "--duration", "1s", "--set", "rounds=1", "--set", "noise[0].threads=1", "--out", out, "-q"); r.code != 0 {
 		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
 	}
-	r := rtload(t, nil, "explain", out)
+	r := rtload(t, nil, "explain", out, "-v")
 	if r.code != 0 {
 		t.Fatalf("explain: exit %d\n%s", r.code, r.stderr)
 	}
-	for _, want := range []string{"peak at ~", "warm EAGAIN", "cold EAGAIN", "mostly data", "tail: calls ≥", "among the first 3 calls after a wakeup", "wakeup latency:", "reader CPU 1"} {
+	for _, want := range []string{"peak at ~", "warm EAGAIN", "cold EAGAIN", "mostly data", "tail: calls ≥", "among the first 3 calls after a wakeup", "wakeup latency:", "reader CPU 1",
+		// the machine around the spikes, each with its unit
+		"with steal time on CPU 1 in their window", "with more interrupts than usual on CPU 1", "preemption model: ", "runqueue-wait ", " switches (", "per wakeup)"} {
 		if !strings.Contains(r.stdout, want) {
-			t.Errorf("explain output lacks %q", want)
+			t.Errorf("explain -v output lacks %q", want)
 		}
+	}
+	if strings.Contains(r.stdout, "nothing recorded explains") && !strings.Contains(r.stdout, "checked: overruns, involuntary context switches, steal time on CPU 1, interrupts on CPU 1") {
+		t.Errorf("explain says nothing explains spikes without naming what it checked:\n%s", r.stdout)
+	}
+	// The default is a few lines per reader, ending on the closing block.
+	def := rtload(t, nil, "explain", out)
+	q := rtload(t, nil, "explain", out, "-q")
+	if def.code != 0 || q.code != 0 || !strings.HasSuffix(def.stdout, q.stdout) || strings.Count(def.stdout, "\n") > 40 ||
+		!strings.HasPrefix(q.stdout, "spikes ") || !strings.Contains(q.stdout, "per-call tail") {
+		t.Errorf("explain: default (exit %d) not ending on the closing block (-q, exit %d):\n%s\n--\n%s", def.code, q.code, def.stdout, q.stdout)
 	}
 	if r := rtload(t, nil, "run", "timer-only", "--set", "clock=cycles", "--duration", "200ms", "--out", t.TempDir(), "-q"); r.code != 3 && r.code != 0 {
 		t.Errorf("clock=cycles: exit %d, want 3 (refused with its reason) or 0 (PMU present)\n%s", r.code, r.stderr)

@@ -169,7 +169,11 @@ func runProcesses(ctx context.Context, spec *scenario.Spec, trials []scenario.Tr
 	start := time.Now()
 	sum, err := engine.RunProcesses(ctx, spec, trials, opt, 0, launch)
 	if sum != nil {
-		fmt.Fprintf(errw, "%d processes in %v\n", len(sum.Processes), time.Since(start).Round(time.Second))
+		noun := "processes"
+		if len(sum.Processes) == 1 {
+			noun = "process"
+		}
+		fmt.Fprintf(errw, "%d %s in %v\n", len(sum.Processes), noun, time.Since(start).Round(time.Second))
 	}
 	return sum, err
 }

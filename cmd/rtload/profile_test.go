@@ -16,7 +16,7 @@ func TestExplainProfiled(t *testing.T) {
 	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	out := t.TempDir()
 	run := rtload(t, nil, "run", "laight-450", "--profile", "--duration", "1s", "--set", "rounds=1", "--set", "warmup=200ms",
-		"--set", "noise[0].threads=1", "--set", "profile.frequency=20000", "--out", out, "-q")
+		"--set", "noise[0].threads=1", "--set", "profile.frequency=20000", "--out", out)
 	if run.code != 0 {
 		t.Fatalf("run: exit %d\n%s", run.code, run.stderr)
 	}

@@ -1,28 +1,37 @@
 package main
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rtload/rtload/compare"
-	"github.com/rtload/rtload/internal/termsafe"
-	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/results"
 )
 
 func newReportCmd() *cobra.Command {
 	var format string
 	var budget time.Duration
+	var quiet, verbose, strict bool
 	cmd := &cobra.Command{
 		Use:   "report DIR",
 		Short: "Print the terminal report of a results directory again",
+		Long: `Report prints a results directory as run printed it: by default what a
+person reads (the seed's table, the headline statistics, the marks), with
+-v everything the results hold, with -q only the closing block. The
+closing block is last at every level: each variant's headline figure, the
+change of every other variant against the first with its interval, the
+marks, the results directory.`,
 		Example: `  rtload report rtload-results/laight-450-20261130-101500
+  rtload report rtload-results/laight-450-20261130-101500 -v
   rtload report rtload-results/laight-450-20261130-101500 --format json | jq '.metrics[0]'`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format); err != nil {
+				return err
+			}
+			level, err := levelOf(quiet, verbose)
+			if err != nil {
 				return err
 			}
 			defer startBudget(cmd.ErrOrStderr(), "report", budget).end()
@@ -35,28 +44,24 @@ func newReportCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return compare.WriteJSON(cmd.OutOrStdout(), doc)
+				if err := compare.WriteJSON(cmd.OutOrStdout(), doc); err != nil {
+					return err
+				}
+				return strictExit(strict, doc.Summary)
 			}
 			s, err := results.ReadSummary(args[0])
 			if err != nil {
 				return usageError{err}
 			}
-			w := termsafe.Writer(cmd.OutOrStdout())
-			if err := report.Report(w, s); err != nil {
+			if err := writeRun(cmd.OutOrStdout(), s, args[0], "", level); err != nil {
 				return err
 			}
-			return compare.WriteInterleaved(w, s)
+			return strictExit(strict, s)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json (schema rtload-report, see the README)")
 	cpuBudgetFlag(cmd, &budget)
+	levelFlags(cmd, &quiet, &verbose)
+	strictFlag(cmd, &strict)
 	return cmd
-}
-
-// checkFormat accepts --format text or json.
-func checkFormat(format string) error {
-	if format != "text" && format != "json" {
-		return usageError{fmt.Errorf("--format %q: allowed text, json", format)}
-	}
-	return nil
 }

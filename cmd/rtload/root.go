@@ -1,7 +1,7 @@
 package main
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -11,7 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/configs"
+	"github.com/rtload/rtload/engine"
 	"github.com/rtload/rtload/internal/cpulist"
 	"github.com/rtload/rtload/scenario"
 	"github.com/rtload/rtload/sysinfo"
@@ -30,14 +32,22 @@ Exit codes: 0 ok, 1 run failed, 2 usage or invalid scenario,
 3 missing privilege or unsupported, 129 stopped by SIGHUP (a closed terminal
 or ssh session), 130 interrupted (SIGINT or SIGTERM), 131 stopped by
 SIGQUIT (then the goroutine stacks are printed); a stopped run still writes
-its results.
-Gates (check, compare --fail-on): 0 pass, 1 slower, 125 cannot judge.`,
+its results. With --strict (run, report), 4: the run completed but was not
+the run asked for (degraded, a trial invalid, a reader starved, traffic not
+as specified); without it such a run exits 0 and its closing block says so.
+Gates (check, compare --fail-on): 0 proven not slower, 1 proven slower,
+125 undecided or cannot judge.
+
+Every command that measures or judges (run, report, compare, check,
+explain) ends on a closing block of 3 to 8 lines: the answer. By default
+it prints what a person reads; -v everything, -q only the closing block.
+Every command takes --format json; a file written is named on stderr.`,
 		Example: `  rtload run                         # the default scenario (seed 000, laight-450)
   rtload run configs/laight-450.yaml --duration 2s --set readers[0].cpu=0
   rtload validate my.yaml
   rtload list
-  rtload env --json
-  rtload check results/base       # exit 0 pass, 1 slower, 125 cannot judge (git bisect run)`,
+  rtload env --format json
+  rtload check results/base       # exit 0 not slower, 1 slower, 125 undecided (git bisect run)`,
 		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -58,59 +68,158 @@ Gates (check, compare --fail-on): 0 pass, 1 slower, 125 cannot judge.`,
 func newValidateCmd() *cobra.Command {
 	var sets []string
 	var allowDegraded bool
+	var format string
 	cmd := &cobra.Command{
 		Use:   "validate FILE|NAME",
 		Short: "Check a scenario and print every problem with file:line:col",
 		Long: `Validate checks a scenario as run would, without running it: every problem
-with file:line:col (exit 2); fixed CPUs against the CPUs this process may use;
-the CPU each cpu: auto reader would get; and the scenario's requires: block
-against this machine (kernel config, command line, kernel version,
-features), listing every unmet requirement and how to meet it (exit 3, or
-with --allow-degraded only listed).`,
+with file:line:col (exit 2), decode and value problems alike in one list;
+fixed CPUs against the CPUs this process may use; the CPU each cpu: auto
+reader would get; and the scenario's requires: block against this machine
+(kernel config, command line, kernel version, features), listing every
+unmet requirement and how to meet it (exit 3, or with --allow-degraded only
+listed).`,
 		Example: `  rtload validate configs/laight-450.yaml
   rtload validate laight-450 --set readers[0].priority=99
+  rtload validate my.yaml --format json | jq -r '.problems[] | "\(.line):\(.col) \(.msg)"'
   rtload validate cook-hackbench-init-on-free --allow-degraded`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			spec, err := loadSpec(args[0], sets)
+			if err := checkFormat(format); err != nil {
+				return err
+			}
+			doc, err := validate(args[0], sets, allowDegraded)
+			if format == "json" {
+				if werr := compare.WriteJSON(cmd.OutOrStdout(), doc); werr != nil {
+					return werr
+				}
+				return err
+			}
 			if err != nil {
 				return err
 			}
-			trials, err := spec.Expand()
-			if err != nil {
-				return err
+			out := cmd.OutOrStdout()
+			for _, l := range doc.Machine {
+				fmt.Fprintln(out, l)
 			}
-			facts := sysinfo.Gather()
-			if _, err := fitMachine(cmd.OutOrStdout(), spec, trials, &facts, allowDegraded); err != nil {
-				return err
-			}
-			if spec.Description != "" {
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: ok (%s)\n", spec.File, spec.Description)
+			if doc.Description != "" {
+				fmt.Fprintf(out, "%s: ok (%s)\n", doc.File, doc.Description)
 			} else {
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: ok\n", spec.File)
+				fmt.Fprintf(out, "%s: ok\n", doc.File)
 			}
-			if _, note := spec.InterleaveBlock(); note != "" { // interleave: auto fell back
-				fmt.Fprintf(cmd.OutOrStdout(), "note: %s\n", note)
+			for _, n := range doc.Notes {
+				fmt.Fprintf(out, "note: %s\n", n)
 			}
 			return nil
 		},
 	}
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a field: path=value (repeatable)")
 	cmd.Flags().BoolVar(&allowDegraded, "allow-degraded", false, "list unmet requirements instead of refusing (a run would mark its results degraded)")
+	formatFlag(cmd, &format, textJSON, "schema "+SchemaValidate+": ok, every problem with file, line, col, path, msg and allowed, unmet requirements")
 	return cmd
 }
 
+// validateDoc is rtload validate's result (--format json: schema
+// rtload-validate).
+type validateDoc struct {
+	Schema      string `json:"schema"`
+	Version     int    `json:"version"`
+	File        string `json:"file"`
+	OK          bool   `json:"ok"`
+	Description string `json:"description,omitempty"`
+	// Problems are the scenario's problems, sorted by line: decode and
+	// value problems in one list.
+	Problems []*scenario.Error `json:"problems"`
+	// Unmet are the requirements this machine does not meet (exit 3
+	// without --allow-degraded).
+	Unmet []string `json:"unmet_requirements,omitempty"`
+	// Machine says what fitting the scenario to this machine chose: each
+	// cpu: auto reader's CPU, the requirements met or given up.
+	Machine []string `json:"machine,omitempty"`
+	Notes   []string `json:"notes,omitempty"`
+	// Error is any other refusal (a file that cannot be read).
+	Error    string `json:"error,omitempty"`
+	ExitCode int    `json:"exit_code"`
+}
+
+// validate checks the scenario arg with sets applied, as run would, and
+// says what it found; err is what validate exits with.
+func validate(arg string, sets []string, allowDegraded bool) (*validateDoc, error) {
+	doc := &validateDoc{Schema: SchemaValidate, Version: SchemaVersion, File: arg, Problems: []*scenario.Error{}}
+	fail := func(err error) (*validateDoc, error) {
+		var el scenario.ErrorList
+		var re *engine.RequirementsError
+		switch {
+		case errors.As(err, &el):
+			doc.Problems = el
+		case errors.As(err, &re):
+			for _, u := range re.Unmet {
+				doc.Unmet = append(doc.Unmet, u.String())
+			}
+		default:
+			doc.Error = err.Error()
+		}
+		doc.ExitCode = exitCodeOf(err)
+		return doc, err
+	}
+	spec, err := loadSpec(arg, sets)
+	if err != nil {
+		return fail(err)
+	}
+	doc.File, doc.Description = spec.File, spec.Description
+	trials, err := spec.Expand()
+	if err != nil {
+		return fail(err)
+	}
+	facts := sysinfo.Gather()
+	var machine strings.Builder
+	unmet, err := fitMachine(&machine, spec, trials, &facts, allowDegraded)
+	if err != nil {
+		return fail(err)
+	}
+	doc.OK, doc.Unmet = true, unmet
+	doc.Machine = strings.Split(strings.TrimSuffix(machine.String(), "\n"), "\n")
+	if machine.Len() == 0 {
+		doc.Machine = nil
+	}
+	if _, note := spec.InterleaveBlock(); note != "" { // interleave: auto fell back
+		doc.Notes = append(doc.Notes, note)
+	}
+	return doc, nil
+}
+
 func newListCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:     "list",
-		Short:   "List the built-in scenarios with one-line descriptions",
-		Example: "  rtload list",
-		Args:    cobra.NoArgs,
+	var format string
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the built-in scenarios with one-line descriptions",
+		Example: `  rtload list
+  rtload list --format json | jq -r '.scenarios[].name'`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			if err := checkFormat(format); err != nil {
+				return err
+			}
+			type entry struct {
+				Name        string `json:"name"`
+				Description string `json:"description"`
+				Default     bool   `json:"default,omitempty"`
+			}
+			doc := struct {
+				Schema    string  `json:"schema"`
+				Version   int     `json:"version"`
+				Scenarios []entry `json:"scenarios"`
+			}{Schema: SchemaList, Version: SchemaVersion, Scenarios: []entry{}}
 			for _, e := range configs.List() {
+				doc.Scenarios = append(doc.Scenarios, entry{e.Name, e.Description, e.Name == configs.Default})
+			}
+			if format == "json" {
+				return compare.WriteJSON(cmd.OutOrStdout(), doc)
+			}
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			for _, e := range doc.Scenarios {
 				def := ""
-				if e.Name == configs.Default {
+				if e.Default {
 					def = " (default)"
 				}
 				fmt.Fprintf(w, "%s%s\t%s\n", e.Name, def, e.Description)
@@ -118,28 +227,39 @@ func newListCmd() *cobra.Command {
 			return w.Flush()
 		},
 	}
+	formatFlag(cmd, &format, textJSON, "schema "+SchemaList+": every built-in scenario's name and description")
+	return cmd
 }
 
 func newEnvCmd() *cobra.Command {
+	var format string
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "env",
 		Short: "Print the machine facts every result records (kernel, CPU, clocks, counters, privileges, hardening)",
 		Example: `  rtload env
-  rtload env --json > env.json`,
+  rtload env --format json > env.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f := sysinfo.Gather()
 			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(f)
+				if cmd.Flags().Changed("format") && format != "json" {
+					return usageError{fmt.Errorf("--json and --format %s: give one", format)}
+				}
+				format = "json"
+			}
+			if err := checkFormat(format); err != nil {
+				return err
+			}
+			f := sysinfo.Gather()
+			if format == "json" {
+				return compare.WriteJSON(cmd.OutOrStdout(), f)
 			}
 			_, err := fmt.Fprint(cmd.OutOrStdout(), f.Text())
 			return err
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of text")
+	formatFlag(cmd, &format, textJSON, "the facts as summary.json's env holds them")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "same as --format json")
 	return cmd
 }
 
@@ -189,13 +309,15 @@ func hostFor(online, allowed []int) scenario.Host {
 }
 
 // readSpec loads arg as a file when a path of that name exists and is not
-// a directory (scenario.LoadFile then refuses anything but a regular
-// file), else as a built-in scenario. A directory is never a scenario, so
+// a directory (scenario.LoadFileLenient then refuses anything but a regular
+// file), else as a built-in scenario. Decode problems are held for
+// Validate, which every caller runs next, so that they come with every
+// other problem of the file in one list. A directory is never a scenario, so
 // one named like a built-in (./laight-450/) does not shadow it.
 func readSpec(arg string) (*scenario.Spec, error) {
 	fi, statErr := os.Stat(arg)
 	if statErr == nil && !fi.IsDir() {
-		return scenario.LoadFile(arg)
+		return scenario.LoadFileLenient(arg) // every problem at once: Validate follows
 	}
 	data, err := configs.Read(arg)
 	switch {
@@ -204,7 +326,7 @@ func readSpec(arg string) (*scenario.Spec, error) {
 	case err != nil:
 		return nil, usageError{fmt.Errorf("%s: not a file, and %w", arg, err)}
 	}
-	return scenario.Load("built-in:"+strings.TrimSuffix(arg, ".yaml")+".yaml", data)
+	return scenario.LoadLenient("built-in:"+strings.TrimSuffix(arg, ".yaml")+".yaml", data)
 }
 
 // usageArgs marks argument-count errors as usage errors (exit 2).

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/rtload/rtload/configs"
 	"github.com/rtload/rtload/engine"
 	"github.com/rtload/rtload/exporter"
+	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/interop"
 	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/results"
@@ -38,7 +40,11 @@ type runFlags struct {
 	noWakeupLog   bool
 	taskPerf      bool
 	quiet         bool
-	format        string
+	verbose       bool
+	// strict (--strict) makes a run that was not the run asked for exit
+	// ExitNotAsAsked.
+	strict bool
+	format string
 	// rounds: auto: --rounds, --precision, --max-rounds, --max-time, and
 	// which of the last three were given.
 	rounds      string
@@ -49,8 +55,10 @@ type runFlags struct {
 	// auto is the stopping rule of a rounds: auto run (prepareRun).
 	auto    *compare.AutoRule
 	profile bool
-	// processes (--processes) overrides the scenario's processes when > 0.
-	processes int
+	// processes (--processes) overrides the scenario's processes when
+	// given (processesSet).
+	processes    int
+	processesSet bool
 	// afterProcess is engine.Options.AfterProcess (check's stop rule).
 	afterProcess func(*results.Summary, time.Duration) bool
 }
@@ -91,6 +99,7 @@ variant's extra cost per call.`,
 				name = args[0]
 			}
 			f.repeatSet = cmd.Flags().Changed("repeat")
+			f.processesSet = cmd.Flags().Changed("processes")
 			autoFlagsChanged(cmd, &f)
 			return runScenario(cmd, name, f)
 		},
@@ -105,7 +114,8 @@ variant's extra cost per call.`,
 	fl.BoolVar(&f.allowDegraded, "allow-degraded", false, "run without missing privileges (SCHED_OTHER, unpinned, unlocked memory) or unmet requirements, and mark results degraded")
 	fl.BoolVar(&f.noWakeupLog, "no-wakeup-log", false, "do not write the per-wakeup CSV logs")
 	fl.BoolVar(&f.taskPerf, "task-perf-counters", false, "count the reader threads' context switches, faults and CPU time with task-bound perf events instead of procfs (they add a few µs to every wakeup latency; results say so)")
-	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar")
+	levelFlags(cmd, &f.quiet, &f.verbose)
+	strictFlag(cmd, &f.strict)
 	fl.StringVar(&f.format, "format", "text", "report format: text or json (schema rtload-report, see the README; the plan then goes to stderr)")
 	autoFlags(cmd, &f)
 	fl.BoolVar(&f.profile, "profile", false, "add a profiled trial after each variant's trial (kernel and user call chains of the readers); same as --set profile.enabled=true")
@@ -142,14 +152,21 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 	if err := checkFormat(f.format); err != nil {
 		return err
 	}
+	level, err := levelOf(f.quiet, f.verbose)
+	if err != nil {
+		return err
+	}
 	spec, trials, err := loadRun(name, &f)
 	if err != nil {
 		return err
 	}
 	out := cmd.OutOrStdout()
 	plan := out
-	if f.format == "json" {
+	switch {
+	case f.format == "json":
 		plan = cmd.ErrOrStderr()
+	case level == report.Quiet:
+		plan = io.Discard
 	}
 	o, err := execute(cmd, sw, spec, trials, f, plan)
 	if err != nil {
@@ -162,21 +179,69 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 		if err := writeRunJSON(out, o); err != nil {
 			return errors.Join(o.runErr, o.saveErr, err)
 		}
-		return errors.Join(o.runErr, o.saveErr)
+		return errors.Join(o.runErr, o.saveErr, strictExit(f.strict, o.sum))
 	}
-	if err := report.Report(out, o.sum); err != nil {
-		return errors.Join(o.runErr, o.saveErr, err)
-	}
-	if err := compare.WriteInterleaved(out, o.sum); err != nil {
-		return errors.Join(o.runErr, o.saveErr, err)
-	}
-	printSizing(out, o.sum)
+	saveErr := ""
 	if o.saveErr != nil {
-		fmt.Fprintf(out, "\nresults NOT saved in full: %v\n%s\n", o.saveErr, o.kept)
+		saveErr = o.saveErr.Error() + "; " + o.kept
+	}
+	if err := writeRun(out, o.sum, o.path, saveErr, level); err != nil {
+		return errors.Join(o.runErr, o.saveErr, err)
+	}
+	if o.saveErr != nil {
 		return errors.Join(o.runErr, o.saveErr)
 	}
-	fmt.Fprintf(out, "\nresults: %s\n", o.path)
-	return o.runErr
+	if o.runErr != nil {
+		return o.runErr
+	}
+	return strictExit(f.strict, o.sum)
+}
+
+// writeRun prints a run's results at level, ending on its closing block:
+// the brief report (report.Brief) or, verbose, the whole of it with the
+// interleaved changes and the sizing; then compare.RunClosing. saveErr,
+// when the summary was not saved in full, says so in the closing block.
+// run and report both print with it.
+func writeRun(w io.Writer, s *results.Summary, dir, saveErr string, level report.Level) error {
+	w = termsafe.Writer(w)
+	res, cerr := compare.Compare([]compare.Run{{Label: "run", Summary: s}})
+	switch level {
+	case report.Verbose:
+		if err := report.Report(w, s); err != nil {
+			return err
+		}
+		if err := compare.WriteInterleaved(w, s); err != nil {
+			return err
+		}
+		printSizing(w, res)
+	case report.Normal:
+		if err := report.Brief(w, s); err != nil {
+			return err
+		}
+		if processes(s) > 1 {
+			printSizing(w, res) // a baseline's sizing: what run --processes is for
+		}
+	}
+	var c report.Closing
+	if cerr != nil {
+		c.Add("no comparison: " + cerr.Error())
+		c.Add(compare.MarksLine(compare.RunMarks(s), len(s.Trials)))
+		c.Add("results: " + dir)
+	} else {
+		c = compare.RunClosing(res, s, dir, saveErr)
+	}
+	return c.Write(w, level == report.Quiet)
+}
+
+// processes counts the processes of s's trials.
+func processes(s *results.Summary) int {
+	var ps []int
+	for _, t := range s.Trials {
+		if !slices.Contains(ps, t.Process) {
+			ps = append(ps, t.Process)
+		}
+	}
+	return max(len(ps), 1)
 }
 
 // writeRunJSON prints the run as compare.RunReport: read back from its
@@ -278,6 +343,7 @@ func execute(cmd *cobra.Command, sw *signalWatch, spec *scenario.Spec, trials []
 	path := dir.Path()
 	o.path = path
 	defer dir.Close()
+	fmt.Fprintf(errw, "rtload: results go to %s\n", termsafe.Escape(path))
 	if note := volumeNote(env.Container, mounts, path, own); note != "" {
 		fmt.Fprintln(errw, note)
 	}
@@ -324,7 +390,16 @@ func execute(cmd *cobra.Command, sw *signalWatch, spec *scenario.Spec, trials []
 	if f.auto != nil {
 		opt.AfterRound = autoRounds(errw, *f.auto, time.Now())
 	}
-	opt.AfterProcess = f.afterProcess
+	if f.afterProcess != nil {
+		// check looks at the candidate after each process: with the
+		// scenario and the machine summary.json will record (the engine's
+		// merged summary has neither), or its compare would say the runs
+		// differ in every spec field and fact.
+		opt.AfterProcess = func(sum *results.Summary, elapsed time.Duration) bool {
+			sum.Spec, sum.Plan, sum.Env = sv.run.Spec, sv.run.Plan, sv.run.Env
+			return f.afterProcess(sum, elapsed)
+		}
+	}
 	var sum *results.Summary
 	var runErr error
 	if spec.Processes > 1 {
@@ -357,7 +432,48 @@ func execute(cmd *cobra.Command, sw *signalWatch, spec *scenario.Spec, trials []
 	} else {
 		o.kept = sv.kept(path)
 	}
+	if names := writtenFiles(path); names != "" {
+		fmt.Fprintf(errw, "rtload: wrote %s: %s\n", termsafe.Escape(path), names)
+	}
 	return o, nil
+}
+
+// writtenFiles lists the files of the results directory path, as they
+// are now: summary.json and the interop files by name, wakeup logs and
+// profiles by count ("4 wakeup logs (wakeups-*.csv)"); "" when it cannot be
+// read.
+func writtenFiles(path string) string {
+	ents, err := os.ReadDir(path)
+	if err != nil {
+		return ""
+	}
+	var names []string
+	groups := map[string]int{}
+	var order []string
+	for _, e := range ents {
+		n := e.Name()
+		g := ""
+		switch {
+		case strings.HasPrefix(n, "wakeups-"):
+			g = "wakeup logs (wakeups-*)"
+		case strings.HasPrefix(n, "profile-"):
+			g = "profile files (profile-*)"
+		case strings.HasPrefix(n, "."):
+			continue // a temporary file being written
+		}
+		if g == "" {
+			names = append(names, n)
+			continue
+		}
+		if groups[g] == 0 {
+			order = append(order, g)
+		}
+		groups[g]++
+	}
+	for _, g := range order {
+		names = append(names, fmt.Sprintf("%d %s", groups[g], g))
+	}
+	return termsafe.Escape(strings.Join(names, ", "))
 }
 
 // maxDefaultSuffix bounds the names createOut tries for one second.
@@ -431,18 +547,19 @@ func loadRun(name string, f *runFlags) (*scenario.Spec, []scenario.Trial, error)
 // the scenario's own values), validates it for this machine and expands
 // its trials.
 func prepareRun(spec *scenario.Spec, f *runFlags) (*scenario.Spec, []scenario.Trial, error) {
-	sets := f.sets
 	if f.duration == "forever" {
 		f.duration = "0"
 	}
-	if f.duration != "" {
-		sets = append([]string{"duration=" + f.duration}, sets...)
+	// Each flag goes in under its own name, so that a bad value is blamed
+	// on what the user typed (--duration 2: "--duration: invalid
+	// duration", not "--set duration"); then --set, which wins.
+	type flagSet struct{ flag, path, value string }
+	var flags []flagSet
+	if f.processes != 0 || f.processesSet {
+		flags = append(flags, flagSet{"--processes", "processes", strconv.Itoa(f.processes)})
 	}
-	if f.interval != "" {
-		sets = append([]string{"interval=" + f.interval}, sets...)
-	}
-	if f.profile {
-		sets = append([]string{"profile.enabled=true"}, sets...)
+	if f.rounds != "" {
+		flags = append(flags, flagSet{"--rounds", "rounds", f.rounds})
 	}
 	if f.repeatSet {
 		if f.repeat < 1 || f.repeat > scenario.MaxRounds {
@@ -451,16 +568,30 @@ func prepareRun(spec *scenario.Spec, f *runFlags) (*scenario.Spec, []scenario.Tr
 		if f.rounds != "" {
 			return nil, nil, usageError{fmt.Errorf("--repeat and --rounds: give one")}
 		}
-		sets = append([]string{fmt.Sprintf("rounds=%d", f.repeat), fmt.Sprintf("repeat=%d", f.repeat)}, sets...)
+		flags = append(flags, flagSet{"--repeat", "rounds", strconv.Itoa(f.repeat)}, flagSet{"--repeat", "repeat", strconv.Itoa(f.repeat)})
 	}
-	if f.rounds != "" {
-		sets = append([]string{"rounds=" + f.rounds}, sets...)
+	if f.profile {
+		flags = append(flags, flagSet{"--profile", "profile.enabled", "true"})
 	}
-	if f.processes != 0 {
-		sets = append([]string{fmt.Sprintf("processes=%d", f.processes)}, sets...)
+	if f.interval != "" {
+		flags = append(flags, flagSet{"--interval", "interval", f.interval})
 	}
-	if err := spec.Apply(sets); err != nil {
-		return nil, nil, err
+	if f.duration != "" {
+		flags = append(flags, flagSet{"--duration", "duration", f.duration})
+	}
+	var errs scenario.ErrorList
+	for _, fl := range flags {
+		var el scenario.ErrorList
+		if err := spec.ApplyFlag(fl.flag, fl.path, fl.value); errors.As(err, &el) {
+			errs = append(errs, el...)
+		}
+	}
+	var el scenario.ErrorList
+	if err := spec.Apply(f.sets); errors.As(err, &el) {
+		errs = append(errs, el...)
+	}
+	if len(errs) > 0 {
+		return nil, nil, errs
 	}
 	if err := spec.Validate(thisHost()); err != nil {
 		return nil, nil, err
@@ -676,10 +807,10 @@ func (l *liveLine) done() {
 }
 
 // printSizing says how many processes a baseline like this run needs for
-// a check to detect a 5% or a 10% change (compare.Sizing).
-func printSizing(w io.Writer, sum *results.Summary) {
-	res, err := compare.Compare([]compare.Run{{Label: "run", Summary: sum}})
-	if err != nil {
+// a check to detect a 5% or a 10% change (compare.Sizing), from the
+// run's one-run Result (nil: nothing to say).
+func printSizing(w io.Writer, res *compare.Result) {
+	if res == nil {
 		return
 	}
 	lines := compare.Sizing(res, compare.DefaultThreshold, DefaultLooks)

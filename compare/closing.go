@@ -1,0 +1,528 @@
+package compare
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rtload/rtload/internal/termsafe"
+	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
+)
+
+// The closing blocks of run, report, compare and check (report.Closing),
+// built only from a Result's fields, its Gate's and summary.json's: every
+// number in them is one --format json prints.
+
+// Marks of a run that was not the run asked for, by kind, in the order
+// the closing blocks list them.
+const (
+	MarkDegraded   = "degraded"
+	MarkInvalid    = "invalid"
+	MarkStarved    = "reader starved"
+	MarkTraffic    = "traffic not as specified"
+	MarkStopped    = "stopped early"
+	MarkIncomplete = "incomplete"
+)
+
+// MarkCount is one kind of mark a run carries: Trials are the marked
+// trials, numbered from 1 as the text outputs print them (empty for a
+// run-wide mark: degraded, stopped early, incomplete).
+type MarkCount struct {
+	Kind   string `json:"kind"`
+	Trials []int  `json:"trials,omitempty"`
+}
+
+// RunMarks lists what makes s not the run asked for: run-wide degraded,
+// then the trials marked invalid (the kernel changed what was measured, or
+// a reader measured nothing), with a starved reader, or with traffic not
+// as specified, then stopped early and incomplete; empty for a run as
+// asked. These are the marks that make a verdict undecided or a run
+// unjudgeable (Unjudgeable lists them with their reasons).
+func RunMarks(s *results.Summary) []MarkCount {
+	var out []MarkCount
+	if s.Degraded {
+		out = append(out, MarkCount{Kind: MarkDegraded})
+	}
+	for _, m := range []struct {
+		kind string
+		on   func(results.Trial) bool
+	}{
+		{MarkInvalid, func(t results.Trial) bool { return markText(WarnInvalid, &t) != "" }},
+		{MarkStarved, func(t results.Trial) bool { return markText(WarnStarved, &t) != "" }},
+		{MarkTraffic, func(t results.Trial) bool { return markText(WarnTraffic, &t) != "" }},
+	} {
+		var trials []int
+		for _, t := range s.Trials {
+			if m.on(t) {
+				trials = append(trials, t.Index+1)
+			}
+		}
+		if len(trials) > 0 {
+			out = append(out, MarkCount{Kind: m.kind, Trials: trials})
+		}
+	}
+	if s.Stopped {
+		out = append(out, MarkCount{Kind: MarkStopped})
+	}
+	if s.InProgress {
+		out = append(out, MarkCount{Kind: MarkIncomplete})
+	}
+	return out
+}
+
+// MarksLine says in one line what RunMarks found: "marks: none (…)" for a
+// run as asked, else a line that starts with "*** NOT THE RUN ASKED FOR"
+// and counts each kind's trials of total.
+func MarksLine(marks []MarkCount, total int) string {
+	if len(marks) == 0 {
+		return "marks: none: no trial invalid, starved or with traffic not as specified; not degraded"
+	}
+	parts := make([]string, len(marks))
+	for i, m := range marks {
+		parts[i] = m.Kind
+		if len(m.Trials) > 0 {
+			parts[i] = fmt.Sprintf("%d of %d trials %s (%s)", len(m.Trials), total, m.Kind, trialList(m.Trials))
+		}
+	}
+	return "*** NOT THE RUN ASKED FOR: " + strings.Join(parts, "; ") + MarksHint
+}
+
+// MarksHint ends MarksLine: where to read why, and what --strict does.
+const MarksHint = ": why in the *** lines (rtload report -v); --strict exits 4"
+
+// trialList prints trial numbers as ranges: "1-2, 4".
+func trialList(ts []int) string {
+	var parts []string
+	for i := 0; i < len(ts); {
+		j := i
+		for j+1 < len(ts) && ts[j+1] == ts[j]+1 {
+			j++
+		}
+		switch {
+		case j > i:
+			parts = append(parts, strconv.Itoa(ts[i])+"–"+strconv.Itoa(ts[j]))
+		default:
+			parts = append(parts, strconv.Itoa(ts[i]))
+		}
+		i = j + 1
+	}
+	s := "trial "
+	if len(ts) > 1 {
+		s = "trials "
+	}
+	return s + strings.Join(parts, ", ")
+}
+
+// groupOf is the variant (":reader") of column label in r.
+func (r *Result) groupOf(label string) string {
+	for _, c := range r.Columns {
+		if c.Label == label {
+			return c.Group
+		}
+	}
+	return label
+}
+
+// what names a metric inside a change line: "per call" for the mean
+// per-call cost (seed 000's words), else its name.
+func what(m Metric) string {
+	if m.Name == "mean per-call cost" {
+		return "per call"
+	}
+	return m.Name
+}
+
+// ChangeLine is a metric's change against its baseline in one line, as
+// seed 000 would quote it: "recvmsg +8.3% per call [+5.1, +11.6] vs
+// recvfrom, n = 600 ABBA block pairs", names from name (a column label to
+// the name to print), its numbers the Interval's (Metric.Interval: the
+// verdicts' rule); "…: no interval (why)" without one.
+func ChangeLine(m Metric, name func(string) string) string {
+	iv := m.Interval
+	if iv == nil || iv.PointPct == nil || iv.LowPct == nil || iv.HighPct == nil {
+		why := m.MethodNote
+		if iv != nil && len(iv.Notes) > 0 {
+			why = strings.Join(iv.Notes, "; ")
+		}
+		why = strings.ReplaceAll(why, ": no interval", "")
+		return fmt.Sprintf("%s vs %s, %s: no interval: %s", name(m.Column), name(m.Baseline), what(m), why)
+	}
+	l := fmt.Sprintf("%s %+.1f%% %s [%+.1f, %+.1f] vs %s", name(m.Column), *iv.PointPct, what(m), *iv.LowPct, *iv.HighPct, name(m.Baseline))
+	if iv.N != "" {
+		l += ", n = " + iv.N
+	}
+	return l
+}
+
+// verdictWords is how a closing block says a verdict at threshold thr.
+func verdictWords(verdict string, thr float64) string { return verdictAt(verdict, thr, "±") }
+
+// verdictAt is verdictWords with the undecided threshold's sign: "±" for
+// compare's three-way verdicts, "+" for a gate's.
+func verdictAt(verdict string, thr float64, sign string) string {
+	t := fmtPct(thr)
+	switch verdict {
+	case VerdictSlower:
+		return "slower: the whole CI beyond +" + t + "%"
+	case VerdictNotSlower:
+		return "not slower: the whole CI below +" + t + "%"
+	case VerdictSame:
+		return "same: the whole CI within ±" + t + "%"
+	}
+	return "undecided at " + sign + t + "%"
+}
+
+// RunClosing is the closing block of `rtload run` and `rtload report`
+// for the one-run Result r of summary s in dir: each column's headline
+// figure (its primary metric's value, with its wakeup latency p99), every
+// other variant's change against the first (ChangeLine: seed 000's
+// recvmsg against recvfrom, with its interval and n) and its verdict, the
+// marks (MarksLine), and the results directory. saveErr, when the summary
+// could not be saved in full, ends it instead of the path.
+func RunClosing(r *Result, s *results.Summary, dir, saveErr string) report.Closing {
+	var c report.Closing
+	prim := r.Primary()
+	name := r.groupOf
+	var figures, changes []string
+	for i, m := range r.Metrics {
+		if !prim[i] {
+			continue
+		}
+		figures = append(figures, fmt.Sprintf("%s: %s %s %s%s", name(m.Column), m.Name, fmtVal(m.Value, m.Unit), m.Unit, r.wakeupOf(m.Column, m.Name)))
+		if m.Verdict != VerdictBaseline {
+			changes = append(changes, ChangeLine(m, name)+": "+verdictWords(m.Verdict, r.ThresholdPct))
+		}
+	}
+	const most = 3
+	if len(figures) > most {
+		figures = append(figures[:most-1], fmt.Sprintf("… and %d more columns (rtload report -v)", len(figures)-most+1))
+	}
+	if len(changes) > most {
+		changes = append(changes[:most-1], fmt.Sprintf("… and %d more changes (rtload compare %s)", len(changes)-most+1, dir))
+	}
+	for _, l := range figures {
+		c.Add(l)
+	}
+	for _, l := range changes {
+		c.Add(l)
+	}
+	never := NeverRan(s)
+	if len(changes) == 0 && len(figures) > 0 && len(never) == 0 {
+		c.Add("one variant: nothing compared (variants: in the scenario compare them in one run)")
+	}
+	if len(never) > 0 {
+		c.Add(NeverRanLine(s, never))
+	}
+	c.Add(MarksLine(RunMarks(s), len(s.Trials)))
+	if saveErr != "" {
+		c.Add("results NOT saved in full: " + saveErr)
+		return c
+	}
+	c.Add("results: " + dir)
+	return c
+}
+
+// NeverRan lists the variants of s's scenario (Summary.Spec) that no
+// trial ran: a soak stopped before its first slice ended, a run stopped
+// in its first round. Empty when every variant ran, or when the summary
+// records no scenario.
+func NeverRan(s *results.Summary) []string {
+	var spec struct {
+		Variants []struct {
+			Name string `json:"name"`
+		} `json:"variants"`
+	}
+	if b, err := json.Marshal(s.Spec); err != nil || json.Unmarshal(b, &spec) != nil {
+		return nil
+	}
+	var out []string
+	for _, v := range spec.Variants {
+		if !slices.ContainsFunc(s.Trials, func(t results.Trial) bool { return t.Variant == v.Name }) {
+			out = append(out, v.Name)
+		}
+	}
+	return out
+}
+
+// NeverRanLine says which variants never ran, and why they might not
+// have: the run stopped before their turn (a soak's slice, a round).
+func NeverRanLine(s *results.Summary, never []string) string {
+	var spec struct {
+		Duration, Slice any
+	}
+	if b, err := json.Marshal(s.Spec); err == nil {
+		_ = json.Unmarshal(b, &spec)
+	}
+	why := "the run stopped before their turn"
+	if d, ok := durationOf(spec.Duration); ok && d == 0 {
+		if sl, ok := durationOf(spec.Slice); ok && sl > 0 {
+			why = fmt.Sprintf("the soak stopped before its slice of %v ended (--set slice=… alternates sooner)", sl)
+		} else {
+			why = "a soak without slices runs its first variant only (--set slice=… alternates them)"
+		}
+	}
+	noun, them := "variant "+strings.Join(never, ", ")+" never ran", "it"
+	if len(never) > 1 {
+		noun, them = "variants "+strings.Join(never, ", ")+" never ran", "them"
+	}
+	return "*** " + strings.ToUpper(noun[:1]) + noun[1:] + ": " + why + "; nothing compares with " + them
+}
+
+// durationOf reads a duration as summary.json holds the scenario's:
+// "1m0s", or nanoseconds.
+func durationOf(v any) (time.Duration, bool) {
+	switch x := v.(type) {
+	case string:
+		d, err := time.ParseDuration(x)
+		return d, err == nil
+	case float64:
+		return time.Duration(x), true
+	}
+	return 0, false
+}
+
+// wakeupOf is ", wakeup latency p99 X µs" for column col from its
+// headline metric, "" when it has none or it is the primary metric.
+func (r *Result) wakeupOf(col, primary string) string {
+	if primary == "wakeup latency p99" {
+		return ""
+	}
+	for _, m := range r.Metrics {
+		if m.Column == col && m.Name == "wakeup latency p99" {
+			return fmt.Sprintf(", wakeup latency p99 %s %s", fmtVal(m.Value, m.Unit), m.Unit)
+		}
+	}
+	return ""
+}
+
+// Closing is the closing block of `rtload compare`: one line per primary
+// metric of every column against its baseline with its three-way verdict
+// (with the gate, the gate's, at its level), the marks of any run that was
+// not the run asked for (marked: one entry per run and kind), and last
+// the overall verdict: the gate's when there is one (GateLine, with exit,
+// the code the command returns), else what the primary metrics' verdicts
+// add up to.
+func (r *Result) Closing(marked []string, exit int) report.Closing {
+	return r.ClosingAs("gate", marked, nil, exit)
+}
+
+// ClosingAs is Closing for the command who ("gate" for compare --fail-on,
+// "check"), with extra lines (a check's sampling, where its new results
+// went) before the verdict; at most report.MaxClosingLines in all.
+func (r *Result) ClosingAs(who string, marked, extra []string, exit int) report.Closing {
+	var c report.Closing
+	lines, verdicts := r.closingMetrics()
+	most := report.MaxClosingLines - 2 - len(extra)
+	if len(marked) > 0 {
+		most--
+	}
+	switch {
+	case len(lines) > 1 && most < 2:
+		// Room for one line: a verdict, not only "… and N more".
+		lines = []string{lines[0] + fmt.Sprintf(" (and %d more: -v prints every verdict)", len(lines)-1)}
+	case len(lines) > most:
+		lines = append(lines[:most-1], fmt.Sprintf("… and %d more (-v prints every verdict)", len(lines)-most+1))
+	}
+	head := fmt.Sprintf("verdicts at ±%s%% (95%% CI of each change):", fmtPct(r.ThresholdPct))
+	if g := r.Gate; g != nil {
+		head = fmt.Sprintf("verdicts at +%s%% (the gate's CI: %s per metric):", fmtPct(g.ThresholdPct), levelPct(g.Level))
+	}
+	if len(lines) > 0 {
+		c.Add(head)
+	}
+	for _, l := range lines {
+		c.Add("  " + l)
+	}
+	if len(marked) > 0 {
+		c.Add("*** NOT THE RUNS ASKED FOR: " + strings.Join(marked, "; "))
+	}
+	for _, l := range extra {
+		c.Add(l)
+	}
+	if g := r.Gate; g != nil {
+		c.Add(GateLine(who, *g, exit))
+		return c
+	}
+	c.Add(overallLine(verdicts, r.ThresholdPct))
+	return c
+}
+
+// closingMetrics are the metric lines of a compare closing block and
+// their verdicts: the gate's metrics when there is a gate, else every
+// column's primary metric against its baseline.
+func (r *Result) closingMetrics() (lines, verdicts []string) {
+	name := func(l string) string { return l }
+	if g := r.Gate; g != nil {
+		for _, m := range g.Metrics {
+			cl := ChangeLine(Metric{Name: m.Name, Unit: m.Unit, Column: m.Column, Baseline: m.Baseline, Interval: m.Interval, MethodNote: m.MethodNote}, name)
+			lines = append(lines, cl+": "+verdictAt(m.Verdict, g.ThresholdPct, "+"))
+			verdicts = append(verdicts, m.Verdict)
+		}
+		return lines, verdicts
+	}
+	prim := r.Primary()
+	for i, m := range r.Metrics {
+		if !prim[i] || m.Verdict == VerdictBaseline {
+			continue
+		}
+		lines = append(lines, ChangeLine(m, name)+": "+verdictWords(m.Verdict, r.ThresholdPct))
+		verdicts = append(verdicts, m.Verdict)
+	}
+	return lines, verdicts
+}
+
+// overallLine adds up the primary metrics' verdicts without a gate: slower
+// when one is slower, same when every one is the same, not slower when
+// every one is not slower or the same, else undecided. Each verdict is at
+// 95% on its own: a gate (--fail-on slower) holds them together.
+func overallLine(verdicts []string, thr float64) string {
+	if len(verdicts) == 0 {
+		return "verdict: none: no column has a baseline to compare with"
+	}
+	n := func(v ...string) int {
+		k := 0
+		for _, x := range verdicts {
+			if slices.Contains(v, x) {
+				k++
+			}
+		}
+		return k
+	}
+	counts := fmt.Sprintf("%d slower, %d not slower, %d same, %d undecided of %d", n(VerdictSlower), n(VerdictNotSlower), n(VerdictSame), n(VerdictUndecided), len(verdicts))
+	var v string
+	switch {
+	case n(VerdictSlower) > 0:
+		v = "SLOWER"
+	case n(VerdictSame) == len(verdicts):
+		v = "SAME"
+	case n(VerdictNotSlower, VerdictSame) == len(verdicts):
+		v = "NOT SLOWER"
+	default:
+		v = "UNDECIDED"
+	}
+	return fmt.Sprintf("verdict: %s at ±%s%% (%s; each at 95%%: --fail-on slower gates them together)", v, fmtPct(thr), counts)
+}
+
+// GateLine is a gate's verdict in one line, headed by who ("gate",
+// "check"), with exit, the code the command is about to return
+// (cmd/rtload/exit.go): "check: UNDECIDED at +3% (…): exit 125".
+func GateLine(who string, g Gate, exit int) string {
+	slower, notSlower := 0, 0
+	for _, m := range g.Metrics {
+		switch m.Judged {
+		case JudgedSlower:
+			slower++
+		case JudgedNotSlower:
+			notSlower++
+		}
+	}
+	n := len(g.Metrics)
+	counts := fmt.Sprintf("%d slower, %d not slower, %d undecided of %d judged", slower, notSlower, n-slower-notSlower, n)
+	code := fmt.Sprintf("exit %d", exit)
+	switch exit {
+	case 0:
+		code += " (git bisect: good)"
+	case 1:
+		code += " (git bisect: bad)"
+	case 125:
+		code += " (git bisect: skip)"
+	}
+	switch g.Verdict {
+	case GateNotSlower:
+		return fmt.Sprintf("%s: NOT SLOWER: every judged metric proven not slower beyond +%s%% (%s): %s", who, fmtPct(g.ThresholdPct), counts, code)
+	case GateSlower:
+		return fmt.Sprintf("%s: SLOWER: proven slower beyond +%s%% (%s): %s", who, fmtPct(g.ThresholdPct), counts, code)
+	case GateUndecided:
+		return fmt.Sprintf("%s: UNDECIDED at +%s%% (%s): %s", who, fmtPct(g.ThresholdPct), counts, code)
+	}
+	why := ""
+	if len(g.Reasons) > 0 {
+		why = ": " + g.Reasons[0]
+		if len(g.Reasons) > 1 {
+			why += fmt.Sprintf(" (and %d more)", len(g.Reasons)-1)
+		}
+	}
+	return who + ": CANNOT JUDGE" + why + ": " + code
+}
+
+// Brief writes what a person reads of r: the runs and what differs
+// between them (with every warning), the seed's table once (its sparse
+// tail folded: report.FoldBelow), each column's headline values (mean and
+// p99 per-call cost, wakeup latency p99 and max, as the headline metrics
+// hold them), and the probes' runs. Text prints the rest; the closing
+// block (Closing) follows either.
+func (r *Result) Brief(w io.Writer) error {
+	r = termsafe.Copy(r)
+	var head, grid strings.Builder
+	r.head(&head, false)
+	if rows := r.headlineRows(); len(rows) > 0 {
+		grid.WriteByte('\n')
+		report.Grid(&grid, "headline values, rounds merged (-v: each change with its CI and method, percentiles, variance split)", r.labels(), rows)
+	}
+	r.writeProbeRuns(&grid)
+	var b strings.Builder
+	b.WriteString(head.String())
+	if len(r.Columns) > 0 && r.hasPerCall() {
+		// The table gives up rows to a long header (a kernel A/B's
+		// metadata) so that the whole fits BriefLines with its closing
+		// block, but keeps at least minBriefRows.
+		rows := BriefLines - strings.Count(head.String(), "\n") - strings.Count(grid.String(), "\n") - briefClosingLines - briefTableLines
+		b.WriteByte('\n')
+		if err := r.table(&b, max(minBriefRows, min(report.BriefRows, rows))); err != nil {
+			fmt.Fprintf(&b, "per-call histogram table skipped: %v\n", err)
+		}
+	}
+	b.WriteString(grid.String())
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// BriefLines is the screen Brief and its closing block aim to fit:
+// `rtload compare A B` prints at most about this many lines by default.
+const BriefLines = 60
+
+// The parts of Brief's screen beside the table's bucket rows: the
+// closing block with its blank line (two metrics, the verdict, one line
+// spare), the table's own lines (a blank line, title, rows line, fold
+// line, two header lines, two rules, the folded, overflow and Total rows),
+// and the fewest bucket rows it keeps.
+const (
+	briefClosingLines = 6
+	briefTableLines   = 11
+	minBriefRows      = 12
+)
+
+// briefMetrics are the metrics Brief prints a row of, by name.
+var briefMetrics = []string{"mean per-call cost", "p99 per-call cost", "wakeup latency p99", "wakeup latency max"}
+
+// headlineRows are Brief's rows: one per briefMetrics entry (and unit)
+// some column has, a cell per column with its value; the mean per-call
+// cost in ticks is left out where it is in ns too.
+func (r *Result) headlineRows() [][]string {
+	var rows [][]string
+	ns := slices.ContainsFunc(r.Metrics, func(m Metric) bool { return m.Name == "mean per-call cost" && m.Unit == "ns" })
+	for _, key := range r.metricNames() {
+		if ns && strings.HasPrefix(key, "mean per-call cost (") && key != "mean per-call cost (ns)" {
+			continue
+		}
+		var row []string
+		for _, c := range r.Columns {
+			cell := "-"
+			for _, m := range r.Metrics {
+				if m.Column == c.Label && metricKey(m) == key && m.Probe == "" && slices.Contains(briefMetrics, m.Name) {
+					cell = fmtVal(m.Value, m.Unit)
+				}
+			}
+			row = append(row, cell)
+		}
+		if slices.ContainsFunc(row, func(c string) bool { return c != "-" }) {
+			rows = append(rows, append([]string{key}, row...))
+		}
+	}
+	return rows
+}

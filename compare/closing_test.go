@@ -1,0 +1,226 @@
+package compare
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
+)
+
+// processRun is the seed's run (cols: the seed columns of recvfrom and
+// recvmsg, buckets moved up by shift) as procs processes × 2 rounds, each
+// trial's per-call sum scaled by its own factor from jitter (a fixed
+// pattern, so that the intervals are the same on every run of the test).
+func processRun(kernel string, cols [2]int, shift, procs int, jitter []float64) *results.Summary {
+	one := seedSummary(kernel, cols, shift)
+	s := *one
+	s.Trials = nil
+	for p := range procs {
+		for r := range 2 {
+			for v := range one.Trials {
+				t := one.Trials[v]
+				t.Readers = append([]results.Reader(nil), t.Readers...)
+				i := len(s.Trials)
+				t.Index, t.Round, t.Process = i, p*2+r, p
+				all := t.Readers[0].PerCall.All
+				all.Sum = uint64(float64(all.Sum) * jitter[i%len(jitter)])
+				t.Readers[0].PerCall.All = all
+				s.Trials = append(s.Trials, t)
+			}
+		}
+	}
+	return &s
+}
+
+var closingJitter = []float64{1.00, 1.01, 0.99, 1.02, 0.98, 1.005, 0.995, 1.015, 0.985, 1.0}
+
+// closingRuns are two runs of 3 processes × 2 rounds: "base" and "new",
+// whose recvmsg column is the seed's hardened one (slower per call).
+func closingRuns() []Run {
+	return []Run{
+		{Label: "base", Dir: "results/base", Summary: processRun("6.1.0", [2]int{0, 2}, 0, 3, closingJitter)},
+		{Label: "new", Dir: "results/new", Summary: processRun("6.1.0", [2]int{0, 3}, 1, 3, closingJitter[3:])},
+	}
+}
+
+// TestCompareBriefGolden: compare's default output is the runs, the
+// seed's table (folded), each column's headline values and the closing
+// block, which ends on the verdict line; at most 60 lines. The closing
+// block's numbers are the metrics' own (--format json's).
+func TestCompareBriefGolden(t *testing.T) {
+	res, err := Compare(closingRuns())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := res.Brief(&b); err != nil {
+		t.Fatal(err)
+	}
+	c := res.Closing(nil, 0)
+	if err := c.Write(&b, false); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "compare_brief", []byte(b.String()))
+	out := b.String()
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) > 60 {
+		t.Errorf("compare A B: %d lines, want at most 60", len(lines))
+	}
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "verdict: ") {
+		t.Errorf("the last line is %q, not the verdict", last)
+	}
+	if n := len(c.Lines); n < 3 || n > 8 {
+		t.Errorf("closing block of %d lines, want 3–8", n)
+	}
+	prim := res.Primary()
+	for i, m := range res.Metrics {
+		if !prim[i] || m.Verdict == VerdictBaseline {
+			continue
+		}
+		want := ChangeLine(m, func(l string) string { return l }) + ": " + verdictWords(m.Verdict, res.ThresholdPct)
+		if !strings.Contains(out, "  "+want+"\n") {
+			t.Errorf("closing block lacks %q", want)
+		}
+	}
+}
+
+// TestCompareClosingGate: with a gate the closing block is the gate's: its
+// metrics at the gate's level and its verdict with the exit code.
+func TestCompareClosingGate(t *testing.T) {
+	res, err := Compare(closingRuns())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := Judge(res, nil, GateOptions{GrowBaseline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Gate = &g
+	exit := map[string]int{GateNotSlower: 0, GateSlower: 1}[g.Verdict]
+	if g.Verdict != GateNotSlower && g.Verdict != GateSlower {
+		exit = 125
+	}
+	c := res.ClosingAs("check", []string{"new: 1 of 12 trials traffic not as specified (trial 4)"}, []string{"new run: /tmp/x (removed: --keep or --out keeps it)"}, exit)
+	var b strings.Builder
+	if err := c.Write(&b, true); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "check_closing", []byte(b.String()))
+	last := c.Lines[len(c.Lines)-1]
+	if !strings.HasPrefix(last, "check: "+strings.ToUpper(g.Verdict)) || !strings.HasSuffix(last, "exit 125 (git bisect: skip)") {
+		t.Errorf("last line %q, gate %s", last, g.Verdict)
+	}
+	for _, m := range g.Metrics {
+		if m.Interval == nil || m.Interval.LowPct == nil {
+			t.Fatalf("gate metric without an interval: %+v", m)
+		}
+		if want := ChangeLine(Metric{Name: m.Name, Column: m.Column, Baseline: m.Baseline, Interval: m.Interval}, func(l string) string { return l }); !strings.Contains(b.String(), want) {
+			t.Errorf("closing block lacks the gate's %q:\n%s", want, b.String())
+		}
+	}
+	// A check that cannot judge fills the block with its reasons: the
+	// block still holds a verdict line, not only "… and N more".
+	extra := []string{"sampled: 1 process against 1 process of the baseline", "new run: /tmp/x (removed: --keep or --out keeps it)",
+		"cannot judge: new: trial 3: invalid", "cannot judge: new: trial 3: traffic not as specified", "  … and 2 more reasons (-v, --format json)"}
+	full := res.ClosingAs("check", nil, extra, exit)
+	first := g.Metrics[0]
+	want := ChangeLine(Metric{Name: first.Name, Column: first.Column, Baseline: first.Baseline, Interval: first.Interval}, func(l string) string { return l })
+	if len(full.Lines) > report.MaxClosingLines || !strings.HasPrefix(full.Lines[1], "  "+want) {
+		t.Errorf("a full check closing block (%d lines, at most %d) lacks its first verdict %q:\n%s", len(full.Lines), report.MaxClosingLines, want, strings.Join(full.Lines, "\n"))
+	}
+}
+
+// TestRunClosing: run's closing block for an interleaved run gives each
+// variant's headline figure, the seed's change with its interval and n
+// from the block pairs (the metric's interval, the same numbers
+// Interleaved prints), the marks and the results path, last.
+func TestRunClosing(t *testing.T) {
+	s := interleavedSummary(100)
+	s.Trials[1].Marks = append(s.Trials[1].Marks, results.Mark{Kind: results.MarkTraffic, Endpoint: "lo450", Text: "lo450: send lag p99 49.5ms > max_send_lag 20ms"})
+	res, err := Compare([]Run{{Label: "run", Summary: s}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := RunClosing(res, s, "results/il", "")
+	var b strings.Builder
+	if err := c.Write(&b, true); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "run_closing", []byte(b.String()))
+	il := res.Interleaved[0]
+	want := "recvmsg " + strings.TrimPrefix(il.Line(), "recvmsg ") // the same numbers, the verdicts' rule
+	if !strings.Contains(b.String(), want+": slower") {
+		t.Errorf("closing block lacks %q:\n%s", want, b.String())
+	}
+	if n := len(c.Lines); n < 3 || n > 8 || c.Lines[n-1] != "results: results/il" {
+		t.Errorf("closing block %q", c.Lines)
+	}
+	if !strings.Contains(b.String(), "*** NOT THE RUN ASKED FOR: 1 of 2 trials traffic not as specified (trial 2)") {
+		t.Errorf("marks not said:\n%s", b.String())
+	}
+}
+
+// TestRunMarks counts each kind of mark and lists the trials from 1.
+func TestRunMarks(t *testing.T) {
+	s := seedSummary("6.1", [2]int{0, 2}, 0)
+	if m := RunMarks(s); len(m) != 0 || !strings.HasPrefix(MarksLine(m, 2), "marks: none") {
+		t.Errorf("marks of a clean run: %+v", m)
+	}
+	s.Degraded = true
+	s.Trials[0].Marks = append(s.Trials[0].Marks, results.Mark{Kind: results.MarkInvalid, Text: "clocksource changed"})
+	s.Trials[1].Marks = append(s.Trials[1].Marks, results.Mark{Kind: results.MarkEmpty, Reader: "rt", Text: "reader rt measured nothing"},
+		results.Mark{Kind: results.MarkStarved, Reader: "rt", Text: "reader rt runnable but off CPU 1 for 59ms"})
+	got := MarksLine(RunMarks(s), 2)
+	want := "*** NOT THE RUN ASKED FOR: degraded; 2 of 2 trials invalid (trials 1–2); 1 of 2 trials reader starved (trial 2)" + MarksHint
+	if got != want {
+		t.Errorf("marks line\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestNeverRan: a soak stopped before its first slice ended says in its
+// closing block which variants never ran, and why.
+func TestNeverRan(t *testing.T) {
+	s := seedSummary("6.1", [2]int{0, 2}, 0)
+	s.Spec = results.Spec(`{"name":"laight-450","duration":"0s","slice":"1m0s","variants":[{"name":"recvfrom"},{"name":"recvmsg"}]}`)
+	if n := NeverRan(s); len(n) != 0 {
+		t.Fatalf("both ran, NeverRan says %v", n)
+	}
+	s.Trials = s.Trials[:1]
+	s.Stopped = true
+	res, err := Compare([]Run{{Label: "run", Summary: s}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := RunClosing(res, s, "results/soak", "")
+	want := "*** Variant recvmsg never ran: the soak stopped before its slice of 1m0s ended (--set slice=… alternates sooner); nothing compares with it"
+	if !slices.Contains(c.Lines, want) {
+		t.Errorf("closing block %q lacks %q", c.Lines, want)
+	}
+}
+
+// TestCompareBriefKernelAB: a kernel A/B's header (the facts that differ,
+// and a warning) takes rows from the folded table, not the screen: the
+// default still fits 60 lines and ends on the verdict.
+func TestCompareBriefKernelAB(t *testing.T) {
+	runs := closingRuns()
+	runs[1].Summary.Env = results.Env{Kernel: "6.1.0-hard", CPUModel: "Intel(R) Core(TM) i7-3770", Clocksource: "tsc",
+		Cmdline: "quiet init_on_free=1", KernelConfig: map[string]string{"CONFIG_HARDENED_USERCOPY": "y"}}
+	res, err := Compare(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := res.Brief(&b); err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Closing(nil, 0).Write(&b, false); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) > BriefLines || !strings.HasPrefix(lines[len(lines)-1], "verdict: ") || !strings.Contains(out, "metadata that differs") {
+		t.Errorf("kernel A/B: %d lines (want ≤ %d), ending on %q:\n%s", len(lines), BriefLines, lines[len(lines)-1], out)
+	}
+}
