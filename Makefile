@@ -50,21 +50,26 @@ image:
 		-t $(IMAGE):latest -t $(IMAGE):$(VERSION) $(IMAGE_CTX)
 	rm -rf $(IMAGE_CTX)
 
-# RTPKGS run SCHED_FIFO threads on CPU 1 (readers, senders, probes, noise,
-# whole rtload runs): one package at a time, so that no test's real-time
-# threads share CPU 1 with another package's and take its latencies, send
-# lag or check verdicts (with go test's default of 2 packages at once,
-# TestCheckGate judged an identical rerun slower, +80% wakeup p99, and a
-# sender 213 ms late, while engine's tests ran beside it). deploy/containers
-# runs whole rtload runs in containers (podman). The rest run 2 at a time.
-RTPKGS = ./engine ./cmd/rtload ./deploy/ansible ./deploy/containers ./noise ./profile/sampler ./rt ./probe ./workload
+# make test runs every stage even when one fails, each reported as it
+# runs, then a summary (bin/testsum): every stage, pass or fail, and every
+# skipped test with its reason; it exits non-zero if any stage failed.
+# Every package runs under the race detector together, go test's default
+# of 2 packages at once: tests of rtload's own behaviour hold beside each
+# other's real-time threads on CPU 1 (and beside other runs'), or skip
+# naming what the machine did. The two tests that switch the kernel's
+# clocksource run alone after them: a switch marks every trial running
+# beside it invalid, theirs or not.
+TESTSUM  ?= .testsum
+CSSWITCH  = ClocksourceSwitch
 
-## test: all tests with the race detector (the real-time packages one at a time), the allocation bounds without it, then one iteration of every benchmark
+## test: every stage even when one fails (race detector over all packages, the clocksource switches, allocation bounds without it, one iteration of every benchmark); a summary of each stage and every skipped test with its reason; non-zero if any stage failed
 test:
-	$(GO) test -race -count=1 -timeout 8m $$($(GO) list ./... | grep -v -x -F $(foreach p,$(RTPKGS),-e github.com/rtload/rtload/$(patsubst ./%,%,$(p))))
-	$(GO) test -race -count=1 -timeout 8m -p 1 $(RTPKGS)
-	$(GO) test -count=1 -run 'Alloc|SoakMemory' ./...
-	$(GO) test -run '^$$' -bench . -benchtime=1x ./...
+	@rm -rf $(TESTSUM) && mkdir -p bin && $(GO) build -o bin/testsum ./internal/testsum
+	-$(GO) test -race -count=1 -timeout 10m -json -skip '$(CSSWITCH)' ./... | ./bin/testsum -dir $(TESTSUM) -stage "race: every package"
+	-$(GO) test -race -count=1 -timeout 5m -json -run '$(CSSWITCH)' ./sysinfo ./engine | ./bin/testsum -dir $(TESTSUM) -stage "race: clocksource switches, alone"
+	-$(GO) test -count=1 -timeout 5m -json -run 'Alloc|SoakMemory' ./... | ./bin/testsum -dir $(TESTSUM) -stage "allocations, no race detector"
+	-$(GO) test -count=1 -timeout 5m -json -run '^$$' -bench . -benchtime=1x ./... | ./bin/testsum -dir $(TESTSUM) -stage "benchmarks, one iteration each"
+	@./bin/testsum -dir $(TESTSUM) -summary
 
 ## bench: rtload's drain vs the C loop in one process (ABBA blocks), cyclictest in A/B pairs until the ratios' 95% CIs are ±3% (or capped), the wakeup split, overhead, sender, scale, methods (root, < 15 min) -> BENCHMARKS.md
 bench: build bench-tools
@@ -122,6 +127,6 @@ fuzz:
 cross:
 	GOARCH=arm64 $(GO) vet ./...
 
-## clean: remove bin/ and the run directories under results/ (results/<scenario>-<YYYYMMDD-HHMMSS>[-N]; results/ itself is a package)
+## clean: remove bin/, make test's stage records (.testsum) and the run directories under results/ (results/<scenario>-<YYYYMMDD-HHMMSS>[-N]; results/ itself is a package)
 clean:
-	rm -rf bin results/*-[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]-[0-9][0-9][0-9][0-9][0-9][0-9] results/*-[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]-[0-9][0-9][0-9][0-9][0-9][0-9]-[0-9]*
+	rm -rf bin $(TESTSUM) results/*-[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]-[0-9][0-9][0-9][0-9][0-9][0-9] results/*-[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]-[0-9][0-9][0-9][0-9][0-9][0-9]-[0-9]*

@@ -4,13 +4,14 @@ import (
 	"context"
 	"testing"
 
+	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
 )
 
 // TestAfterRound: the hook runs after every complete round (each variant
 // of it ran) and ends the run, as finished, when it says so.
 func TestAfterRound(t *testing.T) {
-	requireRT(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	spec, trials := load(t, `
 name: e2e-rounds
 duration: 100ms

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -31,7 +32,11 @@ func collect(res *results.Trial, sp *scenario.Spec, senders []*sender, readers [
 			RateErrorPct: rateErrorPct(s.sent, s.due), RateTolerancePct: float64(s.spec.RateTolerance),
 			SendLag: results.LatencyOf(s.lag, true), MaxSendLagNs: int64(s.spec.MaxSendLag),
 		}
-		tf.NotAsSpecified = trafficVerdict(tf)
+		if s.baseOK && s.endOK {
+			tf.Counters = taskCounters(s.taskEnd.Sub(s.taskBase))
+			tf.Starved = starved(tf.Counters, s.ended-s.start, applied)
+		}
+		tf.NotAsSpecified = trafficVerdict(tf, stolen(res.StealNs, applied.CPUs))
 		if tf.NotAsSpecified != "" {
 			marks = append(marks, tf.Endpoint+": "+tf.NotAsSpecified)
 		}
@@ -50,7 +55,7 @@ func collect(res *results.Trial, sp *scenario.Spec, senders []*sender, readers [
 			Calls:   c.Calls, Data: c.Data, EAGAIN: c.EAGAIN, Errors: c.Errors,
 			Messages: c.Messages, Bytes: c.Bytes, Lost: c.Lost, Reordered: c.Reordered, Duplicates: c.Duplicates,
 			SocketsRead: r.drain.SocketsRead(),
-			Wakeups:     r.loop.MeasuredTicks, Overruns: r.loop.Overruns, MissedTicks: r.loop.MissedTicks, RingDropped: r.loop.Wakeups.Dropped(),
+			Wakeups:     r.loop.MeasuredTicks, Overruns: r.loop.Overruns, MissedTicks: r.loop.MissedTicks, MissedAtEnd: r.loop.MissedAtEnd, RingDropped: r.loop.Wakeups.Dropped(),
 			Spikes: r.loop.Spikes, SpikesDropped: r.spikesDropped, BrokeTraceAtNs: r.loop.BrokeAt.Load(), Intervals: r.intervals, SafePointPasses: r.loop.Yields,
 		}
 		rr.OverrunMode, rr.MaxBacklog, rr.BacklogSkips = overrunMode(r.spec), r.spec.MaxBacklog, r.loop.BacklogSkips
@@ -159,7 +164,7 @@ func rateErrorPct(sent, due uint64) float64 {
 // rate error beyond RateTolerancePct, its send-lag p99 above
 // MaxSendLagNs (each checked when set), joined with ", "; "" when it met
 // both.
-func trafficVerdict(tf results.Traffic) string {
+func trafficVerdict(tf results.Traffic, steal string) string {
 	var why []string
 	if tf.RateTolerancePct > 0 && tf.Due > 0 && math.Abs(tf.RateErrorPct) > tf.RateTolerancePct {
 		why = append(why, fmt.Sprintf("rate %.1f msg/s against %.1f (%+.2f%%: %d of %d due sent; tolerance ±%s%%)",
@@ -168,10 +173,34 @@ func trafficVerdict(tf results.Traffic) string {
 	if tf.MaxSendLagNs > 0 && tf.SendLag.Count > 0 && tf.SendLag.P99Ns > tf.MaxSendLagNs {
 		why = append(why, fmt.Sprintf("send lag p99 %s > max_send_lag %s", time.Duration(tf.SendLag.P99Ns).Round(time.Microsecond), time.Duration(tf.MaxSendLagNs)))
 	}
+	if len(why) > 0 && tf.Starved != "" {
+		why = append(why, "the sender "+tf.Starved)
+	}
+	if len(why) > 0 && steal != "" {
+		why = append(why, steal)
+	}
 	return strings.Join(why, ", ")
 }
 
-// starved says why a reader was runnable but off its CPU for more than 1%
+// stolen says how much of the trial the hypervisor took from the CPUs a
+// thread may run on (cpus; stealNs by CPU, as results.Trial.StealNs):
+// "CPU 0 lost 110ms to the hypervisor during the trial (/proc/stat
+// steal): the machine's share", or "" when none (or under 10 ms, one
+// tick of /proc/stat).
+func stolen(stealNs []int64, cpus []int) string {
+	var parts []string
+	for c, ns := range stealNs {
+		if ns >= int64(10*time.Millisecond) && (len(cpus) == 0 || slices.Contains(cpus, c)) {
+			parts = append(parts, fmt.Sprintf("CPU %d lost %s", c, time.Duration(ns).Round(time.Millisecond)))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, " and ") + " to the hypervisor during the trial (/proc/stat steal): the machine's share"
+}
+
+// starved says why a reader (or a sender) was runnable but off its CPU for more than 1%
 // of the window dur (ns), at least 10 ms, by its run-queue wait (the
 // procfs counter "runqueue-wait", schedstat's run_delay: the time between
 // being woken and running, which holds RT throttling's whole stall); ""
@@ -188,6 +217,10 @@ func starved(counters []results.Counter, dur int64, a results.Applied) string {
 	if wait < 0 || dur <= 0 || wait <= max(10*int64(time.Millisecond), dur/100) {
 		return ""
 	}
-	return fmt.Sprintf("runnable but off CPU %s for %s (%.1f%% of the %s window; schedstat run-queue wait): RT throttling or a thread above %s %d there",
-		cpulist.Format(a.CPUs), time.Duration(wait).Round(time.Millisecond), 100*float64(wait)/float64(dur), time.Duration(dur).Round(time.Millisecond), a.Policy, a.Priority)
+	share := fmt.Sprintf("%.1f%% of the %s window", 100*float64(wait)/float64(dur), time.Duration(dur).Round(time.Millisecond))
+	if wait > dur {
+		share = fmt.Sprintf("longer than the %s window: warm-up and tail too", time.Duration(dur).Round(time.Millisecond))
+	}
+	return fmt.Sprintf("runnable but off CPU %s for %s (%s; schedstat run-queue wait): RT throttling or a thread at or above %s %d there",
+		cpulist.Format(a.CPUs), time.Duration(wait).Round(time.Millisecond), share, a.Policy, a.Priority)
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
 )
@@ -31,7 +32,7 @@ func counter(r results.Reader, name string) (uint64, bool) {
 // the results. Either way every wakeup is one voluntary context switch of
 // the reader (it sleeps in clock_nanosleep each tick).
 func TestReaderCountersSource(t *testing.T) {
-	requireRT(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	for _, perf := range []bool{false, true} {
 		spec, trials := load(t, timerYAML)
 		sum, err := Run(context.Background(), spec, trials, Options{OutDir: t.TempDir(), NoWakeupLog: true, TaskPerfCounters: perf})
@@ -70,7 +71,7 @@ func TestReaderCountersSource(t *testing.T) {
 // summary is marked degraded with each one's reason. Where a PMU gives
 // them, both runs record per-call counts for every call.
 func TestPerCallCountersRefusedOrMarked(t *testing.T) {
-	requireRT(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	const y = `
 name: e2e-counters
 duration: 300ms

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
 )
 
@@ -33,7 +34,7 @@ variants:
 // variant's counts, histograms, wakeups and wakeup log are exactly its
 // blocks'; between them the variants read every message sent.
 func TestRunInterleaved(t *testing.T) {
-	requireRT(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	spec, trials := load(t, e2eYAML+interleavedVariants, "duration=1s")
 	dir := t.TempDir()
 	sum, err := Run(context.Background(), spec, trials, Options{OutDir: dir})

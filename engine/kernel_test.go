@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/sysinfo"
 )
@@ -22,7 +23,7 @@ const currentClocksourcePath = "/sys/devices/system/clocksource/clocksource0/cur
 // events and in the interval records from then on. The run's next trial,
 // starting on the clocksource restored, is valid.
 func TestClocksourceSwitchInvalid(t *testing.T) {
-	requireRT(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	cs, err := sysinfo.ReadClocksource()
 	if err != nil {
 		t.Skipf("clocksource not readable: %v", err)

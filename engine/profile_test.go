@@ -11,6 +11,7 @@ import (
 
 	pprofprofile "github.com/google/pprof/profile"
 
+	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/profile"
 	"github.com/rtload/rtload/profile/sampler"
 )
@@ -60,7 +61,7 @@ profile: {event: cpu-clock, frequency: 20000}
 // parses (and go tool pprof -top reads it, when go is installed) and the
 // folded stacks carry the phases.
 func TestProfiledRun(t *testing.T) {
-	requireRT(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	spec, trials := load(t, profiledYAML)
 	if len(trials) != 2 || !trials[1].Profiled {
 		t.Fatalf("trials %+v, want a timed one and a profiled one", trials)

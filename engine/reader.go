@@ -86,6 +86,10 @@ type reader struct {
 	traceNoted                                      bool   // the writer said tracing stopped
 	// sampler samples the reader's call chains in a profiled trial.
 	sampler *sampler.Sampler
+	// gate holds the thread before its loop until the trial set its
+	// window (arm); atGate says the thread got there.
+	gate   *probe.Gate
+	atGate probe.Flag
 }
 
 // cpu is the CPU the reader is pinned to.
@@ -214,19 +218,16 @@ func bucketLayout(rep scenario.Report) record.Layout {
 	return record.Layout{Width: rep.BucketWidth, Origin: rep.BucketOrigin, Overflow: rep.Overflow}
 }
 
-// start runs the reader's loop on its own real-time thread (readerSched,
-// exempt from hk) in window w
-// (yield lets a soak's writer collect garbage), binds its clock and opens
-// its per-call counters there, and starts counting the thread's switches
-// and faults (procfs, or with taskPerf task-bound perf events). It returns
-// the notes of what the thread runs without (--allow-degraded).
-func (r *reader) start(w window, yield *atomic.Bool, hk *rt.Housekeeping, allowDegraded, taskPerf bool) ([]string, error) {
-	r.loop.Ticker = newTicker(r.spec, w.t0)
-	r.loop.MeasureFrom, r.loop.MeasureUntil = w.from, w.until
+// start starts the reader's real-time thread (readerSched, exempt from
+// hk), binds its clock and opens its per-call counters there, and starts
+// counting the thread's switches and faults (procfs, or with taskPerf
+// task-bound perf events). The thread then waits at gate (gatedRun) until
+// arm has set its window and the trial opens the gate (yield lets a
+// soak's writer collect garbage). It returns the notes of what the thread
+// runs without (--allow-degraded).
+func (r *reader) start(gate *probe.Gate, yield *probe.Flag, hk *rt.Housekeeping, allowDegraded, taskPerf bool) ([]string, error) {
+	r.gate = gate
 	r.loop.Yield = yield
-	r.loop.Rec.FromNs = w.from
-	r.loop.HardStop = w.hardStop
-	loop := r.loop
 	ready := make(chan struct{})
 	var bindErr error
 	th, err := rt.Start(readerSched(r.spec, hk, allowDegraded), func(a rt.Applied) {
@@ -240,7 +241,7 @@ func (r *reader) start(w window, yield *atomic.Bool, hk *rt.Housekeeping, allowD
 			r.clock.Close()
 			return
 		}
-		loop.Run()
+		r.gatedRun() // at the gate, then the loop; false: turned away
 		r.clockStatus, _ = r.clock.Status()
 		r.clock.Close()
 		if r.perCall != nil {
@@ -270,6 +271,31 @@ func (r *reader) start(w window, yield *atomic.Bool, hk *rt.Housekeeping, allowD
 		}
 	}
 	return degraded, nil
+}
+
+// gatedRun says the thread is at its gate, waits there and runs the loop
+// once the gate opens; it reports whether it ran. Past its prologue the
+// thread meets no preemption point (the flag, the wait and the loop are
+// nosplit; gatedRun itself is not, or the loop's nosplit chain would pass
+// the linker's limit): the trial waits for every thread to be here
+// (atGate) before it sets the window.
+func (r *reader) gatedRun() bool {
+	r.atGate.Store(true)
+	if !r.gate.Wait() {
+		return false
+	}
+	r.loop.Run()
+	return true
+}
+
+// arm sets the reader's window w: its ticker from w.t0, its measured
+// window and hard stop. Call it once the thread is at its gate and before
+// the gate opens (the gate's atomic store publishes these fields).
+func (r *reader) arm(w window) {
+	r.loop.Ticker = newTicker(r.spec, w.t0)
+	r.loop.MeasureFrom, r.loop.MeasureUntil = w.from, w.until
+	r.loop.Rec.FromNs = w.from
+	r.loop.HardStop = w.hardStop
 }
 
 // halt tells the loop to end at its next tick; wait waits for its thread.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
 )
 
@@ -20,7 +21,7 @@ import (
 // earlier log of its name, so it removes the link itself and creates its
 // own file. The victim keeps its content either way.
 func TestPlantedLinks(t *testing.T) {
-	requireRT(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	victim := filepath.Join(t.TempDir(), "victim")
 	content := []byte("root's own data\n")
 	if err := os.WriteFile(victim, content, 0o600); err != nil {
@@ -58,7 +59,7 @@ readers: [{name: rt, cpu: 1, period: 10ms, threshold: 1us}]
 // TestSoakDefaultCaps: a soak whose scenario sets no log_limit still caps
 // its wakeup log (SoakWakeupLogLimit), and says so in the summary.
 func TestSoakDefaultCaps(t *testing.T) {
-	requireRT(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	spec, trials := load(t, `
 name: soak-caps
 duration: 0s

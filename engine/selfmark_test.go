@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/rtload/rtload/exporter"
+	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
 )
 
@@ -125,8 +126,7 @@ func refuse(t *testing.T, srv *exporter.Server) {
 		t.Fatalf("over the header limit: %v, %v", resp, err)
 	}
 	c.Close()
-	for deadline := time.Now().Add(10 * time.Second); srv.Pressure().Refused == before && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-	}
+	testutil.Eventually(10*time.Second, func() bool { return srv.Pressure().Refused != before })
 }
 
 // TestCheckpointFailureEnds: a checkpoint that cannot be written ends the
@@ -149,7 +149,7 @@ func TestCheckpointFailureEnds(t *testing.T) {
 		}
 	})
 	t.Run("between trials", func(t *testing.T) {
-		requireRT(t)
+		testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 		spec, trials := load(t, `
 name: ckpt
 duration: 200ms

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/net/udp"
 	"github.com/rtload/rtload/pace"
 	"github.com/rtload/rtload/record"
@@ -43,15 +44,18 @@ func (f *fakeTx) Send(dst []int, now int64) (int, error) {
 func (*fakeTx) Close() error { return nil }
 
 // runSender runs s (SCHED_OTHER sleeps) on a goroutine from now for
-// window, halting it after haltAfter (0: never), and waits at most 60 s.
-func runSender(t *testing.T, s *sender, window, haltAfter time.Duration) {
+// window, halting it (halt) once it has sent its first message, and
+// waits at most 60 s.
+func runSender(t *testing.T, s *sender, window time.Duration, halt bool) {
 	t.Helper()
 	s.start = rt.Monotonic()
 	s.end = s.start + int64(window)
 	done := make(chan struct{})
 	go func() { defer close(done); s.run(rt.Applied{Policy: rt.Other}) }()
-	if haltAfter > 0 {
-		time.Sleep(haltAfter)
+	if halt {
+		if !testutil.Eventually(window, func() bool { return s.sentCount.Load() > 0 }) {
+			t.Errorf("nothing sent in the %v window", window)
+		}
 		s.halt()
 	}
 	select {
@@ -72,11 +76,12 @@ func runSender(t *testing.T, s *sender, window, haltAfter time.Duration) {
 // due, so the rate error marks the trial; a halt ends it at once.
 func TestSenderFarBehind(t *testing.T) {
 	for _, tt := range []struct {
-		name              string
-		window, haltAfter time.Duration
+		name   string
+		window time.Duration
+		halt   bool
 	}{
-		{"runs past maxCatchUp", maxCatchUp + 300*time.Millisecond, 0},
-		{"halted after 50ms of 10s", 10 * time.Second, 50 * time.Millisecond},
+		{"runs past maxCatchUp", maxCatchUp + 300*time.Millisecond, false},
+		{"halted once sending, of 10s", 10 * time.Second, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			spec := scenario.Traffic{Endpoint: "socks", Interval: 1}
@@ -84,7 +89,7 @@ func TestSenderFarBehind(t *testing.T) {
 			p := &countingPacer{Pacer: even, limit: 50_000_000}
 			tx := &fakeTx{}
 			s := &sender{spec: spec, group: udp.Merge(nil, []int{-1}, nil), tx: tx, pacer: p, lag: record.NewHDR(int64(10 * time.Second))}
-			runSender(t, s, tt.window, tt.haltAfter)
+			runSender(t, s, tt.window, tt.halt)
 			calls := p.next.Load()
 			elapsed := time.Duration(s.ended - s.start)
 			t.Logf("sent %d in %d batches of %d due in %v; %d Next calls; send lag max %v", s.sent, tx.calls, s.due, elapsed, calls, time.Duration(s.lag.Max()))
@@ -100,8 +105,8 @@ func TestSenderFarBehind(t *testing.T) {
 			if lateMax := maxCatchUp + 100*time.Millisecond; time.Duration(s.lag.Max()) > lateMax {
 				t.Errorf("a message went out %v late, want ≤ %v (maxCatchUp + a batch)", time.Duration(s.lag.Max()), lateMax)
 			}
-			if tt.haltAfter > 0 && elapsed >= tt.window {
-				t.Errorf("halted after %v, the sender ran its whole %v window", tt.haltAfter, tt.window)
+			if tt.halt && elapsed >= tt.window {
+				t.Errorf("halted once sending, the sender ran its whole %v window", tt.window)
 			}
 		})
 	}

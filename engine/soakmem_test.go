@@ -5,7 +5,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -104,7 +103,7 @@ func newSoakFixture(t *testing.T, sockets int) *soakFixture {
 		}}}
 	t.Cleanup(rn.close)
 	trl := &trial{run: rn, tr: tr, res: &results.Trial{Variant: tr.Variant}, readers: []*reader{r}, senders: []*sender{s},
-		yield: &atomic.Bool{}, heapBase: heapBytes()}
+		yield: &probe.Flag{}, heapBase: heapBytes()}
 	trl.sp = &trl.tr.Spec
 	if f.w, err = newTrialWriter(trl); err != nil {
 		t.Fatal(err)

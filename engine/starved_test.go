@@ -25,7 +25,9 @@ func TestStarved(t *testing.T) {
 		want     string
 	}{
 		{"throttled 1.8 s of 2 s", ctr(1800 * time.Millisecond), two,
-			"runnable but off CPU 1 for 1.8s (90.0% of the 2s window; schedstat run-queue wait): RT throttling or a thread above SCHED_FIFO 80 there"},
+			"runnable but off CPU 1 for 1.8s (90.0% of the 2s window; schedstat run-queue wait): RT throttling or a thread at or above SCHED_FIFO 80 there"},
+		{"the whole window and more", ctr(2300 * time.Millisecond), two,
+			"runnable but off CPU 1 for 2.3s (longer than the 2s window: warm-up and tail too; schedstat run-queue wait)"},
 		{"normal: 7 µs a tick", ctr(200 * 7 * time.Microsecond), two, ""},
 		{"1% is not over it", ctr(20 * time.Millisecond), two, ""},
 		{"just over 1%", ctr(21 * time.Millisecond), two, "runnable but off CPU 1 for 21ms (1.1% of the 2s window"},

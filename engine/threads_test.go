@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
 )
 
@@ -60,7 +61,7 @@ func procThreads() (map[int]procThread, error) {
 // summary.json lists the threads and warns about those that may run on
 // the reader's CPU, never about the machinery.
 func TestThreadsNamedAndConfined(t *testing.T) {
-	requireRT(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	spec, trials := load(t, `
 name: threads
 duration: 1500ms

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/probe"
 )
 
@@ -34,7 +35,7 @@ func TestTracingStoppedNote(t *testing.T) {
 // purpose), and both the summary and the run's log say so and how to turn
 // it back on. tracing_on is restored after the test.
 func TestBreakTrace(t *testing.T) {
-	requireRT(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	const on = "/sys/kernel/tracing/tracing_on"
 	old, err := os.ReadFile(on)
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
-	"sync/atomic"
+	"strings"
 	"time"
 
 	"github.com/vishvananda/netlink"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/rtload/rtload/net/netns"
 	"github.com/rtload/rtload/noise"
+	"github.com/rtload/rtload/probe"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
@@ -63,8 +64,14 @@ type trial struct {
 	// writer collects again once it has grown by the headroom.
 	heapBase uint64
 
+	// steal is each CPU's steal time when the trial started.
+	steal sysinfo.CPUSteal
+	// gate holds the readers' and senders' threads before their loops
+	// until the window is set (start); stop turns them away when the
+	// trial never opened it.
+	gate  probe.Gate
 	win   window
-	yield *atomic.Bool // set by a soak's writer to collect garbage (probe.Loop.Yield)
+	yield *probe.Flag // set by a soak's writer to collect garbage (probe.Loop.Yield)
 	w     *trialWriter
 	// stopped: the trial ended before its window did (ctx, a results file
 	// that cannot be written, or a start that failed).
@@ -74,7 +81,7 @@ type trial struct {
 // newTrial prepares trial tr of run r, or with members (≥ 2, tr the
 // first) the interleaved trial of tr's group; nothing is built yet.
 func newTrial(r *run, tr scenario.Trial, members []scenario.Trial) *trial {
-	t := &trial{run: r, tr: tr, eps: map[string]*endpoint{}, yield: &atomic.Bool{}}
+	t := &trial{run: r, tr: tr, eps: map[string]*endpoint{}, yield: &probe.Flag{}}
 	t.sp = &t.tr.Spec
 	if len(members) > 1 {
 		t.members = members
@@ -166,7 +173,9 @@ func (t *trial) buildNet() error {
 		if err != nil {
 			return fmt.Errorf("traffic to %s: %w", tf.Endpoint, err)
 		}
-		t.senders = append(t.senders, newSender(tf, ep.group, tx, t.tr.Index))
+		s := newSender(tf, ep.group, tx, t.tr.Index)
+		s.yield = t.yield
+		t.senders = append(t.senders, s)
 	}
 	for _, ps := range t.sp.Probes {
 		p, err := newProbe(ps, t.eps, t.run.clock, t.sp.Report, t.hk)
@@ -189,26 +198,41 @@ func (t *trial) start() error {
 	if err := t.startNoise(); err != nil {
 		return err
 	}
+	t.steal, _ = sysinfo.ReadCPUSteal() // nil without /proc/stat: no steal said
+	// The readers' and senders' threads first, each held at the trial's
+	// gate once set up; the window only when every one is there.
+	for _, r := range t.readers {
+		d, err := r.start(&t.gate, t.yield, t.hk, t.run.opt.AllowDegraded, t.run.opt.TaskPerfCounters)
+		t.degraded = append(t.degraded, d...)
+		if err != nil {
+			return err
+		}
+	}
+	for _, s := range t.senders {
+		d, err := s.launch(&t.gate, t.hk, t.run.opt.AllowDegraded)
+		t.degraded = append(t.degraded, d...)
+		if err != nil {
+			return err
+		}
+	}
+	if err := t.awaitGate(); err != nil {
+		return err
+	}
 	t.win = trialWindow(t.sp, rt.Monotonic())
 	t.watchKernel()
 	for _, r := range t.readers {
-		d, err := r.start(t.win, t.yield, t.hk, t.run.opt.AllowDegraded, t.run.opt.TaskPerfCounters)
-		t.degraded = append(t.degraded, d...)
-		if err != nil {
-			return err
-		}
-		if t.tr.Profiled {
-			if err := r.startProfiler(t.run.profiles, t.sp.Profile.Frequency, t.win.from, t.win.until); err != nil {
-				return fmt.Errorf("reader %s: %w", r.spec.Name, err)
-			}
-		}
+		r.arm(t.win)
 	}
 	// Senders run from t0 to the end of the measured window.
 	for _, s := range t.senders {
-		d, err := s.launch(t.win.t0, t.win.until, t.hk, t.run.opt.AllowDegraded)
-		t.degraded = append(t.degraded, d...)
-		if err != nil {
-			return err
+		s.arm(t.win.t0, t.win.until)
+	}
+	t.gate.Open()
+	if t.tr.Profiled {
+		for _, r := range t.readers {
+			if err := r.startProfiler(t.run.profiles, t.sp.Profile.Frequency, t.win.from, t.win.until); err != nil {
+				return fmt.Errorf("reader %s: %w", r.spec.Name, err)
+			}
 		}
 	}
 	if err := t.startProbes(); err != nil {
@@ -223,6 +247,50 @@ func (t *trial) start() error {
 		return err
 	}
 	t.res.ThreadsStart = t.threads()
+	return nil
+}
+
+// gateWait bounds how long a trial waits for its real-time threads to
+// reach their gate (their setup done).
+const gateWait = 60 * time.Second
+
+// awaitGate waits until every reader's and sender's thread is at the
+// trial's gate, set up and past its last preemption point, checked every
+// millisecond for at most gateWait. How long it takes is the machine's
+// (a thread's setup can wait on the Go runtime's SCHED_OTHER threads);
+// the window starts after it, so no trial loses its first ticks to it.
+func (t *trial) awaitGate() error {
+	there := func() bool {
+		for _, r := range t.readers {
+			if !r.atGate.Load() {
+				return false
+			}
+		}
+		for _, s := range t.senders {
+			if !s.atGate.Load() {
+				return false
+			}
+		}
+		return true
+	}
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for deadline := time.Now().Add(gateWait); !there(); <-tick.C {
+		if time.Now().After(deadline) {
+			var late []string
+			for _, r := range t.readers {
+				if !r.atGate.Load() {
+					late = append(late, "reader "+r.spec.Name)
+				}
+			}
+			for _, s := range t.senders {
+				if !s.atGate.Load() {
+					late = append(late, "sender to "+s.spec.Endpoint)
+				}
+			}
+			return fmt.Errorf("%s: set up but not at its loop %v after starting", strings.Join(late, ", "), gateWait)
+		}
+	}
 	return nil
 }
 
@@ -388,6 +456,7 @@ func (t *trial) stop() {
 		p.wait()
 		t.res.Probes = append(t.res.Probes, p.result())
 	}
+	t.gate.Abort() // a start that failed before opening it: the threads there end
 	for _, s := range t.senders {
 		s.halt()
 	}
@@ -410,6 +479,11 @@ func (t *trial) stop() {
 			if st.Reason != "" { // counted only part of the calls: the trial is marked
 				t.degraded = append(t.degraded, fmt.Sprintf("reader %s: per-call counter %s: %s", r.spec.Name, st.Event, st.Reason))
 			}
+		}
+	}
+	if t.steal != nil {
+		if now, err := sysinfo.ReadCPUSteal(); err == nil {
+			t.res.StealNs = stealNs(now.Sub(t.steal))
 		}
 	}
 	if t.w != nil {
@@ -440,7 +514,8 @@ func (t *trial) stop() {
 func (t *trial) stopNoise() {
 	for i, nz := range t.noises {
 		wk, _ := nz.Stop()
-		n := results.Noise{Unit: wk.Unit, Count: wk.Count, Seconds: float64(wk.Elapsed) / 1e9, PerSec: wk.PerSec(), Duty: nz.DutyObserved()}
+		rep := nz.Report()
+		n := results.Noise{Unit: wk.Unit, Count: wk.Count, Seconds: float64(wk.Elapsed) / 1e9, PerSec: wk.PerSec(), Duty: rep.Duty, CPUShare: rep.CPUShare}
 		if i < len(t.sp.Noise) {
 			n.Kind, n.Threads = t.sp.Noise[i].Kind.String(), t.sp.Noise[i].WorkerThreads()
 		}
@@ -479,6 +554,7 @@ func (t *trial) collectOne() (*results.Trial, error) {
 		r.closeLog()
 	}
 	collect(res, t.sp, t.senders, t.readers)
+	t.markEmpty()
 	if t.tr.Profiled {
 		t.run.profiles.add(res, t.readers) // the readers and the writer have ended
 	}
@@ -552,6 +628,18 @@ func trialWindow(sp *scenario.Spec, now int64) window {
 	}
 	w.hardStop = w.until + int64(5*time.Second)
 	return w
+}
+
+// stealNs is d in ns per CPU, or nil when no CPU had any.
+func stealNs(d sysinfo.CPUSteal) []int64 {
+	if d.On(nil) == 0 {
+		return nil
+	}
+	out := make([]int64, len(d))
+	for i, v := range d {
+		out[i] = int64(v)
+	}
+	return out
 }
 
 // tailPause is how long stop waits between the last send and the readers'

@@ -9,7 +9,6 @@ import (
 	"runtime/metrics"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/rtload/rtload/exporter"
@@ -45,7 +44,7 @@ type trialWriter struct {
 	base         results.Trial
 	scenario     string
 	// yield and heapBase drive the soak run's own garbage collection.
-	yield    *atomic.Bool
+	yield    *probe.Flag
 	heapBase uint64
 	headroom uint64
 	// Collections counts the collections the writer ran.

@@ -24,11 +24,7 @@ import (
 func waitPressure(t *testing.T, s *Server, ok func(Pressure) bool) Pressure {
 	t.Helper()
 	var p Pressure
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if p = s.Pressure(); ok(p) {
-			return p
-		}
-	}
+	testutil.Eventually(10*time.Second, func() bool { p = s.Pressure(); return ok(p) })
 	return p
 }
 

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -57,9 +58,16 @@ type Work struct {
 	// Drops is udp's sink drop counter (sk_drops) at Stop.
 	Drops uint64
 	// OnNs is the time the threads spent in the "on" phase, summed over
-	// threads; Duty = OnNs / (Threads × Elapsed).
+	// threads; Duty = OnNs / (Threads × Elapsed). Both are what the
+	// machine gave: a thread woken late for its phase starts it late.
 	OnNs int64
 	Duty float64
+	// CPUNs is the threads' time on a CPU while they ran (schedstat, read
+	// by each thread at its start and end; 0 when procfs could not be
+	// read); CPUShare = CPUNs / (Threads × Elapsed): the share of a CPU
+	// the noise really got, which a duty cycle's on phases only bound.
+	CPUNs    int64
+	CPUShare float64
 	// Applied is each thread's scheduling state read back from the kernel.
 	Applied []rt.Applied
 }
@@ -85,7 +93,27 @@ type Noise struct {
 	slots   []slot
 	addrs   []netip.AddrPort // udp sinks
 	closed  error            // workers' close errors, from Stop
+	// phases is each thread's log of its on phases (at most maxPhases;
+	// phasesDropped counts the rest) and cpuNs its time on a CPU, both
+	// written only by that thread and read after it ended (Phases,
+	// Report after Stop).
+	phases        [][]Phase
+	phasesDropped []int
+	cpuNs         []atomic.Int64
 }
+
+// Phase is one on phase as a noise thread ran it (CLOCK_MONOTONIC ns):
+// it began at StartNs, checked its clock for the last time before its
+// last slice of work at LastStepNs (a slice begins only after a check that
+// the phase's time is not up) and ended at EndNs (a slice in progress
+// when the time is up runs to its end).
+type Phase struct {
+	StartNs, LastStepNs, EndNs int64
+}
+
+// maxPhases bounds each thread's phase log: 20 ms + 30 ms phases for
+// 50 s.
+const maxPhases = 1000
 
 var _ Source = (*Noise)(nil)
 
@@ -141,7 +169,8 @@ func New(cfg Config) (*Noise, error) {
 	cfg.CPUs = append([]int(nil), cfg.CPUs...) // our copy; the caller's stays theirs
 	n := threadCount(cfg)
 	return &Noise{cfg: cfg, quit: make(chan struct{}), begin: make(chan struct{}),
-		slots: make([]slot, n), applied: make([]rt.Applied, n), errnos: make([]unix.Errno, n)}, nil
+		slots: make([]slot, n), applied: make([]rt.Applied, n), errnos: make([]unix.Errno, n),
+		phases: make([][]Phase, n), phasesDropped: make([]int, n), cpuNs: make([]atomic.Int64, n)}, nil
 }
 
 // threadCount is the number of threads Start runs for cfg.
@@ -222,11 +251,16 @@ func (n *Noise) Start() (err error) {
 			n.addrs = append(n.addrs, u.addr())
 		}
 		ready.Add(1)
+		n.phases[i] = make([]Phase, 0, maxPhases)
 		t, err := rt.Start(n.sched(i), func(a rt.Applied) {
 			n.applied[i] = a
+			base, baseErr := threadCPU()
 			ready.Done()
 			<-n.begin
-			n.errnos[i] = n.run(&n.slots[i], w)
+			n.errnos[i] = n.run(i, w)
+			if end, err := threadCPU(); err == nil && baseErr == nil {
+				n.cpuNs[i].Store(end - base)
+			}
 		})
 		if err != nil {
 			ready.Done()
@@ -241,15 +275,17 @@ func (n *Noise) Start() (err error) {
 	return nil
 }
 
-// run is one thread's life: work slices until stop, in "on" phases when
-// a duty cycle is set. It returns the errno that ended it early, or 0.
-func (n *Noise) run(s *slot, w worker) unix.Errno {
+// run is thread i's life: work slices until stop, in "on" phases when a
+// duty cycle is set: phase k runs in [t0 + k·(On+Off), t0 + k·(On+Off) +
+// On), entered only inside it (a thread woken after its phase's end skips
+// the phase). It returns the errno that ended it early, or 0.
+func (n *Noise) run(i int, w worker) unix.Errno {
 	if n.stop.Load() {
 		return 0
 	}
 	on, off := int64(n.cfg.On), int64(n.cfg.Off)
 	if off <= 0 {
-		return n.onPhase(s, w, rt.Monotonic(), math.MaxInt64)
+		return n.onPhase(i, w, rt.Monotonic(), math.MaxInt64)
 	}
 	period := on + off
 	t0 := n.t0.Load()
@@ -260,7 +296,7 @@ func (n *Noise) run(s *slot, w worker) unix.Errno {
 		k := (now - t0) / period
 		start := t0 + k*period
 		if now < start+on {
-			if errno := n.onPhase(s, w, now, start+on); errno != 0 {
+			if errno := n.onPhase(i, w, now, start+on); errno != 0 {
 				return errno
 			}
 		}
@@ -275,22 +311,62 @@ func (n *Noise) run(s *slot, w worker) unix.Errno {
 	return 0
 }
 
-// onPhase works from now until end (ns) or stop, keeping s's phase clock.
-func (n *Noise) onPhase(s *slot, w worker, now, end int64) unix.Errno {
+// onPhase works from now until end (ns) or stop, keeping thread i's
+// phase clock and log.
+func (n *Noise) onPhase(i int, w worker, now, end int64) unix.Errno {
+	s := &n.slots[i]
 	s.since.Store(now)
 	w.phase(now)
 	var errno unix.Errno
+	last := now // each slice begins right after a check that the phase's time is not up
 	for !n.stop.Load() {
 		if errno = w.step(s, end); errno != 0 {
 			break
 		}
-		if end != math.MaxInt64 && rt.Monotonic() >= end {
+		t := rt.Monotonic()
+		if end != math.MaxInt64 && t >= end {
 			break
 		}
+		last = t
 	}
-	s.onNs.Add(rt.Monotonic() - now)
+	done := rt.Monotonic()
+	s.onNs.Add(done - now)
 	s.since.Store(0)
+	if len(n.phases[i]) < cap(n.phases[i]) {
+		n.phases[i] = append(n.phases[i], Phase{StartNs: now, LastStepNs: last, EndNs: done})
+	} else {
+		n.phasesDropped[i]++
+	}
 	return errno
+}
+
+// threadCPU is the calling thread's CPU time so far, user and system, in
+// ns (getrusage(2) RUSAGE_THREAD). A raw system call: a real-time noise
+// thread leaving an ordinary one can spin behind a SCHED_OTHER runtime
+// thread (see rt.SleepUntilRaw).
+func threadCPU() (int64, error) {
+	var ru unix.Rusage
+	if _, _, e := unix.RawSyscall(unix.SYS_GETRUSAGE, uintptr(unix.RUSAGE_THREAD), uintptr(unsafe.Pointer(&ru)), 0); e != 0 {
+		return 0, os.NewSyscallError("getrusage", e)
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano(), nil
+}
+
+// Phases returns each thread's on phases, in order, and how many were
+// not logged (past maxPhases), once Stop returned (nil before). With the
+// schedule (Schedule) they show what the noise was told to do and did:
+// the share of the machine it then got is Work.CPUShare.
+func (n *Noise) Phases() ([][]Phase, []int) {
+	if n.state.Load() != stopped {
+		return nil, nil
+	}
+	return n.phases, n.phasesDropped
+}
+
+// Schedule is the duty cycle's time origin (CLOCK_MONOTONIC ns, 0 before
+// Start) and its On and Off phases (Off 0: always on).
+func (n *Noise) Schedule() (t0 int64, on, off time.Duration) {
+	return n.t0.Load(), n.cfg.On, n.cfg.Off
 }
 
 // endThreads sets stop, interrupts blocking workers and waits for every
@@ -376,8 +452,12 @@ func (n *Noise) Report() Work {
 			w.OnNs += max(0, now-since)
 		}
 	}
+	for i := range n.cpuNs {
+		w.CPUNs += n.cpuNs[i].Load()
+	}
 	if w.Elapsed > 0 {
 		w.Duty = float64(w.OnNs) / (float64(w.Threads) * float64(w.Elapsed))
+		w.CPUShare = float64(w.CPUNs) / (float64(w.Threads) * float64(w.Elapsed))
 	}
 	// t0 is stored after every thread wrote its applied entry.
 	w.Applied = append([]rt.Applied(nil), n.applied...)

@@ -18,6 +18,11 @@ import (
 
 func TestMain(m *testing.M) { testutil.Main(m) }
 
+// stopBound is how long a Stop may take before a test calls it hung: far
+// beyond what ending a thread takes on a loaded machine (milliseconds),
+// well within the package's timeout.
+const stopBound = 30 * time.Second
+
 // run starts a Noise for cfg, lets it work for d, stops it, and checks
 // that Stop returned within 1 s and every thread really ended.
 func run(t *testing.T, cfg Config, d time.Duration) (*Noise, Work) {
@@ -33,7 +38,12 @@ func run(t *testing.T, cfg Config, d time.Duration) (*Noise, Work) {
 	if len(tids) != threadCount(cfg) {
 		t.Errorf("TIDs %v, want %d", tids, threadCount(cfg))
 	}
-	time.Sleep(d) // the noise must run for real
+	// The noise must run for real: at least d, and until every thread has
+	// done some work (on a loaded machine a thread may start late).
+	begin := time.Now()
+	if !testutil.Eventually(d+30*time.Second, func() bool { return time.Since(begin) >= d && n.everyThreadWorked() }) {
+		t.Errorf("a thread did no work in %v: %+v", time.Since(begin), n.Report())
+	}
 	if s := n.State(); s != "on" && s != "off" {
 		t.Errorf("State while running = %q, want on or off", s)
 	}
@@ -42,8 +52,13 @@ func run(t *testing.T, cfg Config, d time.Duration) (*Noise, Work) {
 	if err != nil {
 		t.Errorf("Stop: %v", err)
 	}
-	if took := time.Since(t0); took > time.Second {
-		t.Errorf("Stop took %v, want ≤ 1s", took)
+	// Stop returns once every thread saw the flag (between two slices of
+	// work) and ended, which under load takes what the machine gives
+	// them: logged; a Stop that hangs is caught by the bound.
+	if took := time.Since(t0); took > stopBound {
+		t.Errorf("Stop took %v: hung?", took)
+	} else {
+		t.Logf("Stop took %v", took)
 	}
 	if s := n.State(); s != "stopped" {
 		t.Errorf("State after Stop = %q, want stopped", s)
@@ -54,6 +69,16 @@ func run(t *testing.T, cfg Config, d time.Duration) (*Noise, Work) {
 		t.Errorf("Report().Work %+v != Stop's %+v", rep.Work, w)
 	}
 	return n, rep
+}
+
+// everyThreadWorked reports whether every thread has counted some work.
+func (n *Noise) everyThreadWorked() bool {
+	for i := range n.slots {
+		if n.slots[i].units.Load() == 0 {
+			return false
+		}
+	}
+	return len(n.slots) > 0
 }
 
 // waitGone fails unless every tid leaves /proc/self/task within 1 s: a
@@ -68,15 +93,12 @@ func waitGone(t *testing.T, tids []int) {
 			t.Logf("thread %d is the main thread: parked by the runtime, not ended", tid)
 			continue
 		}
-		for i := 0; ; i++ {
-			if _, err := os.Stat(fmt.Sprintf("/proc/self/task/%d", tid)); errors.Is(err, os.ErrNotExist) {
-				break
-			}
-			if time.Now().After(deadline) || i > 1000 {
-				t.Errorf("thread %d still exists after Stop", tid)
-				break
-			}
-			time.Sleep(time.Millisecond)
+		gone := func() bool {
+			_, err := os.Stat(fmt.Sprintf("/proc/self/task/%d", tid))
+			return errors.Is(err, os.ErrNotExist)
+		}
+		if !testutil.Eventually(time.Until(deadline), gone) {
+			t.Errorf("thread %d still exists after Stop", tid)
 		}
 	}
 }
@@ -103,7 +125,7 @@ func TestKindsWork(t *testing.T) {
 		{"file_write x2", Config{Kind: "file_write", Threads: 2, Size: 4096, Blocks: 100}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, w := run(t, tc.cfg, 200*time.Millisecond)
+			n, w := run(t, tc.cfg, 200*time.Millisecond)
 			if w.Count == 0 {
 				t.Errorf("work %+v: count 0", w)
 			}
@@ -118,12 +140,10 @@ func TestKindsWork(t *testing.T) {
 					t.Errorf("thread %d applied %s nice %d, want SCHED_OTHER nice %d", i, a.Policy, a.Nice, tc.cfg.Nice)
 				}
 			}
-			if w.Duty < 0.9 || w.Duty > 1.0001 {
-				t.Errorf("always-on duty %.3f, want ≈ 1", w.Duty)
-			}
-			// No speed assertion: the rate is logged for the record.
-			t.Logf("%s: %d %s in %v = %.4g %s/s (bytes %d, sent %d, received %d)",
-				tc.name, w.Count, w.Unit, time.Duration(w.Elapsed), w.PerSec(), w.Unit, w.Bytes, w.Sent, w.Received)
+			checkSchedule(t, n)
+			// No speed or share assertion: what the machine gave is logged.
+			t.Logf("%s: %d %s in %v = %.4g %s/s (bytes %d, sent %d, received %d); on %.3f of the time, %.3f of a CPU",
+				tc.name, w.Count, w.Unit, time.Duration(w.Elapsed), w.PerSec(), w.Unit, w.Bytes, w.Sent, w.Received, w.Duty, w.CPUShare)
 		})
 	}
 }
@@ -140,48 +160,63 @@ func TestPinned(t *testing.T) {
 	}
 }
 
+// TestDutyCycle runs a spinner always on and one 20 ms on, 30 ms off for
+// about a second each, and checks the schedule both kept (checkSchedule):
+// that is what rtload controls. How much CPU each got, and their rates,
+// are the machine's: logged, not asserted (under 4 busy loops and 2 dd
+// the duty-cycled spinner got 0.21 of its 0.4).
 func TestDutyCycle(t *testing.T) {
-	always, err := New(Config{Kind: "spin", Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	duty, err := New(Config{Kind: "spin", Threads: 1, On: 20 * time.Millisecond, Off: 30 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	measure := func(n *Noise) (Work, map[string]int) {
-		if err := n.Start(); err != nil {
-			t.Fatal(err)
+	for _, cfg := range []Config{
+		{Kind: "spin", Threads: 1},
+		{Kind: "spin", Threads: 1, On: 20 * time.Millisecond, Off: 30 * time.Millisecond},
+	} {
+		n, w := run(t, cfg, time.Second)
+		phases, _ := n.Phases()
+		checkSchedule(t, n)
+		t.Logf("on %v off %v: %d loops in %v (%.4g/s), %d phases; on %.3f of the time, %.3f of a CPU",
+			cfg.On, cfg.Off, w.Count, time.Duration(w.Elapsed), w.PerSec(), len(phases[0]), w.Duty, w.CPUShare)
+		if cfg.Off > 0 && len(phases[0]) < 2 {
+			t.Logf("fewer than 2 of the %d on phases ran: the thread was off its CPU for most of the second", w.Elapsed/int64(cfg.On+cfg.Off))
 		}
-		tids := n.TIDs()
-		seen := map[string]int{}
-		// Sample State every ms for ~1 s (bounded by count and deadline).
-		deadline := time.Now().Add(time.Second)
-		for i := 0; i < 2000 && time.Now().Before(deadline); i++ {
-			seen[n.State()]++
-			time.Sleep(time.Millisecond)
+	}
+}
+
+// checkSchedule asserts the schedule a Noise keeps, from its phase log
+// once it stopped: with a duty cycle, every on phase begins inside its own
+// window [t0 + k·(on+off), t0 + k·(on+off) + on), its last slice of work
+// begins before that window ends, and no window holds two phases; always
+// on, each thread ran one phase, from t0 on. How much of its windows a
+// thread got is the machine's (Work.Duty, Work.CPUShare): not asserted.
+func checkSchedule(t *testing.T, n *Noise) {
+	t.Helper()
+	phases, dropped := n.Phases()
+	t0, on, off := n.Schedule()
+	if phases == nil || t0 == 0 {
+		t.Fatalf("no phase log (t0 %d) after Stop", t0)
+	}
+	period := int64(on + off)
+	for i, ps := range phases {
+		if dropped[i] != 0 {
+			t.Errorf("thread %d: %d phases not logged", i, dropped[i])
 		}
-		if _, err := n.Stop(); err != nil {
-			t.Fatal(err)
+		if off <= 0 {
+			if len(ps) != 1 || ps[0].StartNs < t0 || ps[0].EndNs < ps[0].LastStepNs || ps[0].LastStepNs < ps[0].StartNs {
+				t.Errorf("thread %d always on: phases %+v from t0 %d, want one from t0 on", i, ps, t0)
+			}
+			continue
 		}
-		waitGone(t, tids)
-		return n.Report(), seen
-	}
-	wa, _ := measure(always)
-	wd, seen := measure(duty)
-	t.Logf("always on: %d loops in %v (duty %.3f); 20ms/30ms: %d loops in %v (duty %.3f); states %v",
-		wa.Count, time.Duration(wa.Elapsed), wa.Duty, wd.Count, time.Duration(wd.Elapsed), wd.Duty, seen)
-	if got := duty.DutyObserved(); math.Abs(got-0.4) > 0.1 {
-		t.Errorf("DutyObserved %.3f, want 0.4 ± 0.1", got)
-	}
-	if seen["on"] == 0 || seen["off"] == 0 || seen["stopped"] != 0 {
-		t.Errorf("states seen %v, want both on and off, never stopped", seen)
-	}
-	// The work rate must be clearly below always-on; 0.4 expected, the
-	// bound is generous for a loaded machine.
-	ra, rd := wa.PerSec(), wd.PerSec()
-	if rd >= 0.75*ra {
-		t.Errorf("duty-cycled rate %.4g loops/s not clearly below always-on %.4g", rd, ra)
+		prev := int64(-1)
+		for j, p := range ps {
+			k := (p.StartNs - t0) / period
+			from, until := t0+k*period, t0+k*period+int64(on)
+			if p.StartNs < from || p.StartNs >= until || p.LastStepNs < p.StartNs || p.LastStepNs >= until || p.EndNs < p.LastStepNs {
+				t.Errorf("thread %d phase %d %+v: want it begun, and its last slice begun, in window %d [%d, %d)", i, j, p, k, from, until)
+			}
+			if k <= prev {
+				t.Errorf("thread %d phase %d in window %d after one in window %d: two phases in a window", i, j, k, prev)
+			}
+			prev = k
+		}
 	}
 }
 
@@ -200,22 +235,24 @@ func TestRTNoise(t *testing.T) {
 	if len(tids) != 1 {
 		t.Fatalf("TIDs %v", tids)
 	}
-	time.Sleep(20 * time.Millisecond)
-	a, err := rt.ThreadSched(tids[0]) // read from the kernel while it spins
+	// Read from the kernel once it spins (its first work counted).
+	if !testutil.Eventually(30*time.Second, n.everyThreadWorked) {
+		t.Fatalf("the spinner did no work: %+v", n.Report())
+	}
+	a, err := rt.ThreadSched(tids[0])
 	if err != nil {
 		t.Fatal(err)
 	}
 	if a.Policy != rt.FIFO || a.Priority != 1 || !cmp.Equal(a.CPUs, []int{cpu}) {
 		t.Errorf("thread %d: %s %d cpus %v, want SCHED_FIFO 1 cpus [%d]", tids[0], a.Policy, a.Priority, a.CPUs, cpu)
 	}
-	time.Sleep(80 * time.Millisecond)
 	t0 := time.Now()
 	w, err := n.Stop()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if took := time.Since(t0); took > time.Second {
-		t.Errorf("Stop took %v", took)
+	if took := time.Since(t0); took > stopBound {
+		t.Errorf("Stop took %v: hung?", took)
 	}
 	waitGone(t, tids)
 	if w.Count == 0 {
@@ -257,8 +294,12 @@ func TestFileWriteRemovesFiles(t *testing.T) {
 	if err := n.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond)
-	during, _ := filepath.Glob(filepath.Join(dir, "*"))
+	// Each thread writes its file from its first slice of work on.
+	var during []string
+	testutil.Eventually(30*time.Second, func() bool {
+		during, _ = filepath.Glob(filepath.Join(dir, "*"))
+		return len(during) == 2 && n.everyThreadWorked()
+	})
 	w, err := n.Stop()
 	if err != nil {
 		t.Fatal(err)
@@ -456,14 +497,17 @@ func TestStepAllocs(t *testing.T) {
 			t.Errorf("%s step allocs %v", tc.name, a)
 		}
 	}
-	// Known: udp.Sender.Send goes through mdlayher/socket's WriteFunc,
-	// which allocates (closures, context plumbing) on every call. Logged,
-	// not asserted, until net/udp sends without it.
-	t.Logf("udp step allocs %v (udp.Sender.Send)", testing.AllocsPerRun(100, func() { u.step(&s, math.MaxInt64) }))
+	// udp.Sender.Send's common path (every batch sent at once) allocates
+	// nothing; only a full send queue waits in mdlayher/socket's WriteFunc,
+	// which does (sendCold).
+	if a := testing.AllocsPerRun(100, func() { u.step(&s, math.MaxInt64) }); a != 0 {
+		t.Errorf("udp step allocs %v (udp.Sender.Send)", a)
+	}
 }
 
-// TestDutyCycleKinds runs every kind bursty: the work counter moves, the
-// observed duty is near On/(On+Off), and Stop still ends every thread.
+// TestDutyCycleKinds runs every kind bursty (20 ms on, 30 ms off): the
+// work counter moves, every on phase keeps to its window (checkSchedule),
+// and Stop still ends every thread.
 func TestDutyCycleKinds(t *testing.T) {
 	for _, kind := range Kinds {
 		t.Run(kind, func(t *testing.T) {
@@ -471,10 +515,12 @@ func TestDutyCycleKinds(t *testing.T) {
 			if kind != "memory" {
 				cfg.Size = 0
 			}
-			_, w := run(t, cfg, 500*time.Millisecond)
-			if w.Count == 0 || math.Abs(w.Duty-0.4) > 0.15 {
-				t.Errorf("work %+v: want count > 0, duty 0.4 ± 0.15", w)
-			}
+			n, w := run(t, cfg, 500*time.Millisecond)
+			checkSchedule(t, n)
+			phases, _ := n.Phases()
+			// The schedule is asserted; the share of the CPU it got is
+			// the machine's (0.21 of 0.4 under 4 busy loops and 2 dd).
+			t.Logf("%s: %d %s, %d phases; on %.3f of the time (schedule 0.4), %.3f of a CPU", kind, w.Count, w.Unit, len(phases[0]), w.Duty, w.CPUShare)
 		})
 	}
 }

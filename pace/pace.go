@@ -1,6 +1,9 @@
 // Package pace computes when paced events are due. A Pacer is pure math: it
 // never sleeps, never reads a clock and never allocates, so a sender's
-// schedule can be tested without time and rebuilt after the fact.
+// schedule can be tested without time and rebuilt after the fact. Even's
+// and Burst's methods are //go:nosplit: a real-time sender calls them with
+// no preemption point (Poisson's draw on math/rand and math.Log, which
+// have them).
 //
 // Traffic to a group of Count sockets, one message per socket per Interval,
 // is a sequence of events n = 0, 1, 2, …; event n goes to socket n % Count.
@@ -34,6 +37,8 @@ type Even struct {
 var _ Pacer = Even{}
 
 // Next returns n*Interval/Count, computed without overflow for n < 2^63/Interval.
+//
+//go:nosplit
 func (p Even) Next(n uint64) time.Duration {
 	c := uint64(p.Count)
 	round, idx := n/c, n%c
@@ -43,6 +48,8 @@ func (p Even) Next(n uint64) time.Duration {
 // Due returns the number of n with n*Interval/Count < t: whole intervals
 // before t times Count, plus the slots of the interval t falls in that
 // start before it (ceil(rem*Count/Interval), 128-bit intermediate).
+//
+//go:nosplit
 func (p Even) Due(t time.Duration) uint64 {
 	if t <= 0 {
 		return 0
@@ -64,11 +71,15 @@ type Burst struct {
 var _ Pacer = Burst{}
 
 // Next returns (n/Count)*Interval.
+//
+//go:nosplit
 func (p Burst) Next(n uint64) time.Duration {
 	return time.Duration(n/uint64(p.Count)) * p.Interval
 }
 
 // Due returns Count times the intervals that start before t.
+//
+//go:nosplit
 func (p Burst) Due(t time.Duration) uint64 {
 	if t <= 0 {
 		return 0

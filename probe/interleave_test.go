@@ -150,6 +150,11 @@ func TestLoopInterleaveSkips(t *testing.T) {
 	if got := il.Tally[0].Ticks + il.Tally[1].Ticks; got != l.MeasuredTicks {
 		t.Errorf("tallies hold %d ticks, loop %d", got, l.MeasuredTicks)
 	}
+	// Missed at the window's end too: a skip across it is its last
+	// block's (and variant's).
+	if got := il.Tally[0].MissedTicks + il.Tally[1].MissedTicks; got != l.MissedTicks {
+		t.Errorf("tallies hold %d missed ticks, loop %d (%d at the end)", got, l.MissedTicks, l.MissedAtEnd)
+	}
 }
 
 // TestBlockSwitchAllocs: the block switch the loop makes between ticks

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/rtload/rtload/record"
 )
@@ -31,29 +32,32 @@ type Recorders struct {
 func NewRecorders(l record.Layout) *Recorders { return &Recorders{Set: record.NewSet(l)} }
 
 // Handoff passes full Recorders from the real-time thread to the writer
-// and spare ones back: two atomic pointers, no lock, no channel.
+// and spare ones back: two atomic pointers, no lock, no channel. They are
+// unsafe.Pointers under sync/atomic's pointer functions rather than
+// atomic.Pointer, whose methods keep a preemption point under the race
+// detector (see Flag).
 type Handoff struct {
-	full, spare atomic.Pointer[Recorders]
+	full, spare unsafe.Pointer // *Recorders
 	// Late counts interval ends at which the writer had not yet returned a
 	// spare set; the thread then keeps recording into the current set and
 	// retries at the next tick (the interval grows, nothing is lost).
-	Late atomic.Uint64
+	Late Uint64
 }
 
 // NewHandoff returns a handoff holding spare as the first spare set.
 func NewHandoff(spare *Recorders) *Handoff {
 	h := &Handoff{}
-	h.spare.Store(spare)
+	h.Give(spare)
 	return h
 }
 
 // Take returns the set handed over by the real-time thread, or nil. The
 // writer must Give a set back (usually the same one, reset) before the
 // thread can hand over the next.
-func (h *Handoff) Take() *Recorders { return h.full.Swap(nil) }
+func (h *Handoff) Take() *Recorders { return (*Recorders)(atomic.SwapPointer(&h.full, nil)) }
 
 // Give makes r the next spare set.
-func (h *Handoff) Give(r *Recorders) { h.spare.Store(r) }
+func (h *Handoff) Give(r *Recorders) { atomic.StorePointer(&h.spare, unsafe.Pointer(r)) }
 
 // swap is called by the real-time thread: it hands cur over and returns the
 // spare, or returns nil (and counts Late) when no spare is ready or the
@@ -61,15 +65,15 @@ func (h *Handoff) Give(r *Recorders) { h.spare.Store(r) }
 //
 //go:nosplit
 func (h *Handoff) swap(cur *Recorders) *Recorders {
-	if h.full.Load() != nil {
+	if atomic.LoadPointer(&h.full) != nil {
 		h.Late.Add(1)
 		return nil
 	}
-	next := h.spare.Swap(nil)
+	next := (*Recorders)(atomic.SwapPointer(&h.spare, nil))
 	if next == nil {
 		h.Late.Add(1)
 		return nil
 	}
-	h.full.Store(cur)
+	atomic.StorePointer(&h.full, unsafe.Pointer(cur))
 	return next
 }

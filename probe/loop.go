@@ -1,7 +1,6 @@
 package probe
 
 import (
-	"sync/atomic"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -28,7 +27,7 @@ type Loop struct {
 	Drain                     *Drain // optional: its Measure flag follows the phase
 	MeasureFrom, MeasureUntil int64
 	// Stop ends the loop at the next tick (set by the engine once senders stopped).
-	Stop atomic.Bool
+	Stop Flag
 	// HardStop is the deadline (CLOCK_MONOTONIC ns) after which the loop
 	// ends even without Stop; it must be set (0 stops after the first tick).
 	HardStop int64
@@ -59,11 +58,11 @@ type Loop struct {
 	Spikes                uint64
 	// BrokeAt is the deadline of the spike that stopped tracing, 0 = none;
 	// atomic because the writer reads it while the loop runs.
-	BrokeAt atomic.Int64
+	BrokeAt Int64
 	// Yield, when set, makes the loop pass SafePoint once per tick so that
 	// a garbage collection can stop the world (see SafePoint); Yields
 	// counts the passes.
-	Yield  *atomic.Bool
+	Yield  *Flag
 	Yields uint64
 	// StartCounts is the Drain's accounting when the measured window began.
 	StartCounts Counts
@@ -71,12 +70,35 @@ type Loop struct {
 	// Stats counted by Run. Ticks counts every tick run; the others count
 	// measured ticks only: Overruns the ticks that were overruns (the
 	// Ticker's Overran: entered a period or more late, in either mode),
-	// MissedTicks the ticks skipped before them (the sum of Wait's missed,
-	// as the wakeup log's missed column), BacklogSkips the catch-up
-	// overruns that skipped because the backlog was past its limit.
+	// BacklogSkips the catch-up overruns that skipped because the backlog
+	// was past its limit. MissedTicks counts the window's deadlines
+	// [MeasureFrom, MeasureUntil) that no tick ran, wherever they were
+	// found: skipped by a measured tick (the wakeup record's Missed, which
+	// counts only the skipped deadlines inside the window, so a skip
+	// across MeasureFrom leaves out the warm-up's), and MissedAtEnd of
+	// them (see below). So at the end of Run
+	//
+	//	MeasuredTicks + MissedTicks = the window's deadlines up to the loop's end
+	//
+	// exactly, in every mode and however late the thread ran.
+	//
+	// MissedAtEnd counts the window's deadlines no measured tick could
+	// account for, because the window ended first: skipped by the first
+	// tick after MeasureUntil (the thread was off its CPU across the
+	// window's end), or still due when the loop stopped (a catch-up reader
+	// behind for good, or a thread that never got its CPU). They are in
+	// MissedTicks but in no wakeup record: the wakeup log's missed column
+	// sums to MissedTicks − MissedAtEnd.
 	Ticks, MeasuredTicks, Overruns, MissedTicks, BacklogSkips uint64
-	TailMessages                                              uint64
-	Errno                                                     uintptr
+	MissedAtEnd                                               uint64
+	// WarmupTicks and TailTicks count the ticks run before and after the
+	// window; FirstTickNs is the CLOCK_MONOTONIC time the first tick
+	// woke (0: none ran), EndNs the time Run ended. They say, for a trial
+	// that measured nothing, whether the thread ran at all and when.
+	WarmupTicks, TailTicks uint64
+	FirstTickNs, EndNs     int64
+	TailMessages           uint64
+	Errno                  uintptr
 
 	lastDeadline int64 // of the last tick run, for Final
 
@@ -127,7 +149,7 @@ func (l *Loop) Run() {
 	l.install(l.Rec)
 	nextHandoff := l.MeasureFrom + l.Interval
 	il := l.Interleave
-	period := l.Ticker.Deadline(1) - l.Ticker.Deadline(0)
+	period := l.Ticker.Period()
 	if il != nil {
 		l.openBlock(l.Ticker.Deadline(0))
 	}
@@ -136,7 +158,11 @@ func (l *Loop) Run() {
 		k, deadline, lat, missed, errno := l.Ticker.Wait()
 		if errno != 0 {
 			l.Errno = uintptr(errno)
+			l.end()
 			return
+		}
+		if l.Ticks == 0 {
+			l.FirstTickNs = deadline + lat
 		}
 		if il != nil && deadline >= il.end {
 			l.nextBlock(deadline) // ticks skipped past the block's end
@@ -145,6 +171,9 @@ func (l *Loop) Run() {
 		l.lastDeadline = deadline
 		stop := l.Stop.Load() || deadline >= l.HardStop
 		measured := deadline >= l.MeasureFrom && deadline < l.MeasureUntil
+		// The deadlines this Wait skipped, deadline − missed×period up to
+		// deadline − period, counted only where they fall in the window.
+		winMissed := DeadlinesIn(deadline-int64(missed)*period, missed, period, l.MeasureFrom, l.MeasureUntil)
 		if l.Drain != nil {
 			l.Drain.Measure = measured
 			if measured && !l.started {
@@ -167,7 +196,7 @@ func (l *Loop) Run() {
 			if l.Ticker.Overran() {
 				l.Overruns++
 			}
-			l.MissedTicks += missed
+			l.MissedTicks += winMissed
 			if missed > 0 && l.Ticker.CatchUp() {
 				l.BacklogSkips++
 			}
@@ -178,7 +207,7 @@ func (l *Loop) Run() {
 			}
 			tk := l.Probe.LastTick()
 			l.Wakeups.Put(record.Wakeup{Tick: k, DeadlineNs: deadline, LatencyNs: lat, DrainNs: t1 - t0,
-				Messages: tk.Messages, Calls: tk.Calls, EAGAIN: tk.EAGAIN, Missed: uint32(missed),
+				Messages: tk.Messages, Calls: tk.Calls, EAGAIN: tk.EAGAIN, Missed: uint32(winMissed),
 				VolCS: uint32(dVol), InvolCS: uint32(dInvol)})
 			if l.Threshold > 0 && lat > l.Threshold {
 				l.Spikes++
@@ -199,9 +228,22 @@ func (l *Loop) Run() {
 				}
 			}
 		} else if deadline >= l.MeasureUntil {
+			l.TailTicks++
 			l.TailMessages += uint64(l.Probe.LastTick().Messages)
+			// The first tick after the window may have skipped across its
+			// end: those deadlines were the window's (and, interleaved, its
+			// last block's; the tail's block, of that block's variant,
+			// carries them into the variant's Tally when it closes).
+			l.MissedTicks += winMissed
+			l.MissedAtEnd += winMissed
+			if il != nil && winMissed > 0 && il.Closed > 0 {
+				il.Blocks[il.Closed-1].MissedTicks += winMissed
+			}
+		} else {
+			l.WarmupTicks++
 		}
 		if stop {
+			l.end()
 			return
 		}
 		// The tick's work is done and counted: when the next deadline is
@@ -217,6 +259,54 @@ func (l *Loop) Run() {
 			l.Yields++
 		}
 	}
+}
+
+// end closes the loop's accounting when Run returns: the window's
+// deadlines that had passed by now but that no Wait returned or skipped
+// (a catch-up reader behind, a loop stopped before it got to them) are
+// missed at the end (MissedAtEnd, in MissedTicks too). Deadlines after
+// now never came: a trial stopped early has a shorter window.
+//
+//go:nosplit
+func (l *Loop) end() {
+	now := rt.Monotonic()
+	l.EndNs = now
+	period := l.Ticker.Period()
+	next := l.Ticker.NextDeadline()
+	if next > now {
+		return
+	}
+	n := uint64((now-next)/period) + 1 // deadlines next, next+period, … ≤ now
+	left := DeadlinesIn(next, n, period, l.MeasureFrom, l.MeasureUntil)
+	l.MissedTicks += left
+	l.MissedAtEnd += left
+}
+
+// DeadlinesIn counts the n deadlines first, first+period, …,
+// first+(n−1)·period (ns, period > 0) that lie in [from, until). Pure
+// arithmetic, O(1).
+//
+//go:nosplit
+func DeadlinesIn(first int64, n uint64, period, from, until int64) uint64 {
+	if n == 0 || period <= 0 || from >= until {
+		return 0
+	}
+	last := first + int64(n-1)*period
+	if last < from || first >= until {
+		return 0
+	}
+	var lo, hi int64 // indexes of the first and last deadline inside
+	if first < from {
+		lo = (from - first + period - 1) / period
+	}
+	hi = int64(n - 1)
+	if last >= until {
+		hi = (until - 1 - first) / period
+	}
+	if hi < lo {
+		return 0
+	}
+	return uint64(hi - lo + 1)
 }
 
 // SafePoint is the real-time loop's only preemption point. Everything else

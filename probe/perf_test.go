@@ -74,8 +74,14 @@ func TestOpenCounters(t *testing.T) {
 		t.Fatal(err)
 	}
 	unix.Nanosleep(&unix.Timespec{Nsec: 1e6}, nil) // a context switch
-	b := make([]byte, 1<<20)
-	for i := range b { // page faults and task clock
+	// Page faults and task clock: a fresh mapping faults on first touch
+	// (a heap slice may reuse pages an earlier test already faulted in).
+	b, err := unix.Mmap(-1, 0, 1<<20, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(b)
+	for i := range b {
 		b[i] = byte(i)
 	}
 	if err := c.Read(after); err != nil {

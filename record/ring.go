@@ -4,13 +4,17 @@ import "sync/atomic"
 
 // Ring is a single-producer single-consumer ring of T, preallocated. The
 // real-time thread Puts, one non-real-time goroutine Drains. No locks, no
-// allocation, no channels: only two atomic indices.
+// allocation, no channels: only two atomic indices, read and written with
+// sync/atomic's functions (intrinsics; NOSPLIT assembly under the race
+// detector) rather than atomic.Uint64's methods, which under the race
+// detector are calls with a stack-check prologue: a preemption point in
+// Put.
 type Ring[T any] struct {
 	buf     []T
 	mask    uint64
-	head    atomic.Uint64 // next slot to write (producer)
-	tail    atomic.Uint64 // next slot to read (consumer)
-	dropped atomic.Uint64
+	head    uint64 // next slot to write (producer)
+	tail    uint64 // next slot to read (consumer)
+	dropped uint64
 }
 
 // NewRing returns a ring holding at least n items (rounded up to a power
@@ -31,30 +35,30 @@ func NewRing[T any](n int) *Ring[T] {
 //
 //go:nosplit
 func (r *Ring[T]) Put(v T) bool {
-	h := r.head.Load()
-	if h-r.tail.Load() > r.mask {
-		r.dropped.Add(1)
+	h := atomic.LoadUint64(&r.head)
+	if h-atomic.LoadUint64(&r.tail) > r.mask {
+		atomic.AddUint64(&r.dropped, 1)
 		return false
 	}
 	r.buf[h&r.mask] = v
-	r.head.Store(h + 1)
+	atomic.StoreUint64(&r.head, h+1)
 	return true
 }
 
 // Drain calls f for every item available now, in order, and returns how
 // many it passed. Consumer only.
 func (r *Ring[T]) Drain(f func(*T)) int {
-	t := r.tail.Load()
-	h := r.head.Load()
+	t := atomic.LoadUint64(&r.tail)
+	h := atomic.LoadUint64(&r.head)
 	for i := t; i < h; i++ {
 		f(&r.buf[i&r.mask])
 	}
-	r.tail.Store(h)
+	atomic.StoreUint64(&r.tail, h)
 	return int(h - t)
 }
 
 // Dropped is the number of items Put could not store.
-func (r *Ring[T]) Dropped() uint64 { return r.dropped.Load() }
+func (r *Ring[T]) Dropped() uint64 { return atomic.LoadUint64(&r.dropped) }
 
 // Wakeup is one tick of a real-time reader, as logged per wakeup.
 // Times are CLOCK_MONOTONIC nanoseconds.

@@ -786,6 +786,7 @@ func writeNoise(b *strings.Builder, s *results.Summary) {
 		threads int
 		count   uint64
 		seconds float64
+		cpu     float64 // CPU seconds per thread (CPUShare × Seconds), summed
 	}
 	var order []key
 	sum := map[key]*work{}
@@ -801,6 +802,7 @@ func writeNoise(b *strings.Builder, s *results.Summary) {
 			w.threads = max(w.threads, n.Threads)
 			w.count += n.Count
 			w.seconds += n.Seconds
+			w.cpu += n.CPUShare * n.Seconds
 		}
 	}
 	if len(order) == 0 {
@@ -818,8 +820,12 @@ func writeNoise(b *strings.Builder, s *results.Summary) {
 		if w.seconds > 0 {
 			rate = strconv.FormatFloat(float64(w.count)/w.seconds, 'f', 0, 64)
 		}
-		fmt.Fprintf(b, "  %s: %s × %d threads: %d %s in %.1f s = %s %s/s\n",
-			v, k.kind, w.threads, w.count, k.unit, w.seconds, rate, k.unit)
+		share := ""
+		if w.cpu > 0 && w.seconds > 0 {
+			share = fmt.Sprintf(", %.0f%% of a CPU per thread (getrusage)", 100*w.cpu/w.seconds)
+		}
+		fmt.Fprintf(b, "  %s: %s × %d threads: %d %s in %.1f s = %s %s/s%s\n",
+			v, k.kind, w.threads, w.count, k.unit, w.seconds, rate, k.unit, share)
 	}
 }
 

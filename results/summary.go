@@ -123,9 +123,12 @@ type Trial struct {
 	// Invalid, when set, says that the kernel changed what the trial
 	// measured: "invalid: clocksource changed (tsc → hpet at 12.3 s)", a
 	// clocksource or the TSC marked unstable, RT throttling activated or
-	// its setting changed (Kernel holds the events). compare's verdicts
-	// touching the trial are "undecided", and `rtload check` cannot judge
-	// it (exit 125).
+	// its setting changed (Kernel holds the events); or that a reader
+	// measured nothing, with its cause: "reader rt measured nothing: 0
+	// wakeups and 0 recv calls over 450 sockets in the 2s window: starved:
+	// …" (or stopped, or not scheduled: asleep off its CPU), or every
+	// wakeup record of it was dropped. compare's verdicts touching the
+	// trial are "undecided", and `rtload check` cannot judge it (exit 125).
 	Invalid string `json:"invalid,omitempty"`
 	// ProcessMarks say how rtload itself may have disturbed the trial,
 	// one line per kind, from its interval records (Interval.Mark): its
@@ -149,6 +152,13 @@ type Trial struct {
 	ThreadsStart   []Thread `json:"threads_start,omitempty"`
 	ThreadsEnd     []Thread `json:"threads_end,omitempty"`
 	ThreadWarnings []string `json:"thread_warnings,omitempty"`
+	// StealNs is each CPU's steal time over the trial (from its start to
+	// its readers' end), in ns, indexed by CPU number (/proc/stat; nil
+	// when there was none or it could not be read): time a hypervisor ran
+	// something else on the vCPU, when no thread on it ran nor waited in
+	// its run queue as the guest counts them. A trial mark caused by it
+	// says so.
+	StealNs []int64 `json:"steal_ns,omitempty"`
 	// TrafficNotAsSpecified, when set, says that the trial's traffic was
 	// not the scenario's: "traffic not as specified: " and each group's
 	// Traffic.NotAsSpecified ("socks: send lag p99 7.2 ms > max_send_lag
@@ -195,12 +205,18 @@ type Reader struct {
 	// whose wait began a period or more after their deadline (the tick
 	// before ran into this one's period), in either overrun mode; a
 	// catch-up tick run late, back to back, is one too. MissedTicks counts
-	// the ticks skipped and never run (in skip mode at every overrun, in
-	// catch-up mode at a backlog skip): the sum of the wakeup log's missed
-	// column. Wakeups + MissedTicks is the deadlines passed.
+	// the window's deadlines no tick ran: skipped (in skip mode at every
+	// overrun, in catch-up mode at a backlog skip) or, MissedAtEnd of
+	// them, left when the window ended (skipped by the first tick after
+	// it, or still due when the reader stopped: a catch-up reader behind,
+	// a thread kept off its CPU). Wakeups + MissedTicks is exactly the
+	// window's deadlines (those before the stop, for a trial stopped
+	// early); the wakeup log's missed column sums to MissedTicks −
+	// MissedAtEnd.
 	Wakeups     uint64 `json:"wakeups"`
 	Overruns    uint64 `json:"overruns"`
 	MissedTicks uint64 `json:"missed_ticks"`
+	MissedAtEnd uint64 `json:"missed_at_end,omitempty"`
 	// OverrunMode is the reader's overrun setting ("skip" or "catchup");
 	// with catchup, MaxBacklog is its backlog limit (readers[].max_backlog)
 	// and BacklogSkips counts the overruns that found more ticks due than
@@ -432,19 +448,37 @@ type Traffic struct {
 	// NotAsSpecified says how this group's traffic missed its thresholds
 	// ("rate 21955.0 msg/s against 22500.0 (-2.42%, tolerance ±0.5%)",
 	// "send lag p99 7.2 ms > max_send_lag 1 ms"); "" when it met them.
+	// When the sender was Starved as well, it ends with that: the
+	// machine's share of the miss.
 	NotAsSpecified string `json:"not_as_specified,omitempty"`
+	// Counters are the sender thread's procfs counters over its run
+	// (context switches, page faults, task-clock and runqueue-wait in ns,
+	// as Reader.Counters), read by the thread itself before and after its
+	// send loop; nil in results written before they existed, or when
+	// procfs could not be read.
+	Counters []Counter `json:"counters,omitempty"`
+	// Starved, when set, says that the sender was runnable but kept off
+	// its CPU for more than 1% of its run (at least 10 ms) by schedstat's
+	// run-queue wait: real-time threads of its priority or above on its
+	// CPUs (another run's, a test's), or RT throttling.
+	Starved string `json:"starved,omitempty"`
 }
 
 // Noise is one background source's achieved work.
 type Noise struct {
 	// Duty is the observed fraction of time the noise was on (1 = always).
-	Duty    float64 `json:"duty_observed,omitempty"`
-	Kind    string  `json:"kind"`
-	Threads int     `json:"threads"`
-	Unit    string  `json:"unit"`
-	Count   uint64  `json:"count"`
-	Seconds float64 `json:"seconds"`
-	PerSec  float64 `json:"per_sec"`
+	Duty float64 `json:"duty_observed,omitempty"`
+	// CPUShare is the share of a CPU each noise thread really got, on
+	// average (its user + system time over the time it ran,
+	// getrusage(RUSAGE_THREAD)): what the machine gave it, below the duty
+	// cycle's on phases when the CPU was busy.
+	CPUShare float64 `json:"cpu_share,omitempty"`
+	Kind     string  `json:"kind"`
+	Threads  int     `json:"threads"`
+	Unit     string  `json:"unit"`
+	Count    uint64  `json:"count"`
+	Seconds  float64 `json:"seconds"`
+	PerSec   float64 `json:"per_sec"`
 }
 
 // Probe is one measured probe's result in one trial.

@@ -68,16 +68,9 @@ func taskMasks(t *testing.T) map[int]string {
 	return m
 }
 
-// eventually polls cond every 10 ms for up to 3 s (the watcher in these
-// tests runs every 20 ms) and reports whether it held.
-func eventually(cond func() bool) bool {
-	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-		if cond() {
-			return true
-		}
-	}
-	return cond()
-}
+// eventually reports whether cond holds within 3 s (the watcher in these
+// tests runs every 20 ms).
+func eventually(cond func() bool) bool { return testutil.Eventually(3*time.Second, cond) }
 
 // twoCPUs picks a housekeeping CPU and a reader CPU among the allowed ones.
 func twoCPUs(t *testing.T) (hk, reader int, cpus []int) {

@@ -26,13 +26,17 @@ func TestOtherRTWarnings(t *testing.T) {
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	want := "process " + strconv.Itoa(cmd.Process.Pid) + " (sleep) thread " + strconv.Itoa(cmd.Process.Pid) + " (SCHED_FIFO 10) may run on reader CPU 1 (mask 1)"
+	// Until the exec of sleep is done (checked every 20 ms, for 3 s at
+	// most; testutil, which would do it, imports this package).
 	var got []string
-	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); <-tick.C {
 		var err error
 		if got, err = OtherRTWarnings([]int{1}); err != nil {
 			t.Fatal(err)
 		}
-		if strings.Contains(strings.Join(got, "\n"), want) { // exec of sleep done
+		if strings.Contains(strings.Join(got, "\n"), want) {
 			break
 		}
 	}

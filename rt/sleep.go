@@ -46,6 +46,8 @@ func SleepUntil(deadlineNs int64) unix.Errno {
 // 0.6–0.9 s at a time (perf: 17% of its samples in runtime.procyieldAsm
 // under runtime.exitsyscall of this sleep; send lag p99 918–931 ms in 3
 // runs of 2 s). Same errors as SleepUntil; it does not allocate.
+//
+//go:nosplit
 func SleepUntilRaw(deadlineNs int64) unix.Errno {
 	ts := unix.Timespec{Sec: deadlineNs / 1e9, Nsec: deadlineNs % 1e9}
 	for {

@@ -1,6 +1,7 @@
 package rt_test
 
 import (
+	"runtime"
 	"testing"
 	"time"
 
@@ -22,12 +23,20 @@ func TestSleepUntil(t *testing.T) {
 			t.Errorf("SleepUntil(+%v) returned %d ns before the deadline", d, deadline-now)
 		}
 	}
-	t0 := rt.Monotonic()
-	if errno := rt.SleepUntil(1); errno != 0 { // 1 ns after boot
+	// A past deadline returns at once: the thread never blocks, so its
+	// voluntary context switches (getrusage RUSAGE_THREAD) do not move.
+	// (A preemption meanwhile is involuntary, and the machine's.)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var before, after unix.Rusage
+	unix.Getrusage(unix.RUSAGE_THREAD, &before)
+	errno := rt.SleepUntil(1) // 1 ns after boot
+	unix.Getrusage(unix.RUSAGE_THREAD, &after)
+	if errno != 0 {
 		t.Errorf("SleepUntil(past) = %v, want 0", errno)
 	}
-	if el := time.Duration(rt.Monotonic() - t0); el > time.Second {
-		t.Errorf("SleepUntil(past) slept %v", el)
+	if after.Nvcsw != before.Nvcsw {
+		t.Errorf("SleepUntil(past) blocked: %d voluntary switches", after.Nvcsw-before.Nvcsw)
 	}
 	if errno := rt.SleepUntil(-1); errno != unix.EINVAL {
 		t.Errorf("SleepUntil(-1) = %v, want EINVAL", errno)

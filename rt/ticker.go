@@ -105,6 +105,18 @@ func (t *Ticker) CatchUp() bool { return t.catchUp }
 // Deadline returns the absolute deadline of tick k in ns.
 func (t *Ticker) Deadline(k uint64) int64 { return t.start + int64(k)*t.period }
 
+// Period returns the ticks' period in ns.
+//
+//go:nosplit
+func (t *Ticker) Period() int64 { return t.period }
+
+// NextDeadline returns the deadline (CLOCK_MONOTONIC ns) of the tick the
+// next Wait would wait for, unless that Wait skips: the first deadline no
+// Wait has returned or skipped yet.
+//
+//go:nosplit
+func (t *Ticker) NextDeadline() int64 { return t.start + int64(t.k)*t.period }
+
 // Stats returns the counts so far (see TickerStats).
 func (t *Ticker) Stats() TickerStats { return t.stats }
 

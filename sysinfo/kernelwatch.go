@@ -79,9 +79,10 @@ type KernelWatch struct {
 	fd       int // /dev/kmsg, -1 when not watched
 	buf      []byte
 
-	mu  sync.Mutex
-	t   kernelTracker
-	rep KernelReport
+	mu    sync.Mutex
+	t     kernelTracker
+	rep   KernelReport
+	polls int // polls done (under mu)
 
 	stop     chan struct{}
 	done     chan struct{}
@@ -161,6 +162,7 @@ func (w *KernelWatch) run() {
 func (w *KernelWatch) poll() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.polls++
 	for i := 0; w.fd >= 0 && i < maxKmsgPerPoll; i++ {
 		before := monotonicNs()
 		n, err := unix.Read(w.fd, w.buf)

@@ -38,11 +38,34 @@ func TestReadRTThrottling(t *testing.T) {
 	}
 }
 
+// eventually reports whether cond holds within timeout, checked every
+// millisecond (testutil.Eventually, which this package's test cannot
+// import: both define an -update flag).
+func eventually(timeout time.Duration, cond func() bool) bool {
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for end := time.Now().Add(timeout); !cond(); <-tick.C {
+		if time.Now().After(end) {
+			return cond()
+		}
+	}
+	return true
+}
+
+// pollCount is how many polls w did.
+func (w *KernelWatch) pollCount() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.polls
+}
+
 func TestWatchKernelQuiet(t *testing.T) {
 	// Nothing happens: no events, the start values recorded, Stop
 	// idempotent and the fd closed (no leak: see below).
 	w := WatchKernel(KernelWatchConfig{Interval: 10 * time.Millisecond})
-	time.Sleep(30 * time.Millisecond)
+	if !eventually(3*time.Second, func() bool { return w.pollCount() >= 3 }) {
+		t.Errorf("%d polls in 3 s at a 10 ms interval", w.pollCount())
+	}
 	r := w.Stop()
 	if again := w.Stop(); again.ClocksourceStart != r.ClocksourceStart || len(again.Events) != len(r.Events) {
 		t.Errorf("second Stop %+v differs from the first %+v", again, r)
@@ -116,14 +139,7 @@ func TestWatchKernelClocksourceSwitch(t *testing.T) {
 	if cur, err := readCurrentClocksource(); err != nil || cur != other {
 		t.Errorf("current_clocksource %q (%v) after writing %q", cur, err, other)
 	}
-	seen := func(n int) bool {
-		for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-			if len(w.Report().Events) >= n {
-				return true
-			}
-		}
-		return false
-	}
+	seen := func(n int) bool { return eventually(3*time.Second, func() bool { return len(w.Report().Events) >= n }) }
 	if !seen(1) {
 		t.Fatalf("no event 3 s after switching to %s: %+v", other, w.Report())
 	}

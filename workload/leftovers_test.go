@@ -3,12 +3,12 @@ package workload_test
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/workload"
@@ -131,7 +131,9 @@ func TestLeftoverAfterSIGKILL(t *testing.T) {
 			os.Exit(1)
 		}
 		fmt.Println(f.Path())
-		time.Sleep(30 * time.Second) // killed long before
+		// Wait to be killed: stdin is a pipe the parent holds open until
+		// after the kill (EOF, should the parent die first, ends us too).
+		io.Copy(io.Discard, os.Stdin)
 		os.Exit(2)
 	}
 	tmp := t.TempDir()
@@ -145,6 +147,11 @@ func TestLeftoverAfterSIGKILL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

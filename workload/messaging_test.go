@@ -244,22 +244,19 @@ func readTasks() (map[int]bool, error) {
 // within 2 s (a locked goroutine that returns takes its thread along).
 func waitGone(t *testing.T, workers []rt.Applied) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
-	for i := 0; ; i++ {
-		now, left := tasks(t), 0
+	left := 0
+	gone := func() bool {
+		now := tasks(t)
+		left = 0
 		for _, a := range workers {
 			if now[a.TID] {
 				left++
 			}
 		}
-		if left == 0 {
-			return
-		}
-		if time.Now().After(deadline) || i > 2000 {
-			t.Errorf("%d of %d worker threads still exist after Close", left, len(workers))
-			return
-		}
-		time.Sleep(time.Millisecond)
+		return left == 0
+	}
+	if !testutil.Eventually(2*time.Second, gone) {
+		t.Errorf("%d of %d worker threads still exist after Close", left, len(workers))
 	}
 }
 
@@ -289,11 +286,8 @@ func TestMessagingPoolStartError(t *testing.T) {
 	}
 	// The two started workers' threads end; the runtime may keep a spare
 	// thread or two it made meanwhile (idle Ms are never ended).
-	for i := 0; len(tasks(t)) > threads+2; i++ {
-		if i > 2000 {
-			t.Fatalf("threads %d before, %d after the failed NewMessaging", threads, len(tasks(t)))
-		}
-		time.Sleep(time.Millisecond)
+	if !testutil.Eventually(2*time.Second, func() bool { return len(tasks(t)) <= threads+2 }) {
+		t.Fatalf("threads %d before, %d after the failed NewMessaging", threads, len(tasks(t)))
 	}
 }
 
@@ -327,6 +321,8 @@ func TestMessagingPoolThreads(t *testing.T) {
 			)
 			go func() { // a sample every ~0.5 ms, for at most 60 s
 				defer close(done)
+				tick := time.NewTicker(500 * time.Microsecond) // the sampling period
+				defer tick.Stop()
 				for i := 0; !quit.Load() && i < 120000; i++ {
 					now, err := readTasks()
 					if err != nil {
@@ -342,7 +338,7 @@ func TestMessagingPoolThreads(t *testing.T) {
 							break
 						}
 					}
-					time.Sleep(500 * time.Microsecond)
+					<-tick.C
 				}
 			}()
 			for r := range rounds {

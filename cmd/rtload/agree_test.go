@@ -18,6 +18,7 @@ import (
 	"github.com/rtload/rtload/engine"
 	"github.com/rtload/rtload/explain"
 	"github.com/rtload/rtload/exporter"
+	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/interop"
 	"github.com/rtload/rtload/plot"
 	"github.com/rtload/rtload/report"
@@ -31,7 +32,7 @@ import (
 // the wakeup log itself. The interval is the trial's length, so each
 // trial's one interval record covers exactly the trial's samples.
 func TestOneNumberPerQuantity(t *testing.T) {
-	requireRoot(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	spec, err := loadSpec("laight-450", []string{"duration=2s", "interval=2s", "warmup=200ms", "rounds=1", "noise[0].threads=1"})
 	if err != nil {
 		t.Fatal(err)
@@ -101,8 +102,13 @@ func TestOneNumberPerQuantity(t *testing.T) {
 		w, pc := r.WakeupLatency, r.PerCallTicks
 		t.Logf("%s: wakeup p50 %d p99 %d p99.9 %d max %d ns; per call p50 %d p99 %d max %d ticks",
 			tr.Variant, w.P50Ns, w.P99Ns, w.P999Ns, w.MaxNs, pc.P50Ticks, pc.P99Ticks, pc.MaxTicks)
+		if strings.Contains(tr.Invalid, "reader rt measured nothing: ") && strings.Contains(tr.Invalid, ": starved: ") {
+			// Another run's real-time thread held CPU 1 for the whole
+			// trial: nothing to agree on, and the trial says so.
+			t.Skipf("%s: %s", tr.Variant, tr.Invalid)
+		}
 		if w.Count == 0 || pc.Count == 0 || r.RingDropped != 0 {
-			t.Fatalf("%s: nothing measured, or wakeup records dropped (%d)", tr.Variant, r.RingDropped)
+			t.Fatalf("%s: nothing measured, or wakeup records dropped (%d); trial mark %q", tr.Variant, r.RingDropped, tr.Invalid)
 		}
 		for _, q := range []results.Quantity{results.P50, results.P99, results.P999, results.Max} {
 			us := report.Microseconds(w.Ns(q))

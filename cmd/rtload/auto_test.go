@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
 )
 
@@ -13,7 +14,7 @@ import (
 // rule, and the summary, the JSON and the report say why, after how many
 // rounds, and where the interval stands against the precision.
 func TestRoundsAuto(t *testing.T) {
-	requireRoot(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	out := filepath.Join(t.TempDir(), "auto")
 	// Three rounds at most of two 150 ms variants: max rounds, unless the
 	// interval of ±50% is reached first.

@@ -35,7 +35,7 @@ const floodRSSGrowth = 50 << 20
 // 12 s flood under ulimit -n 1024; -soak-flood runs issue 22's full one,
 // 60 s, with and without it.
 func TestSoakFlood(t *testing.T) {
-	requireRoot(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	type flood struct {
 		name   string
 		nofile int // ulimit -n (0: as inherited)

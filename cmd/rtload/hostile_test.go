@@ -153,7 +153,7 @@ func TestReadersRefuseFIFOs(t *testing.T) {
 // overwrote a root-owned 0600 file with the image) is refused, and the
 // file is untouched; so is one in a directory another user owns.
 func TestPlotOutPlantedLink(t *testing.T) {
-	requireRoot(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	target, check := victim(t)
 	dir := receivedDir(t)
 	sticky := t.TempDir()
@@ -188,7 +188,7 @@ func TestPlotOutPlantedLink(t *testing.T) {
 // owns (issue 23: only the last component was checked) is refused before
 // anything runs.
 func TestOutUnderAnotherUsersDir(t *testing.T) {
-	requireRoot(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	theirs := t.TempDir()
 	os.Chown(theirs, 65534, 65534)
 	out := filepath.Join(theirs, "res")
@@ -338,7 +338,7 @@ func trustBaseline(t *testing.T) (base, noiseDir string) {
 // baseline's scenario as root without asking, file-write noise into a
 // directory its author chose). Refusing runs nothing.
 func TestCheckReceivedBaseline(t *testing.T) {
-	requireRoot(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	base, noiseDir := trustBaseline(t)
 	plan := []string{"scenario trust: 1 trial (1 variant) of 300ms", "reader timer: SCHED_FIFO priority 70 on CPU 1, every 10ms",
 		"noise[0] file_write: 1 thread on CPUs 0, SCHED_OTHER nice 0, writes files in " + noiseDir}

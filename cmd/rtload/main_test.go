@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
 )
 
@@ -89,13 +89,6 @@ func runProgram(t *testing.T, cred *syscall.Credential, prog string, args ...str
 	return result{}
 }
 
-func requireRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 || runtime.NumCPU() < 2 {
-		t.Skip("needs root (SCHED_FIFO, mlockall, credentials) and 2 CPUs")
-	}
-}
-
 func TestValidate(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	os.WriteFile(bad, []byte("name: bad\nreaders:\n  - cpu: 0\n    priority: 120\n"), 0o644)
@@ -153,7 +146,7 @@ func TestEnvJSON(t *testing.T) {
 // round: the seed's table with both columns, wakeup latency, no loss, and a
 // results directory that reads back.
 func TestRunDefault(t *testing.T) {
-	requireRoot(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	out := t.TempDir()
 	r := rtload(t, nil, "run", "--duration", "1s", "--set", "rounds=1", "--set", "warmup=200ms", "--out", out)
 	if r.code != 0 {
@@ -261,7 +254,7 @@ func firstRound(s *results.Summary) int {
 // TestRunInterrupted sends SIGINT and SIGTERM mid-run: exit 130, and a
 // complete summary marked stopped.
 func TestRunInterrupted(t *testing.T) {
-	requireRoot(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			out := t.TempDir()
@@ -271,7 +264,7 @@ func TestRunInterrupted(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(1500 * time.Millisecond)
+			waitFor(t, time.Minute, "100 wakeups logged", measuring(out, 100))
 			cmd.Process.Signal(sig)
 			if c := waitExit(t, cmd); c != 130 {
 				t.Errorf("exit %d, want 130\n%s", c, o.String())
@@ -291,7 +284,7 @@ func TestRunInterrupted(t *testing.T) {
 // stops with the missing capability named (exit 3); with it, it runs at
 // SCHED_OTHER and the results say degraded.
 func TestRunUnprivileged(t *testing.T) {
-	requireRoot(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	nobody := &syscall.Credential{Uid: 65534, Gid: 65534}
 	// The results directories are nobody's own: rtload refuses others'.
 	out, err := os.MkdirTemp("", "rtload-nobody-")
@@ -349,27 +342,25 @@ func ownedNamespaces(t *testing.T, pid int) []string {
 // namespace still removed) and SIGKILL (namespace left, then removed by
 // rtload cleanup without touching a foreign-looking one).
 func TestTapNothingLeftBehind(t *testing.T) {
-	requireRoot(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	if _, err := os.Stat("/dev/net/tun"); err != nil {
 		t.Skip("needs /dev/net/tun")
 	}
 	start := func(t *testing.T) (*exec.Cmd, *bytes.Buffer) {
-		cmd := exec.Command(binary, "run", "laight-450-tap", "--duration", "20s", "--set", "rounds=1", "--out", t.TempDir(), "-q")
+		out := t.TempDir()
+		cmd := exec.Command(binary, "run", "laight-450-tap", "--duration", "20s", "--set", "rounds=1", "--out", out, "-q")
 		var o bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &o, &o
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		// Wait (bounded) until its namespace exists.
-		for i := 0; i < 100 && len(ownedNamespaces(t, cmd.Process.Pid)) == 0; i++ {
-			time.Sleep(50 * time.Millisecond)
-		}
-		if len(ownedNamespaces(t, cmd.Process.Pid)) != 1 {
+		// Wait (bounded) until its namespace exists and it measures.
+		if !testutil.Eventually(30*time.Second, func() bool { return len(ownedNamespaces(t, cmd.Process.Pid)) == 1 }) {
 			cmd.Process.Kill()
 			cmd.Wait()
-			t.Fatalf("no namespace for pid %d after 5 s\n%s", cmd.Process.Pid, o.String())
+			t.Fatalf("no namespace for pid %d after 30 s\n%s", cmd.Process.Pid, o.String())
 		}
-		time.Sleep(1500 * time.Millisecond)
+		waitFor(t, time.Minute, "100 wakeups logged", measuring(out, 100))
 		return cmd, &o
 	}
 	t.Run("SIGINT", func(t *testing.T) {
@@ -418,14 +409,18 @@ func TestTapNothingLeftBehind(t *testing.T) {
 // the checkpointed summary, intervals.jsonl, the wakeup log chunks — parses,
 // and rtload compare and plot read the directory.
 func TestSoakSignals(t *testing.T) {
-	requireRoot(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	start := func(t *testing.T, out string) *exec.Cmd {
 		cmd := exec.Command(binary, "run", "laight-450", "--duration", "forever", "--interval", "1s",
 			"--set", "rounds=1", "--set", "noise[0].threads=1", "--set", "readers[0].threshold=2ms", "--out", out, "-q")
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(3500 * time.Millisecond)
+		// Three intervals written, and summary.json checkpointed.
+		waitFor(t, time.Minute, "3 interval records and a checkpoint", func() bool {
+			ivs, _, err := results.ReadJSONL[results.Interval](filepath.Join(out, results.IntervalsFile))
+			return err == nil && len(ivs) >= 3 && summaryTrials(out) == 1
+		})
 		return cmd
 	}
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
@@ -490,7 +485,7 @@ func TestSoakSignals(t *testing.T) {
 // four-column table, the percentile tables, verdicts, and the warning that
 // names the difference. Then a repeat run prints seed 001's statistics.
 func TestCompareTwoRealRuns(t *testing.T) {
-	requireRoot(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	a, b := t.TempDir(), t.TempDir()
 	for _, run := range []struct{ dir, size string }{{a, "64"}, {b, "512"}} {
 		r := rtload(t, nil, "run", "laight-450", "--duration", "700ms", "--set", "warmup=200ms", "--set", "rounds=2",
@@ -543,7 +538,7 @@ func TestCompareTwoRealRuns(t *testing.T) {
 // peaks are named with their class shares, the tail with the share of
 // first-calls-after-wakeup, and the cycles clock is refused with its reason.
 func TestExplain(t *testing.T) {
-	requireRoot(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	out := t.TempDir()
 	if r := rtload(t, nil, "run", "laight-450", "--duration", "1s", "--set", "rounds=1", "--set", "noise[0].threads=1", "--out", out, "-q"); r.code != 0 {
 		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)

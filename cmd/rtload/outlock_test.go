@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
 )
 
@@ -21,7 +22,7 @@ import (
 // naming the directory and the first run's pid. The lock is gone after
 // the run.
 func TestOutRace(t *testing.T) {
-	requireRoot(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	for _, existing := range []bool{true, false} {
 		name := "existing empty directory"
 		if !existing {

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rtload/rtload/internal/testutil"
 )
 
 // TestFlagErrorsNameTheFlag: a bad value given through a flag is blamed on
@@ -104,7 +106,7 @@ func TestPlotNamesItsFile(t *testing.T) {
 // directory and removes it once the verdict is printed, saying so; with
 // --keep it stays.
 func TestCheckLeavesNoTempDir(t *testing.T) {
-	requireRoot(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	base := writeGateDir(t, gateSummary(1000, 2))
 	for _, keep := range []bool{false, true} {
 		tmp := t.TempDir()

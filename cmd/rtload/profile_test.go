@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/rtload/rtload/internal/testutil"
 )
 
 // TestExplainProfiled is issue 16's use end to end: rtload run laight-450
@@ -11,7 +13,7 @@ import (
 // below ___sys_recvmsg), with ns per call and sample counts, and prints
 // the profiler's cost; the run's report prints that cost too.
 func TestExplainProfiled(t *testing.T) {
-	requireRoot(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	out := t.TempDir()
 	run := rtload(t, nil, "run", "laight-450", "--profile", "--duration", "1s", "--set", "rounds=1", "--set", "warmup=200ms",
 		"--set", "noise[0].threads=1", "--set", "profile.frequency=20000", "--out", out)

@@ -40,7 +40,7 @@ func victim(t *testing.T) (path string, check func()) {
 // file, an empty directory, nowhere) or under a dangling one: exit 2
 // naming --out, the path and what is wrong.
 func TestOutRefused(t *testing.T) {
-	requireRoot(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	target, check := victim(t)
 	plant := func(dir string) {
 		for _, n := range []string{results.IntervalsFile, results.SummaryFile, "wakeups-00-recvfrom-r0-rt.csv", results.SpikesFile} {
@@ -91,15 +91,44 @@ func TestOutRefused(t *testing.T) {
 	check()
 }
 
-// waitFor polls (every 50 ms, at most timeout) until ok returns true.
+// waitFor waits (at most timeout) until ok returns true, and fails t
+// naming what it waited for when it does not.
 func waitFor(t *testing.T, timeout time.Duration, what string, ok func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if ok() {
-			return
-		}
+	if !testutil.Eventually(timeout, ok) {
+		t.Fatalf("%s: not within %v", what, timeout)
 	}
-	t.Fatalf("%s: not within %v", what, timeout)
+}
+
+// measuring reports whether the run writing results into out has logged
+// at least rows wakeups of a measured window (its wakeup logs' data rows):
+// the run is in its first trial's window, and a signal now stops a trial
+// that measured something.
+func measuring(out string, rows int) func() bool {
+	return func() bool {
+		files, _ := filepath.Glob(filepath.Join(out, "wakeups-*.csv"))
+		n := 0
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err == nil {
+				n += max(0, bytes.Count(b, []byte("\n"))-1) // less the header
+			}
+		}
+		return n >= rows
+	}
+}
+
+// threadRunning reports whether process pid has a thread named comm.
+func threadRunning(pid int, comm string) func() bool {
+	return func() bool {
+		comms, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/comm", pid))
+		for _, c := range comms {
+			if b, err := os.ReadFile(c); err == nil && strings.TrimSpace(string(b)) == comm {
+				return true
+			}
+		}
+		return false
+	}
 }
 
 func summaryTrials(dir string) int {
@@ -117,7 +146,7 @@ func summaryTrials(dir string) int {
 // and summary.json keeps the finished first trial. A soak stops with a clear error once its writes fail, its
 // intervals.jsonl whole. No temporary file is left.
 func TestFullDisk(t *testing.T) {
-	requireRoot(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -188,7 +217,7 @@ func noTemps(t *testing.T, dir string) {
 // (two SIGINTs microseconds apart) is one: an orderly stop, the report,
 // a complete summary marked stopped.
 func TestSignalsTwiceAtOnce(t *testing.T) {
-	requireRoot(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	out := t.TempDir()
 	cmd := exec.Command(binary, "run", "--duration", "20s", "--set", "rounds=1", "--set", "noise[0].threads=1", "--out", out, "-q")
 	var o bytes.Buffer
@@ -196,7 +225,7 @@ func TestSignalsTwiceAtOnce(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1500 * time.Millisecond)
+	waitFor(t, time.Minute, "100 wakeups logged", measuring(out, 100))
 	cmd.Process.Signal(syscall.SIGINT)
 	cmd.Process.Signal(syscall.SIGINT)
 	if c := waitExit(t, cmd); c != ExitInterrupted {
@@ -231,7 +260,7 @@ variants:
 // (bounded), summary.json keeps the finished first trial, no temporary
 // file and no namespace is left.
 func TestSignalsSecond(t *testing.T) {
-	requireRoot(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	testutil.Requires(t, testutil.DevNetTun)
 	out := t.TempDir()
 	scen := filepath.Join(t.TempDir(), "signals-tap.yaml")
@@ -245,7 +274,7 @@ func TestSignalsSecond(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 60*time.Second, "the first trial's summary", func() bool { return summaryTrials(out) == 1 })
-	time.Sleep(300 * time.Millisecond) // into the long sweep
+	waitFor(t, 60*time.Second, "the long sweep's probe thread", threadRunning(cmd.Process.Pid, "rtl-pr/send")) // into the long sweep
 	cmd.Process.Signal(syscall.SIGINT)
 	time.Sleep(signalWindow + 100*time.Millisecond)
 	cmd.Process.Signal(syscall.SIGINT)

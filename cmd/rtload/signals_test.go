@@ -52,7 +52,7 @@ var signalScenarios = []struct {
 // trial, no temporary file, no namespace of the run left, and after
 // SIGQUIT the goroutine stacks.
 func TestSignalsAtRandomMoments(t *testing.T) {
-	requireRoot(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	seed := *signalSeed
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
@@ -250,7 +250,7 @@ func TestExitCodesDocumented(t *testing.T) {
 // whose heap may grow by the GC headroom; the static build's tap run fits
 // 1.5 GiB and runs.
 func TestAddressSpaceLimit(t *testing.T) {
-	requireRoot(t)
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	testutil.Requires(t, testutil.DevNetTun)
 	static := filepath.Join(t.TempDir(), "rtload-static")
 	build := exec.Command("go", "build", "-o", static, ".")

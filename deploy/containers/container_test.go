@@ -379,17 +379,14 @@ func (h *host) removeCgroups(t *testing.T) {
 			return nil
 		})
 		for i := len(dirs) - 1; i >= 0; i-- {
-			deadline := time.Now().Add(5 * time.Second)
-			for {
-				err := unix.Rmdir(dirs[i])
-				if err == nil || errors.Is(err, unix.ENOENT) {
-					break
-				}
-				if !errors.Is(err, unix.EBUSY) || time.Now().After(deadline) {
-					t.Errorf("remove cgroup %s: %v", dirs[i], err)
-					break
-				}
-				time.Sleep(100 * time.Millisecond)
+			// Until the cgroup's last task has left it (EBUSY until then).
+			var err error
+			testutil.Eventually(5*time.Second, func() bool {
+				err = unix.Rmdir(dirs[i])
+				return err == nil || errors.Is(err, unix.ENOENT) || !errors.Is(err, unix.EBUSY)
+			})
+			if err != nil && !errors.Is(err, unix.ENOENT) {
+				t.Errorf("remove cgroup %s: %v", dirs[i], err)
 			}
 		}
 	}

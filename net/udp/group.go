@@ -201,6 +201,8 @@ type Header struct {
 }
 
 // PutHeader writes h into b[:16].
+//
+//go:nosplit
 func PutHeader(b []byte, h Header) {
 	binary.LittleEndian.PutUint64(b[0:8], h.Seq)
 	binary.LittleEndian.PutUint64(b[8:16], uint64(h.SentNs))

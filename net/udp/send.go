@@ -94,7 +94,7 @@ func NewSender(g *Group, size, batch int) (s *Sender, err error) {
 		s.hdrs[i].hdr.SetIovlen(1)
 		s.hdrs[i].hdr.Namelen = s.dlen
 	}
-	s.write = s.sendmmsg
+	s.write = s.writeFunc
 	rc, err := conn.SyscallConn()
 	if err != nil {
 		return nil, fmt.Errorf("udp sender: %w", err)
@@ -105,12 +105,14 @@ func NewSender(g *Group, size, batch int) (s *Sender, err error) {
 	return s, nil
 }
 
-// sendmmsg is the WriteFunc body: it sends hdrs[done:todo] and returns
-// EAGAIN (so the netpoller waits) until all are sent. The call is raw
+// sendmmsg sends hdrs[done:todo] with raw sendmmsg(2) calls until all are
+// sent or a call fails, and returns that call's errno (0: all sent). Raw
 // (the socket is non-blocking: it never sleeps in the kernel), so the Go
 // runtime's system-call exit never runs: a real-time sender cannot spin
 // there behind a SCHED_OTHER runtime thread (see rt.SleepUntilRaw).
-func (s *Sender) sendmmsg(fd int) error {
+//
+//go:nosplit
+func (s *Sender) sendmmsg(fd int) unix.Errno {
 	for s.done < s.todo {
 		n, _, e := unix.RawSyscall6(unix.SYS_SENDMMSG, uintptr(fd), uintptr(unsafe.Pointer(&s.hdrs[s.done])),
 			uintptr(s.todo-s.done), 0, 0, 0)
@@ -119,12 +121,27 @@ func (s *Sender) sendmmsg(fd int) error {
 		}
 		s.done += int(n)
 	}
+	return 0
+}
+
+// writeFunc is the WriteFunc body for the netpoller's wait (sendCold): it
+// returns EAGAIN, so the netpoller waits, until all are sent.
+func (s *Sender) writeFunc(fd int) error {
+	if e := s.sendmmsg(fd); e != 0 {
+		return e
+	}
 	return nil
 }
 
 // Send delivers one message to each socket index in dst (len(dst) ≤ batch
 // per call is most efficient; longer lists are split). nowNs is stamped as
-// the send time. It returns how many were sent; a failed batch stops the call.
+// the send time. It returns how many were sent; a failed batch stops the
+// call. The common path (every batch sent at once) allocates nothing and
+// has no preemption point, so a real-time sender calling it can never be
+// parked by the Go runtime (see engine's sender); a full send queue or a
+// failed call goes to sendCold.
+//
+//go:nosplit
 func (s *Sender) Send(dst []int, nowNs int64) (int, error) {
 	total := 0
 	batch := len(s.hdrs)
@@ -138,24 +155,41 @@ func (s *Sender) Send(dst []int, nowNs int64) (int, error) {
 			s.hdrs[i].hdr.Namelen = s.dlen
 		}
 		s.todo, s.done = n, 0
-		// Direct sendmmsg first (no allocation); only when the socket's
-		// send queue is full does the netpoller wait (WriteFunc allocates).
-		err := s.sendmmsg(s.fd)
-		if err == unix.EAGAIN {
-			err = s.conn.WriteFunc(context.Background(), "sendmmsg", s.write)
-		}
-		total += s.done
-		s.sent += uint64(s.done)
-		if err != nil {
-			// Messages not sent keep their sequence numbers consumed: roll them back.
-			for _, d := range dst[s.done:n] {
-				s.seq[d]--
+		if e := s.sendmmsg(s.fd); e != 0 {
+			err := s.sendCold(dst[:n], e)
+			total += s.done
+			s.sent += uint64(s.done)
+			if err != nil {
+				return total, err
 			}
-			return total, fmt.Errorf("sendmmsg: %w", err)
+		} else {
+			total += s.done
+			s.sent += uint64(s.done)
 		}
 		dst = dst[n:]
 	}
 	return total, nil
+}
+
+// sendCold finishes a batch whose sendmmsg failed with e: on EAGAIN (the
+// send queue is full) it waits in the netpoller until the rest is sent
+// (WriteFunc allocates); on an error, or one while waiting, the messages
+// not sent give their sequence numbers back (dst[s.done:]) and the error
+// is returned. Off Send's common path: it may be preempted.
+//
+//go:noinline
+func (s *Sender) sendCold(dst []int, e unix.Errno) error {
+	var err error = e
+	if e == unix.EAGAIN {
+		err = s.conn.WriteFunc(context.Background(), "sendmmsg", s.write)
+	}
+	if err == nil {
+		return nil
+	}
+	for _, d := range dst[s.done:] {
+		s.seq[d]--
+	}
+	return fmt.Errorf("sendmmsg: %w", err)
 }
 
 // Sent is the number of messages sent so far; SentTo(i) to socket i.

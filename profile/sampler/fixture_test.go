@@ -44,6 +44,8 @@ func TestRecordFixture(t *testing.T) {
 	defer func() { l.stop.Store(true); <-l.done }()
 	size := uint64(len(s.data))
 	deadline := time.Now().Add(2 * time.Second)
+	poll := time.NewTicker(50 * time.Microsecond) // how often the ring is looked at
+	defer poll.Stop()
 	for i := 0; i < 100_000 && time.Now().Before(deadline); i++ {
 		head, tail := atomic.LoadUint64(&s.meta.Data_head), s.meta.Data_tail
 		if tail%size+(head-tail) > size && head-tail > size/2 {
@@ -58,7 +60,7 @@ func TestRecordFixture(t *testing.T) {
 		if head-tail > size/2 {
 			s.Drain()
 		}
-		time.Sleep(50 * time.Microsecond)
+		<-poll.C
 	}
 	t.Fatal("the ring never wrapped within 2 s or 100 000 polls")
 }

@@ -1,5 +1,0 @@
-package engine
-
-import "os"
-
-func isRoot() bool { return os.Geteuid() == 0 }

@@ -1,0 +1,255 @@
+// Command testsum runs under `make test`: it reads one stage's `go test
+// -json` events (cmd/test2json's TestEvent) on stdin, prints what a
+// reader needs as the stage runs (each package's result line, every
+// failed test's output, every skip with its reason), and records the
+// stage in a directory; `testsum -summary` then prints every stage, pass
+// or fail, and every skipped test with its reason, and exits 1 when any
+// stage failed. The stages run one after the other and each is reported,
+// whatever the one before did.
+//
+// Hand-written: go test -json and cmd/test2json give the events but no
+// summary across runs, and gotestsum (the library that does) is not in
+// this module's offline set for the sake of thirty lines of bookkeeping.
+//
+// Usage:
+//
+//	go test -json ./... | testsum -stage "race (all packages)" -dir .testsum
+//	testsum -summary -dir .testsum
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// event is a cmd/test2json TestEvent (go doc cmd/test2json).
+type event struct {
+	Time    time.Time
+	Action  string
+	Package string
+	Test    string
+	Elapsed float64
+	Output  string
+}
+
+// Stage is one `go test` run's outcome, as the summary prints it.
+type Stage struct {
+	Name    string        `json:"name"`
+	Failed  bool          `json:"failed"`
+	Why     string        `json:"why,omitempty"` // a failure no test names (build, timeout, no events)
+	Elapsed time.Duration `json:"elapsed_ns"`
+	Passed  int           `json:"passed"`
+	Fails   []Test        `json:"fails,omitempty"`
+	Skips   []Test        `json:"skips,omitempty"`
+}
+
+// Test is a failed or skipped test; Reason is a skip's message (its log
+// lines before "--- SKIP").
+type Test struct {
+	Package string `json:"package"`
+	Test    string `json:"test"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+func main() {
+	stage := flag.String("stage", "", "record the go test -json events on stdin as this stage")
+	dir := flag.String("dir", ".testsum", "directory of the stage records")
+	summary := flag.Bool("summary", false, "print the summary of every stage recorded in -dir; exit 1 if any failed")
+	flag.Parse()
+	switch {
+	case *summary:
+		failed, err := printSummary(os.Stdout, *dir)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "testsum:", err)
+			os.Exit(2)
+		}
+		if failed {
+			os.Exit(1)
+		}
+	case *stage != "":
+		st := readStage(*stage, os.Stdin, os.Stdout)
+		if err := writeStage(*dir, st); err != nil {
+			fmt.Fprintln(os.Stderr, "testsum:", err)
+			os.Exit(2)
+		}
+	default:
+		fmt.Fprintln(os.Stderr, "testsum: give -stage NAME (events on stdin) or -summary")
+		os.Exit(2)
+	}
+}
+
+// readStage reads the events of stage name from r, echoing to w each
+// package's result, failed tests' output and skips, and returns the
+// stage. Lines that are not events are echoed as they are.
+func readStage(name string, r io.Reader, w io.Writer) Stage {
+	st := Stage{Name: name}
+	start := time.Now()
+	out := map[string][]string{} // package + test → output so far
+	pkgOut := map[string][]string{}
+	events := 0
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		var e event
+		if err := json.Unmarshal([]byte(line), &e); err != nil || e.Action == "" {
+			fmt.Fprintln(w, line)
+			continue
+		}
+		events++
+		key := e.Package + " " + e.Test
+		switch e.Action {
+		case "output", "build-output":
+			if e.Test != "" {
+				out[key] = append(out[key], e.Output)
+			} else {
+				pkgOut[e.Package] = append(pkgOut[e.Package], e.Output)
+			}
+		case "pass":
+			if e.Test != "" {
+				st.Passed++
+			} else {
+				fmt.Fprintf(w, "ok   %s %.1fs\n", e.Package, e.Elapsed)
+			}
+			delete(out, key)
+		case "skip":
+			if e.Test != "" {
+				t := Test{Package: e.Package, Test: e.Test, Reason: skipReason(out[key])}
+				st.Skips = append(st.Skips, t)
+				fmt.Fprintf(w, "SKIP %s %s: %s\n", e.Package, e.Test, t.Reason)
+			}
+			delete(out, key)
+		case "fail", "build-fail":
+			st.Failed = true
+			if e.Test != "" {
+				st.Fails = append(st.Fails, Test{Package: e.Package, Test: e.Test})
+				fmt.Fprint(w, strings.Join(out[key], ""))
+			} else {
+				fmt.Fprint(w, strings.Join(pkgOut[e.Package], ""))
+				fmt.Fprintf(w, "FAIL %s %.1fs\n", e.Package, e.Elapsed)
+				if !hasFailIn(st.Fails, e.Package) {
+					// No test failed: a build error, a panic or a timeout.
+					st.Fails = append(st.Fails, Test{Package: e.Package, Test: "(package: build, panic or timeout; output above)"})
+				}
+			}
+			delete(out, key)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		st.Failed, st.Why = true, "reading go test's output: "+err.Error()
+	}
+	if events == 0 {
+		st.Failed, st.Why = true, "go test produced no test events (see its output above)"
+	}
+	st.Elapsed = time.Since(start).Round(time.Second)
+	return st
+}
+
+func hasFailIn(fails []Test, pkg string) bool {
+	for _, f := range fails {
+		if f.Package == pkg {
+			return true
+		}
+	}
+	return false
+}
+
+// skipReason is a skipped test's message: its output lines other than
+// test2json's framing (=== RUN, --- SKIP, …), trimmed and joined.
+func skipReason(lines []string) string {
+	var msg []string
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		if t == "" || strings.HasPrefix(t, "=== ") || strings.HasPrefix(t, "--- ") {
+			continue
+		}
+		msg = append(msg, t)
+	}
+	if len(msg) == 0 {
+		return "(no reason given)"
+	}
+	return strings.Join(msg, " ")
+}
+
+// writeStage adds st to dir as the next numbered record.
+func writeStage(dir string, st Stage) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	prev, _ := filepath.Glob(filepath.Join(dir, "stage-*.json"))
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, fmt.Sprintf("stage-%02d.json", len(prev)+1)), b, 0o644)
+}
+
+// printSummary prints every stage recorded in dir, in order, then every
+// failed and skipped test, and reports whether any stage failed.
+func printSummary(w io.Writer, dir string) (failed bool, err error) {
+	files, err := filepath.Glob(filepath.Join(dir, "stage-*.json"))
+	if err != nil {
+		return false, err
+	}
+	if len(files) == 0 {
+		return true, errors.New("no stage recorded in " + dir)
+	}
+	sort.Strings(files)
+	var stages []Stage
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return false, err
+		}
+		var st Stage
+		if err := json.Unmarshal(b, &st); err != nil {
+			return false, fmt.Errorf("%s: %w", f, err)
+		}
+		stages = append(stages, st)
+	}
+	fmt.Fprintln(w, "\n== make test: summary")
+	nfail := 0
+	for _, st := range stages {
+		verdict := "ok  "
+		if st.Failed {
+			verdict = "FAIL"
+			nfail++
+		}
+		fmt.Fprintf(w, "  %s  %-44s %4d passed, %d failed, %d skipped, %s\n", verdict, st.Name, st.Passed, len(st.Fails), len(st.Skips), st.Elapsed)
+		if st.Why != "" {
+			fmt.Fprintf(w, "        %s\n", st.Why)
+		}
+	}
+	for _, st := range stages {
+		for _, f := range st.Fails {
+			fmt.Fprintf(w, "  failed  [%s] %s %s\n", st.Name, f.Package, f.Test)
+		}
+	}
+	var skips int
+	for _, st := range stages {
+		skips += len(st.Skips)
+	}
+	if skips > 0 {
+		fmt.Fprintf(w, "  skipped tests, with their reasons (%d):\n", skips)
+		for _, st := range stages {
+			for _, s := range st.Skips {
+				fmt.Fprintf(w, "    [%s] %s %s: %s\n", st.Name, strings.TrimPrefix(s.Package, "github.com/rtload/rtload/"), s.Test, s.Reason)
+			}
+		}
+	}
+	if nfail > 0 {
+		fmt.Fprintf(w, "FAIL: %d of %d stages failed\n", nfail, len(stages))
+		return true, nil
+	}
+	fmt.Fprintf(w, "PASS: %d stages\n", len(stages))
+	return false, nil
+}
