@@ -143,16 +143,17 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 	}
 	doc := &compare.CheckReport{Schema: compare.SchemaCheck, Version: compare.SchemaVersion, Baseline: args[0],
 		Gate: compare.Gate{ThresholdPct: thr * 100, Metrics: []compare.GateMetric{}}}
-	// A baseline that cannot be judged against makes running pointless.
-	if reasons := compare.Unjudgeable(f.labels[0], base); len(reasons) > 0 {
-		doc.Gate.Reasons = reasons
-		return finishCheck(cmd, f, doc, nil)
-	}
+	// Usage first (exit 2 whatever the baseline holds), then the baseline:
+	// one that cannot be judged against makes running pointless.
 	if err := checkMetricNames(args[0], f.labels, gopt); err != nil {
 		return err
 	}
 	if f.budget <= 0 || f.looks < 1 || f.looks > 20 {
 		return usageError{fmt.Errorf("--budget %v, --looks %d: a budget above 0 and 1–20 looks", f.budget, f.looks)}
+	}
+	if reasons := compare.Unjudgeable(f.labels[0], base); len(reasons) > 0 {
+		doc.Gate.Reasons = reasons
+		return finishCheck(cmd, f, doc, nil)
 	}
 	baseRuns, err := compare.Load([]string{args[0]}, f.labels[:1])
 	if err != nil {

@@ -64,6 +64,18 @@ func TestCheckGate(t *testing.T) {
 		t.Errorf("the plan is not on stderr: %q", r.stderr)
 	}
 	os.Chmod(base, 0o755)
+	// Usage is checked before the baseline is judged: this needs no
+	// judgeable baseline.
+	t.Run("an unknown metric is refused before anything runs", func(t *testing.T) {
+		out := filepath.Join(top, "nosuch")
+		r := rtload(t, nil, "check", base, "-q", "--metric", "nosuch", "--out", out)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, `--metric: gate: no headline metric "nosuch" (have: mean per-call cost`) {
+			t.Fatalf("exit %d, want 2 naming the metrics:\n%s", r.code, r.stderr)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%s: %v; want nothing run, nothing written", out, err)
+		}
+	})
 	if reasons := compare.Unjudgeable("baseline", run.Summary); len(reasons) > 0 {
 		// The checks below judge reruns against it: none can be judged.
 		t.Skipf("the machine marked the baseline, so no check can be judged against it: %s", strings.Join(reasons, "; "))
@@ -106,16 +118,6 @@ func TestCheckGate(t *testing.T) {
 		// The check ran the baseline's own scenario: no spec warnings.
 		if strings.Contains(r.stdout, "WARNING: runs differ in spec") {
 			t.Errorf("the check ran another scenario:\n%s", r.stdout)
-		}
-	})
-	t.Run("an unknown metric is refused before anything runs", func(t *testing.T) {
-		out := filepath.Join(top, "nosuch")
-		r := rtload(t, nil, "check", base, "-q", "--metric", "nosuch", "--out", out)
-		if r.code != ExitUsage || !strings.Contains(r.stderr, `--metric: gate: no headline metric "nosuch" (have: mean per-call cost`) {
-			t.Fatalf("exit %d, want 2 naming the metrics:\n%s", r.code, r.stderr)
-		}
-		if _, err := os.Stat(out); !os.IsNotExist(err) {
-			t.Errorf("%s: %v; want nothing run, nothing written", out, err)
 		}
 	})
 	t.Run("9000-byte messages are slower", func(t *testing.T) {

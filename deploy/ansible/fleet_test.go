@@ -301,6 +301,11 @@ func (f *fleet) inventory(t *testing.T, name string, extra map[string]map[string
 			"rtload_scenario":            "timer-only", // one SCHED_FIFO reader, no sockets
 			"rtload_duration":            "1s",
 			"rtload_throttle":            1,
+			// A check's first look comes after a fifth of its budget
+			// (5 m by default: a minute of timer-only processes per
+			// checking host, more on a busy machine). The forged
+			// baselines are 1000 times apart, decided at any look.
+			"rtload_check_args": []string{"--budget=20s"},
 		},
 		"hosts": hosts,
 	}}
