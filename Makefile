@@ -27,7 +27,7 @@ IMAGE_TOOL  ?= $(shell command -v podman || command -v docker)
 IMAGE_CTX   ?= bin/image
 IMAGE_BUILD_FLAGS ?=
 
-.PHONY: help build run image test bench bench-quick bench-fidelity bench-wakesplit bench-verdicts bench-tools lint fuzz cross clean
+.PHONY: help build run image test bench bench-quick bench-fidelity bench-wakesplit bench-verdicts bench-tools lint docs man fuzz cross clean
 
 ## help: list the targets
 help:
@@ -112,6 +112,17 @@ lint:
 	@test -z "$$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+
+## docs: regenerate every generated doc: docs/cli/*.md and docs/man/*.1 from the cobra commands, docs/scenario.md from scenario.Reference (CI fails when they are stale)
+# The generators are the staleness tests themselves (TestDocsCLI in
+# cmd/rtload, TestDocsScenario in internal/docgen), run with -update-docs:
+# what CI compares is exactly what this writes.
+docs:
+	$(GO) test -count=1 -run '^TestDocs(CLI|Scenario)$$' ./cmd/rtload ./internal/docgen -args -update-docs=all
+
+## man: regenerate the man pages docs/man/*.1 (man ./docs/man/rtload-run.1)
+man:
+	$(GO) test -count=1 -run '^TestDocsCLI$$' ./cmd/rtload -args -update-docs=man
 
 ## fuzz: every fuzz target in the module (each func Fuzz* in a _test.go), FUZZTIME each
 fuzz:

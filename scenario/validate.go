@@ -327,7 +327,7 @@ func (c *checker) unique(path, name, what string, seen map[string]string) {
 const nameAllowed = "at most 64 bytes of UTF-8 without '/', '\\', control characters, and not . or .."
 
 // fileName reports a name that would be unsafe in a file or directory
-// name (results/<name>-<time>, wakeups-…-<variant>-…-<reader>): a path
+// name (rtload-results/<name>-<time>, wakeups-…-<variant>-…-<reader>): a path
 // separator, a control character, invalid UTF-8, "." or "..", or more
 // than maxNameLen bytes. An empty name is unique's to report.
 func (c *checker) fileName(path, name, what string) {
@@ -406,11 +406,11 @@ func (c *checker) top() {
 	if s.Duration < 0 {
 		c.add("duration", "≥ 0 (0 = until stopped)", "%s out of range", s.Duration)
 	}
-	if s.Interval < 0 || (s.Interval > 0 && s.Interval < Duration(100*time.Millisecond)) {
-		c.add("interval", "0 (none) or ≥ 100ms", "%s out of range", s.Interval)
+	if s.Interval < 0 || (s.Interval > 0 && s.Interval < minInterval) {
+		c.add("interval", "0 (none) or ≥ "+minInterval.String(), "%s out of range", s.Interval)
 	}
-	if s.LogChunk != 0 && (s.LogChunk < 4<<10 || s.LogChunk > MaxLogChunk) {
-		c.add("log_chunk", "0 (no rotation) or 4KiB–64MiB", "%s out of range", s.LogChunk)
+	if s.LogChunk != 0 && (s.LogChunk < minLogChunk || s.LogChunk > MaxLogChunk) {
+		c.add("log_chunk", "0 (no rotation) or "+minLogChunk.String()+"–"+MaxLogChunk.String(), "%s out of range", s.LogChunk)
 	}
 	if s.LogLimit != 0 && s.LogLimit < s.LogChunk*2 {
 		c.add("log_limit", "0 (no cap) or ≥ 2 × log_chunk", "%s out of range", s.LogLimit)
@@ -421,7 +421,7 @@ func (c *checker) top() {
 	c.enum("clock", s.Clock)
 	switch {
 	case s.has("repeat") && !s.has("rounds"): // rounds came from repeat
-		c.intRange("repeat", s.Repeat, 1, MaxRounds)
+		c.bounded("repeat", s.Repeat)
 	default:
 		if s.Rounds != RoundsAuto && (s.Rounds < 1 || s.Rounds > MaxRounds) {
 			c.add("rounds", roundsAllowed, "%d out of range", int(s.Rounds))
@@ -430,7 +430,7 @@ func (c *checker) top() {
 			c.add("repeat", "the same value as rounds, or only one of them", "repeat %d and rounds %d differ", s.Repeat, s.Rounds)
 		}
 	}
-	c.intRange("processes", s.Processes, 1, MaxProcesses)
+	c.bounded("processes", s.Processes)
 	if s.Processes > 1 {
 		switch {
 		case s.Duration == 0:
@@ -441,7 +441,7 @@ func (c *checker) top() {
 			c.add("processes", "1 with profile.enabled (profiles merge within one process)", "%d processes with profile", s.Processes)
 		}
 	}
-	c.intRange("cpu_dma_latency", s.CPUDMALatency, -1, 1_000_000)
+	c.bounded("cpu_dma_latency", s.CPUDMALatency)
 	if len(s.Readers) == 0 && len(s.Probes) == 0 {
 		c.add("readers", "at least one reader or probe", "no readers and no probes")
 	}
@@ -449,8 +449,8 @@ func (c *checker) top() {
 	c.cpus("housekeeping_cpus", s.HousekeepingCPUs)
 	// slice counts only in a soak (several variants alternate there); a
 	// trial's copy keeps it without the variants.
-	if s.Slice < 0 || (s.Duration == 0 && s.Slice != 0 && (s.Slice < Duration(time.Second) || s.Slice < s.Interval || s.Slice <= s.Warmup)) {
-		c.add("slice", fmt.Sprintf("≥ 1s, ≥ interval (%s) and > warmup (%s)", s.Interval, s.Warmup), "%s out of range", s.Slice)
+	if s.Slice < 0 || (s.Duration == 0 && s.Slice != 0 && (s.Slice < minSlice || s.Slice < s.Interval || s.Slice <= s.Warmup)) {
+		c.add("slice", fmt.Sprintf("≥ "+minSlice.String()+", ≥ interval (%s) and > warmup (%s)", s.Interval, s.Warmup), "%s out of range", s.Slice)
 	}
 	c.profile()
 }
@@ -486,7 +486,7 @@ func (c *checker) requires() {
 			c.add(p, "each feature once", "feature %s listed twice", f)
 		}
 	}
-	c.intRange("requires.cpus", r.CPUs, 0, 1<<16)
+	c.bounded("requires.cpus", r.CPUs)
 }
 
 // profile checks the profile section.
@@ -496,7 +496,7 @@ func (c *checker) profile() {
 		return
 	}
 	c.enum("profile.event", s.Profile.Event)
-	c.intRange("profile.frequency", s.Profile.Frequency, 10, 100_000)
+	c.bounded("profile.frequency", s.Profile.Frequency)
 	if s.Duration == 0 {
 		c.add("profile.enabled", "a scenario with a finite duration", "profiled trials need a duration: a soak (duration 0) never reaches them")
 	}
@@ -516,14 +516,14 @@ func (c *checker) endpoints() []string {
 		c.unique(p+"name", e.Name, "endpoint", seen)
 		names = append(names, e.Name)
 		c.enum(p+"kind", e.Kind)
-		c.intRange(p+"count", e.Count, 1, maxCount)
+		c.bounded(p+"count", e.Count)
 		if e.Kind == EndpointTap {
 			if e.Address != "" {
 				c.add(p+"address", "leave out: tap addresses are assigned from 198.18.0.0/15", "%s set on a tap group", e.Address)
 			}
-			c.intRange(p+"devices", e.Devices, 1, 256)
-			c.intRange(p+"mtu", e.MTU, 68, 65521)
-			c.intRange(p+"queues", e.Queues, 1, 16)
+			c.bounded(p+"devices", e.Devices)
+			c.bounded(p+"mtu", e.MTU)
+			c.bounded(p+"queues", e.Queues)
 			if s.Network.Namespace == NamespaceHost {
 				c.add("network.namespace", "private (tap devices live only in rtload's own namespace)", "tap endpoint %s in the host namespace", e.Name)
 			}
@@ -538,7 +538,7 @@ func (c *checker) endpoints() []string {
 				c.add(p+"address", "127.0.0.0/8, ::1", "%s is not a loopback address", e.Address)
 			}
 		}
-		c.intRange(p+"port", e.Port, 0, 65535)
+		c.bounded(p+"port", e.Port)
 		if e.Port > 0 && e.Port <= 65535 && e.Count >= 1 && e.Port+e.Count-1 > 65535 {
 			c.add(p+"port", fmt.Sprintf("port + count - 1 ≤ 65535 (port ≤ %d for count %d)", 65536-min(e.Count, 65536), e.Count),
 				"ports %d–%d exceed 65535", e.Port, e.Port+e.Count-1)
@@ -567,7 +567,7 @@ func (c *checker) traffic(p string, t Traffic, epNames []string) {
 		c.cpus(p+"cpus", t.CPUs)
 	}
 	c.threadSched(p, nil, t.Policy, t.Priority)
-	c.intRange(p+"nice", t.Nice, -20, 19)
+	c.bounded(p+"nice", t.Nice)
 	if t.Nice != 0 && realTime(t.Policy) {
 		c.add(p+"nice", "0 for policy fifo/rr (nice applies to policy other)", "nice %d with policy %s", t.Nice, t.Policy)
 	}
@@ -655,11 +655,11 @@ func (c *checker) reader(p string, r Reader, epNames []string, seen map[string]s
 		c.add(p+"period", "≥ "+minPeriod.String(), "%s too short", r.Period)
 	}
 	c.enum(p+"method", r.Method)
-	c.intRange(p+"batch", r.Batch, 1, maxBatch)
+	c.bounded(p+"batch", r.Batch)
 	c.enum(p+"overrun", r.Overrun)
 	switch {
 	case r.Overrun == OverrunCatchUp:
-		c.intRange(p+"max_backlog", r.MaxBacklog, 0, 1_000_000)
+		c.bounded(p+"max_backlog", r.MaxBacklog)
 	case r.MaxBacklog != 0:
 		c.add(p+"max_backlog", "overrun: catchup (skip never catches up)", "max_backlog %d with overrun %s", r.MaxBacklog, r.Overrun)
 	}
@@ -677,9 +677,9 @@ func (c *checker) reader(p string, r Reader, epNames []string, seen map[string]s
 func (c *checker) noise(p string, n Noise) {
 	c.enum(p+"kind", n.Kind)
 	if n.Kind == NoiseMessaging {
-		c.intRange(p+"threads", n.Threads, 0, maxThreads) // its groups × fds decide
+		c.intRange(p+"threads", n.Threads, 0, boundOf(p+"threads").hi) // its groups × fds decide
 	} else {
-		c.intRange(p+"threads", n.Threads, 1, maxThreads)
+		c.bounded(p+"threads", n.Threads)
 	}
 	for j, cpu := range n.CPUs {
 		if !c.cpuOK(cpu) { // the path only for a problem: lists run long
@@ -689,7 +689,7 @@ func (c *checker) noise(p string, n Noise) {
 	c.enum(p+"policy", n.Policy)
 	switch {
 	case realTime(n.Policy):
-		c.intRange(p+"priority", n.Priority, 1, maxPriority)
+		c.bounded(p+"priority", n.Priority)
 		if !c.s.AllowRTNoise {
 			c.add(p+"policy", "other; or set allow_rt_noise: true",
 				"SCHED_%s %d noise can starve the machine (every CPU it runs on is lost to everything below priority %d)", strings.ToUpper(n.Policy.String()), n.Priority, n.Priority)
@@ -697,33 +697,33 @@ func (c *checker) noise(p string, n Noise) {
 	case n.Priority != 0:
 		c.add(p+"priority", "0 for policy other", "%d out of range", n.Priority)
 	}
-	c.intRange(p+"nice", n.Nice, -20, 19)
+	c.bounded(p+"nice", n.Nice)
 	if n.Duty.On < 0 || n.Duty.Off < 0 || (n.Duty.Off > 0 && n.Duty.On <= 0) {
 		c.add(p+"duty", "on > 0 and off ≥ 0 (off 0 = always on)", "on %s off %s", n.Duty.On, n.Duty.Off)
 	}
 	switch n.Kind {
 	case NoiseMemory:
-		if n.Size != 0 && (n.Size < 2<<10 || n.Size > 16<<30) {
-			c.add(p+"size", "2KiB–16GiB (0 = 64MiB)", "%s out of range", n.Size)
+		if n.Size != 0 && (n.Size < minNoiseMem || n.Size > maxNoiseMem) {
+			c.add(p+"size", minNoiseMem.String()+"–"+maxNoiseMem.String()+" (0 = "+defaultNoiseMemory.String()+")", "%s out of range", n.Size)
 		}
 	case NoiseMessaging:
-		if n.Size > 1<<20 {
-			c.add(p+"size", "1 B–1MiB (0 = 100 B)", "%s out of range", n.Size)
+		if n.Size > maxBlock {
+			c.add(p+"size", "1 B–"+maxBlock.String()+" (0 = "+defaultNoiseMessage.String()+")", "%s out of range", n.Size)
 		}
-		c.intRange(p+"groups", n.Groups, 0, 64)
-		c.intRange(p+"fds", n.FDs, 0, 64)
-		c.intRange(p+"loops", n.Loops, 0, 1_000_000)
+		c.bounded(p+"groups", n.Groups)
+		c.bounded(p+"fds", n.FDs)
+		c.bounded(p+"loops", n.Loops)
 	case NoiseFileWrite:
-		if n.Size > 1<<20 {
-			c.add(p+"size", "1 B–1MiB block (0 = 256 B)", "%s out of range", n.Size)
+		if n.Size > maxBlock {
+			c.add(p+"size", "1 B–"+maxBlock.String()+" block (0 = "+defaultNoiseBlock.String()+")", "%s out of range", n.Size)
 		}
-		c.intRange(p+"blocks", n.Blocks, 0, 1_000_000)
+		c.bounded(p+"blocks", n.Blocks)
 	case NoiseUDP:
 		if n.Size != 0 && (n.Size < minSize || n.Size > maxSize) {
-			c.add(p+"size", fmt.Sprintf("%d B–%d B (0 = 64 B)", minSize, maxSize), "%s out of range", n.Size)
+			c.add(p+"size", fmt.Sprintf("%d B–%d B (0 = %s)", minSize, maxSize, defaultNoisePayload), "%s out of range", n.Size)
 		}
-		if n.Rate < 0 || n.Rate > 10_000_000 {
-			c.add(p+"rate", "0–10000000 messages/s per thread (0 = 10000)", "%g out of range", n.Rate)
+		if n.Rate < 0 || n.Rate > maxNoiseRate {
+			c.add(p+"rate", fmt.Sprintf("0–%d messages/s per thread (0 = %g)", maxNoiseRate, defaultNoiseRate), "%g out of range", n.Rate)
 		}
 	case NoiseSyscall:
 		if n.Syscall != 0 {
@@ -759,7 +759,7 @@ func (c *checker) probe(p string, pr Probe, seen map[string]string) {
 		}
 		c.add(p+"endpoint", allowed, "%q is not a tap endpoint", pr.Endpoint)
 	}
-	c.intRange(p+"packets", pr.Packets, 1, 10_000_000)
+	c.bounded(p+"packets", pr.Packets)
 	if len(pr.Size) == 0 {
 		c.add(p+"size", "one or more sizes", "no sizes")
 	}
@@ -768,8 +768,8 @@ func (c *checker) probe(p string, pr Probe, seen map[string]string) {
 		if ok && ep.MTU >= 68 {
 			hi = min(hi, ep.MTU+14)
 		}
-		if sz < 60 || int(sz) > hi {
-			c.add(fmt.Sprintf("%ssize[%d]", p, j), fmt.Sprintf("60 B–%d B (frame size; ≤ mtu + 14)", hi), "%d B out of range", uint64(sz))
+		if sz < minFrame || int(sz) > hi {
+			c.add(fmt.Sprintf("%ssize[%d]", p, j), fmt.Sprintf("%d B–%d B (frame size; ≤ mtu + 14)", minFrame, hi), "%d B out of range", uint64(sz))
 		}
 	}
 	c.threadSched(p, pr.CPU, pr.Policy, pr.Priority)
@@ -799,19 +799,20 @@ func (c *checker) probeOther(p string, pr Probe) {
 	c.threadSched(p, pr.CPU, pr.Policy, pr.Priority)
 	switch pr.Kind {
 	case ProbeFileWrite:
-		if pr.Block < 1 || pr.Block > 1<<20 {
-			c.add(p+"block", "1 B–1MiB", "%s out of range", pr.Block)
+		if pr.Block < 1 || pr.Block > maxBlock {
+			c.add(p+"block", "1 B–"+maxBlock.String(), "%s out of range", pr.Block)
 		}
-		c.intRange(p+"blocks", pr.Blocks, 1, 1_000_000)
+		b := boundOf("probes[].file_blocks")
+		c.intRange(p+"blocks", pr.Blocks, b.lo, b.hi)
 		if pr.Duration <= 0 {
 			c.add(p+"duration", "> 0", "%s out of range", pr.Duration)
 		}
 	case ProbeMessaging:
-		c.intRange(p+"groups", pr.Groups, 1, 64)
-		c.intRange(p+"fds", pr.FDs, 1, 64)
-		c.intRange(p+"loops", pr.Loops, 1, 10_000_000)
-		if len(pr.Size) != 1 || pr.Size[0] < 1 || pr.Size[0] > 1<<20 {
-			c.add(p+"size", "one size, 1 B–1MiB (bytes per message)", "%v", pr.Size)
+		c.bounded(p+"groups", pr.Groups)
+		c.bounded(p+"fds", pr.FDs)
+		c.bounded(p+"loops", pr.Loops)
+		if len(pr.Size) != 1 || pr.Size[0] < 1 || int(pr.Size[0]) > boundOf("probes[].messages_size").hi {
+			c.add(p+"size", "one size, 1 B–"+maxBlock.String()+" (bytes per message)", "%v", pr.Size)
 		}
 		c.enum(p+"transport", pr.Transport)
 	}
@@ -826,7 +827,7 @@ func (c *checker) threadSched(p string, cpu *int, policy Policy, priority int) {
 	c.enum(p+"policy", policy)
 	switch {
 	case realTime(policy):
-		c.intRange(p+"priority", priority, 1, maxPriority)
+		c.bounded(p+"priority", priority)
 	case policy == PolicyOther && priority != 0:
 		c.add(p+"priority", "0 for policy other", "%d out of range", priority)
 	}

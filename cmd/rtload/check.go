@@ -67,7 +67,7 @@ level, so stopping early does not raise the false-alarm rate. Every verdict
 line gives the smallest change it could have detected and how many more
 processes would decide it. For a kernel A/B the boot is the top level: one
 boot per kernel cannot tell a kernel from its boot; run the baseline and the
-check on several boots (docs in the README's check section).
+check on several boots (docs/ci-bisect.md).
 
 It works as is inside git bisect run (125 skips the commit), after the
 script has built, installed and booted the kernel. 2 is a usage error, 130
@@ -102,7 +102,7 @@ and runs nothing. Naming a scenario (check DIR SCENARIO) needs neither.`,
 	fl.DurationVar(&f.budget, "budget", DefaultBudget, "the most time the new run may take: fresh processes are added until the verdict is decided or the next would pass it (then undecided, 125)")
 	fl.IntVar(&f.looks, "looks", DefaultLooks, "how many times the verdict is looked at within the budget (Pocock's boundary keeps the false-alarm rate at 5% over them)")
 	fl.StringSliceVar(&f.labels, "label", []string{"baseline", "new"}, "names of the two runs' columns")
-	fl.StringVar(&f.format, "format", "text", "output format: text or json (schema rtload-check, see the README)")
+	fl.StringVar(&f.format, "format", "text", "output format: text or json (schema rtload-check, see docs/results.md)")
 	fl.StringVar(&f.run.duration, "duration", "", "measured time per trial (overrides the scenario's)")
 	fl.IntVar(&f.run.repeat, "repeat", 0, "rounds per process (overrides the scenario's)")
 	fl.StringArrayVar(&f.run.sets, "set", nil, "override a scenario field: path=value (repeatable)")

@@ -89,7 +89,7 @@ per-call tail's make-up.`,
 			return explain.Closing(rs).Write(out, level == report.Quiet)
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json (schema rtload-explain, see the README)")
+	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json (schema rtload-explain, see docs/results.md)")
 	cpuBudgetFlag(cmd, &budget)
 	levelFlags(cmd, &quiet, &verbose)
 	return cmd

@@ -1,5 +1,5 @@
 // Command rtload is a real-time, pinned-thread load generator for Linux.
-// See `rtload --help` and the README.
+// See `rtload --help`, docs/cli/ (generated from these commands) and the README.
 package main
 
 import (

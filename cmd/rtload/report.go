@@ -21,7 +21,8 @@ person reads (the seed's table, the headline statistics, the marks), with
 -v everything the results hold, with -q only the closing block. The
 closing block is last at every level: each variant's headline figure, the
 change of every other variant against the first with its interval, the
-marks, the results directory.`,
+marks, the results directory. A checkpoint (a run killed, or one whose
+final summary could not be written) is flagged *** INCOMPLETE.`,
 		Example: `  rtload report rtload-results/laight-450-20261130-101500
   rtload report rtload-results/laight-450-20261130-101500 -v
   rtload report rtload-results/laight-450-20261130-101500 --format json | jq '.metrics[0]'`,
@@ -59,7 +60,7 @@ marks, the results directory.`,
 			return strictExit(strict, s)
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json (schema rtload-report, see the README)")
+	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json (schema rtload-report, see docs/results.md)")
 	cpuBudgetFlag(cmd, &budget)
 	levelFlags(cmd, &quiet, &verbose)
 	strictFlag(cmd, &strict)

@@ -237,6 +237,16 @@ func newEnvCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "env",
 		Short: "Print the machine facts every result records (kernel, CPU, clocks, counters, privileges, hardening)",
+		Long: `Env prints what every result records about the machine: kernel, CPU
+model and count, clocksource, TSC flags, which counters work (perf cycles,
+task-clock, TSC, CLOCK_MONOTONIC), capabilities held, RLIMIT_RTPRIO and
+RLIMIT_MEMLOCK, sched_rt_runtime_us, isolcpus/nohz_full, hardening flags
+from /proc/cmdline (init_on_alloc, init_on_free, mitigations, …) and from
+the kernel config when readable (CONFIG_HARDENED_USERCOPY, preemption
+model, CONFIG_HZ), microcode, the CPU vulnerabilities and their
+mitigations (/sys/devices/system/cpu/vulnerabilities), the cpuidle driver
+and governor. --format json (or --json) prints them as summary.json's env
+holds them.`,
 		Example: `  rtload env
   rtload env --format json > env.json`,
 		Args: cobra.NoArgs,

@@ -75,6 +75,9 @@ and prints the seed's table: per-call histograms, one column per variant.
 
 Without an argument it runs the built-in default scenario (laight-450, seed
 000). NAME is a built-in scenario (see rtload list); FILE a YAML file.
+The argument is a file when a path of that name exists and is not a
+directory, else a built-in name: a directory ./laight-450/ does not hide
+the built-in laight-450.
 Ctrl-C (SIGINT) or SIGTERM stops the run early and still writes complete
 results for every trial that ran (exit 130); so do SIGHUP, a closed
 terminal or ssh session (exit 129), and SIGQUIT (exit 131, then the
@@ -116,7 +119,7 @@ variant's extra cost per call.`,
 	fl.BoolVar(&f.taskPerf, "task-perf-counters", false, "count the reader threads' context switches, faults and CPU time with task-bound perf events instead of procfs (they add a few µs to every wakeup latency; results say so)")
 	levelFlags(cmd, &f.quiet, &f.verbose)
 	strictFlag(cmd, &f.strict)
-	fl.StringVar(&f.format, "format", "text", "report format: text or json (schema rtload-report, see the README; the plan then goes to stderr)")
+	fl.StringVar(&f.format, "format", "text", "report format: text or json (schema rtload-report, see docs/results.md; the plan then goes to stderr)")
 	autoFlags(cmd, &f)
 	fl.BoolVar(&f.profile, "profile", false, "add a profiled trial after each variant's trial (kernel and user call chains of the readers); same as --set profile.enabled=true")
 	processesFlag(cmd, &f)

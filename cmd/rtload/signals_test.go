@@ -219,17 +219,18 @@ func summaryState(s *results.Summary, err error) string {
 	return fmt.Sprintf("trials %d, stopped %v, in_progress %v", len(s.Trials), s.Stopped, s.InProgress)
 }
 
-// TestExitCodesDocumented: every exit code has a row in the README's
-// table and is named in rtload --help, the signal codes included.
+// TestExitCodesDocumented: every exit code has a row in the exit code
+// table (docs/output.md) and is named in rtload --help, the signal codes
+// included.
 func TestExitCodesDocumented(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/output.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	help := newRoot().Long
 	for _, c := range []int{ExitOK, ExitFailed, ExitUsage, ExitPrivilege, ExitCannotJudge, ExitHangup, ExitInterrupted, ExitQuit} {
 		if !strings.Contains(string(readme), fmt.Sprintf("\n| %d | ", c)) {
-			t.Errorf("README's exit code table has no row for %d", c)
+			t.Errorf("docs/output.md's exit code table has no row for %d", c)
 		}
 		if !regexp.MustCompile(fmt.Sprintf(`\b%d\b`, c)).MatchString(help) {
 			t.Errorf("rtload --help does not name exit code %d", c)
