@@ -126,10 +126,10 @@ func checkLines(t *testing.T, txt string, rc map[string]int) {
 	for _, host := range []string{"host0", "host1", "host2"} {
 		found := false
 		for _, g := range gate[rc[host]] {
-			found = found || strings.Contains(flat, fmt.Sprintf("rtload check: exit %d: gate: %s", rc[host], g))
+			found = found || strings.Contains(flat, fmt.Sprintf("rtload check: exit %d: check: %s", rc[host], g))
 		}
 		if !found {
-			t.Errorf("status.txt does not show \"rtload check: exit %d: gate: %s\" for %s", rc[host], strings.Join(gate[rc[host]], " or "), host)
+			t.Errorf("status.txt does not show \"rtload check: exit %d: check: %s\" for %s", rc[host], strings.Join(gate[rc[host]], " or "), host)
 		}
 	}
 }
