@@ -412,16 +412,7 @@ func overallLine(verdicts []string, thr float64) string {
 // "check"), with exit, the code the command is about to return
 // (cmd/rtload/exit.go): "check: UNDECIDED at +3% (…): exit 125".
 func GateLine(who string, g Gate, exit int) string {
-	slower, notSlower := 0, 0
-	for _, m := range g.Metrics {
-		switch m.Judged {
-		case JudgedSlower:
-			slower++
-		case JudgedNotSlower:
-			notSlower++
-		}
-	}
-	n := len(g.Metrics)
+	slower, notSlower, n := g.judgedCounts()
 	counts := fmt.Sprintf("%d slower, %d not slower, %d undecided of %d judged", slower, notSlower, n-slower-notSlower, n)
 	code := fmt.Sprintf("exit %d", exit)
 	switch exit {

@@ -247,16 +247,7 @@ func selected(m Metric, names []string) bool {
 func (g Gate) Text(w io.Writer) error {
 	g = termsafe.Copy(g) // strings from results, escaped for the terminal
 	var b strings.Builder
-	slower, notSlower := 0, 0
-	for _, m := range g.Metrics {
-		switch m.Judged {
-		case JudgedSlower:
-			slower++
-		case JudgedNotSlower:
-			notSlower++
-		}
-	}
-	n := len(g.Metrics)
+	slower, notSlower, n := g.judgedCounts()
 	undecided := n - slower - notSlower
 	level := levelPct(g.Level)
 	if n > 1 {
@@ -297,4 +288,18 @@ func pctOr(p *float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%+.2f%%", *p)
+}
+
+// judgedCounts is how many of g's judged metrics are proven slower and
+// proven not slower, of n judged; the rest are undecided.
+func (g Gate) judgedCounts() (slower, notSlower, n int) {
+	for _, m := range g.Metrics {
+		switch m.Judged {
+		case JudgedSlower:
+			slower++
+		case JudgedNotSlower:
+			notSlower++
+		}
+	}
+	return slower, notSlower, len(g.Metrics)
 }

@@ -103,15 +103,7 @@ func Brief(w io.Writer, s *results.Summary) error {
 // auto, five when the clocksource changed), then one line per banner and
 // mark.
 func briefHeader(b *strings.Builder, s *results.Summary) {
-	name := s.Scenario
-	if name == "" {
-		name = "(unnamed)"
-	}
-	fmt.Fprintf(b, "rtload report: scenario %s", name)
-	if s.File != "" {
-		fmt.Fprintf(b, " (%s)", s.File)
-	}
-	b.WriteByte('\n')
+	writeTitle(b, s)
 	if !s.Start.IsZero() && !s.End.IsZero() {
 		fmt.Fprintf(b, "run: %s, %s; ", s.Start.Format(time.RFC3339), s.End.Sub(s.Start).Round(time.Millisecond))
 	}

@@ -141,7 +141,9 @@ func Report(w io.Writer, s *results.Summary) error {
 	return err
 }
 
-func writeHeader(b *strings.Builder, s *results.Summary) {
+// writeTitle writes the report's first line: "rtload report: scenario
+// NAME (FILE)".
+func writeTitle(b *strings.Builder, s *results.Summary) {
 	name := s.Scenario
 	if name == "" {
 		name = "(unnamed)"
@@ -151,6 +153,10 @@ func writeHeader(b *strings.Builder, s *results.Summary) {
 		fmt.Fprintf(b, " (%s)", s.File)
 	}
 	b.WriteByte('\n')
+}
+
+func writeHeader(b *strings.Builder, s *results.Summary) {
+	writeTitle(b, s)
 	if !s.Start.IsZero() {
 		fmt.Fprintf(b, "run: %s", s.Start.Format(time.RFC3339))
 		if !s.End.IsZero() {
