@@ -62,22 +62,9 @@ func Table(w io.Writer, cols []Column, opt TableOptions) error {
 	if len(cols) == 0 {
 		return errors.New("table: no columns")
 	}
-	var lay *record.Snapshot
-	for i := range cols {
-		h := &cols[i].Hist
-		if len(h.Counts) == 0 {
-			if h.Total != 0 || h.OverflowCount != 0 {
-				return fmt.Errorf("table: column %s: %d samples but no buckets", cols[i].Label, h.Total)
-			}
-			continue
-		}
-		if lay == nil {
-			lay = h
-			continue
-		}
-		if !sameLayout(*lay, *h) {
-			return fmt.Errorf("table: column %s: layout %s differs from %s", cols[i].Label, layoutString(*h), layoutString(*lay))
-		}
+	lay, err := tableLayout(cols)
+	if err != nil {
+		return err
 	}
 
 	// Row labels are right-aligned to the seed's 7 characters, or wider.
@@ -178,7 +165,7 @@ func Table(w io.Writer, cols []Column, opt TableOptions) error {
 	}
 	if all == 0 {
 		b.WriteString("(no samples)\n")
-		_, err := io.WriteString(w, b.String())
+		_, err = io.WriteString(w, b.String())
 		return err
 	}
 	row := func(label string, count func(c int) uint64) {
@@ -214,8 +201,32 @@ func Table(w io.Writer, cols []Column, opt TableOptions) error {
 	b.WriteString(dashes)
 	b.WriteByte('\n')
 	row("Total", func(c int) uint64 { return totals[c] })
-	_, err := io.WriteString(w, b.String())
+	_, err = io.WriteString(w, b.String())
 	return err
+}
+
+// tableLayout is the bucket layout every non-empty column of cols shares
+// (nil when all are empty); a column with samples but no buckets, or
+// with another layout, is an error.
+func tableLayout(cols []Column) (*record.Snapshot, error) {
+	var lay *record.Snapshot
+	for i := range cols {
+		h := &cols[i].Hist
+		if len(h.Counts) == 0 {
+			if h.Total != 0 || h.OverflowCount != 0 {
+				return nil, fmt.Errorf("table: column %s: %d samples but no buckets", cols[i].Label, h.Total)
+			}
+			continue
+		}
+		if lay == nil {
+			lay = h
+			continue
+		}
+		if !sameLayout(*lay, *h) {
+			return nil, fmt.Errorf("table: column %s: layout %s differs from %s", cols[i].Label, layoutString(*h), layoutString(*lay))
+		}
+	}
+	return lay, nil
 }
 
 // foldFrom is the first row of the tail [first, nb) in which every row

@@ -382,27 +382,7 @@ func execute(cmd *cobra.Command, sw *signalWatch, spec *scenario.Spec, trials []
 		TaskPerfCounters: f.taskPerf}
 	bar := progress(&opt, f, spec, trials, errw)
 	live := newLiveLine(errw, term.IsTerminal(int(os.Stderr.Fd())))
-	opt.OnInterval = live.update
-	opt.OnCheckpoint = sv.checkpoint
-	if srv != nil {
-		srv.SetRunInfo(spec.Name, "", env.Kernel) // the clock is filled in by the engine once chosen
-		opt.Exporter = srv
-		opt.Kernel = env.Kernel
-		fmt.Fprintf(errw, "metrics: http://%s/metrics\n", srv.Addr())
-	}
-	if f.auto != nil {
-		opt.AfterRound = autoRounds(errw, *f.auto, time.Now())
-	}
-	if f.afterProcess != nil {
-		// check looks at the candidate after each process: with the
-		// scenario and the machine summary.json will record (the engine's
-		// merged summary has neither), or its compare would say the runs
-		// differ in every spec field and fact.
-		opt.AfterProcess = func(sum *results.Summary, elapsed time.Duration) bool {
-			sum.Spec, sum.Plan, sum.Env = sv.run.Spec, sv.run.Plan, sv.run.Env
-			return f.afterProcess(sum, elapsed)
-		}
-	}
+	wireOptions(&opt, f, spec, env, sv, srv, live, errw)
 	var sum *results.Summary
 	var runErr error
 	if spec.Processes > 1 {
@@ -439,6 +419,33 @@ func execute(cmd *cobra.Command, sw *signalWatch, spec *scenario.Spec, trials []
 		fmt.Fprintf(errw, "rtload: wrote %s: %s\n", termsafe.Escape(path), names)
 	}
 	return o, nil
+}
+
+// wireOptions connects the run's callbacks to opt: the live line, the
+// saver's checkpoints, the metrics endpoint srv (nil: none), rounds: auto
+// and check's look after each process.
+func wireOptions(opt *engine.Options, f runFlags, spec *scenario.Spec, env sysinfo.Facts, sv *saver, srv *exporter.Server, live *liveLine, errw io.Writer) {
+	opt.OnInterval = live.update
+	opt.OnCheckpoint = sv.checkpoint
+	if srv != nil {
+		srv.SetRunInfo(spec.Name, "", env.Kernel) // the clock is filled in by the engine once chosen
+		opt.Exporter = srv
+		opt.Kernel = env.Kernel
+		fmt.Fprintf(errw, "metrics: http://%s/metrics\n", srv.Addr())
+	}
+	if f.auto != nil {
+		opt.AfterRound = autoRounds(errw, *f.auto, time.Now())
+	}
+	if f.afterProcess != nil {
+		// check looks at the candidate after each process: with the
+		// scenario and the machine summary.json will record (the engine's
+		// merged summary has neither), or its compare would say the runs
+		// differ in every spec field and fact.
+		opt.AfterProcess = func(sum *results.Summary, elapsed time.Duration) bool {
+			sum.Spec, sum.Plan, sum.Env = sv.run.Spec, sv.run.Plan, sv.run.Env
+			return f.afterProcess(sum, elapsed)
+		}
+	}
 }
 
 // writtenFiles lists the files of the results directory path, as they
