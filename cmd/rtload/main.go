@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"strings"
 	"syscall"
+
+	"github.com/rtload/rtload/rt"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -37,25 +38,7 @@ func main() {
 // the kernel. The setting only disables signal-based preemption; set
 // RTLOAD_NO_REEXEC=1 to skip the re-exec.
 func reexecQuiet() {
-	if os.Getenv("RTLOAD_NO_REEXEC") != "" || strings.Contains(os.Getenv("GODEBUG"), "asyncpreemptoff=1") {
-		return
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return
-	}
-	env := os.Environ()
-	gd := "GODEBUG=asyncpreemptoff=1"
-	for i, e := range env {
-		if v, ok := strings.CutPrefix(e, "GODEBUG="); ok {
-			env[i] = gd + "," + v
-			gd = ""
-		}
-	}
-	if gd != "" {
-		env = append(env, gd)
-	}
-	if err := syscall.Exec(exe, os.Args, env); err != nil {
+	if err := rt.ReexecQuiet("RTLOAD_NO_REEXEC"); err != nil {
 		fmt.Fprintf(os.Stderr, "rtload: warning: re-exec with GODEBUG=asyncpreemptoff=1 failed: %v (runtime preemption signals may show in latencies)\n", err)
 	}
 }

@@ -170,25 +170,7 @@ func summarise(name string, w io.Writer) error {
 // clock_nanosleep, and the signal lands in recv calls of either side.
 // FIDELITY_NO_REEXEC=1 skips it.
 func reexecQuiet() {
-	if os.Getenv("FIDELITY_NO_REEXEC") != "" || strings.Contains(os.Getenv("GODEBUG"), "asyncpreemptoff=1") {
-		return
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return
-	}
-	env := os.Environ()
-	gd := "GODEBUG=asyncpreemptoff=1"
-	for i, e := range env {
-		if v, ok := strings.CutPrefix(e, "GODEBUG="); ok {
-			env[i] = gd + "," + v
-			gd = ""
-		}
-	}
-	if gd != "" {
-		env = append(env, gd)
-	}
-	if err := syscall.Exec(exe, os.Args, env); err != nil {
+	if err := rt.ReexecQuiet("FIDELITY_NO_REEXEC"); err != nil {
 		fmt.Fprintf(os.Stderr, "fidelity: warning: re-exec with GODEBUG=asyncpreemptoff=1 failed: %v\n", err)
 	}
 }
