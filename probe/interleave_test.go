@@ -54,15 +54,7 @@ func interleaved(t *testing.T, catchUp bool, block, warm, measured uint64, rxs [
 
 func runLoop(t *testing.T, l *probe.Loop) {
 	t.Helper()
-	done := make(chan struct{})
-	go func() { defer close(done); l.Run() }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		l.Stop.Store(true)
-		<-done
-		t.Fatal("Loop.Run did not end by HardStop within 10 s")
-	}
+	runBoundedLoop(t, l)
 	if l.Errno != 0 {
 		t.Fatalf("Errno %v", unix.Errno(l.Errno))
 	}
@@ -195,5 +187,20 @@ func BenchmarkBlockSwitch(b *testing.B) {
 			il.Closed = 0
 		}
 		l.NextBlock(int64(i + 1))
+	}
+}
+
+// runBoundedLoop runs l.Run on a goroutine and waits for it, at most 10 s
+// (then it stops l and fails t): a loop past its HardStop is a bug.
+func runBoundedLoop(t *testing.T, l *probe.Loop) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); l.Run() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		l.Stop.Store(true)
+		<-done
+		t.Fatal("Loop.Run did not end by HardStop within 10 s")
 	}
 }

@@ -688,15 +688,7 @@ func TestLoopWindowEdges(t *testing.T) {
 	ms := int64(time.Millisecond)
 	run := func(t *testing.T, l *probe.Loop) (missedInLog uint64, rows int) {
 		t.Helper()
-		done := make(chan struct{})
-		go func() { defer close(done); l.Run() }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			l.Stop.Store(true)
-			<-done
-			t.Fatal("Loop.Run did not end within 10 s")
-		}
+		runBoundedLoop(t, l)
 		l.Wakeups.Drain(func(w *record.Wakeup) { missedInLog += uint64(w.Missed); rows++ })
 		if l.Errno != 0 || l.Wakeups.Dropped() != 0 || uint64(rows) != l.MeasuredTicks {
 			t.Fatalf("errno %d, %d records dropped, %d rows for %d wakeups", l.Errno, l.Wakeups.Dropped(), rows, l.MeasuredTicks)
