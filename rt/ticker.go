@@ -35,6 +35,9 @@ type Ticker struct {
 	// nsPerTick converts a TSC interval to ns for the wake stamp (see
 	// Wait); 0 when the TSC is not usable for it.
 	nsPerTick float64
+	// maxPairTicks is maxPairNs in TSC ticks: the widest TSC read around
+	// Wait's clock read that is taken as one instant.
+	maxPairTicks uint64
 }
 
 // TickerStats counts what Wait did since NewTicker.
@@ -68,7 +71,11 @@ type TickerStats struct {
 // from the process's one TSC calibration (the first NewTicker or
 // NewClock(ClockTSC) runs it: 100 ms).
 func NewTicker(startNs, periodNs int64, catchUp bool) *Ticker {
-	return &Ticker{start: startNs, period: periodNs, catchUp: catchUp, maxBacklog: DefaultMaxBacklog, nsPerTick: wakeNsPerTick()}
+	t := &Ticker{start: startNs, period: periodNs, catchUp: catchUp, maxBacklog: DefaultMaxBacklog, nsPerTick: wakeNsPerTick()}
+	if t.nsPerTick > 0 {
+		t.maxPairTicks = uint64(maxPairNs / t.nsPerTick)
+	}
+	return t
 }
 
 // wakeNsPerTick is ns per TSC tick for Wait's wake stamp, or 0 where there
@@ -144,7 +151,9 @@ func (t *Ticker) Overran() bool { return t.overran }
 // The time of wake is taken as early as user space can: where StampsWake,
 // the sleep is one assembly routine that reads the TSC with RDTSCP as the
 // instruction after SYSCALL, and latency = nanotime() − (TSC now − TSC at
-// wake) × ns per tick − deadline (see wakeLatency); elsewhere it is
+// wake) × ns per tick − deadline (see wakeLatency), with TSC now read just
+// before nanotime() and checked by a read just after it (at most 1 µs
+// apart); elsewhere it is
 // nanotime() after the call returns. (The Go system call return path, cold
 // after the sleep, put 4–6 µs at p50 between the kernel's return and that
 // nanotime; bench/GAPS.md.)
@@ -162,14 +171,34 @@ func (t *Ticker) Wait() (k uint64, deadline, latency int64, missed uint64, errno
 		}
 	}
 	errno = unix.Errno(e)
-	now := nanotime()
-	if t.nsPerTick > 0 {
-		latency = wakeLatency(now, deadline, rdtscp(), wake, t.nsPerTick)
-	} else {
-		latency = now - deadline
+	if t.nsPerTick == 0 {
+		latency = nanotime() - deadline
+		return
 	}
+	// The TSC is read before the clock, so a stall between the two reads
+	// (an interrupt, steal, a preemption) can only make the wake later,
+	// never earlier than it was; a second TSC read after the clock bounds
+	// that stall, and a pair wider than maxPairNs is read again, up to
+	// three times. (Read the other way round, a 97 µs stall after the clock
+	// read under load gave a wake 97 µs before its deadline: TSC now was
+	// late, so the interval taken off was too long.)
+	var now int64
+	var tscNow uint64
+	for i := 0; i < 3; i++ {
+		tscNow = rdtscp()
+		now = nanotime()
+		if rdtscp()-tscNow <= t.maxPairTicks {
+			break
+		}
+	}
+	latency = wakeLatency(now, deadline, tscNow, wake, t.nsPerTick)
 	return
 }
+
+// maxPairNs bounds the interval between the TSC read and the clock read
+// that Wait pairs (see Wait): a vDSO clock read takes tens of ns, so a
+// pair wider than 1 µs had a stall in it.
+const maxPairNs = 1000
 
 // maxWakeGap bounds the TSC interval wakeLatency converts (1 ms of ticks
 // at 10 GHz): a larger one (or a negative one) is not a wake stamp of this
