@@ -98,11 +98,24 @@ func checkRecvmsgAttribution(t *testing.T, at profile.Attribution) {
 	if at.Unexplained != "" && strings.HasPrefix(at.Unexplained, "too few") {
 		t.Fatalf("too few samples: %s", at.Unexplained)
 	}
-	// The entry paths pair through what both syscalls call.
+	// The entry paths pair through what both syscalls call. entry holds
+	// the kernel entry functions by base name (___sys_recvmsg.isra.0 is
+	// ___sys_recvmsg); isEntry every entry function by its exact name, as
+	// Attribute keys them: BaseName cuts a Go name at its package
+	// ("runtime.racefuncexit" is "runtime"), so one runtime function on an
+	// entry path made every runtime function look like one.
 	entry := map[string]bool{}
+	type fkey struct {
+		name   string
+		kernel bool
+	}
+	isEntry := map[fkey]bool{}
 	for _, f := range at.Funcs {
 		if f.Entry {
-			entry[profile.BaseName(f.Func)] = true
+			isEntry[fkey{f.Func, f.Kernel}] = true
+			if f.Kernel {
+				entry[profile.BaseName(f.Func)] = true
+			}
 		}
 	}
 	for _, f := range []string{"___sys_recvmsg", "____sys_recvmsg", "__sys_recvfrom"} {
@@ -118,8 +131,7 @@ func checkRecvmsgAttribution(t *testing.T, at profile.Attribution) {
 	// recvmsg's path; no seat is an entry-path function.
 	var own bool
 	for _, s := range at.Seats {
-		base := profile.BaseName(s.Func)
-		if entry[base] {
+		if isEntry[fkey{s.Func, s.Kernel}] {
 			t.Errorf("seat %s (%s) is an entry-path function", s.Func, s.Kind)
 		}
 		if s.Kind == profile.SeatOwn && s.Diff.Value > 0 && s.Diff.Significant() && s.SamplesB == 0 && containsBase(s.Path, "copy_msghdr_from_user") {
