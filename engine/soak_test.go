@@ -233,8 +233,14 @@ variants:
 		if tr.Index != i || tr.Variant != want.variant || tr.Round != want.round {
 			t.Errorf("slice %d: trial %d variant %q round %d, want variant %s round %d", i, tr.Index, tr.Variant, tr.Round, want.variant, want.round)
 		}
-		if want.wakeups > 0 && (r.Wakeups < want.wakeups-2 || r.Wakeups > want.wakeups+2 || tr.DurationNs != int64(time.Second)) {
-			t.Errorf("slice %d (%s): %d wakeups in %v, want %d in 1s", i, tr.Variant, r.Wakeups, time.Duration(tr.DurationNs), want.wakeups)
+		// A whole slice's deadlines are each run or missed, exactly; how
+		// many were missed is the machine's (3 of 200 once under load:
+		// another run's SCHED_FIFO 80 reader on CPU 1, or RT throttling).
+		if want.wakeups > 0 && (r.Wakeups+r.MissedTicks != want.wakeups || r.Wakeups == 0 || tr.DurationNs != int64(time.Second)) {
+			t.Errorf("slice %d (%s): %d wakeups + %d missed ticks in %v, want %d in 1s", i, tr.Variant, r.Wakeups, r.MissedTicks, time.Duration(tr.DurationNs), want.wakeups)
+		}
+		if r.MissedTicks > 0 {
+			t.Logf("slice %d (%s): %d of %d deadlines missed", i, tr.Variant, r.MissedTicks, r.Wakeups+r.MissedTicks)
 		}
 		if want.wakeups == 0 && (r.Wakeups == 0 || r.Wakeups >= 100 || tr.DurationNs >= int64(time.Second)) {
 			t.Errorf("partial slice %d: %d wakeups in %v, want some, less than a slice", i, r.Wakeups, time.Duration(tr.DurationNs))
