@@ -76,6 +76,9 @@ type trial struct {
 	// stopped: the trial ended before its window did (ctx, a results file
 	// that cannot be written, or a start that failed).
 	stopped bool
+	// haltNs is when stop halted the readers (CLOCK_MONOTONIC ns): a
+	// stopped trial measured up to then.
+	haltNs int64
 }
 
 // newTrial prepares trial tr of run r, or with members (≥ 2, tr the
@@ -442,11 +445,17 @@ func (t *trial) probesDone() bool {
 //  8. The kernel watch and the housekeeping confinement: every thread of
 //     the trial has ended.
 //
-// Before anything stops it lists every thread once more (ThreadsEnd). It
-// stops only what start started, so it also ends a trial whose start
-// failed part way.
+// Before anything stops it lists every thread once more (ThreadsEnd),
+// unless the trial was stopped: its readers go on measuring until step 4,
+// so it lists them once they ended. (The listing reads every thread of
+// every process, for real-time ones on the readers' CPUs: 0.15–0.8 s
+// under load, from the housekeeping CPU. Done first, it kept a stopped
+// trial measuring that long past the stop, often past its window's end:
+// a soak slice stopped half way had run all 100 of its ticks.) It stops
+// only what start started, so it also ends a trial whose start failed
+// part way.
 func (t *trial) stop() {
-	if t.w != nil {
+	if t.w != nil && !t.stopped {
 		t.res.ThreadsEnd = t.threads()
 	}
 	for _, p := range t.probes {
@@ -466,6 +475,7 @@ func (t *trial) stop() {
 	if len(t.readers) > 0 {
 		time.Sleep(tailPause(t.sp))
 	}
+	t.haltNs = rt.Monotonic()
 	for _, r := range t.readers {
 		r.halt()
 	}
@@ -480,6 +490,9 @@ func (t *trial) stop() {
 				t.degraded = append(t.degraded, fmt.Sprintf("reader %s: per-call counter %s: %s", r.spec.Name, st.Event, st.Reason))
 			}
 		}
+	}
+	if t.w != nil && t.stopped {
+		t.res.ThreadsEnd = t.threads()
 	}
 	if t.steal != nil {
 		if now, err := sysinfo.ReadCPUSteal(); err == nil {
@@ -547,7 +560,10 @@ func (t *trial) collectOne() (*results.Trial, error) {
 	res := t.res
 	res.DurationNs = int64(t.sp.Duration)
 	if t.stopped {
-		res.DurationNs = max(0, rt.Monotonic()-t.win.from)
+		// Measured up to the readers' halt, never past the window (it
+		// was collect's time: after the writer, noise and threads had
+		// stopped, a stopped 5 s trial once "measured" 5.05 s).
+		res.DurationNs = max(0, min(t.haltNs, t.win.until)-t.win.from)
 	}
 	for _, r := range t.readers {
 		r.closeLog()
