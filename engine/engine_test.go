@@ -199,8 +199,16 @@ func TestRunStopped(t *testing.T) {
 		t.Errorf("trial measured %v of its 5s window after a cancel a tenth of the way through", d)
 	}
 	t.Logf("returned %v after the run started; the trial measured %v", time.Since(start), time.Duration(sum.Trials[0].DurationNs))
-	if sum.Trials[0].Readers[0].Wakeups == 0 {
-		t.Errorf("no wakeups recorded before the stop")
+	// That the reader woke before the stop is the machine's: another
+	// run's SCHED_FIFO 80 reader on CPU 1, or RT throttling, can keep it
+	// off its CPU for the half second (once under load). Then the trial
+	// must say so.
+	if tr := sum.Trials[0]; tr.Readers[0].Wakeups == 0 {
+		if !tr.Marked(results.MarkEmpty) {
+			t.Errorf("no wakeups recorded before the stop, and the trial is not marked %s", results.MarkEmpty)
+		} else {
+			t.Logf("no wakeups recorded before the stop: %s", tr.MarkText(results.MarkEmpty))
+		}
 	}
 }
 
