@@ -191,7 +191,7 @@ readers: [{name: rt, endpoints: [s], cpu: 1, period: 10ms}]
 // Stopped (ctx, as Ctrl-C does) in the third slice, after two whole ones,
 // the run has complete results for both variants: a whole slice of each,
 // and the third, partial, of the first variant, its wakeups counted up to
-// the stop.
+// the stop and its duration the time measured (not the stop's own work).
 func TestSoakSlices(t *testing.T) {
 	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	spec, trials := load(t, `
@@ -226,24 +226,30 @@ variants:
 	for i, want := range []struct {
 		variant string
 		round   int
-		wakeups uint64 // whole slices: 1 s of the variant's period
+		wakeups uint64 // whole slices: the deadlines of 1 s at the variant's period
 	}{{"a", 0, 100}, {"b", 0, 200}, {"a", 1, 0}} {
 		tr := sum.Trials[i]
 		r := tr.Readers[0]
 		if tr.Index != i || tr.Variant != want.variant || tr.Round != want.round {
 			t.Errorf("slice %d: trial %d variant %q round %d, want variant %s round %d", i, tr.Index, tr.Variant, tr.Round, want.variant, want.round)
 		}
-		// A whole slice's deadlines are each run or missed, exactly; how
-		// many were missed is the machine's (3 of 200 once under load:
-		// another run's SCHED_FIFO 80 reader on CPU 1, or RT throttling).
-		if want.wakeups > 0 && (r.Wakeups+r.MissedTicks != want.wakeups || r.Wakeups == 0 || tr.DurationNs != int64(time.Second)) {
-			t.Errorf("slice %d (%s): %d wakeups + %d missed ticks in %v, want %d in 1s", i, tr.Variant, r.Wakeups, r.MissedTicks, time.Duration(tr.DurationNs), want.wakeups)
+		// A whole slice's deadlines are each run or missed; how many the
+		// machine made the reader miss is its own (logged).
+		if want.wakeups > 0 && (r.Wakeups+r.MissedTicks != want.wakeups || tr.DurationNs != int64(time.Second)) {
+			t.Errorf("slice %d (%s): %d wakeups + %d missed in %v, want %d deadlines in 1s", i, tr.Variant, r.Wakeups, r.MissedTicks, time.Duration(tr.DurationNs), want.wakeups)
 		}
-		if r.MissedTicks > 0 {
-			t.Logf("slice %d (%s): %d of %d deadlines missed", i, tr.Variant, r.MissedTicks, r.Wakeups+r.MissedTicks)
-		}
-		if want.wakeups == 0 && (r.Wakeups == 0 || r.Wakeups >= 100 || tr.DurationNs >= int64(time.Second)) {
-			t.Errorf("partial slice %d: %d wakeups in %v, want some, less than a slice", i, r.Wakeups, time.Duration(tr.DurationNs))
+		t.Logf("slice %d (%s): %d wakeups, %d missed, in %v", i, tr.Variant, r.Wakeups, r.MissedTicks, time.Duration(tr.DurationNs))
+		if want.wakeups == 0 {
+			// Stopped after its first interval (500 ms), so its measured
+			// time is from there to the slice's 1 s; when in it the stop
+			// landed is the machine's. Its deadlines up to then are each
+			// run or missed: the loop measured up to its own end, which
+			// is where the duration ends.
+			d := time.Duration(tr.DurationNs)
+			due := min(uint64(d/(10*time.Millisecond))+1, 100)
+			if r.Wakeups == 0 || d < 500*time.Millisecond || d > time.Second || r.Wakeups+r.MissedTicks != due {
+				t.Errorf("partial slice %d: %d wakeups + %d missed in %v; want some, %d deadlines, in 500ms–1s", i, r.Wakeups, r.MissedTicks, d, due)
+			}
 		}
 		if len(r.WakeupLog) == 0 || r.WakeupLatency.Count != r.Wakeups {
 			t.Errorf("slice %d: wakeup log %v, latency count %d of %d wakeups", i, r.WakeupLog, r.WakeupLatency.Count, r.Wakeups)

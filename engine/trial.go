@@ -74,11 +74,10 @@ type trial struct {
 	yield *probe.Flag // set by a soak's writer to collect garbage (probe.Loop.Yield)
 	w     *trialWriter
 	// stopped: the trial ended before its window did (ctx, a results file
-	// that cannot be written, or a start that failed).
+	// that cannot be written, or a start that failed); stopAt is when wait
+	// saw that (CLOCK_MONOTONIC ns).
 	stopped bool
-	// haltNs is when stop halted the readers (CLOCK_MONOTONIC ns): a
-	// stopped trial measured up to then.
-	haltNs int64
+	stopAt  int64
 }
 
 // newTrial prepares trial tr of run r, or with members (≥ 2, tr the
@@ -391,10 +390,10 @@ func (t *trial) wait(ctx context.Context) {
 		}
 		select {
 		case <-ctx.Done():
-			t.stopped = true
+			t.stopped, t.stopAt = true, rt.Monotonic()
 			return
 		case <-t.w.failed:
-			t.stopped = true
+			t.stopped, t.stopAt = true, rt.Monotonic()
 			return
 		case <-progress.C:
 		}
@@ -475,7 +474,6 @@ func (t *trial) stop() {
 	if len(t.readers) > 0 {
 		time.Sleep(tailPause(t.sp))
 	}
-	t.haltNs = rt.Monotonic()
 	for _, r := range t.readers {
 		r.halt()
 	}
@@ -560,10 +558,7 @@ func (t *trial) collectOne() (*results.Trial, error) {
 	res := t.res
 	res.DurationNs = int64(t.sp.Duration)
 	if t.stopped {
-		// Measured up to the readers' halt, never past the window (it
-		// was collect's time: after the writer, noise and threads had
-		// stopped, a stopped 5 s trial once "measured" 5.05 s).
-		res.DurationNs = max(0, min(t.haltNs, t.win.until)-t.win.from)
+		res.DurationNs = t.stoppedWindow()
 	}
 	for _, r := range t.readers {
 		r.closeLog()
@@ -585,6 +580,24 @@ func (t *trial) collectOne() (*results.Trial, error) {
 		return res, fmt.Errorf("results: %w", t.w.err) // an interval or spike log, or a checkpoint; each names its file
 	}
 	return res, nil
+}
+
+// stoppedWindow is a stopped trial's measured time in ns: from the
+// window's start to where measuring ended, never past the window's end.
+// Measuring ends where the readers' loops did (each measures up to the
+// tick after its halt), the latest of them; with no reader, at the stop.
+// The stop's own work after that (senders, the tail pause, noise, logs)
+// is not measured time: counted in, a stop that took 700 ms under load
+// gave a 1 s soak slice a duration of 1.26 s.
+func (t *trial) stoppedWindow() int64 {
+	end := t.stopAt
+	if len(t.readers) > 0 {
+		end = 0
+		for _, r := range t.readers {
+			end = max(end, r.loop.EndNs)
+		}
+	}
+	return min(max(0, end-t.win.from), t.win.until-t.win.from)
 }
 
 // close releases everything the trial opened, on every path: the netlink

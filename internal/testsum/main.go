@@ -26,6 +26,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -134,6 +135,14 @@ func readStage(name string, r io.Reader, w io.Writer) Stage {
 				st.Fails = append(st.Fails, Test{Package: e.Package, Test: e.Test})
 				fmt.Fprint(w, strings.Join(out[key], ""))
 			} else {
+				// A test still running when the package failed (a
+				// timeout's panic, a crash) never ends: its output, the
+				// goroutine dump included, is printed with its name.
+				for _, k := range unended(out, e.Package) {
+					fmt.Fprint(w, strings.Join(out[k], ""))
+					st.Fails = append(st.Fails, Test{Package: e.Package, Test: strings.TrimPrefix(k, e.Package+" ") + " (never ended: a timeout or a crash; output above)"})
+					delete(out, k)
+				}
 				fmt.Fprint(w, strings.Join(pkgOut[e.Package], ""))
 				fmt.Fprintf(w, "FAIL %s %.1fs\n", e.Package, e.Elapsed)
 				if !hasFailIn(st.Fails, e.Package) {
@@ -152,6 +161,19 @@ func readStage(name string, r io.Reader, w io.Writer) Stage {
 	}
 	st.Elapsed = time.Since(start).Round(time.Second)
 	return st
+}
+
+// unended are the keys of out (package + " " + test) of package pkg's
+// tests that started and never ended, sorted.
+func unended(out map[string][]string, pkg string) []string {
+	var keys []string
+	for k := range out {
+		if strings.HasPrefix(k, pkg+" ") && len(k) > len(pkg)+1 {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 func hasFailIn(fails []Test, pkg string) bool {

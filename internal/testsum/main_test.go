@@ -10,7 +10,8 @@ import (
 
 // TestStageAndSummary feeds a stage's go test -json events: a pass, a
 // skip with its reason, a failure with its output, a package that failed
-// to build; the stage is failed and the summary lists each.
+// to build, a test that never ended (a timeout: its goroutine dump is
+// printed, with its name); the stage is failed and the summary lists each.
 func TestStageAndSummary(t *testing.T) {
 	events := strings.Join([]string{
 		`{"Action":"run","Package":"p","Test":"TestA"}`,
@@ -27,17 +28,24 @@ func TestStageAndSummary(t *testing.T) {
 		`{"Action":"build-output","Package":"q","Output":"q/x.go:1: syntax error\n"}`,
 		`{"Action":"fail","Package":"q"}`,
 		`{"Action":"skip","Package":"r"}`,
+		`{"Action":"run","Package":"h","Test":"TestHang"}`,
+		`{"Action":"output","Package":"h","Test":"TestHang","Output":"=== RUN   TestHang\n"}`,
+		`{"Action":"output","Package":"h","Test":"TestHang","Output":"panic: test timed out after 10m0s\n"}`,
+		`{"Action":"output","Package":"h","Test":"TestHang","Output":"goroutine 7 [chan receive]:\nh.TestHang(…)\n"}`,
+		`{"Action":"output","Package":"h","Output":"FAIL\th\t600.0s\n"}`,
+		`{"Action":"fail","Package":"h","Elapsed":600}`,
 	}, "\n")
 	var echo bytes.Buffer
 	st := readStage("race", strings.NewReader(events), &echo)
 	want := Stage{Name: "race", Failed: true, Passed: 1,
-		Fails: []Test{{Package: "p", Test: "TestC"}, {Package: "q", Test: "(package: build, panic or timeout; output above)"}},
+		Fails: []Test{{Package: "p", Test: "TestC"}, {Package: "q", Test: "(package: build, panic or timeout; output above)"},
+			{Package: "h", Test: "TestHang (never ended: a timeout or a crash; output above)"}},
 		Skips: []Test{{Package: "p", Test: "TestB", Reason: "b_test.go:9: the machine marked the baseline: steal 100ms"}}}
 	st.Elapsed = 0
 	if d := cmp.Diff(want, st); d != "" {
 		t.Errorf("stage (-want +got):\n%s", d)
 	}
-	for _, s := range []string{"c_test.go:3: 3985 of 4000", "FAIL p 1.5s", "not json: printed as it is", "q/x.go:1: syntax error", "SKIP p TestB: b_test.go:9"} {
+	for _, s := range []string{"c_test.go:3: 3985 of 4000", "FAIL p 1.5s", "not json: printed as it is", "q/x.go:1: syntax error", "SKIP p TestB: b_test.go:9", "panic: test timed out after 10m0s\ngoroutine 7 [chan receive]:\nh.TestHang"} {
 		if !strings.Contains(echo.String(), s) {
 			t.Errorf("echo lacks %q:\n%s", s, echo.String())
 		}
