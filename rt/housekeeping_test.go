@@ -209,18 +209,7 @@ func TestHousekeepingNewThread(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer hk.Stop()
-	// Park locked threads until the runtime has to create a new one (a
-	// TID that did not exist at confinement): at most 64.
-	var fresh rt.Applied
-	for i := 0; i < 64 && fresh.TID == 0; i++ {
-		a := parked(t, rt.Sched{Name: fmt.Sprintf("rtl-hk-new%d", i)})
-		if _, old := before[a.TID]; !old {
-			fresh = a
-		}
-	}
-	if fresh.TID == 0 {
-		t.Fatal("64 locked threads started, none new")
-	}
+	fresh := parkUntilNew(t, before, "rtl-hk-new")
 	if !eventually(func() bool { return cpusAllowedList(fresh.TID) == strconv.Itoa(hkCPU) }) {
 		t.Errorf("new thread %d has cpus %s 3 s after it started; want %d", fresh.TID, cpusAllowedList(fresh.TID), hkCPU)
 	}
@@ -318,18 +307,9 @@ func TestHousekeepingStopRestoresLateThreads(t *testing.T) {
 			hk.Stop()
 		}
 	})
-	// Park locked threads until the runtime creates a new one, at most 64:
-	// it clones from a confined thread, so the new one is born confined.
-	var fresh rt.Applied
-	for i := 0; i < 64 && fresh.TID == 0; i++ {
-		a := parked(t, rt.Sched{Name: fmt.Sprintf("rtl-hk-late%d", i)})
-		if _, old := before[a.TID]; !old {
-			fresh = a
-		}
-	}
-	if fresh.TID == 0 {
-		t.Fatal("64 locked threads started, none new")
-	}
+	// The runtime clones the new thread from a confined one, so it is born
+	// confined.
+	fresh := parkUntilNew(t, before, "rtl-hk-late")
 	if got := cpusAllowedList(fresh.TID); got != hkList {
 		t.Skipf("new thread %d born with cpus %s, not the housekeeping mask %s: nothing to restore", fresh.TID, got, hkList)
 	}
@@ -348,4 +328,19 @@ func TestHousekeepingStopRestoresLateThreads(t *testing.T) {
 	if len(bad) != 0 {
 		t.Errorf("after Stop (report %+v), still confined:\n\t%s", rep, strings.Join(bad, "\n\t"))
 	}
+}
+
+// parkUntilNew parks locked threads (named prefix0, prefix1, …) until the
+// runtime has to create a new one, a TID not in before (the threads at
+// confinement), and returns it: at most 64, else the test fails.
+func parkUntilNew(t *testing.T, before map[int]string, prefix string) rt.Applied {
+	t.Helper()
+	for i := 0; i < 64; i++ {
+		a := parked(t, rt.Sched{Name: fmt.Sprintf("%s%d", prefix, i)})
+		if _, old := before[a.TID]; !old {
+			return a
+		}
+	}
+	t.Fatal("64 locked threads started, none new")
+	return rt.Applied{}
 }
