@@ -113,12 +113,7 @@ func TestHousekeepingConfines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stopped := false
-	t.Cleanup(func() {
-		if !stopped {
-			hk.Stop()
-		}
-	})
+	t.Cleanup(func() { hk.Stop() }) // a no-op after the test's own Stop
 	// Started after confinement, exempting themselves: a pinned sender and
 	// an unpinned noise thread, which gets the whole mask back although it
 	// may run on (or be created by) a confined thread.
@@ -162,7 +157,6 @@ func TestHousekeepingConfines(t *testing.T) {
 	}
 
 	rep := hk.Stop()
-	stopped = true
 	if rep.Threads < 1 || rep.Exempt != 3 || len(rep.Errors) != 0 || rep.Passes < 1 || !slices.Equal(rep.CPUs, []int{hkCPU}) {
 		t.Errorf("report %+v: want ≥ 1 thread confined, 3 exempt, no errors, cpus [%d]", rep, hkCPU)
 	}
@@ -301,12 +295,7 @@ func TestHousekeepingStopRestoresLateThreads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stopped := false
-	t.Cleanup(func() {
-		if !stopped {
-			hk.Stop()
-		}
-	})
+	t.Cleanup(func() { hk.Stop() }) // a no-op after the test's own Stop
 	// The runtime clones the new thread from a confined one, so it is born
 	// confined.
 	fresh := parkUntilNew(t, before, "rtl-hk-late")
@@ -314,7 +303,6 @@ func TestHousekeepingStopRestoresLateThreads(t *testing.T) {
 		t.Skipf("new thread %d born with cpus %s, not the housekeeping mask %s: nothing to restore", fresh.TID, got, hkList)
 	}
 	rep := hk.Stop()
-	stopped = true
 	if got := cpusAllowedList(fresh.TID); got != all {
 		t.Errorf("after Stop (report %+v) new thread %d has cpus %s, want %s back", rep, fresh.TID, got, all)
 	}
