@@ -470,14 +470,7 @@ func TestLoopMissedSumsToMissedTicks(t *testing.T) {
 			l := &probe.Loop{Ticker: tk, Probe: p,
 				MeasureFrom: tk.Deadline(4), MeasureUntil: tk.Deadline(84), HardStop: tk.Deadline(84),
 				Wakeups: record.NewRing[record.Wakeup](128), Rec: probe.NewRecorders(seedLayout)}
-			done := make(chan struct{})
-			go func() { defer close(done); l.Run() }()
-			select {
-			case <-done:
-			case <-time.After(10 * time.Second):
-				l.Stop.Store(true)
-				t.Fatal("Loop.Run did not end by HardStop within 10 s")
-			}
+			runBoundedLoop(t, l)
 			var sum uint64
 			l.Wakeups.Drain(func(w *record.Wakeup) { sum += uint64(w.Missed) })
 			st := tk.Stats()
