@@ -559,6 +559,18 @@ func TestLoopHandoff(t *testing.T) {
 	}
 	final := l.Final()
 	sets = append(sets, seen{final.FromNs, final.ToNs, final.Ticks, final.Spikes, final.Set.HDR(record.WakeupLatency).Count()})
+	if l.MeasuredTicks == 0 {
+		// The goroutine (not real-time) was kept off its CPU past the
+		// window's end before its first Wait, which skipped the whole
+		// window (once under load: one set, 0 ticks). That is the
+		// machine's; the identity still holds: each of the window's 40
+		// deadlines is missed, and nothing was handed over.
+		if l.MissedTicks != 40 || len(sets) != 1 {
+			t.Errorf("no tick measured: missed %d of the window's 40 deadlines, %d sets; want 40, 1", l.MissedTicks, len(sets))
+		}
+		t.Logf("the first Wait skipped the whole window: %+v", sets)
+		return
+	}
 	if len(sets) < 2 && h.Late.Load() == 0 {
 		t.Fatalf("%d sets in a 30 ms window with 5 ms intervals and no late handoff: %+v", len(sets), sets)
 	}
