@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
 )
@@ -55,6 +56,19 @@ func (f *fleet) baselines(t *testing.T) baselineDirs {
 		linky: forgeBaseline(t, run, filepath.Join(f.dir, "base-linky"), 1, 1),
 	}
 	f.rtload(t, "run", "timer-only", "--duration", "1s", prio, "--no-wakeup-log", "-q", "--out", b.nolog)
+	// host2's A/A check reruns this real baseline; when the machine marked
+	// it (under load, RT throttling kept its reader off CPU 1 for 252 ms),
+	// check rightly refuses it before running anything, and host2 has no
+	// results to test. The test skips, naming the mark, as the check tests
+	// in cmd/rtload do.
+	// (The forged baselines drop every mark, so only this one can be.)
+	s, err := results.ReadSummary(b.nolog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if why := compare.Unjudgeable("baseline", s); len(why) > 0 {
+		t.Skipf("the machine marked host2's A/A baseline, so its check cannot run: %s", strings.Join(why, "; "))
+	}
 	if err := os.Symlink(f.secret, filepath.Join(b.linky, "notes.txt")); err != nil {
 		t.Fatal(err)
 	}
