@@ -52,6 +52,9 @@ type Block struct {
 	SumTicks    uint64 `json:"sum_ticks"`
 	Messages    uint64 `json:"messages"`
 	WakeupMaxNs int64  `json:"wakeup_max_ns"`
+	// Controls are the block's drift-control sums (results.Controls);
+	// nil when its reader timed none.
+	Controls *BlockControls `json:"controls,omitempty"`
 }
 
 // MeanTicks is the block's mean per-call cost in clock ticks (0 for a

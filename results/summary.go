@@ -287,6 +287,10 @@ type Reader struct {
 	// give is absent, and the trial is marked degraded with the reason
 	// (--allow-degraded; without it the run is refused).
 	PerCallCounters []PerCallCounter `json:"per_call_counters,omitempty"`
+	// Controls are the drift controls timed in every tick after the
+	// drain; nil for a reader that timed none (results written before
+	// they existed, a timer-only reader).
+	Controls *Controls `json:"controls,omitempty"`
 }
 
 // PerCall holds the three per-call histograms.
