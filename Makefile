@@ -27,11 +27,11 @@ IMAGE_TOOL  ?= $(shell command -v podman || command -v docker)
 IMAGE_CTX   ?= bin/image
 IMAGE_BUILD_FLAGS ?=
 
-.PHONY: help build run image test bench bench-quick bench-fidelity bench-wakesplit bench-verdicts bench-tools lint docs man fuzz cross clean
+.PHONY: help build run image test test-fast test-rt test-system test-setup bench bench-quick bench-fidelity bench-wakesplit bench-verdicts bench-tools lint docs man fuzz cross clean
 
 ## help: list the targets
 help:
-	@sed -n 's/^## //p' $(MAKEFILE_LIST) | column -t -s ':'
+	@sed -n 's/^## //p' $(MAKEFILE_LIST) | awk '{ i = index($$0, ": "); printf "%-16s %s\n", substr($$0, 1, i - 1), substr($$0, i + 2) }'
 
 ## build: build bin/rtload (version from git), statically linked
 # CGO_ENABLED=0: rtload needs no C (net's cgo resolver is its only cgo), and
@@ -55,23 +55,58 @@ image:
 		-t $(IMAGE):latest -t $(IMAGE):$(VERSION) $(IMAGE_CTX)
 	rm -rf $(IMAGE_CTX)
 
-# make test runs every stage even when one fails, each reported as it
-# runs, then a summary (bin/testsum): every stage, pass or fail, and every
-# skipped test with its reason; it exits non-zero if any stage failed.
-# Every package runs under the race detector together, go test's default
-# of 2 packages at once: tests of rtload's own behaviour hold beside each
-# other's real-time threads on CPU 1 (and beside other runs'), or skip
-# naming what the machine did. The two tests that switch the kernel's
-# clocksource run alone after them: a switch marks every trial running
-# beside it invalid, theirs or not.
+# Tests come in three tiers (internal/testutil/tier.go), each a target:
+#   fast:     every test that needs no root, no real-time thread and no
+#             system service (go test -short: the others skip, and so do
+#             the few long fast tests, testutil.Long). Any user, < 1 min.
+#   realtime: the privileged packages' tests (testutil.Root, Cap,
+#             DevNetTun, RealTime). Every one of them runs holding one
+#             machine-wide lock (testutil.RealTimeLock), so no two ever
+#             share CPU 1, and the packages run one at a time (-p 1).
+#   system:   podman, the real-SSH fleet and the real-verdict check tests
+#             (testutil.System), under the same lock.
+# RTLOAD_TEST_TIERS narrows a run to some tiers; a test of another tier
+# skips with a reason starting "tier:", which testsum counts apart.
 TESTSUM  ?= .testsum
 CSSWITCH  = ClocksourceSwitch
+# The packages holding realtime and system tests, found by what their
+# tests declare.
+RT_PKGS  = $(shell grep -rlE --include='*_test.go' 'testutil\.(Root|Cap|DevNetTun|RealTime)' . | xargs -n1 dirname | sort -u)
+SYS_PKGS = $(shell grep -rl --include='*_test.go' 'testutil\.System' . | xargs -n1 dirname | sort -u)
+FASTFLAGS ?=
 
-## test: every stage even when one fails (race detector over all packages, the clocksource switches, allocation bounds without it, one iteration of every benchmark); a summary of each stage and every skipped test with its reason; non-zero if any stage failed
+## test-fast: the fast tier: every test that needs no root, no real-time thread and no system service (go test -short, no race detector; FASTFLAGS=-race adds it); any user, under a minute
+test-fast:
+	$(GO) test -short -count=1 $(FASTFLAGS) ./...
+
+## test-rt: the real-time tier: the privileged packages' tests, one real-time test at a time (root)
+test-rt:
+	RTLOAD_TEST_TIERS=realtime $(GO) test -count=1 -p 1 -timeout 15m $(RT_PKGS)
+
+## test-system: the system tier: podman, the real-SSH fleet, the real-verdict check tests (root; installs their Debian packages)
+test-system: test-setup
+	RTLOAD_TEST_TIERS=system $(GO) test -count=1 -p 1 -timeout 20m $(SYS_PKGS)
+
+## test-setup: install what the tiers need (root and apt-get: ansible-core, openssh-server, sudo, podman, runc); otherwise say which tests will skip and why
+test-setup:
+	@sh .ci/setup-tests
+
+# make test runs every stage even when one fails, each reported as it
+# runs, then a summary (bin/testsum): every stage, pass or fail, every
+# skipped test with its reason (tier skips counted apart), and the 10
+# slowest tests. The fast tier runs whole (its long tests too) under the
+# race detector; the real-time and system tiers under it too, one
+# real-time test at a time; the two tests that switch the kernel's
+# clocksource alone after them (a switch marks every trial running beside
+# it invalid, theirs or not).
+## test: every tier, each a stage even when one fails (the fast tier with its long tests, real-time, clocksource switches, system, all under the race detector; allocation bounds without it; one iteration of every benchmark); installs the Debian packages the system tier needs (test-setup); a summary of each stage, every skipped test with its reason and the 10 slowest tests; non-zero if any stage failed
 test:
-	@rm -rf $(TESTSUM) && mkdir -p bin && $(GO) build -o bin/testsum ./internal/testsum
-	-$(GO) test -race -count=1 -timeout 10m -json -skip '$(CSSWITCH)' ./... | ./bin/testsum -dir $(TESTSUM) -stage "race: every package"
-	-$(GO) test -race -count=1 -timeout 5m -json -run '$(CSSWITCH)' ./sysinfo ./engine | ./bin/testsum -dir $(TESTSUM) -stage "race: clocksource switches, alone"
+	@rm -rf $(TESTSUM) && mkdir -p bin $(TESTSUM) && $(GO) build -o bin/testsum ./internal/testsum
+	@sh .ci/setup-tests $(TESTSUM)/setup.txt
+	-RTLOAD_TEST_TIERS=fast $(GO) test -race -count=1 -timeout 10m -json ./... | ./bin/testsum -dir $(TESTSUM) -stage "fast tier, race"
+	-RTLOAD_TEST_TIERS=realtime $(GO) test -race -count=1 -p 1 -timeout 15m -json -skip '$(CSSWITCH)' $(RT_PKGS) | ./bin/testsum -dir $(TESTSUM) -stage "real-time tier, race"
+	-RTLOAD_TEST_TIERS=realtime $(GO) test -race -count=1 -timeout 5m -json -run '$(CSSWITCH)' ./sysinfo ./engine | ./bin/testsum -dir $(TESTSUM) -stage "clocksource switches, race"
+	-RTLOAD_TEST_TIERS=system $(GO) test -race -count=1 -p 1 -timeout 20m -json $(SYS_PKGS) | ./bin/testsum -dir $(TESTSUM) -stage "system tier, race"
 	-$(GO) test -count=1 -timeout 5m -json -run 'Alloc|SoakMemory' ./... | ./bin/testsum -dir $(TESTSUM) -stage "allocations, no race detector"
 	-$(GO) test -count=1 -timeout 5m -json -run '^$$' -bench . -benchtime=1x ./... | ./bin/testsum -dir $(TESTSUM) -stage "benchmarks, one iteration each"
 	@./bin/testsum -dir $(TESTSUM) -summary

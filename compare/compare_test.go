@@ -466,6 +466,7 @@ func TestLoadErrors(t *testing.T) {
 // buckets is refused on load, naming the limit, before any comparison
 // (which would bootstrap over every bucket for minutes).
 func TestLoadRefusesHugeHistogram(t *testing.T) {
+	testutil.Long(t, "decodes a huge histogram")
 	dir := t.TempDir()
 	big := record.NewLinear(1, 0, 2_000_000).Snapshot("ticks")
 	s := &results.Summary{Trials: []results.Trial{{Variant: "v", Readers: []results.Reader{{Name: "rt", PerCall: results.PerCall{All: big}}}}}}

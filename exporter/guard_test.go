@@ -62,6 +62,7 @@ func TestHeaderLimit(t *testing.T) {
 // descriptors for them; one that sends nothing is closed after
 // ReadHeaderTimeout, freeing its slot.
 func TestConnCap(t *testing.T) {
+	testutil.Long(t, "opens hundreds of connections")
 	s, err := Listen("127.0.0.1:0", false)
 	if err != nil {
 		t.Fatal(err)
@@ -200,6 +201,7 @@ const floodSeconds = 3
 // those still in flight), and each costs at most floodConnBudget of heap,
 // which only the soak's next collection frees.
 func TestFlood(t *testing.T) {
+	testutil.Long(t, "a flood of connections for seconds")
 	if addr := os.Getenv("RTLOAD_FLOOD_ADDR"); addr != "" {
 		t.Skip("the flood client runs as TestFloodClient")
 	}

@@ -57,6 +57,9 @@ const spareThreads = 4
 // duty timer's own, one per phase, is allowed), and the process may gain
 // at most spareThreads threads.
 func TestMessagingSoakMemory(t *testing.T) {
+	if testing.Short() { // internal/testutil.Long, by hand: this package's tests import the standard library only
+		t.Skip("tier: long fast test (a soak of messaging noise); -short leaves it out, make test runs it")
+	}
 	const (
 		fds      = 4
 		loops    = 100

@@ -104,6 +104,7 @@ func waitGone(t *testing.T, tids []int) {
 }
 
 func TestKindsWork(t *testing.T) {
+	testutil.Long(t, "runs every noise kind")
 	for _, tc := range []struct {
 		name string
 		cfg  Config
@@ -165,6 +166,7 @@ func TestPinned(t *testing.T) {
 // are the machine's: logged, not asserted (under 4 busy loops and 2 dd
 // the duty-cycled spinner got 0.21 of its 0.4).
 func TestDutyCycle(t *testing.T) {
+	testutil.Long(t, "runs noise for seconds")
 	for _, cfg := range []Config{
 		{Kind: KindSpin, Threads: 1},
 		{Kind: KindSpin, Threads: 1, On: 20 * time.Millisecond, Off: 30 * time.Millisecond},
@@ -519,6 +521,7 @@ func TestStepAllocs(t *testing.T) {
 // work counter moves, every on phase keeps to its window (checkSchedule),
 // and Stop still ends every thread.
 func TestDutyCycleKinds(t *testing.T) {
+	testutil.Long(t, "runs every noise kind for half a second")
 	for _, kind := range Kinds {
 		t.Run(kind.String(), func(t *testing.T) {
 			cfg := Config{Kind: kind, Threads: 1, On: 20 * time.Millisecond, Off: 30 * time.Millisecond}

@@ -109,6 +109,9 @@ func ExampleEven() {
 // TestDue: Due(t) is the first n with Next(n) ≥ t, checked against a walk
 // of Next for even and burst pacers of awkward counts and intervals.
 func TestDue(t *testing.T) {
+	if testing.Short() { // internal/testutil.Long, by hand: this package's tests import the standard library only
+		t.Skip("tier: long fast test (walks 47 million events); -short leaves it out, make test runs it")
+	}
 	for _, p := range []Pacer{
 		Even{450, 20 * time.Millisecond}, Even{3, 10}, Even{7, 3}, Even{1, 1}, Even{1000, time.Microsecond},
 		Burst{3, 10 * time.Millisecond}, Burst{5, 7}, Burst{1, 1},

@@ -114,6 +114,9 @@ func TestPprofRoundTrip(t *testing.T) {
 // TestGoToolPprofReads writes a profile and runs `go tool pprof -top` on
 // it, as a user would.
 func TestGoToolPprofReads(t *testing.T) {
+	if testing.Short() { // internal/testutil.Long, by hand: this package's tests import the standard library only
+		t.Skip("tier: long fast test (builds and runs go tool pprof); -short leaves it out, make test runs it")
+	}
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skipf("go command not in PATH: %v", err)

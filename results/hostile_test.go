@@ -133,12 +133,15 @@ func TestReadersRefuseLinksAndFIFOs(t *testing.T) {
 	if _, err := results.ReadSummary(own); err != nil {
 		t.Errorf("own link to a results directory: %v", err)
 	}
-	if err := os.Lchown(own, 65534, 65534); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := results.ReadSummary(own); !errors.Is(err, results.ErrRefusedFile) || !strings.Contains(err.Error(), "symlink owned by uid 65534") {
-		t.Errorf("another user's link: err = %v", err)
-	}
+	t.Run("another user's link", func(t *testing.T) {
+		testutil.Requires(t, testutil.Root) // to give the link to uid 65534
+		if err := os.Lchown(own, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := results.ReadSummary(own); !errors.Is(err, results.ErrRefusedFile) || !strings.Contains(err.Error(), "symlink owned by uid 65534") {
+			t.Errorf("another user's link: err = %v", err)
+		}
+	})
 }
 
 // wakeupRows is n valid wakeup-log rows after the header.
@@ -178,6 +181,7 @@ func allocated(f func()) uint64 {
 // (issue 23: compare, explain and plot went past 8 GB) is refused, having
 // inflated and allocated little.
 func TestWakeupGzipBomb(t *testing.T) {
+	testutil.Long(t, "inflates bombs of tens of MiB")
 	for _, tc := range []struct {
 		name string
 		data func() []byte
@@ -275,6 +279,7 @@ func TestProfileBomb(t *testing.T) {
 // before the trial limit was checked) and empty readers within the trial
 // limit are refused before json.Unmarshal builds them.
 func TestSummaryDecodeBomb(t *testing.T) {
+	testutil.Long(t, "decodes 25 MB bombs")
 	for _, tc := range []struct {
 		name, body, want string
 	}{
@@ -353,6 +358,7 @@ func TestHDRGeometry(t *testing.T) {
 // write in without the sticky bit, is refused (issue 23: only the last
 // component was checked), and so is a path through another user's link.
 func TestOutPathOwners(t *testing.T) {
+	testutil.Requires(t, testutil.Root) // to give directories and links to uid 65534
 	top := t.TempDir()
 	theirs := filepath.Join(top, "theirs")
 	os.Mkdir(theirs, 0o755)
@@ -405,6 +411,7 @@ func TestOutPathOwners(t *testing.T) {
 // root-owned file), a FIFO and another user's file, leaving them as they
 // were.
 func TestWriteOutputFile(t *testing.T) {
+	testutil.Requires(t, testutil.Root) // to plant links owned by uid 65534
 	target, line := secret(t)
 	dir := t.TempDir()
 	os.Chmod(dir, 0o777|os.ModeSticky)

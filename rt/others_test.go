@@ -1,12 +1,14 @@
-package rt
+package rt_test
 
 import (
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rtload/rtload/internal/testutil"
+	"github.com/rtload/rtload/rt"
 )
 
 // TestOtherRTWarnings: another process's SCHED_FIFO thread pinned to CPU 1
@@ -14,9 +16,7 @@ import (
 // policy, priority and mask, and not for CPU 0; no kernel thread
 // (migration/N is SCHED_FIFO 99 on every CPU) is ever listed.
 func TestOtherRTWarnings(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: chrt -f (CAP_SYS_NICE)")
-	}
+	testutil.Requires(t, testutil.Root) // chrt -f (CAP_SYS_NICE)
 	if _, err := exec.LookPath("chrt"); err != nil {
 		t.Skip("chrt not installed (util-linux)")
 	}
@@ -26,19 +26,15 @@ func TestOtherRTWarnings(t *testing.T) {
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	want := "process " + strconv.Itoa(cmd.Process.Pid) + " (sleep) thread " + strconv.Itoa(cmd.Process.Pid) + " (SCHED_FIFO 10) may run on reader CPU 1 (mask 1)"
-	// Until the exec of sleep is done (checked every 20 ms, for 3 s at
-	// most; testutil, which would do it, imports this package).
+	// Until the exec of sleep is done (3 s at most).
 	var got []string
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); <-tick.C {
-		var err error
-		if got, err = OtherRTWarnings([]int{1}); err != nil {
-			t.Fatal(err)
-		}
-		if strings.Contains(strings.Join(got, "\n"), want) {
-			break
-		}
+	var err error
+	testutil.Eventually(3*time.Second, func() bool {
+		got, err = rt.OtherRTWarnings([]int{1})
+		return err != nil || strings.Contains(strings.Join(got, "\n"), want)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	if !strings.Contains(strings.Join(got, "\n"), want) {
 		t.Errorf("CPU 1: %q, want a line %q", got, want)
@@ -48,7 +44,7 @@ func TestOtherRTWarnings(t *testing.T) {
 			t.Errorf("kernel thread listed: %q", l)
 		}
 	}
-	zero, err := OtherRTWarnings([]int{0})
+	zero, err := rt.OtherRTWarnings([]int{0})
 	if err != nil {
 		t.Fatal(err)
 	}

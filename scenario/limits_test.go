@@ -265,6 +265,9 @@ func TestVariantWorkBudget(t *testing.T) {
 // 999). A problem at one place of the source is listed once, and the
 // printed list is cut after maxShown lines.
 func TestErrorFlood(t *testing.T) {
+	if testing.Short() { // internal/testutil.Long, by hand: this package's tests import the standard library only
+		t.Skip("tier: long fast test (loads a flood of bad scenarios); -short leaves it out, make test runs it")
+	}
 	err := mustLoad(t, string(amplified(200, 600, 0, "7"))).Validate(Host{NumCPU: 2})
 	var list ErrorList
 	if !errors.As(err, &list) {

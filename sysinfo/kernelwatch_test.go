@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rtload/rtload/internal/testutil"
 )
 
 func TestReadClocksource(t *testing.T) {
@@ -96,11 +98,7 @@ func TestWatchKernelQuiet(t *testing.T) {
 // the window in which they were made, and that current_clocksource reads
 // the new one in between.
 func TestWatchKernelClocksourceSwitch(t *testing.T) {
-	// testutil.Requires(t, testutil.Root), by hand: testutil defines an
-	// -update flag, and so does this package's test.
-	if uid := os.Geteuid(); uid != 0 {
-		t.Skipf("unmet requirements: root: running as euid %d (writing current_clocksource)", uid)
-	}
+	testutil.Requires(t, testutil.Root) // writing current_clocksource
 	cs, err := ReadClocksource()
 	if err != nil {
 		t.Skipf("clocksource not readable: %v", err)

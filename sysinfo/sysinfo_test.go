@@ -2,10 +2,8 @@ package sysinfo
 
 import (
 	"encoding/json"
-	"flag"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -13,10 +11,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 
+	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 // fakeRoot is a / with the files readFiles reads, from testdata.
 func fakeRoot(t *testing.T) fstest.MapFS {
@@ -187,16 +184,7 @@ func TestText(t *testing.T) {
 		{Name: "clock_monotonic", Works: true, Note: "resolution 1ns"},
 	}
 	got := f.Text()
-	golden := filepath.Join("testdata", "text.golden")
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want := string(readTestdata(t, "text.golden"))
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("Text (-want +got):\n%s", diff)
-	}
+	testutil.Golden(t, "text", []byte(got))
 	for _, s := range []string{"TSC ticks are not core cycles", "RT throttling OFF", "dynamic, voluntary"} {
 		if !strings.Contains(got, s) {
 			t.Errorf("Text lacks %q", s)
@@ -241,9 +229,7 @@ func TestGather(t *testing.T) {
 }
 
 func TestGatherRoot(t *testing.T) {
-	if unix.Geteuid() != 0 {
-		t.Skipf("needs root (euid %d): checks CapSysNice as root", unix.Geteuid())
-	}
+	testutil.Requires(t, testutil.Root) // checks CapSysNice as root
 	f := Gather()
 	if !f.Privileges.CapSysNice {
 		// A root in a user namespace or a container with dropped caps lacks it; say which.

@@ -128,6 +128,7 @@ func TestMessagingPoolSched(t *testing.T) {
 // every byte sent is read (receivers drain to EOF), and the next Run works
 // on fresh pairs.
 func TestMessagingStop(t *testing.T) {
+	testutil.Long(t, "runs 80 messaging workers")
 	for _, mode := range modes {
 		for _, transport := range []workload.Transport{workload.TransportSocket, workload.TransportPipe} {
 			t.Run(mode.name+"/"+transport.String(), func(t *testing.T) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"os/exec"
 	"runtime"
 	"strings"
@@ -127,14 +126,14 @@ func TestRunFixedCPUTaskset(t *testing.T) {
 		strings.Contains(r.stderr, "for this host") {
 		t.Errorf("run under taskset -c 0: exit %d, want %d with the allowed set named\n%s", r.code, ExitUsage, r.stderr)
 	}
-	if os.Geteuid() != 0 {
-		return
-	}
-	for _, noReexec := range []string{"", "1"} {
-		t.Setenv("RTLOAD_NO_REEXEC", noReexec)
-		r := under("1", "run", fixed, "--duration", "200ms", "--out", t.TempDir()+"/o", "-q")
-		if r.code != 0 {
-			t.Errorf("run under taskset -c 1 (RTLOAD_NO_REEXEC=%q): exit %d\n%s%s", noReexec, r.code, r.stdout, r.stderr)
+	t.Run("run as root", func(t *testing.T) {
+		testutil.Requires(t, testutil.Root, testutil.CPUs(2))
+		for _, noReexec := range []string{"", "1"} {
+			t.Setenv("RTLOAD_NO_REEXEC", noReexec)
+			r := under("1", "run", fixed, "--duration", "200ms", "--out", t.TempDir()+"/o", "-q")
+			if r.code != 0 {
+				t.Errorf("run under taskset -c 1 (RTLOAD_NO_REEXEC=%q): exit %d\n%s%s", noReexec, r.code, r.stdout, r.stderr)
+			}
 		}
-	}
+	})
 }

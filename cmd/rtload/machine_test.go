@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/rtload/rtload/internal/testutil"
 )
 
 // writeScenario writes a scenario file into a test directory.
@@ -39,9 +41,10 @@ func TestValidateRequirements(t *testing.T) {
 	if r := rtload(t, nil, "validate", met); r.code != 0 || !strings.Contains(r.stdout, "requirements met on this machine: kernel >= 2.6, cpus 1") {
 		t.Errorf("met: exit %d:\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if os.Geteuid() == 0 {
-		// run refuses before anything is created; --allow-degraded runs
-		// and records each unmet requirement in summary.json.
+	// run refuses before anything is created; --allow-degraded runs and
+	// records each unmet requirement in summary.json.
+	t.Run("run", func(t *testing.T) {
+		testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 		out := t.TempDir()
 		r := rtload(t, nil, "run", missing, "--duration", "300ms", "--out", out, "-q")
 		if _, err := os.Stat(filepath.Join(out, "summary.json")); r.code != ExitPrivilege || err == nil {
@@ -57,7 +60,7 @@ func TestValidateRequirements(t *testing.T) {
 			!strings.HasPrefix(sum.Reasons[0], "requirement not met: CONFIG_RTLOAD_NO_SUCH_OPTION=y: ") {
 			t.Errorf("run --allow-degraded: exit %d, %v, summary %+v\n%s", r.code, err, sum, r.stderr)
 		}
-	}
+	})
 	// The shipped seed-001 pair: exactly one of init-off and init-on-free
 	// holds on any one boot, and the refusal names the parameter.
 	off, free := rtload(t, nil, "validate", "cook-hackbench-init-off"), rtload(t, nil, "validate", "cook-hackbench-init-on-free")
@@ -96,40 +99,40 @@ func TestCPUAutoTaskset(t *testing.T) {
 	if r.code != ExitUsage || !strings.Contains(r.stderr, "readers[0].cpu: CPU 1 is not one this process may use (allowed: 0, the CPUs this process may use") {
 		t.Errorf("fixed cpu 1 under taskset -c 0: exit %d, want %d with the set named\n%s%s", r.code, ExitUsage, r.stdout, r.stderr)
 	}
-	if os.Geteuid() != 0 {
-		return
-	}
-	out := t.TempDir()
-	r = under0("run", "timer-only", "--set", "readers[0].cpu=auto", "--duration", "300ms", "--out", out, "-q")
-	if r.code != 0 {
-		t.Fatalf("run under taskset -c 0: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
-	var sum struct {
-		Spec struct {
-			Readers []struct {
-				CPU     int  `json:"cpu"`
-				CPUAuto bool `json:"cpu_auto"`
-			} `json:"readers"`
-		} `json:"spec"`
-		Trials []struct {
-			Readers []struct {
-				Applied struct {
-					CPUs []int `json:"cpus"`
-				} `json:"applied"`
-			} `json:"readers"`
-		} `json:"trials"`
-	}
-	b, err := os.ReadFile(filepath.Join(out, "summary.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &sum); err != nil {
-		t.Fatal(err)
-	}
-	if rd := sum.Spec.Readers; len(rd) != 1 || rd[0].CPU != 0 || !rd[0].CPUAuto {
-		t.Errorf("summary spec readers %+v, want cpu 0 chosen by auto", rd)
-	}
-	if len(sum.Trials) == 0 || len(sum.Trials[0].Readers) == 0 || len(sum.Trials[0].Readers[0].Applied.CPUs) != 1 || sum.Trials[0].Readers[0].Applied.CPUs[0] != 0 {
-		t.Errorf("reader ran on %+v, want CPU 0 (read back)", sum.Trials)
-	}
+	t.Run("run as root", func(t *testing.T) {
+		testutil.Requires(t, testutil.Root, testutil.CPUs(2))
+		out := t.TempDir()
+		r = under0("run", "timer-only", "--set", "readers[0].cpu=auto", "--duration", "300ms", "--out", out, "-q")
+		if r.code != 0 {
+			t.Fatalf("run under taskset -c 0: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		var sum struct {
+			Spec struct {
+				Readers []struct {
+					CPU     int  `json:"cpu"`
+					CPUAuto bool `json:"cpu_auto"`
+				} `json:"readers"`
+			} `json:"spec"`
+			Trials []struct {
+				Readers []struct {
+					Applied struct {
+						CPUs []int `json:"cpus"`
+					} `json:"applied"`
+				} `json:"readers"`
+			} `json:"trials"`
+		}
+		b, err := os.ReadFile(filepath.Join(out, "summary.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &sum); err != nil {
+			t.Fatal(err)
+		}
+		if rd := sum.Spec.Readers; len(rd) != 1 || rd[0].CPU != 0 || !rd[0].CPUAuto {
+			t.Errorf("summary spec readers %+v, want cpu 0 chosen by auto", rd)
+		}
+		if len(sum.Trials) == 0 || len(sum.Trials[0].Readers) == 0 || len(sum.Trials[0].Readers[0].Applied.CPUs) != 1 || sum.Trials[0].Readers[0].Applied.CPUs[0] != 0 {
+			t.Errorf("reader ran on %+v, want CPU 0 (read back)", sum.Trials)
+		}
+	})
 }

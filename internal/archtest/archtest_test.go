@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -20,6 +21,7 @@ type pkg struct {
 	Standard     bool
 	Module       *struct{ Path string }
 	Imports      []string // non-test imports
+	Deps         []string // every package it depends on, however indirectly (non-test)
 	TestImports  []string
 	XTestImports []string
 }
@@ -52,10 +54,31 @@ func goList(t *testing.T, args ...string) []byte {
 	return out
 }
 
+// loaded is load's one answer for every test of the package: three `go
+// list` runs each cost seconds.
+var loaded struct {
+	sync.Mutex
+	done    bool
+	mod     map[string]pkg
+	modPath string
+	std     map[string]bool
+}
+
 // load returns the module's packages (by path relative to the module
 // root, "." for the root), the module path, and the standard library's
-// import paths.
+// import paths. The maps are shared: callers only read them.
 func load(t *testing.T) (mod map[string]pkg, modPath string, std map[string]bool) {
+	t.Helper()
+	loaded.Lock()
+	defer loaded.Unlock()
+	if !loaded.done {
+		loaded.mod, loaded.modPath, loaded.std = loadOnce(t)
+		loaded.done = true
+	}
+	return loaded.mod, loaded.modPath, loaded.std
+}
+
+func loadOnce(t *testing.T) (mod map[string]pkg, modPath string, std map[string]bool) {
 	t.Helper()
 	std = map[string]bool{}
 	for _, p := range strings.Fields(string(goList(t, "std"))) {

@@ -94,7 +94,14 @@ func TestHotPathHasNoPreemptionPoint(t *testing.T) {
 		name  string
 		flags []string
 	}{{"plain", nil}, {"race", []string{"-race"}}} {
-		t.Run(build.name, func(t *testing.T) { checkHotPath(t, gobin, build.flags) })
+		t.Run(build.name, func(t *testing.T) {
+			// internal/testutil's Long, by hand: archtest imports only
+			// the standard library.
+			if len(build.flags) > 0 && testing.Short() {
+				t.Skip("tier: long fast test (a build with " + strings.Join(build.flags, " ") + ": minutes on 2 busy CPUs); -short leaves it out, make test runs it")
+			}
+			checkHotPath(t, gobin, build.flags)
+		})
 	}
 }
 

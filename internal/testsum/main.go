@@ -51,7 +51,23 @@ type Stage struct {
 	Passed  int           `json:"passed"`
 	Fails   []Test        `json:"fails,omitempty"`
 	Skips   []Test        `json:"skips,omitempty"`
+	// TierSkips counts the tests skipped because their tier was not run
+	// (a skip reason starting "tier:", internal/testutil's tiers): not
+	// listed one by one, since a stage of one tier skips every other
+	// tier's tests by design.
+	TierSkips int `json:"tier_skips,omitempty"`
+	// Slowest are the stage's slowest top-level tests, slowest first
+	// (at most slowestKept), with Elapsed set.
+	Slowest []Test `json:"slowest,omitempty"`
 }
+
+// setupNote is the file in -dir where .ci/setup-tests says what it could
+// not install.
+const setupNote = "setup.txt"
+
+// slowestKept is how many of its slowest tests a stage keeps, and the
+// summary prints over every stage.
+const slowestKept = 10
 
 // Test is a failed or skipped test; Reason is a skip's message (its log
 // lines before "--- SKIP").
@@ -59,6 +75,8 @@ type Test struct {
 	Package string `json:"package"`
 	Test    string `json:"test"`
 	Reason  string `json:"reason,omitempty"`
+	// Elapsed is a passed or failed test's run time, in seconds.
+	Elapsed float64 `json:"elapsed_s,omitempty"`
 }
 
 func main() {
@@ -118,6 +136,7 @@ func readStage(name string, r io.Reader, w io.Writer) Stage {
 		case "pass":
 			if e.Test != "" {
 				st.Passed++
+				st.keepSlow(Test{Package: e.Package, Test: e.Test, Elapsed: e.Elapsed})
 			} else {
 				fmt.Fprintf(w, "ok   %s %.1fs\n", e.Package, e.Elapsed)
 			}
@@ -125,14 +144,19 @@ func readStage(name string, r io.Reader, w io.Writer) Stage {
 		case "skip":
 			if e.Test != "" {
 				t := Test{Package: e.Package, Test: e.Test, Reason: skipReason(out[key])}
-				st.Skips = append(st.Skips, t)
-				fmt.Fprintf(w, "SKIP %s %s: %s\n", e.Package, e.Test, t.Reason)
+				if isTierSkip(t.Reason) {
+					st.TierSkips++
+				} else {
+					st.Skips = append(st.Skips, t)
+					fmt.Fprintf(w, "SKIP %s %s: %s\n", e.Package, e.Test, t.Reason)
+				}
 			}
 			delete(out, key)
 		case "fail", "build-fail":
 			st.Failed = true
 			if e.Test != "" {
 				st.Fails = append(st.Fails, Test{Package: e.Package, Test: e.Test})
+				st.keepSlow(Test{Package: e.Package, Test: e.Test, Elapsed: e.Elapsed})
 				fmt.Fprint(w, strings.Join(out[key], ""))
 			} else {
 				// A test still running when the package failed (a
@@ -161,6 +185,40 @@ func readStage(name string, r io.Reader, w io.Writer) Stage {
 	}
 	st.Elapsed = time.Since(start).Round(time.Second)
 	return st
+}
+
+// isTierSkip reports whether a skip's reason is internal/testutil's tier
+// skip: "tier: …", after the "file_test.go:N: " prefix t.Skip writes.
+func isTierSkip(reason string) bool {
+	if _, rest, ok := strings.Cut(reason, ".go:"); ok {
+		if _, after, ok := strings.Cut(rest, ": "); ok {
+			reason = after
+		}
+	}
+	return strings.HasPrefix(reason, "tier:")
+}
+
+// keepSlow adds a top-level test to st.Slowest if it is among the
+// slowest slowestKept so far (subtests are inside their parent's time).
+func (st *Stage) keepSlow(t Test) {
+	if strings.Contains(t.Test, "/") {
+		return
+	}
+	st.Slowest = append(st.Slowest, t)
+	slices.SortStableFunc(st.Slowest, func(a, b Test) int { return cmpDesc(a.Elapsed, b.Elapsed) })
+	if len(st.Slowest) > slowestKept {
+		st.Slowest = st.Slowest[:slowestKept]
+	}
+}
+
+func cmpDesc(a, b float64) int {
+	switch {
+	case a > b:
+		return -1
+	case a < b:
+		return 1
+	}
+	return 0
 }
 
 // unended are the keys of out (package + " " + test) of package pkg's
@@ -207,7 +265,10 @@ func writeStage(dir string, st Stage) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	prev, _ := filepath.Glob(filepath.Join(dir, "stage-*.json"))
+	prev, err := filepath.Glob(filepath.Join(dir, "stage-*.json"))
+	if err != nil {
+		return err
+	}
 	b, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err
@@ -239,6 +300,13 @@ func printSummary(w io.Writer, dir string) (failed bool, err error) {
 		stages = append(stages, st)
 	}
 	fmt.Fprintln(w, "\n== make test: summary")
+	// setupNote is what .ci/setup-tests could not install, and which
+	// tests skip for it.
+	if b, err := os.ReadFile(filepath.Join(dir, setupNote)); err == nil && len(b) > 0 {
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			fmt.Fprintf(w, "  set-up: %s\n", l)
+		}
+	}
 	nfail := 0
 	for _, st := range stages {
 		verdict := "ok  "
@@ -246,7 +314,11 @@ func printSummary(w io.Writer, dir string) (failed bool, err error) {
 			verdict = "FAIL"
 			nfail++
 		}
-		fmt.Fprintf(w, "  %s  %-44s %4d passed, %d failed, %d skipped, %s\n", verdict, st.Name, st.Passed, len(st.Fails), len(st.Skips), st.Elapsed)
+		tier := ""
+		if st.TierSkips > 0 {
+			tier = fmt.Sprintf(" (+%d of other tiers)", st.TierSkips)
+		}
+		fmt.Fprintf(w, "  %s  %-44s %4d passed, %d failed, %d skipped%s, %s\n", verdict, st.Name, st.Passed, len(st.Fails), len(st.Skips), tier, st.Elapsed)
 		if st.Why != "" {
 			fmt.Fprintf(w, "        %s\n", st.Why)
 		}
@@ -256,6 +328,7 @@ func printSummary(w io.Writer, dir string) (failed bool, err error) {
 			fmt.Fprintf(w, "  failed  [%s] %s %s\n", st.Name, f.Package, f.Test)
 		}
 	}
+	printSlowest(w, stages)
 	var skips int
 	for _, st := range stages {
 		skips += len(st.Skips)
@@ -274,4 +347,30 @@ func printSummary(w io.Writer, dir string) (failed bool, err error) {
 	}
 	fmt.Fprintf(w, "PASS: %d stages\n", len(stages))
 	return false, nil
+}
+
+// printSlowest prints the slowest top-level tests over every stage, so
+// that the time budget stays visible.
+func printSlowest(w io.Writer, stages []Stage) {
+	type slow struct {
+		stage string
+		t     Test
+	}
+	var all []slow
+	for _, st := range stages {
+		for _, t := range st.Slowest {
+			all = append(all, slow{st.Name, t})
+		}
+	}
+	if len(all) == 0 {
+		return
+	}
+	slices.SortStableFunc(all, func(a, b slow) int { return cmpDesc(a.t.Elapsed, b.t.Elapsed) })
+	if len(all) > slowestKept {
+		all = all[:slowestKept]
+	}
+	fmt.Fprintf(w, "  the %d slowest tests:\n", len(all))
+	for _, s := range all {
+		fmt.Fprintf(w, "    %7.1fs  [%s] %s %s\n", s.t.Elapsed, s.stage, strings.TrimPrefix(s.t.Package, "github.com/rtload/rtload/"), s.t.Test)
+	}
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -21,6 +23,10 @@ func TestStageAndSummary(t *testing.T) {
 		`{"Action":"output","Package":"p","Test":"TestB","Output":"    b_test.go:9: the machine marked the baseline: steal 100ms\n"}`,
 		`{"Action":"output","Package":"p","Test":"TestB","Output":"--- SKIP: TestB (0.00s)\n"}`,
 		`{"Action":"skip","Package":"p","Test":"TestB"}`,
+		`{"Action":"output","Package":"p","Test":"TestT","Output":"    x.go:1: tier: realtime test; -short runs the fast tier only\n"}`,
+		`{"Action":"skip","Package":"p","Test":"TestT"}`,
+		`{"Action":"pass","Package":"p","Test":"TestSlow","Elapsed":12.5}`,
+		`{"Action":"pass","Package":"p","Test":"TestSlow/sub","Elapsed":12}`,
 		`{"Action":"output","Package":"p","Test":"TestC","Output":"    c_test.go:3: 3985 of 4000\n"}`,
 		`{"Action":"fail","Package":"p","Test":"TestC"}`,
 		`{"Action":"fail","Package":"p","Elapsed":1.5}`,
@@ -37,7 +43,8 @@ func TestStageAndSummary(t *testing.T) {
 	}, "\n")
 	var echo bytes.Buffer
 	st := readStage("race", strings.NewReader(events), &echo)
-	want := Stage{Name: "race", Failed: true, Passed: 1,
+	want := Stage{Name: "race", Failed: true, Passed: 3, TierSkips: 1,
+		Slowest: []Test{{Package: "p", Test: "TestSlow", Elapsed: 12.5}, {Package: "p", Test: "TestA", Elapsed: 0.1}, {Package: "p", Test: "TestC"}},
 		Fails: []Test{{Package: "p", Test: "TestC"}, {Package: "q", Test: "(package: build, panic or timeout; output above)"},
 			{Package: "h", Test: "TestHang (never ended: a timeout or a crash; output above)"}},
 		Skips: []Test{{Package: "p", Test: "TestB", Reason: "b_test.go:9: the machine marked the baseline: steal 100ms"}}}
@@ -57,12 +64,16 @@ func TestStageAndSummary(t *testing.T) {
 	if err := writeStage(dir, Stage{Name: "allocations", Passed: 7}); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(dir, setupNote), []byte("could not install podman: not root (uid 1000). The container tests skip.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	var sum bytes.Buffer
 	failed, err := printSummary(&sum, dir)
 	if err != nil || !failed {
 		t.Fatalf("printSummary: failed %v, %v", failed, err)
 	}
-	for _, s := range []string{"FAIL  race", "ok    allocations", "failed  [race] p TestC", "[race] p TestB: b_test.go:9: the machine marked the baseline: steal 100ms", "FAIL: 1 of 2 stages failed"} {
+	for _, s := range []string{"FAIL  race", "ok    allocations", "failed  [race] p TestC", "[race] p TestB: b_test.go:9: the machine marked the baseline: steal 100ms", "FAIL: 1 of 2 stages failed",
+		"1 skipped (+1 of other tiers)", "set-up: could not install podman: not root (uid 1000). The container tests skip.\n", "the 3 slowest tests:\n       12.5s  [race] p TestSlow\n"} {
 		if !strings.Contains(sum.String(), s) {
 			t.Errorf("summary lacks %q:\n%s", s, sum.String())
 		}

@@ -18,14 +18,19 @@ import (
 type Req struct {
 	// name is what the skip message calls the requirement.
 	name string
-	// unmet returns why the requirement is not met, or "" when it is.
+	// unmet returns why the requirement is not met, or "" when it is
+	// (nil: always met).
 	unmet func() string
+	// tier is the tier a test declaring it is in (TierRealtime,
+	// TierSystem; "" for none: such a requirement alone leaves the test
+	// fast).
+	tier string
 }
 
 func (r Req) String() string { return r.name }
 
-// Root requires an effective uid of 0.
-var Root = Req{name: "root", unmet: func() string {
+// Root requires an effective uid of 0: the realtime tier.
+var Root = Req{name: "root", tier: TierRealtime, unmet: func() string {
 	if uid := os.Geteuid(); uid != 0 {
 		return fmt.Sprintf("root: running as euid %d", uid)
 	}
@@ -33,7 +38,7 @@ var Root = Req{name: "root", unmet: func() string {
 }}
 
 // DevNetTun requires /dev/net/tun to open read-write (tap devices).
-var DevNetTun = Req{name: "/dev/net/tun", unmet: func() string {
+var DevNetTun = Req{name: "/dev/net/tun", tier: TierRealtime, unmet: func() string {
 	f, err := os.OpenFile("/dev/net/tun", os.O_RDWR, 0)
 	if err != nil {
 		return "/dev/net/tun: " + err.Error()
@@ -64,7 +69,7 @@ var capBits = map[string]uint{
 // Cap requires capability name (e.g. "CAP_SYS_NICE") in the effective set
 // (CapEff in /proc/self/status). An unknown name is never met.
 func Cap(name string) Req {
-	return Req{name: name, unmet: func() string {
+	return Req{name: name, tier: TierRealtime, unmet: func() string {
 		bit, ok := capBits[name]
 		if !ok {
 			return name + ": unknown capability (testutil knows CAP_NET_ADMIN, CAP_IPC_LOCK, CAP_SYS_ADMIN, CAP_SYS_NICE)"
@@ -118,11 +123,37 @@ func Unmet(reqs ...Req) []string {
 	return why
 }
 
-// Requires skips t when any requirement is unmet, listing every unmet one
-// with its reason.
+// Requires skips t when its tier is not run (tierOn: -short, or
+// RTLOAD_TEST_TIERS) or any requirement is unmet, listing every unmet one
+// with its reason; a realtime or system test then takes the real-time
+// test lock for its whole run (RealTimeLock).
 func Requires(t testing.TB, reqs ...Req) {
 	t.Helper()
+	tier := TierOf(reqs...)
+	if why := tierOn(tier); why != "" {
+		t.Skip(why)
+		return
+	}
 	if why := Unmet(reqs...); len(why) > 0 {
 		t.Skipf("unmet requirements: %s", strings.Join(why, "; "))
+		return
 	}
+	if tier != TierFast {
+		RealTimeLock(t)
+	}
+}
+
+// TierOf is the tier of a test declaring reqs: system over realtime over
+// fast.
+func TierOf(reqs ...Req) string {
+	tier := TierFast
+	for _, r := range reqs {
+		switch r.tier {
+		case TierSystem:
+			return TierSystem
+		case TierRealtime:
+			tier = TierRealtime
+		}
+	}
+	return tier
 }

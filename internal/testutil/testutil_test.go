@@ -1,10 +1,13 @@
 package testutil
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -49,9 +52,17 @@ func (s *skipRecorder) Helper() {}
 func (s *skipRecorder) Skipf(format string, args ...any) {
 	s.skipped = fmt.Sprintf(format, args...)
 }
+func (s *skipRecorder) Skip(args ...any) { s.skipped = fmt.Sprint(args...) }
 
 func TestRequiresListsEveryUnmet(t *testing.T) {
 	var r skipRecorder
+	if testing.Short() {
+		Requires(&r, CPUs(1<<20), Cap("CAP_BOGUS"))
+		if !strings.HasPrefix(r.skipped, "tier: realtime test; -short") {
+			t.Errorf("-short: a capability's test skipped with %q, not its tier", r.skipped)
+		}
+		return
+	}
 	Requires(&r, CPUs(1<<20), Cap("CAP_BOGUS"), CPUs(1))
 	for _, want := range []string{"1048576 CPUs: have", "CAP_BOGUS: unknown capability"} {
 		if !strings.Contains(r.skipped, want) {
@@ -108,5 +119,79 @@ func TestLeaked(t *testing.T) {
 	}
 	if got := Leaked(before, before); len(got) != 0 {
 		t.Errorf("Leaked(before, before) = %v", got)
+	}
+}
+
+func TestTierOf(t *testing.T) {
+	for _, c := range []struct {
+		reqs []Req
+		want string
+	}{
+		{nil, TierFast},
+		{[]Req{CPUs(2)}, TierFast},
+		{[]Req{Root, CPUs(2)}, TierRealtime},
+		{[]Req{Cap("CAP_SYS_NICE")}, TierRealtime},
+		{[]Req{DevNetTun}, TierRealtime},
+		{[]Req{RealTime}, TierRealtime},
+		{[]Req{Root, System}, TierSystem}, // system over realtime
+	} {
+		if got := TierOf(c.reqs...); got != c.want {
+			t.Errorf("TierOf(%v) = %s, want %s", c.reqs, got, c.want)
+		}
+	}
+}
+
+// TestTiersEnv: RTLOAD_TEST_TIERS leaves out the tiers it does not list,
+// with a reason testsum recognises ("tier: …"); unset runs every tier.
+func TestTiersEnv(t *testing.T) {
+	if testing.Short() {
+		if why := tierOn(TierRealtime); !strings.HasPrefix(why, "tier: realtime") {
+			t.Errorf("-short: tierOn(realtime) = %q", why)
+		}
+		return
+	}
+	for _, c := range []struct{ env, tier, want string }{
+		{"", TierSystem, ""},
+		{"realtime", TierRealtime, ""},
+		{"fast, realtime", TierRealtime, ""},
+		{"realtime", TierSystem, "tier: system test; RTLOAD_TEST_TIERS=realtime leaves it out (make test-system runs it)"},
+		{"system", TierRealtime, "tier: realtime test; RTLOAD_TEST_TIERS=system leaves it out (make test-rt runs it)"},
+	} {
+		t.Setenv(TiersEnv, c.env)
+		if got := tierOn(c.tier); got != c.want {
+			t.Errorf("%s=%q: tierOn(%s) = %q, want %q", TiersEnv, c.env, c.tier, got, c.want)
+		}
+	}
+}
+
+// TestRealTimeLock: the lock is held (another description's LOCK_NB
+// fails) from RealTimeLock to the end of the test, its subtests run under
+// it, and it is free again after.
+func TestRealTimeLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rt.lock")
+	old := lockPath
+	lockPath = func() string { return path }
+	defer func() { lockPath = old }()
+	tryLock := func() error {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	}
+	t.Run("holder", func(t *testing.T) {
+		RealTimeLock(t)
+		if err := tryLock(); !errors.Is(err, syscall.EWOULDBLOCK) {
+			t.Errorf("while held: flock LOCK_NB = %v, want EWOULDBLOCK", err)
+		}
+		b, _ := os.ReadFile(path)
+		if !strings.Contains(string(b), "TestRealTimeLock/holder") {
+			t.Errorf("lock file names %q, not the holder", b)
+		}
+		t.Run("subtest", func(t *testing.T) { RealTimeLock(t) }) // under the holder's lock: no deadlock
+	})
+	if err := tryLock(); err != nil {
+		t.Errorf("after the holder ended: flock LOCK_NB = %v", err)
 	}
 }
