@@ -33,7 +33,7 @@ func decode(t *testing.T, r result, v any) {
 // 1); a degraded run cannot be judged (exit 125), nor can a run missing a
 // privilege.
 func TestCheckGate(t *testing.T) {
-	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
+	testutil.Requires(t, testutil.System, testutil.Root, testutil.CPUs(2))
 	// Directories nobody can read (and own, for its results).
 	top, err := os.MkdirTemp("", "rtload-check-")
 	if err != nil {
@@ -362,7 +362,7 @@ func TestJSONFormats(t *testing.T) {
 // marked it (another run's real-time threads on CPU 1, the hypervisor),
 // the test skips with that mark.
 func TestCheckStarvedReader(t *testing.T) {
-	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
+	testutil.Requires(t, testutil.System, testutil.Root, testutil.CPUs(2))
 	top := t.TempDir()
 	base := filepath.Join(top, "base")
 	if r := rtload(t, nil, "run", "testdata/starved.yaml", "--out", base, "-q"); r.code != 0 {

@@ -41,21 +41,16 @@ type baselineDirs struct {
 func (f *fleet) baselines(t *testing.T) baselineDirs {
 	t.Helper()
 	run := filepath.Join(f.dir, "base-run")
-	// The baselines' reader (and so the hosts' checks, which rerun the
-	// baseline's scenario) at SCHED_FIFO 95, above the 80-90 of other
-	// packages' tests running beside this one: at 80, another test's
-	// real-time thread on the same CPU kept it off for 37 ms, its trial
-	// was marked starved, and host2's check rightly could not judge
-	// against it before running anything.
-	prio := "--set=readers[0].priority=95"
-	f.rtload(t, "run", "timer-only", "--duration", "1s", prio, "-q", "--out", run)
+	// The baselines' reader at rtload's default SCHED_FIFO 80: no other
+	// real-time test runs beside this one (the real-time test lock).
+	f.rtload(t, "run", "timer-only", "--duration", "1s", "-q", "--out", run)
 	b := baselineDirs{
 		slow:  forgeBaseline(t, run, filepath.Join(f.dir, "base-slow"), 1000, 1),
 		fast:  forgeBaseline(t, run, filepath.Join(f.dir, "base-fast"), 1, 1000),
 		nolog: filepath.Join(f.dir, "base-nolog"),
 		linky: forgeBaseline(t, run, filepath.Join(f.dir, "base-linky"), 1, 1),
 	}
-	f.rtload(t, "run", "timer-only", "--duration", "1s", prio, "--no-wakeup-log", "-q", "--out", b.nolog)
+	f.rtload(t, "run", "timer-only", "--duration", "1s", "--no-wakeup-log", "-q", "--out", b.nolog)
 	// host2's A/A check reruns this real baseline; when the machine marked
 	// it (under load, RT throttling kept its reader off CPU 1 for 252 ms),
 	// check rightly refuses it before running anything, and host2 has no

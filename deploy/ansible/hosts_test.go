@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -223,10 +224,13 @@ func startHost(t *testing.T, i int, name string, own *ownFS, subnet netip.Prefix
 func (h *nsHost) startSSHD(t *testing.T, cfg string) {
 	t.Helper()
 	cmd := exec.Command(sshdPath, "-D", "-e", "-f", cfg)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Cloneflags: syscall.CLONE_NEWNET}
+	// Pdeathsig: a test binary killed before its cleanups (SIGKILL, a
+	// timeout) takes sshd, and with it the namespace and the veth, along;
+	// reapLeftovers finds what an older binary left all the same.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Cloneflags: syscall.CLONE_NEWNET, Pdeathsig: syscall.SIGKILL}
 	if h.own != nil {
 		cmd = exec.Command("/bin/sh", "-c", h.own.script(cfg))
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Cloneflags: syscall.CLONE_NEWNET | syscall.CLONE_NEWNS}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Cloneflags: syscall.CLONE_NEWNET | syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
 	}
 	cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C.UTF-8"}
 	stderr, err := cmd.StderrPipe()
@@ -373,4 +377,69 @@ func killNamespace(t *testing.T, ns vnetns.NsHandle) int {
 // prefixNet converts p to the *net.IPNet netlink takes.
 func prefixNet(p netip.Prefix) *net.IPNet {
 	return &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}
+}
+
+// reapLeftovers kills what an earlier run of the fleet test left when it
+// was killed before its cleanups: the processes of its hosts and its
+// playbook (sshd -f <its temp dir>/…/sshd_config, ansible-playbook, their
+// children), found by their command line naming a TestPlaybookOverSSH
+// temporary directory, that are not this process's own. Their network
+// namespaces, and the veth pairs into them, end with them. No two fleet
+// tests run at once (the real-time test lock), so any such process is a
+// leftover. Each one killed is logged.
+func reapLeftovers(t *testing.T) {
+	t.Helper()
+	mark := filepath.Join(os.TempDir(), "TestPlaybookOverSSH")
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		var pid int
+		if _, err := fmt.Sscanf(p, "/proc/%d/cmdline", &pid); err != nil || pid == os.Getpid() || descends(pid, os.Getpid()) {
+			continue
+		}
+		b, err := os.ReadFile(p)
+		if err != nil || !strings.Contains(string(b), mark) {
+			continue
+		}
+		// A host's sshd: every process of its namespace goes (its
+		// per-connection children renamed themselves).
+		if ns, err := vnetns.GetFromPid(pid); err == nil {
+			if self, err := vnetns.Get(); err == nil {
+				if !ns.Equal(self) {
+					t.Logf("killed %d processes in the namespace of a leftover host", killNamespace(t, ns))
+				}
+				self.Close()
+			}
+			ns.Close()
+		}
+		if err := syscall.Kill(pid, syscall.SIGKILL); err == nil {
+			t.Logf("killed a leftover of an earlier fleet test: pid %d: %s", pid, strings.ReplaceAll(strings.TrimRight(string(b), "\x00"), "\x00", " "))
+		}
+	}
+}
+
+// descends reports whether pid is a descendant of ancestor (32
+// generations at most), from /proc/<pid>/stat's ppid.
+func descends(pid, ancestor int) bool {
+	for i := 0; i < 32 && pid > 1; i++ {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return false
+		}
+		s := string(b)
+		j := strings.LastIndexByte(s, ')')
+		if j < 0 {
+			return false
+		}
+		f := strings.Fields(s[j+1:])
+		if len(f) < 2 {
+			return false
+		}
+		if pid, err = strconv.Atoi(f[1]); err != nil {
+			return false
+		}
+		if pid == ancestor {
+			return true
+		}
+	}
+	return false
 }

@@ -126,6 +126,7 @@ func (s *moduleServer) run(t *testing.T, name string, args map[string]any) map[s
 // it runs on (whose module_utils the modules import).
 func requireAnsibleModules(t *testing.T) {
 	t.Helper()
+	testutil.Requires(t, testutil.System) // Debian's ansible-core (make test-setup installs it)
 	requireTools(t, "ansible-playbook")
 	py := ansiblePython(t)
 	if out, err := exec.Command(py, "-c", "import ansible.module_utils.basic").CombinedOutput(); err != nil {
@@ -419,8 +420,8 @@ func TestCheckTree(t *testing.T) {
 // TestWorkdir: the host's working directory is root's alone, under
 // parents no one else can change, or it is refused.
 func TestWorkdir(t *testing.T) {
+	t.Parallel() // before Requires: a test paused by t.Parallel must not hold the real-time test lock
 	testutil.Requires(t, testutil.Root)
-	t.Parallel()
 	srv := newModuleServer(t)
 	const nobody = 65534
 	for _, tc := range []struct {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -80,7 +81,7 @@ func TestImage(t *testing.T) {
 // builds the image, finds the flags every container needs (canary), makes
 // the RT budget cgroup, and registers the cleanup of all three.
 func setup(t *testing.T) *host {
-	testutil.Requires(t, testutil.Root)
+	testutil.Requires(t, testutil.System, testutil.Root)
 	podman, err := exec.LookPath("podman")
 	if err != nil {
 		t.Skip("podman not found: the container tests need it (.ci/run installs it: apt-get install podman runc)")
@@ -90,6 +91,7 @@ func setup(t *testing.T) *host {
 	// podman makes no bridge, veth or firewall rule on the host.
 	h := &host{podman: podman, image: fmt.Sprintf("localhost/rtload-test-%d", os.Getpid()), name: fmt.Sprintf("rtload-test-%d", os.Getpid()),
 		base: []string{"--network", "none"}}
+	h.removeLeftovers(t)
 	h.build(t)
 	h.canary(t)
 	h.rtBudget(t)
@@ -374,7 +376,68 @@ func (h *host) removeCgroups(t *testing.T) {
 	if h.rtParent == "" {
 		return
 	}
-	tops, _ := filepath.Glob(filepath.Join("/sys/fs/cgroup", "*", h.rtParent))
+	removeCgroupTrees(t, h.rtParent)
+}
+
+// leftoverPID matches the names an earlier run of these tests gave its
+// containers, images and cgroups (rtload-test-<pid>[-…],
+// localhost/rtload-test-<pid>, rtloadtest<pid>.slice): group 1 is the pid.
+var leftoverPID = regexp.MustCompile(`^(?:localhost/)?rtload-?test-?(\d+)(?:[-.:]|$)`)
+
+// deadOwner reports whether name is a leftover of a test process that no
+// longer runs (kill(pid, 0) says ESRCH).
+func deadOwner(name string) bool {
+	m := leftoverPID.FindStringSubmatch(name)
+	if m == nil {
+		return false
+	}
+	pid, err := strconv.Atoi(m[1])
+	return err == nil && pid > 0 && pid != os.Getpid() && errors.Is(unix.Kill(pid, 0), unix.ESRCH)
+}
+
+// removeLeftovers removes what an earlier run of these tests left when it
+// was killed before its cleanups (SIGKILL, a timeout): containers, images
+// and cgroups named for a test process that no longer runs. A leftover
+// RT-budget cgroup keeps its cpu.rt_runtime_us and would starve this
+// run's budget. Each removal is logged.
+func (h *host) removeLeftovers(t *testing.T) {
+	out, _, _ := h.podmanCmd(runTimeout, "ps", "-a", "--format", "{{.Names}}")
+	for _, name := range strings.Fields(out) {
+		if deadOwner(name) {
+			_, stderr, code := h.podmanCmd(runTimeout, "rm", "-f", "-v", name)
+			t.Logf("removed a leftover container of an earlier run: %s (exit %d %s)", name, code, strings.TrimSpace(stderr))
+		}
+	}
+	out, _, _ = h.podmanCmd(runTimeout, "images", "--format", "{{.Repository}}:{{.Tag}}")
+	for _, ref := range strings.Fields(out) {
+		if deadOwner(ref) {
+			_, stderr, code := h.podmanCmd(runTimeout, "rmi", "-f", ref)
+			t.Logf("removed a leftover image of an earlier run: %s (exit %d %s)", ref, code, strings.TrimSpace(stderr))
+		}
+	}
+	seen := map[string]bool{}
+	for _, pat := range []string{"rtload-test-*", "rtloadtest*.slice"} {
+		for _, glob := range []string{filepath.Join("/sys/fs/cgroup", "*", pat), filepath.Join("/sys/fs/cgroup", pat)} {
+			dirs, _ := filepath.Glob(glob)
+			for _, d := range dirs {
+				if name := filepath.Base(d); deadOwner(name) && !seen[name] {
+					seen[name] = true
+					t.Logf("removing a leftover cgroup of an earlier run: %s", name)
+					removeCgroupTrees(t, name)
+				}
+			}
+		}
+	}
+}
+
+// removeCgroupTrees removes the cgroup name (directly under each
+// controller's root, and under cgroup v2's) with every cgroup below it,
+// children first.
+func removeCgroupTrees(t *testing.T, name string) {
+	tops, _ := filepath.Glob(filepath.Join("/sys/fs/cgroup", "*", name))
+	if fi, err := os.Stat(filepath.Join("/sys/fs/cgroup", name)); err == nil && fi.IsDir() {
+		tops = append(tops, filepath.Join("/sys/fs/cgroup", name))
+	}
 	for _, top := range tops {
 		var dirs []string
 		filepath.WalkDir(top, func(p string, d fs.DirEntry, err error) error {

@@ -126,7 +126,9 @@ func Unmet(reqs ...Req) []string {
 // Requires skips t when its tier is not run (tierOn: -short, or
 // RTLOAD_TEST_TIERS) or any requirement is unmet, listing every unmet one
 // with its reason; a realtime or system test then takes the real-time
-// test lock for its whole run (RealTimeLock).
+// test lock for its whole run (RealTimeLock). A parallel test calls
+// t.Parallel before Requires: a test paused by t.Parallel while holding
+// the lock would keep every serial real-time test of its package waiting.
 func Requires(t testing.TB, reqs ...Req) {
 	t.Helper()
 	tier := TierOf(reqs...)
