@@ -35,7 +35,7 @@ func decode(t *testing.T, r result, v any) {
 func TestCheckGate(t *testing.T) {
 	testutil.Requires(t, testutil.System, testutil.Root, testutil.CPUs(2))
 	// Directories nobody can read (and own, for its results).
-	top, err := os.MkdirTemp("", "rtload-check-")
+	top, err := testutil.MkdirTemp("rtload-check-")
 	if err != nil {
 		t.Fatal(err)
 	}

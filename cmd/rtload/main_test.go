@@ -24,7 +24,7 @@ var binary string
 
 // TestMain builds the rtload binary once; every test runs it as a user would.
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "rtload-cli-")
+	dir, err := testutil.MkdirTemp("rtload-cli-")
 	if err != nil {
 		panic(err)
 	}
@@ -287,7 +287,7 @@ func TestRunUnprivileged(t *testing.T) {
 	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	nobody := &syscall.Credential{Uid: 65534, Gid: 65534}
 	// The results directories are nobody's own: rtload refuses others'.
-	out, err := os.MkdirTemp("", "rtload-nobody-")
+	out, err := testutil.MkdirTemp("rtload-nobody-")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ func RunTestAsNobody(t *testing.T, test, env string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir, err := os.MkdirTemp("", "rtload-nobody-test-")
+	dir, err := MkdirTemp("rtload-nobody-test-")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -195,3 +195,32 @@ func TestRealTimeLock(t *testing.T) {
 		t.Errorf("after the holder ended: flock LOCK_NB = %v", err)
 	}
 }
+
+// TestMkdirTemp: a directory of the prefix left by a process that no
+// longer runs is removed; this process's own and a live one's are kept.
+func TestMkdirTemp(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	dead := DeadPID(t)
+	left := filepath.Join(os.TempDir(), fmt.Sprintf("rtl-t-%d-x", dead))
+	live := filepath.Join(os.TempDir(), fmt.Sprintf("rtl-t-%d-y", os.Getppid()))
+	for _, d := range []string{left, live} {
+		if err := os.MkdirAll(filepath.Join(d, "sub"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	own, err := MkdirTemp("rtl-t-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(left); !os.IsNotExist(err) {
+		t.Errorf("%s (pid %d no longer runs) kept: %v", left, dead, err)
+	}
+	for _, d := range []string{live, own} {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("%s: %v", d, err)
+		}
+	}
+	if want := fmt.Sprintf("rtl-t-%d-", os.Getpid()); !strings.HasPrefix(filepath.Base(own), want) {
+		t.Errorf("MkdirTemp made %s, want a name starting %s", own, want)
+	}
+}

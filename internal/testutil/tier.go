@@ -234,3 +234,34 @@ func parentOf(pid int) int {
 	ppid, _ := strconv.Atoi(f[1])
 	return ppid
 }
+
+// MkdirTemp makes a temporary directory named prefix<pid>-<random>, as
+// os.MkdirTemp does in the temporary directory, after removing every
+// directory of that prefix whose pid no longer runs: what an earlier test
+// binary left when it was killed before its cleanup (SIGKILL, a timeout).
+// Each removal is reported on stderr.
+func MkdirTemp(prefix string) (string, error) {
+	RemoveLeftovers(prefix)
+	return os.MkdirTemp("", fmt.Sprintf("%s%d-", prefix, os.Getpid()))
+}
+
+// RemoveLeftovers removes the directories prefix<pid>-* of the temporary
+// directory whose pid no longer runs (kill(pid, 0) says ESRCH), and says
+// so on stderr.
+func RemoveLeftovers(prefix string) {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), prefix+"*-*"))
+	for _, d := range dirs {
+		rest := strings.TrimPrefix(filepath.Base(d), prefix)
+		pidText, _, ok := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if !ok || err != nil || pid <= 0 || pid == os.Getpid() || !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+			continue
+		}
+		if fi, err := os.Lstat(d); err != nil || !fi.IsDir() {
+			continue
+		}
+		if err := os.RemoveAll(d); err == nil {
+			fmt.Fprintf(os.Stderr, "testutil: removed %s, left by test process %d that no longer runs\n", d, pid)
+		}
+	}
+}
