@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -100,21 +101,32 @@ func waitFor(t *testing.T, timeout time.Duration, what string, ok func() bool) {
 	}
 }
 
-// measuring reports whether the run writing results into out has logged
-// at least rows wakeups of a measured window (its wakeup logs' data rows):
-// the run is in its first trial's window, and a signal now stops a trial
-// that measured something.
-func measuring(out string, rows int) func() bool {
+// ticked reports whether process pid has a thread named comm that has
+// slept at least n times (voluntary_ctxt_switches in its
+// /proc/PID/task/TID/status): a reader thread sleeps once a tick, so n
+// ticks of it have run, warm-up first. It is how a test knows a run is
+// inside its measured window without waiting for files the run writes
+// only at the end of a trial (an interleaved trial's wakeup log).
+func ticked(pid int, comm string, n int) func() bool {
 	return func() bool {
-		files, _ := filepath.Glob(filepath.Join(out, "wakeups-*.csv"))
-		n := 0
-		for _, f := range files {
-			b, err := os.ReadFile(f)
-			if err == nil {
-				n += max(0, bytes.Count(b, []byte("\n"))-1) // less the header
+		comms, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/comm", pid))
+		for _, c := range comms {
+			if b, err := os.ReadFile(c); err != nil || strings.TrimSpace(string(b)) != comm {
+				continue
+			}
+			st, err := os.ReadFile(filepath.Join(filepath.Dir(c), "status"))
+			if err != nil {
+				continue
+			}
+			for line := range strings.Lines(string(st)) {
+				if v, ok := strings.CutPrefix(line, "voluntary_ctxt_switches:"); ok {
+					if k, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && k >= n {
+						return true
+					}
+				}
 			}
 		}
-		return n >= rows
+		return false
 	}
 }
 
@@ -225,7 +237,8 @@ func TestSignalsTwiceAtOnce(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, time.Minute, "100 wakeups logged", measuring(out, 100))
+	// 500 ms of warm-up (50 ticks), then at least 100 ticks measured.
+	waitFor(t, time.Minute, "150 ticks of reader rt", ticked(cmd.Process.Pid, "rtl-rd/rt", 150))
 	cmd.Process.Signal(syscall.SIGINT)
 	cmd.Process.Signal(syscall.SIGINT)
 	if c := waitExit(t, cmd); c != ExitInterrupted {

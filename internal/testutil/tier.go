@@ -84,11 +84,18 @@ var System = Req{name: "system tier", tier: TierSystem}
 
 // Long marks a fast test that takes seconds (a simulation, a bomb, a
 // build): it skips under -short, so that `make test-fast` stays under a
-// minute, and runs in `make test`. why says what makes it long.
+// minute, and runs in `make test`'s fast stage. why says what makes it
+// long.
+// A run of other tiers only (RTLOAD_TEST_TIERS without fast: make test-rt,
+// test-system) leaves it out too: it has been run by the fast tier's.
 func Long(t testing.TB, why string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skipf("tier: long fast test (%s); -short leaves it out, make test runs it", why)
+		return
+	}
+	if why := tierOn(TierFast); why != "" {
+		t.Skipf("tier: long fast test (%s); %s=%s leaves it out", why, TiersEnv, os.Getenv(TiersEnv))
 	}
 }
 
