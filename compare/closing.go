@@ -18,20 +18,10 @@ import (
 // built only from a Result's fields, its Gate's and summary.json's: every
 // number in them is one --format json prints.
 
-// Marks of a run that was not the run asked for, by kind, in the order
-// the closing blocks list them.
-const (
-	MarkDegraded   = "degraded"
-	MarkInvalid    = "invalid"
-	MarkStarved    = "reader starved"
-	MarkTraffic    = "traffic not as specified"
-	MarkStopped    = "stopped early"
-	MarkIncomplete = "incomplete"
-)
-
-// MarkCount is one kind of mark a run carries: Trials are the marked
-// trials, numbered from 1 as the text outputs print them (empty for a
-// run-wide mark: degraded, stopped early, incomplete).
+// MarkCount is one kind of mark a run carries, named as a sentence says
+// it (results.MarkKind.Phrase): Trials are
+// the marked trials, numbered from 1 as the text outputs print them
+// (empty for a run-wide mark: degraded, stopped early, incomplete).
 type MarkCount struct {
 	Kind   string `json:"kind"`
 	Trials []int  `json:"trials,omitempty"`
@@ -42,35 +32,28 @@ type MarkCount struct {
 // a reader measured nothing), with a starved reader, or with traffic not
 // as specified, then stopped early and incomplete; empty for a run as
 // asked. These are the marks that make a verdict undecided or a run
-// unjudgeable (Unjudgeable lists them with their reasons).
+// unjudgeable (verdict.Unjudgeable lists them with their reasons).
 func RunMarks(s *results.Summary) []MarkCount {
 	var out []MarkCount
 	if s.Degraded {
-		out = append(out, MarkCount{Kind: MarkDegraded})
+		out = append(out, MarkCount{Kind: results.MarkDegraded.Phrase()})
 	}
-	for _, m := range []struct {
-		kind string
-		on   func(results.Trial) bool
-	}{
-		{MarkInvalid, func(t results.Trial) bool { return markText(WarnInvalid, &t) != "" }},
-		{MarkStarved, func(t results.Trial) bool { return markText(WarnStarved, &t) != "" }},
-		{MarkTraffic, func(t results.Trial) bool { return markText(WarnTraffic, &t) != "" }},
-	} {
+	for _, k := range []results.MarkKind{results.MarkInvalid, results.MarkStarved, results.MarkTraffic} {
 		var trials []int
-		for _, t := range s.Trials {
-			if m.on(t) {
-				trials = append(trials, t.Index+1)
+		for i := range s.Trials {
+			if MarkText(k, &s.Trials[i]) != "" {
+				trials = append(trials, s.Trials[i].Index+1)
 			}
 		}
 		if len(trials) > 0 {
-			out = append(out, MarkCount{Kind: m.kind, Trials: trials})
+			out = append(out, MarkCount{Kind: k.Phrase(), Trials: trials})
 		}
 	}
 	if s.Stopped {
-		out = append(out, MarkCount{Kind: MarkStopped})
+		out = append(out, MarkCount{Kind: results.MarkStopped.Phrase()})
 	}
 	if s.InProgress {
-		out = append(out, MarkCount{Kind: MarkIncomplete})
+		out = append(out, MarkCount{Kind: results.MarkIncomplete.Phrase()})
 	}
 	return out
 }

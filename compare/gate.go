@@ -100,34 +100,32 @@ type Gate struct {
 }
 
 // Unjudgeable lists why the run s (labelled label) cannot serve a
-// verdict: degraded (run without some privilege), stopped early,
-// incomplete (a checkpoint of a run that never finished), no trials, and
-// per trial an invalid one (the kernel changed what it measured, a
-// reader measured nothing: Trial.Valid) and one whose traffic was not as
-// specified or with a starved reader (results.MarkTraffic,
-// results.MarkStarved), one reason per mark of each trial (markText).
+// verdict, from its marks (results.Summary.Marks, the one list): the
+// run's own (degraded, its reasons "; "-joined; stopped early;
+// incomplete), no trials, then per trial each of TrialMarkKinds it
+// holds, quoted by MarkText ("new: trial 2 (recvmsg, round 1): invalid:
+// …").
 func Unjudgeable(label string, s *results.Summary) []string {
-	var out []string
-	if s.Degraded {
-		why := "run without some privileges (--allow-degraded)"
-		if len(s.DegradedReasons) > 0 {
-			why = strings.Join(s.DegradedReasons, "; ")
+	var out, degraded []string
+	for _, m := range s.Marks() {
+		switch {
+		case m.Trial != nil:
+		case m.Kind == results.MarkDegraded:
+			degraded = append(degraded, m.Text)
+		default:
+			out = append(out, label+": "+m.Kind.Phrase()+": "+m.Text)
 		}
-		out = append(out, fmt.Sprintf("%s: degraded: %s", label, why))
 	}
-	if s.Stopped {
-		out = append(out, label+": stopped early (interrupted): trials are missing or partial")
-	}
-	if s.InProgress {
-		out = append(out, label+": incomplete: summary.json is a checkpoint of a run that never finished")
+	if len(degraded) > 0 {
+		out = append([]string{label + ": " + results.MarkDegraded.Phrase() + ": " + strings.Join(degraded, "; ")}, out...)
 	}
 	if len(s.Trials) == 0 {
 		out = append(out, label+": no trials")
 	}
 	for i := range s.Trials {
 		t := &s.Trials[i]
-		for _, w := range trialWarnings {
-			if m := markText(w, t); m != "" {
+		for _, k := range TrialMarkKinds {
+			if m := MarkText(k, t); m != "" {
 				out = append(out, fmt.Sprintf("%s: %s: %s", label, t.Name(), m))
 			}
 		}

@@ -172,7 +172,7 @@ func TestUnjudgeable(t *testing.T) {
 			[]string{"new: degraded: SCHED_OTHER; memory not locked"}},
 		{"degraded, no reason recorded", &results.Summary{Trials: ok.Trials, Degraded: true}, []string{"new: degraded: run without some privileges (--allow-degraded)"}},
 		{"stopped and incomplete", &results.Summary{Trials: ok.Trials, Stopped: true, InProgress: true},
-			[]string{"new: stopped early (interrupted): trials are missing or partial", "new: incomplete: summary.json is a checkpoint of a run that never finished"}},
+			[]string{"new: stopped early: interrupted: trials are missing or partial", "new: incomplete: summary.json is a checkpoint of a run that never finished"}},
 		{"no trials", &results.Summary{}, []string{"new: no trials"}},
 		// One reason per marked trial, named as a person counts them.
 		{"an invalid trial and one whose traffic missed", &results.Summary{Trials: []results.Trial{

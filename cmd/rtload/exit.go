@@ -74,7 +74,7 @@ func strictExit(strict bool, s *results.Summary) error {
 	}
 	var kinds []string
 	for _, m := range compare.RunMarks(s) {
-		if m.Kind != compare.MarkStopped && m.Kind != compare.MarkIncomplete {
+		if m.Kind != results.MarkStopped.Phrase() && m.Kind != results.MarkIncomplete.Phrase() {
 			kinds = append(kinds, m.Kind)
 		}
 	}
