@@ -96,20 +96,9 @@ func TestVerdicts(t *testing.T) {
 }
 
 // roundsRun is a run with one reader metric per round (Welch) and a
-// file_write probe.
+// file_write probe (testutil.RoundsRun).
 func roundsRun(label string, costs, kbps []float64) Run {
-	s := &results.Summary{Version: 1, Scenario: "x", Clock: results.ClockInfo{Kind: "monotonic", Unit: "ns", Hz: 1e9}}
-	for i, c := range costs {
-		h := record.NewLinear(10, 0, 10_000)
-		for range 100 {
-			h.Record(uint64(c))
-		}
-		s.Trials = append(s.Trials, results.Trial{Index: i, Round: i, Variant: "v",
-			Readers: []results.Reader{{Name: "rt", Lost: uint64(i), PerCall: results.PerCall{All: h.Snapshot("ns")}}},
-			Probes:  []results.Probe{{Name: "fstime", Kind: "file_write", FileWrite: &results.FileWriteResult{KBps: kbps[i]}}},
-		})
-	}
-	return Run{Label: label, Summary: s}
+	return Run{Label: label, Summary: testutil.RoundsRun(costs, kbps)}
 }
 
 // TestVerdictsRounds: two runs of one process × 3 rounds: the rounds

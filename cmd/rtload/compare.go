@@ -12,6 +12,7 @@ import (
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/verdict"
 )
 
 func newCompareCmd() *cobra.Command {
@@ -89,29 +90,30 @@ stopped, incomplete).`,
 			if err != nil {
 				return err
 			}
-			var gerr error
-			if gating {
-				var reasons []string
-				for _, r := range runs {
-					reasons = append(reasons, compare.Unjudgeable(r.Label, r.Summary)...)
+			if !gating {
+				if format != "text" {
+					return compare.Write(out, res, format)
 				}
-				g, err := compare.Judge(res, reasons, gate)
-				if err != nil {
-					return usageError{err}
-				}
-				res.Gate = &g
-				gerr = gateExit(g)
+				return writeCompare(out, verdict.Compared{Result: res}, runs, level)
 			}
+			var reasons []string
+			for _, r := range runs {
+				reasons = append(reasons, verdict.Unjudgeable(r.Label, r.Summary)...)
+			}
+			g, err := verdict.Judge(res.Metrics, reasons, gate)
+			if err != nil {
+				return usageError{err}
+			}
+			c := verdict.Compared{Result: res, Gate: &g}
 			if format != "text" {
-				if err := compare.Write(out, res, format); err != nil {
-					return err
-				}
-				return gerr
+				err = c.Write(out, format)
+			} else {
+				err = writeCompare(out, c, runs, level)
 			}
-			if err := writeCompare(out, res, runs, level, exitCodeOf(gerr)); err != nil {
+			if err != nil {
 				return err
 			}
-			return gerr
+			return gateExit(g.Verdict)
 		},
 	}
 	cmd.Flags().StringSliceVar(&labels, "label", nil, "name the runs' columns, one per DIR in order (comma-separated: unhard,hard); default: each DIR's base name")
@@ -123,20 +125,25 @@ stopped, incomplete).`,
 	return cmd
 }
 
-// writeCompare prints res as text at level, ending on its closing block
-// (compare.Result.Closing): exit is the code compare returns.
-func writeCompare(w io.Writer, res *compare.Result, runs []compare.Run, level report.Level, exit int) error {
+// writeCompare prints c as text at level, ending on its closing block:
+// the gate's (verdict.Gate.Closing, with the code compare returns) when
+// there is one, else the comparison's (compare.Result.Closing).
+func writeCompare(w io.Writer, c verdict.Compared, runs []compare.Run, level report.Level) error {
 	switch level {
 	case report.Verbose:
-		if err := res.Text(w); err != nil {
+		if err := c.Write(w, "text"); err != nil {
 			return err
 		}
 	case report.Normal:
-		if err := res.Brief(w); err != nil {
+		if err := c.Brief(w); err != nil {
 			return err
 		}
 	}
-	return res.Closing(runsMarked(runs), exit).Write(w, level == report.Quiet)
+	closing := c.Closing(runsMarked(runs))
+	if g := c.Gate; g != nil {
+		closing = g.Closing("gate", runsMarked(runs), nil, g.ExitCode())
+	}
+	return closing.Write(w, level == report.Quiet)
 }
 
 // runsMarked lists, for the closing block, each run that was not the run
@@ -156,7 +163,7 @@ func runsMarked(runs []compare.Run) []string {
 
 // parseFailOn reads --fail-on and --threshold into gate options; gating
 // is false without --fail-on (--threshold then sets compare's verdicts).
-func parseFailOn(failOn, threshold string) (opt compare.GateOptions, gating bool, err error) {
+func parseFailOn(failOn, threshold string) (opt verdict.Options, gating bool, err error) {
 	if opt.Threshold, err = parsePercent("threshold", threshold); err != nil {
 		return opt, false, err
 	}
@@ -190,14 +197,11 @@ func parsePercent(flag, s string) (float64, error) {
 	return v / 100, nil
 }
 
-// gateExit maps a gate's verdict to its exit code (the verdict is printed
-// already).
-func gateExit(g compare.Gate) error {
-	switch g.Verdict {
-	case compare.GateNotSlower:
-		return nil
-	case compare.GateSlower:
-		return exitError{code: ExitSlower}
+// gateExit is the error a gate's verdict v exits with (its own code,
+// verdict.Verdict.ExitCode; printed already): nil for not slower.
+func gateExit(v verdict.Verdict) error {
+	if code := v.ExitCode(); code != verdict.ExitNotSlower {
+		return exitError{code: code}
 	}
-	return exitError{code: ExitCannotJudge}
+	return nil
 }
