@@ -555,3 +555,27 @@ func TestSizing(t *testing.T) {
 		t.Errorf("1 process: %q", lines)
 	}
 }
+
+// TestHeadlines: what a verdict judges is CompareWith's headline metrics,
+// computed without the run facts, differences, marks, metadata, column
+// percentiles or profiles a person reads (each of check's looks).
+func TestHeadlines(t *testing.T) {
+	runs := seedRuns() // two kernels: metadata and warnings differ
+	full, err := Compare(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := Headlines(runs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(full.Metrics, h.Metrics, cmp.AllowUnexported(Metric{}, rateSample{})); diff != "" {
+		t.Errorf("headline metrics differ from CompareWith's (-full +headlines):\n%s", diff)
+	}
+	if len(full.Metadata) == 0 || len(full.Runs) == 0 || len(full.Columns) == 0 {
+		t.Fatalf("the fixture's full comparison has no metadata, runs or columns: %+v", full)
+	}
+	if len(h.Runs) != 0 || len(h.Warnings) != 0 || len(h.Info) != 0 || len(h.Metadata) != 0 || len(h.Columns) != 0 || len(h.Profiles) != 0 || len(h.Notes) != 0 {
+		t.Errorf("Headlines computed more than the metrics: %+v", h)
+	}
+}
