@@ -67,6 +67,18 @@ func Judge(ms []compare.Metric, reasons []string, opt Options) (Gate, error) {
 	return g, nil
 }
 
+// JudgeRuns is the gate of `rtload compare --fail-on`: res, the
+// comparison of runs, judged (Judge) with every run's reasons it cannot
+// be (Unjudgeable).
+func JudgeRuns(runs []compare.Run, res *compare.Result, opt Options) (Compared, error) {
+	var reasons []string
+	for _, r := range runs {
+		reasons = append(reasons, Unjudgeable(r.Label, r.Summary)...)
+	}
+	g, err := Judge(res.Metrics, reasons, opt)
+	return Compared{Result: res, Gate: &g}, err
+}
+
 // gated are the indices of the metrics of ms a gate judges: those names
 // selects (compare.Metric.Selected), or with no names every column's
 // primary one (compare.Primary); never a baseline's own row. It fails on

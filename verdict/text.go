@@ -115,8 +115,9 @@ func (g Gate) Closing(who string, marked, extra []string, exit int) report.Closi
 // Write writes c in format (compare.Formats): the comparison's own view,
 // then, in text, markdown and lkp, the gate's verdict after a blank line
 // (Gate.Text); in json the comparison with "gate"; csv has no gate.
+// Without a gate it is compare.Write.
 func (c Compared) Write(w io.Writer, format string) error {
-	if format == "json" {
+	if format == "json" && c.Gate != nil {
 		return compare.WriteJSON(w, c)
 	}
 	if err := compare.Write(w, c.Result, format); err != nil {

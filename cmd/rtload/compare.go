@@ -16,15 +16,7 @@ import (
 )
 
 func newCompareCmd() *cobra.Command {
-	var (
-		labels    []string
-		format    string
-		failOn    string
-		threshold string
-		budget    time.Duration
-		quiet     bool
-		verbose   bool
-	)
+	var f compareFlags
 	cmd := &cobra.Command{
 		Use:   "compare DIR [DIR ...]",
 		Short: "Compare results directories side by side: seed table, percentiles, change with CI and verdict",
@@ -60,69 +52,73 @@ stopped, incomplete).`,
   rtload compare base new --fail-on 'slower=mean per-call cost,wakeup latency p99'`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormatIn(format, compare.Formats); err != nil {
-				return err
-			}
-			level, err := levelOf(quiet, verbose)
-			if err != nil {
-				return err
-			}
-			if len(labels) > 0 {
-				if err := compare.CheckLabels(args, labels); err != nil {
-					return usageError{err}
-				}
-			}
-			gate, gating, err := parseFailOn(failOn, threshold)
-			if err != nil {
-				return err
-			}
-			gate.GrowBaseline = true
-			defer startBudget(cmd.ErrOrStderr(), "compare", budget).end()
-			out := cmd.OutOrStdout()
-			if format != "json" {
-				out = termsafe.Writer(out) // text, markdown, csv, lkp
-			}
-			runs, err := compare.Load(args, labels)
-			if err != nil { // not a results directory: bad input (2), gate or not
-				return usageError{err}
-			}
-			res, err := compare.CompareWith(runs, compare.Options{Threshold: gate.Threshold})
-			if err != nil {
-				return err
-			}
-			if !gating {
-				if format != "text" {
-					return compare.Write(out, res, format)
-				}
-				return writeCompare(out, verdict.Compared{Result: res}, runs, level)
-			}
-			var reasons []string
-			for _, r := range runs {
-				reasons = append(reasons, verdict.Unjudgeable(r.Label, r.Summary)...)
-			}
-			g, err := verdict.Judge(res.Metrics, reasons, gate)
-			if err != nil {
-				return usageError{err}
-			}
-			c := verdict.Compared{Result: res, Gate: &g}
-			if format != "text" {
-				err = c.Write(out, format)
-			} else {
-				err = writeCompare(out, c, runs, level)
-			}
-			if err != nil {
-				return err
-			}
-			return gateExit(g.Verdict)
+			return runCompare(cmd, args, f)
 		},
 	}
-	cmd.Flags().StringSliceVar(&labels, "label", nil, "name the runs' columns, one per DIR in order (comma-separated: unhard,hard); default: each DIR's base name")
-	cmd.Flags().StringVar(&format, "format", "text", "output format: "+strings.Join(compare.Formats, ", "))
-	cmd.Flags().StringVar(&failOn, "fail-on", "", "gate: slower (every column's primary metric) or slower=METRIC,... (by name, as compare prints them); exit 0 proven not slower, 1 proven slower beyond --threshold, 125 undecided or cannot judge")
-	cmd.Flags().StringVar(&threshold, "threshold", "3%", "the change the verdicts are read against, in % of the baseline")
-	cpuBudgetFlag(cmd, &budget)
-	levelFlags(cmd, &quiet, &verbose)
+	cmd.Flags().StringSliceVar(&f.labels, "label", nil, "name the runs' columns, one per DIR in order (comma-separated: unhard,hard); default: each DIR's base name")
+	cmd.Flags().StringVar(&f.format, "format", "text", "output format: "+strings.Join(compare.Formats, ", "))
+	cmd.Flags().StringVar(&f.failOn, "fail-on", "", "gate: slower (every column's primary metric) or slower=METRIC,... (by name, as compare prints them); exit 0 proven not slower, 1 proven slower beyond --threshold, 125 undecided or cannot judge")
+	cmd.Flags().StringVar(&f.threshold, "threshold", "3%", "the change the verdicts are read against, in % of the baseline")
+	cpuBudgetFlag(cmd, &f.budget)
+	levelFlags(cmd, &f.quiet, &f.verbose)
 	return cmd
+}
+
+type compareFlags struct {
+	labels                    []string
+	format, failOn, threshold string
+	budget                    time.Duration
+	quiet, verbose            bool
+}
+
+// runCompare is rtload compare: load, compare, judge with --fail-on,
+// print, and exit with the gate's verdict's code.
+func runCompare(cmd *cobra.Command, args []string, f compareFlags) error {
+	if err := checkFormatIn(f.format, compare.Formats); err != nil {
+		return err
+	}
+	level, err := levelOf(f.quiet, f.verbose)
+	if err != nil {
+		return err
+	}
+	if len(f.labels) > 0 {
+		if err := compare.CheckLabels(args, f.labels); err != nil {
+			return usageError{err}
+		}
+	}
+	gate, gating, err := parseFailOn(f.failOn, f.threshold)
+	if err != nil {
+		return err
+	}
+	gate.GrowBaseline = true
+	defer startBudget(cmd.ErrOrStderr(), "compare", f.budget).end()
+	out := cmd.OutOrStdout()
+	if f.format != "json" {
+		out = termsafe.Writer(out) // text, markdown, csv, lkp
+	}
+	runs, err := compare.Load(args, f.labels)
+	if err != nil { // not a results directory: bad input (2), gate or not
+		return usageError{err}
+	}
+	res, err := compare.CompareWith(runs, compare.Options{Threshold: gate.Threshold})
+	if err != nil {
+		return err
+	}
+	c := verdict.Compared{Result: res}
+	if gating {
+		if c, err = verdict.JudgeRuns(runs, res, gate); err != nil {
+			return usageError{err}
+		}
+	}
+	if f.format != "text" {
+		err = c.Write(out, f.format)
+	} else {
+		err = writeCompare(out, c, runs, level)
+	}
+	if err != nil || !gating {
+		return err
+	}
+	return gateExit(c.Gate.Verdict)
 }
 
 // writeCompare prints c as text at level, ending on its closing block:
