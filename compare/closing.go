@@ -14,24 +14,15 @@ import (
 	"github.com/rtload/rtload/results"
 )
 
-// The closing blocks of run, report, compare and check (report.Closing),
-// built only from a Result's fields, its Gate's and summary.json's: every
+// The closing blocks of run, report and compare (report.Closing), built
+// only from a Result's fields and summary.json's (a gate's, from the
+// verdict's: verdict.Closing): every
 // number in them is one --format json prints.
 
-// Marks of a run that was not the run asked for, by kind, in the order
-// the closing blocks list them.
-const (
-	MarkDegraded   = "degraded"
-	MarkInvalid    = "invalid"
-	MarkStarved    = "reader starved"
-	MarkTraffic    = "traffic not as specified"
-	MarkStopped    = "stopped early"
-	MarkIncomplete = "incomplete"
-)
-
-// MarkCount is one kind of mark a run carries: Trials are the marked
-// trials, numbered from 1 as the text outputs print them (empty for a
-// run-wide mark: degraded, stopped early, incomplete).
+// MarkCount is one kind of mark a run carries, named as a sentence says
+// it (results.MarkKind.Phrase): Trials are
+// the marked trials, numbered from 1 as the text outputs print them
+// (empty for a run-wide mark: degraded, stopped early, incomplete).
 type MarkCount struct {
 	Kind   string `json:"kind"`
 	Trials []int  `json:"trials,omitempty"`
@@ -42,35 +33,28 @@ type MarkCount struct {
 // a reader measured nothing), with a starved reader, or with traffic not
 // as specified, then stopped early and incomplete; empty for a run as
 // asked. These are the marks that make a verdict undecided or a run
-// unjudgeable (Unjudgeable lists them with their reasons).
+// unjudgeable (verdict.Unjudgeable lists them with their reasons).
 func RunMarks(s *results.Summary) []MarkCount {
 	var out []MarkCount
 	if s.Degraded {
-		out = append(out, MarkCount{Kind: MarkDegraded})
+		out = append(out, MarkCount{Kind: results.MarkDegraded.Phrase()})
 	}
-	for _, m := range []struct {
-		kind string
-		on   func(results.Trial) bool
-	}{
-		{MarkInvalid, func(t results.Trial) bool { return markText(WarnInvalid, &t) != "" }},
-		{MarkStarved, func(t results.Trial) bool { return markText(WarnStarved, &t) != "" }},
-		{MarkTraffic, func(t results.Trial) bool { return markText(WarnTraffic, &t) != "" }},
-	} {
+	for _, k := range []results.MarkKind{results.MarkInvalid, results.MarkStarved, results.MarkTraffic} {
 		var trials []int
-		for _, t := range s.Trials {
-			if m.on(t) {
-				trials = append(trials, t.Index+1)
+		for i := range s.Trials {
+			if MarkText(k, &s.Trials[i]) != "" {
+				trials = append(trials, s.Trials[i].Index+1)
 			}
 		}
 		if len(trials) > 0 {
-			out = append(out, MarkCount{Kind: m.kind, Trials: trials})
+			out = append(out, MarkCount{Kind: k.Phrase(), Trials: trials})
 		}
 	}
 	if s.Stopped {
-		out = append(out, MarkCount{Kind: MarkStopped})
+		out = append(out, MarkCount{Kind: results.MarkStopped.Phrase()})
 	}
 	if s.InProgress {
-		out = append(out, MarkCount{Kind: MarkIncomplete})
+		out = append(out, MarkCount{Kind: results.MarkIncomplete.Phrase()})
 	}
 	return out
 }
@@ -160,11 +144,13 @@ func ChangeLine(m Metric, name func(string) string) string {
 }
 
 // verdictWords is how a closing block says a verdict at threshold thr.
-func verdictWords(verdict string, thr float64) string { return verdictAt(verdict, thr, "±") }
+func verdictWords(verdict string, thr float64) string { return VerdictAt(verdict, thr, "±") }
 
-// verdictAt is verdictWords with the undecided threshold's sign: "±" for
-// compare's three-way verdicts, "+" for a gate's.
-func verdictAt(verdict string, thr float64, sign string) string {
+// VerdictAt is how a closing block says a metric's verdict (Metric.Verdict)
+// at threshold thr (in %), with the undecided threshold's sign: "±" for
+// compare's three-way verdicts, "+" for a gate's: "slower: the whole CI
+// beyond +3%", "undecided at +3%".
+func VerdictAt(verdict string, thr float64, sign string) string {
 	t := fmtPct(thr)
 	switch verdict {
 	case VerdictSlower:
@@ -300,23 +286,25 @@ func (r *Result) wakeupOf(col, primary string) string {
 	return ""
 }
 
-// Closing is the closing block of `rtload compare`: one line per primary
-// metric of every column against its baseline with its three-way verdict
-// (with the gate, the gate's, at its level), the marks of any run that was
-// not the run asked for (marked: one entry per run and kind), and last
-// the overall verdict: the gate's when there is one (GateLine, with exit,
-// the code the command returns), else what the primary metrics' verdicts
-// add up to.
-func (r *Result) Closing(marked []string, exit int) report.Closing {
-	return r.ClosingAs("gate", marked, nil, exit)
+// Closing is the closing block of `rtload compare` without a gate: one
+// line per primary metric of every column against its baseline with its
+// three-way verdict, the marks of any run that was not the run asked for
+// (marked: one entry per run and kind), and last the overall verdict:
+// what the primary metrics' verdicts add up to. A gate's closing block is
+// verdict.Closing.
+func (r *Result) Closing(marked []string) report.Closing {
+	lines, verdicts := r.closingMetrics()
+	head := fmt.Sprintf("verdicts at ±%s%% (95%% CI of each change):", fmtPct(r.ThresholdPct))
+	return ClosingBlock(head, lines, marked, nil, overallLine(verdicts, r.ThresholdPct))
 }
 
-// ClosingAs is Closing for the command who ("gate" for compare --fail-on,
-// "check"), with extra lines (a check's sampling, where its new results
-// went) before the verdict; at most report.MaxClosingLines in all.
-func (r *Result) ClosingAs(who string, marked, extra []string, exit int) report.Closing {
+// ClosingBlock is a comparison's closing block: head (when there are
+// metric lines) and the metric lines, as many as fit report.MaxClosingLines
+// with the rest ("… and N more"; at least one verdict line), the runs not
+// as asked for (marked), extra lines (a check's sampling, where its new
+// results went) and last, the verdict line.
+func ClosingBlock(head string, lines, marked, extra []string, last string) report.Closing {
 	var c report.Closing
-	lines, verdicts := r.closingMetrics()
 	most := report.MaxClosingLines - 2 - len(extra)
 	if len(marked) > 0 {
 		most--
@@ -326,11 +314,7 @@ func (r *Result) ClosingAs(who string, marked, extra []string, exit int) report.
 		// Room for one line: a verdict, not only "… and N more".
 		lines = []string{lines[0] + fmt.Sprintf(" (and %d more: -v prints every verdict)", len(lines)-1)}
 	case len(lines) > most:
-		lines = append(lines[:most-1], fmt.Sprintf("… and %d more (-v prints every verdict)", len(lines)-most+1))
-	}
-	head := fmt.Sprintf("verdicts at ±%s%% (95%% CI of each change):", fmtPct(r.ThresholdPct))
-	if g := r.Gate; g != nil {
-		head = fmt.Sprintf("verdicts at +%s%% (the gate's CI: %s per metric):", fmtPct(g.ThresholdPct), levelPct(g.Level))
+		lines = append(lines[:most-1:most-1], fmt.Sprintf("… and %d more (-v prints every verdict)", len(lines)-most+1))
 	}
 	if len(lines) > 0 {
 		c.Add(head)
@@ -344,27 +328,14 @@ func (r *Result) ClosingAs(who string, marked, extra []string, exit int) report.
 	for _, l := range extra {
 		c.Add(l)
 	}
-	if g := r.Gate; g != nil {
-		c.Add(GateLine(who, *g, exit))
-		return c
-	}
-	c.Add(overallLine(verdicts, r.ThresholdPct))
+	c.Add(last)
 	return c
 }
 
 // closingMetrics are the metric lines of a compare closing block and
-// their verdicts: the gate's metrics when there is a gate, else every
-// column's primary metric against its baseline.
+// their verdicts: every column's primary metric against its baseline.
 func (r *Result) closingMetrics() (lines, verdicts []string) {
 	name := func(l string) string { return l }
-	if g := r.Gate; g != nil {
-		for _, m := range g.Metrics {
-			cl := ChangeLine(Metric{Name: m.Name, Unit: m.Unit, Column: m.Column, Baseline: m.Baseline, Interval: m.Interval, MethodNote: m.MethodNote}, name)
-			lines = append(lines, cl+": "+verdictAt(m.Verdict, g.ThresholdPct, "+"))
-			verdicts = append(verdicts, m.Verdict)
-		}
-		return lines, verdicts
-	}
 	prim := r.Primary()
 	for i, m := range r.Metrics {
 		if !prim[i] || m.Verdict == VerdictBaseline {
@@ -406,39 +377,6 @@ func overallLine(verdicts []string, thr float64) string {
 		v = "UNDECIDED"
 	}
 	return fmt.Sprintf("verdict: %s at ±%s%% (%s; each at 95%%: --fail-on slower gates them together)", v, fmtPct(thr), counts)
-}
-
-// GateLine is a gate's verdict in one line, headed by who ("gate",
-// "check"), with exit, the code the command is about to return
-// (cmd/rtload/exit.go): "check: UNDECIDED at +3% (…): exit 125".
-func GateLine(who string, g Gate, exit int) string {
-	slower, notSlower, n := g.judgedCounts()
-	counts := fmt.Sprintf("%d slower, %d not slower, %d undecided of %d judged", slower, notSlower, n-slower-notSlower, n)
-	code := fmt.Sprintf("exit %d", exit)
-	switch exit {
-	case 0:
-		code += " (git bisect: good)"
-	case 1:
-		code += " (git bisect: bad)"
-	case 125:
-		code += " (git bisect: skip)"
-	}
-	switch g.Verdict {
-	case GateNotSlower:
-		return fmt.Sprintf("%s: NOT SLOWER: every judged metric proven not slower beyond +%s%% (%s): %s", who, fmtPct(g.ThresholdPct), counts, code)
-	case GateSlower:
-		return fmt.Sprintf("%s: SLOWER: proven slower beyond +%s%% (%s): %s", who, fmtPct(g.ThresholdPct), counts, code)
-	case GateUndecided:
-		return fmt.Sprintf("%s: UNDECIDED at +%s%% (%s): %s", who, fmtPct(g.ThresholdPct), counts, code)
-	}
-	why := ""
-	if len(g.Reasons) > 0 {
-		why = ": " + g.Reasons[0]
-		if len(g.Reasons) > 1 {
-			why += fmt.Sprintf(" (and %d more)", len(g.Reasons)-1)
-		}
-	}
-	return who + ": CANNOT JUDGE" + why + ": " + code
 }
 
 // Brief writes what a person reads of r: the runs and what differs

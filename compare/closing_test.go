@@ -5,33 +5,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
 )
 
-// processRun is the seed's run (cols: the seed columns of recvfrom and
-// recvmsg, buckets moved up by shift) as procs processes × 2 rounds, each
-// trial's per-call sum scaled by its own factor from jitter (a fixed
-// pattern, so that the intervals are the same on every run of the test).
+// processRun is testutil.ProcessRun.
 func processRun(kernel string, cols [2]int, shift, procs int, jitter []float64) *results.Summary {
-	one := seedSummary(kernel, cols, shift)
-	s := *one
-	s.Trials = nil
-	for p := range procs {
-		for r := range 2 {
-			for v := range one.Trials {
-				t := one.Trials[v]
-				t.Readers = append([]results.Reader(nil), t.Readers...)
-				i := len(s.Trials)
-				t.Index, t.Round, t.Process = i, p*2+r, p
-				all := t.Readers[0].PerCall.All
-				all.Sum = uint64(float64(all.Sum) * jitter[i%len(jitter)])
-				t.Readers[0].PerCall.All = all
-				s.Trials = append(s.Trials, t)
-			}
-		}
-	}
-	return &s
+	return testutil.ProcessRun(kernel, cols, shift, procs, jitter)
 }
 
 var closingJitter = []float64{1.00, 1.01, 0.99, 1.02, 0.98, 1.005, 0.995, 1.015, 0.985, 1.0}
@@ -58,7 +38,7 @@ func TestCompareBriefGolden(t *testing.T) {
 	if err := res.Brief(&b); err != nil {
 		t.Fatal(err)
 	}
-	c := res.Closing(nil, 0)
+	c := res.Closing(nil)
 	if err := c.Write(&b, false); err != nil {
 		t.Fatal(err)
 	}
@@ -83,52 +63,6 @@ func TestCompareBriefGolden(t *testing.T) {
 		if !strings.Contains(out, "  "+want+"\n") {
 			t.Errorf("closing block lacks %q", want)
 		}
-	}
-}
-
-// TestCompareClosingGate: with a gate the closing block is the gate's: its
-// metrics at the gate's level and its verdict with the exit code.
-func TestCompareClosingGate(t *testing.T) {
-	res, err := Compare(closingRuns())
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := Judge(res, nil, GateOptions{GrowBaseline: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Gate = &g
-	exit := map[string]int{GateNotSlower: 0, GateSlower: 1}[g.Verdict]
-	if g.Verdict != GateNotSlower && g.Verdict != GateSlower {
-		exit = 125
-	}
-	c := res.ClosingAs("check", []string{"new: 1 of 12 trials traffic not as specified (trial 4)"}, []string{"new run: /tmp/x (removed: --keep or --out keeps it)"}, exit)
-	var b strings.Builder
-	if err := c.Write(&b, true); err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "check_closing", []byte(b.String()))
-	last := c.Lines[len(c.Lines)-1]
-	if !strings.HasPrefix(last, "check: "+strings.ToUpper(g.Verdict)) || !strings.HasSuffix(last, "exit 125 (git bisect: skip)") {
-		t.Errorf("last line %q, gate %s", last, g.Verdict)
-	}
-	for _, m := range g.Metrics {
-		if m.Interval == nil || m.Interval.LowPct == nil {
-			t.Fatalf("gate metric without an interval: %+v", m)
-		}
-		if want := ChangeLine(Metric{Name: m.Name, Column: m.Column, Baseline: m.Baseline, Interval: m.Interval}, func(l string) string { return l }); !strings.Contains(b.String(), want) {
-			t.Errorf("closing block lacks the gate's %q:\n%s", want, b.String())
-		}
-	}
-	// A check that cannot judge fills the block with its reasons: the
-	// block still holds a verdict line, not only "… and N more".
-	extra := []string{"sampled: 1 process against 1 process of the baseline", "new run: /tmp/x (removed: --keep or --out keeps it)",
-		"cannot judge: new: trial 3: invalid", "cannot judge: new: trial 3: traffic not as specified", "  … and 2 more reasons (-v, --format json)"}
-	full := res.ClosingAs("check", nil, extra, exit)
-	first := g.Metrics[0]
-	want := ChangeLine(Metric{Name: first.Name, Column: first.Column, Baseline: first.Baseline, Interval: first.Interval}, func(l string) string { return l })
-	if len(full.Lines) > report.MaxClosingLines || !strings.HasPrefix(full.Lines[1], "  "+want) {
-		t.Errorf("a full check closing block (%d lines, at most %d) lacks its first verdict %q:\n%s", len(full.Lines), report.MaxClosingLines, want, strings.Join(full.Lines, "\n"))
 	}
 }
 
@@ -215,7 +149,7 @@ func TestCompareBriefKernelAB(t *testing.T) {
 	if err := res.Brief(&b); err != nil {
 		t.Fatal(err)
 	}
-	if err := res.Closing(nil, 0).Write(&b, false); err != nil {
+	if err := res.Closing(nil).Write(&b, false); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()

@@ -61,8 +61,6 @@ type Result struct {
 	// ThresholdPct is the change (in %) the verdicts are read against
 	// (Options.Threshold).
 	ThresholdPct float64 `json:"threshold_pct"`
-	// Gate is the verdict of `compare --fail-on` (Judge), nil without it.
-	Gate *Gate `json:"gate,omitempty"`
 	// Profiles compare each profiled variant's kernel profile run against
 	// run (profile.go); empty unless two runs profiled a variant.
 	Profiles []ProfileDiff `json:"profiles,omitempty"`
@@ -250,16 +248,16 @@ type Options struct {
 	Threshold float64
 }
 
-// CompareWith is Compare with options.
+// CompareWith is Compare with options: the headline metrics
+// (Headlines), then what a person reads beside them: each run's facts and
+// notes, the differences between the runs and their trial marks, the
+// machine and kernel metadata, each column's percentiles and the kernel
+// profiles' differences.
 func CompareWith(runs []Run, opt Options) (*Result, error) {
-	thr := opt.Threshold
-	if thr == 0 {
-		thr = DefaultThreshold
+	res, cols, err := headlines(runs, opt)
+	if err != nil {
+		return nil, err
 	}
-	if len(runs) == 0 {
-		return nil, errors.New("compare: no runs")
-	}
-	res := &Result{Schema: SchemaCompare, Version: SchemaVersion, Columns: []Column{}, Metrics: []Metric{}, Warnings: []Difference{}, Info: []Difference{}, Metadata: []Difference{}}
 	for _, r := range runs {
 		s := r.Summary
 		res.Runs = append(res.Runs, RunInfo{
@@ -277,18 +275,45 @@ func CompareWith(runs []Run, opt Options) (*Result, error) {
 	res.Warnings, res.Info = Differences(runs)
 	res.Warnings = append(res.Warnings, TrialMarks(runs)...)
 	res.Metadata = Metadata(runs)
-	res.TickUnit = runs[0].Summary.Clock.TickUnit()
+	for i := range cols {
+		res.Columns = append(res.Columns, cols[i].public(runs[cols[i].runIdx].Label))
+	}
+	res.Profiles = profileDiffs(runs)
+	return res, nil
+}
 
+// Headlines is the part of a comparison a verdict judges, and only it:
+// a Result whose Metrics (each with its samples, its interval at
+// Confidence and its verdict against opt's threshold), Interleaved,
+// ThresholdPct and TickUnit are filled, as CompareWith fills them; no run
+// facts, differences, marks, metadata, column percentiles or profiles.
+// Each of check's looks reads this (verdict.Judge); it fails as Compare
+// does.
+func Headlines(runs []Run, opt Options) (*Result, error) {
+	res, _, err := headlines(runs, opt)
+	return res, err
+}
+
+// headlines is Headlines, with the columns it merged.
+func headlines(runs []Run, opt Options) (*Result, []column, error) {
+	thr := opt.Threshold
+	if thr == 0 {
+		thr = DefaultThreshold
+	}
+	if len(runs) == 0 {
+		return nil, nil, errors.New("compare: no runs")
+	}
+	res := &Result{Schema: SchemaCompare, Version: SchemaVersion, Columns: []Column{}, Metrics: []Metric{}, Warnings: []Difference{}, Info: []Difference{}, Metadata: []Difference{}}
+	res.TickUnit = runs[0].Summary.Clock.TickUnit()
 	cols, err := buildColumns(runs)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var subjects []subject
 	for i := range cols {
 		c := &cols[i]
-		res.Columns = append(res.Columns, c.public(runs[c.runIdx].Label))
 		subjects = append(subjects, subject{
-			group: c.group, run: runs[c.runIdx].Label, label: res.Columns[i].Label, runIdx: c.runIdx,
+			group: c.group, run: runs[c.runIdx].Label, label: c.label, runIdx: c.runIdx,
 			samples: readerSamples(c), invalid: c.invalid,
 		})
 	}
@@ -296,8 +321,7 @@ func CompareWith(runs []Run, opt Options) (*Result, error) {
 	res.Metrics = metrics(subjects, len(runs), thr)
 	res.ThresholdPct = thr * 100
 	res.interleavedMetrics(runs, thr)
-	res.Profiles = profileDiffs(runs)
-	return res, nil
+	return res, cols, nil
 }
 
 // buildColumns merges each run's trials into (group, run) columns

@@ -96,20 +96,9 @@ func TestVerdicts(t *testing.T) {
 }
 
 // roundsRun is a run with one reader metric per round (Welch) and a
-// file_write probe.
+// file_write probe (testutil.RoundsRun).
 func roundsRun(label string, costs, kbps []float64) Run {
-	s := &results.Summary{Version: 1, Scenario: "x", Clock: results.ClockInfo{Kind: "monotonic", Unit: "ns", Hz: 1e9}}
-	for i, c := range costs {
-		h := record.NewLinear(10, 0, 10_000)
-		for range 100 {
-			h.Record(uint64(c))
-		}
-		s.Trials = append(s.Trials, results.Trial{Index: i, Round: i, Variant: "v",
-			Readers: []results.Reader{{Name: "rt", Lost: uint64(i), PerCall: results.PerCall{All: h.Snapshot("ns")}}},
-			Probes:  []results.Probe{{Name: "fstime", Kind: "file_write", FileWrite: &results.FileWriteResult{KBps: kbps[i]}}},
-		})
-	}
-	return Run{Label: label, Summary: s}
+	return Run{Label: label, Summary: testutil.RoundsRun(costs, kbps)}
 }
 
 // TestVerdictsRounds: two runs of one process × 3 rounds: the rounds
@@ -565,5 +554,29 @@ func TestSizing(t *testing.T) {
 	lines = Sizing(mk(1), 0.03, 5)
 	if len(lines) != 1 || !strings.Contains(lines[0], "1 process, so the noise between processes") {
 		t.Errorf("1 process: %q", lines)
+	}
+}
+
+// TestHeadlines: what a verdict judges is CompareWith's headline metrics,
+// computed without the run facts, differences, marks, metadata, column
+// percentiles or profiles a person reads (each of check's looks).
+func TestHeadlines(t *testing.T) {
+	runs := seedRuns() // two kernels: metadata and warnings differ
+	full, err := Compare(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := Headlines(runs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(full.Metrics, h.Metrics, cmp.AllowUnexported(Metric{}, rateSample{})); diff != "" {
+		t.Errorf("headline metrics differ from CompareWith's (-full +headlines):\n%s", diff)
+	}
+	if len(full.Metadata) == 0 || len(full.Runs) == 0 || len(full.Columns) == 0 {
+		t.Fatalf("the fixture's full comparison has no metadata, runs or columns: %+v", full)
+	}
+	if len(h.Runs) != 0 || len(h.Warnings) != 0 || len(h.Info) != 0 || len(h.Metadata) != 0 || len(h.Columns) != 0 || len(h.Profiles) != 0 || len(h.Notes) != 0 {
+		t.Errorf("Headlines computed more than the metrics: %+v", h)
 	}
 }

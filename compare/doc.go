@@ -15,8 +15,9 @@
 // processes × rounds, the smallest change the noise measured could
 // detect and how many more processes would decide it; the variance split
 // (between processes, between rounds, lag-1, Kalibera & Jones' rounds per
-// process) says where the noise is. Judge is the gate of check and
-// compare --fail-on over the primary metrics at a family-wise 95%.
+// process) says where the noise is. The gates of check and compare
+// --fail-on are package verdict's: they read the model through Headlines
+// and Metric's ChangeAt and At.
 // Runs that differ in something that matters (scenario, CPU model,
 // clocksource, clock unit, degraded mode, kernel command line, the
 // scenario as run) are listed field by field as warnings; a differing

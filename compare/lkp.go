@@ -106,7 +106,6 @@ func (r *Result) LKP(w io.Writer) error {
 	} else {
 		b.WriteString("changed by that rule: " + strings.Join(changed, ", ") + "\n")
 	}
-	r.writeGate(&b)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -11,7 +11,9 @@ import (
 // are not differences between runs: one is listed whenever a run holds a
 // trial so marked, even when every run does. Each value is that run's
 // marked trials ("trial 3 (recvmsg, round 2): invalid: clocksource
-// changed (tsc → hpet at 1.2 s)"), "; "-joined, or "(none)".
+// changed (tsc → hpet at 1.2 s)"), "; "-joined, or "(none)". The marks
+// themselves are results' (results.MarkKind, the one vocabulary); these
+// are only the warnings' field names.
 const (
 	// WarnInvalid: trials the kernel changed, or with a reader that
 	// measured nothing (results.Trial.Valid); every verdict touching one
@@ -25,24 +27,32 @@ const (
 	WarnStarved = "starved readers"
 )
 
-// trialWarnings are the trial-marker warnings, in the order they are
-// listed.
-var trialWarnings = []string{WarnInvalid, WarnTraffic, WarnStarved}
+// TrialMarkKinds are the kinds of trial marks that make a run not the
+// run asked for in compare's and check's eyes, in the order per trial
+// they are quoted (MarkText): MarkInvalid stands for every kind that
+// invalidates a trial (results.MarkKind.Invalidates: MarkEmpty too).
+// MarkRtload is not among them: it is reported, never judged.
+var TrialMarkKinds = []results.MarkKind{results.MarkInvalid, results.MarkTraffic, results.MarkStarved}
 
-// markText is how compare and check quote trial t's marks of warning w
-// (one of trialWarnings): "invalid: clocksource changed (…)", "traffic
-// not as specified: lo450: send lag p99 …", "reader rt runnable but off
-// CPU 1 for …", each kind's marks "; "-joined; "" when t has none.
-func markText(w string, t *results.Trial) string {
-	switch w {
-	case WarnInvalid:
+// trialWarnings are the trial-marker warnings' fields, one per
+// TrialMarkKinds entry.
+var trialWarnings = map[results.MarkKind]string{results.MarkInvalid: WarnInvalid, results.MarkTraffic: WarnTraffic, results.MarkStarved: WarnStarved}
+
+// MarkText is how compare and check quote trial t's marks of kind k (one
+// of TrialMarkKinds): "invalid: clocksource changed (…)" (every mark that
+// invalidates t: results.Trial.InvalidReason), "traffic not as
+// specified: lo450: send lag p99 …", "reader rt runnable but off CPU 1
+// for …" (a starved reader's text names it), each kind's marks
+// "; "-joined; "" when t has none.
+func MarkText(k results.MarkKind, t *results.Trial) string {
+	switch k {
+	case results.MarkInvalid:
 		return t.InvalidReason()
-	case WarnTraffic:
-		if m := t.MarkText(results.MarkTraffic); m != "" {
-			return "traffic not as specified: " + m
-		}
-	case WarnStarved:
-		return t.MarkText(results.MarkStarved)
+	case results.MarkStarved:
+		return t.MarkText(k)
+	}
+	if m := t.MarkText(k); m != "" {
+		return k.Phrase() + ": " + m
 	}
 	return ""
 }
@@ -52,14 +62,14 @@ func markText(w string, t *results.Trial) string {
 // with each run's marked trials as its value.
 func TrialMarks(runs []Run) []Difference {
 	var out []Difference
-	for _, w := range trialWarnings {
+	for _, k := range TrialMarkKinds {
 		vals := make([]string, len(runs))
 		found := false
 		for i, r := range runs {
 			var marked []string
 			for j := range r.Summary.Trials {
 				t := &r.Summary.Trials[j]
-				if v := markText(w, t); v != "" {
+				if v := MarkText(k, t); v != "" {
 					marked = append(marked, t.Name()+": "+v)
 				}
 			}
@@ -69,7 +79,7 @@ func TrialMarks(runs []Run) []Difference {
 			}
 		}
 		if found {
-			out = append(out, Difference{Field: w, Values: vals})
+			out = append(out, Difference{Field: trialWarnings[k], Values: vals})
 		}
 	}
 	return out

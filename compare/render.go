@@ -136,17 +136,8 @@ func (r *Result) Text(w io.Writer) error {
 	}
 	r.interleavedText(&b)
 	r.profileText(&b)
-	r.writeGate(&b)
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// writeGate appends the gate's verdict, when there is one.
-func (r *Result) writeGate(b *strings.Builder) {
-	if r.Gate != nil {
-		b.WriteByte('\n')
-		_ = r.Gate.Text(b)
-	}
 }
 
 // hasPerCall reports whether any column holds per-call samples.
@@ -309,7 +300,6 @@ func (r *Result) Markdown(w io.Writer) error {
 			b.WriteString("\n## Verdicts and variance split\n\n```" + vb.String() + "```\n")
 		}
 	}
-	r.writeGate(&b)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -479,15 +469,7 @@ func (r *Result) pctRows(get func(c Column) Percentiles, format string) [][]stri
 // metricKey names a metric with its unit: "mean per-call cost (ns)".
 func metricKey(m Metric) string { return m.Name + " (" + m.Unit + ")" }
 
-func (r *Result) metricNames() []string {
-	var names []string
-	for _, m := range r.Metrics {
-		if k := metricKey(m); !slices.Contains(names, k) {
-			names = append(names, k)
-		}
-	}
-	return names
-}
+func (r *Result) metricNames() []string { return MetricNames(r.Metrics) }
 
 // fmtVal prints v with the precision its unit deserves.
 func fmtVal(v float64, unit string) string {

@@ -13,16 +13,20 @@ import (
 // metric a gate judges by default (DefaultGated): a reader's mean
 // per-call cost (in ns where the clock converts, else in its ticks), a
 // timer-only reader's wakeup latency p99, a probe's first metric.
-func (r *Result) Primary() []bool {
-	out := make([]bool, len(r.Metrics))
+func (r *Result) Primary() []bool { return Primary(r.Metrics) }
+
+// Primary reports which of ms (a Result's Metrics, in their order) are
+// primary, as Result.Primary does.
+func Primary(ms []Metric) []bool {
+	out := make([]bool, len(ms))
 	first := map[string]int{}
 	hasNs := map[string]bool{}
-	for _, m := range r.Metrics {
+	for _, m := range ms {
 		if m.Name == "mean per-call cost" && m.Unit == "ns" {
 			hasNs[m.Column] = true
 		}
 	}
-	for i, m := range r.Metrics {
+	for i, m := range ms {
 		key := m.Column
 		if m.Probe != "" {
 			key += "\x00" + m.Probe
@@ -124,8 +128,26 @@ func VerdictLine(m Metric, thresholdPct float64) string {
 	return l
 }
 
-func levelPct(l float64) string {
+func levelPct(l float64) string { return LevelPct(l) }
+
+// LevelPct prints a confidence level as outputs do: 0.975 → "97.5%".
+func LevelPct(l float64) string {
 	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", l*100), "0"), ".") + "%"
+}
+
+func fmtPct(v float64) string { return Pct(v) }
+
+// Pct prints a percentage (3 → "3", 2.5 → "2.5") as outputs do, without
+// the sign.
+func Pct(v float64) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", v), "0"), ".")
+}
+
+func pctOr(p *float64) string {
+	if p == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%+.2f%%", *p)
 }
 
 func unitPlural(u string, n int) string {

@@ -84,7 +84,7 @@ type Options struct {
 	// AfterProcess, when set, is called by RunProcesses after every child
 	// that ran to its end with the merged summary so far and the time
 	// since the first started; returning false ends the run there, as
-	// finished (rtload check --budget's stop rule, stats.Stop).
+	// finished (rtload check's stop rule: verdict.Check.After).
 	AfterProcess func(sum *results.Summary, elapsed time.Duration) bool
 }
 

@@ -62,9 +62,11 @@ const (
 // MarkKinds are every kind, in the order outputs list them.
 var MarkKinds = []MarkKind{MarkDegraded, MarkStopped, MarkIncomplete, MarkInvalid, MarkEmpty, MarkStarved, MarkRtload, MarkTraffic}
 
-// Phrase names the kind in a sentence: "reader starved", "traffic not as
-// specified", "rtload itself", "stopped early"; the kind itself for the
-// others ("invalid", "empty", "degraded", "incomplete").
+// Phrase names the kind in a sentence, the one wording every output
+// uses: a starved reader's kind reads as reader starved, MarkTraffic as
+// traffic not as specified, MarkRtload as rtload itself, MarkStopped as
+// stopped early; the others read as the kind itself (invalid, empty,
+// degraded, incomplete).
 func (k MarkKind) Phrase() string {
 	switch k {
 	case MarkStopped:

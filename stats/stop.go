@@ -1,8 +1,10 @@
 package stats
 
-// Stop is the one stop rule of every verdict that adds samples until it
-// can answer: check --budget (candidate processes), rounds: auto
-// (rounds), make bench (A/B pairs). After each look it stops when every
+// Stop is the stop rule of the verdicts that add samples until they can
+// answer: rounds: auto (rounds), make bench (A/B pairs); check's looks
+// over fresh processes (package verdict) take each look's Level from it
+// and stop on the gate's verdict, which is slower as soon as one metric
+// is. After each look it stops when every
 // interval is decided against Threshold (Decide set), or when every
 // interval is as narrow as Precision asks (Precision > 0), or at
 // MaxLooks; the caller stops on its own time budget.

@@ -14,10 +14,10 @@ import (
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/engine"
 	"github.com/rtload/rtload/internal/termsafe"
-	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
+	"github.com/rtload/rtload/verdict"
 )
 
 type checkFlags struct {
@@ -99,8 +99,8 @@ and runs nothing. Naming a scenario (check DIR SCENARIO) needs neither.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.threshold, "threshold", "3%", "the change tolerated, in % of the baseline")
 	fl.StringArrayVar(&f.metrics, "metric", nil, "judge this headline metric, by name as compare prints it (repeatable); default each column's primary metric")
-	fl.DurationVar(&f.budget, "budget", DefaultBudget, "the most time the new run may take: fresh processes are added until the verdict is decided or the next would pass it (then undecided, 125)")
-	fl.IntVar(&f.looks, "looks", DefaultLooks, "how many times the verdict is looked at within the budget (Pocock's boundary keeps the false-alarm rate at 5% over them)")
+	fl.DurationVar(&f.budget, "budget", verdict.DefaultBudget, "the most time the new run may take: fresh processes are added until the verdict is decided or the next would pass it (then undecided, 125)")
+	fl.IntVar(&f.looks, "looks", verdict.DefaultLooks, "how many times the verdict is looked at within the budget (Pocock's boundary keeps the false-alarm rate at 5% over them)")
 	fl.StringSliceVar(&f.labels, "label", []string{"baseline", "new"}, "names of the two runs' columns")
 	fl.StringVar(&f.format, "format", "text", "output format: text or json (schema rtload-check, see docs/results.md)")
 	fl.StringVar(&f.run.duration, "duration", "", "measured time per trial (overrides the scenario's)")
@@ -117,122 +117,144 @@ and runs nothing. Naming a scenario (check DIR SCENARIO) needs neither.`,
 	return cmd
 }
 
-// runCheck is rtload check: read the baseline, run, compare, judge.
+// runCheck is rtload check: parse, read the baseline, run the new
+// processes with the check looking after each one (verdict.Check), print
+// the verdict and exit with its code.
 func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 	sw := watchSignals(cmd.ErrOrStderr())
-	if f.format != "text" && f.format != "json" {
-		return usageError{fmt.Errorf("--format %q: allowed text, json", f.format)}
-	}
-	if _, err := levelOf(f.run.quiet, f.run.verbose); err != nil {
-		return err
-	}
-	if err := compare.CheckLabels([]string{"a", "b"}, f.labels); err != nil {
-		return usageError{fmt.Errorf("--label: %w", err)}
-	}
-	thr, err := parsePercent("threshold", f.threshold)
+	opt, err := checkOptions(f, cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}
-	gopt := compare.GateOptions{Threshold: thr, Metrics: f.metrics}
 	cpu := startBudget(cmd.ErrOrStderr(), "check", f.cpuBudget)
 	defer cpu.end()
 	base, bst, err := results.ReadSummaryStat(args[0])
 	if err != nil {
 		return usageError{fmt.Errorf("baseline: %w", err)}
 	}
-	doc := &compare.CheckReport{Schema: compare.SchemaCheck, Version: compare.SchemaVersion, Baseline: args[0],
-		Gate: compare.Gate{ThresholdPct: thr * 100, Metrics: []compare.GateMetric{}}}
 	// Usage first (exit 2 whatever the baseline holds), then the baseline:
 	// one that cannot be judged against makes running pointless.
-	if err := checkMetricNames(args[0], f.labels, gopt); err != nil {
-		return err
-	}
-	if f.budget <= 0 || f.looks < 1 || f.looks > 20 {
-		return usageError{fmt.Errorf("--budget %v, --looks %d: a budget above 0 and 1–20 looks", f.budget, f.looks)}
-	}
-	if reasons := compare.Unjudgeable(f.labels[0], base); len(reasons) > 0 {
-		doc.Gate.Reasons = reasons
-		return finishCheck(cmd, f, doc, nil)
+	if err := verdict.CheckMetrics(compare.Run{Label: opt.Labels[0], Summary: base}, opt.Options); err != nil {
+		return usageError{fmt.Errorf("--metric: %w", err)}
 	}
 	baseRuns, err := compare.Load([]string{args[0]}, f.labels[:1])
 	if err != nil {
 		return usageError{fmt.Errorf("baseline: %w", err)}
 	}
+	c := verdict.NewCheck(baseRuns[0], opt)
+	var stopped error
+	if !c.Done() {
+		remove, stop, err := runChecked(cmd, sw, cpu, args, f, c, base, bst.Foreign())
+		if err != nil {
+			return err
+		}
+		defer remove() // once the verdict is printed
+		stopped = stop
+	}
+	return writeCheck(cmd.OutOrStdout(), f, c, stopped)
+}
+
+// checkOptions are the check's options from its flags; a usage error
+// names the flag.
+func checkOptions(f checkFlags, log io.Writer) (verdict.CheckOptions, error) {
+	var opt verdict.CheckOptions
+	if f.format != "text" && f.format != "json" {
+		return opt, usageError{fmt.Errorf("--format %q: allowed text, json", f.format)}
+	}
+	if _, err := levelOf(f.run.quiet, f.run.verbose); err != nil {
+		return opt, err
+	}
+	if err := compare.CheckLabels([]string{"a", "b"}, f.labels); err != nil {
+		return opt, usageError{fmt.Errorf("--label: %w", err)}
+	}
+	thr, err := parsePercent("threshold", f.threshold)
+	if err != nil {
+		return opt, err
+	}
+	if f.budget <= 0 || f.looks < 1 || f.looks > verdict.MaxLooks {
+		return opt, usageError{fmt.Errorf("--budget %v, --looks %d: a budget above 0 and 1–%d looks", f.budget, f.looks, verdict.MaxLooks)}
+	}
+	return verdict.CheckOptions{Options: verdict.Options{Threshold: thr, Metrics: f.metrics}, Labels: [2]string{f.labels[0], f.labels[1]},
+		Budget: f.budget, Looks: f.looks, Log: log}, nil
+}
+
+// runChecked runs the new processes for check c (after the consent a
+// baseline's own scenario needs), into --out or a temporary directory,
+// and ends c on what they gave. remove removes the temporary directory
+// (call it once the verdict is printed); stopped is the error of a run
+// stopped by a signal; err one before anything ran.
+func runChecked(cmd *cobra.Command, sw *signalWatch, cpu *cpuBudget, args []string, f checkFlags, c *verdict.Check, base *results.Summary, foreign string) (remove func(), stopped, err error) {
 	spec, err := checkSpec(args, base)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	// The new run is processes, one after the other (the budget stops
+	// The new run is processes, one after the other (the check stops
 	// them), and never profiled (profiles need one process).
 	f.run.sets = append([]string{"profile.enabled=false"}, f.run.sets...)
-	f.run.sets = append(f.run.sets, fmt.Sprintf("processes=%d", MaxCheckProcesses))
+	f.run.sets = append(f.run.sets, fmt.Sprintf("processes=%d", verdict.MaxProcesses))
 	spec, trials, err := prepareRun(spec, &f.run)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	if len(args) == 1 { // the baseline's own scenario: data, not orders (trust.go)
 		tty := term.IsTerminal(int(os.Stdin.Fd()))
-		if err := consentBaseline(cmd.ErrOrStderr(), cmd.InOrStdin(), args[0], bst.Foreign(), spec, trials, tty, f.trust); err != nil {
-			return err
+		if err := consentBaseline(cmd.ErrOrStderr(), cmd.InOrStdin(), args[0], foreign, spec, trials, tty, f.trust); err != nil {
+			return nil, nil, err
 		}
 	}
-	seq := newSequential(baseRuns[0], f.labels[1], gopt, f.budget, f.looks, cmd.ErrOrStderr())
-	f.run.afterProcess = seq.after
+	f.run.afterProcess = c.After
 	fmt.Fprintf(cmd.ErrOrStderr(), "check: up to %v of fresh processes (%d trials each), the verdict looked at %d times; baseline: %d processes\n",
-		f.budget, len(trials), f.looks, seq.info.BaselineProcesses)
+		f.budget, len(trials), f.looks, c.BaselineProcesses())
 	tmp := ""
 	if f.run.out == "" {
 		if tmp, err = os.MkdirTemp("", "rtload-check-"+spec.Name+"-"); err != nil {
-			return err
+			return nil, nil, err
 		}
-		f.run.out = tmp
-		if !f.keep {
-			// The verdict is the answer; the new run's results are kept only
-			// when asked for (--keep, --out). Removed after the output.
-			doc.ResultsRemoved = true
-			defer removeCheckResults(cmd.ErrOrStderr(), tmp)
-		}
+		// The verdict is the answer; the new run's results are kept only
+		// when asked for (--keep, --out).
+		f.run.out, c.ResultsRemoved = tmp, !f.keep
 	}
 	cpu.pause() // the run's own CPU time is not reading
 	o, err := execute(cmd, sw, spec, trials, f.run, cmd.ErrOrStderr())
 	cpu.resume()
-	if err != nil {
-		if tmp != "" {
-			os.Remove(tmp) // empty: nothing ran
-		}
-		if errors.Is(err, rt.ErrNoPrivilege) || errors.Is(err, rt.ErrNotSupported) {
-			return checkRunFailed(cmd, f, doc, err) // a requirement this machine (kernel) does not meet
-		}
-		return err
-	}
+	remove = func() {}
 	switch {
-	case o.sum == nil && tmp != "":
-		os.Remove(tmp)
-	case o.sum != nil:
-		doc.Results = o.path
+	case tmp != "" && (err != nil || o.sum == nil):
+		os.Remove(tmp) // empty: nothing ran
+	case tmp != "" && !f.keep:
+		remove = func() { removeCheckResults(cmd.ErrOrStderr(), tmp) }
 	}
-	if o.runErr != nil || o.saveErr != nil {
-		return checkRunFailed(cmd, f, doc, errors.Join(o.runErr, o.saveErr))
+	stopped, err = endCheck(c, o, err)
+	return remove, stopped, err
+}
+
+// endCheck ends check c on its run's outcome o (err: the run could not
+// start): the verdict on the new run, or cannot judge when it failed (a
+// missing privilege or requirement, a failed run or save). stopped is
+// the run's error when a signal stopped it (c's exit code is then the
+// signal's); err an error before anything ran.
+func endCheck(c *verdict.Check, o outcome, err error) (stopped, _ error) {
+	requirement := errors.Is(err, rt.ErrNoPrivilege) || errors.Is(err, rt.ErrNotSupported)
+	switch {
+	case err != nil && !requirement:
+		return nil, err
+	case err != nil:
+		c.Fail(err, true) // a requirement this machine (kernel) does not meet
+		return nil, nil
 	}
-	// The verdict is the last look's; a run that ended before any look
-	// (one process, or it failed) gets one now, as a last look.
-	if seq.gate == nil || seq.info.Processes != len(o.sum.Processes) {
-		if seq.schedule == nil {
-			seq.plan(0)
+	if o.sum != nil {
+		c.Results = o.path
+	}
+	if err := errors.Join(o.runErr, o.saveErr); err != nil {
+		c.Fail(err, errors.Is(err, rt.ErrNoPrivilege) || errors.Is(err, rt.ErrNotSupported))
+		if errors.Is(err, engine.ErrStopped) {
+			c.Interrupted(interruptedCode(err))
+			return err, nil
 		}
-		seq.info.Processes = len(o.sum.Processes)
-		seq.lookAt(o.sum)
-		if seq.info.Stop == "" {
-			seq.info.Stop = "the run's end"
-		}
+		return nil, nil
 	}
-	doc.Sequential = &seq.info
-	if seq.gate == nil {
-		doc.Gate.Reasons = append(doc.Gate.Reasons, seq.reasons...)
-		return finishCheck(cmd, f, doc, nil)
-	}
-	doc.Gate = *seq.gate
-	return finishCheck(cmd, f, doc, seq.res)
+	c.End(o.sum)
+	return nil, nil
 }
 
 // removeCheckResults removes a check's temporary results directory dir
@@ -261,136 +283,19 @@ func checkSpec(args []string, base *results.Summary) (*scenario.Spec, error) {
 	return scenario.LoadAsRun(filepath.Join(args[0], results.SummaryFile)+" (spec)", base.Spec)
 }
 
-// checkRunFailed ends a check whose run could not give results to judge:
-// interrupted (130; 129 for SIGHUP, 131 for SIGQUIT), or anything else (a missing privilege, a failed run,
-// a summary that could not be saved): cannot judge.
-func checkRunFailed(cmd *cobra.Command, f checkFlags, doc *compare.CheckReport, err error) error {
-	doc.Error = err.Error()
-	why := "the run failed: " + err.Error()
-	if errors.Is(err, rt.ErrNoPrivilege) || errors.Is(err, rt.ErrNotSupported) {
-		why = "a requirement is not met: " + err.Error()
-	}
-	doc.Gate.Reasons = append(doc.Gate.Reasons, why)
-	if errors.Is(err, engine.ErrStopped) {
-		code := interruptedCode(err)
-		doc.Gate.Verdict, doc.ExitCode = compare.GateCannotJudge, code
-		doc.Verdict = doc.Gate.Verdict
-		if werr := writeCheck(cmd.OutOrStdout(), f, doc, nil); werr != nil {
-			return werr
-		}
-		return exitError{code: code, msg: err.Error(), cause: err}
-	}
-	return finishCheck(cmd, f, doc, nil)
-}
-
-// finishCheck prints the comparison (when there is one) and the verdict,
-// and exits with the gate's code.
-func finishCheck(cmd *cobra.Command, f checkFlags, doc *compare.CheckReport, res *compare.Result) error {
-	if len(doc.Gate.Reasons) > 0 {
-		doc.Gate.Verdict = compare.GateCannotJudge
-	}
-	gerr := gateExit(doc.Gate)
-	doc.Verdict, doc.ExitCode = doc.Gate.Verdict, exitCode0(gerr)
-	if err := writeCheck(cmd.OutOrStdout(), f, doc, res); err != nil {
+// writeCheck prints c's report and returns the error its exit code
+// stands for: the verdict's (verdict.Verdict.ExitCode), or a stopped
+// run's, whose error stays its cause (main still sees its signal).
+func writeCheck(w io.Writer, f checkFlags, c *verdict.Check, stopped error) error {
+	level, _ := levelOf(f.run.quiet, f.run.verbose) // checked in checkOptions
+	if err := c.Report.Write(w, f.format, level); err != nil {
 		return err
 	}
-	return gerr
-}
-
-// exitCode0 is the code gateExit's error stands for, printing nothing.
-func exitCode0(err error) int {
-	var xe exitError
-	if errors.As(err, &xe) {
-		return xe.code
-	}
-	return ExitOK
-}
-
-// writeCheck prints the check: JSON (rtload-check), or text at the level
-// -q and -v ask for, ending on the closing block: each judged metric's
-// verdict, how the check sampled, where the new results are, and the
-// verdict with the exit code check returns.
-func writeCheck(w io.Writer, f checkFlags, doc *compare.CheckReport, res *compare.Result) error {
-	if res != nil {
-		g := doc.Gate
-		res.Gate = &g
-	}
-	if f.format == "json" {
-		doc.Compare = res
-		return compare.WriteJSON(w, doc)
-	}
-	level, _ := levelOf(f.run.quiet, f.run.verbose) // checked in runCheck
-	w = termsafe.Writer(w)
-	var extra []string
-	if q := doc.Sequential; q != nil {
-		extra = append(extra, q.Short())
-	}
 	switch {
-	case doc.Results != "" && doc.ResultsRemoved:
-		extra = append(extra, "new run: "+doc.Results+" (removed: --keep or --out keeps it)")
-	case doc.Results != "":
-		extra = append(extra, "new run: "+doc.Results)
-	}
-	if res != nil {
-		for i, r := range doc.Gate.Reasons {
-			if i == 2 {
-				extra = append(extra, fmt.Sprintf("  … and %d more reasons (-v, --format json)", len(doc.Gate.Reasons)-i))
-				break
-			}
-			extra = append(extra, "cannot judge: "+r)
-		}
-		switch level {
-		case report.Verbose:
-			if err := res.Text(w); err != nil {
-				return err
-			}
-			if q := doc.Sequential; q != nil {
-				if _, err := fmt.Fprintf(w, "\n%s\n", q.Line()); err != nil {
-					return err
-				}
-			}
-		case report.Normal:
-			if err := res.Brief(w); err != nil {
-				return err
-			}
-		}
-		return res.ClosingAs("check", nil, extra, doc.ExitCode).Write(w, level == report.Quiet)
-	}
-	var c report.Closing
-	c.Add("rtload check: baseline " + doc.Baseline)
-	const most = 4
-	for i, r := range doc.Gate.Reasons {
-		if i == most && len(doc.Gate.Reasons) > most+1 {
-			c.Add(fmt.Sprintf("  … and %d more reasons (--format json lists them)", len(doc.Gate.Reasons)-most))
-			break
-		}
-		c.Add("  cannot judge: " + r)
-	}
-	for _, l := range extra {
-		c.Add(l)
-	}
-	c.Add(compare.GateLine("check", doc.Gate, doc.ExitCode))
-	return c.Write(w, true)
-}
-
-// checkMetricNames refuses, before anything runs, a --metric the baseline
-// has no headline metric for: the baseline compared with itself has the
-// headline metrics the check would judge (the same scenario's). Other
-// errors are left to the check itself.
-func checkMetricNames(base string, labels []string, gopt compare.GateOptions) error {
-	if len(gopt.Metrics) == 0 {
-		return nil
-	}
-	runs, err := compare.Load([]string{base, base}, labels)
-	if err != nil {
-		return nil
-	}
-	res, err := compare.Compare(runs)
-	if err != nil {
-		return nil
-	}
-	if _, err := compare.Judge(res, nil, gopt); err != nil {
-		return usageError{fmt.Errorf("--metric: %w", err)}
+	case stopped != nil:
+		return exitError{code: c.ExitCode, msg: stopped.Error(), cause: stopped}
+	case c.ExitCode != verdict.ExitNotSlower:
+		return exitError{code: c.ExitCode}
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/verdict"
 )
 
 // decode parses a command's JSON output into v, failing t with the output.
@@ -76,7 +77,7 @@ func TestCheckGate(t *testing.T) {
 			t.Errorf("%s: %v; want nothing run, nothing written", out, err)
 		}
 	})
-	if reasons := compare.Unjudgeable("baseline", run.Summary); len(reasons) > 0 {
+	if reasons := verdict.Unjudgeable("baseline", run.Summary); len(reasons) > 0 {
 		// The checks below judge reruns against it: none can be judged.
 		t.Skipf("the machine marked the baseline, so no check can be judged against it: %s", strings.Join(reasons, "; "))
 	}
@@ -130,22 +131,22 @@ func TestCheckGate(t *testing.T) {
 		// its numbers, and the check rightly cannot judge: skipMarked.
 		r := rtload(t, nil, "check", base, "--trust-baseline", "-q", "--budget", "40s", "--set", "traffic[0].size=9000",
 			"--format", "json", "--out", filepath.Join(top, "big"))
-		var doc compare.CheckReport
+		var doc verdict.Report
 		decode(t, r, &doc)
 		skipMarked(t, r, doc)
-		if r.code != ExitSlower || doc.Verdict != compare.GateSlower || doc.ExitCode != ExitSlower {
+		if r.code != ExitSlower || doc.Verdict != verdict.Slower || doc.ExitCode != ExitSlower {
 			t.Fatalf("exit %d verdict %q, want 1 slower:\n%s", r.code, doc.Verdict, r.stdout)
 		}
 		found := false
 		for _, m := range doc.Gate.Metrics {
 			if m.Name == "mean per-call cost" && m.Unit == "ns" {
 				found = true
-				if m.Judged != compare.JudgedSlower || m.CILowPct == nil || *m.CILowPct <= 3 {
+				if m.Judged != verdict.JudgedSlower || m.Interval == nil || m.Interval.LowPct == nil || *m.Interval.LowPct <= 3 {
 					t.Errorf("mean per-call cost: %+v", m)
 				}
 			}
 		}
-		if !found || doc.Schema != compare.SchemaCheck || doc.Compare == nil || doc.Baseline != base {
+		if !found || doc.Schema != verdict.Schema || doc.Compare == nil || doc.Baseline != base {
 			t.Errorf("check JSON: %+v", doc)
 		}
 		if q := doc.Sequential; q == nil || q.Processes < 5 || q.BaselineProcesses != 3 || q.Stop != "decided" || q.Level <= 0.95 {
@@ -186,7 +187,7 @@ func lastLine(out string) string {
 // reasons: the kernel changed them, traffic not as specified, a starved
 // reader), naming every mark: those are measured, and the check was right.
 // Any other reason to refuse (degraded, stopped, …) is left to fail.
-func skipMarked(t *testing.T, r result, doc compare.CheckReport) {
+func skipMarked(t *testing.T, r result, doc verdict.Report) {
 	t.Helper()
 	if r.code != ExitCannotJudge || len(doc.Gate.Reasons) == 0 {
 		return
@@ -271,9 +272,9 @@ func TestCompareFailOn(t *testing.T) {
 	}
 	// JSON carries the gate.
 	r := rtload(t, nil, "compare", base, slow, "--label", "a,b", "--fail-on", "slower", "--format", "json")
-	var res compare.Result
+	var res verdict.Compared
 	decode(t, r, &res)
-	if r.code != 1 || res.Schema != compare.SchemaCompare || res.Gate == nil || res.Gate.Verdict != compare.GateSlower ||
+	if r.code != 1 || res.Result == nil || res.Schema != compare.SchemaCompare || res.Gate == nil || res.Gate.Verdict != verdict.Slower ||
 		len(res.Gate.Slower) == 0 || res.Gate.ThresholdPct != 3 {
 		t.Errorf("exit %d, gate %+v", r.code, res.Gate)
 	}
@@ -320,9 +321,9 @@ func TestCheckWithoutRunning(t *testing.T) {
 		})
 	}
 	r := rtload(t, nil, "check", deg, "--format", "json")
-	var doc compare.CheckReport
+	var doc verdict.Report
 	decode(t, r, &doc)
-	if r.code != 125 || doc.Verdict != compare.GateCannotJudge || doc.ExitCode != 125 || len(doc.Gate.Reasons) != 1 || doc.Results != "" {
+	if r.code != 125 || doc.Verdict != verdict.CannotJudge || doc.ExitCode != 125 || len(doc.Gate.Reasons) != 1 || doc.Results != "" {
 		t.Errorf("exit %d: %+v", r.code, doc)
 	}
 }
@@ -372,15 +373,15 @@ func TestCheckStarvedReader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if reasons := compare.Unjudgeable("baseline", s); len(reasons) > 0 {
+	if reasons := verdict.Unjudgeable("baseline", s); len(reasons) > 0 {
 		t.Skipf("the machine marked the baseline, so no check can be judged against it: %s", strings.Join(reasons, "; "))
 	}
 	r := rtload(t, nil, "check", base, "--trust-baseline", "-q", "--format", "json", "--out", filepath.Join(top, "starved"),
 		"--set", "readers[0].priority=80", "--set", "endpoints[1].count=2000", "--set", "readers[1].priority=90", "--set", "readers[1].period=250us")
-	var doc compare.CheckReport
+	var doc verdict.Report
 	decode(t, r, &doc)
-	if r.code != ExitCannotJudge || doc.Verdict != compare.GateCannotJudge {
-		t.Fatalf("exit %d, verdict %q; want %d, %q\n%s", r.code, doc.Verdict, ExitCannotJudge, compare.GateCannotJudge, r.stderr)
+	if r.code != ExitCannotJudge || doc.Verdict != verdict.CannotJudge {
+		t.Fatalf("exit %d, verdict %q; want %d, %q\n%s", r.code, doc.Verdict, ExitCannotJudge, verdict.CannotJudge, r.stderr)
 	}
 	// The reader is starved, by its own run-queue wait, in any case; it
 	// measured nothing at all (the trial invalid, with that cause) in 6 of

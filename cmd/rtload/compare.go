@@ -12,18 +12,11 @@ import (
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/verdict"
 )
 
 func newCompareCmd() *cobra.Command {
-	var (
-		labels    []string
-		format    string
-		failOn    string
-		threshold string
-		budget    time.Duration
-		quiet     bool
-		verbose   bool
-	)
+	var f compareFlags
 	cmd := &cobra.Command{
 		Use:   "compare DIR [DIR ...]",
 		Short: "Compare results directories side by side: seed table, percentiles, change with CI and verdict",
@@ -59,84 +52,94 @@ stopped, incomplete).`,
   rtload compare base new --fail-on 'slower=mean per-call cost,wakeup latency p99'`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormatIn(format, compare.Formats); err != nil {
-				return err
-			}
-			level, err := levelOf(quiet, verbose)
-			if err != nil {
-				return err
-			}
-			if len(labels) > 0 {
-				if err := compare.CheckLabels(args, labels); err != nil {
-					return usageError{err}
-				}
-			}
-			gate, gating, err := parseFailOn(failOn, threshold)
-			if err != nil {
-				return err
-			}
-			gate.GrowBaseline = true
-			defer startBudget(cmd.ErrOrStderr(), "compare", budget).end()
-			out := cmd.OutOrStdout()
-			if format != "json" {
-				out = termsafe.Writer(out) // text, markdown, csv, lkp
-			}
-			runs, err := compare.Load(args, labels)
-			if err != nil { // not a results directory: bad input (2), gate or not
-				return usageError{err}
-			}
-			res, err := compare.CompareWith(runs, compare.Options{Threshold: gate.Threshold})
-			if err != nil {
-				return err
-			}
-			var gerr error
-			if gating {
-				var reasons []string
-				for _, r := range runs {
-					reasons = append(reasons, compare.Unjudgeable(r.Label, r.Summary)...)
-				}
-				g, err := compare.Judge(res, reasons, gate)
-				if err != nil {
-					return usageError{err}
-				}
-				res.Gate = &g
-				gerr = gateExit(g)
-			}
-			if format != "text" {
-				if err := compare.Write(out, res, format); err != nil {
-					return err
-				}
-				return gerr
-			}
-			if err := writeCompare(out, res, runs, level, exitCodeOf(gerr)); err != nil {
-				return err
-			}
-			return gerr
+			return runCompare(cmd, args, f)
 		},
 	}
-	cmd.Flags().StringSliceVar(&labels, "label", nil, "name the runs' columns, one per DIR in order (comma-separated: unhard,hard); default: each DIR's base name")
-	cmd.Flags().StringVar(&format, "format", "text", "output format: "+strings.Join(compare.Formats, ", "))
-	cmd.Flags().StringVar(&failOn, "fail-on", "", "gate: slower (every column's primary metric) or slower=METRIC,... (by name, as compare prints them); exit 0 proven not slower, 1 proven slower beyond --threshold, 125 undecided or cannot judge")
-	cmd.Flags().StringVar(&threshold, "threshold", "3%", "the change the verdicts are read against, in % of the baseline")
-	cpuBudgetFlag(cmd, &budget)
-	levelFlags(cmd, &quiet, &verbose)
+	cmd.Flags().StringSliceVar(&f.labels, "label", nil, "name the runs' columns, one per DIR in order (comma-separated: unhard,hard); default: each DIR's base name")
+	cmd.Flags().StringVar(&f.format, "format", "text", "output format: "+strings.Join(compare.Formats, ", "))
+	cmd.Flags().StringVar(&f.failOn, "fail-on", "", "gate: slower (every column's primary metric) or slower=METRIC,... (by name, as compare prints them); exit 0 proven not slower, 1 proven slower beyond --threshold, 125 undecided or cannot judge")
+	cmd.Flags().StringVar(&f.threshold, "threshold", "3%", "the change the verdicts are read against, in % of the baseline")
+	cpuBudgetFlag(cmd, &f.budget)
+	levelFlags(cmd, &f.quiet, &f.verbose)
 	return cmd
 }
 
-// writeCompare prints res as text at level, ending on its closing block
-// (compare.Result.Closing): exit is the code compare returns.
-func writeCompare(w io.Writer, res *compare.Result, runs []compare.Run, level report.Level, exit int) error {
+type compareFlags struct {
+	labels                    []string
+	format, failOn, threshold string
+	budget                    time.Duration
+	quiet, verbose            bool
+}
+
+// runCompare is rtload compare: load, compare, judge with --fail-on,
+// print, and exit with the gate's verdict's code.
+func runCompare(cmd *cobra.Command, args []string, f compareFlags) error {
+	if err := checkFormatIn(f.format, compare.Formats); err != nil {
+		return err
+	}
+	level, err := levelOf(f.quiet, f.verbose)
+	if err != nil {
+		return err
+	}
+	if len(f.labels) > 0 {
+		if err := compare.CheckLabels(args, f.labels); err != nil {
+			return usageError{err}
+		}
+	}
+	gate, gating, err := parseFailOn(f.failOn, f.threshold)
+	if err != nil {
+		return err
+	}
+	gate.GrowBaseline = true
+	defer startBudget(cmd.ErrOrStderr(), "compare", f.budget).end()
+	out := cmd.OutOrStdout()
+	if f.format != "json" {
+		out = termsafe.Writer(out) // text, markdown, csv, lkp
+	}
+	runs, err := compare.Load(args, f.labels)
+	if err != nil { // not a results directory: bad input (2), gate or not
+		return usageError{err}
+	}
+	res, err := compare.CompareWith(runs, compare.Options{Threshold: gate.Threshold})
+	if err != nil {
+		return err
+	}
+	c := verdict.Compared{Result: res}
+	if gating {
+		if c, err = verdict.JudgeRuns(runs, res, gate); err != nil {
+			return usageError{err}
+		}
+	}
+	if f.format != "text" {
+		err = c.Write(out, f.format)
+	} else {
+		err = writeCompare(out, c, runs, level)
+	}
+	if err != nil || !gating {
+		return err
+	}
+	return gateExit(c.Gate.Verdict)
+}
+
+// writeCompare prints c as text at level, ending on its closing block:
+// the gate's (verdict.Gate.Closing, with the code compare returns) when
+// there is one, else the comparison's (compare.Result.Closing).
+func writeCompare(w io.Writer, c verdict.Compared, runs []compare.Run, level report.Level) error {
 	switch level {
 	case report.Verbose:
-		if err := res.Text(w); err != nil {
+		if err := c.Write(w, "text"); err != nil {
 			return err
 		}
 	case report.Normal:
-		if err := res.Brief(w); err != nil {
+		if err := c.Brief(w); err != nil {
 			return err
 		}
 	}
-	return res.Closing(runsMarked(runs), exit).Write(w, level == report.Quiet)
+	closing := c.Closing(runsMarked(runs))
+	if g := c.Gate; g != nil {
+		closing = g.Closing("gate", runsMarked(runs), nil, g.ExitCode())
+	}
+	return closing.Write(w, level == report.Quiet)
 }
 
 // runsMarked lists, for the closing block, each run that was not the run
@@ -156,7 +159,7 @@ func runsMarked(runs []compare.Run) []string {
 
 // parseFailOn reads --fail-on and --threshold into gate options; gating
 // is false without --fail-on (--threshold then sets compare's verdicts).
-func parseFailOn(failOn, threshold string) (opt compare.GateOptions, gating bool, err error) {
+func parseFailOn(failOn, threshold string) (opt verdict.Options, gating bool, err error) {
 	if opt.Threshold, err = parsePercent("threshold", threshold); err != nil {
 		return opt, false, err
 	}
@@ -190,14 +193,11 @@ func parsePercent(flag, s string) (float64, error) {
 	return v / 100, nil
 }
 
-// gateExit maps a gate's verdict to its exit code (the verdict is printed
-// already).
-func gateExit(g compare.Gate) error {
-	switch g.Verdict {
-	case compare.GateNotSlower:
-		return nil
-	case compare.GateSlower:
-		return exitError{code: ExitSlower}
+// gateExit is the error a gate's verdict v exits with (its own code,
+// verdict.Verdict.ExitCode; printed already): nil for not slower.
+func gateExit(v verdict.Verdict) error {
+	if code := v.ExitCode(); code != verdict.ExitNotSlower {
+		return exitError{code: code}
 	}
-	return exitError{code: ExitCannotJudge}
+	return nil
 }

@@ -14,13 +14,15 @@ import (
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
+	"github.com/rtload/rtload/verdict"
 )
 
 // Exit codes. One function maps errors to them; there is no registry.
-// `rtload check` and `rtload compare --fail-on` are gates: they exit
-// ExitOK when no headline metric is slower beyond the threshold,
-// ExitSlower when one is and ExitCannotJudge when the runs cannot be
-// judged, so that `git bisect run` marks a commit good, bad or skipped.
+// `rtload check` and `rtload compare --fail-on` are gates: they exit with
+// their verdict's own code (verdict.Verdict.ExitCode): ExitOK when no
+// headline metric is slower beyond the threshold, ExitSlower when one is
+// and ExitCannotJudge when the runs cannot be judged, so that `git bisect
+// run` marks a commit good, bad or skipped.
 const (
 	// ExitOK: the run (or command) completed; a gate passed.
 	ExitOK = 0
@@ -30,7 +32,7 @@ const (
 	ExitFailed = 1
 	// ExitSlower: a gate found a headline metric slower than the baseline
 	// beyond --threshold, its whole 95% CI beyond it (git bisect: bad).
-	ExitSlower = 1
+	ExitSlower = verdict.ExitSlower
 	// ExitUsage: bad command line or invalid scenario, or a baseline that
 	// is not a results directory. (git bisect run counts it as bad: try a
 	// bisect script once by hand.)
@@ -41,7 +43,7 @@ const (
 	// ExitCannotJudge: a gate cannot judge: a degraded, stopped or
 	// incomplete run, a missing privilege or requirement, a failed run, no
 	// metric with a confidence interval (git bisect: skip this commit).
-	ExitCannotJudge = 125
+	ExitCannotJudge = verdict.ExitCannotJudge
 	// ExitInterrupted: stopped by SIGINT/SIGTERM; results were still written.
 	// (git bisect run stops on it.)
 	ExitInterrupted = 130
@@ -74,7 +76,7 @@ func strictExit(strict bool, s *results.Summary) error {
 	}
 	var kinds []string
 	for _, m := range compare.RunMarks(s) {
-		if m.Kind != compare.MarkStopped && m.Kind != compare.MarkIncomplete {
+		if m.Kind != results.MarkStopped.Phrase() && m.Kind != results.MarkIncomplete.Phrase() {
 			kinds = append(kinds, m.Kind)
 		}
 	}

@@ -16,9 +16,9 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/verdict"
 )
 
 // Results from elsewhere, as a user meets them (issue 23): each command
@@ -338,7 +338,7 @@ func trustBaseline(t *testing.T) (base, noiseDir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if reasons := compare.Unjudgeable("baseline", s); len(reasons) > 0 {
+	if reasons := verdict.Unjudgeable("baseline", s); len(reasons) > 0 {
 		t.Skipf("the machine marked the baseline, so check refuses it before asking for trust: %s", strings.Join(reasons, "; "))
 	}
 	return base, noiseDir

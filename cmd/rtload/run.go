@@ -26,6 +26,7 @@ import (
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/scenario"
 	"github.com/rtload/rtload/sysinfo"
+	"github.com/rtload/rtload/verdict"
 )
 
 type runFlags struct {
@@ -823,7 +824,7 @@ func printSizing(w io.Writer, res *compare.Result) {
 	if res == nil {
 		return
 	}
-	lines := compare.Sizing(res, compare.DefaultThreshold, DefaultLooks)
+	lines := compare.Sizing(res, compare.DefaultThreshold, verdict.DefaultLooks)
 	if len(lines) == 0 {
 		return
 	}

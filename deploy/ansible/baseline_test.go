@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/verdict"
 )
 
 // baselineDirs are the baselines the good hosts check against, on the
@@ -61,7 +61,7 @@ func (f *fleet) baselines(t *testing.T) baselineDirs {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if why := compare.Unjudgeable("baseline", s); len(why) > 0 {
+	if why := verdict.Unjudgeable("baseline", s); len(why) > 0 {
 		t.Skipf("the machine marked host2's A/A baseline, so its check cannot run: %s", strings.Join(why, "; "))
 	}
 	if err := os.Symlink(f.secret, filepath.Join(b.linky, "notes.txt")); err != nil {

@@ -31,7 +31,8 @@ func deps(mod map[string]pkg, modPath, rel string) []string {
 // TestResultsBoundaries checks the floors of the results contract (STYLE.md
 // "Package layout"): results imports record only; interop results and
 // record; report results and record, never a file or the schema's
-// producers; readers of results (compare, explain, plot) and the contract
+// producers; verdict compare, results, stats and report; readers of
+// results (compare, explain, plot, verdict) and the contract
 // itself depend on no kernel package, no scenario and no engine, however
 // indirectly; and engine writes results, never through report.
 func TestResultsBoundaries(t *testing.T) {
@@ -46,6 +47,9 @@ func TestResultsBoundaries(t *testing.T) {
 		{"interop", []string{"results", "record", "github.com/HdrHistogram/hdrhistogram-go"}},
 		{"report", []string{"results", "record", "internal/termsafe"}},
 		{"internal/termsafe", nil},
+		// The gates sit on the model of a comparison and the statistics:
+		// never on a run, the kernel or the command.
+		{"verdict", []string{"compare", "results", "stats", "report", "internal/termsafe"}},
 	}
 	for _, rule := range direct {
 		p, ok := mod[rule.pkg]
@@ -68,7 +72,7 @@ func TestResultsBoundaries(t *testing.T) {
 			}
 		}
 	}
-	for _, pkg := range []string{"results", "interop", "report", "compare", "explain", "plot"} {
+	for _, pkg := range []string{"results", "interop", "report", "compare", "explain", "plot", "verdict"} {
 		if _, ok := mod[pkg]; !ok {
 			t.Errorf("package %s missing from go list", pkg)
 			continue

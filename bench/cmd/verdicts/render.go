@@ -16,14 +16,15 @@ import (
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/stats"
+	"github.com/rtload/rtload/verdict"
 )
 
 // checkData is one check as the bench directory holds it.
 type checkData struct {
 	Name string
 	Step Step
-	Ran  bool                 // the step is on record
-	Doc  *compare.CheckReport // nil: no readable JSON (Why says why)
+	Ran  bool            // the step is on record
+	Doc  *verdict.Report // nil: no readable JSON (Why says why)
 	Why  string
 }
 
@@ -34,14 +35,14 @@ func (c checkData) class() string {
 		return "failed"
 	}
 	switch {
-	case c.Doc.ExitCode == 1 && c.Doc.Verdict == compare.GateSlower:
-		return compare.GateSlower
-	case c.Doc.ExitCode == 0 && c.Doc.Verdict == compare.GateNotSlower:
-		return compare.GateNotSlower
-	case c.Doc.ExitCode == 125 && c.Doc.Verdict == compare.GateUndecided:
-		return compare.GateUndecided
-	case c.Doc.ExitCode == 125 && c.Doc.Verdict == compare.GateCannotJudge:
-		return compare.GateCannotJudge
+	case c.Doc.ExitCode == 1 && c.Doc.Verdict == verdict.Slower:
+		return string(verdict.Slower)
+	case c.Doc.ExitCode == 0 && c.Doc.Verdict == verdict.NotSlower:
+		return string(verdict.NotSlower)
+	case c.Doc.ExitCode == 125 && c.Doc.Verdict == verdict.Undecided:
+		return string(verdict.Undecided)
+	case c.Doc.ExitCode == 125 && c.Doc.Verdict == verdict.CannotJudge:
+		return string(verdict.CannotJudge)
 	}
 	return "failed"
 }
@@ -59,13 +60,13 @@ func count(cs []checkData) tallyOf {
 		}
 		t.Ran++
 		switch c.class() {
-		case compare.GateSlower:
+		case string(verdict.Slower):
 			t.Slower++
-		case compare.GateNotSlower:
+		case string(verdict.NotSlower):
 			t.NotSlower++
-		case compare.GateUndecided:
+		case string(verdict.Undecided):
 			t.Undecided++
-		case compare.GateCannotJudge:
+		case string(verdict.CannotJudge):
 			t.CannotJudge++
 		default:
 			t.Failed++
@@ -526,7 +527,7 @@ func (d *data) baselineSection(b *mdBuf) {
 			fmt.Fprintf(b, "\n  ```\n  %s\n  ```\n", strings.Join(sz, "\n  "))
 		}
 		if s, err := results.ReadSummary(filepath.Join(d.dir, name)); err == nil {
-			if reasons := compare.Unjudgeable(name, s); len(reasons) > 0 {
+			if reasons := verdict.Unjudgeable(name, s); len(reasons) > 0 {
 				fmt.Fprintf(b, "\n  **This baseline cannot be judged against**: every check of it says \"cannot judge\" at once: %s.\n", mdCell(strings.Join(reasons, "; ")))
 			}
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/verdict"
 )
 
 // tally prints one row per check (its exit code, verdict, processes,
@@ -37,17 +38,17 @@ func tally(w io.Writer, files []string) error {
 }
 
 // readCheck reads one rtload check --format json output.
-func readCheck(file string) (*compare.CheckReport, error) {
+func readCheck(file string) (*verdict.Report, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, err
 	}
-	var doc compare.CheckReport
+	var doc verdict.Report
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
-	if doc.Schema != compare.SchemaCheck {
-		return nil, fmt.Errorf("%s: schema %q, not %s", file, doc.Schema, compare.SchemaCheck)
+	if doc.Schema != verdict.Schema {
+		return nil, fmt.Errorf("%s: schema %q, not %s", file, doc.Schema, verdict.Schema)
 	}
 	return &doc, nil
 }
@@ -58,7 +59,7 @@ const tallyHeader = "| check | exit | verdict | candidate processes | looks | st
 
 // tallyRow is check name's row; took is the check's wall time ("": the
 // candidate run's, from the check itself).
-func tallyRow(name string, doc *compare.CheckReport, took string) string {
+func tallyRow(name string, doc *verdict.Report, took string) string {
 	procs, looks, stop := "-", "-", "-"
 	if q := doc.Sequential; q != nil {
 		procs, looks, stop = fmt.Sprint(q.Processes), fmt.Sprintf("%d/%d", q.Looks, q.MaxLooks), q.Stop

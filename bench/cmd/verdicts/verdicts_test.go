@@ -14,6 +14,7 @@ import (
 
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/scenario"
+	"github.com/rtload/rtload/verdict"
 )
 
 // Every test here is of the harness's pure parts: no root, no rtload run,
@@ -261,23 +262,23 @@ func TestSteps(t *testing.T) {
 func f64(v float64) *float64 { return &v }
 
 // report is a check's JSON as rtload check writes it, with one metric.
-func report(verdict string, exit int, point, lo, hi, se, mdc float64) *compare.CheckReport {
-	return &compare.CheckReport{Schema: compare.SchemaCheck, Verdict: verdict, ExitCode: exit,
-		Gate: compare.Gate{Verdict: verdict, ThresholdPct: 3, Metrics: []compare.GateMetric{{
-			Name: "mean per-call cost", Unit: "ns", Column: "recvfrom/new", Verdict: verdict,
+func report(v verdict.Verdict, exit int, point, lo, hi, se, mdc float64) *verdict.Report {
+	return &verdict.Report{Schema: verdict.Schema, Verdict: v, ExitCode: exit,
+		Gate: verdict.Gate{Verdict: v, ThresholdPct: 3, Metrics: []verdict.Metric{{
+			Name: "mean per-call cost", Unit: "ns", Column: "recvfrom/new", Verdict: string(v),
 			Interval:         &compare.Interval{Level: 0.95, PointPct: &point, LowPct: &lo, HighPct: &hi, SELog: &se},
 			MinDetectablePct: f64(mdc),
 		}}},
-		Sequential: &compare.Sequential{Processes: 4, Looks: 2, MaxLooks: 5, Stop: "decided", ElapsedNs: int64(40 * time.Second)}}
+		Sequential: &verdict.Sequential{Processes: 4, Looks: 2, MaxLooks: 5, Stop: "decided", ElapsedNs: int64(40 * time.Second)}}
 }
 
 func TestClassAndCount(t *testing.T) {
 	cs := []checkData{
-		{Ran: true, Doc: report(compare.GateSlower, 1, 5, 4, 6, 0.01, 4)},
-		{Ran: true, Doc: report(compare.GateNotSlower, 0, 0, -1, 1, 0.01, 4)},
-		{Ran: true, Doc: report(compare.GateUndecided, 125, 2, -1, 5, 0.01, 4)},
-		{Ran: true, Doc: &compare.CheckReport{Verdict: compare.GateCannotJudge, ExitCode: 125}},
-		{Ran: true, Doc: report(compare.GateSlower, 0, 5, 4, 6, 0.01, 4)}, // exit and verdict disagree
+		{Ran: true, Doc: report(verdict.Slower, 1, 5, 4, 6, 0.01, 4)},
+		{Ran: true, Doc: report(verdict.NotSlower, 0, 0, -1, 1, 0.01, 4)},
+		{Ran: true, Doc: report(verdict.Undecided, 125, 2, -1, 5, 0.01, 4)},
+		{Ran: true, Doc: &verdict.Report{Verdict: verdict.CannotJudge, ExitCode: 125}},
+		{Ran: true, Doc: report(verdict.Slower, 0, 5, 4, 6, 0.01, 4)}, // exit and verdict disagree
 		{Ran: true},  // no JSON
 		{Ran: false}, // not run
 	}
@@ -292,12 +293,12 @@ func TestClassAndCount(t *testing.T) {
 }
 
 func TestTallyRow(t *testing.T) {
-	row := tallyRow("aa-01", report(compare.GateNotSlower, 0, -0.5, -2.25, 1.25, 0.01, 4.5), "")
+	row := tallyRow("aa-01", report(verdict.NotSlower, 0, -0.5, -2.25, 1.25, 0.01, 4.5), "")
 	want := "| aa-01 | 0 | not slower | 4 | 2/5 | decided | 40s | recvfrom/new mean per-call cost (ns): not slower -0.5% [-2.2%, +1.2%] (95.00%), +4.5% |\n"
 	if row != want {
 		t.Errorf("tallyRow =\n%s\nwant\n%s", row, want)
 	}
-	d := &compare.CheckReport{Verdict: compare.GateCannotJudge, ExitCode: 125, Gate: compare.Gate{Reasons: []string{"a|b\nc"}}}
+	d := &verdict.Report{Verdict: verdict.CannotJudge, ExitCode: 125, Gate: verdict.Gate{Reasons: []string{"a|b\nc"}}}
 	if row := tallyRow("x", d, ""); !strings.Contains(row, "| - | - | - | - | cannot judge: a\\|b c |") {
 		t.Errorf("tallyRow without sequential = %q", row)
 	}
@@ -306,9 +307,9 @@ func TestTallyRow(t *testing.T) {
 func TestTallyCommand(t *testing.T) {
 	dir := t.TempDir()
 	var files []string
-	for i, r := range []*compare.CheckReport{
-		report(compare.GateNotSlower, 0, 0, -1, 1, 0.01, 4),
-		report(compare.GateSlower, 1, 5, 4, 6, 0.01, 4),
+	for i, r := range []*verdict.Report{
+		report(verdict.NotSlower, 0, 0, -1, 1, 0.01, 4),
+		report(verdict.Slower, 1, 5, 4, 6, 0.01, 4),
 	} {
 		f := filepath.Join(dir, []string{"a.json", "b.json"}[i])
 		writeJSON(t, f, r)
@@ -384,9 +385,9 @@ func benchDir(t *testing.T, p Plan, n, slower int) string {
 	start := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	for i := 1; i <= n; i++ {
 		name := checkName("aa", i)
-		r := report(compare.GateNotSlower, 0, float64(i%5)-2, float64(i%5)-4, float64(i%5), 0.01, 4)
+		r := report(verdict.NotSlower, 0, float64(i%5)-2, float64(i%5)-4, float64(i%5), 0.01, 4)
 		if i <= slower {
-			r = report(compare.GateSlower, 1, 6, 4, 8, 0.01, 4)
+			r = report(verdict.Slower, 1, 6, 4, 8, 0.01, 4)
 		}
 		writeJSON(t, filepath.Join(dir, name+".json"), r)
 		s := Step{Name: name, Argv: []string{"bin/rtload", "check", filepath.Join(dir, "base")}, Out: name + ".json", Err: name + ".err",

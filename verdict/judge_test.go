@@ -1,15 +1,25 @@
-package compare
+package verdict
 
 import (
 	"bytes"
-	"slices"
+	"math"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
 )
+
+// roundsRun is a run of one process, one round per costs entry, with a
+// file_write probe (testutil.RoundsRun).
+func roundsRun(label string, costs, kbps []float64) compare.Run {
+	return compare.Run{Label: label, Summary: testutil.RoundsRun(costs, kbps)}
+}
+
+func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
 
 // TestJudge: 1 process × 3 rounds a side. The gate judges the two
 // primary metrics (mean per-call cost, write throughput) at 97.5% each
@@ -18,44 +28,44 @@ func TestJudge(t *testing.T) {
 	base := roundsRun("a", []float64{100, 102, 104}, []float64{1000, 1010, 990})
 	for _, tc := range []struct {
 		name    string
-		b       Run
+		b       compare.Run
 		reasons []string
-		opt     GateOptions
-		want    string
+		opt     Options
+		want    Verdict
 		slower  []string
 	}{
 		// The same rounds: mean per-call cost's CI [−5.44%, +5.76%] reaches
 		// past +3%: not proven not slower with 3 rounds, so undecided
 		// (write throughput's [−2.81%, +2.90%] is within ±3%).
-		{"identical rounds are undecided", roundsRun("b", []float64{100, 102, 104}, []float64{1000, 1010, 990}), nil, GateOptions{}, GateUndecided, nil},
-		{"50% slower calls and 20% less throughput are slower", roundsRun("b", []float64{150, 152, 154}, []float64{800, 810, 790}), nil, GateOptions{},
-			GateSlower, []string{"mean per-call cost (ns) v/b", "write throughput (KB/s) v:fstime/b"}},
+		{"identical rounds are undecided", roundsRun("b", []float64{100, 102, 104}, []float64{1000, 1010, 990}), nil, Options{}, Undecided, nil},
+		{"50% slower calls and 20% less throughput are slower", roundsRun("b", []float64{150, 152, 154}, []float64{800, 810, 790}), nil, Options{},
+			Slower, []string{"mean per-call cost (ns) v/b", "write throughput (KB/s) v:fstime/b"}},
 		// Mean +3.9%, CI [−1.95%, +10.11%] (one metric: 95%): undecided,
 		// never a pass.
 		{"mean beyond the threshold, CI not", roundsRun("b", []float64{103, 106, 109}, []float64{1000, 1010, 990}), nil,
-			GateOptions{Metrics: []string{"mean per-call cost"}}, GateUndecided, nil},
-		{"faster is proven not slower", roundsRun("b", []float64{50, 51, 52}, []float64{2000, 2010, 1990}), nil, GateOptions{}, GateNotSlower, nil},
+			Options{Metrics: []string{"mean per-call cost"}}, Undecided, nil},
+		{"faster is proven not slower", roundsRun("b", []float64{50, 51, 52}, []float64{2000, 2010, 1990}), nil, Options{}, NotSlower, nil},
 		{"a reason it cannot judge wins over slower", roundsRun("b", []float64{150, 152, 154}, []float64{800, 810, 790}),
-			[]string{"b: degraded: SCHED_OTHER"}, GateOptions{}, GateCannotJudge, nil},
+			[]string{"b: degraded: SCHED_OTHER"}, Options{}, CannotJudge, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := Compare([]Run{base, tc.b})
+			res, err := compare.Compare([]compare.Run{base, tc.b})
 			if err != nil {
 				t.Fatal(err)
 			}
-			g, err := Judge(res, tc.reasons, tc.opt)
+			g, err := Judge(res.Metrics, tc.reasons, tc.opt)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if g.Verdict != tc.want {
 				t.Errorf("verdict %q, want %q (%+v)", g.Verdict, tc.want, g)
 			}
-			if tc.want == GateSlower {
+			if tc.want == Slower {
 				if diff := cmp.Diff(tc.slower, g.Slower); diff != "" {
 					t.Errorf("slower (-want +got):\n%s", diff)
 				}
 			}
-			if len(tc.opt.Metrics) == 0 && tc.want != GateCannotJudge && (len(g.Metrics) != 2 || !near(g.Level, 0.975, 1e-12)) {
+			if len(tc.opt.Metrics) == 0 && tc.want != CannotJudge && (len(g.Metrics) != 2 || !near(g.Level, 0.975, 1e-12)) {
 				t.Errorf("judged %d metrics at %v, want the 2 primary ones at 97.5%%", len(g.Metrics), g.Level)
 			}
 		})
@@ -66,52 +76,53 @@ func TestJudge(t *testing.T) {
 // 1000, 1001, 1002 against 1020, 1021, 1022: log ratio 0.019783, se
 // 0.000808, df 3.9984, t(0.975) 2.776874: CI [+1.7695%, +2.2270%].
 func TestJudgeThreshold(t *testing.T) {
-	res, err := Compare([]Run{roundsRun("a", []float64{1000, 1001, 1002}, []float64{1, 1, 1}),
+	res, err := compare.Compare([]compare.Run{roundsRun("a", []float64{1000, 1001, 1002}, []float64{1, 1, 1}),
 		roundsRun("b", []float64{1020, 1021, 1022}, []float64{1, 1, 1})})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		threshold     float64
-		want, verdict string
+		threshold float64
+		want      Verdict
+		verdict   string
 	}{
-		{0, GateNotSlower, VerdictSame}, // within ±3%
-		{0.01, GateSlower, VerdictSlower},
-		{0.02, GateUndecided, VerdictUndecided}, // straddles +2%
-		{0.0176, GateSlower, VerdictSlower},
-		{0.0178, GateUndecided, VerdictUndecided},
-		{0.023, GateNotSlower, VerdictSame},
+		{0, NotSlower, compare.VerdictSame}, // within ±3%
+		{0.01, Slower, compare.VerdictSlower},
+		{0.02, Undecided, compare.VerdictUndecided}, // straddles +2%
+		{0.0176, Slower, compare.VerdictSlower},
+		{0.0178, Undecided, compare.VerdictUndecided},
+		{0.023, NotSlower, compare.VerdictSame},
 	} {
-		g, err := Judge(res, nil, GateOptions{Threshold: tc.threshold, Metrics: []string{"mean per-call cost (ns)"}})
+		g, err := Judge(res.Metrics, nil, Options{Threshold: tc.threshold, Metrics: []string{"mean per-call cost (ns)"}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		m := g.Metrics[0]
-		if g.Verdict != tc.want || m.Verdict != tc.verdict || !near(*m.CILowPct, 1.7695, 1e-3) || !near(*m.CIHighPct, 2.2270, 1e-3) {
+		if g.Verdict != tc.want || m.Verdict != tc.verdict || !near(*m.Interval.LowPct, 1.7695, 1e-3) || !near(*m.Interval.HighPct, 2.2270, 1e-3) {
 			t.Errorf("threshold %v: gate %q (metric %q, CI [%v%%, %v%%]), want %q (%q)", tc.threshold, g.Verdict, m.Verdict,
-				*m.CILowPct, *m.CIHighPct, tc.want, tc.verdict)
+				*m.Interval.LowPct, *m.Interval.HighPct, tc.want, tc.verdict)
 		}
 	}
 }
 
 func TestJudgeCIPercent(t *testing.T) {
-	res, err := Compare([]Run{roundsRun("a", []float64{100, 102, 104}, []float64{1000, 1010, 990}),
+	res, err := compare.Compare([]compare.Run{roundsRun("a", []float64{100, 102, 104}, []float64{1000, 1010, 990}),
 		roundsRun("b", []float64{150, 152, 154}, []float64{800, 810, 790})})
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := Judge(res, nil, GateOptions{Metrics: []string{"mean per-call cost"}})
+	g, err := Judge(res.Metrics, nil, Options{Metrics: []string{"mean per-call cost"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Welch on the logs: log ratio 0.398978, se 0.013635, df 3.4974,
-	// t(0.975) 2.941102: change +49.0301%, CI [+43.1720%, +55.1279%]; the
-	// change of the merged means is 50/102 = +49.0196%.
+	// t(0.975) 2.941102: change +49.0301%, CI [+43.1720%, +55.1279%]
+	// (the one shape of a change with its interval: Interval).
 	m := g.Metrics[0]
 	for _, c := range []struct {
 		name      string
 		got, want float64
-	}{{"change", *m.ChangePct, 49.0196}, {"point", *m.Interval.PointPct, 49.0301}, {"ci low", *m.CILowPct, 43.1720}, {"ci high", *m.CIHighPct, 55.1279}} {
+	}{{"point", *m.Interval.PointPct, 49.0301}, {"ci low", *m.Interval.LowPct, 43.1720}, {"ci high", *m.Interval.HighPct, 55.1279}} {
 		if !near(c.got, c.want, 1e-3) {
 			t.Errorf("%s %.4f%%, want %.4f%%", c.name, c.got, c.want)
 		}
@@ -132,30 +143,32 @@ func TestJudgeCIPercent(t *testing.T) {
 }
 
 func TestJudgeCannot(t *testing.T) {
-	one := func(label string) Run { return Run{Label: label, Summary: seedSummary("6.12", [2]int{0, 2}, 0)} }
-	res, err := Compare([]Run{one("a"), one("b")})
+	one := func(label string) compare.Run {
+		return compare.Run{Label: label, Summary: testutil.SeedRun("6.12", [2]int{0, 2}, 0)}
+	}
+	res, err := compare.Compare([]compare.Run{one("a"), one("b")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// One round each: no interval, so undecided (exit 125), naming why.
-	g, err := Judge(res, nil, GateOptions{Metrics: []string{"wakeup latency max"}})
-	if err != nil || g.Verdict != GateUndecided || len(g.Metrics) != 2 || !strings.HasPrefix(g.Metrics[0].Judged, "undecided: ") ||
+	g, err := Judge(res.Metrics, nil, Options{Metrics: []string{"wakeup latency max"}})
+	if err != nil || g.Verdict != Undecided || len(g.Metrics) != 2 || !strings.HasPrefix(g.Metrics[0].Judged, "undecided: ") ||
 		!strings.Contains(g.Metrics[0].Judged, "1 process × 1 round on a side: no interval") {
 		t.Errorf("verdict %q metrics %+v err %v", g.Verdict, g.Metrics, err)
 	}
 	// Named metric that does not exist: an error naming the ones there are.
-	if _, err := Judge(res, nil, GateOptions{Metrics: []string{"throughput"}}); err == nil ||
+	if _, err := Judge(res.Metrics, nil, Options{Metrics: []string{"throughput"}}); err == nil ||
 		!strings.Contains(err.Error(), `gate: no headline metric "throughput" (have: mean per-call cost (TSC ticks), mean per-call cost (ns)`) {
 		t.Errorf("err %v", err)
 	}
 	// Nothing has an interval: undecided.
-	res.Metrics = []Metric{{Name: "x", Unit: "s", Column: "c/b", Baseline: "c/a", Verdict: VerdictUndecided}}
-	if g, _ := Judge(res, nil, GateOptions{}); g.Verdict != GateUndecided || len(g.Metrics) != 1 {
+	res.Metrics = []compare.Metric{{Name: "x", Unit: "s", Column: "c/b", Baseline: "c/a", Verdict: compare.VerdictUndecided}}
+	if g, _ := Judge(res.Metrics, nil, Options{}); g.Verdict != Undecided || len(g.Metrics) != 1 {
 		t.Errorf("verdict %q metrics %+v", g.Verdict, g.Metrics)
 	}
 	// No metric at all.
 	res.Metrics = nil
-	if g, _ := Judge(res, nil, GateOptions{}); g.Verdict != GateUndecided || len(g.Reasons) != 1 {
+	if g, _ := Judge(res.Metrics, nil, Options{}); g.Verdict != Undecided || len(g.Reasons) != 1 {
 		t.Errorf("verdict %q reasons %q", g.Verdict, g.Reasons)
 	}
 }
@@ -172,7 +185,7 @@ func TestUnjudgeable(t *testing.T) {
 			[]string{"new: degraded: SCHED_OTHER; memory not locked"}},
 		{"degraded, no reason recorded", &results.Summary{Trials: ok.Trials, Degraded: true}, []string{"new: degraded: run without some privileges (--allow-degraded)"}},
 		{"stopped and incomplete", &results.Summary{Trials: ok.Trials, Stopped: true, InProgress: true},
-			[]string{"new: stopped early (interrupted): trials are missing or partial", "new: incomplete: summary.json is a checkpoint of a run that never finished"}},
+			[]string{"new: stopped early: interrupted: trials are missing or partial", "new: incomplete: summary.json is a checkpoint of a run that never finished"}},
 		{"no trials", &results.Summary{}, []string{"new: no trials"}},
 		// One reason per marked trial, named as a person counts them.
 		{"an invalid trial and one whose traffic missed", &results.Summary{Trials: []results.Trial{
@@ -199,66 +212,36 @@ func TestUnjudgeable(t *testing.T) {
 	}
 }
 
-// TestInvalidTrialUndecided: a clearly slower column whose run holds an
-// invalid trial gets "undecided", not "slower", in every metric touching
-// it (the baseline's invalid trial touches every column compared with
-// it); the gate does not judge those metrics; both markers are warnings,
-// listed even when every run carries one, and printed per run.
-func TestInvalidTrialUndecided(t *testing.T) {
+// TestJudgeInvalidTrial: a clearly slower column whose run holds an
+// invalid trial is undecided in compare, and the gate judges none of
+// its metrics slower.
+func TestJudgeInvalidTrial(t *testing.T) {
 	base := roundsRun("a", []float64{100, 102, 104}, []float64{1000, 1010, 990})
 	slow := roundsRun("b", []float64{150, 152, 154}, []float64{800, 810, 790})
 	slow.Summary.Trials[1].Marks = append(slow.Summary.Trials[1].Marks, results.Mark{Kind: results.MarkInvalid, Text: "TSC marked unstable at 0.4 s"})
-	base.Summary.Trials[0].Marks = append(base.Summary.Trials[0].Marks, results.Mark{Kind: results.MarkTraffic, Endpoint: "s", Text: "s: send lag p99 3ms > max_send_lag 1ms"})
-	res, err := Compare([]Run{base, slow})
+	res, err := compare.Compare([]compare.Run{base, slow})
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
-	for _, m := range res.Metrics {
-		if m.Verdict == VerdictBaseline {
-			continue
-		}
-		n++
-		if m.Verdict != VerdictUndecided || !strings.Contains(m.MethodNote, "/b trial 2 (v, round 2): invalid: TSC marked unstable at 0.4 s") {
-			t.Errorf("%s %s: verdict %q, note %q; want undecided naming the invalid trial", m.Name, m.Column, m.Verdict, m.MethodNote)
-		}
-	}
-	if n == 0 {
-		t.Fatal("no metric compared")
-	}
-	want := []Difference{
-		{Field: WarnInvalid, Values: []string{none, "trial 2 (v, round 2): invalid: TSC marked unstable at 0.4 s"}},
-		{Field: WarnTraffic, Values: []string{"trial 1 (v, round 1): traffic not as specified: s: send lag p99 3ms > max_send_lag 1ms", none}},
-	}
-	if diff := cmp.Diff(want, TrialMarks([]Run{base, slow})); diff != "" {
-		t.Errorf("marks (-want +got):\n%s", diff)
-	}
-	for _, d := range want {
-		if !slices.ContainsFunc(res.Warnings, func(w Difference) bool { return cmp.Equal(w, d) }) {
-			t.Errorf("warnings %v lack %v", res.Warnings, d)
-		}
-	}
-	g, err := Judge(res, nil, GateOptions{})
+	g, err := Judge(res.Metrics, nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(g.Slower) > 0 {
-		t.Errorf("gate judged undecided metrics slower: %v", g.Slower)
+	if g.Verdict != Undecided || len(g.Slower) > 0 {
+		t.Errorf("gate %q judged undecided metrics slower: %v", g.Verdict, g.Slower)
 	}
-	var buf bytes.Buffer
-	if err := res.Text(&buf); err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range []string{
-		"WARNING: invalid trials in b: trial 2 (v, round 2): invalid: TSC marked unstable at 0.4 s\n",
-		"WARNING: traffic not as specified in a: trial 1 (v, round 1): traffic not as specified: s: send lag p99 3ms > max_send_lag 1ms\n",
-	} {
-		if !strings.Contains(buf.String(), l) {
-			t.Errorf("text lacks %q:\n%s", l, buf.String())
+	for _, m := range g.Metrics {
+		if !strings.Contains(m.MethodNote, "invalid: TSC marked unstable") {
+			t.Errorf("%s: note %q does not name the invalid trial", m.Column, m.MethodNote)
 		}
 	}
-	// Both runs marked alike: still listed.
-	if got := TrialMarks([]Run{slow, slow}); len(got) != 1 || got[0].Field != WarnInvalid {
-		t.Errorf("two runs with the same invalid trial: marks %v", got)
+}
+
+// TestExitCode: each verdict's own code, as git bisect run reads it.
+func TestExitCode(t *testing.T) {
+	for v, want := range map[Verdict]int{NotSlower: 0, Slower: 1, Undecided: 125, CannotJudge: 125, "": 125} {
+		if got := v.ExitCode(); got != want {
+			t.Errorf("%q: exit %d, want %d", v, got, want)
+		}
 	}
 }

@@ -1,0 +1,267 @@
+package verdict
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/record"
+	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
+)
+
+// Check's looks, stop rule and exit codes, driven by synthetic process
+// summaries as engine.RunProcesses would hand them over (issue 30): no
+// real run, no root.
+
+// small and large are per-trial factors of a process's per-call cost:
+// ±1% and ±10%, a fixed pattern so that every interval is the same on
+// every run.
+var (
+	small = []float64{1.00, 1.01, 0.99, 1.005, 0.995, 1.0, 1.008, 0.992}
+	// large changes from process to process (both rounds alike): the
+	// noise between processes, which a check's intervals are made of.
+	large = []float64{1.00, 1.00, 1.10, 1.10, 0.90, 0.90, 1.05, 1.05, 0.95, 0.95, 1.08, 1.08, 0.92, 0.92, 1.0, 1.0, 1.03, 1.03, 0.97, 0.97}
+)
+
+// procRun is a run of procs processes × 2 rounds of variant "v", reader
+// "rt", whose every call of trial i costs cost × jitter[(i+shift) mod
+// len] ns (100 calls a trial; clock monotonic): the merged summary a
+// check sees after procs processes.
+func procRun(procs int, cost float64, jitter []float64, shift int) *results.Summary {
+	s := &results.Summary{Version: results.SummaryVersion, Scenario: "x", Clock: results.ClockInfo{Kind: "monotonic", Unit: "ns", Hz: 1e9}}
+	for p := range procs {
+		s.Processes = append(s.Processes, results.ProcessInfo{Process: p})
+		for r := range 2 {
+			i := len(s.Trials)
+			h := record.NewLinear(1, 0, 100_000)
+			c := uint64(cost * jitter[(i+shift)%len(jitter)])
+			for range 100 {
+				h.Record(c)
+			}
+			s.Trials = append(s.Trials, results.Trial{Index: i, Round: p*2 + r, Process: p, Variant: "v",
+				Readers: []results.Reader{{Name: "rt", Calls: 100, PerCall: results.PerCall{Unit: "ns", All: h.Snapshot("ns")}}}})
+		}
+	}
+	return s
+}
+
+// starved marks trial i of s: its reader kept off its CPU.
+func starved(s *results.Summary, i int) *results.Summary {
+	s.Trials[i].Marks = append(s.Trials[i].Marks, results.Mark{Kind: results.MarkStarved, Reader: "rt",
+		Text: "reader rt runnable but off CPU 1 for 66ms (7.3% of the 900ms window; schedstat run-queue wait)"})
+	return s
+}
+
+// drive runs check c as engine.RunProcesses does: a new process after
+// another, the first taking first and each other per, After after each
+// (false stops), at most maxProcs; then End on the last summary.
+// newRun(n) is the merged summary after n processes.
+func drive(c *Check, newRun func(n int) *results.Summary, first, per time.Duration, maxProcs int) {
+	var sum *results.Summary
+	for n := 1; n <= maxProcs; n++ {
+		sum = newRun(n)
+		if !c.After(sum, first+time.Duration(n-1)*per) {
+			break
+		}
+	}
+	c.End(sum)
+}
+
+func checkOf(t *testing.T, base *results.Summary, budget time.Duration, looks int) *Check {
+	t.Helper()
+	return NewCheck(compare.Run{Label: "baseline", Dir: "/srv/base", Summary: base},
+		CheckOptions{Labels: [2]string{"baseline", "new"}, Budget: budget, Looks: looks})
+}
+
+func TestCheckLooks(t *testing.T) {
+	base := procRun(10, 1000, small, 0)
+	for _, tc := range []struct {
+		name     string
+		newRun   func(n int) *results.Summary
+		first    time.Duration // the first new process's time (the plan's)
+		per      time.Duration // each other's
+		budget   time.Duration
+		looks    int
+		maxProcs int
+		verdict  Verdict
+		exit     int
+		stop     string
+		looked   int // looks made
+		procs    int // new processes judged
+		reason   string
+	}{
+		// +30% per call: the first planned look (5 processes) decides.
+		{"slower", func(n int) *results.Summary { return procRun(n, 1300, small, 3) }, 20 * time.Second, 20 * time.Second, DefaultBudget, DefaultLooks, MaxProcesses,
+			Slower, ExitSlower, StopDecided, 1, 5, ""},
+		// The same cost, ±1%: its interval lies below +3% at the first look.
+		{"same", func(n int) *results.Summary { return procRun(n, 1000, small, 5) }, 20 * time.Second, 20 * time.Second, DefaultBudget, DefaultLooks, MaxProcesses,
+			NotSlower, ExitNotSlower, StopDecided, 1, 5, ""},
+		// ±10% noise between processes, the same cost: undecided at both
+		// planned looks (5, 10: the budget allows 10 processes of 2 s, the
+		// first's time; the others take 1 s, so the last look comes before
+		// the budget is spent).
+		{"noisy, undecided at the last look", func(n int) *results.Summary { return procRun(n, 1000, large, 2) }, 2 * time.Second, time.Second, 20 * time.Second, 2, MaxProcesses,
+			Undecided, ExitCannotJudge, StopLastLook, 2, 10, ""},
+		// 100 s a process against a 5-minute budget: the third would end
+		// past it, before the first planned look (5): one look at 3, at
+		// the end, undecided.
+		{"over budget", func(n int) *results.Summary { return procRun(n, 1000, large, 2) }, 100 * time.Second, 100 * time.Second, DefaultBudget, DefaultLooks, MaxProcesses,
+			Undecided, ExitCannotJudge, StopBudget, 1, 3, ""},
+		// The run ended (its processes ran out) before the first look.
+		{"the run's end", func(n int) *results.Summary { return procRun(n, 1300, small, 3) }, 20 * time.Second, 20 * time.Second, DefaultBudget, DefaultLooks, 2,
+			Slower, ExitSlower, StopRunEnd, 1, 2, ""},
+		// A starved reader in the first process: more processes will not
+		// make the run judgeable: stop at once.
+		{"marked", func(n int) *results.Summary { return starved(procRun(n, 1000, small, 5), 0) }, 20 * time.Second, 20 * time.Second, DefaultBudget, DefaultLooks, MaxProcesses,
+			CannotJudge, ExitCannotJudge, StopCannotJudge, 1, 1, "new: trial 1 (v, round 1): reader rt runnable but off CPU 1 for 66ms"},
+		// One process of three disturbed: today the whole check cannot
+		// judge (issue 31 replaces the process instead).
+		{"one process disturbed", func(n int) *results.Summary {
+			s := procRun(n, 1000, small, 5)
+			if n >= 3 {
+				starved(s, 5) // process 3's second round
+			}
+			return s
+		}, 20 * time.Second, 20 * time.Second, DefaultBudget, DefaultLooks, MaxProcesses,
+			CannotJudge, ExitCannotJudge, StopCannotJudge, 1, 3, "new: trial 6 (v, round 6): reader rt runnable"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := checkOf(t, base, tc.budget, tc.looks)
+			if c.Done() {
+				t.Fatalf("a clean baseline is judged before the run: %+v", c.Report)
+			}
+			drive(c, tc.newRun, tc.first, tc.per, tc.maxProcs)
+			q := c.Sequential
+			if c.Verdict != tc.verdict || c.ExitCode != tc.exit || q == nil || q.Stop != tc.stop || q.Looks != tc.looked || q.Processes != tc.procs {
+				t.Fatalf("verdict %q exit %d, sequential %+v; want %q exit %d, stop %q after %d looks at %d processes\ngate %+v",
+					c.Verdict, c.ExitCode, q, tc.verdict, tc.exit, tc.stop, tc.looked, tc.procs, c.Gate)
+			}
+			if c.Gate.Verdict != c.Verdict || c.ExitCode != c.Verdict.ExitCode() {
+				t.Errorf("gate %q, report %q exit %d: the exit code is not the verdict's", c.Gate.Verdict, c.Verdict, c.ExitCode)
+			}
+			if tc.reason != "" && (len(c.Gate.Reasons) == 0 || !strings.HasPrefix(c.Gate.Reasons[0], tc.reason)) {
+				t.Errorf("reasons %q, want the first starting %q", c.Gate.Reasons, tc.reason)
+			}
+			if c.Compare == nil || c.Compare.Gate == nil || c.Compare.Gate.Verdict != c.Verdict {
+				t.Errorf("no comparison with the gate to print: %+v", c.Compare)
+			}
+			if q.BaselineProcesses != 10 || q.Metrics != 1 || q.Level < 0.95 {
+				t.Errorf("baseline %d processes, %d metrics at %v: want 10, 1, at least 95%% (Pocock over the looks planned)", q.BaselineProcesses, q.Metrics, q.Level)
+			}
+		})
+	}
+}
+
+// TestCheckLooksAtPlannedProcesses: the looks fall where the plan says,
+// and no look happens between them.
+func TestCheckLooksAtPlannedProcesses(t *testing.T) {
+	base := procRun(10, 1000, small, 0)
+	c := checkOf(t, base, 20*time.Second, 2)
+	var log bytes.Buffer
+	c.opt.Log = &log
+	drive(c, func(n int) *results.Summary { return procRun(n, 1000, large, 2) }, 2*time.Second, time.Second, 20)
+	want := "check: look 1 of 2 at 5 candidate processes: undecided\ncheck: look 2 of 2 at 10 candidate processes: undecided\n"
+	if diff := cmp.Diff(want, log.String()); diff != "" {
+		t.Errorf("looks (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]int{5, 10}, c.Sequential.LookProcesses); diff != "" {
+		t.Errorf("plan (-want +got):\n%s", diff)
+	}
+}
+
+// TestPlan: the looks fall at ⌈k·n/K⌉ processes of the n the budget
+// allows after the first process, none before MinLookProcesses.
+func TestPlan(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		budget     time.Duration
+		perProcess time.Duration
+		looks      int
+		want       []int
+	}{
+		{"the default: 15 processes of 20 s", DefaultBudget, 20 * time.Second, DefaultLooks, []int{5, 6, 9, 12, 15}},
+		{"a budget for 3: one look at 5", DefaultBudget, 100 * time.Second, DefaultLooks, []int{5}},
+		{"one look", time.Minute, time.Second, 1, []int{60}},
+		{"not timed: MaxProcesses", time.Minute, 0, 4, []int{50, 100, 150, 200}},
+		{"more than MaxProcesses fit", time.Hour, time.Second, 2, []int{100, 200}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := Sequential{BudgetNs: int64(tc.budget)}
+			q.plan(tc.looks, tc.perProcess)
+			if diff := cmp.Diff(tc.want, q.LookProcesses); diff != "" || q.MaxLooks != len(tc.want) {
+				t.Errorf("looks at (-want +got):\n%s (max looks %d)", diff, q.MaxLooks)
+			}
+		})
+	}
+}
+
+// TestCheckBaselineUnjudgeable: a marked baseline ends the check before
+// anything runs.
+func TestCheckBaselineUnjudgeable(t *testing.T) {
+	c := checkOf(t, starved(procRun(10, 1000, small, 0), 3), DefaultBudget, DefaultLooks)
+	if !c.Done() || c.Verdict != CannotJudge || c.ExitCode != ExitCannotJudge || c.Sequential != nil ||
+		len(c.Gate.Reasons) != 1 || !strings.HasPrefix(c.Gate.Reasons[0], "baseline: trial 4 (v, round 4): reader rt runnable") {
+		t.Fatalf("report %+v", c.Report)
+	}
+	var b bytes.Buffer
+	if err := c.Report.Write(&b, "text", report.Quiet); err != nil {
+		t.Fatal(err)
+	}
+	if last := lastLine(b.String()); !strings.HasPrefix(last, "check: CANNOT JUDGE: baseline: trial 4") || !strings.HasSuffix(last, "exit 125 (git bisect: skip)") {
+		t.Errorf("last line %q", last)
+	}
+}
+
+// TestCheckFail: a run that gave nothing to judge cannot judge; an
+// interrupted one keeps its signal's code.
+func TestCheckFail(t *testing.T) {
+	base := procRun(10, 1000, small, 0)
+	c := checkOf(t, base, DefaultBudget, DefaultLooks)
+	c.Fail(errors.New("sched_setattr(SCHED_FIFO 80): needs CAP_SYS_NICE"), true)
+	if c.Verdict != CannotJudge || c.ExitCode != ExitCannotJudge || c.Error == "" ||
+		!cmp.Equal(c.Gate.Reasons, []string{"a requirement is not met: sched_setattr(SCHED_FIFO 80): needs CAP_SYS_NICE"}) {
+		t.Errorf("report %+v", c.Report)
+	}
+	c = checkOf(t, base, DefaultBudget, DefaultLooks)
+	c.After(procRun(1, 1000, small, 0), time.Second)
+	c.Fail(errors.New("process 2 of 200: stopped"), false)
+	c.Interrupted(130)
+	if c.Verdict != CannotJudge || c.ExitCode != 130 || c.Gate.Reasons[0] != "the run failed: process 2 of 200: stopped" {
+		t.Errorf("report %+v", c.Report)
+	}
+}
+
+// TestCheckReportJSON: the report round-trips, its exit code the
+// verdict's, its comparison carrying the gate.
+func TestCheckReportJSON(t *testing.T) {
+	c := checkOf(t, procRun(10, 1000, small, 0), DefaultBudget, DefaultLooks)
+	drive(c, func(n int) *results.Summary { return procRun(n, 1300, small, 3) }, 20*time.Second, 20*time.Second, MaxProcesses)
+	var b bytes.Buffer
+	if err := c.Report.Write(&b, "json", report.Normal); err != nil {
+		t.Fatal(err)
+	}
+	var got Report
+	if err := json.Unmarshal(b.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Schema != Schema || got.Version != compare.SchemaVersion || got.Verdict != Slower || got.ExitCode != 1 || got.Baseline != "/srv/base" ||
+		got.Compare == nil || got.Compare.Result == nil || got.Compare.Gate == nil || got.Compare.Gate.Verdict != Slower || got.Sequential.Stop != StopDecided {
+		t.Errorf("report %s", b.String())
+	}
+	m := got.Gate.Metrics[0]
+	if m.Judged != JudgedSlower || m.Interval == nil || m.Interval.LowPct == nil || *m.Interval.LowPct <= 3 || strings.Contains(b.String(), "ci_low_pct") {
+		t.Errorf("gate metric %+v: want slower, its change only in interval", m)
+	}
+}
+
+func lastLine(s string) string {
+	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return l[len(l)-1]
+}

@@ -1,0 +1,186 @@
+package verdict
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/stats"
+)
+
+// Judge gates the headline metrics ms (compare.Headlines' or a full
+// comparison's Metrics): CannotJudge when reasons is not empty (each says
+// why a run cannot be judged, see Unjudgeable); else each judged metric
+// (opt.Metrics, or every column's primary metric) gets stats.Decide's
+// verdict on its change (opt.Estimator, Raw by default) at the gate's
+// level (opt.Level, or the Bonferroni FamilyLevel over the judged
+// metrics): Slower when one is proven slower beyond the threshold,
+// NotSlower when every one is proven not slower, Undecided otherwise (an
+// interval that straddles the threshold, a metric without an interval,
+// an invalid trial; and no metric to judge, with that reason). It fails
+// when opt names a metric ms does not have.
+func Judge(ms []compare.Metric, reasons []string, opt Options) (Gate, error) {
+	thr := opt.threshold()
+	g := Gate{ThresholdPct: thr * 100, Reasons: reasons, Metrics: []Metric{}}
+	judged, err := gated(ms, opt.Metrics)
+	if err != nil {
+		return g, err
+	}
+	g.Level = opt.Level
+	if g.Level == 0 {
+		g.Level = stats.FamilyLevel(len(judged))
+	}
+	grow := stats.GrowB
+	if opt.GrowBaseline {
+		grow = stats.GrowBoth
+	}
+	est := opt.Estimator
+	if est == nil {
+		est = Raw
+	}
+	slower, notSlower := 0, 0
+	for _, i := range judged {
+		m := judgeMetric(&ms[i], g.Level, thr, grow, est)
+		switch m.Judged {
+		case JudgedSlower:
+			slower++
+			g.Slower = append(g.Slower, ms[i].Key()+" "+ms[i].Column)
+		case JudgedNotSlower:
+			notSlower++
+		}
+		g.Metrics = append(g.Metrics, m)
+	}
+	switch {
+	case len(g.Reasons) > 0:
+		g.Verdict = CannotJudge
+	case len(judged) == 0:
+		g.Verdict = Undecided
+		g.Reasons = append(g.Reasons, "no headline metric to judge")
+	case slower > 0:
+		g.Verdict = Slower
+	case notSlower == len(judged):
+		g.Verdict = NotSlower
+	default:
+		g.Verdict = Undecided
+	}
+	return g, nil
+}
+
+// JudgeRuns is the gate of `rtload compare --fail-on`: res, the
+// comparison of runs, judged (Judge) with every run's reasons it cannot
+// be (Unjudgeable).
+func JudgeRuns(runs []compare.Run, res *compare.Result, opt Options) (Compared, error) {
+	var reasons []string
+	for _, r := range runs {
+		reasons = append(reasons, Unjudgeable(r.Label, r.Summary)...)
+	}
+	g, err := Judge(res.Metrics, reasons, opt)
+	return Compared{Result: res, Gate: &g}, err
+}
+
+// gated are the indices of the metrics of ms a gate judges: those names
+// selects (compare.Metric.Selected), or with no names every column's
+// primary one (compare.Primary); never a baseline's own row. It fails on
+// a name no metric has.
+func gated(ms []compare.Metric, names []string) ([]int, error) {
+	for _, n := range names {
+		if !hasMetric(ms, n) {
+			return nil, compare.UnknownMetric(n, ms)
+		}
+	}
+	prim := compare.Primary(ms)
+	var out []int
+	for i, m := range ms {
+		if m.Verdict == compare.VerdictBaseline {
+			continue
+		}
+		if (len(names) > 0 && m.Selected(names)) || (len(names) == 0 && prim[i]) {
+			out = append(out, i)
+		}
+	}
+	return out, nil
+}
+
+func hasMetric(ms []compare.Metric, name string) bool {
+	for _, m := range ms {
+		if m.Selected([]string{name}) {
+			return true
+		}
+	}
+	return false
+}
+
+// judgeMetric is m as a gate judges it: its change from est at level,
+// read against thr (compare.Metric.At); a metric without samples keeps
+// compare's reading.
+func judgeMetric(m *compare.Metric, level, thr float64, grow stats.Grow, est Estimator) Metric {
+	at := *m
+	if m.Sampled() {
+		at = m.At(est(m, level), thr, grow)
+	}
+	out := Metric{Name: m.Name, Unit: m.Unit, Column: m.Column, Baseline: m.Baseline, Value: m.Value, BaselineValue: m.BaselineValue,
+		Verdict: at.Verdict, Interval: at.Interval, Variance: m.Variance, MinDetectablePct: at.MinDetectablePct, MoreUnits: at.MoreUnits,
+		MethodNote: at.MethodNote}
+	switch at.Verdict {
+	case compare.VerdictSlower:
+		out.Judged = JudgedSlower
+	case compare.VerdictNotSlower, compare.VerdictSame:
+		out.Judged = JudgedNotSlower
+	default:
+		out.Judged = JudgedUndecided + ": " + at.MethodNote
+	}
+	return out
+}
+
+// Unjudgeable lists why the run s (labelled label) cannot serve a
+// verdict, from its marks (results.Summary.Marks, the one list): the
+// run's own (degraded, its reasons "; "-joined; stopped early;
+// incomplete), no trials, then per trial each of compare.TrialMarkKinds
+// it holds, quoted by compare.MarkText ("new: trial 2 (recvmsg, round 1):
+// invalid: …"). Empty for a run that can be judged.
+func Unjudgeable(label string, s *results.Summary) []string {
+	var out, degraded []string
+	for _, m := range s.Marks() {
+		switch {
+		case m.Trial != nil:
+		case m.Kind == results.MarkDegraded:
+			degraded = append(degraded, m.Text)
+		default:
+			out = append(out, label+": "+m.Kind.Phrase()+": "+m.Text)
+		}
+	}
+	if len(degraded) > 0 {
+		out = append([]string{label + ": " + results.MarkDegraded.Phrase() + ": " + strings.Join(degraded, "; ")}, out...)
+	}
+	if len(s.Trials) == 0 {
+		out = append(out, label+": no trials")
+	}
+	for i := range s.Trials {
+		t := &s.Trials[i]
+		for _, k := range compare.TrialMarkKinds {
+			if m := compare.MarkText(k, t); m != "" {
+				out = append(out, fmt.Sprintf("%s: %s: %s", label, t.Name(), m))
+			}
+		}
+	}
+	return out
+}
+
+// CheckMetrics refuses, before anything runs, a metric opt names that
+// the baseline base has no headline metric for: the baseline compared
+// with itself has the headline metrics a check of its scenario judges.
+// A baseline that cannot be compared is left to the check itself (nil).
+func CheckMetrics(base compare.Run, opt Options) error {
+	if len(opt.Metrics) == 0 {
+		return nil
+	}
+	other := base
+	other.Label += " "
+	res, err := compare.Headlines([]compare.Run{base, other}, compare.Options{Threshold: opt.Threshold})
+	if err != nil {
+		return nil
+	}
+	_, err = gated(res.Metrics, opt.Metrics)
+	return err
+}

@@ -1,0 +1,200 @@
+package verdict
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/internal/termsafe"
+	"github.com/rtload/rtload/report"
+)
+
+// Text writes the gate's verdict: one line, then one line per judged
+// metric (its three-way verdict, CI, n, smallest detectable change and
+// the samples that would decide it) and per reason it cannot judge.
+func (g Gate) Text(w io.Writer) error {
+	g = termsafe.Copy(g) // strings from results, escaped for the terminal
+	var b strings.Builder
+	slower, notSlower, n := g.judgedCounts()
+	undecided := n - slower - notSlower
+	level := compare.LevelPct(g.Level)
+	if n > 1 {
+		level += " each, 95% family-wise"
+	}
+	thr := compare.Pct(g.ThresholdPct)
+	counts := fmt.Sprintf("%d slower, %d not slower, %d undecided at +%s%% (CI %s)", slower, notSlower, undecided, thr, level)
+	switch g.Verdict {
+	case NotSlower:
+		fmt.Fprintf(&b, "gate: NOT SLOWER: every judged metric is proven not slower beyond +%s%% (%s)\n", thr, counts)
+	case Slower:
+		fmt.Fprintf(&b, "gate: SLOWER: %d judged metric(s) proven slower beyond +%s%%, the whole CI beyond it (%s)\n", slower, thr, counts)
+	case Undecided:
+		fmt.Fprintf(&b, "gate: UNDECIDED: not proven slower, not proven not slower (%s): more samples or a larger --threshold\n", counts)
+	default:
+		b.WriteString("gate: CANNOT JUDGE")
+		if n > 0 {
+			fmt.Fprintf(&b, " (%s)", counts)
+		}
+		b.WriteByte('\n')
+	}
+	for _, m := range g.Metrics {
+		fmt.Fprintf(&b, "  %s\n", compare.VerdictLine(compare.Metric{Name: m.Name, Unit: m.Unit, Column: m.Column, Verdict: m.Verdict, Interval: m.Interval,
+			MinDetectablePct: m.MinDetectablePct, MoreUnits: m.MoreUnits, MethodNote: m.MethodNote}, g.ThresholdPct))
+	}
+	for _, r := range g.Reasons {
+		fmt.Fprintf(&b, "  cannot judge: %s\n", r)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// judgedCounts is how many of g's judged metrics are proven slower and
+// proven not slower, of n judged; the rest are undecided.
+func (g Gate) judgedCounts() (slower, notSlower, n int) {
+	for _, m := range g.Metrics {
+		switch m.Judged {
+		case JudgedSlower:
+			slower++
+		case JudgedNotSlower:
+			notSlower++
+		}
+	}
+	return slower, notSlower, len(g.Metrics)
+}
+
+// Line is the gate's verdict in one line, headed by who ("gate",
+// "check"), with exit, the code the command is about to return:
+// "check: UNDECIDED at +3% (…): exit 125 (git bisect: skip)".
+func (g Gate) Line(who string, exit int) string {
+	slower, notSlower, n := g.judgedCounts()
+	counts := fmt.Sprintf("%d slower, %d not slower, %d undecided of %d judged", slower, notSlower, n-slower-notSlower, n)
+	code := fmt.Sprintf("exit %d", exit)
+	switch exit {
+	case ExitNotSlower:
+		code += " (git bisect: good)"
+	case ExitSlower:
+		code += " (git bisect: bad)"
+	case ExitCannotJudge:
+		code += " (git bisect: skip)"
+	}
+	thr := compare.Pct(g.ThresholdPct)
+	switch g.Verdict {
+	case NotSlower:
+		return fmt.Sprintf("%s: NOT SLOWER: every judged metric proven not slower beyond +%s%% (%s): %s", who, thr, counts, code)
+	case Slower:
+		return fmt.Sprintf("%s: SLOWER: proven slower beyond +%s%% (%s): %s", who, thr, counts, code)
+	case Undecided:
+		return fmt.Sprintf("%s: UNDECIDED at +%s%% (%s): %s", who, thr, counts, code)
+	}
+	why := ""
+	if len(g.Reasons) > 0 {
+		why = ": " + g.Reasons[0]
+		if len(g.Reasons) > 1 {
+			why += fmt.Sprintf(" (and %d more)", len(g.Reasons)-1)
+		}
+	}
+	return who + ": CANNOT JUDGE" + why + ": " + code
+}
+
+// Closing is the closing block of a gate (compare --fail-on, check) over
+// the comparison it judged: the gate's metrics at its level, each with
+// its change (compare.ChangeLine) and verdict, the runs not as asked for
+// (marked), extra lines, and the gate's verdict line with exit.
+func (g Gate) Closing(who string, marked, extra []string, exit int) report.Closing {
+	name := func(l string) string { return l }
+	var lines []string
+	for _, m := range g.Metrics {
+		cl := compare.ChangeLine(compare.Metric{Name: m.Name, Unit: m.Unit, Column: m.Column, Baseline: m.Baseline, Interval: m.Interval, MethodNote: m.MethodNote}, name)
+		lines = append(lines, cl+": "+compare.VerdictAt(m.Verdict, g.ThresholdPct, "+"))
+	}
+	head := fmt.Sprintf("verdicts at +%s%% (the gate's CI: %s per metric):", compare.Pct(g.ThresholdPct), compare.LevelPct(g.Level))
+	return compare.ClosingBlock(head, lines, marked, extra, g.Line(who, exit))
+}
+
+// Write writes c in format (compare.Formats): the comparison's own view,
+// then, in text, markdown and lkp, the gate's verdict after a blank line
+// (Gate.Text); in json the comparison with "gate"; csv has no gate.
+// Without a gate it is compare.Write.
+func (c Compared) Write(w io.Writer, format string) error {
+	if format == "json" && c.Gate != nil {
+		return compare.WriteJSON(w, c)
+	}
+	if err := compare.Write(w, c.Result, format); err != nil {
+		return err
+	}
+	if c.Gate == nil || format == "csv" {
+		return nil
+	}
+	if _, err := io.WriteString(w, "\n"); err != nil {
+		return err
+	}
+	return c.Gate.Text(w)
+}
+
+// Write prints the check's report: JSON (Schema), or text at level,
+// ending on the closing block: each judged metric's verdict, how the
+// check sampled, where the new results are, and the verdict with the
+// exit code.
+func (r *Report) Write(w io.Writer, format string, level report.Level) error {
+	if format == "json" {
+		return compare.WriteJSON(w, r)
+	}
+	w = termsafe.Writer(w)
+	var extra []string
+	if q := r.Sequential; q != nil {
+		extra = append(extra, q.Short())
+	}
+	switch {
+	case r.Results != "" && r.ResultsRemoved:
+		extra = append(extra, "new run: "+r.Results+" (removed: --keep or --out keeps it)")
+	case r.Results != "":
+		extra = append(extra, "new run: "+r.Results)
+	}
+	if r.Compare == nil {
+		return r.reasonsClosing(extra).Write(w, true)
+	}
+	for i, reason := range r.Gate.Reasons {
+		if i == 2 {
+			extra = append(extra, fmt.Sprintf("  … and %d more reasons (-v, --format json)", len(r.Gate.Reasons)-i))
+			break
+		}
+		extra = append(extra, "cannot judge: "+reason)
+	}
+	switch level {
+	case report.Verbose:
+		if err := (Compared{Result: r.Compare.Result, Gate: &r.Gate}).Write(w, "text"); err != nil {
+			return err
+		}
+		if q := r.Sequential; q != nil {
+			if _, err := fmt.Fprintf(w, "\n%s\n", q.Line()); err != nil {
+				return err
+			}
+		}
+	case report.Normal:
+		if err := r.Compare.Brief(w); err != nil {
+			return err
+		}
+	}
+	return r.Gate.Closing("check", nil, extra, r.ExitCode).Write(w, level == report.Quiet)
+}
+
+// reasonsClosing is the closing block of a check with nothing compared:
+// why it cannot judge (the first few reasons), extra, and the verdict.
+func (r *Report) reasonsClosing(extra []string) report.Closing {
+	var c report.Closing
+	c.Add("rtload check: baseline " + r.Baseline)
+	const most = 4
+	for i, reason := range r.Gate.Reasons {
+		if i == most && len(r.Gate.Reasons) > most+1 {
+			c.Add(fmt.Sprintf("  … and %d more reasons (--format json lists them)", len(r.Gate.Reasons)-most))
+			break
+		}
+		c.Add("  cannot judge: " + reason)
+	}
+	for _, l := range extra {
+		c.Add(l)
+	}
+	c.Add(r.Gate.Line("check", r.ExitCode))
+	return c
+}

@@ -1,0 +1,64 @@
+package verdict
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/internal/testutil"
+	"github.com/rtload/rtload/report"
+)
+
+var closingJitter = []float64{1.00, 1.01, 0.99, 1.02, 0.98, 1.005, 0.995, 1.015, 0.985, 1.0}
+
+// closingRuns are two runs of 3 processes × 2 rounds: "base" and "new",
+// whose recvmsg column is the seed's hardened one (slower per call).
+func closingRuns() []compare.Run {
+	return []compare.Run{
+		{Label: "base", Dir: "results/base", Summary: testutil.ProcessRun("6.1.0", [2]int{0, 2}, 0, 3, closingJitter)},
+		{Label: "new", Dir: "results/new", Summary: testutil.ProcessRun("6.1.0", [2]int{0, 3}, 1, 3, closingJitter[3:])},
+	}
+}
+
+// TestClosingGate: with a gate the closing block is the gate's: its
+// metrics at the gate's level and its verdict with the exit code.
+func TestClosingGate(t *testing.T) {
+	res, err := compare.Compare(closingRuns())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := Judge(res.Metrics, nil, Options{GrowBaseline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exit := g.ExitCode()
+	c := g.Closing("check", []string{"new: 1 of 12 trials traffic not as specified (trial 4)"}, []string{"new run: /tmp/x (removed: --keep or --out keeps it)"}, exit)
+	var b strings.Builder
+	if err := c.Write(&b, true); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Golden(t, "check_closing", []byte(b.String()))
+	last := c.Lines[len(c.Lines)-1]
+	if !strings.HasPrefix(last, "check: "+strings.ToUpper(string(g.Verdict))) || !strings.HasSuffix(last, "exit 125 (git bisect: skip)") {
+		t.Errorf("last line %q, gate %s", last, g.Verdict)
+	}
+	name := func(l string) string { return l }
+	for _, m := range g.Metrics {
+		if m.Interval == nil || m.Interval.LowPct == nil {
+			t.Fatalf("gate metric without an interval: %+v", m)
+		}
+		if want := compare.ChangeLine(compare.Metric{Name: m.Name, Column: m.Column, Baseline: m.Baseline, Interval: m.Interval}, name); !strings.Contains(b.String(), want) {
+			t.Errorf("closing block lacks the gate's %q:\n%s", want, b.String())
+		}
+	}
+	// A check that cannot judge fills the block with its reasons: the
+	// block still holds a verdict line, not only "… and N more".
+	extra := []string{"sampled: 1 process against 1 process of the baseline", "new run: /tmp/x (removed: --keep or --out keeps it)",
+		"cannot judge: new: trial 3: invalid", "cannot judge: new: trial 3: traffic not as specified", "  … and 2 more reasons (-v, --format json)"}
+	full := g.Closing("check", nil, extra, exit)
+	first := g.Metrics[0]
+	want := compare.ChangeLine(compare.Metric{Name: first.Name, Column: first.Column, Baseline: first.Baseline, Interval: first.Interval}, name)
+	if len(full.Lines) > report.MaxClosingLines || !strings.HasPrefix(full.Lines[1], "  "+want) {
+		t.Errorf("a full check closing block (%d lines, at most %d) lacks its first verdict %q:\n%s", len(full.Lines), report.MaxClosingLines, want, strings.Join(full.Lines, "\n"))
+	}
+}
