@@ -53,7 +53,7 @@ noise: [{kind: spin, threads: 1, duty: {on: 200ms, off: 300ms}}]
 	if len(recs) < 58 || len(recs) > 62 || len(recs) != len(ivs) {
 		t.Fatalf("%d interval records (%d via OnInterval), want 60 ±2", len(recs), len(ivs))
 	}
-	var wakeups, msgs, maxWakeups, lateHandoffs uint64
+	var wakeups, msgs, maxWakeups, lateHandoffs, ctlCalls, ctlSkips uint64
 	for i, r := range recs {
 		if r.Seq != i || r.Reader != "rt" || r.Variant != "base" || r.Time.IsZero() || r.ToNs <= r.FromNs {
 			t.Fatalf("record %d: %+v", i, r)
@@ -78,6 +78,15 @@ noise: [{kind: spin, threads: 1, duty: {on: 200ms, off: 300ms}}]
 		}
 		wakeups += r.Wakeups
 		msgs += r.Messages
+		// Each interval's controls: 64 of each per tick that ran them.
+		if c := r.Controls; c == nil || c.NullSyscall.Count != 64*(r.Wakeups-c.SkippedTicks) || c.UserLoop.Count != c.NullSyscall.Count || c.NullSyscall.HDR != "" {
+			t.Errorf("record %d (%d wakeups): controls %+v", i, r.Wakeups, c)
+		} else {
+			ctlCalls, ctlSkips = ctlCalls+c.NullSyscall.Count, ctlSkips+c.SkippedTicks
+		}
+	}
+	if c := sum.Trials[0].Readers[0].Controls; c == nil || c.NullSyscall.Count != ctlCalls || c.SkippedTicks != ctlSkips {
+		t.Errorf("trial controls %+v; intervals sum to %d calls, %d skipped ticks", c, ctlCalls, ctlSkips)
 	}
 	t.Logf("most wakeups in an interval %d; %d late handoffs", maxWakeups, lateHandoffs)
 	rx := sum.Trials[0].Readers[0]

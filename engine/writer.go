@@ -497,6 +497,7 @@ func (w *trialWriter) interval(r *reader, set *probe.Recorders) {
 		PerCallTicks:  results.TickStatsOf(set.Set.HDR(record.CallAll), false),
 		WakeupLatency: results.LatencyOf(set.Set.HDR(record.WakeupLatency), false),
 		Drain:         results.LatencyOf(set.Set.HDR(record.DrainTime), false),
+		Controls:      controls(set.Set, r.drain.Controls(), c.ControlSkips-prev.ControlSkips, false),
 		LateHandoffs:  r.handoff.Late.Load(),
 		Spikes:        set.Spikes - r.lastSpikes,
 	}

@@ -53,6 +53,10 @@ type Interval struct {
 	PerCallTicks  TickStats `json:"per_call_ticks"`
 	WakeupLatency Latency   `json:"wakeup_latency"`
 	Drain         Latency   `json:"drain"`
+	// Controls are the drift controls of the interval's ticks (see
+	// Reader.Controls; no HDR encodings, SkippedTicks the interval's);
+	// nil when the reader times none.
+	Controls *Controls `json:"controls,omitempty"`
 	// Spikes is wakeups above the reader's threshold in the interval, among
 	// the logged wakeups (spikes.jsonl's records of the interval).
 	Spikes uint64 `json:"spikes"`
