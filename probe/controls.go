@@ -32,14 +32,17 @@ import (
 // controls are lost, not postponed. A skip forgets the last duration, so
 // one control run stretched by a preemption skips at most the next tick's.
 //
-// Cost, measured on the 2-vCPU EPYC VM of bench/DRIFT.md (BenchmarkControls):
-// K = 64 (the scenario default) is about 1.5 µs per null syscall and 1.2 µs
-// per user loop, about 170 µs per tick with the clock reads: 1.7% of a
-// 10 ms tick.
+// Cost, measured on the 2-vCPU EPYC VM of bench/DRIFT.md (BenchmarkControls,
+// medians over 3 × 3000 ticks on CPU 1 under a load average of 19): a
+// null syscall 202 ns and a user loop 218 ns with their clock reads, so
+// K = 64 (the scenario default) takes 30.9 µs a tick with the recording:
+// 0.31% of a 10 ms tick. (The estimate, ~1 µs a null syscall and
+// ~130 µs for 64 of each, was 5× this machine's measured cost.)
 
 // UserLoopIters is the user-space control's fixed work per call: this many
-// dependent 64-bit multiply-adds (an LCG step, userLoop), about 1 µs on
-// the machines rtload was measured on. It is part of the control's
+// dependent 64-bit multiply-adds (an LCG step, userLoop), sized to cost
+// about what the null syscall costs here (218 ns against 202 ns on the
+// VM of bench/DRIFT.md, ~1.2 ns a step). It is part of the control's
 // identity: results record it (results.Controls.UserLoopIters), and two
 // runs compare their user loops only when they ran the same count.
 const UserLoopIters = 180
