@@ -18,6 +18,14 @@ func hotFields(rr *results.Reader, r *reader) {
 	rr.Controls = controls(r.total, r.drain.Controls(), r.drain.Counts().ControlSkips, true)
 }
 
+// linearMean is l's mean, 0 for a class the set does not hold.
+func linearMean(l *record.Linear) float64 {
+	if l == nil {
+		return 0
+	}
+	return l.Mean()
+}
+
 // controls summarises the drift controls recorded in t by a drain timing
 // perTick of each a tick (nil for none), skipped the measured ticks that
 // ran none; with hdr the histograms' encodings too.

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,6 +79,10 @@ noise: [{kind: spin, threads: 1, duty: {on: 200ms, off: 300ms}}]
 		}
 		wakeups += r.Wakeups
 		msgs += r.Messages
+		if r.Data > 0 && r.EAGAIN > 0 && (r.DataMeanTicks <= 0 || r.EAGAINMeanTicks <= 0 ||
+			math.Abs(r.DataMeanTicks*float64(r.Data)+r.EAGAINMeanTicks*float64(r.EAGAIN)-r.PerCallTicks.MeanTicks*float64(r.Calls)) > 1e-6*r.PerCallTicks.MeanTicks*float64(r.Calls)) {
+			t.Errorf("record %d: data mean %v × %d + EAGAIN mean %v × %d ≠ mean %v × %d calls", i, r.DataMeanTicks, r.Data, r.EAGAINMeanTicks, r.EAGAIN, r.PerCallTicks.MeanTicks, r.Calls)
+		}
 		// Each interval's controls: 64 of each per tick that ran them.
 		if c := r.Controls; c == nil || c.NullSyscall.Count != 64*(r.Wakeups-c.SkippedTicks) || c.UserLoop.Count != c.NullSyscall.Count || c.NullSyscall.HDR != "" {
 			t.Errorf("record %d (%d wakeups): controls %+v", i, r.Wakeups, c)

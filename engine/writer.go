@@ -498,8 +498,9 @@ func (w *trialWriter) interval(r *reader, set *probe.Recorders) {
 		WakeupLatency: results.LatencyOf(set.Set.HDR(record.WakeupLatency), false),
 		Drain:         results.LatencyOf(set.Set.HDR(record.DrainTime), false),
 		Controls:      controls(set.Set, r.drain.Controls(), c.ControlSkips-prev.ControlSkips, false),
-		LateHandoffs:  r.handoff.Late.Load(),
-		Spikes:        set.Spikes - r.lastSpikes,
+		DataMeanTicks: linearMean(set.Set.Linear(record.CallData)), EAGAINMeanTicks: linearMean(set.Set.Linear(record.CallEAGAIN)),
+		LateHandoffs: r.handoff.Late.Load(),
+		Spikes:       set.Spikes - r.lastSpikes,
 	}
 	w.processState(&iv)
 	w.self.mark(w.readerIndex(r), &iv)

@@ -26,7 +26,16 @@ type point struct {
 	fromNs     int64
 	y, x, z    float64
 	ym, xm, zm float64
+	// q holds every statistic of the matrix (stats), by name.
+	q map[string]float64
 }
+
+// stats are the per-interval statistics the matrix crosses: the per-call
+// cost's (Y) against each control's (X).
+var (
+	yStats = []string{"per-call mean", "per-call p50", "per-call p90", "data-call mean", "EAGAIN-call mean"}
+	xStats = []string{"null mean", "null p50", "null p90", "loop mean", "loop p90"}
+)
 
 // readPoints reads DIR/results/intervals.jsonl: every record with calls
 // and controls, the first (it starts with the window) and the last (a
@@ -42,9 +51,14 @@ func readPoints(dir string) ([]point, error) {
 		if i == 0 || i == len(recs)-1 || r.PerCallTicks.Count == 0 || c == nil || c.NullSyscall.Count == 0 || c.UserLoop.Count == 0 {
 			continue
 		}
+		lg := func(v uint64) float64 { return math.Log(float64(v)) }
 		pts = append(pts, point{t: r.Time, fromNs: r.FromNs,
 			y: math.Log(r.PerCallTicks.MeanTicks), x: math.Log(c.NullSyscall.MeanTicks), z: math.Log(c.UserLoop.MeanTicks),
-			ym: math.Log(float64(r.PerCallTicks.P50Ticks)), xm: math.Log(float64(c.NullSyscall.P50Ticks)), zm: math.Log(float64(c.UserLoop.P50Ticks))})
+			ym: lg(r.PerCallTicks.P50Ticks), xm: lg(c.NullSyscall.P50Ticks), zm: lg(c.UserLoop.P50Ticks),
+			q: map[string]float64{"per-call mean": math.Log(r.PerCallTicks.MeanTicks), "per-call p50": lg(r.PerCallTicks.P50Ticks),
+				"per-call p90": lg(r.PerCallTicks.P90Ticks), "null mean": math.Log(c.NullSyscall.MeanTicks), "null p50": lg(c.NullSyscall.P50Ticks),
+				"null p90": lg(c.NullSyscall.P90Ticks), "loop mean": math.Log(c.UserLoop.MeanTicks), "loop p90": lg(c.UserLoop.P90Ticks),
+				"data-call mean": math.Log(r.DataMeanTicks), "EAGAIN-call mean": math.Log(r.EAGAINMeanTicks)}})
 	}
 	if len(pts) == 0 {
 		return nil, fmt.Errorf("%s: no interval records with calls and controls", dir)
@@ -58,6 +72,7 @@ type window struct {
 	n          int
 	y, x, z    float64
 	ym, xm, zm float64
+	q          map[string]float64
 }
 
 // windows groups pts into consecutive windows of w by their first
@@ -71,6 +86,9 @@ func windows(pts []point, w time.Duration) []window {
 		if cur != nil && float64(cur.n) >= 0.9*w.Seconds() {
 			n := float64(cur.n)
 			cur.y, cur.x, cur.z, cur.ym, cur.xm, cur.zm = cur.y/n, cur.x/n, cur.z/n, cur.ym/n, cur.xm/n, cur.zm/n
+			for k := range cur.q {
+				cur.q[k] /= n
+			}
 			out = append(out, *cur)
 		}
 	}
@@ -78,9 +96,12 @@ func windows(pts []point, w time.Duration) []window {
 		k := (p.fromNs - t0) / int64(w)
 		if k != curK {
 			flush()
-			cur, curK = &window{start: p.t}, k
+			cur, curK = &window{start: p.t, q: map[string]float64{}}, k
 		}
 		cur.n++
+		for k, v := range p.q {
+			cur.q[k] += v
+		}
 		cur.y, cur.x, cur.z, cur.ym, cur.xm, cur.zm = cur.y+p.y, cur.x+p.x, cur.z+p.z, cur.ym+p.ym, cur.xm+p.xm, cur.zm+p.zm
 	}
 	flush()
@@ -273,6 +294,7 @@ func render(dir string, w time.Duration, pts []point, ws []window, means, median
 		len(pts), means.perSecond.beta, means.perSecond.r)
 	writeTable(&b, "Medians (p50 of each interval), all windows", medians.all)
 	writeTable(&b, "Medians, held out", medians.held)
+	writeMatrix(&b, ws)
 	b.WriteString("### The windows\n\n| window start (UTC) | busy loops | load1 | per-call ns | null syscall ns | user loop ns | adjusted per-call ns (β of all) |\n|---|---|---:|---:|---:|---:|---:|\n")
 	ns := func(lg float64) string {
 		v := math.Exp(lg)
@@ -293,6 +315,46 @@ func render(dir string, w time.Duration, pts []point, ws []window, means, median
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// writeMatrix crosses each statistic of the per-call cost with each of the
+// controls': per pair the correlation r of the window means, and the
+// held-out log-SD (β of the first half applied to the second) as a share
+// of the raw second half's.
+func writeMatrix(b *strings.Builder, ws []window) {
+	b.WriteString("### Which statistics track each other\n\nPer pair: r of the 60 s means over all windows / held-out adjusted log-SD as a share of raw (β of the first half on the second; ≤ 0.33 meets the line).\n\n| per-call cost \\ control |")
+	for _, x := range xStats {
+		fmt.Fprintf(b, " %s |", x)
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---:|", len(xStats)) + "\n")
+	col := func(k string) []float64 {
+		out := make([]float64, len(ws))
+		for i, w := range ws {
+			out[i] = w.q[k]
+		}
+		return out
+	}
+	h := len(ws) / 2
+	for _, yk := range yStats {
+		y := col(yk)
+		fmt.Fprintf(b, "| %s |", yk)
+		if math.IsInf(stat.Mean(y, nil), 0) || math.IsNaN(stat.Mean(y, nil)) {
+			b.WriteString(strings.Repeat(" – (not recorded) |", len(xStats)) + "\n")
+			continue
+		}
+		for _, xk := range xStats {
+			x := col(xk)
+			f, f1 := ols(x, y), ols(x[:h], y[:h])
+			held := stat.StdDev(adjust(y[h:], x[h:], f1.beta), nil) / stat.StdDev(y[h:], nil)
+			if math.IsNaN(f.r) {
+				b.WriteString(" – (constant) |")
+				continue
+			}
+			fmt.Fprintf(b, " %.2f / %.2f |", f.r, held)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
 }
 
 func writeTable(b *strings.Builder, title string, rows []row) {
