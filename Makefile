@@ -13,6 +13,9 @@ WAKESPLITFLAGS ?=
 # render again), and VERDICTS_QUICK=1 for its quick mode (not a measurement).
 VERDICTSFLAGS ?=
 VERDICTS_QUICK ?=
+# `make bench-drift`: extra flags for bin/drift (e.g. DRIFTFLAGS='-duration 40m',
+# '-dir /var/tmp/d', '-from DIR' to render again).
+DRIFTFLAGS ?=
 # Time per fuzz target for `make fuzz` (and the budget to minimise a new input).
 FUZZTIME    ?= 15s
 FUZZMINTIME ?= 2s
@@ -27,7 +30,7 @@ IMAGE_TOOL  ?= $(shell command -v podman || command -v docker)
 IMAGE_CTX   ?= bin/image
 IMAGE_BUILD_FLAGS ?=
 
-.PHONY: help build run image test test-fast test-rt test-system test-setup bench bench-quick bench-fidelity bench-wakesplit bench-verdicts bench-tools lint docs man fuzz cross clean
+.PHONY: help build run image test test-fast test-rt test-system test-setup bench bench-quick bench-fidelity bench-wakesplit bench-verdicts bench-drift bench-tools lint docs man fuzz cross clean
 
 ## help: list the targets
 help:
@@ -132,6 +135,11 @@ bench-verdicts: build
 	$(GO) build -o bin/interleave ./bench/cmd/interleave
 	$(GO) build -o bin/verdicts ./bench/cmd/verdicts
 	VERDICTS_QUICK=$(VERDICTS_QUICK) ./bin/verdicts bench -rtload $(BIN) -interleave bin/interleave $(VERDICTSFLAGS)
+
+## bench-drift: issue 31's drift controls under a changing load: bench/drift-450.yaml for 36 min with 1 s interval records while busy loops start and stop; log-SD of 60 s means raw, ÷ and regression-adjusted on each control, β and r (root, ~37 min; DRIFTFLAGS='-from DIR' renders again) -> bench/DRIFT.md
+bench-drift: build
+	$(GO) build -o bin/drift ./bench/cmd/drift
+	./bin/drift -rtload $(BIN) $(DRIFTFLAGS)
 
 # bench-tools: the C baseline, the in-process fidelity binary (cgo: drain450's
 # loop and rtload's drain; bench only, never part of bin/rtload), cyclictest

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rtload/rtload/internal/testutil"
+	"github.com/rtload/rtload/probe"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/scenario"
 )
@@ -167,6 +168,26 @@ func TestRun450(t *testing.T) {
 	}
 	if len(tr.Noise) != 1 || tr.Noise[0].Count == 0 {
 		t.Errorf("noise work %+v, want loops > 0", tr.Noise)
+	}
+	checkControls(t, tr.Variant, rx)
+}
+
+// checkControls checks a reader's drift controls (the scenario's default
+// of 64): each measured tick timed 64 of each control unless it skipped
+// them, and the per-call summaries are those of real calls.
+func checkControls(t *testing.T, variant string, rx results.Reader) {
+	t.Helper()
+	c := rx.Controls
+	if c == nil {
+		t.Fatalf("%s: no controls", variant)
+	}
+	want := uint64(c.PerTick) * (rx.Wakeups - c.SkippedTicks)
+	if c.PerTick != 64 || c.UserLoopIters != probe.UserLoopIters || c.SkippedTicks > rx.Wakeups || c.NullSyscall.Count != want || c.UserLoop.Count != want {
+		t.Errorf("%s: controls %d per tick (loop of %d), %d null calls and %d loop runs, %d ticks skipped them, of %d wakeups; want 64 × the ticks that ran them",
+			variant, c.PerTick, c.UserLoopIters, c.NullSyscall.Count, c.UserLoop.Count, c.SkippedTicks, rx.Wakeups)
+	}
+	if null, loop, ok := rx.ControlMeans(); !ok || null < float64(c.NullSyscall.MinTicks) || loop < float64(c.UserLoop.MinTicks) || c.NullSyscall.HDR == "" {
+		t.Errorf("%s: control means %v, %v (ok %v) against minima %d, %d; hdr %d bytes", variant, null, loop, ok, c.NullSyscall.MinTicks, c.UserLoop.MinTicks, len(c.NullSyscall.HDR))
 	}
 }
 

@@ -3,6 +3,7 @@ package engine
 import (
 	"slices"
 
+	"github.com/rtload/rtload/probe"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
 )
@@ -14,6 +15,26 @@ import (
 func hotFields(rr *results.Reader, r *reader) {
 	rr.CountersSource = r.countersSource
 	rr.PerCallCounters = perCallCounters(r.total, r.drain.CountedEvents())
+	rr.Controls = controls(r.total, r.drain.Controls(), r.drain.Counts().ControlSkips, true)
+}
+
+// linearMean is l's mean, 0 for a class the set does not hold.
+func linearMean(l *record.Linear) float64 {
+	if l == nil {
+		return 0
+	}
+	return l.Mean()
+}
+
+// controls summarises the drift controls recorded in t by a drain timing
+// perTick of each a tick (nil for none), skipped the measured ticks that
+// ran none; with hdr the histograms' encodings too.
+func controls(t *record.Set, perTick int, skipped uint64, hdr bool) *results.Controls {
+	if perTick == 0 {
+		return nil
+	}
+	return &results.Controls{PerTick: perTick, UserLoopIters: probe.UserLoopIters, SkippedTicks: skipped,
+		NullSyscall: results.TickStatsOf(t.HDR(record.NullSyscall), hdr), UserLoop: results.TickStatsOf(t.HDR(record.UserLoop), hdr)}
 }
 
 // perCallCounters summarises t's per-call event histograms for the events

@@ -136,7 +136,7 @@ func (t *trial) split(res *results.Trial) []*results.Trial {
 				if int(b.Variant) != m {
 					continue
 				}
-				il.Blocks = append(il.Blocks, resultBlock(b, i, r.loop.MeasureFrom))
+				il.Blocks = append(il.Blocks, resultBlock(b, i, r.loop.MeasureFrom, r.drain.Controls() > 0))
 				if i == 0 {
 					measured += b.EndNs - b.StartNs
 				}
@@ -172,6 +172,7 @@ func (r *reader) variantReader(base results.Reader, rs scenario.Reader, m int) r
 	set := r.il.Recs[m].Set
 	setHistograms(&rr, set, "ticks", true)
 	rr.PerCallCounters = perCallCounters(set, r.drain.CountedEvents())
+	rr.Controls = controls(set, r.drain.Controls(), tl.ControlSkips, true)
 	rr.WakeupLog, rr.WakeupLogRows, rr.WakeupLogDropped, rr.WakeupLogLimit = nil, 0, 0, 0
 	if m < len(r.vlogs) {
 		st := r.vlogs[m].Stats()
@@ -181,9 +182,14 @@ func (r *reader) variantReader(base results.Reader, rs scenario.Reader, m int) r
 }
 
 // resultBlock is probe block b of reader i as results keep it, its times
-// from the window's start from.
-func resultBlock(b probe.Block, i int, from int64) results.Block {
-	return results.Block{Seq: int(b.Seq), Reader: i, StartNs: b.StartNs - from, EndNs: b.EndNs - from,
+// from the window's start from, with its drift controls' sums when the
+// reader timed them (ctl).
+func resultBlock(b probe.Block, i int, from int64, ctl bool) results.Block {
+	rb := results.Block{Seq: int(b.Seq), Reader: i, StartNs: b.StartNs - from, EndNs: b.EndNs - from,
 		Ticks: b.Ticks, MissedTicks: b.MissedTicks, Calls: b.Calls, Data: b.Data, EAGAIN: b.EAGAIN, SumTicks: b.SumTicks,
 		Messages: b.Messages, WakeupMaxNs: b.WakeupMaxNs}
+	if ctl {
+		rb.Controls = &results.BlockControls{NullCalls: b.NullCalls, NullSumTicks: b.NullSumTicks, LoopCalls: b.LoopCalls, LoopSumTicks: b.LoopSumTicks}
+	}
+	return rb
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -55,8 +56,12 @@ func TestRunInterleaved(t *testing.T) {
 		if rx.Method != tr.Variant {
 			t.Errorf("trial %s: reader method %s", tr.Variant, rx.Method)
 		}
-		var calls, ticks, eagain, span uint64
+		var calls, ticks, eagain, span, nullCalls, nullSum, loopSum uint64
 		for _, b := range il.Blocks {
+			if b.Controls == nil {
+				t.Fatalf("%s: block %d without controls", tr.Variant, b.Seq)
+			}
+			nullCalls, nullSum, loopSum = nullCalls+b.Controls.NullCalls, nullSum+b.Controls.NullSumTicks, loopSum+b.Controls.LoopSumTicks
 			if prev, dup := seqs[b.Seq]; dup {
 				t.Errorf("block %d in %s and %s", b.Seq, prev, tr.Variant)
 			}
@@ -82,6 +87,16 @@ func TestRunInterleaved(t *testing.T) {
 		}
 		if uint64(len(rows)) != rx.Wakeups {
 			t.Errorf("%s: %d wakeup log rows, %d wakeups", tr.Variant, len(rows), rx.Wakeups)
+		}
+		// Each block's controls went to its variant: the blocks' sums are
+		// the variant's histograms'.
+		checkControls(t, tr.Variant, rx)
+		near := func(sum uint64, s results.TickStats) bool {
+			return math.Abs(float64(sum)-s.MeanTicks*float64(s.Count)) <= 1e-9*float64(sum)+1
+		}
+		if c := rx.Controls; c != nil && (nullCalls != c.NullSyscall.Count || !near(nullSum, c.NullSyscall) || !near(loopSum, c.UserLoop)) {
+			t.Errorf("%s: blocks hold %d null calls (Σ %d ticks, loop Σ %d); the variant's histograms %d (mean %v, loop mean %v × %d)",
+				tr.Variant, nullCalls, nullSum, loopSum, c.NullSyscall.Count, c.NullSyscall.MeanTicks, c.UserLoop.MeanTicks, c.UserLoop.Count)
 		}
 		received += rx.Messages
 	}

@@ -162,13 +162,13 @@ func readerRecorders(lay record.Layout, events []string) *probe.Recorders {
 
 // drainConfig is reader rs's drain: every socket of its endpoints in the
 // order listed (socket index = position in that order), received with rx,
-// timed with clk, recorded into set.
+// timed with clk, recorded into set, with rs's drift controls.
 func drainConfig(rs scenario.Reader, eps map[string]*endpoint, rx udp.Receiver, clk *rt.Clock, set *record.Set) probe.DrainConfig {
 	var fds []int
 	for _, name := range rs.Endpoints {
 		fds = append(fds, eps[name].FDs()...)
 	}
-	return probe.DrainConfig{FDs: fds, Receiver: rx, Clock: clk, Set: set}
+	return probe.DrainConfig{FDs: fds, Receiver: rx, Clock: clk, Set: set, Controls: rs.Controls}
 }
 
 // readerGroups is the socket group of each of rs's endpoints, in order.

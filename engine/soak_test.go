@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,7 +72,7 @@ noise: [{kind: spin, threads: 1, duty: {on: 200ms, off: 300ms}}]
 			t.Errorf("record %d covers (%d, %d], record %d (%d, %d]: not contiguous", i-1, recs[i-1].FromNs, recs[i-1].ToNs, i, recs[i].FromNs, recs[i].ToNs)
 		}
 	}
-	var wakeups, msgs, maxWakeups, lateHandoffs uint64
+	var wakeups, msgs, maxWakeups, lateHandoffs, ctlCalls, ctlSkips uint64
 	for i, r := range recs {
 		if r.Seq != i || r.Reader != "rt" || r.Variant != "base" || r.Time.IsZero() || r.ToNs <= r.FromNs {
 			t.Fatalf("record %d: %+v", i, r)
@@ -96,6 +97,19 @@ noise: [{kind: spin, threads: 1, duty: {on: 200ms, off: 300ms}}]
 		}
 		wakeups += r.Wakeups
 		msgs += r.Messages
+		if r.Data > 0 && r.EAGAIN > 0 && (r.DataMeanTicks <= 0 || r.EAGAINMeanTicks <= 0 ||
+			math.Abs(r.DataMeanTicks*float64(r.Data)+r.EAGAINMeanTicks*float64(r.EAGAIN)-r.PerCallTicks.MeanTicks*float64(r.Calls)) > 1e-6*r.PerCallTicks.MeanTicks*float64(r.Calls)) {
+			t.Errorf("record %d: data mean %v × %d + EAGAIN mean %v × %d ≠ mean %v × %d calls", i, r.DataMeanTicks, r.Data, r.EAGAINMeanTicks, r.EAGAIN, r.PerCallTicks.MeanTicks, r.Calls)
+		}
+		// Each interval's controls: 64 of each per tick that ran them.
+		if c := r.Controls; c == nil || c.NullSyscall.Count != 64*(r.Wakeups-c.SkippedTicks) || c.UserLoop.Count != c.NullSyscall.Count || c.NullSyscall.HDR != "" {
+			t.Errorf("record %d (%d wakeups): controls %+v", i, r.Wakeups, c)
+		} else {
+			ctlCalls, ctlSkips = ctlCalls+c.NullSyscall.Count, ctlSkips+c.SkippedTicks
+		}
+	}
+	if c := sum.Trials[0].Readers[0].Controls; c == nil || c.NullSyscall.Count != ctlCalls || c.SkippedTicks != ctlSkips {
+		t.Errorf("trial controls %+v; intervals sum to %d calls, %d skipped ticks", c, ctlCalls, ctlSkips)
 	}
 	t.Logf("most wakeups in an interval %d; %d late handoffs", maxWakeups, lateHandoffs)
 	rx := sum.Trials[0].Readers[0]

@@ -497,8 +497,10 @@ func (w *trialWriter) interval(r *reader, set *probe.Recorders) {
 		PerCallTicks:  results.TickStatsOf(set.Set.HDR(record.CallAll), false),
 		WakeupLatency: results.LatencyOf(set.Set.HDR(record.WakeupLatency), false),
 		Drain:         results.LatencyOf(set.Set.HDR(record.DrainTime), false),
-		LateHandoffs:  r.handoff.Late.Load(),
-		Spikes:        set.Spikes - r.lastSpikes,
+		Controls:      controls(set.Set, r.drain.Controls(), c.ControlSkips-prev.ControlSkips, false),
+		DataMeanTicks: linearMean(set.Set.Linear(record.CallData)), EAGAINMeanTicks: linearMean(set.Set.Linear(record.CallEAGAIN)),
+		LateHandoffs: r.handoff.Late.Load(),
+		Spikes:       set.Spikes - r.lastSpikes,
 	}
 	w.processState(&iv)
 	w.self.mark(w.readerIndex(r), &iv)

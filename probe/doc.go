@@ -5,7 +5,13 @@
 // clock source, with the clock read at the call site, and stores one raw
 // sample per call; the histograms, the class and position splits and the
 // per-call hardware counters (rt.Counters read around each call, recorded
-// per call class) are derived from the samples after the tick's calls. Loop runs Steps on absolute ticks of
+// per call class) are derived from the samples after the tick's calls.
+// After each drain a Drain with controls times the drift controls
+// (ControlTick, controls.go): K null system calls (getppid) and K runs of
+// a fixed user-space loop, each timed like a recv call, so that a verdict
+// can see the machine's own drift in the same ticks; K = 64 of each costs
+// about 31 µs a tick here (0.3% of a 10 ms period; BenchmarkControls).
+// Loop runs Steps on absolute ticks of
 // a real-time thread, records each tick's wakeup latency and drain time
 // into the same Set, logs each wakeup into a record.Ring that a
 // non-real-time goroutine writes out, and with intervals swaps Sets with

@@ -32,6 +32,12 @@ type Counts struct {
 	// the next expected one, Duplicates a sequence number seen twice (within
 	// the last 64), Short messages too small to carry a header.
 	Lost, Reordered, Duplicates, Short uint64
+	// The drift controls of measured ticks (see ControlTick): NullCalls
+	// null system calls that took NullSumTicks clock ticks in all, LoopCalls
+	// user-loop runs that took LoopSumTicks; ControlSkips counts the
+	// measured ticks that ran none because the next deadline was too near.
+	NullCalls, NullSumTicks, LoopCalls, LoopSumTicks uint64
+	ControlSkips                                     uint64
 }
 
 // Tick is what the last Step did.
@@ -90,6 +96,13 @@ type Drain struct {
 	nev           int
 	before, after []uint64
 	evIdx         []int
+
+	// Drift controls (controls.go): the tick's raw samples of each (its
+	// length is the controls per tick; empty: none), the user loop's
+	// running value, and how long the last tick's controls took (ns).
+	ctlNull, ctlLoop []uint64
+	loopX            uint64
+	ctlNs            int64
 }
 
 // callSample is one measured call as the measured path stores it.
@@ -127,6 +140,10 @@ type DrainConfig struct {
 	// is given later) must have their events (record.Set.AddEvents, the
 	// configured names in order).
 	Counters *rt.Counters
+	// Controls is how many of each drift control (a null system call, a
+	// run of the user loop) ControlTick times after each tick's drain:
+	// 0 (none) to MaxControls (more are cut to it).
+	Controls int
 }
 
 // FirstCalls is how many calls at the start of a tick (right after the
@@ -143,8 +160,13 @@ func NewDrain(cfg DrainConfig) *Drain {
 	if cfg.Clock != nil {
 		d.src = cfg.Clock.Source()
 	}
+	if k := min(max(cfg.Controls, 0), MaxControls); k > 0 {
+		d.ctlNull, d.ctlLoop, d.loopX = make([]uint64, k), make([]uint64, k), 1
+	}
 	prefault(d.samples)
 	prefault(d.delays)
+	prefault(d.ctlNull)
+	prefault(d.ctlLoop)
 	return d
 }
 

@@ -59,7 +59,7 @@ type Interleave struct {
 	seq, startNs, end int64
 	cur               uint8
 	measured          bool
-	start             Tally
+	start, now        Tally // now: closeBlock's scratch
 	wakeMax           int64
 	began, finished   bool
 }
@@ -163,15 +163,17 @@ func mod(a, n int64) int64 {
 	return m
 }
 
-// tally is the loop's and its drain's counters now.
+// tally stores the loop's and its drain's counters now into t (a field of
+// the Interleave, not a value on the stack: the nosplit chain from Run
+// has a fixed stack budget, and a Tally is some 200 bytes).
 //
 //go:nosplit
-func (l *Loop) tally() Tally {
-	t := Tally{Ticks: l.MeasuredTicks, Overruns: l.Overruns, MissedTicks: l.MissedTicks, BacklogSkips: l.BacklogSkips, Spikes: l.Spikes}
+func (l *Loop) tally(t *Tally) {
+	t.Ticks, t.Overruns, t.MissedTicks, t.BacklogSkips, t.Spikes = l.MeasuredTicks, l.Overruns, l.MissedTicks, l.BacklogSkips, l.Spikes
+	t.Counts = Counts{}
 	if l.Drain != nil {
 		t.Counts = l.Drain.c
 	}
-	return t
 }
 
 // add adds now − start to t (LastErrno: now's, when an error came since).
@@ -192,6 +194,11 @@ func (t *Tally) add(now, start *Tally) {
 	t.Reordered += now.Reordered - start.Reordered
 	t.Duplicates += now.Duplicates - start.Duplicates
 	t.Short += now.Short - start.Short
+	t.NullCalls += now.NullCalls - start.NullCalls
+	t.NullSumTicks += now.NullSumTicks - start.NullSumTicks
+	t.LoopCalls += now.LoopCalls - start.LoopCalls
+	t.LoopSumTicks += now.LoopSumTicks - start.LoopSumTicks
+	t.ControlSkips += now.ControlSkips - start.ControlSkips
 	t.Ticks += now.Ticks - start.Ticks
 	t.Overruns += now.Overruns - start.Overruns
 	t.MissedTicks += now.MissedTicks - start.MissedTicks
@@ -209,7 +216,7 @@ func (l *Loop) openBlock(at int64) {
 	il.began = true
 	il.seq = floorDiv(at-l.MeasureFrom, il.BlockNs)
 	il.startNs = l.MeasureFrom + il.seq*il.BlockNs
-	il.start = l.tally()
+	l.tally(&il.start)
 	il.wakeMax = 0
 	if at >= l.MeasureUntil {
 		il.measured, il.end = false, math.MaxInt64
@@ -234,8 +241,9 @@ func (l *Loop) openBlock(at int64) {
 //go:nosplit
 func (l *Loop) closeBlock(endNs int64) {
 	il := l.Interleave
-	now := l.tally()
-	il.Tally[il.cur].add(&now, &il.start)
+	now := &il.now
+	l.tally(now)
+	il.Tally[il.cur].add(now, &il.start)
 	if !il.measured {
 		return
 	}
@@ -246,7 +254,7 @@ func (l *Loop) closeBlock(endNs int64) {
 	b := &il.Blocks[il.Closed]
 	b.Seq, b.Variant, b.StartNs, b.EndNs, b.WakeupMaxNs = il.seq, il.cur, il.startNs, endNs, il.wakeMax
 	b.Tally = Tally{}
-	b.add(&now, &il.start)
+	b.add(now, &il.start)
 	il.Closed++
 }
 

@@ -37,9 +37,15 @@ func (c *countRx) Msg(int) []byte { return nil }
 // measured ticks, then 4 tail ticks (HardStop).
 func interleaved(t *testing.T, catchUp bool, block, warm, measured uint64, rxs [2]*countRx) (*probe.Loop, *probe.Drain, *rt.Ticker) {
 	t.Helper()
+	return interleavedControls(t, catchUp, block, warm, measured, rxs, 0)
+}
+
+// interleavedControls is interleaved with k drift controls per tick.
+func interleavedControls(t *testing.T, catchUp bool, block, warm, measured uint64, rxs [2]*countRx, k int) (*probe.Loop, *probe.Drain, *rt.Ticker) {
+	t.Helper()
 	ms := int64(time.Millisecond)
 	recs := []*probe.Recorders{probe.NewRecorders(seedLayout), probe.NewRecorders(seedLayout)}
-	d := probe.NewDrain(probe.DrainConfig{FDs: []int{1, 2, 3}, Receiver: rxs[0], Clock: clock(t), Set: recs[0].Set})
+	d := probe.NewDrain(probe.DrainConfig{FDs: []int{1, 2, 3}, Receiver: rxs[0], Clock: clock(t), Set: recs[0].Set, Controls: k})
 	tk := rt.NewTicker(rt.Monotonic()+2*ms, ms, catchUp)
 	// Catch-up never skips, however long the goroutine is kept off its CPU
 	// (DefaultMaxBacklog's 100 ticks are 100 ms here; stalls of 100–260 ms
@@ -116,6 +122,49 @@ func TestLoopInterleave(t *testing.T) {
 			t.Errorf("tick %d: VariantAt %d, ran %d", w.Tick, v, want)
 		}
 	})
+}
+
+// TestLoopInterleaveControls runs the drift controls in an interleaved
+// loop: each block's controls go to that block's variant. Per block, the
+// controls ran in every tick that did not skip them (K calls of each);
+// each variant's control histograms and tally hold exactly its blocks'
+// calls and sums, and the two variants partition the drain's.
+func TestLoopInterleaveControls(t *testing.T) {
+	const k = 4
+	rxs := [2]*countRx{{}, {}}
+	l, d, _ := interleavedControls(t, true, 5, 6, 40, rxs, k)
+	runLoop(t, l)
+	il := l.Interleave
+	if il.Closed == 0 {
+		t.Fatalf("no block closed")
+	}
+	var null, loop, nullSum, loopSum, ran [2]uint64
+	for i, b := range il.Blocks[:il.Closed] {
+		if b.ControlSkips > b.Ticks || b.NullCalls != k*(b.Ticks-b.ControlSkips) || b.LoopCalls != b.NullCalls {
+			t.Errorf("block %d: %d ticks, %d skipped controls, %d null calls, %d loop runs; want %d× the ticks that ran them", i, b.Ticks, b.ControlSkips, b.NullCalls, b.LoopCalls, k)
+		}
+		if b.NullCalls > 0 && (b.NullSumTicks == 0 || b.LoopSumTicks == 0) {
+			t.Errorf("block %d: %d calls summing to %d and %d ticks", i, b.NullCalls, b.NullSumTicks, b.LoopSumTicks)
+		}
+		v := b.Variant
+		null[v], loop[v], nullSum[v], loopSum[v] = null[v]+b.NullCalls, loop[v]+b.LoopCalls, nullSum[v]+b.NullSumTicks, loopSum[v]+b.LoopSumTicks
+		ran[v] += b.Ticks - b.ControlSkips
+	}
+	for v := range 2 {
+		set, tl := il.Recs[v].Set, il.Tally[v]
+		if n := uint64(set.HDR(record.NullSyscall).Count()); n != null[v] || tl.NullCalls != null[v] || tl.NullSumTicks != nullSum[v] {
+			t.Errorf("variant %d: %d null calls recorded, tally %d (Σ %d), blocks %d (Σ %d); want equal", v, n, tl.NullCalls, tl.NullSumTicks, null[v], nullSum[v])
+		}
+		if n := uint64(set.HDR(record.UserLoop).Count()); n != loop[v] || tl.LoopCalls != loop[v] || tl.LoopSumTicks != loopSum[v] {
+			t.Errorf("variant %d: %d loop runs recorded, tally %d (Σ %d), blocks %d (Σ %d); want equal", v, n, tl.LoopCalls, tl.LoopSumTicks, loop[v], loopSum[v])
+		}
+		if ran[v] == 0 {
+			t.Logf("variant %d: every tick skipped its controls (a loaded machine)", v)
+		}
+	}
+	if c := d.Counts(); null[0]+null[1] != c.NullCalls || nullSum[0]+nullSum[1] != c.NullSumTicks || loopSum[0]+loopSum[1] != c.LoopSumTicks {
+		t.Errorf("blocks %d + %d null calls, drain %d: the variants must partition the controls", null[0], null[1], c.NullCalls)
+	}
 }
 
 // TestLoopInterleaveSkips stalls the drain for 7 ms every 40 calls on a

@@ -186,6 +186,12 @@ func (l *Loop) Run() {
 		t0 := rt.Monotonic()
 		l.Probe.Step()
 		t1 := rt.Monotonic()
+		// The drift controls, after the drain (never inside its timing)
+		// and before anything of the tick is handed over, so they go to
+		// the tick's interval and interleaved block.
+		if l.Drain != nil {
+			l.Drain.ControlTick(t1, deadline+period)
+		}
 		vol, invol, _ := threadSwitches(&l.ru)
 		dVol, dInvol := vol-l.lastVol, invol-l.lastInvol
 		l.lastVol, l.lastInvol = vol, invol

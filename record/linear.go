@@ -74,6 +74,15 @@ func (h *Linear) Reset() {
 // Total is the number of samples recorded.
 func (h *Linear) Total() uint64 { return h.total }
 
+// Mean is the mean sample (exact: the sum over the count), 0 when empty.
+// Unlike Snapshot it allocates nothing.
+func (h *Linear) Mean() float64 {
+	if h.total == 0 {
+		return 0
+	}
+	return float64(h.sum) / float64(h.total)
+}
+
 // Snapshot copies the histogram into a serialisable form.
 func (h *Linear) Snapshot(unit string) Snapshot {
 	s := Snapshot{

@@ -90,6 +90,24 @@ func TestLinearReset(t *testing.T) {
 	}
 }
 
+// TestLinearMean: the mean is the exact sum over the count, as the
+// snapshot's, with no allocation; 0 when empty.
+func TestLinearMean(t *testing.T) {
+	h := NewLinear(width, origin, overflow)
+	if h.Mean() != 0 {
+		t.Errorf("empty mean %v", h.Mean())
+	}
+	for _, v := range []uint64{10, 100, 1 << 20} {
+		h.Record(v)
+	}
+	if m, want := h.Mean(), float64(10+100+1<<20)/3; m != want || m != h.Snapshot("").Mean() {
+		t.Errorf("mean %v, want %v (snapshot %v)", m, want, h.Snapshot("").Mean())
+	}
+	if a := testing.AllocsPerRun(10, func() { h.Mean() }); a != 0 {
+		t.Errorf("Mean allocs %v", a)
+	}
+}
+
 func TestSnapshotLower(t *testing.T) {
 	s := NewLinear(width, origin, overflow).Snapshot("")
 	for _, tc := range []struct {

@@ -12,7 +12,8 @@ type Class uint8
 
 // The classes of a reader's Set. Per-call classes hold the cost of one recv
 // call in clock ticks (rt.Ticks, TSC or CLOCK_MONOTONIC ns; the set does not
-// know which); the others hold ns.
+// know which), the two drift controls the cost of one control call in the
+// same ticks; the others hold ns.
 const (
 	// CallAll is every measured recv call: linear (the seed's table) and
 	// HDR (percentiles).
@@ -38,6 +39,12 @@ const (
 	WakeupLatency
 	// DrainTime is each tick's drain time in ns (HDR).
 	DrainTime
+	// NullSyscall is each drift-control null system call (getppid(2),
+	// timed after the tick's drain like a recv call) in clock ticks (HDR).
+	NullSyscall
+	// UserLoop is each run of the drift control's fixed user-space loop
+	// (probe.UserLoopIters dependent multiply-adds) in clock ticks (HDR).
+	UserLoop
 	// NumClasses counts the classes; it is not one.
 	NumClasses
 )
@@ -68,6 +75,8 @@ var classes = [NumClasses]struct {
 	OneWayDelay:   {"one_way_delay", false, int64(10 * time.Second)},
 	WakeupLatency: {"wakeup_latency", false, int64(10 * time.Second)},
 	DrainTime:     {"drain_time", false, int64(10 * time.Second)},
+	NullSyscall:   {"null_syscall", false, 1 << 40},
+	UserLoop:      {"user_loop", false, 1 << 40},
 }
 
 // String returns the class's name in snake case ("call_eagain"), or

@@ -8,7 +8,7 @@ import (
 var seed = Layout{Width: 128, Origin: 64, Overflow: 8256}
 
 // TestSetClasses checks the class table: per-call classes are linear
-// (CallAll also HDR), the per-message and per-tick ones HDR only, and every
+// (CallAll also HDR), the per-message, per-tick and drift-control ones HDR only, and every
 // class has a distinct name.
 func TestSetClasses(t *testing.T) {
 	s := NewSet(seed)

@@ -50,6 +50,9 @@ type column struct {
 	events     map[string][]results.PerCallCounter
 	eventNames []string
 	applied    results.Applied
+	// controls are the rounds' drift controls (readers[].controls; the
+	// rounds that timed none left out).
+	controls []*results.Controls
 }
 
 // Report writes the end-of-run report for s to w, built only from s: a
@@ -124,6 +127,9 @@ func Report(w io.Writer, s *results.Summary) error {
 	var blocks []*kv
 	blocks = append(blocks, stats(s, cols, unit, unitLong))
 	blocks = append(blocks, perCallCounters(cols)...)
+	if k := controlsBlock(s, cols, unit); k != nil {
+		blocks = append(blocks, k)
+	}
 	blocks = append(blocks, latency(cols)...)
 	blocks = append(blocks, messages(cols))
 	blocks = append(blocks, trafficBlocks(cols)...)
@@ -415,6 +421,9 @@ func (c *column) add(t results.Trial, r results.Reader, nReaders int) error {
 	c.wake = append(c.wake, r.WakeupLatency)
 	c.drain = append(c.drain, r.Drain)
 	c.oneWay = append(c.oneWay, r.OneWayDelay)
+	if r.Controls != nil {
+		c.controls = append(c.controls, r.Controls)
+	}
 	for _, pc := range r.PerCallCounters {
 		if c.events == nil {
 			c.events = map[string][]results.PerCallCounter{}

@@ -53,6 +53,17 @@ type Interval struct {
 	PerCallTicks  TickStats `json:"per_call_ticks"`
 	WakeupLatency Latency   `json:"wakeup_latency"`
 	Drain         Latency   `json:"drain"`
+	// DataMeanTicks and EAGAINMeanTicks are the interval's mean cost of its
+	// data calls and of its EAGAIN calls (clock ticks, exact; 0 without
+	// such calls): the two kinds of call drift apart (the data path moves
+	// with the sender's CPU and the caches, EAGAIN with the system-call
+	// path), and PerCallTicks mixes them.
+	DataMeanTicks   float64 `json:"data_mean_ticks,omitempty"`
+	EAGAINMeanTicks float64 `json:"eagain_mean_ticks,omitempty"`
+	// Controls are the drift controls of the interval's ticks (see
+	// Reader.Controls; no HDR encodings, SkippedTicks the interval's);
+	// nil when the reader times none.
+	Controls *Controls `json:"controls,omitempty"`
 	// Spikes is wakeups above the reader's threshold in the interval, among
 	// the logged wakeups (spikes.jsonl's records of the interval).
 	Spikes uint64 `json:"spikes"`

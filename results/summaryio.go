@@ -340,8 +340,12 @@ func (r *Reader) check(hh *hdrHeader) error {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	for name, enc := range map[string]string{"per_call_ticks": r.PerCallTicks.HDR, "wakeup_latency": r.WakeupLatency.HDR,
-		"drain": r.Drain.HDR, "one_way_delay": r.OneWayDelay.HDR} {
+	encs := map[string]string{"per_call_ticks": r.PerCallTicks.HDR, "wakeup_latency": r.WakeupLatency.HDR,
+		"drain": r.Drain.HDR, "one_way_delay": r.OneWayDelay.HDR}
+	if c := r.Controls; c != nil {
+		encs["controls.null_syscall"], encs["controls.user_loop"] = c.NullSyscall.HDR, c.UserLoop.HDR
+	}
+	for name, enc := range encs {
 		if len(enc) > MaxHDRBytes {
 			return fmt.Errorf("%s: hdr encoding of %d bytes, more than the limit of %d", name, len(enc), MaxHDRBytes)
 		}

@@ -86,3 +86,25 @@ func TestWorkerThreads(t *testing.T) {
 		t.Errorf("messaging, fds 2: %d threads, want 4", got)
 	}
 }
+
+// TestControlsDefault checks readers[].controls' default: 64 for a reader
+// with endpoints, none for a timer-only reader, and an explicit 0 kept.
+func TestControlsDefault(t *testing.T) {
+	for _, tc := range []struct {
+		yaml string
+		want int
+	}{
+		{"endpoints: [{name: e, count: 1}]\nreaders: [{endpoints: [e]}]\n", defaultControls},
+		{"endpoints: [{name: e, count: 1}]\nreaders: [{endpoints: [e], controls: 0}]\n", 0},
+		{"endpoints: [{name: e, count: 1}]\nreaders: [{endpoints: [e], controls: 7}]\n", 7},
+		{"readers: [{}]\n", 0},
+	} {
+		s, err := Load("x.yaml", []byte(tc.yaml))
+		if err != nil {
+			t.Fatalf("%q: %v", tc.yaml, err)
+		}
+		if got := s.Readers[0].Controls; got != tc.want {
+			t.Errorf("%q: controls %d, want %d", tc.yaml, got, tc.want)
+		}
+	}
+}

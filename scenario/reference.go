@@ -42,6 +42,7 @@ var bounds = map[string]bound{
 	"readers[].priority":     {1, maxPriority},
 	"readers[].batch":        {1, maxBatch},
 	"readers[].max_backlog":  {0, 1_000_000},
+	"readers[].controls":     {0, maxControls},
 	"noise[].threads":        {1, maxThreads}, // messaging: 0 allowed (its groups × fds decide)
 	"noise[].priority":       {1, maxPriority},
 	"noise[].nice":           {-20, 19},
@@ -202,6 +203,7 @@ func Reference() []Field {
 		{"readers[].max_backlog", "ticks", code(strconv.Itoa(defaultMaxBacklog)) + " with `catchup`", bd("readers[].max_backlog") + ", `catchup` only: with more ticks than this already due, stop catching up and skip them (counted as missed ticks)"},
 		{"readers[].threshold", "duration", "none", "≥ 0: log wakeups later than this to spikes.jsonl"},
 		{"readers[].breaktrace", "bool", code("false"), "at the first spike, write the ftrace marker and stop tracing; needs `threshold`"},
+		{"readers[].controls", "calls per tick", code(strconv.Itoa(defaultControls)) + " with endpoints, else 0", bd("readers[].controls") + "; 0 = off, and a reader without endpoints has none: after every tick's drain, this many null system calls (`getppid`) and this many runs of a fixed user-space loop, each timed like a recv call; see [drift controls](#drift-controls)"},
 		{"readers[].counters", "event names", "none", "hardware events per recv call via `rdpmc`: " + codeList(counterNames) + ", each once; needs a PMU (refused without one; `--allow-degraded` leaves them out and marks the run)"},
 		{"noise[].kind", "", code(NoiseSpin.String()), enumValues(&noiseTable, map[string]string{
 			"spin": "busy loop, loops/s", "memory": "streaming copies over a buffer, bytes/s", "syscall": "tight loop of a cheap syscall, syscalls/s",

@@ -290,6 +290,13 @@ type Reader struct {
 	// most once. Refused where the PMU cannot give them, or left out and
 	// marked with --allow-degraded. Default none.
 	Counters []string `yaml:"counters" json:"counters,omitempty"`
+	// Controls is how many of each drift control the reader times after
+	// every tick's drain: null system calls (getppid) and runs of a fixed
+	// user-space loop, recorded like its recv calls so that compare and
+	// check can see, and adjust for, the machine's own drift. 0 turns them
+	// off. Default 64 for a reader with endpoints (about 0.3% of a 10 ms
+	// tick); a timer-only reader has none.
+	Controls int `yaml:"controls" json:"controls"`
 }
 
 // Noise is background load.

@@ -17,6 +17,7 @@ const (
 	maxCount    = 100000
 	maxThreads  = 1024
 	maxBatch    = 1024
+	maxControls = 4096  // probe.MaxControls
 	minSize     = 16    // sequence number + send timestamp
 	maxSize     = 65507 // largest IPv4 UDP payload
 	minPeriod   = Duration(100 * time.Microsecond)
@@ -670,6 +671,11 @@ func (c *checker) reader(p string, r Reader, epNames []string, seen map[string]s
 		c.add(p+"breaktrace", "a threshold to break at", "breaktrace without threshold")
 	}
 	c.counters(p, r.Counters)
+	c.bounded(p+"controls", r.Controls)
+	if r.Controls > 0 && len(r.Endpoints) == 0 {
+		c.add(p+"controls", "0 for a reader without endpoints (it makes no recv calls to set them beside)",
+			"controls %d on a timer-only reader", r.Controls)
+	}
 }
 
 // noise checks one noise entry. 0 means the kind's default for every kind

@@ -106,6 +106,10 @@ func TestValidate(t *testing.T) {
 		{"period too short", baseEP + baseTr + "readers: [{period: 50us}]\n", "readers[0].period: 50µs too short (allowed: ≥ 100µs)"},
 		{"method unknown", baseEP + baseTr + "readers: [{method: read}]\n", "readers[0].method: unknown method \"read\" (allowed: recvfrom, recvmsg, recvmmsg)"},
 		{"batch zero", baseEP + baseTr + "readers: [{batch: 0}]\n", "readers[0].batch: 0 out of range (allowed: 1–1024)"},
+		{"controls off is valid", baseEP + baseTr + "readers: [{endpoints: [e], controls: 0}]\n", ""},
+		{"controls too many", baseEP + baseTr + "readers: [{endpoints: [e], controls: 4097}]\n", "readers[0].controls: 4097 out of range (allowed: 0–4096)"},
+		{"controls negative", baseEP + baseTr + "readers: [{endpoints: [e], controls: -1}]\n", "readers[0].controls: -1 out of range (allowed: 0–4096)"},
+		{"controls on a timer-only reader", "readers: [{controls: 8}]\n", "readers[0].controls: controls 8 on a timer-only reader (allowed: 0 for a reader without endpoints"},
 		{"batch too large", baseEP + baseTr + "readers: [{batch: 1025}]\n", "readers[0].batch: 1025 out of range (allowed: 1–1024)"},
 		{"overrun unknown", baseEP + baseTr + "readers: [{overrun: drop}]\n", "readers[0].overrun: unknown overrun \"drop\" (allowed: skip, catchup)"},
 
@@ -127,7 +131,7 @@ func TestValidate(t *testing.T) {
 		// Variants.
 		{"variant without name", baseDoc + "variants: [{set: {duration: 1s}}]\n", "variants[0].name: empty variant name (allowed: a non-empty name)"},
 		{"duplicate variant", baseDoc + "variants: [{name: a}, {name: a}]\n", "variants[1].name: duplicate variant name \"a\""},
-		{"variant unknown path", baseDoc + "variants:\n  - name: a\n    set: {readers[0].prority: 1}\n", "x.yaml:6:31: variants[0]: readers[0].prority: unknown field \"prority\" (allowed: name, endpoints, cpu, policy, priority, period, method, batch, overrun, max_backlog, threshold, breaktrace, counters)"},
+		{"variant unknown path", baseDoc + "variants:\n  - name: a\n    set: {readers[0].prority: 1}\n", "x.yaml:6:31: variants[0]: readers[0].prority: unknown field \"prority\" (allowed: name, endpoints, cpu, policy, priority, period, method, batch, overrun, max_backlog, threshold, breaktrace, counters, controls)"},
 		{"variant index out of range", baseDoc + "variants: [{name: a, set: {readers[3].cpu: 1}}]\n", "variants[0]: readers[3]: index 3 out of range (allowed: 0–0)"},
 		{"variant bad value", baseDoc + "variants: [{name: a, set: {duration: soon}}]\n", "variants[0]: duration: invalid duration \"soon\""},
 		{"variant sets variants", baseDoc + "variants: [{name: a, set: {variants[0].name: b}}]\n", "variants[0]: variants[0].name: a variant cannot set variants"},

@@ -19,6 +19,12 @@
 //     (processes × rounds), the unit being the top level both sides
 //     measured: Welch's t on per-process means of logs between two runs; a
 //     paired t on per-process differences between the variants of one run.
+//   - Adjust(ya, xa, yb, xb), AdjustPaired: Nested and NestedPaired on
+//     values regression-adjusted on a control measured with them (CUPED,
+//     Deng et al. 2013: log Y − θ(log X − X̄), θ = cov/var from the
+//     variation within each side, one degree of freedom spent on it),
+//     with θ, the correlation, the raw change and the control's own
+//     change beside it (the drift controls, issue 31).
 //   - Components(groups): variance components by one-way random-effects
 //     ANOVA (between processes, between rounds of a process; within a
 //     round when blocks exist), the pooled lag-1 autocorrelation of

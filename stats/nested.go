@@ -158,8 +158,13 @@ func NestedAt(a, b [][]float64, level float64) Change {
 	if !oka || !okb {
 		return Undefined("a value ≤ 0: no log-scale interval")
 	}
+	return nestedLogs(la, lb, level)
+}
+
+// nestedLogs is NestedAt on log values (empty processes left out).
+func nestedLogs(la, lb [][]float64, level float64) Change {
 	pa, pb := len(la), len(lb)
-	c := Change{Level: level, N: shapes(a, b), Unit: "process", Method: "Welch t on per-process mean logs"}
+	c := Change{Level: level, N: shapes(la, lb), Unit: "process", Method: "Welch t on per-process mean logs"}
 	switch {
 	case pa == 0 || pb == 0:
 		u := Undefined("no samples on one side")
@@ -232,7 +237,6 @@ func NestedPairedAt(a, b [][]float64, level float64) Change {
 		return NestedAt(a, b, level)
 	}
 	var da, db [][]float64
-	var diffs []float64
 	for i := range a {
 		if len(a[i]) == 0 || len(b[i]) == 0 {
 			continue
@@ -244,13 +248,20 @@ func NestedPairedAt(a, b [][]float64, level float64) Change {
 	if !oka || !okb {
 		return Undefined("a value ≤ 0: no log-scale interval")
 	}
+	return nestedPairedLogs(la, lb, level)
+}
+
+// nestedPairedLogs is NestedPairedAt on the log values of the processes
+// holding both variants (la[i] and lb[i] of process i, none empty).
+func nestedPairedLogs(la, lb [][]float64, level float64) Change {
 	if len(la) < 2 {
-		c := NestedAt(da, db, level)
+		c := nestedLogs(la, lb, level)
 		if c.Defined() && len(la) == 1 {
 			c.Notes = []string{"1 process: the interval covers round-to-round noise only; noise a process adds to one variant and not the other was not measured (run --processes ≥ 2)"}
 		}
 		return c
 	}
+	var diffs []float64
 	for i := range la {
 		ma, _ := meanVar(la[i])
 		mb, _ := meanVar(lb[i])
@@ -258,7 +269,7 @@ func NestedPairedAt(a, b [][]float64, level float64) Change {
 	}
 	m, v := meanVar(diffs)
 	n := len(diffs)
-	c := Change{Level: level, N: shapes(da, db), Unit: "process", Paired: true, Method: "paired t on per-process differences of mean logs",
+	c := Change{Level: level, N: shapes(la, lb), Unit: "process", Paired: true, Method: "paired t on per-process differences of mean logs",
 		UnitVar: [2]float64{v, 0}, Units: [2]int{n, n}, SELog: math.Sqrt(v / float64(n)), DF: float64(n - 1)}
 	setInterval(&c, m)
 	return c

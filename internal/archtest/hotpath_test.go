@@ -30,6 +30,9 @@ var hotPath = []string{
 	`probe.(*Drain).Step`, `probe.(*Drain).drainTSC`, `probe.(*Drain).drainCycles`, `probe.(*Drain).drainMonotonic`,
 	`probe.(*Drain).called`, `probe.(*Drain).events`, `probe.(*Drain).flush`,
 	`probe.(*Drain).account`, `probe.(*Drain).sequence`, `probe.(*Drain).LastTick`, `probe.threadSwitches`,
+	// The drift controls, after each tick's drain.
+	`probe.(*Drain).ControlTick`, `probe.(*Drain).controlsTSC`, `probe.(*Drain).controlsCycles`, `probe.(*Drain).controlsMonotonic`,
+	`probe.(*Drain).flushControls`, `probe.nullSyscall`, `probe.userLoop`,
 	`rt.(*Ticker).Wait`, `rt.(*Clock).Now`, `rt.Monotonic`, `rt.rdtscp`, `rt.rdpmc`, `rt.(*pmcReader).read`, `rt.(*Counters).ReadInto`,
 	`rt.(*Ticker).advance`, `rt.sleepWake`, `rt.wakeLatency`, `rt.TSC`, `rt.(*Clock).Cycles`,
 	`record.(*Linear).Record`, `record.(*HDR).Record`, `record.(*HDR).RecordSigned`, `record.hdrIndex`,
@@ -53,7 +56,8 @@ var allowedCalls = regexp.MustCompile(`^(runtime\.(panic[A-Za-z0-9]*|gcWriteBarr
 // provably checked them.
 var mustDisassemble = []string{`probe.(*Loop).Run`, `rt.(*Ticker).Wait`, `rt.sleepWake`, `rt.rdtscp`, `engine.(*sender).loop`, `udp.(*Sender).Send`,
 	`probe.(*Drain).drainTSC`, `probe.(*Drain).drainCycles`, `probe.(*Drain).drainMonotonic`, `probe.(*Drain).flush`,
-	`probe.(*Loop).nextBlock`, `probe.(*Loop).openBlock`, `probe.(*Loop).closeBlock`}
+	`probe.(*Loop).nextBlock`, `probe.(*Loop).openBlock`, `probe.(*Loop).closeBlock`,
+	`probe.(*Drain).controlsTSC`, `probe.(*Drain).controlsCycles`, `probe.(*Drain).controlsMonotonic`, `probe.userLoop`}
 
 // offPathCalls are the functions a hot path calls off its common path,
 // where the Go runtime may preempt: each is a separate, non-inlined call
