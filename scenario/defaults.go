@@ -47,6 +47,9 @@ const (
 	// A catch-up reader's backlog limit (rt.DefaultMaxBacklog).
 	defaultMaxBacklog = 100
 
+	// An allow-all seccomp filter's length, in BPF instructions.
+	defaultSeccompInstructions = 64
+
 	// Traffic: "not as specified" beyond 0.5 % off the target rate (the
 	// send-lag bound is the interval itself, see fillTraffic); a
 	// real-time sender runs this far below the lowest real-time reader.
@@ -227,6 +230,10 @@ func (s *Spec) fillReaders() {
 		dfltZero(s, p+"overrun", &r.Overrun, OverrunSkip)
 		if r.Overrun == OverrunCatchUp {
 			dflt(s, p+"max_backlog", &r.MaxBacklog, defaultMaxBacklog)
+		}
+		dfltZero(s, p+"seccomp.profile", &r.Seccomp.Profile, SeccompNone)
+		if r.Seccomp.Profile == SeccompAllowAll {
+			dflt(s, p+"seccomp.instructions", &r.Seccomp.Instructions, defaultSeccompInstructions)
 		}
 	}
 }
