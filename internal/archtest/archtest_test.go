@@ -156,7 +156,7 @@ func TestImportBoundaries(t *testing.T) {
 		{"rt", []string{unixPkg, modPath + "/results", modPath + "/internal/cpulist", modPath + "/internal/procstat"}},
 		// Seccomp filters: pure programs (x/net/bpf's assembler) and their
 		// installation on the calling thread.
-		{"rt/seccomp", []string{unixPkg, "golang.org/x/net/bpf"}},
+		{"rt/seccomp", []string{unixPkg, "golang.org/x/net/bpf", modPath + "/results"}},
 		{"sysinfo", []string{unixPkg, modPath + "/results", modPath + "/internal/cpulist", modPath + "/internal/filekind", modPath + "/internal/procstat"}},
 	} {
 		p, ok := mod[rule.pkg]
