@@ -94,7 +94,7 @@ func TestReaderUnderSeccomp(t *testing.T) {
 			continue
 		}
 		if sc.Mode != 2 || sc.Instructions != n || !sc.NoNewPrivs || sc.NotAsAsked != "" ||
-			(sc.Filters >= 0 && sc.Filters != sc.Inherited+1) || sc.Inherited != max(inherited.Filters, 0) {
+			(sc.Filters >= 0 && sc.Filters != sc.Inherited+1) || sc.Inherited != inherited.Filters {
 			t.Errorf("%s: %+v, want Seccomp 2, %d instructions, one filter more than the %d inherited, no_new_privs", tr.Variant, *sc, n, inherited.Filters)
 		}
 		if tr.Marked(results.MarkInvalid) {

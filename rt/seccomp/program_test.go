@@ -102,7 +102,7 @@ func TestRuntimeDefaultProgram(t *testing.T) {
 		{"mount: CAP_SYS_ADMIN only", 165, auditArch, retErrno | eperm},
 		{"perf_event_open: CAP_PERFMON only", 298, auditArch, retErrno | eperm},
 		{"kexec_load: never", 246, auditArch, retErrno | eperm},
-		{"an x32 read", x32SyscallBit | 0, auditArch, retErrno | eperm},
+		{"an x32 read (number 0 | the x32 bit)", x32SyscallBit, auditArch, retErrno | eperm},
 		{"an i386 call", 3, auditArchI386, retErrno | eperm},
 		{"past every number", 1 << 20, auditArch, retErrno | eperm},
 	} {
