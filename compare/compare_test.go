@@ -252,12 +252,15 @@ func TestDifferences(t *testing.T) {
 	b.Scenario = "other"
 	b.Env.Cmdline = "quiet init_on_free=1"
 	b.Spec = results.Spec(`{"name":"laight-450","period":"20ms","description":"prose may differ","processes":200,"readers":[{"cpu":1}]}`)
+	for i := range b.Trials {
+		b.Trials[i].Readers[0].Seccomp = &results.Seccomp{Profile: "runtime-default", Instructions: 310, Mode: 2, Filters: 1}
+	}
 	warn, info := Differences([]Run{{Label: "unhard", Summary: a}, {Label: "hard", Summary: b}})
 	var fields []string
 	for _, d := range warn {
 		fields = append(fields, d.Field)
 	}
-	want := []string{"scenario", "cpu_model", "cmdline", "clock kind", "clock unit", "clock hz", "degraded", "spec period"}
+	want := []string{"scenario", "cpu_model", "cmdline", "clock kind", "clock unit", "clock hz", "degraded", "seccomp (read back)", "spec period"}
 	if diff := cmp.Diff(want, fields); diff != "" {
 		t.Errorf("warning fields (-want +got):\n%s", diff)
 	}
@@ -266,6 +269,9 @@ func TestDifferences(t *testing.T) {
 	}
 	if got := warn[6].Values; got[1] != "true (SCHED_OTHER)" {
 		t.Errorf("degraded values %q", got)
+	}
+	if got := warn[7].Values; got[0] != "none" || !strings.Contains(got[1], "runtime-default, 310 instructions (thread: Seccomp 2, 1 filter)") {
+		t.Errorf("seccomp values %q", got)
 	}
 }
 

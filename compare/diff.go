@@ -64,7 +64,8 @@ var specIgnore = []string{"name", "description", "processes"}
 // Differences lists, field by field, how runs differ: warnings for what
 // matters (scenario, CPU model and count, clocksource, kernel command
 // line, cpufreq governor, virtualization, clock kind and unit, a clock
-// frequency differing by more than 0.1%, degraded mode, and every leaf of
+// frequency differing by more than 0.1%, degraded mode, the seccomp
+// filters the readers ran under as read back, and every leaf of
 // the scenario as run except its name, description and processes) and
 // info for what is expected to differ (kernel release and build). Values
 // are in run order.
@@ -116,6 +117,7 @@ func Differences(all []Run) (warnings, info []Difference) {
 		}
 		return "true (" + strings.Join(r.Summary.DegradedReasons, "; ") + ")"
 	})
+	field(&warnings, "seccomp (read back)", func(r Run) string { return seccompFact(r.Summary) })
 	flat := make([]map[string]string, len(runs))
 	var paths []string
 	for i, r := range runs {
@@ -146,6 +148,30 @@ func Differences(all []Run) (warnings, info []Difference) {
 		field(&info, f.name, f.of)
 	}
 	return warnings, info
+}
+
+// seccompFact is the seccomp filters s's readers ran under, as read back
+// (results.Reader.Seccomp): each distinct "variant/reader: filter" of its
+// timed trials, in run order, "; "-joined; "none" when no reader had one.
+func seccompFact(s *results.Summary) string {
+	var seen []string
+	has := false
+	for _, t := range s.Trials {
+		for _, rd := range t.Readers {
+			has = has || rd.Seccomp != nil
+			l := rd.Name + ": " + rd.Seccomp.String()
+			if t.Variant != "" {
+				l = t.Variant + "/" + l
+			}
+			if !slices.Contains(seen, l) {
+				seen = append(seen, l)
+			}
+		}
+	}
+	if !has {
+		return "none"
+	}
+	return strings.Join(seen, "; ")
 }
 
 func orNone(s string) string {

@@ -59,6 +59,11 @@ func collect(res *results.Trial, sp *scenario.Spec, senders []*sender, readers [
 		if why := starved(rr.Counters, res.DurationNs, rr.Applied); why != "" {
 			res.Marks = append(res.Marks, results.Mark{Kind: results.MarkStarved, Reader: rr.Name, Text: "reader " + rr.Name + " " + why})
 		}
+		rr.Seccomp = r.seccomp
+		if rr.Seccomp != nil && rr.Seccomp.NotAsAsked != "" {
+			res.Marks = append(res.Marks, results.Mark{Kind: results.MarkInvalid, Reader: rr.Name,
+				Text: "reader " + rr.Name + ": seccomp filter not as asked: " + rr.Seccomp.NotAsAsked})
+		}
 		hotFields(&rr, r)
 		rr.CPUInterrupts = r.cpuInterrupts()
 		rr.Machine = r.machine.result()

@@ -11,6 +11,7 @@ import (
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/rt"
+	"github.com/rtload/rtload/rt/seccomp"
 	"github.com/rtload/rtload/scenario"
 	"github.com/rtload/rtload/sysinfo"
 )
@@ -32,6 +33,11 @@ type reader struct {
 	// is their state when the loop ended.
 	perCall       *rt.Counters
 	perCallStatus []rt.PerfStatus
+	// filter is the reader's seccomp filter (readers[].seccomp),
+	// installed on its thread in start; seccomp is what the kernel showed
+	// of it there (nil: no filter and none inherited).
+	filter  *seccomp.Filter
+	seccomp *results.Seccomp
 	// Per-wakeup log (chunked when the scenario sets log_chunk); when
 	// interleaved, vlogs holds one per variant (vlogs[0] is log) and the
 	// writer routes each wakeup to its variant's.
@@ -122,13 +128,17 @@ func newReader(tr scenario.Trial, i int, eps map[string]*endpoint, bufSize int, 
 			return nil, fmt.Errorf("reader %s: %w", rs.Name, err)
 		}
 	}
+	filter, err := seccomp.New(seccompConfig(rs.Seccomp))
+	if err != nil {
+		return nil, fmt.Errorf("reader %s: %w", rs.Name, err)
+	}
 	lay := bucketLayout(sp.Report)
 	cur := readerRecorders(lay, rs.Counters)
 	clk := clock.ForThread() // cycles: bound on the reader's own thread in start
 	cfg := drainConfig(rs, eps, rx, clk, cur.Set)
 	cfg.Counters = ctr
 	d := probe.NewDrain(cfg)
-	r := &reader{spec: rs, drain: d, clock: clk, perCall: ctr, groups: readerGroups(rs, eps), total: readerRecorders(lay, rs.Counters).Set,
+	r := &reader{spec: rs, drain: d, clock: clk, perCall: ctr, filter: filter, groups: readerGroups(rs, eps), total: readerRecorders(lay, rs.Counters).Set,
 		intervalNs: int64(sp.Interval), proc: sysinfo.NewProcReader(),
 		loop: &probe.Loop{Probe: d, Drain: d, Rec: cur, Interval: int64(sp.Interval),
 			Wakeups: record.NewRing[record.Wakeup](wakeupRingSize), Threshold: int64(rs.Threshold)}}
@@ -181,7 +191,10 @@ func readerGroups(rs scenario.Reader, eps map[string]*endpoint) []*udp.Group {
 }
 
 // start starts the reader's real-time thread (readerSched, exempt from
-// hk), binds its clock and opens its per-call counters there, and starts
+// hk), binds its clock and opens its per-call counters there, then
+// installs its seccomp filter there (last: perf_event_open is not in the
+// runtime-default list; the thread never returns to the Go runtime's
+// pool, rt.Start's goroutine exits locked), and starts
 // counting the thread's switches and faults (procfs, or with taskPerf
 // task-bound perf events). The thread then waits at gate (gatedRun) until
 // arm has set its window and the trial opens the gate (yield lets a
@@ -190,10 +203,16 @@ func readerGroups(rs scenario.Reader, eps map[string]*endpoint) []*udp.Group {
 func (r *reader) start(gate *probe.Gate, yield *probe.Flag, hk *rt.Housekeeping, allowDegraded, taskPerf bool) ([]string, error) {
 	r.gate = gate
 	r.loop.Yield = yield
-	setup := func(rt.Applied) error {
+	setup := func(a rt.Applied) error {
 		err := r.clock.Bind() // the thread's own cycle counter, now that it is pinned
 		if err == nil {
 			err = r.drain.OpenCounters() // per-call counters, after the clock: the thread's own too
+		}
+		if err == nil {
+			// After both: the filter stays until the thread exits.
+			if r.seccomp, err = r.filter.Install(a.TID); err != nil && r.perCall != nil {
+				r.perCall.Close()
+			}
 		}
 		if err != nil {
 			r.clock.Close()

@@ -11,6 +11,7 @@ import (
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/rt"
+	"github.com/rtload/rtload/rt/seccomp"
 	"github.com/rtload/rtload/scenario"
 	"github.com/rtload/rtload/workload"
 )
@@ -18,7 +19,7 @@ import (
 // This file is the one translation of the scenario into what the leaf
 // packages take: every typed scenario enum into its leaf's own type
 // (policy, recv method, clock, noise kind and syscall, messaging
-// transport, send spread, profile event), and every entry into its
+// transport, send spread, profile event, seccomp profile), and every entry into its
 // leaf's config (rt.Sched, rt.Ticker, noise.Config,
 // workload.MessagingConfig, pace.Pacer, record.Layout,
 // results.WakeupLogConfig). Pure functions: translate_test.go tables them
@@ -124,6 +125,19 @@ func profileEvent(e scenario.ProfileEvent) (ev sampler.Event, auto bool) {
 }
 
 // The entries.
+
+// seccompConfig is a reader's seccomp filter (readers[i].seccomp): the
+// profile, and the length of an allow-all filter.
+func seccompConfig(s scenario.Seccomp) seccomp.Config {
+	c := seccomp.Config{Profile: seccomp.None}
+	switch s.Profile {
+	case scenario.SeccompRuntimeDefault:
+		c.Profile = seccomp.RuntimeDefault
+	case scenario.SeccompAllowAll:
+		c.Profile, c.Instructions = seccomp.AllowAll, s.Instructions
+	}
+	return c
+}
 
 // readerSched is a reader thread's scheduling: named rt.ReaderName, exempt
 // from housekeeping (hk, nil: none), the scenario's policy and priority,

@@ -16,6 +16,7 @@ import (
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/rt"
+	"github.com/rtload/rtload/rt/seccomp"
 	"github.com/rtload/rtload/scenario"
 )
 
@@ -457,5 +458,22 @@ func TestNoiseDefaults(t *testing.T) {
 				t.Errorf("noise accepted %s with its parameters zero: a default of its own", kind)
 			}
 		})
+	}
+}
+
+func TestSeccompConfig(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		in   scenario.Seccomp
+		want seccomp.Config
+	}{
+		{"left out", scenario.Seccomp{}, seccomp.Config{Profile: seccomp.None}},
+		{"none", scenario.Seccomp{Profile: scenario.SeccompNone}, seccomp.Config{Profile: seccomp.None}},
+		{"runtime-default", scenario.Seccomp{Profile: scenario.SeccompRuntimeDefault}, seccomp.Config{Profile: seccomp.RuntimeDefault}},
+		{"allow-all 256", scenario.Seccomp{Profile: scenario.SeccompAllowAll, Instructions: 256}, seccomp.Config{Profile: seccomp.AllowAll, Instructions: 256}},
+	} {
+		if got := seccompConfig(tt.in); got != tt.want {
+			t.Errorf("%s: %+v, want %+v", tt.name, got, tt.want)
+		}
 	}
 }

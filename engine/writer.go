@@ -331,7 +331,8 @@ func (w *trialWriter) checkpoint() results.Trial {
 			Applied: r.applied, Calls: c.Calls, Data: c.Data, EAGAIN: c.EAGAIN, Errors: c.Errors,
 			Messages: c.Messages, Bytes: c.Bytes, Lost: c.Lost, Reordered: c.Reordered, Duplicates: c.Duplicates,
 			Wakeups: r.lastTicks, Overruns: r.lastOverruns, MissedTicks: r.lastMissed, BacklogSkips: r.lastBacklogSkips,
-			OverrunMode: overrunMode(r.spec), MaxBacklog: r.spec.MaxBacklog, Intervals: r.intervals, Counters: r.readCounters(), CountersSkipped: r.countersSkipped}
+			OverrunMode: overrunMode(r.spec), MaxBacklog: r.spec.MaxBacklog, Intervals: r.intervals, Counters: r.readCounters(), CountersSkipped: r.countersSkipped,
+			Seccomp: r.seccomp}
 		setHistograms(&rr, r.total, "ticks", false) // no HDR encodings in checkpoints: they must stay cheap
 		if r.log != nil {
 			st := r.log.Stats()

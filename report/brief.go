@@ -228,6 +228,9 @@ func headline(s *results.Summary, cols []column, unit string, timerOnly bool) *k
 		}
 	}
 	k.add("policy, CPU (read back)", cells(cols, func(c *column) string { return policy(c.applied) + " cpu " + cpuList(c.applied.CPUs) })...)
+	if anySeccomp(cols) {
+		k.add("seccomp (read back)", cells(cols, func(c *column) string { return c.seccompLine() })...)
+	}
 	return k
 }
 

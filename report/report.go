@@ -53,6 +53,28 @@ type column struct {
 	// controls are the rounds' drift controls (readers[].controls; the
 	// rounds that timed none left out).
 	controls []*results.Controls
+	// seccomp is the filter the reader's thread ran under, one per
+	// round: the rounds' read-backs, each its own (nil: none).
+	seccomp []*results.Seccomp
+}
+
+// seccompLine is the column's seccomp filter as read back: the rounds'
+// when they all say the same, else each distinct one "; "-joined.
+func (c *column) seccompLine() string {
+	var seen []string
+	for _, s := range c.seccomp {
+		if l := s.String(); !slices.Contains(seen, l) {
+			seen = append(seen, l)
+		}
+	}
+	return strings.Join(seen, "; ")
+}
+
+// anySeccomp reports whether a column's reader ran under a filter.
+func anySeccomp(cols []column) bool {
+	return slices.ContainsFunc(cols, func(c column) bool {
+		return slices.ContainsFunc(c.seccomp, func(s *results.Seccomp) bool { return s != nil })
+	})
 }
 
 // Report writes the end-of-run report for s to w, built only from s: a
@@ -417,6 +439,7 @@ func (c *column) add(t results.Trial, r results.Reader, nReaders int) error {
 	c.sockets = max(c.sockets, r.Sockets)
 	c.rcvbufMin = min(c.rcvbufMin, r.RcvBuf)
 	c.rcvbufMax = max(c.rcvbufMax, r.RcvBuf)
+	c.seccomp = append(c.seccomp, r.Seccomp)
 	c.perCall = append(c.perCall, r.PerCallTicks)
 	c.wake = append(c.wake, r.WakeupLatency)
 	c.drain = append(c.drain, r.Drain)
@@ -575,6 +598,9 @@ func stats(s *results.Summary, cols []column, unit, unitLong string) *kv {
 	k.add("policy (read back)", cells(cols, func(c *column) string { return policy(c.applied) })...)
 	k.add("cpus", cells(cols, func(c *column) string { return cpuList(c.applied.CPUs) })...)
 	k.add("mlockall", cells(cols, func(c *column) string { return yesNo(c.applied.Mlocked) })...)
+	if anySeccomp(cols) {
+		k.add("seccomp (read back)", cells(cols, func(c *column) string { return c.seccompLine() })...)
+	}
 	return k
 }
 

@@ -388,3 +388,40 @@ func TestHeaderTrialShape(t *testing.T) {
 		})
 	}
 }
+
+// TestReportSeccomp: a reader that ran under a seccomp filter shows it,
+// as read back, under its column's per-call stats and in the brief; a run
+// without one prints no such row.
+func TestReportSeccomp(t *testing.T) {
+	s := testutil.SeedSummary()
+	var b bytes.Buffer
+	if err := Report(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "seccomp") {
+		t.Fatalf("a run without filters prints a seccomp row")
+	}
+	for i := range s.Trials {
+		if s.Trials[i].Variant == "recvmsg" {
+			s.Trials[i].Readers[0].Seccomp = &results.Seccomp{Profile: "allow-all", Instructions: 256, Mode: 2, Filters: 1}
+		}
+	}
+	for name, render := range map[string]func(*bytes.Buffer) error{
+		"report": func(b *bytes.Buffer) error { return Report(b, s) },
+		"brief":  func(b *bytes.Buffer) error { return Brief(b, s) },
+	} {
+		b.Reset()
+		if err := render(&b); err != nil {
+			t.Fatal(err)
+		}
+		i := strings.Index(b.String(), "seccomp (read back)")
+		if i < 0 {
+			t.Fatalf("%s: no seccomp row:\n%s", name, b.String())
+		}
+		line := b.String()[i:]
+		line = line[:strings.IndexByte(line, '\n')]
+		if !strings.Contains(line, "none") || !strings.Contains(line, "allow-all, 256 instructions (thread: Seccomp 2, 1 filter)") {
+			t.Errorf("%s: %q, want none beside the allow-all column", name, line)
+		}
+	}
+}

@@ -291,6 +291,10 @@ type Reader struct {
 	// drain; nil for a reader that timed none (results written before
 	// they existed, a timer-only reader).
 	Controls *Controls `json:"controls,omitempty"`
+	// Seccomp is the seccomp filter the reader's thread ran under
+	// (readers[i].seccomp), read back from the kernel; nil for a thread
+	// with none (and results written before it existed).
+	Seccomp *Seccomp `json:"seccomp,omitempty"`
 }
 
 // PerCall holds the three per-call histograms.

@@ -150,6 +150,13 @@ func (s *Spec) set(path, value string, at Pos) (string, *Error) {
 	if e != nil {
 		return "", e
 	}
+	// A section a scalar may stand for takes the value in its field, as
+	// in the file: readers[0].seccomp=allow-all, profile=true.
+	if sh, ok := v.Interface().(shorthand); ok && v.Kind() == reflect.Struct {
+		if v, cur, e = s.field(join(cur, sh.shorthandKey())); e != nil {
+			return "", e
+		}
+	}
 	if p := setValue(v, value); p != nil {
 		return "", &Error{Path: cur, Msg: p.msg, Allowed: p.allowed}
 	}

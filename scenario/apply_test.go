@@ -70,7 +70,7 @@ func TestApplyErrors(t *testing.T) {
 		want string
 	}{
 		{"unknown top-level", "durration=1s", "x.yaml: --set durration: unknown field \"durration\" (allowed: name, description, duration, interval, log_chunk, log_limit, warmup, clock, rounds, repeat, processes, cpu_dma_latency, allow_rt_noise, housekeeping_cpus, slice, interleave, requires, network, endpoints, traffic, readers, noise, probes, variants, report, profile)"},
-		{"unknown nested", "readers[0].prority=1", "--set readers[0].prority: unknown field \"prority\" (allowed: name, endpoints, cpu, policy, priority, period, method, batch, overrun, max_backlog, threshold, breaktrace, counters, controls)"},
+		{"unknown nested", "readers[0].prority=1", "--set readers[0].prority: unknown field \"prority\" (allowed: name, endpoints, cpu, policy, priority, period, method, batch, overrun, max_backlog, threshold, breaktrace, counters, controls, seccomp)"},
 		{"index out of range", "readers[1].method=recvmsg", "--set readers[1]: index 1 out of range (allowed: 0–0)"},
 		{"index into empty list", "variants[0].name=a", "--set variants[0]: index 0 out of range (allowed: none: the list is empty)"},
 		{"index a scalar", "duration[0]=1s", "--set duration: not a list, cannot index"},

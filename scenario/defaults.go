@@ -51,6 +51,8 @@ const (
 	// syscall and the user loop; probe.ControlTick's cost is measured
 	// there: about 31 µs a tick, 0.3% of 10 ms).
 	defaultControls = 64
+	// An allow-all seccomp filter's length, in BPF instructions.
+	defaultSeccompInstructions = 64
 
 	// Traffic: "not as specified" beyond 0.5 % off the target rate (the
 	// send-lag bound is the interval itself, see fillTraffic); a
@@ -235,6 +237,10 @@ func (s *Spec) fillReaders() {
 		}
 		if len(r.Endpoints) > 0 {
 			dflt(s, p+"controls", &r.Controls, defaultControls)
+		}
+		dfltZero(s, p+"seccomp.profile", &r.Seccomp.Profile, SeccompNone)
+		if r.Seccomp.Profile == SeccompAllowAll {
+			dflt(s, p+"seccomp.instructions", &r.Seccomp.Instructions, defaultSeccompInstructions)
 		}
 	}
 }

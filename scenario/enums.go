@@ -118,6 +118,9 @@ type (
 	// ProfileEvent is what profiled trials sample: auto, cpu-clock or
 	// cycles.
 	ProfileEvent = enum[profileEventKind]
+	// SeccompProfile is a reader's seccomp filter: none,
+	// runtime-default or allow-all.
+	SeccompProfile = enum[seccompKind]
 )
 
 // The constants of each enumerated type, in the order of its table.
@@ -146,6 +149,8 @@ const (
 	TransportSocket, TransportPipe Transport = 1, 2
 
 	ProfileEventAuto, ProfileEventCPUClock, ProfileEventCycles ProfileEvent = 1, 2, 3
+
+	SeccompNone, SeccompRuntimeDefault, SeccompAllowAll SeccompProfile = 1, 2, 3
 )
 
 // One kind type and one table per enum.
@@ -162,6 +167,7 @@ type (
 	syscallKind      struct{}
 	transportKind    struct{}
 	profileEventKind struct{}
+	seccompKind      struct{}
 )
 
 var (
@@ -177,6 +183,7 @@ var (
 	syscallTable      = enumTable{"syscall", []string{"", "getppid", "clock_gettime", "sched_yield"}}
 	transportTable    = enumTable{"transport", []string{"", "socket", "pipe"}}
 	profileEventTable = enumTable{"event", []string{"", "auto", "cpu-clock", "cycles"}}
+	seccompTable      = enumTable{"profile", []string{"", "none", "runtime-default", "allow-all"}}
 )
 
 func (policyKind) table() *enumTable       { return &policyTable }
@@ -191,3 +198,4 @@ func (namespaceKind) table() *enumTable    { return &namespaceTable }
 func (syscallKind) table() *enumTable      { return &syscallTable }
 func (transportKind) table() *enumTable    { return &transportTable }
 func (profileEventKind) table() *enumTable { return &profileEventTable }
+func (seccompKind) table() *enumTable      { return &seccompTable }

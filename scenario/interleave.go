@@ -211,6 +211,9 @@ func whyNotInterleavable(path string) string {
 	case "traffic":
 		return "it needs senders of its own (the payload size, rate and spread are the traffic every variant reads)"
 	case "readers":
+		if strings.Contains(path, ".seccomp") {
+			return "a seccomp filter cannot be removed from a thread, so each variant needs a reader thread of its own"
+		}
 		return "it changes the reader's thread or sockets (" + path[strings.LastIndexByte(path, '.')+1:] + "), which the interleaved variants share"
 	case "noise":
 		return "it needs background load of its own"

@@ -27,36 +27,39 @@ func (b bound) String() string { return fmt.Sprintf("%d–%d", b.lo, b.hi) }
 // indices written []): c.bounded looks a field up here, and Reference
 // prints the same range.
 var bounds = map[string]bound{
-	"repeat":                 {1, MaxRounds},
-	"processes":              {1, MaxProcesses},
-	"cpu_dma_latency":        {-1, 1_000_000},
-	"requires.cpus":          {0, 1 << 16},
-	"profile.frequency":      {10, 100_000},
-	"endpoints[].count":      {1, maxCount},
-	"endpoints[].devices":    {1, 256},
-	"endpoints[].mtu":        {68, 65521},
-	"endpoints[].queues":     {1, 16},
-	"endpoints[].port":       {0, 65535},
-	"traffic[].priority":     {1, maxPriority},
-	"traffic[].nice":         {-20, 19},
-	"readers[].priority":     {1, maxPriority},
-	"readers[].batch":        {1, maxBatch},
-	"readers[].max_backlog":  {0, 1_000_000},
-	"readers[].controls":     {0, maxControls},
-	"noise[].threads":        {1, maxThreads}, // messaging: 0 allowed (its groups × fds decide)
-	"noise[].priority":       {1, maxPriority},
-	"noise[].nice":           {-20, 19},
-	"noise[].groups":         {0, 64},
-	"noise[].fds":            {0, 64},
-	"noise[].loops":          {0, 1_000_000},
-	"noise[].blocks":         {0, 1_000_000},
-	"probes[].priority":      {1, maxPriority},
-	"probes[].packets":       {1, 10_000_000},
-	"probes[].file_blocks":   {1, 1_000_000}, // probes[].blocks (file_write)
-	"probes[].groups":        {1, 64},
-	"probes[].fds":           {1, 64},
-	"probes[].loops":         {1, 10_000_000},
-	"probes[].messages_size": {1, 1 << 20}, // probes[].size (messaging), bytes
+	"repeat":                {1, MaxRounds},
+	"processes":             {1, MaxProcesses},
+	"cpu_dma_latency":       {-1, 1_000_000},
+	"requires.cpus":         {0, 1 << 16},
+	"profile.frequency":     {10, 100_000},
+	"endpoints[].count":     {1, maxCount},
+	"endpoints[].devices":   {1, 256},
+	"endpoints[].mtu":       {68, 65521},
+	"endpoints[].queues":    {1, 16},
+	"endpoints[].port":      {0, 65535},
+	"traffic[].priority":    {1, maxPriority},
+	"traffic[].nice":        {-20, 19},
+	"readers[].priority":    {1, maxPriority},
+	"readers[].batch":       {1, maxBatch},
+	"readers[].max_backlog": {0, 1_000_000},
+	"readers[].controls":    {0, maxControls},
+	// The kernel's BPF_MAXINSNS; 4 is the fixed part (rt/seccomp's
+	// MinAllowAll and MaxInstructions; a test in engine holds them equal).
+	"readers[].seccomp.instructions": {4, 4096},
+	"noise[].threads":                {1, maxThreads}, // messaging: 0 allowed (its groups × fds decide)
+	"noise[].priority":               {1, maxPriority},
+	"noise[].nice":                   {-20, 19},
+	"noise[].groups":                 {0, 64},
+	"noise[].fds":                    {0, 64},
+	"noise[].loops":                  {0, 1_000_000},
+	"noise[].blocks":                 {0, 1_000_000},
+	"probes[].priority":              {1, maxPriority},
+	"probes[].packets":               {1, 10_000_000},
+	"probes[].file_blocks":           {1, 1_000_000}, // probes[].blocks (file_write)
+	"probes[].groups":                {1, 64},
+	"probes[].fds":                   {1, 64},
+	"probes[].loops":                 {1, 10_000_000},
+	"probes[].messages_size":         {1, 1 << 20}, // probes[].size (messaging), bytes
 }
 
 var indexRE = regexp.MustCompile(`\[[0-9]+\]`)
@@ -205,6 +208,13 @@ func Reference() []Field {
 		{"readers[].breaktrace", "bool", code("false"), "at the first spike, write the ftrace marker and stop tracing; needs `threshold`"},
 		{"readers[].controls", "calls per tick", code(strconv.Itoa(defaultControls)) + " with endpoints, else 0", bd("readers[].controls") + "; 0 = off, and a reader without endpoints has none: after every tick's drain, this many null system calls (`getppid`) and this many runs of a fixed user-space loop, each timed like a recv call; see [drift controls](#drift-controls)"},
 		{"readers[].counters", "event names", "none", "hardware events per recv call via `rdpmc`: " + codeList(counterNames) + ", each once; needs a PMU (refused without one; `--allow-degraded` leaves them out and marks the run)"},
+		{"readers[].seccomp", "profile or section", "none", "`seccomp: runtime-default` = `{profile: runtime-default}`: a seccomp filter on the reader's thread only, installed before its loop; not with `interleave` (a filter cannot be removed from a thread: each variant runs its own trial). See [variants.md](variants.md#seccomp-filters)"},
+		{"readers[].seccomp.profile", "", code(SeccompNone.String()), enumValues(&seccompTable, map[string]string{
+			"none":            "no filter",
+			"runtime-default": "the allowlist of Docker's and Podman's default profile, moby `default.json`, compiled for x86_64 as libseccomp does: 310 instructions, 298 system calls allowed, the rest EPERM; argument filters simplified",
+			"allow-all":       "an architecture check, `instructions` − 4 no-ops, ALLOW: every system call runs the whole filter",
+		}) + "; x86_64 only"},
+		{"readers[].seccomp.instructions", "BPF instructions", code(strconv.Itoa(defaultSeccompInstructions)) + " with `allow-all`", bd("readers[].seccomp.instructions") + " (the kernel's `BPF_MAXINSNS`), `allow-all` only"},
 		{"noise[].kind", "", code(NoiseSpin.String()), enumValues(&noiseTable, map[string]string{
 			"spin": "busy loop, loops/s", "memory": "streaming copies over a buffer, bytes/s", "syscall": "tight loop of a cheap syscall, syscalls/s",
 			"messaging": "the hackbench model, messages/s", "file_write": "the fstime loop, bytes/s", "udp": "loopback flood at a rate, messages/s",

@@ -297,6 +297,43 @@ type Reader struct {
 	// off. Default 64 for a reader with endpoints (about 0.3% of a 10 ms
 	// tick); a timer-only reader has none.
 	Controls int `yaml:"controls" json:"controls"`
+	// Seccomp runs the reader's thread under a seccomp(2) filter,
+	// installed on that thread only after it is pinned and before its
+	// loop starts, so that "does the container's seccomp profile slow
+	// recvmsg?" is a variant. `seccomp: runtime-default` is short for
+	// `seccomp: {profile: runtime-default}`. Default none.
+	//
+	// Engine: rt/seccomp.Program(Config{Profile, Instructions}) built
+	// with the reader, Install in the thread's setup (rt.Start), the
+	// thread's Seccomp and Seccomp_filters read back into
+	// results.Reader.Seccomp, and the trial marked invalid when they are
+	// not what was asked.
+	Seccomp Seccomp `yaml:"seccomp" json:"seccomp,omitzero"`
+}
+
+// Seccomp is a reader's seccomp filter (readers[i].seccomp).
+type Seccomp struct {
+	// Profile is none (no filter), runtime-default (the allowlist of the
+	// default seccomp profile of Docker and Podman, compiled for x86_64
+	// as libseccomp compiles it: system calls outside it get EPERM) or
+	// allow-all (a filter that allows everything after running
+	// Instructions instructions, for the cost of a filter's length).
+	// Default none.
+	Profile SeccompProfile `yaml:"profile" json:"profile"`
+	// Instructions is the length of an allow-all filter, 4–4096 (the
+	// kernel's BPF_MAXINSNS): the architecture check, instructions − 4
+	// no-ops the kernel runs on every system call, and ALLOW. Default 64
+	// with allow-all; only valid with allow-all.
+	Instructions int `yaml:"instructions" json:"instructions,omitempty"`
+}
+
+// shorthandKey makes a scalar stand for the section: `seccomp: allow-all`.
+func (Seccomp) shorthandKey() string { return "profile" }
+
+// IsZero reports whether the reader runs without a filter, so that
+// summary.json leaves the section out, as it did before it existed.
+func (s Seccomp) IsZero() bool {
+	return (s.Profile == 0 || s.Profile == SeccompNone) && s.Instructions == 0
 }
 
 // Noise is background load.

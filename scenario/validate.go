@@ -676,6 +676,14 @@ func (c *checker) reader(p string, r Reader, epNames []string, seen map[string]s
 		c.add(p+"controls", "0 for a reader without endpoints (it makes no recv calls to set them beside)",
 			"controls %d on a timer-only reader", r.Controls)
 	}
+	c.enum(p+"seccomp.profile", r.Seccomp.Profile)
+	switch {
+	case r.Seccomp.Profile == SeccompAllowAll:
+		c.bounded(p+"seccomp.instructions", r.Seccomp.Instructions)
+	case r.Seccomp.Instructions != 0:
+		c.add(p+"seccomp.instructions", "profile: allow-all (the other profiles' length is their own)",
+			"instructions %d with profile %s", r.Seccomp.Instructions, r.Seccomp.Profile)
+	}
 }
 
 // noise checks one noise entry. 0 means the kind's default for every kind

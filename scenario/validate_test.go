@@ -131,7 +131,7 @@ func TestValidate(t *testing.T) {
 		// Variants.
 		{"variant without name", baseDoc + "variants: [{set: {duration: 1s}}]\n", "variants[0].name: empty variant name (allowed: a non-empty name)"},
 		{"duplicate variant", baseDoc + "variants: [{name: a}, {name: a}]\n", "variants[1].name: duplicate variant name \"a\""},
-		{"variant unknown path", baseDoc + "variants:\n  - name: a\n    set: {readers[0].prority: 1}\n", "x.yaml:6:31: variants[0]: readers[0].prority: unknown field \"prority\" (allowed: name, endpoints, cpu, policy, priority, period, method, batch, overrun, max_backlog, threshold, breaktrace, counters, controls)"},
+		{"variant unknown path", baseDoc + "variants:\n  - name: a\n    set: {readers[0].prority: 1}\n", "x.yaml:6:31: variants[0]: readers[0].prority: unknown field \"prority\" (allowed: name, endpoints, cpu, policy, priority, period, method, batch, overrun, max_backlog, threshold, breaktrace, counters, controls, seccomp)"},
 		{"variant index out of range", baseDoc + "variants: [{name: a, set: {readers[3].cpu: 1}}]\n", "variants[0]: readers[3]: index 3 out of range (allowed: 0–0)"},
 		{"variant bad value", baseDoc + "variants: [{name: a, set: {duration: soon}}]\n", "variants[0]: duration: invalid duration \"soon\""},
 		{"variant sets variants", baseDoc + "variants: [{name: a, set: {variants[0].name: b}}]\n", "variants[0]: variants[0].name: a variant cannot set variants"},

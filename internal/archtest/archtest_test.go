@@ -142,7 +142,7 @@ func TestPackageNames(t *testing.T) {
 
 func TestImportBoundaries(t *testing.T) {
 	mod, modPath, std := load(t)
-	unixAllowed := []string{"rt", "net/udp", "net/tap", "net/netns", "probe", "workload", "noise", "profile/sampler", "sysinfo", "engine", "cmd/rtload", "internal/testutil"}
+	unixAllowed := []string{"rt", "rt/seccomp", "net/udp", "net/tap", "net/netns", "probe", "workload", "noise", "profile/sampler", "sysinfo", "engine", "cmd/rtload", "internal/testutil"}
 	for rel, p := range mod {
 		if slices.Contains(p.Imports, unixPkg) && !slices.Contains(unixAllowed, rel) {
 			t.Errorf("%s imports %s (allowed only in %s)", rel, unixPkg, strings.Join(unixAllowed, ", "))
@@ -177,6 +177,9 @@ func TestImportBoundaries(t *testing.T) {
 		// contract's types (results.Applied, Thread, Housekeeping,
 		// ClockInfo, KernelWatch, Env), filled here, never copied.
 		{"rt", []string{unixPkg, modPath + "/results", modPath + "/internal/cpulist", modPath + "/internal/procstat"}},
+		// Seccomp filters: pure programs (x/net/bpf's assembler) and their
+		// installation on the calling thread.
+		{"rt/seccomp", []string{unixPkg, "golang.org/x/net/bpf", modPath + "/results"}},
 		{"sysinfo", []string{unixPkg, modPath + "/results", modPath + "/internal/cpulist", modPath + "/internal/filekind", modPath + "/internal/procstat"}},
 	} {
 		p, ok := mod[rule.pkg]
