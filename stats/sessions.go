@@ -446,7 +446,9 @@ func SessionsToDetect(v SessionVariance, processes, rounds int, change, threshol
 // steps between boots), the rounds adjusted Y − θ(X − X̄), and Sessions'
 // interval on them with one degree of freedom spent on θ. Raw and
 // Control are Sessions' on the raw values and on the controls.
-func AdjustSessions(ya, xa, yb, xb [][][]float64) Adjusted { return AdjustSessionsAt(ya, xa, yb, xb, Level) }
+func AdjustSessions(ya, xa, yb, xb [][][]float64) Adjusted {
+	return AdjustSessionsAt(ya, xa, yb, xb, Level)
+}
 
 // AdjustSessionsAt is AdjustSessions at confidence level.
 func AdjustSessionsAt(ya, xa, yb, xb [][][]float64, level float64) Adjusted {
