@@ -137,7 +137,7 @@ func TestSessionsRefusals(t *testing.T) {
 	head := `{"schema":"rtload-sessions","version":1,"scenario":"x","sessions":[`
 	for _, c := range []struct {
 		name, body, want string
-		setup        func(t *testing.T, base string)
+		setup            func(t *testing.T, base string)
 	}{
 		{"a path out of the directory", head + `{"dir":"../../etc"}]}`, "not a session name", nil},
 		{"a name given twice", head + `{"dir":"s001"},{"dir":"s001"}]}`, "given twice", nil},
