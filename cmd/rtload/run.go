@@ -62,6 +62,9 @@ type runFlags struct {
 	processesSet bool
 	// afterProcess is engine.Options.AfterProcess (check's stop rule).
 	afterProcess func(*results.Summary, time.Duration) bool
+	// appendTo (--append BASE) makes the run a new session of the
+	// sessions directory BASE (results.Sessions).
+	appendTo string
 }
 
 func newRunCmd() *cobra.Command {
@@ -115,6 +118,7 @@ variant's extra cost per call.`,
 	fl.IntVar(&f.repeat, "repeat", 0, "run the whole scenario N times (variants alternating inside each repeat); same as --set rounds=N")
 	fl.StringArrayVar(&f.sets, "set", nil, "override a scenario field: path=value, e.g. readers[0].method=recvmsg (repeatable)")
 	fl.StringVar(&f.out, "out", "", "results directory: a new path, or an empty directory of yours not writable by others (default rtload-results/<scenario>-<timestamp>; $RTLOAD_RESULTS replaces rtload-results)")
+	fl.StringVar(&f.appendTo, "append", "", "add this run as a new session (one boot, or one sitting) to the sessions directory BASE (made when new): BASE/sNNN plus its index; refused when the scenario (but processes, rounds), the kernel, its command line or the machine differ from BASE's first session; compare and check pool BASE's sessions")
 	fl.BoolVar(&f.allowDegraded, "allow-degraded", false, "run without missing privileges (SCHED_OTHER, unpinned, unlocked memory) or unmet requirements, and mark results degraded")
 	fl.BoolVar(&f.noWakeupLog, "no-wakeup-log", false, "do not write the per-wakeup CSV logs")
 	fl.BoolVar(&f.taskPerf, "task-perf-counters", false, "count the reader threads' context switches, faults and CPU time with task-bound perf events instead of procfs (they add a few µs to every wakeup latency; results say so)")
@@ -172,7 +176,25 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 	case level == report.Quiet:
 		plan = io.Discard
 	}
+	var sess *results.Sessions
+	if f.appendTo != "" {
+		if f.out != "" {
+			return usageError{errors.New("--append and --out: give one (--append BASE writes the session into BASE/sNNN)")}
+		}
+		if sess, err = openAppend(f.appendTo, spec, sysinfo.Gather()); err != nil {
+			return err
+		}
+		defer sess.Close()
+		if f.out, err = sess.Next(); err != nil {
+			return err
+		}
+	}
 	o, err := execute(cmd, sw, spec, trials, f, plan)
+	if sess != nil {
+		if aerr := endAppend(cmd.ErrOrStderr(), sess, f.out, o); aerr != nil {
+			return errors.Join(err, o.runErr, aerr)
+		}
+	}
 	if err != nil {
 		return err
 	}
