@@ -108,7 +108,6 @@ func orUnset(v string, ok bool) string {
 	return v
 }
 
-
 // endAppend records the session in dir (the run's outcome o) in the
 // sessions directory s, or removes dir when the run left it empty, and
 // says which session it was.
