@@ -265,3 +265,38 @@ func lastLine(s string) string {
 	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return l[len(l)-1]
 }
+
+// TestCheckFailLines: an error of several lines (a requirement not met,
+// "…:\n  - hardened_usercopy=off: …") is printed as lines, never with a
+// literal "\n" (issue 32), at every level and in the gate's own text; a
+// newline inside a string from results can only make an indented line.
+func TestCheckFailLines(t *testing.T) {
+	base := procRun(10, 1000, small, 0)
+	c := checkOf(t, base, DefaultBudget, DefaultLooks)
+	c.Fail(errors.New("scenario x: this machine does not meet 1 requirement (…):\n  - hardened_usercopy=off: this boot has it on\ncheck: FORGED"), true)
+	for _, level := range []report.Level{report.Quiet, report.Normal, report.Verbose} {
+		var b bytes.Buffer
+		if err := c.Report.Write(&b, "text", level); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(b.String(), `\n`) {
+			t.Errorf("level %v: a literal \\n:\n%s", level, b.String())
+		}
+		if !strings.Contains(b.String(), "\n      - hardened_usercopy=off: this boot has it on\n") {
+			t.Errorf("level %v: the requirement not on its own indented line:\n%s", level, b.String())
+		}
+		if strings.Contains(b.String(), "\ncheck: FORGED") {
+			t.Errorf("level %v: a line forged at the start:\n%s", level, b.String())
+		}
+	}
+	var b bytes.Buffer
+	if err := c.Gate.Text(&b); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), `\n`) || !strings.Contains(b.String(), "\n      - hardened_usercopy=off") {
+		t.Errorf("gate text:\n%s", b.String())
+	}
+	if l := c.Gate.Line("check", c.ExitCode); strings.Contains(l, "\n") || strings.Contains(l, `\n`) {
+		t.Errorf("line %q", l)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
+	"github.com/rtload/rtload/sysinfo"
 	"github.com/rtload/rtload/verdict"
 )
 
@@ -31,6 +32,9 @@ type checkFlags struct {
 	cpuBudget time.Duration
 	budget    time.Duration
 	looks     int
+	// as (--as) runs the baseline's scenario under a counterpart's
+	// requirements (counterpart.go).
+	as string
 }
 
 func newCheckCmd() *cobra.Command {
@@ -49,7 +53,19 @@ results with the baseline's after planned looks and exits:
        +threshold (not only its mean)
   125  undecided (not shown either way when the budget ran out), or the runs
        cannot be judged: a degraded, stopped or incomplete run (either one),
-       a missing privilege or requirement, a run that failed
+       a missing privilege, a run that failed
+  2    a usage error; among them a scenario whose requires: this boot does
+       not meet (nothing is run): the message names the flag that runs the
+       other side of a boot A/B, --as COUNTERPART
+
+--as COUNTERPART runs the baseline's own scenario, every --set override it
+ran with kept, under the counterpart's name and requires: instead of its
+own: the other boot of an A/B (a laight-450-unhardened baseline checked on
+a hardened_usercopy=on boot: --as laight-450-hardened). A counterpart
+differs from the baseline's scenario only in name, description and
+requires: (the shipped pairs: laight-450-hardened/-unhardened,
+cook-hackbench-init-off/-on-alloc/-on-free); check says which overrides it
+kept, and refuses a scenario that differs in more.
 
 The samples are processes, never calls: each interval is Student's t on
 the log values of per-process means (n = processes × rounds), so the
@@ -88,6 +104,7 @@ and runs nothing. Naming a scenario (check DIR SCENARIO) needs neither.`,
   rtload check /srv/base                            # later: same scenario, up to 5 minutes (asks first)
   rtload check /srv/base --trust-baseline --threshold 5% --metric 'mean per-call cost'
   rtload check /srv/base laight-450 --set traffic[0].size=9000
+  rtload check /srv/unhard --as laight-450-hardened --trust-baseline   # the other boot of the A/B
   rtload check /srv/base --trust-baseline --format json | jq .verdict`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -111,6 +128,7 @@ and runs nothing. Naming a scenario (check DIR SCENARIO) needs neither.`,
 	fl.BoolVar(&f.run.allowDegraded, "allow-degraded", false, "run without missing privileges: the results are degraded, so the verdict is 125")
 	fl.BoolVar(&f.run.noWakeupLog, "no-wakeup-log", false, "do not write the per-wakeup CSV logs (wakeup metrics then need rounds ≥ 2 for a CI)")
 	levelFlags(cmd, &f.run.quiet, &f.run.verbose)
+	fl.StringVar(&f.as, "as", "", "run the baseline's own scenario (its --set overrides kept) as its counterpart SCENARIO: that scenario's name and requires: in place of the baseline's, for the other side of a boot A/B (laight-450-hardened for an -unhardened baseline)")
 	fl.BoolVar(&f.trust, "trust-baseline", false, "run the baseline's own scenario without asking: needed when the baseline is not yours or stdin is not a terminal")
 	cpuBudgetFlag(cmd, &f.cpuBudget)
 	autoFlags(cmd, &f.run)
@@ -184,7 +202,7 @@ func checkOptions(f checkFlags, log io.Writer) (verdict.CheckOptions, error) {
 // (call it once the verdict is printed); stopped is the error of a run
 // stopped by a signal; err one before anything ran.
 func runChecked(cmd *cobra.Command, sw *signalWatch, cpu *cpuBudget, args []string, f checkFlags, c *verdict.Check, base *results.Summary, foreign string) (remove func(), stopped, err error) {
-	spec, err := checkSpec(args, base)
+	spec, err := checkSpec(cmd.ErrOrStderr(), args, base, f.as)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -195,6 +213,15 @@ func runChecked(cmd *cobra.Command, sw *signalWatch, cpu *cpuBudget, args []stri
 	spec, trials, err := prepareRun(spec, &f.run)
 	if err != nil {
 		return nil, nil, err
+	}
+	// A boot that is not the side the scenario needs is refused before
+	// anything is asked or run (execute would refuse it too).
+	if !f.run.allowDegraded {
+		facts := sysinfo.Gather()
+		facts.ReadKernelConfig(spec.Requires.ConfigNames())
+		if unmet := engine.Requirements(spec.Requires, &facts); len(unmet) > 0 {
+			return nil, nil, requirementFix(&engine.RequirementsError{Scenario: spec.File, Unmet: unmet}, args[0], base, f.as)
+		}
 	}
 	if len(args) == 1 { // the baseline's own scenario: data, not orders (trust.go)
 		tty := term.IsTerminal(int(os.Stdin.Fd()))
@@ -217,6 +244,14 @@ func runChecked(cmd *cobra.Command, sw *signalWatch, cpu *cpuBudget, args []stri
 	cpu.pause() // the run's own CPU time is not reading
 	o, err := execute(cmd, sw, spec, trials, f.run, cmd.ErrOrStderr())
 	cpu.resume()
+	if errors.As(err, new(*engine.RequirementsError)) {
+		if tmp != "" {
+			os.Remove(tmp)
+		}
+		// This boot is not the side the scenario needs: the user's to fix
+		// (--as, or another boot), not the kernel's to be judged.
+		return nil, nil, requirementFix(err, args[0], base, f.as)
+	}
 	remove = func() {}
 	switch {
 	case tmp != "" && (err != nil || o.sum == nil):
@@ -272,10 +307,18 @@ func removeCheckResults(errw io.Writer, dir string) {
 }
 
 // checkSpec is the scenario to run: SCENARIO when given (a file or a
-// built-in name), else the baseline's own, as its summary.json recorded it.
-func checkSpec(args []string, base *results.Summary) (*scenario.Spec, error) {
+// built-in name), else the baseline's own, as its summary.json recorded
+// it, under the counterpart as's requirements when given (asCounterpart,
+// which says on w what it kept and took).
+func checkSpec(w io.Writer, args []string, base *results.Summary, as string) (*scenario.Spec, error) {
 	if len(args) == 2 {
+		if as != "" {
+			return nil, usageError{fmt.Errorf("--as %s and SCENARIO %s: give one (--as keeps the baseline's scenario and overrides, SCENARIO runs that scenario as it is)", as, args[1])}
+		}
 		return readSpec(args[1])
+	}
+	if as != "" {
+		return asCounterpart(w, args[0], base, as)
 	}
 	if len(base.Spec) == 0 {
 		return nil, usageError{fmt.Errorf("baseline %s records no scenario: name one (rtload check DIR SCENARIO)", args[0])}
