@@ -250,7 +250,7 @@ func writeRun(w io.Writer, s *results.Summary, dir, saveErr string, level report
 	}
 	var c report.Closing
 	if cerr != nil {
-		c.Add("no comparison: " + cerr.Error())
+		c.AddText("no comparison: " + cerr.Error())
 		c.Add(compare.MarksLine(compare.RunMarks(s), len(s.Trials)))
 		c.Add("results: " + dir)
 	} else {
