@@ -111,25 +111,37 @@ type signalWatch struct {
 // first cancels the returned watch's context with a stopSignal (an
 // orderly stop), and another one after signalWindow exits at once (a
 // second SIGHUP never does: it comes from the terminal's or the shell's
-// machinery, not from a user asking again). A signal this process was
-// started with ignored stays ignored (nohup keeps SIGHUP away; a
-// background job of a non-interactive shell keeps SIGINT and SIGQUIT
-// away). SIGPIPE is ignored from here on, so that a write to a closed
+// machinery, not from a user asking again). Of the signals this process
+// was started with ignored, only SIGHUP stays ignored (watched): nohup's
+// convention. SIGINT, SIGTERM and SIGQUIT stop the run whatever was
+// inherited, as cyclictest, perf, fio and stress-ng do: a non-interactive
+// shell starts its background jobs (`rtload run … &`) with SIGINT and
+// SIGQUIT ignored, and `kill -INT $!` from the script must still stop
+// them. SIGPIPE is ignored from here on, so that a write to a closed
 // terminal, ssh pipe or `| head` fails instead of killing the run before
 // its results are saved.
 func watchSignals(errw io.Writer) *signalWatch {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	w := &signalWatch{errw: errw, sigs: make(chan os.Signal, 8), ctx: ctx, cancel: cancel}
-	var watched []os.Signal
-	for _, e := range stopSignals {
-		if !signal.Ignored(e.sig) {
-			watched = append(watched, e.sig)
-		}
-	}
-	signal.Notify(w.sigs, watched...)
+	signal.Notify(w.sigs, watchedSignals()...)
 	signal.Ignore(syscall.SIGPIPE)
 	go w.loop()
 	return w
+}
+
+// watchedSignals are the stop signals this process watches: every one
+// of stopSignals, less SIGHUP when the process was started with it
+// ignored (nohup). signal.Notify installs a handler for an ignored SIGINT
+// or SIGQUIT, so they are watched whatever was inherited.
+func watchedSignals() []os.Signal {
+	var watched []os.Signal
+	for _, e := range stopSignals {
+		if e.sig == syscall.SIGHUP && signal.Ignored(e.sig) {
+			continue
+		}
+		watched = append(watched, e.sig)
+	}
+	return watched
 }
 
 // context is the run's context, cancelled by the first stop signal.
