@@ -77,6 +77,17 @@ func (s stopSignal) name() string {
 	return s.sig.String()
 }
 
+// signalOfCode is the stop signal whose exit code is code (SIGINT for
+// ExitInterrupted, which SIGTERM shares), false when none has it.
+func signalOfCode(code int) (stopSignal, bool) {
+	for _, e := range stopSignals {
+		if e.code == code {
+			return stopSignal{e.sig}, true
+		}
+	}
+	return stopSignal{}, false
+}
+
 // stoppedBy returns the signal that stopped the run err reports, if any.
 func stoppedBy(err error) (stopSignal, bool) {
 	var s stopSignal
@@ -105,6 +116,9 @@ type signalWatch struct {
 
 	mu sync.Mutex
 	sv *saver // set once the results directory exists (attach)
+
+	// child marks a child of a multi-process run (watchChildSignals).
+	child bool
 }
 
 // watchSignals starts watching SIGINT, SIGTERM, SIGHUP and SIGQUIT: the
@@ -121,8 +135,23 @@ type signalWatch struct {
 // terminal, ssh pipe or `| head` fails instead of killing the run before
 // its results are saved.
 func watchSignals(errw io.Writer) *signalWatch {
+	return startWatch(errw, false)
+}
+
+// watchChildSignals is watchSignals for a child of a multi-process run
+// (__process): it stops on the same signals as its parent, so that a
+// hangup or Ctrl-\ sent to the process group (a closing terminal or ssh
+// session) stops it cleanly instead of killing it with the default
+// action, and the parent gets its summary. It says nothing of the first
+// signal (the parent does); a second one exits at once as in the parent,
+// removing the child's namespaces.
+func watchChildSignals(errw io.Writer) *signalWatch {
+	return startWatch(errw, true)
+}
+
+func startWatch(errw io.Writer, child bool) *signalWatch {
 	ctx, cancel := context.WithCancelCause(context.Background())
-	w := &signalWatch{errw: errw, sigs: make(chan os.Signal, 8), ctx: ctx, cancel: cancel}
+	w := &signalWatch{errw: errw, sigs: make(chan os.Signal, 8), ctx: ctx, cancel: cancel, child: child}
 	signal.Notify(w.sigs, watchedSignals()...)
 	signal.Ignore(syscall.SIGPIPE)
 	go w.loop()
@@ -166,10 +195,11 @@ func (w *signalWatch) attach(sv *saver) {
 func (w *signalWatch) loop() {
 	s := stopSignal{(<-w.sigs).(syscall.Signal)}
 	first := time.Now()
-	switch s.sig {
-	case syscall.SIGHUP:
+	switch {
+	case w.child:
+	case s.sig == syscall.SIGHUP:
 		fmt.Fprintf(w.errw, "\nrtload: %s (%s): stopping, writing results\n", s.name(), "hangup")
-	case syscall.SIGQUIT:
+	case s.sig == syscall.SIGQUIT:
 		fmt.Fprintf(w.errw, "\nrtload: %s: stopping, writing results; goroutine stacks follow at exit (again to force exit)\n", s.name())
 	default:
 		fmt.Fprintf(w.errw, "\nrtload: %s: stopping, writing results (again to force exit)\n", s.name())
