@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -30,6 +31,12 @@ const processCommand = "__process"
 
 // envPadVar pads a child's environment (engine.Child.EnvPadBytes).
 const envPadVar = "RTLOAD_ENV_PAD"
+
+// parentDeathSignal is the signal a child of a multi-process run gets
+// when its parent dies (prctl PR_SET_PDEATHSIG): SIGTERM, which the child
+// catches, and on finding its parent gone (getppid changed) exits at
+// once, removing its namespaces (watchChildSignals).
+const parentDeathSignal = syscall.SIGTERM
 
 // maxChildRequest and maxChildSummary bound what parent and child read
 // from each other.
@@ -117,6 +124,16 @@ func childLauncher(spec *scenario.Spec, dir string, f runFlags, unmet []string, 
 			return nil, 0, err
 		}
 		cmd := exec.Command("/proc/self/exe", processCommand)
+		// A parent killed with SIGKILL must not leave its child running
+		// the plan with SCHED_FIFO threads: the kernel sends the child
+		// parentDeathSignal when the thread that forked it ends (Go
+		// checks getppid after the prctl, for a parent that died
+		// before it), and the child exits at once (watchChildSignals).
+		// So that thread must outlive the child: locked to this
+		// goroutine until Wait returns.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: parentDeathSignal}
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
 		cmd.Env = append(withoutVar(os.Environ(), envPadVar), envPadVar+"="+strings.Repeat("x", c.EnvPadBytes))
 		cmd.Stdin = bytes.NewReader(req)
 		var stdout limitedBuffer

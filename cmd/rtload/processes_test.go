@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -108,4 +109,80 @@ func TestChildExit(t *testing.T) {
 			t.Errorf("child exit %d (summary %v): %v, code %d, want %d", tc.code, tc.sum != nil, err, got, tc.want)
 		}
 	}
+}
+
+// TestProcessesParentKilled (issue 34 row 6): kill -9 of a --processes
+// tap run's parent while its first child measures. One second later no
+// thread of the child runs (its parent-death signal made it exit at
+// once, removing its namespace), and the next run into the same --out
+// works: it takes over the killed run's lock, saying so, and keeps that
+// run's files in killed-run-<pid>. On main the child ran its plan on as an
+// orphan with SCHED_FIFO threads (3.4 s; 6.7 s with a tap namespace) and
+// the stale .rtload.lock refused the next run.
+func TestProcessesParentKilled(t *testing.T) {
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2), testutil.DevNetTun)
+	out := filepath.Join(t.TempDir(), "out")
+	cmd := exec.Command(binary, "run", "laight-450-tap", "--processes", "2", "--duration", "5s", "--set", "warmup=100ms",
+		"--set", "noise[0].threads=1", "--out", out, "-q")
+	// A file, not a pipe: cmd.Wait would wait for an orphaned child
+	// holding the pipe's write end.
+	logf, err := os.Create(filepath.Join(t.TempDir(), "output"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close()
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	output := func() string { b, _ := os.ReadFile(logf.Name()); return string(b) }
+	waitFor(t, time.Minute, "100 wakeups logged", measuring(out, 100))
+	children := childPIDs(cmd.Process.Pid)
+	if len(children) != 1 {
+		t.Fatalf("children of the run: %v, want 1", children)
+	}
+	child := children[0]
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	waitExit(t, cmd)
+	gone := func() bool { s := procState(child); return s == "" || s == "Z" }
+	if !testutil.Eventually(time.Until(killed.Add(time.Second)), gone) {
+		threads, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*", child))
+		t.Errorf("1 s after kill -9 of the parent, its child %d still runs %d thread(s) (state %s)\n%s", child, len(threads), procState(child), output())
+		syscall.Kill(child, syscall.SIGKILL)
+	} else {
+		t.Logf("the child exited within %v of the kill", time.Since(killed).Round(time.Millisecond))
+	}
+	if left := ownedNamespaces(t, child); len(left) != 0 {
+		t.Errorf("the child's namespaces left: %v", left)
+		exec.Command(binary, "cleanup").Run()
+	}
+	t.Logf("killed run's output:\n%s", output())
+
+	r := rtload(t, nil, "run", "timer-only", "--duration", "300ms", "--set", "rounds=1", "--out", out, "-q")
+	took := fmt.Sprintf("rtload: results directory %s: taken over from rtload pid %d (started ", out, cmd.Process.Pid)
+	if r.code != 0 || !strings.Contains(r.stderr, took) {
+		t.Fatalf("the next run into %s: exit %d, want 0 saying %q\n%s%s", out, r.code, took, r.stdout, r.stderr)
+	}
+	if s, err := results.ReadSummary(out); err != nil || len(s.Trials) != 1 {
+		t.Errorf("the next run's summary.json: %v", err)
+	}
+	kept, _ := filepath.Glob(filepath.Join(out, results.KilledRunDir+strconv.Itoa(cmd.Process.Pid), "wakeups-p00-*.csv"))
+	if len(kept) == 0 {
+		t.Errorf("the killed run's wakeup logs are not kept in %s%d", results.KilledRunDir, cmd.Process.Pid)
+	}
+}
+
+// procState is the state letter of process pid ("" when gone).
+func procState(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	_, rest, _ := strings.Cut(string(b), ") ")
+	state, _, _ := strings.Cut(rest, " ")
+	return state
 }

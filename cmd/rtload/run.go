@@ -347,6 +347,9 @@ func execute(cmd *cobra.Command, sw *signalWatch, spec *scenario.Spec, trials []
 	o.path = path
 	defer dir.Close()
 	fmt.Fprintf(errw, "rtload: results go to %s\n", termsafe.Escape(path))
+	if took := dir.TakenOver(); took != "" {
+		fmt.Fprintf(errw, "rtload: results directory %s: %s\n", termsafe.Escape(path), termsafe.Escape(took))
+	}
 	if note := volumeNote(env.Container, mounts, path, own); note != "" {
 		fmt.Fprintln(errw, note)
 	}

@@ -117,8 +117,10 @@ type signalWatch struct {
 	mu sync.Mutex
 	sv *saver // set once the results directory exists (attach)
 
-	// child marks a child of a multi-process run (watchChildSignals).
-	child bool
+	// child marks a child of a multi-process run (watchChildSignals), and
+	// parent is its parent's pid as it started.
+	child  bool
+	parent int
 }
 
 // watchSignals starts watching SIGINT, SIGTERM, SIGHUP and SIGQUIT: the
@@ -144,14 +146,17 @@ func watchSignals(errw io.Writer) *signalWatch {
 // session) stops it cleanly instead of killing it with the default
 // action, and the parent gets its summary. It says nothing of the first
 // signal (the parent does); a second one exits at once as in the parent,
-// removing the child's namespaces.
+// removing the child's namespaces. Any signal that finds the parent gone
+// (parentDeathSignal after a kill -9 of the parent: getppid is no longer
+// the pid it started with) exits at once the same way: nobody would read
+// its results, and its real-time threads must not run on as an orphan.
 func watchChildSignals(errw io.Writer) *signalWatch {
 	return startWatch(errw, true)
 }
 
 func startWatch(errw io.Writer, child bool) *signalWatch {
 	ctx, cancel := context.WithCancelCause(context.Background())
-	w := &signalWatch{errw: errw, sigs: make(chan os.Signal, 8), ctx: ctx, cancel: cancel, child: child}
+	w := &signalWatch{errw: errw, sigs: make(chan os.Signal, 8), ctx: ctx, cancel: cancel, child: child, parent: os.Getppid()}
 	signal.Notify(w.sigs, watchedSignals()...)
 	signal.Ignore(syscall.SIGPIPE)
 	go w.loop()
@@ -194,6 +199,7 @@ func (w *signalWatch) attach(sv *saver) {
 
 func (w *signalWatch) loop() {
 	s := stopSignal{(<-w.sigs).(syscall.Signal)}
+	w.orphaned(s)
 	first := time.Now()
 	switch {
 	case w.child:
@@ -206,6 +212,7 @@ func (w *signalWatch) loop() {
 	}
 	w.cancel(s)
 	for s2 := range w.sigs {
+		w.orphaned(stopSignal{s2.(syscall.Signal)})
 		if time.Since(first) < signalWindow || s2 == syscall.SIGHUP {
 			continue // the same Ctrl-C, delivered to rtload and to a wrapper; or a hangup's echo
 		}
@@ -214,6 +221,16 @@ func (w *signalWatch) loop() {
 		w.mu.Unlock()
 		forceExit(w.errw, stopSignal{s2.(syscall.Signal)}, sv)
 	}
+}
+
+// orphaned exits at once, as forceExit does, when w is a child's and its
+// parent is gone (s, its parent-death signal, or any signal after it).
+func (w *signalWatch) orphaned(s stopSignal) {
+	if !w.child || os.Getppid() == w.parent {
+		return
+	}
+	fmt.Fprintf(w.errw, "rtload: %s: the parent rtload (pid %d) is gone: this process of its run exits now\n", s.name(), w.parent)
+	exitNow(w.errw, s.code())
 }
 
 // forceExit ends the process after a second signal, leaving the finished
@@ -226,14 +243,19 @@ func forceExit(errw io.Writer, s stopSignal, sv *saver) {
 			fmt.Fprintf(errw, "rtload: removed unfinished %v\n", tmp)
 		}
 	}
-	// No time for an orderly close: remove our namespaces (and the tap
-	// devices in them) so nothing is left behind.
+	exitNow(errw, s.code())
+}
+
+// exitNow exits with code without an orderly close, removing this
+// process's namespaces (and the tap devices in them) first so nothing is
+// left behind.
+func exitNow(errw io.Writer, code int) {
 	if removed, err := netns.RemoveOwned(os.Getpid()); err != nil {
 		fmt.Fprintf(errw, "rtload: %v (rtload cleanup removes it later)\n", err)
 	} else if len(removed) > 0 {
 		fmt.Fprintf(errw, "rtload: removed %v\n", removed)
 	}
-	os.Exit(s.code())
+	os.Exit(code)
 }
 
 // maxStackDump bounds the goroutine stacks printed after a SIGQUIT.
