@@ -34,6 +34,15 @@ const (
 	MaxRounds = 1000
 	// MaxProcesses is the largest processes value.
 	MaxProcesses = 1000
+	// MaxThreads bounds the threads one trial runs (Spec.Threads: readers,
+	// traffic senders, noise workers, probes and their hackbench workers).
+	// The Go runtime dies with "fatal error: thread exhaustion" past 10,000
+	// OS threads, and rtload may need two per thread it runs (one blocked
+	// in a syscall hands its scheduler slot to another: engine's
+	// threadFactor), plus its own: 4096 keeps 2 × 4096 under that with
+	// room. 12 noise entries of 1024 threads validated and then died
+	// after 32 s of setup (issue 34).
+	MaxThreads = 4096
 	// maxProblems bounds the distinct problems Validate collects; past it,
 	// it stops checking further variants.
 	maxProblems = 10000

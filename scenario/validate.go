@@ -385,6 +385,7 @@ func (s *Spec) check(h Host) ErrorList {
 	for i, pr := range s.Probes {
 		c.probe(fmt.Sprintf("probes[%d].", i), pr, seen)
 	}
+	c.threads()
 	seen = map[string]string{}
 	for i, v := range s.Variants {
 		c.unique(fmt.Sprintf("variants[%d].name", i), v.Name, "variant", seen)
@@ -730,6 +731,19 @@ func (c *checker) noise(p string, n Noise) {
 			c.enum(p+"syscall", n.Syscall)
 		}
 	}
+}
+
+// threads refuses a trial whose threads (Spec.Threads) pass MaxThreads,
+// pointing at the noise or probe field whose threads take the total
+// past it.
+func (c *checker) threads() {
+	t := c.s.threadCount()
+	if t.total <= MaxThreads {
+		return
+	}
+	what := fmt.Sprintf("readers %d, traffic senders %d, noise workers %d, probes %d", t.readers, t.senders, t.noise, t.probes)
+	c.add(t.over, fmt.Sprintf("at most %d threads in a trial, all entries together: the Go runtime stops at 10000 OS threads, and rtload may need two per thread it runs", MaxThreads),
+		"a trial would run %d threads (%s)", t.total, what)
 }
 
 // probe checks one probe; seen holds reader and probe names.

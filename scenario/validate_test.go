@@ -121,6 +121,16 @@ func TestValidate(t *testing.T) {
 		{"noise threads zero", baseDoc + "noise: [{threads: 0}]\n", "noise[0].threads: 0 out of range (allowed: 1–1024)"},
 		{"noise threads missing", baseDoc + "noise: [{kind: spin}]\n", "noise[0].threads: 0 out of range (allowed: 1–1024)"},
 		{"noise threads too many", baseDoc + "noise: [{threads: 5000}]\n", "noise[0].threads: 5000 out of range"},
+		// The threads of a trial, all entries together (issue 34 row 8: 12
+		// entries of 1024 validated, and the run died of the Go runtime's
+		// thread exhaustion after 32 s).
+		{"threads at the bound are valid", baseDoc + "noise: [" + strings.Repeat("{threads: 1024}, ", 3) + "{threads: 1022}]\n", ""},
+		{"threads past the bound", baseDoc + "noise:\n" + strings.Repeat("  - {kind: spin, threads: 1024}\n", 12),
+			"x.yaml:8:27: noise[3].threads: a trial would run 12290 threads (readers 1, traffic senders 1, noise workers 12288, probes 0) (allowed: at most 4096 threads in a trial, all entries together: the Go runtime stops at 10000 OS threads, and rtload may need two per thread it runs)"},
+		{"messaging noise past the bound", baseDoc + "noise: [{kind: messaging, groups: 64, fds: 64}]\n",
+			"noise[0].groups: a trial would run 8194 threads (readers 1, traffic senders 1, noise workers 8192, probes 0)"},
+		{"a variant past the bound", baseDoc + "noise: [{threads: 1}]\nvariants: [{name: many, set: {noise[0].kind: messaging, noise[0].groups: 64, noise[0].fds: 40}}]\n",
+			"x.yaml:5:74: variants[0]: noise[0].groups: a trial would run 5122 threads"},
 		{"noise cpu missing on host", baseDoc + "noise: [{threads: 1, cpus: [0, 7]}]\n", "noise[0].cpus[1]: CPU 7 out of range for this host (2 CPUs) (allowed: 0–1)"},
 		{"noise nice", baseDoc + "noise: [{threads: 1, nice: 20}]\n", "noise[0].nice: 20 out of range (allowed: -20–19)"},
 
