@@ -66,6 +66,9 @@ func (s *Spec) Validate(h Host) error {
 	for _, e := range s.checkInterleave() {
 		col.add(e)
 	}
+	for _, e := range s.checkCmdlineVsVariants() {
+		col.add(e)
+	}
 	base := map[string]bool{}
 	for _, e := range col.list {
 		base[e.Path+"\x00"+e.Msg] = true
@@ -96,6 +99,44 @@ func (s *Spec) Validate(h Host) error {
 		}
 	}
 	return s.withoutHeldFields(col.list).err()
+}
+
+// checkCmdlineVsVariants refuses a field set on the command line (--set,
+// or a flag such as --duration) that a variant sets too, or sets a part
+// of: the variant's value would run in its trials, not the command
+// line's, while the spec (and summary.json's record of it) would say the
+// command line's. Issue 34: `--set readers[0].method=recvmmsg` on
+// laight-450 ran recvfrom and recvmsg, exited 0, and summary.json
+// recorded recvmmsg. The error names every variant that sets it.
+func (s *Spec) checkCmdlineVsVariants() []*Error {
+	var errs []*Error
+	for _, path := range slices.Sorted(maps.Keys(s.cmdline)) {
+		var names, keys []string
+		for i, v := range s.Variants {
+			for _, k := range slices.Sorted(maps.Keys(v.Set)) {
+				vk := strings.TrimSpace(k)
+				if _, norm, e := s.field(vk); e == nil {
+					vk = norm
+				}
+				if under(path, vk) || under(vk, path) {
+					names = append(names, strconv.Quote(v.Name))
+					keys = append(keys, fmt.Sprintf("variants[%d].set: %s", i, vk))
+					break
+				}
+			}
+		}
+		if len(names) == 0 {
+			continue
+		}
+		who, theirs := "variant "+names[0]+" sets it", "its value"
+		if len(names) > 1 {
+			who, theirs = "variants "+strings.Join(names[:len(names)-1], ", ")+" and "+names[len(names)-1]+" set it", "theirs"
+		}
+		errs = append(errs, &Error{File: s.File, Path: s.cmdline[path],
+			Msg:     fmt.Sprintf("%s (%s): %s would run, not this one", who, strings.Join(keys, "; "), theirs),
+			Allowed: "a field no variant sets; to run another value, change the variants in a copy of the scenario"})
+	}
+	return errs
 }
 
 // withoutHeldFields drops from l Validate's own problems with a field that

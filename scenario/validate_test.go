@@ -376,3 +376,50 @@ func TestApplyFlagNamesFlag(t *testing.T) {
 		t.Errorf("Validate after --rounds 0: %v", err)
 	}
 }
+
+// TestCmdlineVsVariants (issue 34 row 10): a field set on the command
+// line (--set, or a flag such as --duration) that a variant sets too, or
+// sets a part of, is refused naming the variants: their values would run,
+// while summary.json would record the command line's (on main `--set
+// readers[0].method=recvmmsg` on laight-450 ran recvfrom and recvmsg,
+// exited 0 and recorded recvmmsg). A field no variant sets is applied.
+func TestCmdlineVsVariants(t *testing.T) {
+	const variants = "variants:\n" +
+		"  - {name: a, set: {readers[0].method: recvfrom}}\n" +
+		"  - {name: b, set: {\"readers[0].method\": recvmsg, duration: 2s}}\n" +
+		"  - {name: c, set: {readers[0].endpoints: e}}\n"
+	for _, tc := range []struct {
+		name       string
+		flag, path string // flag "": --set
+		value      string
+		want       string // "" = valid
+	}{
+		{"a field two variants set", "", "readers[0].method", "recvmmsg",
+			`x.yaml: --set readers[0].method: variants "a" and "b" set it (variants[0].set: readers[0].method; variants[1].set: readers[0].method): theirs would run, not this one (allowed: a field no variant sets; to run another value, change the variants in a copy of the scenario)`},
+		{"a flag for a field one variant sets", "--duration", "duration", "1s", `--duration: variant "b" sets it (variants[1].set: duration): its value would run, not this one`},
+		{"a part of a field a variant sets", "", "readers[0].endpoints[0]", "e", `--set readers[0].endpoints[0]: variant "c" sets it`},
+		{"a field no variant sets", "", "readers[0].cpu", "0", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Load("x.yaml", []byte(baseDoc+variants))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.flag == "" {
+				err = s.Apply([]string{tc.path + "=" + tc.value})
+			} else {
+				err = s.ApplyFlag(tc.flag, tc.path, tc.value)
+			}
+			if err != nil {
+				t.Fatalf("apply: %v", err)
+			}
+			err = s.Validate(Host{NumCPU: 2})
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("Validate: %v, want valid", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, ErrInvalid)):
+				t.Errorf("Validate: %v\nwant %q", err, tc.want)
+			}
+		})
+	}
+}
