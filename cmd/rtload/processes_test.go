@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -186,3 +187,32 @@ func procState(pid int) string {
 	state, _, _ := strings.Cut(rest, " ")
 	return state
 }
+
+// TestProcessesProgressLines (issue 34 row 14): each process of a
+// --processes run counts its own trials in its progress lines ("trials
+// 1–2/2"), never the run-wide index over its own count (main printed
+// "trials 37–38/4").
+func TestProcessesProgressLines(t *testing.T) {
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
+	r := rtload(t, nil, "run", "laight-450", "--processes", "2", "--duration", "300ms", "--set", "warmup=100ms", "--set", "rounds=1",
+		"--set", "noise[0].threads=1", "--out", filepath.Join(t.TempDir(), "out"))
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	lines := regexp.MustCompile(`(?m)^trials? (\d+)(?:–(\d+))?/(\d+): .*$`).FindAllStringSubmatch(r.stderr, -1)
+	if len(lines) != 2 {
+		t.Fatalf("%d progress lines, want one per process:\n%s", len(lines), r.stderr)
+	}
+	for _, m := range lines {
+		last, n := m[1], m[3]
+		if m[2] != "" {
+			last = m[2]
+		}
+		if l, _ := strconv.Atoi(last); l > atoiOr(n) {
+			t.Errorf("progress line past its count: %q", m[0])
+		}
+	}
+	t.Logf("%s\n%s", lines[0][0], lines[1][0])
+}
+
+func atoiOr(s string) int { n, _ := strconv.Atoi(s); return n }
