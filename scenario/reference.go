@@ -133,7 +133,7 @@ func Reference() []Field {
 	return []Field{
 		{"name", "string", "file name", "≤ " + strconv.Itoa(maxNameLen) + " bytes; no `/`, `\\`, control characters; not `.`, `..` (`rtload-results/<name>-<time>/`)"},
 		{"description", "string", "", "one line, shown by `list` and before a run"},
-		{"duration", "duration", code(defaultDuration.String()), "≥ 0; measured time of each trial; 0 = until stopped (soak)"},
+		{"duration", "duration", code(defaultDuration.String()), "0–" + MaxDuration.String() + "; measured time of each trial; 0 = until stopped (soak: for longer runs, with rotated logs and checkpoints)"},
 		{"warmup", "duration", code("0"), "≥ 0; runs unmeasured before each trial"},
 		{"clock", "", code(ClockAuto.String()), enumValues(&clockTable, map[string]string{
 			"auto":      "cycles where the PMU gives them, else TSC if invariant with rdtscp, else monotonic; each refusal listed",

@@ -445,8 +445,8 @@ func (s *Spec) check(h Host) ErrorList {
 func (c *checker) top() {
 	s := c.s
 	c.fileName("name", s.Name, "scenario")
-	if s.Duration < 0 {
-		c.add("duration", "≥ 0 (0 = until stopped)", "%s out of range", s.Duration)
+	if s.Duration < 0 || s.Duration > MaxDuration {
+		c.add("duration", trialDurationAllowed, "%s out of range", s.Duration)
 	}
 	if s.Interval < 0 || (s.Interval > 0 && s.Interval < minInterval) {
 		c.add("interval", "0 (none) or ≥ "+minInterval.String(), "%s out of range", s.Interval)

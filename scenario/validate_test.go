@@ -29,7 +29,11 @@ func TestValidate(t *testing.T) {
 		{"top port fits exactly", "endpoints: [{count: 36, port: 65500}]\nreaders: [{}]\n", ""},
 
 		// Top level.
-		{"duration negative", "duration: -1s\n" + baseDoc, "x.yaml:1:11: duration: -1s out of range (allowed: ≥ 0 (0 = until stopped))"},
+		{"duration negative", "duration: -1s\n" + baseDoc, "x.yaml:1:11: duration: -1s out of range (allowed: 0 (until stopped: a soak, --duration forever, with rotated logs and checkpoints) or up to 24h per trial)"},
+		// Issue 34 row 14: --duration 1000h was accepted without a word.
+		{"duration past a day", "duration: 1000h\n" + baseDoc, "x.yaml:1:11: duration: 1000h0m0s out of range (allowed: 0 (until stopped: a soak, --duration forever, with rotated logs and checkpoints) or up to 24h per trial)"},
+		{"duration of a day", "duration: 24h\n" + baseDoc, ""},
+		{"a variant past a day", baseDoc + "variants: [{name: long, set: {duration: 25h}}]\n", "variants[0]: duration: 25h0m0s out of range"},
 		{"interval too short", "interval: 10ms\n" + baseDoc, "interval: 10ms out of range (allowed: 0 (none) or ≥ 100ms)"},
 		{"log limit below two chunks", "log_chunk: 1MiB\nlog_limit: 1MiB\n" + baseDoc, "log_limit: 1MiB out of range (allowed: 0 (no cap) or ≥ 2 × log_chunk)"},
 		{"reader counters are valid", baseEP + baseTr + "readers: [{endpoints: [e], counters: [instructions, cache-misses, branch-misses]}]\n", ""},
@@ -397,6 +401,7 @@ func TestCmdlineVsVariants(t *testing.T) {
 		{"a field two variants set", "", "readers[0].method", "recvmmsg",
 			`x.yaml: --set readers[0].method: variants "a" and "b" set it (variants[0].set: readers[0].method; variants[1].set: readers[0].method): theirs would run, not this one (allowed: a field no variant sets; to run another value, change the variants in a copy of the scenario)`},
 		{"a flag for a field one variant sets", "--duration", "duration", "1s", `--duration: variant "b" sets it (variants[1].set: duration): its value would run, not this one`},
+		{"--duration past a day", "--duration", "duration", "1000h", `--duration: 1000h0m0s out of range (allowed: 0 (until stopped: a soak, --duration forever, with rotated logs and checkpoints) or up to 24h per trial)`},
 		{"a part of a field a variant sets", "", "readers[0].endpoints[0]", "e", `--set readers[0].endpoints[0]: variant "c" sets it`},
 		{"a field no variant sets", "", "readers[0].cpu", "0", ""},
 	} {

@@ -108,7 +108,7 @@ variant's extra cost per call.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.duration, "duration", "", "measured time per trial, a Go duration, or forever (a soak run until Ctrl-C)")
+	fl.StringVar(&f.duration, "duration", "", "measured time per trial, a Go duration up to 24h, or forever (a soak run until Ctrl-C, its logs rotated: for anything longer)")
 	fl.StringVar(&f.interval, "interval", "", "emit an interval record every D (intervals.jsonl, a live line); default 10s for soak runs")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (loopback only, e.g. 127.0.0.1:9100)")
 	fl.IntVar(&f.repeat, "repeat", 0, "run the whole scenario N times (variants alternating inside each repeat); same as --set rounds=N")
