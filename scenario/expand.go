@@ -106,6 +106,7 @@ func (s *Spec) cloneBase() *Spec {
 	c.Variants = nil
 	c.pos = maps.Clone(s.pos)
 	c.cmdline = maps.Clone(s.cmdline)
+	c.sets = slices.Clone(s.sets)
 	c.defaulted = maps.Clone(s.defaulted)
 	c.invalid = maps.Clone(s.invalid)
 	return &c

@@ -164,8 +164,7 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 	}
 	// The new run is processes, one after the other (the budget stops
 	// them), and never profiled (profiles need one process).
-	f.run.sets = append([]string{"profile.enabled=false"}, f.run.sets...)
-	f.run.sets = append(f.run.sets, fmt.Sprintf("processes=%d", MaxCheckProcesses))
+	f.run.forced = []string{"profile.enabled=false", fmt.Sprintf("processes=%d", MaxCheckProcesses)}
 	spec, trials, err := prepareRun(spec, &f.run)
 	if err != nil {
 		return err

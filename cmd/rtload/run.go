@@ -61,6 +61,9 @@ type runFlags struct {
 	processesSet bool
 	// afterProcess is engine.Options.AfterProcess (check's stop rule).
 	afterProcess func(*results.Summary, time.Duration) bool
+	// forced are check's own settings, "path=value", applied after --set
+	// and named "check" (not listed as the user's --set in the plan).
+	forced []string
 }
 
 func newRunCmd() *cobra.Command {
@@ -603,6 +606,12 @@ func prepareRun(spec *scenario.Spec, f *runFlags) (*scenario.Spec, []scenario.Tr
 	if err := spec.Apply(f.sets); errors.As(err, &el) {
 		errs = append(errs, el...)
 	}
+	for _, kv := range f.forced {
+		path, value, _ := strings.Cut(kv, "=")
+		if err := spec.ApplyFlag("check", path, value); errors.As(err, &el) {
+			errs = append(errs, el...)
+		}
+	}
 	if len(errs) > 0 {
 		return nil, nil, errs
 	}
@@ -646,9 +655,15 @@ func autoRule(f *runFlags) (compare.AutoRule, error) {
 	return compare.AutoRule{Precision: p, MaxRounds: f.maxRounds, MaxTime: f.maxTime}, nil
 }
 
-// printPlan says what the run will do before it starts.
+// printPlan says what the run will do before it starts: the scenario's
+// name and description, and what --set changed (the description is the
+// scenario's own: "reader on CPU 1" stays in it after --set
+// readers[0].cpu=0).
 func printPlan(out io.Writer, spec *scenario.Spec, trials int, auto *compare.AutoRule, sequential bool) {
 	fmt.Fprintf(out, "rtload %s: %s\n", spec.Name, spec.Description)
+	if sets := spec.Sets(); len(sets) > 0 {
+		fmt.Fprintf(out, "changed by --set (the description above is the scenario's own): %s\n", termsafe.Escape(strings.Join(sets, ", ")))
+	}
 	switch {
 	case auto != nil:
 		limit := ""
