@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -61,6 +62,10 @@ type runFlags struct {
 	processesSet bool
 	// afterProcess is engine.Options.AfterProcess (check's stop rule).
 	afterProcess func(*results.Summary, time.Duration) bool
+	// firstProcessLimit, when > 0, stops a multi-process run whose first
+	// process is still running after it (check's --budget; the stop
+	// rule, afterProcess, bounds the later ones), its cause budgetSpent.
+	firstProcessLimit time.Duration
 	// forced are check's own settings, "path=value", applied after --set
 	// and named "check" (not listed as the user's --set in the plan).
 	forced []string
@@ -383,6 +388,18 @@ func execute(cmd *cobra.Command, sw *signalWatch, spec *scenario.Spec, trials []
 	}
 	sw.attach(sv)
 	ctx := sw.context()
+	if f.firstProcessLimit > 0 {
+		var stop context.CancelCauseFunc
+		ctx, stop = context.WithCancelCause(ctx)
+		defer stop(nil)
+		timer := time.AfterFunc(f.firstProcessLimit, func() { stop(budgetSpent{f.firstProcessLimit}) })
+		defer timer.Stop()
+		after := f.afterProcess
+		f.afterProcess = func(s *results.Summary, elapsed time.Duration) bool {
+			timer.Stop() // the first process has ended
+			return after == nil || after(s, elapsed)
+		}
+	}
 
 	opt := engine.Options{AllowDegraded: f.allowDegraded, OutDir: path, Results: dir, NoWakeupLog: f.noWakeupLog, Unmet: unmet,
 		TaskPerfCounters: f.taskPerf}

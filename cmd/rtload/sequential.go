@@ -173,3 +173,12 @@ func (q *sequential) lookAt(sum *results.Summary) {
 	q.res, q.gate = res, &g
 	fmt.Fprintf(q.log, "check: look %d of %d at %d candidate processes: %s\n", q.info.Looks, q.info.MaxLooks, q.info.Processes, g.Verdict)
 }
+
+// budgetSpent is the cause of a check's run stopped because its first
+// process ran past the budget (runFlags.firstProcessLimit): undecided
+// (ExitCannotJudge), not interrupted.
+type budgetSpent struct{ budget time.Duration }
+
+func (b budgetSpent) Error() string {
+	return fmt.Sprintf("the --budget of %v ran out in the first process (its setup and trials take longer): give a larger --budget", b.budget)
+}
