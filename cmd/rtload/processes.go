@@ -33,10 +33,16 @@ const processCommand = "__process"
 const envPadVar = "RTLOAD_ENV_PAD"
 
 // parentDeathSignal is the signal a child of a multi-process run gets
-// when its parent dies (prctl PR_SET_PDEATHSIG): SIGTERM, which the child
-// catches, and on finding its parent gone (getppid changed) exits at
-// once, removing its namespaces (watchChildSignals).
-const parentDeathSignal = syscall.SIGTERM
+// when its parent dies (prctl PR_SET_PDEATHSIG). SIGKILL: the kernel ends
+// the child at once, its SCHED_FIFO threads with it, whatever load the
+// machine is under. A caught signal would need the child's Go scheduler
+// to run its handler first: with SIGTERM handled, the child took 0.1-0.3 s
+// to react, once more than 1 s, on this busy 2-CPU VM beside its own spin
+// noise. The namespace the child leaves is removed as any killed run's
+// is: by the next run into the same results directory (it takes the
+// killed run's lock over), by the next run that makes a namespace, or by
+// rtload cleanup.
+const parentDeathSignal = syscall.SIGKILL
 
 // maxChildRequest and maxChildSummary bound what parent and child read
 // from each other.
@@ -128,9 +134,8 @@ func childLauncher(spec *scenario.Spec, dir string, f runFlags, unmet []string, 
 		// the plan with SCHED_FIFO threads: the kernel sends the child
 		// parentDeathSignal when the thread that forked it ends (Go
 		// checks getppid after the prctl, for a parent that died
-		// before it), and the child exits at once (watchChildSignals).
-		// So that thread must outlive the child: locked to this
-		// goroutine until Wait returns.
+		// before it). So that thread must outlive the child: locked to
+		// this goroutine until Wait returns.
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: parentDeathSignal}
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()

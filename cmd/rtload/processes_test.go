@@ -114,10 +114,10 @@ func TestChildExit(t *testing.T) {
 
 // TestProcessesParentKilled (issue 34 row 6): kill -9 of a --processes
 // tap run's parent while its first child measures. One second later no
-// thread of the child runs (its parent-death signal made it exit at
-// once, removing its namespace), and the next run into the same --out
-// works: it takes over the killed run's lock, saying so, and keeps that
-// run's files in killed-run-<pid>. On main the child ran its plan on as an
+// thread of the child runs (its parent-death signal, SIGKILL, ended it),
+// and the next run into the same --out works: it takes over the killed
+// run's lock, saying so, keeps that run's files in killed-run-<pid>, and
+// removes the namespace the child left. On main the child ran its plan on as an
 // orphan with SCHED_FIFO threads (3.4 s; 6.7 s with a tap namespace) and
 // the stale .rtload.lock refused the next run.
 func TestProcessesParentKilled(t *testing.T) {
@@ -157,11 +157,8 @@ func TestProcessesParentKilled(t *testing.T) {
 	} else {
 		t.Logf("the child exited within %v of the kill", time.Since(killed).Round(time.Millisecond))
 	}
-	if left := ownedNamespaces(t, child); len(left) != 0 {
-		t.Errorf("the child's namespaces left: %v", left)
-		exec.Command(binary, "cleanup").Run()
-	}
-	t.Logf("killed run's output:\n%s", output())
+	left := ownedNamespaces(t, child)
+	t.Logf("killed run's output:\n%s\nits child's namespaces left: %v", output(), left)
 
 	r := rtload(t, nil, "run", "timer-only", "--duration", "300ms", "--set", "rounds=1", "--out", out, "-q")
 	took := fmt.Sprintf("rtload: results directory %s: taken over from rtload pid %d (started ", out, cmd.Process.Pid)
@@ -170,6 +167,17 @@ func TestProcessesParentKilled(t *testing.T) {
 	}
 	if s, err := results.ReadSummary(out); err != nil || len(s.Trials) != 1 {
 		t.Errorf("the next run's summary.json: %v", err)
+	}
+	// The killed child's namespace (SIGKILL leaves it) is removed by the
+	// run that takes the directory over.
+	for _, ns := range left {
+		if !strings.Contains(r.stderr, "rtload: removed namespace "+ns+" left by a dead run") {
+			t.Errorf("the next run does not say it removed %s\n%s", ns, r.stderr)
+		}
+	}
+	if again := ownedNamespaces(t, child); len(again) != 0 {
+		t.Errorf("the killed child's namespaces left after the next run: %v", again)
+		exec.Command(binary, "cleanup").Run()
 	}
 	kept, _ := filepath.Glob(filepath.Join(out, results.KilledRunDir+strconv.Itoa(cmd.Process.Pid), "wakeups-p00-*.csv"))
 	if len(kept) == 0 {

@@ -23,6 +23,7 @@ import (
 	"github.com/rtload/rtload/exporter"
 	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/interop"
+	"github.com/rtload/rtload/net/netns"
 	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/scenario"
@@ -357,6 +358,15 @@ func execute(cmd *cobra.Command, sw *signalWatch, spec *scenario.Spec, trials []
 	fmt.Fprintf(errw, "rtload: results go to %s\n", termsafe.Escape(path))
 	if took := dir.TakenOver(); took != "" {
 		fmt.Fprintf(errw, "rtload: results directory %s: %s\n", termsafe.Escape(path), termsafe.Escape(took))
+		// A killed run leaves its namespaces (and a --processes child's,
+		// killed with its parent): remove every one whose run is gone.
+		removed, err := netns.Sweep()
+		for _, e := range removed {
+			fmt.Fprintf(errw, "rtload: removed namespace %s left by a dead run: %s\n", e.Name, e.Why)
+		}
+		if err != nil {
+			fmt.Fprintf(errw, "rtload: warning: sweeping leftover namespaces: %v (rtload cleanup removes them)\n", err)
+		}
 	}
 	if note := volumeNote(env.Container, mounts, path, own); note != "" {
 		fmt.Fprintln(errw, note)

@@ -117,10 +117,8 @@ type signalWatch struct {
 	mu sync.Mutex
 	sv *saver // set once the results directory exists (attach)
 
-	// child marks a child of a multi-process run (watchChildSignals), and
-	// parent is its parent's pid as it started.
-	child  bool
-	parent int
+	// child marks a child of a multi-process run (watchChildSignals).
+	child bool
 }
 
 // watchSignals starts watching SIGINT, SIGTERM, SIGHUP and SIGQUIT: the
@@ -146,17 +144,15 @@ func watchSignals(errw io.Writer) *signalWatch {
 // session) stops it cleanly instead of killing it with the default
 // action, and the parent gets its summary. It says nothing of the first
 // signal (the parent does); a second one exits at once as in the parent,
-// removing the child's namespaces. Any signal that finds the parent gone
-// (parentDeathSignal after a kill -9 of the parent: getppid is no longer
-// the pid it started with) exits at once the same way: nobody would read
-// its results, and its real-time threads must not run on as an orphan.
+// removing the child's namespaces. (A parent that dies kills it:
+// parentDeathSignal.)
 func watchChildSignals(errw io.Writer) *signalWatch {
 	return startWatch(errw, true)
 }
 
 func startWatch(errw io.Writer, child bool) *signalWatch {
 	ctx, cancel := context.WithCancelCause(context.Background())
-	w := &signalWatch{errw: errw, sigs: make(chan os.Signal, 8), ctx: ctx, cancel: cancel, child: child, parent: os.Getppid()}
+	w := &signalWatch{errw: errw, sigs: make(chan os.Signal, 8), ctx: ctx, cancel: cancel, child: child}
 	signal.Notify(w.sigs, watchedSignals()...)
 	signal.Ignore(syscall.SIGPIPE)
 	go w.loop()
@@ -199,7 +195,6 @@ func (w *signalWatch) attach(sv *saver) {
 
 func (w *signalWatch) loop() {
 	s := stopSignal{(<-w.sigs).(syscall.Signal)}
-	w.orphaned(s)
 	first := time.Now()
 	switch {
 	case w.child:
@@ -212,7 +207,6 @@ func (w *signalWatch) loop() {
 	}
 	w.cancel(s)
 	for s2 := range w.sigs {
-		w.orphaned(stopSignal{s2.(syscall.Signal)})
 		if time.Since(first) < signalWindow || s2 == syscall.SIGHUP {
 			continue // the same Ctrl-C, delivered to rtload and to a wrapper; or a hangup's echo
 		}
@@ -221,16 +215,6 @@ func (w *signalWatch) loop() {
 		w.mu.Unlock()
 		forceExit(w.errw, stopSignal{s2.(syscall.Signal)}, sv)
 	}
-}
-
-// orphaned exits at once, as forceExit does, when w is a child's and its
-// parent is gone (s, its parent-death signal, or any signal after it).
-func (w *signalWatch) orphaned(s stopSignal) {
-	if !w.child || os.Getppid() == w.parent {
-		return
-	}
-	fmt.Fprintf(w.errw, "rtload: %s: the parent rtload (pid %d) is gone: this process of its run exits now\n", s.name(), w.parent)
-	exitNow(w.errw, s.code())
 }
 
 // forceExit ends the process after a second signal, leaving the finished
