@@ -409,7 +409,7 @@ func (t *trial) progress(frac float64) {
 	n := max(1, len(t.members))
 	at := min(frac*float64(n), float64(n))
 	i := min(int(at), n-1)
-	t.run.opt.Progress(t.tr.Index+i, t.run.ntrials, at-float64(i))
+	t.run.opt.Progress(t.tr.Index-t.run.base+i, t.run.ntrials, at-float64(i))
 }
 
 func (t *trial) probesDone() bool {

@@ -137,7 +137,7 @@ func Reference() []Field {
 	return []Field{
 		{"name", "string", "file name", "≤ " + strconv.Itoa(maxNameLen) + " bytes; no `/`, `\\`, control characters; not `.`, `..` (`rtload-results/<name>-<time>/`)"},
 		{"description", "string", "", "one line, shown by `list` and before a run"},
-		{"duration", "duration", code(defaultDuration.String()), "≥ 0; measured time of each trial; 0 = until stopped (soak)"},
+		{"duration", "duration", code(defaultDuration.String()), "0–" + MaxDuration.String() + "; measured time of each trial; 0 = until stopped (soak: for longer runs, with rotated logs and checkpoints)"},
 		{"warmup", "duration", code("0"), "≥ 0; runs unmeasured before each trial"},
 		{"clock", "", code(ClockAuto.String()), enumValues(&clockTable, map[string]string{
 			"auto":      "cycles where the PMU gives them, else TSC if invariant with rdtscp, else monotonic; each refusal listed",
@@ -219,7 +219,7 @@ func Reference() []Field {
 			"spin": "busy loop, loops/s", "memory": "streaming copies over a buffer, bytes/s", "syscall": "tight loop of a cheap syscall, syscalls/s",
 			"messaging": "the hackbench model, messages/s", "file_write": "the fstime loop, bytes/s", "udp": "loopback flood at a rate, messages/s",
 		})},
-		{"noise[].threads", "threads", "", bd("noise[].threads") + " (messaging: ignored, 0 allowed; it runs groups × fds × 2 worker threads, the count the report shows)"},
+		{"noise[].threads", "threads", "", bd("noise[].threads") + " (messaging: ignored, 0 allowed; it runs groups × fds × 2 worker threads, the count the report shows); a trial's threads, all entries together (readers, traffic senders, noise workers, probes and their hackbench workers), at most " + strconv.Itoa(MaxThreads) + ": the Go runtime stops at 10000 OS threads"},
 		{"noise[].cpus", "CPUs", "unpinned", "thread i on cpus[i % len]"},
 		{"noise[].policy", "", code(PolicyOther.String()), enumValues(&policyTable, nil) + "; `fifo`/`rr` only with `allow_rt_noise: true`"},
 		{"noise[].priority", "", code("0"), bd("noise[].priority") + " for `fifo`/`rr`, 0 for `other`"},
