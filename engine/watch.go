@@ -139,3 +139,37 @@ func kernelInvalid(rep sysinfo.KernelReport, runClocksource string) string {
 	}
 	return reason + "; " + other
 }
+
+// checkClockRate measures a tsc clock's rate over the trial against
+// CLOCK_MONOTONIC, from the window's start to now (the readers have
+// ended), into the trial's ClockRate, and marks the trial invalid when it
+// strays from the calibration by more than results.ClockRateTolerance
+// beyond the two readings' own uncertainty: its ticks would not be the
+// run's (a VM migrated to a host whose TSC runs at another rate, a TSC
+// that is not invariant after all). Nothing for other clocks.
+func (t *trial) checkClockRate() {
+	if !t.rateOK {
+		return
+	}
+	t.rateOK = false
+	p1, _ := t.run.clock.RatePoint()
+	r, ok := t.run.clock.RateBetween(t.rate0, p1)
+	if !ok {
+		return
+	}
+	t.res.ClockRate = &r
+	if why := clockRateInvalid(r, t.run.clock.Info().Hz); why != "" {
+		t.res.Marks = append(t.res.Marks, results.Mark{Kind: results.MarkInvalid, Text: why})
+		fmt.Fprintf(t.run.opt.Log, "warning: trial %d: invalid: %s\n", t.tr.Index+1, why)
+	}
+}
+
+// clockRateInvalid is why a trial's TSC rate r makes it invalid against
+// the calibration hz, "" when it agrees (results.ClockRate.Disagrees).
+func clockRateInvalid(r results.ClockRate, hz float64) string {
+	if !r.Disagrees() {
+		return ""
+	}
+	return fmt.Sprintf("the TSC ran at %.3f MHz against CLOCK_MONOTONIC over the trial's %.1f s, %+.3f%% from its calibration %.3f MHz (tolerance ±%g%%): its ticks are not the run's",
+		r.Hz/1e6, r.Seconds, r.Deviation*100, hz/1e6, results.ClockRateTolerance*100)
+}

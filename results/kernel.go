@@ -37,6 +37,52 @@ type ClockInfo struct {
 	// Fallbacks lists the clocks tried before this one and why each was
 	// refused.
 	Fallbacks []string `json:"fallbacks,omitempty"`
+	// Read is the instruction a tsc clock reads: ReadRDTSCP, or
+	// ReadRDTSCFenced where CPUID offers no RDTSCP; "" for other clocks
+	// (and in files written before it, which read RDTSCP).
+	Read string `json:"read,omitempty"`
+}
+
+// The instructions a tsc clock reads (ClockInfo.Read).
+const (
+	ReadRDTSCP      = "rdtscp;lfence"
+	ReadRDTSCFenced = "lfence;rdtsc;lfence"
+)
+
+// ClockRateTolerance is how far a tsc clock's rate over a trial may stray
+// from its calibration (ClockRate.Deviation, either way) before the trial
+// is marked invalid: 0.1%, twice the most an NTP slew moves
+// CLOCK_MONOTONIC (500 ppm), so that a slew never marks a trial while a
+// TSC whose rate changed (a VM migrated to another host, a TSC that is
+// not invariant after all) does.
+const ClockRateTolerance = 0.001
+
+// ClockRate is a tsc clock's rate over one trial against CLOCK_MONOTONIC:
+// TSC ticks between two readings each paired with a CLOCK_MONOTONIC
+// reading (at the window's start and after the readers ended), over the
+// ns between them.
+type ClockRate struct {
+	// Hz is TSC ticks per second of CLOCK_MONOTONIC over the trial.
+	Hz float64 `json:"hz"`
+	// Seconds is the CLOCK_MONOTONIC time between the two readings.
+	Seconds float64 `json:"seconds"`
+	// Deviation is Hz / ClockInfo.Hz − 1 (the calibration's): 0.0002 is
+	// +0.02%.
+	Deviation float64 `json:"deviation"`
+	// Uncertainty bounds the error of Deviation from the two readings
+	// themselves: the widest TSC bracket around each CLOCK_MONOTONIC
+	// read, over the interval (a fraction, like Deviation).
+	Uncertainty float64 `json:"uncertainty"`
+}
+
+// Disagrees reports whether the rate strayed from the calibration by more
+// than ClockRateTolerance beyond its own uncertainty.
+func (r ClockRate) Disagrees() bool {
+	d := r.Deviation
+	if d < 0 {
+		d = -d
+	}
+	return d-r.Uncertainty > ClockRateTolerance
 }
 
 // TickUnit names one tick of the clock, as every table and title prints

@@ -150,6 +150,10 @@ type Trial struct {
 	// its run queue as the guest counts them. A trial mark caused by it
 	// says so.
 	StealNs []int64 `json:"steal_ns,omitempty"`
+	// ClockRate is a tsc clock's rate over the trial against
+	// CLOCK_MONOTONIC; a trial whose rate Disagrees with the calibration
+	// is marked invalid. nil for other clocks (and in older files).
+	ClockRate *ClockRate `json:"clock_rate,omitempty"`
 	// Interleave, when set, says that this variant ran interleaved with
 	// the other variants of its group in one window (scenario
 	// interleave:), and holds its blocks; nil for a trial of its own.
