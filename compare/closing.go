@@ -24,6 +24,7 @@ const (
 	MarkDegraded   = "degraded"
 	MarkInvalid    = "invalid"
 	MarkStarved    = "reader starved"
+	MarkShared     = "reader CPU shared"
 	MarkTraffic    = "traffic not as specified"
 	MarkStopped    = "stopped early"
 	MarkIncomplete = "incomplete"
@@ -39,8 +40,9 @@ type MarkCount struct {
 
 // RunMarks lists what makes s not the run asked for: run-wide degraded,
 // then the trials marked invalid (the kernel changed what was measured, or
-// a reader measured nothing), with a starved reader, or with traffic not
-// as specified, then stopped early and incomplete; empty for a run as
+// a reader measured nothing), with a starved reader, with a reader's CPU
+// shared, or with traffic not as specified, then stopped early and
+// incomplete; empty for a run as
 // asked. These are the marks that make a verdict undecided or a run
 // unjudgeable (Unjudgeable lists them with their reasons).
 func RunMarks(s *results.Summary) []MarkCount {
@@ -54,6 +56,7 @@ func RunMarks(s *results.Summary) []MarkCount {
 	}{
 		{MarkInvalid, func(t results.Trial) bool { return markText(WarnInvalid, &t) != "" }},
 		{MarkStarved, func(t results.Trial) bool { return markText(WarnStarved, &t) != "" }},
+		{MarkShared, func(t results.Trial) bool { return markText(WarnShared, &t) != "" }},
 		{MarkTraffic, func(t results.Trial) bool { return markText(WarnTraffic, &t) != "" }},
 	} {
 		var trials []int

@@ -23,11 +23,15 @@ const (
 	// WarnStarved: trials with a reader runnable but kept off its CPU
 	// (results.MarkStarved): RT throttling or a higher-priority thread.
 	WarnStarved = "starved readers"
+	// WarnShared: trials with a reader's CPU shared with another process's
+	// thread at or above its priority, or another rtload's reader
+	// (results.MarkShared).
+	WarnShared = "shared reader CPUs"
 )
 
 // trialWarnings are the trial-marker warnings, in the order they are
 // listed.
-var trialWarnings = []string{WarnInvalid, WarnTraffic, WarnStarved}
+var trialWarnings = []string{WarnInvalid, WarnTraffic, WarnStarved, WarnShared}
 
 // markText is how compare and check quote trial t's marks of warning w
 // (one of trialWarnings): "invalid: clocksource changed (…)", "traffic
@@ -43,12 +47,14 @@ func markText(w string, t *results.Trial) string {
 		}
 	case WarnStarved:
 		return t.MarkText(results.MarkStarved)
+	case WarnShared:
+		return t.MarkText(results.MarkShared)
 	}
 	return ""
 }
 
 // TrialMarks lists the trial-marker warnings of runs (WarnInvalid,
-// WarnTraffic, WarnStarved): one Difference per marker some run holds,
+// WarnTraffic, WarnStarved, WarnShared): one Difference per marker some run holds,
 // with each run's marked trials as its value.
 func TrialMarks(runs []Run) []Difference {
 	var out []Difference
@@ -77,7 +83,7 @@ func TrialMarks(runs []Run) []Difference {
 
 // isMark reports whether warning d is a trial marker (TrialMarks).
 func isMark(d Difference) bool {
-	return d.Field == WarnInvalid || d.Field == WarnTraffic || d.Field == WarnStarved
+	return d.Field == WarnInvalid || d.Field == WarnTraffic || d.Field == WarnStarved || d.Field == WarnShared
 }
 
 // markLines are the lines of trial-marker warning d, one per run holding

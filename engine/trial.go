@@ -71,6 +71,9 @@ type trial struct {
 	// (checkClockRate).
 	rate0  rt.RatePoint
 	rateOK bool
+	// shared watches the readers' CPUs for other processes' threads that
+	// can take them, from start to stop (nil: none started).
+	shared *sharedWatch
 	// gate holds the readers' and senders' threads before their loops
 	// until the window is set (start); stop turns them away when the
 	// trial never opened it.
@@ -254,7 +257,11 @@ func (t *trial) start() error {
 	if err := w.start(); err != nil {
 		return err
 	}
+	t.watchShared()
 	t.res.ThreadsStart = t.threads()
+	if t.shared != nil {
+		t.shared.start()
+	}
 	return nil
 }
 
@@ -520,6 +527,7 @@ func (t *trial) stop() {
 		fmt.Fprintf(t.run.opt.Log, "warning: %v\n", err)
 	}
 	t.checkClockRate()
+	t.unwatchShared()
 	t.unwatchKernel()
 	if t.w != nil {
 		t.res.Marks = append(t.res.Marks, t.w.self.trialMarks()...)

@@ -69,9 +69,10 @@ func (t *trial) unconfine() {
 // threads lists every thread of the process now (rt.Threads), and adds
 // to the trial's ThreadWarnings every thread other than a reader that may
 // run on a reader's CPU (rt.ReaderCPUWarnings) and every real-time thread
-// of another process that may (rt.OtherRTWarnings: another rtload run, a
-// cyclictest), once each. A listing that
-// fails is a warning on the log.
+// of another process that may (rt.ForeignThreads: another rtload run, a
+// cyclictest), once each; the shared watch takes the same listing of
+// other processes' threads for its culprits. A listing that fails is a
+// warning on the log.
 func (t *trial) threads() []results.Thread {
 	ts, err := rt.Threads()
 	if err != nil {
@@ -87,16 +88,50 @@ func (t *trial) threads() []results.Thread {
 	for _, r := range readers {
 		cpus = append(cpus, r.CPUs...)
 	}
-	others, err := rt.OtherRTWarnings(cpus)
+	list, more, err := rt.ForeignThreads(cpus)
 	if err != nil {
 		fmt.Fprintf(t.run.opt.Log, "warning: %v\n", err)
+	} else if t.shared != nil {
+		t.shared.observe(list, rt.Monotonic())
 	}
-	for _, w := range append(rt.ReaderCPUWarnings(ts, readers), others...) {
+	for _, w := range append(rt.ReaderCPUWarnings(ts, readers), rt.OtherRTWarningsOf(list, more, cpus)...) {
 		if !slices.Contains(t.res.ThreadWarnings, w) {
 			t.res.ThreadWarnings = append(t.res.ThreadWarnings, w)
 		}
 	}
 	return ts
+}
+
+// watchShared starts the shared watch over the readers whose threads
+// started (sharedWatch): the thread listing at the trial's start is its
+// first scan.
+func (t *trial) watchShared() {
+	var rs []sharedReader
+	for _, r := range t.readers {
+		if r.thread != nil {
+			rs = append(rs, sharedReader{name: r.spec.Name, applied: r.applied})
+		}
+	}
+	if len(rs) == 0 {
+		return
+	}
+	t.shared = newSharedWatch(rs, t.win.t0)
+}
+
+// unwatchShared stops the shared watch (idempotent) and records its
+// culprits; each reader that had any gets its MarkShared, said on the log.
+func (t *trial) unwatchShared() {
+	if t.shared == nil {
+		return
+	}
+	t.shared.halt()
+	culprits, marks := t.shared.result()
+	t.shared = nil
+	t.res.Culprits = culprits
+	t.res.Marks = append(t.res.Marks, marks...)
+	for _, m := range marks {
+		fmt.Fprintf(t.run.opt.Log, "warning: trial %d: %s\n", t.tr.Index+1, m.Text)
+	}
 }
 
 // watchKernel starts watching the kernel for the trial (clocksource,

@@ -102,6 +102,8 @@ func markBanners(b *strings.Builder, s *results.Summary) {
 			fmt.Fprintf(b, "\n*** INVALID: %s: %s; its verdicts are undecided\n", t.Name(), t.MarkText(results.MarkInvalid, results.MarkEmpty))
 		case m.Kind == results.MarkStarved:
 			fmt.Fprintf(b, "\n*** READER STARVED: %s: %s\n", t.Name(), m.Text)
+		case m.Kind == results.MarkShared:
+			fmt.Fprintf(b, "\n*** READER CPU SHARED: %s: %s\n", t.Name(), m.Text)
 		case m.Kind == results.MarkRtload:
 			fmt.Fprintf(b, "\n*** RTLOAD ITSELF: %s: %s (see the marked records in intervals.jsonl)\n", t.Name(), m.Text)
 		case m.Kind == results.MarkTraffic && !once[l]:

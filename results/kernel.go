@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -296,4 +297,63 @@ type KernelEvent struct {
 	// kernel's message (or what the poll saw).
 	Source string `json:"source"`
 	Msg    string `json:"msg"`
+}
+
+// ForeignThread is a real-time thread of another process (rt.ForeignThreads):
+// its process (PID, Comm) and its scheduling state (Thread: tid, comm,
+// policy, priority, CPU mask). Rtload is true for a thread of another
+// rtload run (a process with a reader thread, "rtl-rd/…").
+type ForeignThread struct {
+	PID    int    `json:"pid"`
+	Comm   string `json:"comm"`
+	Rtload bool   `json:"rtload,omitempty"`
+	Thread
+}
+
+// String names the thread for a person, as marks and warnings do:
+// "process 4321 (hog) thread 4322 (hog) SCHED_FIFO 90 on CPUs 1", with
+// "another rtload, " before it for another rtload's.
+func (f ForeignThread) String() string {
+	s := fmt.Sprintf("process %d (%s) thread %d (%s) %s", f.PID, f.Comm, f.TID, f.Name, f.Policy)
+	if f.RealTime() {
+		s += " " + strconv.Itoa(f.Priority)
+	}
+	s += " on CPUs " + CPUList(f.CPUs)
+	if f.Rtload {
+		s = "another rtload, " + s
+	}
+	return s
+}
+
+// Culprit is a foreign thread that could take a reader's CPU during a
+// trial (MarkShared): at or above the reader's priority, or another
+// rtload's reader. FirstNs and LastNs are when it was first and last seen
+// (ns from the measured window's start; negative: before it), Seen how
+// many of the trial's Scans found it.
+type Culprit struct {
+	Reader string `json:"reader"`
+	CPU    int    `json:"cpu"`
+	ForeignThread
+	FirstNs int64 `json:"first_ns"`
+	LastNs  int64 `json:"last_ns"`
+	Seen    int   `json:"seen"`
+	Scans   int   `json:"scans"`
+}
+
+// CPUList prints CPU numbers as ranges, "0-3,6".
+func CPUList(cpus []int) string {
+	var parts []string
+	for i := 0; i < len(cpus); {
+		j := i
+		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, strconv.Itoa(cpus[i])+"-"+strconv.Itoa(cpus[j]))
+		} else {
+			parts = append(parts, strconv.Itoa(cpus[i]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ",")
 }

@@ -143,6 +143,10 @@ type Trial struct {
 	ThreadsStart   []Thread `json:"threads_start,omitempty"`
 	ThreadsEnd     []Thread `json:"threads_end,omitempty"`
 	ThreadWarnings []string `json:"thread_warnings,omitempty"`
+	// Culprits are the threads of other processes that could take a
+	// reader's CPU during the trial: at or above its priority, or another
+	// rtload's reader (each reader's list makes its MarkShared).
+	Culprits []Culprit `json:"culprits,omitempty"`
 	// StealNs is each CPU's steal time over the trial (from its start to
 	// its readers' end), in ns, indexed by CPU number (/proc/stat; nil
 	// when there was none or it could not be read): time a hypervisor ran
