@@ -140,9 +140,9 @@ func Reference() []Field {
 		{"duration", "duration", code(defaultDuration.String()), "0–" + MaxDuration.String() + "; measured time of each trial; 0 = until stopped (soak: for longer runs, with rotated logs and checkpoints)"},
 		{"warmup", "duration", code("0"), "≥ 0; runs unmeasured before each trial"},
 		{"clock", "", code(ClockAuto.String()), enumValues(&clockTable, map[string]string{
-			"auto":      "cycles where the PMU gives them, else TSC if invariant with rdtscp, else monotonic; each refusal listed",
+			"auto":      "cycles where the PMU gives them, else the TSC if invariant (by CPUID or constant_tsc and nonstop_tsc), else monotonic; each refusal listed",
 			"cycles":    "the reader thread's core cycles, kernel+user, via `rdpmc`; needs a PMU, `kernel.perf_event_paranoid ≤ 1` or `CAP_PERFMON`, user `rdpmc` enabled",
-			"tsc":       "the TSC, `rdtscp; lfence`",
+			"tsc":       "the TSC, `rdtscp; lfence` (`lfence; rdtsc; lfence` where CPUID hides RDTSCP), its rate against `CLOCK_MONOTONIC` checked in every trial (a trial off by more than 0.1% is marked invalid)",
 			"monotonic": "`CLOCK_MONOTONIC`",
 		})},
 		{"rounds", "count, or `auto`", code("1"), roundsAllowed + "; the whole scenario this many times, variants alternating inside each (A B A B …); each round is one sample; `--rounds N`. `auto`: rounds until the 95% CI of the headline difference is within `--precision` (see [variants.md](variants.md#repeat-until-certain-rounds-auto))"},

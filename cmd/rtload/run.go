@@ -321,6 +321,11 @@ func execute(cmd *cobra.Command, sw *signalWatch, spec *scenario.Spec, trials []
 	if err := errors.Join(err, engine.Preflight(trials, f.allowDegraded)); err != nil {
 		return o, err
 	}
+	// What will disturb the readers, named with its fix, before anything
+	// is paid for (a long baseline above all).
+	for _, w := range engine.Disturbances(trials) {
+		fmt.Fprintf(errw, "warning: %s\n", termsafe.Escape(w))
+	}
 	var srv *exporter.Server
 	if f.metricsAddr != "" {
 		if srv, err = exporter.Listen(f.metricsAddr, false); err != nil {
@@ -804,12 +809,14 @@ func progress(opt *engine.Options, f runFlags, spec *scenario.Spec, trials []sce
 	if f.quiet {
 		return nil
 	}
+	// The log names other processes' threads (their comm is anyone's to
+	// choose): escaped for the terminal.
 	if spec.Processes > 1 {
-		opt.Log = errw // the children's phase logs
+		opt.Log = termsafe.Writer(errw) // the children's phase logs
 		return nil
 	}
 	if spec.Interval != 0 || !term.IsTerminal(int(os.Stderr.Fd())) {
-		opt.Log = errw
+		opt.Log = termsafe.Writer(errw)
 		return nil
 	}
 	bar := progressbar.NewOptions(1000, progressbar.OptionSetWriter(errw), progressbar.OptionSetWidth(30),
