@@ -30,8 +30,9 @@ type MarkCount struct {
 
 // RunMarks lists what makes s not the run asked for: run-wide degraded,
 // then the trials marked invalid (the kernel changed what was measured, or
-// a reader measured nothing), with a starved reader, or with traffic not
-// as specified, then stopped early and incomplete; empty for a run as
+// a reader measured nothing), with a starved reader, with a reader's CPU
+// shared, or with traffic not as specified, then stopped early and
+// incomplete; empty for a run as
 // asked. These are the marks that make a verdict undecided or a run
 // unjudgeable (verdict.Unjudgeable lists them with their reasons).
 func RunMarks(s *results.Summary) []MarkCount {
@@ -39,7 +40,7 @@ func RunMarks(s *results.Summary) []MarkCount {
 	if s.Degraded {
 		out = append(out, MarkCount{Kind: results.MarkDegraded.Phrase()})
 	}
-	for _, k := range []results.MarkKind{results.MarkInvalid, results.MarkStarved, results.MarkTraffic} {
+	for _, k := range []results.MarkKind{results.MarkInvalid, results.MarkStarved, results.MarkShared, results.MarkTraffic} {
 		var trials []int
 		for i := range s.Trials {
 			if MarkText(k, &s.Trials[i]) != "" {

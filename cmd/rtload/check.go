@@ -76,9 +76,12 @@ verdict is mostly undecided). By default the judged metrics are each
 column's primary one (mean per-call cost; wakeup latency p99 for a
 timer-only reader), held at a 5% family-wise false-alarm rate.
 
---budget bounds the new run: after the first process it plans --looks
-looks evenly over the processes the budget allows and stops at the first
-look that decides. Each look reads its intervals at Pocock's repeated-CI
+--budget bounds the new run, its first process included: a plan whose one
+process cannot fit (its trials' durations and warm-ups alone reach the
+budget) is refused (exit 2), and a first process still running when the
+budget runs out is stopped (undecided, 125). After the first process it
+plans --looks looks evenly over the processes the budget allows and stops
+at the first look that decides. Each look reads its intervals at Pocock's repeated-CI
 level, so stopping early does not raise the false-alarm rate. Every verdict
 line gives the smallest change it could have detected and how many more
 processes would decide it. For a kernel A/B the boot is the top level: one
@@ -208,8 +211,7 @@ func runChecked(cmd *cobra.Command, sw *signalWatch, cpu *cpuBudget, args []stri
 	}
 	// The new run is processes, one after the other (the check stops
 	// them), and never profiled (profiles need one process).
-	f.run.sets = append([]string{"profile.enabled=false"}, f.run.sets...)
-	f.run.sets = append(f.run.sets, fmt.Sprintf("processes=%d", verdict.MaxProcesses))
+	f.run.forced = []string{"profile.enabled=false", fmt.Sprintf("processes=%d", verdict.MaxProcesses)}
 	spec, trials, err := prepareRun(spec, &f.run)
 	if err != nil {
 		return nil, nil, err
@@ -223,6 +225,15 @@ func runChecked(cmd *cobra.Command, sw *signalWatch, cpu *cpuBudget, args []stri
 			return nil, nil, requirementFix(&engine.RequirementsError{Scenario: spec.File, Unmet: unmet}, args[0], base, f.as)
 		}
 	}
+	// The budget bounds every process, the first included: one that
+	// cannot fit is refused before anything runs, and the first process
+	// is stopped when the budget runs out (after it the looks' schedule
+	// never starts a process that would pass it).
+	if least := scenario.MeasuredTime(trials); least >= f.budget {
+		return nil, nil, usageError{fmt.Errorf("--budget %v: one process of this plan runs at least %v (%d trials: their durations and warm-ups, setup on top), so not one fits: give a --budget above it, or a shorter --duration",
+			f.budget, least, len(trials))}
+	}
+	f.run.firstProcessLimit = f.budget
 	if len(args) == 1 { // the baseline's own scenario: data, not orders (trust.go)
 		tty := term.IsTerminal(int(os.Stdin.Fd()))
 		if err := consentBaseline(cmd.ErrOrStderr(), cmd.InOrStdin(), args[0], foreign, spec, trials, tty, f.trust); err != nil {
@@ -279,6 +290,12 @@ func endCheck(c *verdict.Check, o outcome, err error) (stopped, _ error) {
 	}
 	if o.sum != nil {
 		c.Results = o.path
+	}
+	if errors.As(o.runErr, new(budgetSpent)) && o.saveErr == nil {
+		// Not interrupted: the budget stopped the first process, and
+		// nothing can be judged (125).
+		c.Fail(o.runErr, false)
+		return nil, nil
 	}
 	if err := errors.Join(o.runErr, o.saveErr); err != nil {
 		c.Fail(err, errors.Is(err, rt.ErrNoPrivilege) || errors.Is(err, rt.ErrNotSupported))
