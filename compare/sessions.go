@@ -302,3 +302,23 @@ func (r *Result) writeSessions(b *strings.Builder) {
 		b.WriteString("  " + l + "\n")
 	}
 }
+
+// AppendSession is prior (a run loaded from a sessions directory, or any
+// run: then its one session) with the run sum as one more session (its
+// processes renumbered past prior's): check --append's candidate side
+// while its new session runs. prior is not modified.
+func AppendSession(prior Run, sum *results.Summary) Run {
+	sums := []*results.Summary{prior.Summary, sum}
+	dirs := []string{prior.Dir, ""}
+	m, sessions := mergeSessions(sums, dirs)
+	r := prior
+	r.Summary = m
+	if len(prior.Sessions) > 0 {
+		// prior's own sessions keep their processes; the new one follows.
+		r.Sessions = append(append([]Session(nil), prior.Sessions...), Session{Boot: results.BootOf(sum.Env), Processes: sessions[1].Processes})
+	} else {
+		sessions[0].Boot, sessions[1].Boot = results.BootOf(prior.Summary.Env), results.BootOf(sum.Env)
+		r.Sessions = sessions
+	}
+	return r
+}

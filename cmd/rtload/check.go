@@ -131,6 +131,7 @@ and runs nothing. Naming a scenario (check DIR SCENARIO) needs neither.`,
 	fl.BoolVar(&f.run.allowDegraded, "allow-degraded", false, "run without missing privileges: the results are degraded, so the verdict is 125")
 	fl.BoolVar(&f.run.noWakeupLog, "no-wakeup-log", false, "do not write the per-wakeup CSV logs (wakeup metrics then need rounds ≥ 2 for a CI)")
 	levelFlags(cmd, &f.run.quiet, &f.run.verbose)
+	fl.StringVar(&f.run.appendTo, "append", "", "add the new run as a session to the sessions directory CAND (made when new) and judge the baseline against all of CAND's sessions, the session the unit: a check after each boot of the candidate (run --append's rules)")
 	fl.StringVar(&f.as, "as", "", "run the baseline's own scenario (its --set overrides kept) as its counterpart SCENARIO: that scenario's name and requires: in place of the baseline's, for the other side of a boot A/B (laight-450-hardened for an -unhardened baseline)")
 	fl.BoolVar(&f.trust, "trust-baseline", false, "run the baseline's own scenario without asking: needed when the baseline is not yours or stdin is not a terminal")
 	cpuBudgetFlag(cmd, &f.cpuBudget)
@@ -149,9 +150,29 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 	}
 	cpu := startBudget(cmd.ErrOrStderr(), "check", f.cpuBudget)
 	defer cpu.end()
-	base, bst, err := results.ReadSummaryStat(args[0])
+	// A sessions directory (run --append) is judged whole, the session
+	// the unit; its first session's summary holds the scenario it runs.
+	first := args[0]
+	if results.IsSessions(args[0]) {
+		_, dirs, err := results.ReadSessions(args[0])
+		if err == nil && len(dirs) == 0 {
+			err = errors.New("no session yet")
+		}
+		if err != nil {
+			return usageError{fmt.Errorf("baseline: %w", err)}
+		}
+		first = dirs[0]
+	}
+	base, bst, err := results.ReadSummaryStat(first)
 	if err != nil {
 		return usageError{fmt.Errorf("baseline: %w", err)}
+	}
+	if f.run.appendTo != "" && results.IsSessions(f.run.appendTo) {
+		prior, err := compare.Load([]string{f.run.appendTo}, f.labels[1:])
+		if err != nil {
+			return usageError{fmt.Errorf("--append: %w", err)}
+		}
+		opt.Prior = &prior[0]
 	}
 	// Usage first (exit 2 whatever the baseline holds), then the baseline:
 	// one that cannot be judged against makes running pointless.
@@ -244,6 +265,22 @@ func runChecked(cmd *cobra.Command, sw *signalWatch, cpu *cpuBudget, args []stri
 	fmt.Fprintf(cmd.ErrOrStderr(), "check: up to %v of fresh processes (%d trials each), the verdict looked at %d times; baseline: %d processes\n",
 		f.budget, len(trials), f.looks, c.BaselineProcesses())
 	tmp := ""
+	var sess *results.Sessions
+	if f.run.appendTo != "" {
+		if f.run.out != "" {
+			return nil, nil, usageError{errors.New("--append and --out: give one (--append CAND writes the session into CAND/sNNN)")}
+		}
+		if sess, err = openAppend(f.run.appendTo, spec, sysinfo.Gather()); err != nil {
+			return nil, nil, err
+		}
+		defer sess.Close()
+		if n, m := len(sess.Index.Sessions), c.PriorSessions(); n != m {
+			return nil, nil, fmt.Errorf("--append %s: its sessions changed (%d, read %d) while the check started: run it again", f.run.appendTo, n, m)
+		}
+		if f.run.out, err = sess.Next(); err != nil {
+			return nil, nil, err
+		}
+	}
 	if f.run.out == "" {
 		if tmp, err = os.MkdirTemp("", "rtload-check-"+spec.Name+"-"); err != nil {
 			return nil, nil, err
@@ -255,6 +292,11 @@ func runChecked(cmd *cobra.Command, sw *signalWatch, cpu *cpuBudget, args []stri
 	cpu.pause() // the run's own CPU time is not reading
 	o, err := execute(cmd, sw, spec, trials, f.run, cmd.ErrOrStderr())
 	cpu.resume()
+	if sess != nil {
+		if aerr := endAppend(cmd.ErrOrStderr(), sess, f.run.out, o); aerr != nil {
+			err = errors.Join(err, aerr)
+		}
+	}
 	if errors.As(err, new(*engine.RequirementsError)) {
 		if tmp != "" {
 			os.Remove(tmp)
