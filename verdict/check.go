@@ -3,9 +3,11 @@ package verdict
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/stats"
 )
@@ -152,14 +154,14 @@ func (c *Check) look(sum *results.Summary) Verdict {
 	cand := c.newRun(sum)
 	res, err := compare.Headlines([]compare.Run{c.base, cand}, compare.Options{Threshold: c.opt.Threshold})
 	if err != nil {
-		c.reasons = []string{err.Error()}
+		c.reasons = []string{termsafe.Escape(err.Error())}
 		return CannotJudge
 	}
 	c.reasons = Unjudgeable(c.opt.Labels[1], cand.Summary)
 	if q.Metrics == 0 {
 		judged, err := gated(res.Metrics, c.opt.Metrics)
 		if err != nil {
-			c.reasons = append(c.reasons, err.Error())
+			c.reasons = append(c.reasons, termsafe.Escape(err.Error()))
 			return CannotJudge
 		}
 		q.Metrics = max(len(judged), 1)
@@ -169,7 +171,7 @@ func (c *Check) look(sum *results.Summary) Verdict {
 	opt.Level = q.Level
 	g, err := Judge(res.Metrics, c.reasons, opt)
 	if err != nil {
-		c.reasons = append(c.reasons, err.Error())
+		c.reasons = append(c.reasons, termsafe.Escape(err.Error()))
 		return CannotJudge
 	}
 	c.gate = &g
@@ -217,9 +219,15 @@ func (c *Check) End(sum *results.Summary) {
 // (the kernel). Its verdict is CannotJudge.
 func (c *Check) Fail(err error, requirement bool) {
 	c.Error = err.Error()
-	why := "the run failed: " + err.Error()
+	// The error's own lines stay lines (a requirement's list); each is
+	// escaped, so that the only newlines in a reason are rtload's.
+	lines := strings.Split(err.Error(), "\n")
+	for i := range lines {
+		lines[i] = termsafe.Escape(lines[i])
+	}
+	why := "the run failed: " + strings.Join(lines, "\n")
 	if requirement {
-		why = "a requirement is not met: " + err.Error()
+		why = "a requirement is not met: " + strings.Join(lines, "\n")
 	}
 	c.Gate.Reasons = append(c.Gate.Reasons, why)
 	c.finish()
