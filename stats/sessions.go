@@ -389,9 +389,8 @@ func sessionComponents(ss [][][]float64) SessionVariance {
 		dfp += float64(len(s) - 1)
 	}
 	grand /= n
-	msp := math.NaN()
 	if dfp > 0 {
-		msp = ssp / dfp
+		msp := ssp / dfp
 		n0p := (n - sumNsp2OverNs) / dfp
 		v.BetweenProcesses = math.Max(0, (msp-msr)/n0p)
 	}
