@@ -123,6 +123,19 @@ func TestPlaybookOverSSH(t *testing.T) {
 	f.checkArchive(t)
 
 	f.checkMode(t)
+}
+
+// TestBootsOverSSH runs the role's boots mode (issue 32 item 4) over real
+// SSH against one namespace host: in check mode (the ABBA plan and each
+// step's boot command, GRUB and kexec, as it would run them), then for
+// real with rtload_boot_method "current" (the host cannot reboot: its
+// sessions share this boot), pooling the sessions of both sides into the
+// host's verdict.
+func TestBootsOverSSH(t *testing.T) {
+	testutil.Requires(t, testutil.System, testutil.Root, testutil.Cap("CAP_SYS_ADMIN"), testutil.Cap("CAP_NET_ADMIN"), testutil.Cap("CAP_SYS_NICE"), testutil.CPUs(2))
+	requireTools(t, "ansible-playbook", sshdPath, "ssh", "ssh-keygen", "tar", "go", "sudo", "mount")
+	f := newFleet(t)
+	f.start(t, hostSpec{name: "host0"})
 	f.checkModeBoots(t)
 	f.checkBoots(t)
 }
@@ -133,8 +146,15 @@ func TestPlaybookOverSSH(t *testing.T) {
 // each step's boot command, as it would run them.
 func (f *fleet) checkModeBoots(t *testing.T) {
 	t.Helper()
-	boot := filepath.Join(f.dir, "boot") // checkMode's, with an initrd added
-	writeFile(t, filepath.Join(boot, "initrd.img-"+fakeKernel), "", 0o644)
+	boot := filepath.Join(f.dir, "boot-boots")
+	grub, err := os.ReadFile("testdata/grub.cfg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{"vmlinuz-" + fakeKernel: "", "initrd.img-" + fakeKernel: "", "grub/grub.cfg": string(grub),
+		"default-grub": "GRUB_TIMEOUT=5\nGRUB_DEFAULT=saved\n"} {
+		writeFile(t, filepath.Join(boot, name), data, 0o644)
+	}
 	vars := map[string]any{"rtload_boot_dir": boot, "rtload_grub_cfg": filepath.Join(boot, "grub/grub.cfg"),
 		"rtload_grub_default": filepath.Join(boot, "default-grub"), "rtload_boots_per_side": 2,
 		"rtload_boot_sides": []map[string]any{
