@@ -299,6 +299,50 @@ func TestSummaryDecodeBomb(t *testing.T) {
 	}
 }
 
+// TestSummaryFoldedKeys: encoding/json matches member keys to fields
+// case-insensitively with Unicode simple folding, so a key that is not a
+// field's name can still decode into that field (issue 34: "reader\u017f",
+// with a long s, filled a trial's readers while the pre-pass walked it as
+// an unknown key, and 3 MB cost report 3.8 GB). The pre-pass refuses
+// every such key before anything is built, and still takes a field's
+// exact name however it is escaped, and ignores keys no field folds to.
+func TestSummaryFoldedKeys(t *testing.T) {
+	empties := func(n int) string { return strings.Repeat("{},", n-1) + "{}" }
+	for _, tc := range []struct {
+		name, body, want string
+	}{
+		{"long s (U+017F) for s, 60,000 readers in one trial", `{"version":3,"trials":[{"reader\u017f":[` + empties(60000) + `]}]}`,
+			`summary.json:1:25: trials[0]: key "readerſ" is not "readers", but encoding/json would decode it into that field: refused`},
+		{"the long s unescaped", `{"version":3,"trials":[{"readerſ":[{}]}]}`,
+			`summary.json:1:25: trials[0]: key "readerſ" is not "readers"`},
+		{"Kelvin sign (U+212A) for k", `{"version":3,"trials":[{"readers":[{"wa\u212aeup_log":["w.csv"]}]}]}`,
+			"summary.json:1:37: trials[0].readers[0]: key \"wa\u212aeup_log\" is not \"wakeup_log\""},
+		{"ASCII case", `{"version":3,"TRIALS":[` + empties(70000) + `]}`,
+			`summary.json:1:14: summary: key "TRIALS" is not "trials"`},
+		{"json v2's folding drops '-' and '_'", `{"version":3,"trials":[{"duration-ns":1}]}`,
+			`summary.json:1:25: trials[0]: key "duration-ns" is not "duration_ns"`},
+		{"a field's name with escapes is that field", `{"version":3,"\u0074rials":[{"readers":[{}]}]}`, ""},
+		{"a key no field folds to is ignored", `{"version":3,"trials":[{"readerz":[` + empties(5000) + `]}]}`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var err error
+			alloc := allocated(func() { _, err = results.DecodeSummary([]byte(tc.body), "summary.json") })
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("err = %v, want none", err)
+				}
+				return
+			}
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Fatalf("err = %v\nwant %s…", err, tc.want)
+			}
+			if alloc > 16<<20 {
+				t.Errorf("refusing %d bytes allocated %d MiB", len(tc.body), alloc>>20)
+			}
+		})
+	}
+}
+
 // TestHDRGeometry: an HdrHistogram encoding is refused from its header
 // when its histogram would need more counts than rtload's own (issue 23:
 // 495 KB of such encodings kept report on the CPU for 103 s).
