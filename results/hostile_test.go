@@ -343,6 +343,44 @@ func TestSummaryFoldedKeys(t *testing.T) {
 	}
 }
 
+// TestWakeupLogListedTwice: a wakeup-log file listed twice in a summary,
+// by one reader or by two, plain or as its .gz, is refused (issue 34: one
+// 2.4 MB chunk listed 5 times by each of 2 readers was read as 32.8 M
+// rows, within every limit).
+func TestWakeupLogListedTwice(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		logs [][]string // the wakeup logs of trial 0's reader and trial 1's
+		want string
+	}{
+		{"one reader, twice", [][]string{{"w.0000.csv.gz", "w.0001.csv.gz", "w.0000.csv.gz"}, nil},
+			`trial 0 reader 0: wakeup_log: "w.0000.csv.gz" is listed already (by trial 0 reader 0): refused`},
+		{"two readers", [][]string{{"w.0000.csv.gz"}, {"w.0000.csv.gz"}},
+			`trial 1 reader 0: wakeup_log: "w.0000.csv.gz" is listed already (by trial 0 reader 0): refused`},
+		{"plain and gzipped", [][]string{{"w.0000.csv"}, {"w.0000.csv.gz"}},
+			`trial 1 reader 0: wakeup_log: "w.0000.csv.gz" is listed already (by trial 0 reader 0)`},
+		{"each once", [][]string{{"w.0000.csv.gz", "w.0001.csv"}, {"x.0000.csv.gz"}}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := testutil.SeedSummary()
+			for i := range s.Trials {
+				s.Trials[i].Readers[0].WakeupLog = nil
+			}
+			s.Trials[0].Readers[0].WakeupLog = tc.logs[0]
+			s.Trials[1].Readers[0].WakeupLog = tc.logs[1]
+			testutil.WriteSummary(t, dir, s)
+			_, err := results.ReadSummary(dir)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatal(err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("err = %v, want %s", err, tc.want)
+			}
+		})
+	}
+}
+
 // TestHDRGeometry: an HdrHistogram encoding is refused from its header
 // when its histogram would need more counts than rtload's own (issue 23:
 // 495 KB of such encodings kept report on the CPU for 103 s).

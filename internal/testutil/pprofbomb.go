@@ -43,4 +43,3 @@ func PprofFrameBomb(lines, refs int) []byte {
 	}
 	return p
 }
-
