@@ -525,3 +525,34 @@ func TestWriteOutputFile(t *testing.T) {
 		t.Errorf("left in %s: %v", dir, names)
 	}
 }
+
+// TestJSONLBounded: spikes.jsonl is read within the writer's cap (issue
+// 34: the reader took any size, and 100 MB took explain to 3 GB): a file
+// past SpikesLimit is refused before it is read, and a line whose noise
+// list passes its limit before it is decoded, naming file:line:col.
+func TestJSONLBounded(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, results.SpikesFile)
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"trial":0,"reader":"rt","tick":1}` + "\n")
+	f.Truncate(results.SpikesLimit + 1)
+	f.Close()
+	recs, _, err := results.ReadJSONL[results.Spike](path)
+	if want := path + ": 67108865 bytes, larger than the limit of 64 MiB for a JSONL file"; err == nil || !strings.HasPrefix(err.Error(), want) || len(recs) != 0 {
+		t.Errorf("a spikes.jsonl of 64 MiB + 1: %d records, err %v, want %s", len(recs), err, want)
+	}
+	// Three lines of 1 MB of empty noise entries: 56 bytes each for 3.
+	line := `{"trial":0,"reader":"rt","noise":[` + strings.Repeat("{},", (results.MaxJSONLLine-64)/3) + "{}]}\n"
+	os.WriteFile(path, []byte(strings.Repeat(line, 3)), 0o644)
+	alloc := allocated(func() { _, _, err = results.ReadJSONL[results.Spike](path) })
+	// At the 4097th entry: column 35 + 3 × 4096.
+	if want := path + ":1:12323: noise: more than 4096 entries, more than the limit of 4096: refused"; err == nil || err.Error() != want {
+		t.Errorf("err %v, want %s", err, want)
+	}
+	if alloc > 8<<20 {
+		t.Errorf("refusing 3 MB of noise entries allocated %d MiB", alloc>>20)
+	}
+}

@@ -76,11 +76,32 @@ const (
 // error ends it with errSyntax, for json.Unmarshal to report with its own
 // message.
 func checkShape(data []byte, name string, t reflect.Type) error {
-	c := &shape{data: data, name: name}
+	c := &shape{data: data, name: name, limit: MaxSummaryMemory, what: "any summary rtload writes"}
 	if err := c.value(t, ""); err != nil {
 		return err
 	}
 	return nil
+}
+
+// memBudget is the memory a series of documents (a JSONL file's lines)
+// may take decoded, in all: used is charged by each checkLine.
+type memBudget struct {
+	used, limit int64
+	what        string // what the limit is more than: "any spikes.jsonl rtload writes"
+}
+
+// checkLine runs the pre-pass over one line of a JSONL file (data, line
+// number line of name) for type t, charging b with record bytes for the
+// record itself and what the line decodes to, and refuses the line that
+// passes b's limit (naming name:line:col) or a list's limit.
+func checkLine(data []byte, name string, line int, t reflect.Type, record int64, b *memBudget) error {
+	c := &shape{data: data, name: name, line0: line - 1, mem: b.used, limit: b.limit, what: b.what}
+	err := c.charge(record)
+	if err == nil {
+		err = c.value(t, "")
+	}
+	b.used = c.mem
+	return err
 }
 
 // shape is the pre-pass: a small scanner of JSON that keeps nothing but
@@ -90,7 +111,10 @@ type shape struct {
 	data  []byte
 	off   int
 	name  string
+	line0 int // lines before data in name
 	mem   int64
+	limit int64  // of mem
+	what  string // what more than limit is more than
 	depth int
 	path  []pathElem // where the walk is, for messages
 }
@@ -134,14 +158,14 @@ func custom(t reflect.Type) bool {
 // errorf is a refusal at the scanner's position.
 func (c *shape) errorf(format string, args ...any) error {
 	line, col := position(c.data, int64(c.off)+1)
-	return fmt.Errorf("%s:%d:%d: %s", c.name, line, col, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%s:%d:%d: %s", c.name, c.line0+line, col, fmt.Sprintf(format, args...))
 }
 
 // charge adds n bytes of memory and refuses past the limit.
 func (c *shape) charge(n int64) error {
 	c.mem += n
-	if c.mem > MaxSummaryMemory {
-		return c.errorf("%s: decoding would take more than %d MiB of memory, more than any summary rtload writes: refused", c.where(), MaxSummaryMemory>>20)
+	if c.mem > c.limit {
+		return c.errorf("%s: decoding would take more than %d MiB of memory, more than %s: refused", c.where(), c.limit>>20, c.what)
 	}
 	return nil
 }
