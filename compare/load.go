@@ -26,6 +26,10 @@ type Run struct {
 	WakeupLogs map[ReaderIndex]results.ReadStats
 	// Notes says which logs could not be read, and why.
 	Notes []string
+	// Unread says which of the run's files (wakeup logs, profiles) were
+	// not read, and why: each is in Notes too. A fleet's controller marks
+	// the host whose files are here (deploy/ansible).
+	Unread []string
 	// Foreign marks a run read from another tool's histogram file
 	// (cyclictest -h text, an HdrHistogram log): wakeup latency only, no
 	// scenario, environment or clock to compare.
@@ -78,6 +82,7 @@ func Load(dirs, labels []string) ([]Run, error) {
 				st, err := rows.EachReaderWakeup(base, rd, func(record.Wakeup) {})
 				if err != nil {
 					runs[i].Notes = append(runs[i].Notes, err.Error())
+					runs[i].Unread = append(runs[i].Unread, err.Error())
 					continue
 				}
 				runs[i].WakeupLogs[ReaderIndex{ti, ri}] = st
