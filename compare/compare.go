@@ -85,6 +85,9 @@ type RunInfo struct {
 	Clock      results.ClockInfo `json:"clock"`
 	// Foreign marks a column read from another tool's file (Run.Foreign).
 	Foreign bool `json:"foreign,omitempty"`
+	// Unread names each file of the run that was not read, and why
+	// (Run.Unread): a wakeup log or profile refused, missing or broken.
+	Unread []string `json:"unread,omitempty"`
 }
 
 // Difference is one field in which the runs differ: Values holds each
@@ -263,7 +266,7 @@ func CompareWith(runs []Run, opt Options) (*Result, error) {
 		res.Runs = append(res.Runs, RunInfo{
 			Label: r.Label, Dir: r.Dir, Scenario: s.Scenario, Kernel: orNone(s.Env.Kernel),
 			Start: s.Start, Trials: len(s.Trials), Degraded: s.Degraded, Stopped: s.Stopped, Clock: s.Clock,
-			InProgress: s.InProgress, Foreign: r.Foreign,
+			InProgress: s.InProgress, Foreign: r.Foreign, Unread: r.Unread,
 		})
 		if s.InProgress {
 			res.Notes = append(res.Notes, fmt.Sprintf("%s: summary.json is a checkpoint written at %s by a run that never finished (killed?): its data end there; intervals.jsonl and the wakeup log may go further", r.Label, s.End.Format("15:04:05")))
