@@ -20,6 +20,7 @@ import (
 // rows took explain to 3.9 GB), so 400,000 rows allocate a few MiB, and
 // the spike among them is found.
 func TestDirStreamsWakeupLogs(t *testing.T) {
+	testutil.Long(t, "streams millions of wakeup rows")
 	dir := t.TempDir()
 	testutil.LongLogDir(t, dir, 400_000, 123_456, 900_000)
 	var before, after runtime.MemStats
@@ -43,6 +44,7 @@ func TestDirStreamsWakeupLogs(t *testing.T) {
 // spikes took explain to 3 GB): with 200,000 spikes (31 MB) its live heap
 // stays at a few MiB (garbage aside: each line is decoded and dropped).
 func TestDirStreamsSpikes(t *testing.T) {
+	testutil.Long(t, "streams 58 MB of spikes")
 	dir := t.TempDir()
 	s := testutil.LongLogDir(t, dir, 1000, 500, 900_000)
 	tr, rd := s.Trials[0], s.Trials[0].Readers[0]

@@ -14,6 +14,7 @@ import (
 // 6.4 GB), and keeps the ones thin would draw from all of them, the
 // spike included.
 func TestLoadThinsWhileReading(t *testing.T) {
+	testutil.Long(t, "reads 400,000 wakeup rows")
 	dir := t.TempDir()
 	s := testutil.LongLogDir(t, dir, 400_000, 123_456, 900_000)
 	var before, after runtime.MemStats

@@ -49,6 +49,9 @@ func synthProfile(n, depth int, numLabels bool, nameLen int) []byte {
 // kind it counts, so that MaxPprofMemory and MaxPprofFrames bound what
 // reading a profile takes.
 func TestPprofMemoryEstimate(t *testing.T) {
+	if testing.Short() { // internal/testutil.Long, by hand: this package's tests import the standard library only
+		t.Skip("tier: long fast test (parses profiles of tens of MiB); -short leaves it out, make test runs it")
+	}
 	fixture, err := os.ReadFile(filepath.Join("testdata", "attrib-recvmsg.pb.gz"))
 	if err != nil {
 		t.Fatal(err)
