@@ -215,7 +215,7 @@ func (r *Result) MachineLines() []string {
 	if len(out) > 0 || !r.comparesPerCall() {
 		return out
 	}
-	return []string{"machine: not measured: no drift controls in these results (rtload before readers[].controls, or controls: 0): every per-call verdict is the raw one"}
+	return []string{"machine: not measured (no drift controls in these results: rtload before readers[].controls, or controls: 0): per-call verdicts are raw"}
 }
 
 // comparesPerCall reports whether r compares some column's mean per-call

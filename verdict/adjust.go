@@ -214,21 +214,30 @@ func finite(v float64) *float64 {
 	return &v
 }
 
-// Words say in a few words how the gate read the metric: "adjusted on the
-// null syscall (θ 1.21, r 0.92; raw +8.3% [+3.1, +13.8])", or "raw: why".
+// Words say in a few words, for a closing line, how the gate read the
+// metric: "adjusted on the null syscall (θ 1.21, r 0.92; raw +8.3% [+3.1,
+// +13.8])", or why the raw change was judged; "" when there is nothing
+// to say (no controls, or sides in the same processes: Long says why).
 func (a *Adjustment) Words() string {
+	if a == nil || a.Judged != JudgedAdjusted && a.Why == sameProcessesNote {
+		return ""
+	}
+	return a.Long()
+}
+
+// Long is Words for every case, as the gate's verdict lines print it.
+func (a *Adjustment) Long() string {
 	if a == nil {
 		return ""
 	}
-	raw := compare.IntervalWords(a.Raw)
 	if a.Judged == JudgedAdjusted {
-		w := fmt.Sprintf("adjusted on the %s (θ %s, r %s; raw %s)", a.Control, num(a.Theta), num(a.R), raw)
+		w := fmt.Sprintf("adjusted on the %s (θ %s, r %s; raw %s)", a.Control, num(a.Theta), num(a.R), compare.IntervalWords(a.Raw))
 		if a.EntryChanged { // adjusted on the loop, which the entry does not move
 			w += "; the null syscall moved " + compare.IntervalWords(a.NullChange) + " beyond the loop's change: the system-call entry changed"
 		}
 		return w
 	}
-	return "raw " + raw + ", not adjusted: " + a.Why
+	return "not adjusted: " + a.Why
 }
 
 func num(p *float64) string {

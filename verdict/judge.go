@@ -123,7 +123,7 @@ func judgeMetric(m *compare.Metric, level, thr float64, grow stats.Grow, opt Opt
 		}
 		at = m.At(c, thr, grow)
 	}
-	out := Metric{Name: m.Name, Unit: m.Unit, Column: m.Column, Baseline: m.Baseline, Value: m.Value, BaselineValue: m.BaselineValue,
+	out := Metric{Name: m.Name, Unit: m.Unit, HigherIsBetter: m.HigherIsBetter, Column: m.Column, Baseline: m.Baseline, Value: m.Value, BaselineValue: m.BaselineValue,
 		Verdict: at.Verdict, Interval: at.Interval, Variance: m.Variance, MinDetectablePct: at.MinDetectablePct, MoreUnits: at.MoreUnits,
 		MethodNote: at.MethodNote, Adjustment: adj}
 	switch at.Verdict {

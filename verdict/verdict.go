@@ -123,12 +123,13 @@ func (g Gate) ExitCode() int { return g.Verdict.ExitCode() }
 // change and confidence interval are Interval's, the one shape of a
 // change with its interval (compare.Interval), at the gate's level.
 type Metric struct {
-	Name          string  `json:"name"`
-	Unit          string  `json:"unit"`
-	Column        string  `json:"column"`
-	Baseline      string  `json:"baseline"`
-	Value         float64 `json:"value"`
-	BaselineValue float64 `json:"baseline_value"`
+	Name           string  `json:"name"`
+	Unit           string  `json:"unit"`
+	HigherIsBetter bool    `json:"higher_is_better,omitempty"`
+	Column         string  `json:"column"`
+	Baseline       string  `json:"baseline"`
+	Value          float64 `json:"value"`
+	BaselineValue  float64 `json:"baseline_value"`
 	// Verdict is the three-way verdict at the gate's level: slower, not
 	// slower, same or undecided (stats.Decide; compare.Verdict*).
 	Verdict string `json:"verdict"`
