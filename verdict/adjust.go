@@ -21,7 +21,13 @@ import (
 //   - the metric has no controls (older results, readers[].controls: 0);
 //   - the sides ran in the same processes (two variants of one run), see
 //     sameProcessesNote;
-//   - the adjusted interval cannot be had (too few rounds for θ);
+//   - the adjusted interval cannot be had (too few rounds for θ), or is
+//     not narrower than the raw one: with a weak within-side correlation
+//     and few processes, the degree of freedom spent on θ costs more than
+//     the adjustment removes (measured here: 3 against 14 processes, r
+//     0.72, ±34% adjusted against ±15% raw). The choice reads only the
+//     noise within the sides (the intervals' widths), never the change
+//     between them, so it cannot steer the verdict towards either answer;
 //   - the entry-change rule fires (entryChanged): the null syscall moved
 //     by more than the machine's change explains, which a change of the
 //     system-call entry does (a mitigation, a seccomp filter). Adjusting
@@ -96,15 +102,18 @@ const (
 )
 
 // sameProcessesNote says why a gate does not adjust sides that ran in
-// the same processes. Measured on this repository's 2-vCPU VM (rtload run
-// laight-450 --processes 3, 240 ABBA block pairs of recvmsg against
-// recvfrom): the block pairs' log ratio of the per-call cost correlates
-// with the null syscall's at r = 0.12 (and with the loop's at −0.04), so
-// adjusting would keep 98.5% of the variance (0.7% narrower) while adding
-// the risk of a variant that moves the control itself (a seccomp filter
-// variant of one run moves the null syscall +22%). The drift such a
-// comparison suffers is common to both sides and cancels in its pairs.
-const sameProcessesNote = "the sides ran in the same processes: the machine's drift is common to both and cancels in the pairs (adjusting interleaved pairs gained 0.7% of width, r = 0.12)"
+// the same processes. Measured on this repository's 2-vCPU VM with rtload
+// run laight-450 --processes 3 (recvmsg against recvfrom, interleaved):
+// the 240 ABBA block pairs' log ratio of the per-call cost correlates with
+// the null syscall's at r = 0.12 (with the loop's at −0.04), so adjusting
+// them would keep 98.5% of the variance (0.7% narrower); adjusting the
+// per-process paired differences (stats.AdjustPaired) found θ 0.15, r 0.11
+// within the sides and, spending one of the 2 degrees of freedom, made the
+// interval 5 times wider (±3.8% against ±0.75%). The drift such a
+// comparison suffers is common to both sides and cancels in its pairs, and
+// a variant can move the control itself (a seccomp filter variant of one
+// run moves the null syscall +22%).
+const sameProcessesNote = "the sides ran in the same processes: the machine's drift is common to both and cancels in the pairs, and adjusting them measured no gain (r 0.11–0.12)"
 
 // Adjustment is how a gate read a per-call metric against its drift
 // controls: the change it judged (Judged, and Why when raw), θ and r of
@@ -180,8 +189,13 @@ func adjusted(m *compare.Metric, level float64, c Control) (stats.Change, *Adjus
 	a := m.AdjustedAt(k, level)
 	adj.Theta, adj.R, adj.Rounds = finite(a.Theta), finite(a.R), a.Rounds
 	adj.Adjusted = compare.IntervalOf(a.Change)
-	if !a.Defined() {
+	switch {
+	case !a.Defined():
 		adj.Why = "no adjusted interval: " + strings.Join(a.Notes, "; ")
+		return raw, adj
+	case raw.Defined() && a.HalfWidth() >= raw.HalfWidth():
+		adj.Why = fmt.Sprintf("the adjustment did not narrow the interval (±%.1f%% adjusted against ±%.1f%% raw; r %s within the sides, one degree of freedom spent on θ)",
+			a.HalfWidth()*100, raw.HalfWidth()*100, num(adj.R))
 		return raw, adj
 	}
 	adj.Judged = JudgedAdjusted
