@@ -316,9 +316,10 @@ func CompareWith(runs []Run, opt Options) (*Result, error) {
 }
 
 // Headlines is the part of a comparison a verdict judges, and only it:
-// a Result whose Metrics (each with its samples, its interval at
-// Confidence and its verdict against opt's threshold), Interleaved,
-// ThresholdPct and TickUnit are filled, as CompareWith fills them; no run
+// a Result whose Metrics (each with its samples and their drift
+// controls, its interval at Confidence and its verdict against opt's
+// threshold), Interleaved, Machine, ThresholdPct and TickUnit are filled,
+// as CompareWith fills them; no run
 // facts, differences, marks, metadata, column percentiles or profiles.
 // Each of check's looks reads this (verdict.Judge); it fails as Compare
 // does.

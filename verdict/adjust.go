@@ -176,20 +176,21 @@ func adjusted(m *compare.Metric, level float64, c Control) (stats.Change, *Adjus
 		adj.NullNetOfLoop = compare.IntervalOf(u.Change)
 		adj.EntryChanged = entryChanged(u.Change)
 	}
+	if m.SameProcesses() {
+		adj.Why = sameProcessesNote
+		return raw, adj
+	}
+	// The adjusted change is kept (JSON) even where it is not judged: what
+	// adjusting through an entry change would have said.
+	a := m.AdjustedAt(k, level)
+	adj.Theta, adj.R, adj.Rounds = finite(a.Theta), finite(a.R), a.Rounds
+	adj.Adjusted = compare.IntervalOf(a.Change)
 	switch {
 	case adj.EntryChanged && k == compare.ControlNull:
 		// Adjusting on the null syscall would take the entry's change
 		// out of the metric; the loop does not move with it.
 		adj.Why = entryWhy(null, loop) + "; the raw change is judged"
 		return raw, adj
-	case m.SameProcesses():
-		adj.Why = sameProcessesNote
-		return raw, adj
-	}
-	a := m.AdjustedAt(k, level)
-	adj.Theta, adj.R, adj.Rounds = finite(a.Theta), finite(a.R), a.Rounds
-	adj.Adjusted = compare.IntervalOf(a.Change)
-	switch {
 	case !a.Defined():
 		adj.Why = "no adjusted interval: " + strings.Join(a.Notes, "; ")
 		return raw, adj
