@@ -72,26 +72,26 @@ func loadSessions(dir, label string, rows *results.RowBudget) (Run, error) {
 		return Run{}, fmt.Errorf("sessions %s: no session yet (rtload run --append %s adds one)", dir, dir)
 	}
 	sums := make([]*results.Summary, len(dirs))
-	wakeups := make([]map[ReaderIndex][]record.Wakeup, len(dirs))
-	var notes []string
+	logs := make([]map[ReaderIndex]results.ReadStats, len(dirs))
+	var notes, unread []string
 	for i, d := range dirs {
 		s, err := results.ReadSummary(d)
 		if err != nil {
 			return Run{}, fmt.Errorf("session %d: %w", i+1, err)
 		}
 		sums[i] = s
-		wakeups[i] = map[ReaderIndex][]record.Wakeup{}
+		logs[i] = map[ReaderIndex]results.ReadStats{}
 		for ti, t := range s.Trials {
 			for ri, rd := range t.Readers {
 				if len(rd.WakeupLog) == 0 {
 					continue
 				}
-				w, _, err := rows.ReaderWakeups(d, rd)
+				st, err := rows.EachReaderWakeup(d, rd, func(record.Wakeup) {})
 				if err != nil {
-					notes = append(notes, err.Error())
+					notes, unread = append(notes, err.Error()), append(unread, err.Error())
 					continue
 				}
-				wakeups[i][ReaderIndex{ti, ri}] = w
+				logs[i][ReaderIndex{ti, ri}] = st
 			}
 		}
 	}
@@ -99,11 +99,11 @@ func loadSessions(dir, label string, rows *results.RowBudget) (Run, error) {
 	for i := range sessions {
 		sessions[i].Boot = x.Sessions[i].Boot
 	}
-	r := Run{Label: label, Dir: dir, Summary: sum, Wakeups: map[ReaderIndex][]record.Wakeup{}, Notes: notes, Sessions: sessions}
+	r := Run{Label: label, Dir: dir, Summary: sum, WakeupLogs: map[ReaderIndex]results.ReadStats{}, Notes: notes, Unread: unread, Sessions: sessions}
 	off := 0
 	for i, s := range sums {
-		for k, w := range wakeups[i] {
-			r.Wakeups[ReaderIndex{k.Trial + off, k.Reader}] = w
+		for k, st := range logs[i] {
+			r.WakeupLogs[ReaderIndex{k.Trial + off, k.Reader}] = st
 		}
 		off += len(s.Trials)
 	}
@@ -169,23 +169,31 @@ func mergeSessions(sums []*results.Summary, dirs []string) (*results.Summary, []
 }
 
 // sessionGroups splits a sample's per-round values by session, then by
-// process within it (sessions in order of their index, processes in
-// order of number; ids the processes, nil for the sample's own): the
-// shape stats.Sessions takes. ok is false when the run has one session
-// or none (use groupsOf).
+// process within it (sessionSplit); ids the processes, nil for the
+// sample's own. ok is false when the run has fewer than 2 sessions (use
+// groupsOf).
 func sessionGroups(s sample, sessionOf map[int]int, ids []int) (g [][][]float64, ok bool) {
-	if sessionOf == nil {
-		return nil, false
-	}
 	if ids == nil {
 		ids = processIDs(s)
+	}
+	return sessionSplit(s.rounds, s.procs, sessionOf, ids)
+}
+
+// sessionSplit splits vals (procs[i] the process of vals[i]) by session,
+// then by process within it (sessions in order of their index, processes
+// in the order of ids): the shape stats.Sessions takes. A process no
+// session names is a session of its own. ok is false with fewer than 2
+// sessions (or sessionOf nil).
+func sessionSplit(vals []float64, procs []int, sessionOf map[int]int, ids []int) (g [][][]float64, ok bool) {
+	if sessionOf == nil {
+		return nil, false
 	}
 	bySession := map[int][]int{}
 	var order []int
 	for _, p := range ids {
 		si, found := sessionOf[p]
 		if !found {
-			si = -1 - p // a process no session names: its own session
+			si = -1 - p
 		}
 		if _, seen := bySession[si]; !seen {
 			order = append(order, si)
@@ -197,9 +205,91 @@ func sessionGroups(s sample, sessionOf map[int]int, ids []int) (g [][][]float64,
 		return nil, false
 	}
 	for _, si := range order {
-		g = append(g, groupsOf(s, bySession[si]))
+		g = append(g, groupValues(vals, procs, bySession[si]))
 	}
 	return g, true
+}
+
+// sessionControls are a metric's drift controls in the shape of Metric.sa
+// and sb: null[0], loop[0] beside sa, null[1], loop[1] beside sb.
+type sessionControls struct {
+	null, loop [2][][][]float64
+}
+
+// of is control k's sessions, A's and B's.
+func (c *sessionControls) of(k Control) (a, b [][][]float64) {
+	if k == ControlLoop {
+		return c.loop[0], c.loop[1]
+	}
+	return c.null[0], c.null[1]
+}
+
+// pool sets m.sa and m.sb (and the controls' sessions beside them) when
+// either side pools ≥ 2 sessions: b is the baseline, x the column, sb and
+// sx their process → session maps, ida and idb their processes as judge
+// groups them; a side of one session is that one session (m.a, m.b).
+func (m *Metric) pool(b, x sample, sb, sx map[int]int, ida, idb []int) {
+	gb, okb := sessionSplit(b.rounds, b.procs, sb, ida)
+	gx, okx := sessionSplit(x.rounds, x.procs, sx, idb)
+	if !okb && !okx {
+		return
+	}
+	side := func(g [][][]float64, ok bool, flat [][]float64) [][][]float64 {
+		if ok {
+			return g
+		}
+		return [][][]float64{flat}
+	}
+	m.sa, m.sb = side(gb, okb, m.a), side(gx, okx, m.b)
+	if m.ctl == nil {
+		return
+	}
+	var c sessionControls
+	for k, vals := range [2][2][]float64{{b.null, x.null}, {b.loop, x.loop}} {
+		na, oka := sessionSplit(vals[0], b.procs, sb, ida)
+		nb, okb2 := sessionSplit(vals[1], x.procs, sx, idb)
+		flatA, flatB := m.ctl.null[0], m.ctl.null[1]
+		if k == 1 {
+			flatA, flatB = m.ctl.loop[0], m.ctl.loop[1]
+		}
+		pair := [2][][][]float64{side(na, oka, flatA), side(nb, okb2, flatB)}
+		if k == 0 {
+			c.null = pair
+		} else {
+			c.loop = pair
+		}
+	}
+	m.sctl = &c
+}
+
+// sessionUnits are the sessions of g as units of one value each (the
+// exponential of the session's mean of its processes' mean logs): for an
+// interval by process (stats.Unexplained) to take the session as its
+// unit. nil for a value ≤ 0.
+func sessionUnits(g [][][]float64) [][]float64 {
+	out := make([][]float64, 0, len(g))
+	for _, s := range g {
+		var sum float64
+		n := 0
+		for _, p := range s {
+			if len(p) == 0 {
+				continue
+			}
+			var lp float64
+			for _, v := range p {
+				if !(v > 0) {
+					return nil
+				}
+				lp += math.Log(v)
+			}
+			sum += lp / float64(len(p))
+			n++
+		}
+		if n > 0 {
+			out = append(out, []float64{math.Exp(sum / float64(n))})
+		}
+	}
+	return out
 }
 
 // sessionVariance is the variance split of s's own samples with the

@@ -40,8 +40,13 @@ func (g Gate) Text(w io.Writer) error {
 		b.WriteByte('\n')
 	}
 	for _, m := range g.Metrics {
-		fmt.Fprintf(&b, "  %s\n", compare.VerdictLine(compare.Metric{Name: m.Name, Unit: m.Unit, Column: m.Column, Verdict: m.Verdict, Interval: m.Interval,
-			MinDetectablePct: m.MinDetectablePct, MoreUnits: m.MoreUnits, MethodNote: m.MethodNote}, g.ThresholdPct))
+		l := compare.VerdictLine(m.compareMetric(), g.ThresholdPct)
+		if a := m.Adjustment; a != nil && a.Judged == JudgedAdjusted { // θ and r are in the interval's notes
+			l += "; the raw change " + compare.IntervalWords(a.Raw)
+		} else if a != nil {
+			l += "; " + a.Long()
+		}
+		fmt.Fprintf(&b, "  %s\n", l)
 	}
 	for _, r := range reasons {
 		for _, l := range report.TextLines("  cannot judge: " + r) {
@@ -50,6 +55,24 @@ func (g Gate) Text(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// worseNotBeyond counts g's undecided metrics whose interval lies on the
+// worse side of 0 (compare.WorseNotBeyond).
+func (g Gate) worseNotBeyond() int {
+	k := 0
+	for _, m := range g.Metrics {
+		if compare.WorseNotBeyond(m.compareMetric()) {
+			k++
+		}
+	}
+	return k
+}
+
+// compareMetric is m as compare's views read a metric.
+func (m Metric) compareMetric() compare.Metric {
+	return compare.Metric{Name: m.Name, Unit: m.Unit, HigherIsBetter: m.HigherIsBetter, Column: m.Column, Baseline: m.Baseline, Verdict: m.Verdict,
+		Interval: m.Interval, MinDetectablePct: m.MinDetectablePct, MoreUnits: m.MoreUnits, MethodNote: m.MethodNote}
 }
 
 // judgedCounts is how many of g's judged metrics are proven slower and
@@ -72,6 +95,9 @@ func (g Gate) judgedCounts() (slower, notSlower, n int) {
 func (g Gate) Line(who string, exit int) string {
 	slower, notSlower, n := g.judgedCounts()
 	counts := fmt.Sprintf("%d slower, %d not slower, %d undecided of %d judged", slower, notSlower, n-slower-notSlower, n)
+	if k := g.worseNotBeyond(); k > 0 {
+		counts += fmt.Sprintf(", %d of them slower with the CI excluding 0", k)
+	}
 	code := fmt.Sprintf("exit %d", exit)
 	switch exit {
 	case ExitNotSlower:
@@ -112,8 +138,12 @@ func (g Gate) Closing(who string, marked, extra []string, exit int) report.Closi
 	name := func(l string) string { return l }
 	var lines []string
 	for _, m := range g.Metrics {
-		cl := compare.ChangeLine(compare.Metric{Name: m.Name, Unit: m.Unit, Column: m.Column, Baseline: m.Baseline, Interval: m.Interval, MethodNote: m.MethodNote}, name)
-		lines = append(lines, cl+": "+compare.VerdictAt(m.Verdict, g.ThresholdPct, "+"))
+		cm := m.compareMetric()
+		cl := compare.ChangeLine(cm, name)
+		if w := m.Adjustment.Words(); w != "" {
+			cl += ", " + w
+		}
+		lines = append(lines, cl+": "+compare.VerdictWords(cm, g.ThresholdPct, "+"))
 	}
 	head := fmt.Sprintf("verdicts at +%s%% (the gate's CI: %s per metric):", compare.Pct(g.ThresholdPct), compare.LevelPct(g.Level))
 	return compare.ClosingBlock(head, lines, marked, extra, g.Line(who, exit))
@@ -149,6 +179,9 @@ func (r *Report) Write(w io.Writer, format string, level report.Level) error {
 	}
 	w = termsafe.Writer(w)
 	var extra []string
+	if r.Compare != nil {
+		extra = append(extra, r.Compare.MachineLines()...)
+	}
 	if q := r.Sequential; q != nil {
 		extra = append(extra, q.Short())
 	}

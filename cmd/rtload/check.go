@@ -24,6 +24,7 @@ import (
 type checkFlags struct {
 	run       runFlags
 	threshold string
+	control   string
 	metrics   []string
 	labels    []string
 	format    string
@@ -76,6 +77,18 @@ verdict is mostly undecided). By default the judged metrics are each
 column's primary one (mean per-call cost; wakeup latency p99 for a
 timer-only reader), held at a 5% family-wise false-alarm rate.
 
+Each reader times drift controls in every tick (a null syscall and a
+user-space loop, readers[].controls): the machine's change between the
+baseline and the check moves them with the recv calls. A per-call cost is
+judged adjusted on the null syscall (regression on the logs, its slope θ
+estimated within each side, never assumed 1), with θ, the correlation r
+and the raw change printed beside it, and a "machine" line gives each
+control's own change. When the null syscall moves by more than 10% beyond
+what the user loop's change predicts (a change of the system-call entry:
+a mitigation, a seccomp filter), the raw change is judged instead, and the
+output says so. --control none judges the raw change; --control loop
+adjusts on the user loop.
+
 --budget bounds the new run, its first process included: a plan whose one
 process cannot fit (its trials' durations and warm-ups alone reach the
 budget) is refused (exit 2), and a first process still running when the
@@ -118,6 +131,7 @@ and runs nothing. Naming a scenario (check DIR SCENARIO) needs neither.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.threshold, "threshold", "3%", "the change tolerated, in % of the baseline")
+	fl.StringVar(&f.control, "control", string(verdict.ControlNull), controlUsage)
 	fl.StringArrayVar(&f.metrics, "metric", nil, "judge this headline metric, by name as compare prints it (repeatable); default each column's primary metric")
 	fl.DurationVar(&f.budget, "budget", verdict.DefaultBudget, "the most time the new run may take: fresh processes are added until the verdict is decided or the next would pass it (then undecided, 125)")
 	fl.IntVar(&f.looks, "looks", verdict.DefaultLooks, "how many times the verdict is looked at within the budget (Pocock's boundary keeps the false-alarm rate at 5% over them)")
@@ -216,7 +230,11 @@ func checkOptions(f checkFlags, log io.Writer) (verdict.CheckOptions, error) {
 	if f.budget <= 0 || f.looks < 1 || f.looks > verdict.MaxLooks {
 		return opt, usageError{fmt.Errorf("--budget %v, --looks %d: a budget above 0 and 1–%d looks", f.budget, f.looks, verdict.MaxLooks)}
 	}
-	return verdict.CheckOptions{Options: verdict.Options{Threshold: thr, Metrics: f.metrics}, Labels: [2]string{f.labels[0], f.labels[1]},
+	ctl, err := verdict.ParseControl(f.control)
+	if err != nil {
+		return opt, usageError{err}
+	}
+	return verdict.CheckOptions{Options: verdict.Options{Threshold: thr, Metrics: f.metrics, Control: ctl}, Labels: [2]string{f.labels[0], f.labels[1]},
 		Budget: f.budget, Looks: f.looks, Log: log}, nil
 }
 
