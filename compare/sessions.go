@@ -71,13 +71,20 @@ func loadSessions(dir, label string, rows *results.RowBudget) (Run, error) {
 	if len(dirs) == 0 {
 		return Run{}, fmt.Errorf("sessions %s: no session yet (rtload run --append %s adds one)", dir, dir)
 	}
+	if err := boundSessions(dir, dirs); err != nil {
+		return Run{}, err
+	}
 	sums := make([]*results.Summary, len(dirs))
 	logs := make([]map[ReaderIndex]results.ReadStats, len(dirs))
 	var notes, unread []string
+	trials := 0
 	for i, d := range dirs {
 		s, err := results.ReadSummary(d)
 		if err != nil {
 			return Run{}, fmt.Errorf("session %d: %w", i+1, err)
+		}
+		if trials += len(s.Trials); trials > results.MaxTrials {
+			return Run{}, fmt.Errorf("sessions %s: more than %d trials in all, the limit of one summary", dir, results.MaxTrials)
 		}
 		sums[i] = s
 		logs[i] = map[ReaderIndex]results.ReadStats{}
@@ -111,6 +118,28 @@ func loadSessions(dir, label string, rows *results.RowBudget) (Run, error) {
 		r.Notes = append(r.Notes, fmt.Sprintf("%d sessions from %s: sessions of one boot share its boot effect, which only other boots measure", len(sessions), plural(b, "boot", "boots")))
 	}
 	return r, nil
+}
+
+// boundSessions refuses sessions whose summaries together are larger
+// than one summary may be (results.MaxSummaryBytes), before any is read:
+// a side is held in memory whole, however many sessions it has.
+func boundSessions(dir string, dirs []string) error {
+	var total int64
+	for i, d := range dirs {
+		src, err := results.OpenSource(d)
+		if err != nil {
+			return fmt.Errorf("session %d: %w", i+1, err)
+		}
+		fi, err := src.Lstat(results.SummaryFile)
+		src.Close()
+		if err != nil {
+			return fmt.Errorf("session %d: %w", i+1, err)
+		}
+		if total += fi.Size(); total > results.MaxSummaryBytes {
+			return fmt.Errorf("sessions %s: their summaries hold more than %d MiB in all (the limit of one summary) by session %d: compare fewer sessions", dir, results.MaxSummaryBytes>>20, i+1)
+		}
+	}
+	return nil
 }
 
 func plural(n int, one, many string) string {

@@ -3,6 +3,7 @@ package compare
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -186,5 +187,22 @@ func TestComparePooledControls(t *testing.T) {
 	}
 	if len(res.Machine) != 1 || res.Machine[0].NullSyscall == nil || res.Machine[0].NullSyscall.Unit != "session" {
 		t.Errorf("machine %+v", res.Machine)
+	}
+}
+
+// TestLoadSessionsRefused: a sessions directory whose index names a link
+// is refused whole, naming it, before any session is read.
+func TestLoadSessionsRefused(t *testing.T) {
+	a := sessionsDir(t, [2]int{0, 2}, []float64{1, 1})
+	s2 := filepath.Join(a, "s002")
+	if err := os.RemoveAll(s2); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(t.TempDir(), s2); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load([]string{a}, []string{"A"})
+	if err == nil || !strings.Contains(err.Error(), "s002") || !strings.Contains(err.Error(), "symlink") {
+		t.Fatalf("got %v", err)
 	}
 }
