@@ -300,3 +300,27 @@ func TestCheckFailLines(t *testing.T) {
 		t.Errorf("line %q", l)
 	}
 }
+
+// TestCheckPriorSessions: check --append judges the baseline against the
+// candidate's earlier sessions with the new run as one more (Prior): the
+// unit is the session at every look, and the new session counts.
+func TestCheckPriorSessions(t *testing.T) {
+	base := procRun(10, 1000, large, 0)
+	prior := compare.AppendSession(compare.Run{Label: "new", Summary: procRun(4, 1000, large, 3)}, procRun(4, 1010, large, 7))
+	if len(prior.Sessions) != 2 {
+		t.Fatalf("prior: %d sessions", len(prior.Sessions))
+	}
+	c := NewCheck(compare.Run{Label: "baseline", Dir: "/srv/base", Summary: base},
+		CheckOptions{Labels: [2]string{"baseline", "new"}, Budget: DefaultBudget, Looks: DefaultLooks, Prior: &prior})
+	if c.PriorSessions() != 2 {
+		t.Errorf("PriorSessions %d", c.PriorSessions())
+	}
+	drive(c, func(n int) *results.Summary { return procRun(n, 1005, large, 11) }, 10*time.Second, 10*time.Second, 12)
+	if len(c.Gate.Metrics) == 0 || c.Gate.Metrics[0].Interval == nil {
+		t.Fatalf("gate %+v", c.Gate)
+	}
+	iv := c.Gate.Metrics[0].Interval
+	if iv.Unit != "session" || !strings.Contains(iv.N, "B 3 sessions × ") || !strings.HasPrefix(iv.N, "A 1 session × 10 processes") {
+		t.Errorf("interval unit %q, n %q", iv.Unit, iv.N)
+	}
+}
