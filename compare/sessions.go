@@ -374,7 +374,7 @@ func SessionSizing(r *Result, threshold float64) []string {
 				need = append(need, fmt.Sprintf("none can find %+.0f%%", c*100))
 			}
 		}
-		l := fmt.Sprintf("sizing: %s %s: log-SD %s between sessions, %s between processes, %s between rounds: this design (%d processes × %d rounds a session) needs about %s sessions per side (slower beyond +%s%%, 80%% power)",
+		l := fmt.Sprintf("sizing: %s %s: log-SD %s between sessions, %s between processes, %s between rounds: this design (%d processes × %d rounds a session) needs about %s, sessions per side (slower beyond +%s%%, 80%% power)",
 			m.Column, metricKey(m), sdOr(v.BetweenSessions), sdOr(v.BetweenProcesses), sdOr(v.BetweenRounds), p, rounds,
 			strings.Join(need, ", "), fmtPct(threshold*100))
 		if w := v.SessionVar(p, rounds); w > 0 && !math.IsNaN(v.BetweenSessions) && v.BetweenSessions/w > 0.5 {

@@ -200,7 +200,7 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 	c := verdict.NewCheck(baseRuns[0], opt)
 	var stopped error
 	if !c.Done() {
-		remove, stop, err := runChecked(cmd, sw, cpu, args, f, c, base, bst.Foreign())
+		remove, stop, err := runChecked(cmd, sw, cpu, args, f, c, base, first, bst.Foreign())
 		if err != nil {
 			return err
 		}
@@ -243,8 +243,8 @@ func checkOptions(f checkFlags, log io.Writer) (verdict.CheckOptions, error) {
 // and ends c on what they gave. remove removes the temporary directory
 // (call it once the verdict is printed); stopped is the error of a run
 // stopped by a signal; err one before anything ran.
-func runChecked(cmd *cobra.Command, sw *signalWatch, cpu *cpuBudget, args []string, f checkFlags, c *verdict.Check, base *results.Summary, foreign string) (remove func(), stopped, err error) {
-	spec, err := checkSpec(cmd.ErrOrStderr(), args, base, f.as)
+func runChecked(cmd *cobra.Command, sw *signalWatch, cpu *cpuBudget, args []string, f checkFlags, c *verdict.Check, base *results.Summary, baseDir, foreign string) (remove func(), stopped, err error) {
+	spec, err := checkSpec(cmd.ErrOrStderr(), args, base, f.as, baseDir)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -385,9 +385,10 @@ func removeCheckResults(errw io.Writer, dir string) {
 
 // checkSpec is the scenario to run: SCENARIO when given (a file or a
 // built-in name), else the baseline's own, as its summary.json recorded
-// it, under the counterpart as's requirements when given (asCounterpart,
-// which says on w what it kept and took).
-func checkSpec(w io.Writer, args []string, base *results.Summary, as string) (*scenario.Spec, error) {
+// it (in baseDir: the baseline, or a sessions directory's first session),
+// under the counterpart as's requirements when given (asCounterpart, which
+// says on w what it kept and took).
+func checkSpec(w io.Writer, args []string, base *results.Summary, as, baseDir string) (*scenario.Spec, error) {
 	if len(args) == 2 {
 		if as != "" {
 			return nil, usageError{fmt.Errorf("--as %s and SCENARIO %s: give one (--as keeps the baseline's scenario and overrides, SCENARIO runs that scenario as it is)", as, args[1])}
@@ -400,7 +401,7 @@ func checkSpec(w io.Writer, args []string, base *results.Summary, as string) (*s
 	if len(base.Spec) == 0 {
 		return nil, usageError{fmt.Errorf("baseline %s records no scenario: name one (rtload check DIR SCENARIO)", args[0])}
 	}
-	return scenario.LoadAsRun(filepath.Join(args[0], results.SummaryFile)+" (spec)", base.Spec)
+	return scenario.LoadAsRun(filepath.Join(baseDir, results.SummaryFile)+" (spec)", base.Spec)
 }
 
 // writeCheck prints c's report and returns the error its exit code
