@@ -450,6 +450,7 @@ func (r *Result) Brief(w io.Writer) error {
 		}
 	}
 	b.WriteString(grid.String())
+	r.writeSessions(&b)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

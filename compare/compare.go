@@ -176,6 +176,9 @@ type Metric struct {
 	// came from; empty when the metric has no per-round value.
 	Rounds         []float64 `json:"rounds,omitempty"`
 	RoundProcesses []int     `json:"round_processes,omitempty"`
+	// RoundSessions is the session each round came from, for a column
+	// pooled over sessions (a sessions directory); empty otherwise.
+	RoundSessions []int `json:"round_sessions,omitempty"`
 	// Probe is the probe kind of a probe's metric ("messaging",
 	// "file_write", "tap_send"), "" for a reader's.
 	Probe string `json:"probe,omitempty"`
@@ -187,6 +190,8 @@ type Metric struct {
 	// per-process samples, whether they ran in the same processes, and a
 	// rate's counts.
 	a, b    [][]float64
+	sa, sb  [][][]float64 // both sides by session, when either pools ≥ 2 (sessions.go)
+	sctl    *sessionControls
 	paired  bool
 	blocks  *[2][]float64 // an interleaved pair's block means (interleave.go): stats.Paired
 	ra, rb  *rateSample
@@ -255,6 +260,7 @@ type subject struct {
 	runIdx            int
 	samples           []sample
 	invalid           []string
+	sessionOf         map[int]int // process → session, for a sessions directory
 }
 
 // column is a Column being built.
@@ -351,7 +357,7 @@ func headlines(runs []Run, opt Options) (*Result, []column, error) {
 		c := &cols[i]
 		subjects = append(subjects, subject{
 			group: c.group, run: runs[c.runIdx].Label, label: c.label, runIdx: c.runIdx,
-			samples: readerSamples(c), invalid: c.invalid,
+			samples: readerSamples(c), invalid: c.invalid, sessionOf: runs[c.runIdx].sessionOf(),
 		})
 	}
 	subjects = append(subjects, probeSubjects(runs)...)
@@ -647,7 +653,7 @@ func probeSubjects(runs []Run) []subject {
 				continue
 			}
 			out = append(out, subject{group: g, run: r.Label, label: g + "/" + r.Label, runIdx: ri,
-				samples: probeSamples(ps, procs[k]), invalid: invalid[k]})
+				samples: probeSamples(ps, procs[k]), invalid: invalid[k], sessionOf: r.sessionOf()})
 		}
 	}
 	return out
@@ -734,6 +740,10 @@ func metrics(subjects []subject, nRuns int, thr float64) []Metric {
 				continue // nothing measured: no row
 			}
 			m.Variance = varianceOf(x)
+			if v := sessionVariance(x, s.sessionOf); v != nil {
+				m.Variance = v
+			}
+			m.RoundSessions = roundSessions(x, s.sessionOf)
 			m.Rate = rateOf(x)
 			if base == i {
 				m.BaselineValue = x.value
@@ -753,7 +763,7 @@ func metrics(subjects []subject, nRuns int, thr float64) []Metric {
 				continue
 			}
 			m.BaselineValue = y.value
-			judge(&m, *y, x, s.runIdx == b.runIdx, thr)
+			judge(&m, *y, x, b.sessionOf, s.sessionOf, s.runIdx == b.runIdx, thr)
 			undecided(&m, s, b)
 			out = append(out, m)
 		}

@@ -94,6 +94,13 @@ func (m *Metric) ControlChangeAt(k Control, level float64) stats.Change {
 	if !m.Controlled() {
 		return stats.Undefined("no drift controls")
 	}
+	if m.sctl != nil {
+		a, b := m.sctl.of(k)
+		if m.paired {
+			return stats.SessionsPairedAt(a, b, level)
+		}
+		return stats.SessionsAt(a, b, level)
+	}
 	a, b := m.ctl.of(k)
 	switch {
 	case m.blocks != nil:
@@ -118,6 +125,17 @@ func (m *Metric) AdjustedAt(k Control, level float64) stats.Adjusted {
 		}
 		return stats.Adjusted{Change: stats.Undefined(why), Raw: raw, Control: m.ControlChangeAt(k, level)}
 	}
+	if m.sctl != nil {
+		// Sessions: the rounds adjusted, the session the unit
+		// (stats.AdjustSessions); variants of one run pooled over
+		// sessions are not adjusted (the machine's drift cancels in
+		// their per-process differences).
+		xa, xb := m.sctl.of(k)
+		if m.paired {
+			return stats.Adjusted{Change: stats.Undefined("variants in the same processes of each session are not adjusted"), Raw: m.ChangeAt(level), Control: m.ControlChangeAt(k, level)}
+		}
+		return stats.AdjustSessionsAt(m.sa, xa, m.sb, xb, level)
+	}
 	xa, xb := m.ctl.of(k)
 	if m.paired {
 		return stats.AdjustPairedAt(m.a, xa, m.b, xb, level)
@@ -134,6 +152,12 @@ func (m *Metric) AdjustedAt(k Control, level float64) stats.Adjusted {
 func (m *Metric) NullNetOfLoopAt(level, minTheta float64) stats.Adjusted {
 	if !m.Controlled() || m.blocks != nil {
 		return stats.Adjusted{Change: stats.Undefined("no drift controls by process")}
+	}
+	if m.sctl != nil && !m.paired {
+		// The session as the unit: one value per session.
+		na, nb := m.sctl.of(ControlNull)
+		la, lb := m.sctl.of(ControlLoop)
+		return stats.Unexplained(sessionUnits(na), sessionUnits(la), sessionUnits(nb), sessionUnits(lb), level, false, minTheta)
 	}
 	na, nb := m.ctl.of(ControlNull)
 	la, lb := m.ctl.of(ControlLoop)
@@ -192,9 +216,23 @@ func (r *Result) machine(runs []Run, cols []column) {
 			continue
 		}
 		group := func(s sample) [][]float64 { return groupsOf(s, processIDs(s)) }
+		change := func(x, y sample) stats.Change {
+			// Sessions directories: the session the unit (sessions.go).
+			gx, okx := sessionGroups(x, runs[0].sessionOf(), nil)
+			gy, oky := sessionGroups(y, runs[ri].sessionOf(), nil)
+			if !okx && !oky {
+				return stats.NestedAt(group(x), group(y), Confidence)
+			}
+			if !okx {
+				gx = [][][]float64{group(x)}
+			}
+			if !oky {
+				gy = [][][]float64{group(y)}
+			}
+			return stats.SessionsAt(gx, gy, Confidence)
+		}
 		r.Machine = append(r.Machine, Machine{Column: runs[ri].Label, Baseline: runs[0].Label,
-			NullSyscall: intervalOf(stats.NestedAt(group(a.null), group(b.null), Confidence)),
-			UserLoop:    intervalOf(stats.NestedAt(group(a.loop), group(b.loop), Confidence))})
+			NullSyscall: intervalOf(change(a.null, b.null)), UserLoop: intervalOf(change(a.loop, b.loop))})
 	}
 }
 

@@ -36,11 +36,15 @@ type Run struct {
 	Foreign bool
 	// Profiles are the run's variant profiles read back (profile.go).
 	Profiles []explain.ProfiledVariant
+	// Sessions are the sessions of a run read from a sessions directory
+	// (sessions.go), in order; nil for a results directory.
+	Sessions []Session
 }
 
 // Load reads the Summary of every results directory in dirs (see
 // report.ReadSummary) and checks its per-wakeup logs (streamed; see
-// Run.WakeupLogs). labels names the runs; empty means the base name of
+// Run.WakeupLogs); a sessions directory (results.IsSessions) is read as
+// one run pooling its sessions (sessions.go). labels names the runs; empty means the base name of
 // each directory. Labels must be as many as dirs, non-empty, unique, and
 // free of "/" (which splits a table header).
 func Load(dirs, labels []string) ([]Run, error) {
@@ -56,6 +60,14 @@ func Load(dirs, labels []string) ([]Run, error) {
 	runs := make([]Run, len(dirs))
 	rows := results.NewRowBudget()
 	for i, d := range dirs {
+		if results.IsSessions(d) {
+			r, err := loadSessions(d, labels[i], rows)
+			if err != nil {
+				return nil, fmt.Errorf("compare %s: %w", labels[i], err)
+			}
+			runs[i] = r
+			continue
+		}
 		if s, ok, err := readForeign(d); ok {
 			if err != nil {
 				return nil, fmt.Errorf("compare %s: %w", labels[i], err)

@@ -61,6 +61,13 @@ type Variance struct {
 	// RoundsPerProcess is Kalibera & Jones' choice of rounds per process
 	// with a process costing as much as a round (0: unknown).
 	RoundsPerProcess int `json:"rounds_per_process,omitempty"`
+	// BetweenSessionsLogSD is the log-SD between sessions (boots) of a
+	// column pooled over ≥ 2 sessions (stats.SessionComponents; nil
+	// otherwise), Sessions their number and ProcessesPerSession the mean
+	// processes of one.
+	BetweenSessionsLogSD *float64 `json:"between_sessions_log_sd,omitempty"`
+	Sessions             int      `json:"sessions,omitempty"`
+	ProcessesPerSession  float64  `json:"processes_per_session,omitempty"`
 }
 
 // groupsOf splits a sample's per-round values by process, in the order
@@ -133,6 +140,10 @@ func (m *Metric) changeOf(level float64) stats.Change {
 		return stats.RateRatio(m.ra.count, m.ra.hours, m.rb.count, m.rb.hours, level)
 	case m.blocks != nil:
 		return stats.PairedAt(m.blocks[0], m.blocks[1], level)
+	case m.sa != nil && m.paired:
+		return stats.SessionsPairedAt(m.sa, m.sb, level)
+	case m.sa != nil:
+		return stats.SessionsAt(m.sa, m.sb, level)
 	case m.paired:
 		return stats.NestedPairedAt(m.a, m.b, level)
 	}
@@ -141,8 +152,11 @@ func (m *Metric) changeOf(level float64) stats.Change {
 
 // judge fills the change, interval, method and verdict of m at Confidence
 // against threshold thr: b is the baseline, x the column, paired when
-// they ran in the same processes (two variants of one run).
-func judge(m *Metric, b, x sample, paired bool, thr float64) {
+// they ran in the same processes (two variants of one run); sb and sx
+// map the processes of each to their sessions when it is a sessions
+// directory (nil otherwise): with ≥ 2 sessions on either side the session
+// is the top level (stats.Sessions), a side without sessions one session.
+func judge(m *Metric, b, x sample, sb, sx map[int]int, paired bool, thr float64) {
 	if b.value != 0 {
 		m.ChangePct = ptr((x.value - b.value) / b.value * 100)
 	}
@@ -158,6 +172,7 @@ func judge(m *Metric, b, x sample, paired bool, thr float64) {
 		m.a, m.b = groupsOf(b, ida), groupsOf(x, idb)
 		m.paired = paired
 		m.ctl = controlsOf(b, x, ida, idb)
+		m.pool(b, x, sb, sx, ida, idb)
 	}
 	setChange(m, m.changeOf(Confidence), thr)
 	m.lagNote()

@@ -173,6 +173,13 @@ func unitPlural(u string, n int) string {
 func (r *Result) writeVariance(b *strings.Builder) {
 	prim := r.Primary()
 	rows := [][]string{{"metric", "column", "n", "between processes", "between rounds", "within round", "lag-1", "K&J rounds/process"}}
+	pooled := false
+	for i, m := range r.Metrics {
+		pooled = pooled || prim[i] && m.Variance != nil && m.Variance.Sessions > 1
+	}
+	if pooled {
+		rows[0] = append([]string{rows[0][0], rows[0][1], rows[0][2], "between sessions"}, rows[0][3:]...)
+	}
 	for i, m := range r.Metrics {
 		v := m.Variance
 		if !prim[i] || v == nil {
@@ -186,18 +193,52 @@ func (r *Result) writeVariance(b *strings.Builder) {
 		if v.RoundsPerProcess > 0 {
 			kj = fmt.Sprint(v.RoundsPerProcess)
 		}
-		rows = append(rows, []string{metricKey(m), m.Column, shapeOf(m), sdNote(v.BetweenProcessesLogSD, "1 process"),
-			sdNote(v.BetweenRoundsLogSD, "1 round"), sdNote(v.WithinRoundLogSD, "no blocks"), lag, kj})
+		row := []string{metricKey(m), m.Column, shapeOf(m), sdNote(v.BetweenProcessesLogSD, "1 process"),
+			sdNote(v.BetweenRoundsLogSD, "1 round"), sdNote(v.WithinRoundLogSD, "no blocks"), lag, kj}
+		if pooled {
+			row = append([]string{row[0], row[1], row[2], sdNote(v.BetweenSessionsLogSD, "1 session")}, row[3:]...)
+		}
+		rows = append(rows, row)
 	}
 	if len(rows) == 1 {
 		return
 	}
 	b.WriteString("\nvariance split (log-SD of one unit: 0.10 ≈ ±10%; K&J: Kalibera & Jones' rounds per process, a process costing a round):\n")
-	report.Aligned(b, rows, []bool{false, false, false, true, true, true, false, true})
+	right := []bool{false, false, false, true, true, true, false, true}
+	if pooled {
+		right = append([]bool{false, false, false, true}, right[3:]...)
+	}
+	report.Aligned(b, rows, right)
+	for _, l := range SessionSizing(r, r.ThresholdPct/100) {
+		b.WriteString(l + "\n")
+	}
 }
 
-// shapeOf names a metric's samples: "6 processes × 8 rounds".
+// shapeOf names a metric's samples: "6 processes × 8 rounds", "3
+// sessions × 4 processes × 2 rounds" for a column pooled over sessions.
 func shapeOf(m Metric) string {
+	if len(m.RoundSessions) == len(m.Rounds) && len(m.Rounds) > 0 {
+		groups := map[int]map[int][]float64{}
+		for i, v := range m.Rounds {
+			s, p := m.RoundSessions[i], 0
+			if i < len(m.RoundProcesses) {
+				p = m.RoundProcesses[i]
+			}
+			if groups[s] == nil {
+				groups[s] = map[int][]float64{}
+			}
+			groups[s][p] = append(groups[s][p], v)
+		}
+		var g [][][]float64
+		for _, procs := range groups {
+			var ps [][]float64
+			for _, r := range procs {
+				ps = append(ps, r)
+			}
+			g = append(g, ps)
+		}
+		return stats.SessionShape(g)
+	}
 	procs := map[int]int{}
 	for i := range m.Rounds {
 		p := 0

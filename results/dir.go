@@ -78,7 +78,7 @@ type Dir struct {
 // (LockFile, until Close): another run given the same directory, even at
 // the same moment, is refused with a *DirError naming this one's pid.
 func CreateDir(path string) (d *Dir, created bool, err error) {
-	return createDir(path, false)
+	return createDir(path, false, false)
 }
 
 // CreateNewDir is CreateDir for a path that must not exist yet: it makes
@@ -87,13 +87,14 @@ func CreateDir(path string) (d *Dir, created bool, err error) {
 // with an error matching fs.ErrExist (and no other refusal); the caller
 // picks another name.
 func CreateNewDir(path string) (*Dir, error) {
-	d, _, err := createDir(path, true)
+	d, _, err := createDir(path, true, false)
 	return d, err
 }
 
 // createDir is CreateDir; mustCreate refuses an existing path with
-// fs.ErrExist.
-func createDir(path string, mustCreate bool) (d *Dir, created bool, err error) {
+// fs.ErrExist; sessions accepts an existing directory that holds only
+// sessions (OpenSessions) instead of an empty one.
+func createDir(path string, mustCreate, sessions bool) (d *Dir, created bool, err error) {
 	if err := checkLink(path); err != nil {
 		return nil, false, err
 	}
@@ -146,7 +147,10 @@ func createDir(path string, mustCreate bool) (d *Dir, created bool, err error) {
 	if err == nil {
 		err = d.checkSame()
 	}
-	if err == nil && !created {
+	switch {
+	case err == nil && !created && sessions:
+		err = d.sessionsOnly()
+	case err == nil && !created:
 		err = d.checkEmpty()
 	}
 	if err == nil || errors.Is(err, errKilledRun) {

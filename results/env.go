@@ -1,6 +1,9 @@
 package results
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Env and what it holds: the `rtload env` facts a summary keeps
 // (Summary.Env), one definition that sysinfo fills.
@@ -52,6 +55,12 @@ type Env struct {
 
 	// Cmdline is /proc/cmdline without its trailing newline.
 	Cmdline string `json:"cmdline"`
+	// BootID is /proc/sys/kernel/random/boot_id, a random UUID the kernel
+	// draws at each boot: two runs with the same one ran in one boot (one
+	// session's boot effect, sessions.go). Booted is the boot's time
+	// (/proc/stat btime, whole seconds, UTC). Both zero when unreadable.
+	BootID string    `json:"boot_id,omitempty"`
+	Booted time.Time `json:"booted,omitzero"`
 	// Isolcpus is the isolcpus= value (flags included, "domain,2-3"), else
 	// /sys/devices/system/cpu/isolated when non-empty.
 	Isolcpus string `json:"isolcpus,omitempty"`

@@ -160,6 +160,10 @@ func ReadSummaryStat(path string) (*Summary, SummaryStat, error) {
 		defer src.Close()
 	}
 	if err != nil {
+		if dir := filepath.Dir(path); errors.Is(err, fs.ErrNotExist) && IsSessions(dir) {
+			err = fmt.Errorf("%w: %s is a sessions directory (run --append): name one of its sessions (%s) or compare it whole", err,
+				termsafe.Escape(dir), termsafe.Escape(filepath.Join(dir, SessionName(1))))
+		}
 		return nil, SummaryStat{}, fmt.Errorf("read summary: %w", err)
 	}
 	defer f.Close()

@@ -19,6 +19,12 @@
 //     (processes × rounds), the unit being the top level both sides
 //     measured: Welch's t on per-process means of logs between two runs; a
 //     paired t on per-process differences between the variants of one run.
+//   - Sessions(a, b), SessionsPaired: the Change of two samples of
+//     sessions (boots) ⊃ processes ⊃ rounds, the unit being the session:
+//     a t on per-session mean logs, df from the sessions (pooled with
+//     equal counts, Welch–Satterthwaite otherwise; sessions.go says why);
+//     SessionComponents (σ²s, σ²p, σ²r), SessionsToDetect (sizing in
+//     sessions per side) and AdjustSessions (the drift controls).
 //   - Adjust(ya, xa, yb, xb), AdjustPaired: Nested and NestedPaired on
 //     values regression-adjusted on a control measured with them (CUPED,
 //     Deng et al. 2013: log Y − θ(log X − X̄), θ = cov/var from the
@@ -41,8 +47,8 @@
 //     intervals and targets.
 //   - Paired (stats/paired.go, h/interleave): ABBA block pairs.
 //
-// Sample levels, top to bottom: boot (a kernel A/B: outside one rtload
-// run), process (rtload run --processes), round (one trial per variant),
+// Sample levels, top to bottom: session (a boot, or a sitting on another
+// day: a kernel A/B, several rtload runs appended to one baseline), process (rtload run --processes), round (one trial per variant),
 // block (interleave), call or wakeup (never a sample of a verdict).
 //
 // # What is written by hand, and why

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rtload/rtload/internal/cpulist"
 )
@@ -261,3 +262,35 @@ func parseCPUList(s string) ([]int, error) { return cpulist.Parse(s) }
 
 // formatCPUList is the inverse of parseCPUList (internal/cpulist.Format).
 func formatCPUList(cpus []int) string { return cpulist.Format(cpus) }
+
+// bootID keeps s when it is a boot_id as the kernel prints it (a UUID:
+// 36 characters of hex digits and dashes), else "".
+func bootID(s string) string {
+	if len(s) != 36 {
+		return ""
+	}
+	for i, c := range s {
+		switch {
+		case i == 8 || i == 13 || i == 18 || i == 23:
+			if c != '-' {
+				return ""
+			}
+		case !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f'):
+			return ""
+		}
+	}
+	return s
+}
+
+// parseBtime reads the boot time from /proc/stat's "btime SECONDS" line
+// (proc(5)); the zero time when absent.
+func parseBtime(stat []byte) time.Time {
+	for _, line := range strings.Split(string(stat), "\n") {
+		if v, ok := strings.CutPrefix(line, "btime "); ok {
+			if s, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil && s > 0 {
+				return time.Unix(s, 0).UTC()
+			}
+		}
+	}
+	return time.Time{}
+}

@@ -117,6 +117,10 @@ func (f *Facts) readFiles(fsys fs.FS) {
 	}
 
 	f.Cmdline = read("proc/cmdline")
+	f.BootID = bootID(read("proc/sys/kernel/random/boot_id"))
+	if stat, err := fs.ReadFile(fsys, "proc/stat"); err == nil {
+		f.Booted = parseBtime(stat)
+	}
 	f.Hardening, f.Isolcpus, f.NohzFull = parseCmdline(f.Cmdline)
 	if f.Isolcpus == "" {
 		f.Isolcpus = read("sys/devices/system/cpu/isolated")

@@ -3,9 +3,11 @@ package verdict
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/stats"
 )
@@ -63,6 +65,11 @@ type CheckOptions struct {
 	// Log, when set, gets one line per look ("check: look 2 of 5 at 8
 	// new processes: undecided").
 	Log io.Writer
+	// Prior, when set, are the candidate's earlier sessions (check
+	// --append CAND: a sessions directory): each look judges the baseline
+	// against them with the new run as one more session
+	// (compare.AppendSession), the session the unit.
+	Prior *compare.Run
 }
 
 // Check is one `rtload check`, from its baseline to its Report: After
@@ -122,7 +129,7 @@ func (c *Check) After(sum *results.Summary, elapsed time.Duration) bool {
 		q.plan(c.opt.Looks, elapsed)
 	}
 	look, overBudget := q.step(len(sum.Processes), elapsed)
-	if len(Unjudgeable(c.opt.Labels[1], sum)) > 0 {
+	if len(Unjudgeable(c.opt.Labels[1], c.newRun(sum).Summary)) > 0 {
 		c.look(sum)
 		q.Stop = StopCannotJudge
 		return false
@@ -144,16 +151,17 @@ func (c *Check) look(sum *results.Summary) Verdict {
 	q := &c.seq
 	q.Looks++
 	c.sum = sum
-	res, err := compare.Headlines([]compare.Run{c.base, {Label: c.opt.Labels[1], Summary: sum}}, compare.Options{Threshold: c.opt.Threshold})
+	cand := c.newRun(sum)
+	res, err := compare.Headlines([]compare.Run{c.base, cand}, compare.Options{Threshold: c.opt.Threshold})
 	if err != nil {
-		c.reasons = []string{err.Error()}
+		c.reasons = []string{termsafe.Escape(err.Error())}
 		return CannotJudge
 	}
-	c.reasons = Unjudgeable(c.opt.Labels[1], sum)
+	c.reasons = Unjudgeable(c.opt.Labels[1], cand.Summary)
 	if q.Metrics == 0 {
 		judged, err := gated(res.Metrics, c.opt.Metrics)
 		if err != nil {
-			c.reasons = append(c.reasons, err.Error())
+			c.reasons = append(c.reasons, termsafe.Escape(err.Error()))
 			return CannotJudge
 		}
 		q.Metrics = max(len(judged), 1)
@@ -163,7 +171,7 @@ func (c *Check) look(sum *results.Summary) Verdict {
 	opt.Level = q.Level
 	g, err := Judge(res.Metrics, c.reasons, opt)
 	if err != nil {
-		c.reasons = append(c.reasons, err.Error())
+		c.reasons = append(c.reasons, termsafe.Escape(err.Error()))
 		return CannotJudge
 	}
 	c.gate = &g
@@ -199,7 +207,7 @@ func (c *Check) End(sum *results.Summary) {
 		return
 	}
 	c.Gate = *c.gate
-	res, err := compare.CompareWith([]compare.Run{c.base, {Label: c.opt.Labels[1], Summary: c.sum}}, compare.Options{Threshold: c.opt.Threshold})
+	res, err := compare.CompareWith([]compare.Run{c.base, c.newRun(c.sum)}, compare.Options{Threshold: c.opt.Threshold})
 	if err == nil {
 		c.Compare = &Compared{Result: res}
 	}
@@ -211,9 +219,15 @@ func (c *Check) End(sum *results.Summary) {
 // (the kernel). Its verdict is CannotJudge.
 func (c *Check) Fail(err error, requirement bool) {
 	c.Error = err.Error()
-	why := "the run failed: " + err.Error()
+	// The error's own lines stay lines (a requirement's list); each is
+	// escaped, so that the only newlines in a reason are rtload's.
+	lines := strings.Split(err.Error(), "\n")
+	for i := range lines {
+		lines[i] = termsafe.Escape(lines[i])
+	}
+	why := "the run failed: " + strings.Join(lines, "\n")
 	if requirement {
-		why = "a requirement is not met: " + err.Error()
+		why = "a requirement is not met: " + strings.Join(lines, "\n")
 	}
 	c.Gate.Reasons = append(c.Gate.Reasons, why)
 	c.finish()
@@ -235,3 +249,27 @@ func (c *Check) finish() {
 // Interrupted sets the exit code of a check whose run was stopped by a
 // signal (the command's: 130, 129, 131) after Fail.
 func (c *Check) Interrupted(code int) { c.ExitCode = code }
+
+// newRun is the candidate side of a look at the new run's summary sum:
+// sum itself, or with the candidate's earlier sessions (Prior) sum as
+// one more session.
+func (c *Check) newRun(sum *results.Summary) compare.Run {
+	if c.opt.Prior == nil {
+		return compare.Run{Label: c.opt.Labels[1], Summary: sum}
+	}
+	r := compare.AppendSession(*c.opt.Prior, sum)
+	r.Label = c.opt.Labels[1]
+	return r
+}
+
+// PriorSessions is how many sessions Prior holds (1 for a run that is
+// not a sessions directory, 0 without Prior).
+func (c *Check) PriorSessions() int {
+	switch {
+	case c.opt.Prior == nil:
+		return 0
+	case len(c.opt.Prior.Sessions) == 0:
+		return 1
+	}
+	return len(c.opt.Prior.Sessions)
+}

@@ -265,3 +265,62 @@ func lastLine(s string) string {
 	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return l[len(l)-1]
 }
+
+// TestCheckFailLines: an error of several lines (a requirement not met,
+// "…:\n  - hardened_usercopy=off: …") is printed as lines, never with a
+// literal "\n" (issue 32), at every level and in the gate's own text; a
+// newline inside a string from results can only make an indented line.
+func TestCheckFailLines(t *testing.T) {
+	base := procRun(10, 1000, small, 0)
+	c := checkOf(t, base, DefaultBudget, DefaultLooks)
+	c.Fail(errors.New("scenario x: this machine does not meet 1 requirement (…):\n  - hardened_usercopy=off: this boot has it on\ncheck: FORGED"), true)
+	for _, level := range []report.Level{report.Quiet, report.Normal, report.Verbose} {
+		var b bytes.Buffer
+		if err := c.Report.Write(&b, "text", level); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(b.String(), `\n`) {
+			t.Errorf("level %v: a literal \\n:\n%s", level, b.String())
+		}
+		if !strings.Contains(b.String(), "\n      - hardened_usercopy=off: this boot has it on\n") {
+			t.Errorf("level %v: the requirement not on its own indented line:\n%s", level, b.String())
+		}
+		if strings.Contains(b.String(), "\ncheck: FORGED") {
+			t.Errorf("level %v: a line forged at the start:\n%s", level, b.String())
+		}
+	}
+	var b bytes.Buffer
+	if err := c.Gate.Text(&b); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), `\n`) || !strings.Contains(b.String(), "\n      - hardened_usercopy=off") {
+		t.Errorf("gate text:\n%s", b.String())
+	}
+	if l := c.Gate.Line("check", c.ExitCode); strings.Contains(l, "\n") || strings.Contains(l, `\n`) {
+		t.Errorf("line %q", l)
+	}
+}
+
+// TestCheckPriorSessions: check --append judges the baseline against the
+// candidate's earlier sessions with the new run as one more (Prior): the
+// unit is the session at every look, and the new session counts.
+func TestCheckPriorSessions(t *testing.T) {
+	base := procRun(10, 1000, large, 0)
+	prior := compare.AppendSession(compare.Run{Label: "new", Summary: procRun(4, 1000, large, 3)}, procRun(4, 1010, large, 7))
+	if len(prior.Sessions) != 2 {
+		t.Fatalf("prior: %d sessions", len(prior.Sessions))
+	}
+	c := NewCheck(compare.Run{Label: "baseline", Dir: "/srv/base", Summary: base},
+		CheckOptions{Labels: [2]string{"baseline", "new"}, Budget: DefaultBudget, Looks: DefaultLooks, Prior: &prior})
+	if c.PriorSessions() != 2 {
+		t.Errorf("PriorSessions %d", c.PriorSessions())
+	}
+	drive(c, func(n int) *results.Summary { return procRun(n, 1005, large, 11) }, 10*time.Second, 10*time.Second, 12)
+	if len(c.Gate.Metrics) == 0 || c.Gate.Metrics[0].Interval == nil {
+		t.Fatalf("gate %+v", c.Gate)
+	}
+	iv := c.Gate.Metrics[0].Interval
+	if iv.Unit != "session" || !strings.Contains(iv.N, "B 3 sessions × ") || !strings.HasPrefix(iv.N, "A 1 session × 10 processes") {
+		t.Errorf("interval unit %q, n %q", iv.Unit, iv.N)
+	}
+}

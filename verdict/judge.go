@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/stats"
 )
@@ -142,8 +143,18 @@ func judgeMetric(m *compare.Metric, level, thr float64, grow stats.Grow, opt Opt
 // run's own (degraded, its reasons "; "-joined; stopped early;
 // incomplete), no trials, then per trial each of compare.TrialMarkKinds
 // it holds, quoted by compare.MarkText ("new: trial 2 (recvmsg, round 1):
-// invalid: …"). Empty for a run that can be judged.
+// invalid: …"). Empty for a run that can be judged. Each reason is one
+// line, escaped (termsafe.Escape: a newline or escape sequence in a string
+// from results cannot start a line of rtload's own where it is printed).
 func Unjudgeable(label string, s *results.Summary) []string {
+	out := unjudgeable(label, s)
+	for i := range out {
+		out[i] = termsafe.Escape(out[i])
+	}
+	return out
+}
+
+func unjudgeable(label string, s *results.Summary) []string {
 	var out, degraded []string
 	for _, m := range s.Marks() {
 		switch {

@@ -14,6 +14,7 @@ import (
 // metric (its three-way verdict, CI, n, smallest detectable change and
 // the samples that would decide it) and per reason it cannot judge.
 func (g Gate) Text(w io.Writer) error {
+	reasons := g.Reasons // split into lines before they are escaped
 	g = termsafe.Copy(g) // strings from results, escaped for the terminal
 	var b strings.Builder
 	slower, notSlower, n := g.judgedCounts()
@@ -47,8 +48,10 @@ func (g Gate) Text(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "  %s\n", l)
 	}
-	for _, r := range g.Reasons {
-		fmt.Fprintf(&b, "  cannot judge: %s\n", r)
+	for _, r := range reasons {
+		for _, l := range report.TextLines("  cannot judge: " + r) {
+			fmt.Fprintf(&b, "%s\n", termsafe.Escape(l))
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -115,7 +118,11 @@ func (g Gate) Line(who string, exit int) string {
 	}
 	why := ""
 	if len(g.Reasons) > 0 {
-		why = ": " + g.Reasons[0]
+		first, more, _ := strings.Cut(g.Reasons[0], "\n")
+		why = ": " + strings.TrimSuffix(first, ":")
+		if more != "" {
+			why += " (…)"
+		}
 		if len(g.Reasons) > 1 {
 			why += fmt.Sprintf(" (and %d more)", len(g.Reasons)-1)
 		}
@@ -192,7 +199,7 @@ func (r *Report) Write(w io.Writer, format string, level report.Level) error {
 			extra = append(extra, fmt.Sprintf("  … and %d more reasons (-v, --format json)", len(r.Gate.Reasons)-i))
 			break
 		}
-		extra = append(extra, "cannot judge: "+reason)
+		extra = append(extra, report.TextLines("cannot judge: "+reason)...)
 	}
 	switch level {
 	case report.Verbose:
@@ -223,7 +230,7 @@ func (r *Report) reasonsClosing(extra []string) report.Closing {
 			c.Add(fmt.Sprintf("  … and %d more reasons (--format json lists them)", len(r.Gate.Reasons)-most))
 			break
 		}
-		c.Add("  cannot judge: " + reason)
+		c.AddText("  cannot judge: " + reason)
 	}
 	for _, l := range extra {
 		c.Add(l)

@@ -17,6 +17,7 @@ import (
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
+	"github.com/rtload/rtload/sysinfo"
 	"github.com/rtload/rtload/verdict"
 )
 
@@ -32,6 +33,9 @@ type checkFlags struct {
 	cpuBudget time.Duration
 	budget    time.Duration
 	looks     int
+	// as (--as) runs the baseline's scenario under a counterpart's
+	// requirements (counterpart.go).
+	as string
 }
 
 func newCheckCmd() *cobra.Command {
@@ -50,7 +54,19 @@ results with the baseline's after planned looks and exits:
        +threshold (not only its mean)
   125  undecided (not shown either way when the budget ran out), or the runs
        cannot be judged: a degraded, stopped or incomplete run (either one),
-       a missing privilege or requirement, a run that failed
+       a missing privilege, a run that failed
+  2    a usage error; among them a scenario whose requires: this boot does
+       not meet (nothing is run): the message names the flag that runs the
+       other side of a boot A/B, --as COUNTERPART
+
+--as COUNTERPART runs the baseline's own scenario, every --set override it
+ran with kept, under the counterpart's name and requires: instead of its
+own: the other boot of an A/B (a laight-450-unhardened baseline checked on
+a hardened_usercopy=on boot: --as laight-450-hardened). A counterpart
+differs from the baseline's scenario only in name, description and
+requires: (the shipped pairs: laight-450-hardened/-unhardened,
+cook-hackbench-init-off/-on-alloc/-on-free); check says which overrides it
+kept, and refuses a scenario that differs in more.
 
 The samples are processes, never calls: each interval is Student's t on
 the log values of per-process means (n = processes × rounds), so the
@@ -104,6 +120,7 @@ and runs nothing. Naming a scenario (check DIR SCENARIO) needs neither.`,
   rtload check /srv/base                            # later: same scenario, up to 5 minutes (asks first)
   rtload check /srv/base --trust-baseline --threshold 5% --metric 'mean per-call cost'
   rtload check /srv/base laight-450 --set traffic[0].size=9000
+  rtload check /srv/unhard --as laight-450-hardened --trust-baseline   # the other boot of the A/B
   rtload check /srv/base --trust-baseline --format json | jq .verdict`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -128,6 +145,8 @@ and runs nothing. Naming a scenario (check DIR SCENARIO) needs neither.`,
 	fl.BoolVar(&f.run.allowDegraded, "allow-degraded", false, "run without missing privileges: the results are degraded, so the verdict is 125")
 	fl.BoolVar(&f.run.noWakeupLog, "no-wakeup-log", false, "do not write the per-wakeup CSV logs (wakeup metrics then need rounds ≥ 2 for a CI)")
 	levelFlags(cmd, &f.run.quiet, &f.run.verbose)
+	fl.StringVar(&f.run.appendTo, "append", "", "add the new run as a session to the sessions directory CAND (made when new) and judge the baseline against all of CAND's sessions, the session the unit: a check after each boot of the candidate (run --append's rules)")
+	fl.StringVar(&f.as, "as", "", "run the baseline's own scenario (its --set overrides kept) as its counterpart SCENARIO: that scenario's name and requires: in place of the baseline's, for the other side of a boot A/B (laight-450-hardened for an -unhardened baseline)")
 	fl.BoolVar(&f.trust, "trust-baseline", false, "run the baseline's own scenario without asking: needed when the baseline is not yours or stdin is not a terminal")
 	cpuBudgetFlag(cmd, &f.cpuBudget)
 	autoFlags(cmd, &f.run)
@@ -145,9 +164,29 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 	}
 	cpu := startBudget(cmd.ErrOrStderr(), "check", f.cpuBudget)
 	defer cpu.end()
-	base, bst, err := results.ReadSummaryStat(args[0])
+	// A sessions directory (run --append) is judged whole, the session
+	// the unit; its first session's summary holds the scenario it runs.
+	first := args[0]
+	if results.IsSessions(args[0]) {
+		_, dirs, err := results.ReadSessions(args[0])
+		if err == nil && len(dirs) == 0 {
+			err = errors.New("no session yet")
+		}
+		if err != nil {
+			return usageError{fmt.Errorf("baseline: %w", err)}
+		}
+		first = dirs[0]
+	}
+	base, bst, err := results.ReadSummaryStat(first)
 	if err != nil {
 		return usageError{fmt.Errorf("baseline: %w", err)}
+	}
+	if f.run.appendTo != "" && results.IsSessions(f.run.appendTo) {
+		prior, err := compare.Load([]string{f.run.appendTo}, f.labels[1:])
+		if err != nil {
+			return usageError{fmt.Errorf("--append: %w", err)}
+		}
+		opt.Prior = &prior[0]
 	}
 	// Usage first (exit 2 whatever the baseline holds), then the baseline:
 	// one that cannot be judged against makes running pointless.
@@ -161,7 +200,7 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 	c := verdict.NewCheck(baseRuns[0], opt)
 	var stopped error
 	if !c.Done() {
-		remove, stop, err := runChecked(cmd, sw, cpu, args, f, c, base, bst.Foreign())
+		remove, stop, err := runChecked(cmd, sw, cpu, args, f, c, base, first, bst.Foreign())
 		if err != nil {
 			return err
 		}
@@ -204,8 +243,8 @@ func checkOptions(f checkFlags, log io.Writer) (verdict.CheckOptions, error) {
 // and ends c on what they gave. remove removes the temporary directory
 // (call it once the verdict is printed); stopped is the error of a run
 // stopped by a signal; err one before anything ran.
-func runChecked(cmd *cobra.Command, sw *signalWatch, cpu *cpuBudget, args []string, f checkFlags, c *verdict.Check, base *results.Summary, foreign string) (remove func(), stopped, err error) {
-	spec, err := checkSpec(args, base)
+func runChecked(cmd *cobra.Command, sw *signalWatch, cpu *cpuBudget, args []string, f checkFlags, c *verdict.Check, base *results.Summary, baseDir, foreign string) (remove func(), stopped, err error) {
+	spec, err := checkSpec(cmd.ErrOrStderr(), args, base, f.as, baseDir)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -215,6 +254,15 @@ func runChecked(cmd *cobra.Command, sw *signalWatch, cpu *cpuBudget, args []stri
 	spec, trials, err := prepareRun(spec, &f.run)
 	if err != nil {
 		return nil, nil, err
+	}
+	// A boot that is not the side the scenario needs is refused before
+	// anything is asked or run (execute would refuse it too).
+	if !f.run.allowDegraded {
+		facts := sysinfo.Gather()
+		facts.ReadKernelConfig(spec.Requires.ConfigNames())
+		if unmet := engine.Requirements(spec.Requires, &facts); len(unmet) > 0 {
+			return nil, nil, requirementFix(&engine.RequirementsError{Scenario: spec.File, Unmet: unmet}, args[0], base, f.as)
+		}
 	}
 	// The budget bounds every process, the first included: one that
 	// cannot fit is refused before anything runs, and the first process
@@ -235,6 +283,22 @@ func runChecked(cmd *cobra.Command, sw *signalWatch, cpu *cpuBudget, args []stri
 	fmt.Fprintf(cmd.ErrOrStderr(), "check: up to %v of fresh processes (%d trials each), the verdict looked at %d times; baseline: %d processes\n",
 		f.budget, len(trials), f.looks, c.BaselineProcesses())
 	tmp := ""
+	var sess *results.Sessions
+	if f.run.appendTo != "" {
+		if f.run.out != "" {
+			return nil, nil, usageError{errors.New("--append and --out: give one (--append CAND writes the session into CAND/sNNN)")}
+		}
+		if sess, err = openAppend(f.run.appendTo, spec, sysinfo.Gather()); err != nil {
+			return nil, nil, err
+		}
+		defer sess.Close()
+		if n, m := len(sess.Index.Sessions), c.PriorSessions(); n != m {
+			return nil, nil, fmt.Errorf("--append %s: its sessions changed (%d, read %d) while the check started: run it again", f.run.appendTo, n, m)
+		}
+		if f.run.out, err = sess.Next(); err != nil {
+			return nil, nil, err
+		}
+	}
 	if f.run.out == "" {
 		if tmp, err = os.MkdirTemp("", "rtload-check-"+spec.Name+"-"); err != nil {
 			return nil, nil, err
@@ -246,6 +310,19 @@ func runChecked(cmd *cobra.Command, sw *signalWatch, cpu *cpuBudget, args []stri
 	cpu.pause() // the run's own CPU time is not reading
 	o, err := execute(cmd, sw, spec, trials, f.run, cmd.ErrOrStderr())
 	cpu.resume()
+	if sess != nil {
+		if aerr := endAppend(cmd.ErrOrStderr(), sess, f.run.out, o); aerr != nil {
+			err = errors.Join(err, aerr)
+		}
+	}
+	if errors.As(err, new(*engine.RequirementsError)) {
+		if tmp != "" {
+			os.Remove(tmp)
+		}
+		// This boot is not the side the scenario needs: the user's to fix
+		// (--as, or another boot), not the kernel's to be judged.
+		return nil, nil, requirementFix(err, args[0], base, f.as)
+	}
 	remove = func() {}
 	switch {
 	case tmp != "" && (err != nil || o.sum == nil):
@@ -307,15 +384,24 @@ func removeCheckResults(errw io.Writer, dir string) {
 }
 
 // checkSpec is the scenario to run: SCENARIO when given (a file or a
-// built-in name), else the baseline's own, as its summary.json recorded it.
-func checkSpec(args []string, base *results.Summary) (*scenario.Spec, error) {
+// built-in name), else the baseline's own, as its summary.json recorded
+// it (in baseDir: the baseline, or a sessions directory's first session),
+// under the counterpart as's requirements when given (asCounterpart, which
+// says on w what it kept and took).
+func checkSpec(w io.Writer, args []string, base *results.Summary, as, baseDir string) (*scenario.Spec, error) {
 	if len(args) == 2 {
+		if as != "" {
+			return nil, usageError{fmt.Errorf("--as %s and SCENARIO %s: give one (--as keeps the baseline's scenario and overrides, SCENARIO runs that scenario as it is)", as, args[1])}
+		}
 		return readSpec(args[1])
+	}
+	if as != "" {
+		return asCounterpart(w, args[0], base, as)
 	}
 	if len(base.Spec) == 0 {
 		return nil, usageError{fmt.Errorf("baseline %s records no scenario: name one (rtload check DIR SCENARIO)", args[0])}
 	}
-	return scenario.LoadAsRun(filepath.Join(args[0], results.SummaryFile)+" (spec)", base.Spec)
+	return scenario.LoadAsRun(filepath.Join(baseDir, results.SummaryFile)+" (spec)", base.Spec)
 }
 
 // writeCheck prints c's report and returns the error its exit code

@@ -64,6 +64,9 @@ type runFlags struct {
 	processesSet bool
 	// afterProcess is engine.Options.AfterProcess (check's stop rule).
 	afterProcess func(*results.Summary, time.Duration) bool
+	// appendTo (--append BASE) makes the run a new session of the
+	// sessions directory BASE (results.Sessions).
+	appendTo string
 	// firstProcessLimit, when > 0, stops a multi-process run whose first
 	// process is still running after it (check's --budget; the stop
 	// rule, afterProcess, bounds the later ones), its cause budgetSpent.
@@ -124,6 +127,7 @@ variant's extra cost per call.`,
 	fl.IntVar(&f.repeat, "repeat", 0, "run the whole scenario N times (variants alternating inside each repeat); same as --set rounds=N")
 	fl.StringArrayVar(&f.sets, "set", nil, "override a scenario field: path=value, e.g. readers[0].cpu=0 (repeatable); a field a variant sets is refused (the variant's value would run)")
 	fl.StringVar(&f.out, "out", "", "results directory: a new path, or an empty directory of yours not writable by others (default rtload-results/<scenario>-<timestamp>; $RTLOAD_RESULTS replaces rtload-results)")
+	fl.StringVar(&f.appendTo, "append", "", "add this run as a new session (one boot, or one sitting) to the sessions directory BASE (made when new): BASE/sNNN plus its index; refused when the scenario (but processes, rounds), the kernel, its command line or the machine differ from BASE's first session; compare and check pool BASE's sessions")
 	fl.BoolVar(&f.allowDegraded, "allow-degraded", false, "run without missing privileges (SCHED_OTHER, unpinned, unlocked memory) or unmet requirements, and mark results degraded")
 	fl.BoolVar(&f.noWakeupLog, "no-wakeup-log", false, "do not write the per-wakeup CSV logs")
 	fl.BoolVar(&f.taskPerf, "task-perf-counters", false, "count the reader threads' context switches, faults and CPU time with task-bound perf events instead of procfs (they add a few µs to every wakeup latency; results say so)")
@@ -181,7 +185,25 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 	case level == report.Quiet:
 		plan = io.Discard
 	}
+	var sess *results.Sessions
+	if f.appendTo != "" {
+		if f.out != "" {
+			return usageError{errors.New("--append and --out: give one (--append BASE writes the session into BASE/sNNN)")}
+		}
+		if sess, err = openAppend(f.appendTo, spec, sysinfo.Gather()); err != nil {
+			return err
+		}
+		defer sess.Close()
+		if f.out, err = sess.Next(); err != nil {
+			return err
+		}
+	}
 	o, err := execute(cmd, sw, spec, trials, f, plan)
+	if sess != nil {
+		if aerr := endAppend(cmd.ErrOrStderr(), sess, f.out, o); aerr != nil {
+			return errors.Join(err, o.runErr, aerr)
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -237,7 +259,7 @@ func writeRun(w io.Writer, s *results.Summary, dir, saveErr string, level report
 	}
 	var c report.Closing
 	if cerr != nil {
-		c.Add("no comparison: " + cerr.Error())
+		c.AddText("no comparison: " + cerr.Error())
 		c.Add(compare.MarksLine(compare.RunMarks(s), len(s.Trials)))
 		c.Add("results: " + dir)
 	} else {

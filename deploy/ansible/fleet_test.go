@@ -129,6 +129,102 @@ func TestPlaybookOverSSH(t *testing.T) {
 	f.checkMode(t)
 }
 
+// TestBootsOverSSH runs the role's boots mode (issue 32 item 4) over real
+// SSH against one namespace host: in check mode (the ABBA plan and each
+// step's boot command, GRUB and kexec, as it would run them), then for
+// real with rtload_boot_method "current" (the host cannot reboot: its
+// sessions share this boot), pooling the sessions of both sides into the
+// host's verdict.
+func TestBootsOverSSH(t *testing.T) {
+	testutil.Requires(t, testutil.System, testutil.Root, testutil.Cap("CAP_SYS_ADMIN"), testutil.Cap("CAP_NET_ADMIN"), testutil.Cap("CAP_SYS_NICE"), testutil.CPUs(2))
+	requireTools(t, "ansible-playbook", sshdPath, "ssh", "ssh-keygen", "tar", "go", "sudo", "mount")
+	f := newFleet(t)
+	f.start(t, hostSpec{name: "host0"})
+	f.checkModeBoots(t)
+	f.checkBoots(t)
+}
+
+// checkModeBoots runs boots mode in check mode on host0 (issue 32 item
+// 4): two sides of one kernel, hardened_usercopy on by the GRUB entry
+// and off by kexec, two boots each: the plan names the ABBA order and
+// each step's boot command, as it would run them.
+func (f *fleet) checkModeBoots(t *testing.T) {
+	t.Helper()
+	boot := filepath.Join(f.dir, "boot-boots")
+	grub, err := os.ReadFile("testdata/grub.cfg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{"vmlinuz-" + fakeKernel: "", "initrd.img-" + fakeKernel: "", "grub/grub.cfg": string(grub),
+		"default-grub": "GRUB_TIMEOUT=5\nGRUB_DEFAULT=saved\n"} {
+		writeFile(t, filepath.Join(boot, name), data, 0o644)
+	}
+	vars := map[string]any{"rtload_boot_dir": boot, "rtload_grub_cfg": filepath.Join(boot, "grub/grub.cfg"),
+		"rtload_grub_default": filepath.Join(boot, "default-grub"), "rtload_boots_per_side": 2,
+		"rtload_boot_sides": []map[string]any{
+			{"name": "hard", "kernel": fakeKernel, "scenario": "laight-450-hardened"},
+			{"name": "unhard", "kernel": fakeKernel, "scenario": "laight-450-unhardened", "cmdline": []string{"hardened_usercopy=off"}},
+		}}
+	inv := f.inventory(t, "inventory-boots-check.yml", map[string]map[string]any{"host0": vars})
+	res := filepath.Join(f.dir, "results-boots-check")
+	out, rc := f.playbook(t, "-i", inv, "--check", "--limit", "host0", "-e", "rtload_results_dir="+res)
+	if rc != 0 {
+		t.Fatalf("ansible-playbook --check (boots): exit %d:\n%s", rc, out)
+	}
+	const entry = "gnulinux-advanced-0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d>gnulinux-" + fakeKernel + "-advanced-0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+	kexec := regexp.MustCompile(`host0: boot ` + regexp.QuoteMeta(fakeKernel) + ` once via kexec -l ` + regexp.QuoteMeta(filepath.Join(boot, "vmlinuz-"+fakeKernel)) +
+		` --initrd=` + regexp.QuoteMeta(filepath.Join(boot, "initrd.img-"+fakeKernel)) + ` --append=[^"]* hardened_usercopy=off( --[^"]*)? \(running `)
+	for _, want := range []string{"host0: 4 boots in ABBA order: hard unhard unhard hard", "host0: boot " + fakeKernel + " once via grub-reboot " + entry} {
+		if n := strings.Count(out, want); n < 1 {
+			t.Errorf("check mode (boots): no %q in the output:\n%s", want, out)
+		}
+	}
+	if n := len(kexec.FindAllString(out, -1)); n != 2 {
+		t.Errorf("check mode (boots): %d kexec steps, want 2 (%s):\n%s", n, kexec, out)
+	}
+	if _, err := os.Stat(res); !os.IsNotExist(err) {
+		t.Errorf("check mode wrote %s (stat: %v)", res, err)
+	}
+}
+
+// checkBoots runs boots mode for real on host0 with rtload_boot_method
+// "current" (a namespace host cannot reboot: every session runs on this
+// boot): two sides of timer-only, two sessions each in ABBA order, each
+// side fetched as a sessions directory, and the controller's pooled
+// verdict (the session the unit) in the host's status.
+func (f *fleet) checkBoots(t *testing.T) {
+	t.Helper()
+	vars := map[string]any{"rtload_boot_method": "current", "rtload_boots_per_side": 2, "rtload_duration": "300ms",
+		"rtload_boot_sides": []map[string]any{{"name": "a"}, {"name": "b"}}}
+	inv := f.inventory(t, "inventory-boots.yml", map[string]map[string]any{"host0": vars})
+	res := filepath.Join(f.dir, "results-boots")
+	out, rc := f.playbook(t, "-i", inv, "--limit", "host0", "-e", "rtload_results_dir="+res)
+	if rc != 0 {
+		t.Fatalf("ansible-playbook (boots): exit %d:\n%s", rc, out)
+	}
+	_, byHost, txt := readStatus(t, res)
+	s := byHost["host0"]
+	if !strings.HasPrefix(s.Gate, "pooled 4 boots (a vs b, ABBA): compare --fail-on slower: exit ") || !slices.Contains([]string{"ok", "cannot-judge", "slower"}, s.State) {
+		t.Errorf("host0: state %q, gate %q", s.State, s.Gate)
+	}
+	if !strings.Contains(s.Msg, "n = 2 sessions × 1 process × ") || !strings.Contains(txt, "pooled 4 boots") {
+		t.Errorf("host0: the pooled verdict's n is not in sessions: %q\n%s", s.Msg, txt)
+	}
+	for _, side := range []string{"a", "b"} {
+		b, err := os.ReadFile(filepath.Join(res, "host0", side, "sessions.json"))
+		if err != nil {
+			t.Errorf("side %s: %v", side, err)
+			continue
+		}
+		var idx struct {
+			Sessions []struct{ Dir string } `json:"sessions"`
+		}
+		if err := json.Unmarshal(b, &idx); err != nil || len(idx.Sessions) != 2 {
+			t.Errorf("side %s: %d sessions (%v), want 2:\n%s", side, len(idx.Sessions), err, b)
+		}
+	}
+}
+
 // checkMode runs the playbook in check mode, booting fakeKernel: host0
 // would reboot into it (the GRUB entry is looked up in testdata/grub.cfg
 // for real), host1 already runs the kernel it is given, and nothing is

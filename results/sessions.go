@@ -1,0 +1,330 @@
+package results
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rtload/rtload/internal/termsafe"
+)
+
+// A sessions directory is a baseline that grows: several sessions of one
+// scenario, each a whole results directory of its own, with an index
+// (issue 32). A session is one boot of a kernel, or one sitting of the
+// same machine on another day; `rtload run --append BASE` adds one, and
+// compare and check pool them with the session as the top level of the
+// statistics (stats.Sessions):
+//
+//	BASE/
+//	  sessions.json   the index (SessionIndex): each session's directory and boot
+//	  s001/           a results directory as any run writes (summary.json, …)
+//	  s002/
+//	  .rtload.lock    held by the run appending a session, until it ends
+//
+// The index is small and rewritten whole (Dir.WriteFile) after each
+// session; a session's directory exists before its entry does, so an
+// append that was killed leaves a directory no index names, which
+// readers ignore and the next append skips over.
+
+// SessionsFile is the index of a sessions directory.
+const SessionsFile = "sessions.json"
+
+// SchemaSessions names the index's JSON; SessionsVersion is its version.
+const (
+	SchemaSessions  = "rtload-sessions"
+	SessionsVersion = 1
+)
+
+// Bounds of a sessions directory read: its index's size and its
+// sessions. A week of boots is tens of sessions.
+const (
+	MaxSessions          = 1000
+	MaxSessionsFileBytes = 1 << 20
+)
+
+// SessionIndex is sessions.json.
+type SessionIndex struct {
+	Schema  string `json:"schema"`
+	Version int    `json:"version"`
+	// Scenario is the sessions' scenario name (every session's Summary.Scenario).
+	Scenario string `json:"scenario"`
+	// Sessions in the order they were appended.
+	Sessions []SessionEntry `json:"sessions"`
+}
+
+// SessionEntry is one session: its directory under the sessions
+// directory and the boot it ran in.
+type SessionEntry struct {
+	// Dir is the session's results directory, a name of the form s001.
+	Dir  string      `json:"dir"`
+	Boot SessionBoot `json:"boot"`
+	// Start is when the session's run started.
+	Start time.Time `json:"start"`
+	// Processes and Trials are the run's; Stopped and Degraded its marks
+	// (a reader of the index can say what it holds without opening them).
+	Processes int  `json:"processes"`
+	Trials    int  `json:"trials"`
+	Stopped   bool `json:"stopped,omitempty"`
+	Degraded  bool `json:"degraded,omitempty"`
+}
+
+// SessionBoot is the boot a session ran in: Env's kernel, command line,
+// boot id and boot time.
+type SessionBoot struct {
+	Kernel  string    `json:"kernel"`
+	Cmdline string    `json:"cmdline"`
+	BootID  string    `json:"boot_id,omitempty"`
+	Booted  time.Time `json:"booted,omitzero"`
+}
+
+// BootOf is the boot of a run's Env.
+func BootOf(e Env) SessionBoot {
+	return SessionBoot{Kernel: e.Kernel, Cmdline: e.Cmdline, BootID: e.BootID, Booted: e.Booted}
+}
+
+// Boots is how many distinct boots the index's sessions ran in (a
+// session without a boot id counts as its own).
+func (x *SessionIndex) Boots() int {
+	seen := map[string]bool{}
+	n := 0
+	for _, s := range x.Sessions {
+		if s.Boot.BootID == "" {
+			n++
+			continue
+		}
+		if !seen[s.Boot.BootID] {
+			seen[s.Boot.BootID] = true
+			n++
+		}
+	}
+	return n
+}
+
+// SessionName is the directory name of the n-th session (1-based): s001.
+func SessionName(n int) string { return fmt.Sprintf("s%03d", n) }
+
+// validSessionName reports whether name is sNNN…: "s" and 3 or 4 digits.
+func validSessionName(name string) bool {
+	if len(name) < 4 || len(name) > 5 || name[0] != 's' {
+		return false
+	}
+	_, err := strconv.Atoi(name[1:])
+	return err == nil && !strings.ContainsAny(name[1:], "+-")
+}
+
+// IsSessions reports whether path is a sessions directory: a directory
+// (not a link another user owns: OpenSource) holding a regular
+// sessions.json. It opens nothing but the directory and lstats the index.
+func IsSessions(path string) bool {
+	if !IsDir(path) {
+		return false
+	}
+	src, err := OpenSource(path)
+	if err != nil {
+		return false
+	}
+	defer src.Close()
+	fi, err := src.Lstat(SessionsFile)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// ReadSessions reads the index of the sessions directory path and
+// returns it with each session's results directory (path/sNNN), in
+// order. The index is read as every results file is (Source.Open: a
+// regular file, no link), at most MaxSessionsFileBytes, and must name at
+// most MaxSessions sessions, each once, by a name of the form s001 that
+// is a directory in path (never a link, a file or a name with a "/").
+// Anything else is an error naming the problem; nothing in it is quoted
+// raw.
+func ReadSessions(path string) (*SessionIndex, []string, error) {
+	src, err := OpenSource(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sessions %s: %w", termsafe.Escape(path), err)
+	}
+	defer src.Close()
+	data, err := src.ReadFile(SessionsFile, MaxSessionsFileBytes, "a sessions index")
+	if err != nil {
+		return nil, nil, err
+	}
+	x, err := DecodeSessions(data, termsafe.Escape(filepath.Join(path, SessionsFile)))
+	if err != nil {
+		return nil, nil, err
+	}
+	dirs := make([]string, len(x.Sessions))
+	for i, s := range x.Sessions {
+		fi, err := src.Lstat(s.Dir)
+		if err != nil {
+			return nil, nil, fmt.Errorf("sessions %s: session %d: %w", termsafe.Escape(path), i+1, err)
+		}
+		if !fi.IsDir() {
+			return nil, nil, &FileError{filepath.Join(path, s.Dir), "is a session's name in " + SessionsFile + " but " + kindOf(fi.Mode()) + ", not a directory: refused"}
+		}
+		dirs[i] = filepath.Join(path, s.Dir)
+	}
+	return x, dirs, nil
+}
+
+// kindOf names a file mode's kind for messages.
+func kindOf(m fs.FileMode) string {
+	if m&fs.ModeSymlink != 0 {
+		return "a symlink"
+	}
+	if m.IsRegular() {
+		return "a regular file"
+	}
+	return "a special file"
+}
+
+// DecodeSessions decodes sessions.json bytes (name prefixes errors): the
+// schema and version must be this one's, every field known, at most
+// MaxSessions sessions, each Dir a session name (s001) given once.
+func DecodeSessions(data []byte, name string) (*SessionIndex, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var x SessionIndex
+	if err := dec.Decode(&x); err != nil {
+		return nil, jsonError(data, name, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("%s: more than one JSON value", name)
+	}
+	switch {
+	case x.Schema != SchemaSessions:
+		return nil, fmt.Errorf("%s: schema %s, not %s", name, strconv.Quote(termsafe.Escape(x.Schema)), SchemaSessions)
+	case x.Version != SessionsVersion:
+		return nil, fmt.Errorf("%s: version %d; this rtload reads version %d", name, x.Version, SessionsVersion)
+	case len(x.Sessions) > MaxSessions:
+		return nil, fmt.Errorf("%s: %d sessions, more than the limit of %d", name, len(x.Sessions), MaxSessions)
+	}
+	seen := map[string]bool{}
+	for i, s := range x.Sessions {
+		if !validSessionName(s.Dir) {
+			return nil, fmt.Errorf("%s: sessions[%d].dir %s: not a session name (s001 … s9999)", name, i, strconv.Quote(termsafe.Escape(s.Dir)))
+		}
+		if seen[s.Dir] {
+			return nil, fmt.Errorf("%s: sessions[%d].dir %s given twice", name, i, s.Dir)
+		}
+		seen[s.Dir] = true
+	}
+	return &x, nil
+}
+
+// Sessions is a sessions directory open for appending one session (run
+// --append): claimed (LockFile) from OpenSessions to Close, so two
+// appends to one baseline never interleave.
+type Sessions struct {
+	dir *Dir
+	// Index is the index as read when opened (empty for a new directory).
+	Index SessionIndex
+	// Dirs are the existing sessions' results directories, in order.
+	Dirs []string
+}
+
+// ErrNotSessions is matched by OpenSessions' refusal of a directory that
+// holds other files and no index: a run's own results directory, say.
+var ErrNotSessions = errors.New("not a sessions directory")
+
+// OpenSessions opens path for appending a session: a new path (created,
+// as CreateDir creates a results directory), an empty directory, or a
+// sessions directory (with its index). The directory must pass
+// CreateDir's checks (the user's own, not writable by others, never a
+// link) and is claimed for this process. A directory holding anything but
+// sessions is refused (ErrNotSessions, naming what is there).
+func OpenSessions(path string) (*Sessions, error) {
+	d, _, err := createDir(path, false, true)
+	if err != nil {
+		return nil, err
+	}
+	s := &Sessions{dir: d, Index: SessionIndex{Schema: SchemaSessions, Version: SessionsVersion, Sessions: []SessionEntry{}}}
+	if _, err := d.root.Lstat(SessionsFile); err == nil {
+		x, dirs, err := ReadSessions(path)
+		if err != nil {
+			d.Close()
+			return nil, err
+		}
+		s.Index, s.Dirs = *x, dirs
+	}
+	return s, nil
+}
+
+// Path is the sessions directory's path.
+func (s *Sessions) Path() string { return s.dir.Path() }
+
+// Next is the path of the next session's results directory (path/sNNN,
+// not yet existing: a killed append's leftover directory is skipped), for
+// CreateNewDir.
+func (s *Sessions) Next() (string, error) {
+	for n := len(s.Index.Sessions) + 1; n <= MaxSessions; n++ {
+		name := SessionName(n)
+		if _, err := s.dir.root.Lstat(name); errors.Is(err, fs.ErrNotExist) {
+			return filepath.Join(s.dir.Path(), name), nil
+		}
+	}
+	return "", fmt.Errorf("sessions %s: no free session name up to %d", s.dir.Path(), MaxSessions)
+}
+
+// Add appends the session whose results are in dir (a path Next gave),
+// read from its summary, and rewrites the index atomically.
+func (s *Sessions) Add(dir string, sum *Summary) error {
+	name := filepath.Base(dir)
+	if filepath.Dir(dir) != filepath.Clean(s.dir.Path()) || !validSessionName(name) {
+		return fmt.Errorf("sessions %s: %s is not one of its session directories", s.dir.Path(), dir)
+	}
+	if s.Index.Scenario == "" {
+		s.Index.Scenario = sum.Scenario
+	}
+	s.Index.Sessions = append(s.Index.Sessions, SessionEntry{Dir: name, Boot: BootOf(sum.Env), Start: sum.Start,
+		Processes: max(len(sum.Processes), 1), Trials: len(sum.Trials), Stopped: sum.Stopped, Degraded: sum.Degraded})
+	data, err := json.MarshalIndent(s.Index, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := s.dir.WriteFile(SessionsFile, append(data, '\n')); err != nil {
+		return fmt.Errorf("sessions %s: %w", s.dir.Path(), err)
+	}
+	s.Dirs = append(s.Dirs, dir)
+	return nil
+}
+
+// Close releases the claim; it is idempotent.
+func (s *Sessions) Close() error { return s.dir.Close() }
+
+// sessionsOnly refuses a directory holding anything but an index and
+// session directories (and claims).
+func (d *Dir) sessionsOnly() error {
+	names, err := d.readNames(MaxSessions + 16)
+	if err != nil {
+		return err
+	}
+	var other []string
+	for _, n := range withoutClaims(names) {
+		if n != SessionsFile && !validSessionName(n) && !strings.HasPrefix(n, "."+SessionsFile+".") {
+			other = append(other, n)
+		}
+	}
+	if len(other) == 0 {
+		return nil
+	}
+	if _, err := d.root.Lstat(LockFile); err == nil {
+		return &DirError{d.path, d.lockHolder()}
+	}
+	what := strings.Join(other[:min(len(other), 3)], ", ")
+	if len(other) > 3 {
+		what += ", …"
+	}
+	return fmt.Errorf("%w: %w", &DirError{d.path, "holds " + what + " and no " + SessionsFile + ": not a sessions directory (give a new path for --append, which makes one)"}, ErrNotSessions)
+}
+
+// RemoveSessionDir removes a session's directory that its run left empty
+// (it refused to start): never one holding files.
+func (s *Sessions) RemoveSessionDir(dir string) {
+	if filepath.Dir(dir) == filepath.Clean(s.dir.Path()) && validSessionName(filepath.Base(dir)) {
+		s.dir.root.Remove(filepath.Base(dir)) // rmdir: only if empty
+	}
+}
