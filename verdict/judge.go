@@ -138,7 +138,9 @@ func judgeMetric(m *compare.Metric, level, thr float64, grow stats.Grow, est Est
 // run's own (degraded, its reasons "; "-joined; stopped early;
 // incomplete), no trials, then per trial each of compare.TrialMarkKinds
 // it holds, quoted by compare.MarkText ("new: trial 2 (recvmsg, round 1):
-// invalid: …"). Empty for a run that can be judged.
+// invalid: …"), saying when one is the workload's own (workloadNote).
+// Empty for a run that can be judged. A check leaves the machine's
+// disturbed processes out before it asks (dropDisturbed).
 func Unjudgeable(label string, s *results.Summary) []string {
 	var out, degraded []string
 	for _, m := range s.Marks() {
@@ -160,11 +162,28 @@ func Unjudgeable(label string, s *results.Summary) []string {
 		t := &s.Trials[i]
 		for _, k := range compare.TrialMarkKinds {
 			if m := compare.MarkText(k, t); m != "" {
-				out = append(out, fmt.Sprintf("%s: %s: %s", label, t.Name(), m))
+				out = append(out, fmt.Sprintf("%s: %s: %s%s", label, t.Name(), m, workloadNote(t, k)))
 			}
 		}
 	}
 	return out
+}
+
+// workloadNote says, for trial t's marks of kind k (MarkInvalid standing
+// for MarkEmpty too, as compare.TrialMarkKinds has it), that one is the
+// workload's own (results.Trial.Cause), so that no fresh process replaces
+// it: " (the workload's own: reader rt ran 97% of its window itself; a
+// fresh process would repeat it)"; "" when every one is the machine's.
+func workloadNote(t *results.Trial, k results.MarkKind) string {
+	for _, m := range t.Marks {
+		if m.Kind != k && (k != results.MarkInvalid || m.Kind != results.MarkEmpty) {
+			continue
+		}
+		if c, why := t.Cause(m); c == results.CauseWorkload {
+			return " (the workload's own: " + why + "; a fresh process would repeat it, so it is not replaced)"
+		}
+	}
+	return ""
 }
 
 // CheckMetrics refuses, before anything runs, a metric opt names that

@@ -145,6 +145,12 @@ func (r *Report) Write(w io.Writer, format string, level report.Level) error {
 	if q := r.Sequential; q != nil {
 		extra = append(extra, q.Short())
 	}
+	if d := r.Replaced; d != nil && !d.TooMany {
+		extra = append(extra, d.Line(false))
+	}
+	if d := r.BaselineDropped; d != nil && !d.TooMany {
+		extra = append(extra, d.Line(true))
+	}
 	switch {
 	case r.Results != "" && r.ResultsRemoved:
 		extra = append(extra, "new run: "+r.Results+" (removed: --keep or --out keeps it)")
