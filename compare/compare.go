@@ -246,6 +246,14 @@ type Options struct {
 	// Threshold is the change the verdicts are read against, a fraction
 	// of the baseline (0.03 = 3%); 0 means DefaultThreshold.
 	Threshold float64
+	// SpikeThreshold, when > 0, gives every reader column without a
+	// readers[].threshold of its own a spike rate all the same: its
+	// wakeups later than SpikeThreshold per hour, counted from each
+	// round's wakeup latency histogram (results.Latency.CountOver), under
+	// the name a reader threshold of that value would give ("spikes per
+	// hour (> 1ms)"). A gate sets it (verdict.DefaultSpikeThreshold) so
+	// that every check judges the tail; 0 (compare's own tables): none.
+	SpikeThreshold time.Duration
 }
 
 // CompareWith is Compare with options: the headline metrics
@@ -314,7 +322,7 @@ func headlines(runs []Run, opt Options) (*Result, []column, error) {
 		c := &cols[i]
 		subjects = append(subjects, subject{
 			group: c.group, run: runs[c.runIdx].Label, label: c.label, runIdx: c.runIdx,
-			samples: readerSamples(c), invalid: c.invalid,
+			samples: readerSamples(c, opt.SpikeThreshold), invalid: c.invalid,
 		})
 	}
 	subjects = append(subjects, probeSubjects(runs)...)
@@ -439,8 +447,9 @@ func percentiles(at func(results.Quantity) float64, count uint64, exact bool, sc
 
 // readerSamples computes the headline metrics of a reader column: each
 // with its per-round values (the samples a verdict is made from), and for
-// a reader with a spike threshold its spike rate.
-func readerSamples(c *column) []sample {
+// a reader with a spike threshold (its own, or spike: Options.
+// SpikeThreshold) its spike rate.
+func readerSamples(c *column, spike time.Duration) []sample {
 	unit := c.clock.TickUnit()
 	var out []sample
 
@@ -507,7 +516,7 @@ func readerSamples(c *column) []sample {
 		}
 	}
 	out = append(out, p99, mx)
-	out = append(out, spikeRates(c)...)
+	out = append(out, spikeRates(c, spike)...)
 	// A reader that drains no sockets (a timer-only reader, another
 	// tool's file) has no drain time or messages worth a row.
 	sockets := false
@@ -531,23 +540,40 @@ func readerSamples(c *column) []sample {
 // (readers[].threshold): its spikes over its measured time, a Poisson
 // count (issue 24: tail events as rates, comparable across runs of
 // different length, which a maximum is not). One sample per threshold
-// the column's rounds used.
-func spikeRates(c *column) []sample {
+// the column's rounds used. A column none of whose rounds had a
+// threshold gets, when spike > 0, its wakeups later than spike from each
+// round's histogram instead (results.Latency.CountOver); none when a
+// round cannot count them (no histogram).
+func spikeRates(c *column, spike time.Duration) []sample {
 	var out []sample
 	byThr := map[int64]*rateSample{}
 	var order []int64
+	add := func(thr int64, count uint64, dur int64) {
+		rs, ok := byThr[thr]
+		if !ok {
+			rs = &rateSample{}
+			byThr[thr] = rs
+			order = append(order, thr)
+		}
+		rs.count += count
+		rs.hours += float64(dur) / float64(time.Hour)
+	}
+	own := false
 	for i, r := range c.readers {
 		if r.ThresholdNs <= 0 || i >= len(c.durations) || c.durations[i] <= 0 {
 			continue
 		}
-		rs, ok := byThr[r.ThresholdNs]
-		if !ok {
-			rs = &rateSample{}
-			byThr[r.ThresholdNs] = rs
-			order = append(order, r.ThresholdNs)
+		own = true
+		add(r.ThresholdNs, r.Spikes, c.durations[i])
+	}
+	if !own && spike > 0 {
+		for i, r := range c.readers {
+			n, ok := r.WakeupLatency.CountOver(int64(spike))
+			if !ok || i >= len(c.durations) || c.durations[i] <= 0 {
+				return nil // a round without its count: no rate rather than a part of one
+			}
+			add(int64(spike), n, c.durations[i])
 		}
-		rs.count += r.Spikes
-		rs.hours += float64(c.durations[i]) / float64(time.Hour)
 	}
 	for _, thr := range order {
 		rs := byThr[thr]

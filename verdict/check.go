@@ -198,7 +198,7 @@ func (c *Check) look(sum *results.Summary, why string) Verdict {
 	q := &c.seq
 	q.Looks++
 	c.sum = sum
-	res, err := compare.Headlines([]compare.Run{c.base, {Label: c.opt.Labels[1], Summary: sum}}, compare.Options{Threshold: c.opt.Threshold})
+	res, err := compare.Headlines([]compare.Run{c.base, {Label: c.opt.Labels[1], Summary: sum}}, c.opt.CompareOptions())
 	if err != nil {
 		c.reasons = []string{err.Error()}
 		if why != "" {
@@ -260,7 +260,7 @@ func (c *Check) End(sum *results.Summary) {
 		return
 	}
 	c.Gate = *c.gate
-	res, err := compare.CompareWith([]compare.Run{c.base, {Label: c.opt.Labels[1], Summary: c.sum}}, compare.Options{Threshold: c.opt.Threshold})
+	res, err := compare.CompareWith([]compare.Run{c.base, {Label: c.opt.Labels[1], Summary: c.sum}}, c.opt.CompareOptions())
 	if err == nil {
 		c.Compare = &Compared{Result: res}
 	}

@@ -12,11 +12,12 @@ import (
 // Judge gates the headline metrics ms (compare.Headlines' or a full
 // comparison's Metrics): CannotJudge when reasons is not empty (each says
 // why a run cannot be judged, see Unjudgeable); else each judged metric
-// (opt.Metrics, or every column's primary metric) gets stats.Decide's
-// verdict on its change (opt.Estimator, Raw by default) at the gate's
-// level (opt.Level, or the Bonferroni FamilyLevel over the judged
-// metrics): Slower when one is proven slower beyond the threshold,
-// NotSlower when every one is proven not slower, Undecided otherwise (an
+// (opt.Metrics, or every column's primary metric and spike rates) gets
+// stats.Decide's verdict on its change (opt.Estimator, Raw by default;
+// a spike rate the tail guard's, tail.go) at the gate's level (opt.Level,
+// or the Bonferroni FamilyLevel over the judged metrics): Slower when one
+// is proven slower beyond its threshold, NotSlower when every one is
+// proven not slower (a spike rate: clear), Undecided otherwise (an
 // interval that straddles the threshold, a metric without an interval,
 // an invalid trial; and no metric to judge, with that reason). It fails
 // when opt names a metric ms does not have.
@@ -41,12 +42,17 @@ func Judge(ms []compare.Metric, reasons []string, opt Options) (Gate, error) {
 	}
 	slower, notSlower := 0, 0
 	for _, i := range judged {
-		m := judgeMetric(&ms[i], g.Level, thr, grow, est)
-		switch m.Judged {
-		case JudgedSlower:
+		var m Metric
+		if ms[i].Tail() {
+			m = judgeTail(&ms[i], g.Level, opt.tailThreshold())
+		} else {
+			m = judgeMetric(&ms[i], g.Level, thr, grow, est)
+		}
+		switch {
+		case m.Judged == JudgedSlower:
 			slower++
 			g.Slower = append(g.Slower, ms[i].Key()+" "+ms[i].Column)
-		case JudgedNotSlower:
+		case m.clear():
 			notSlower++
 		}
 		g.Metrics = append(g.Metrics, m)
@@ -81,8 +87,9 @@ func JudgeRuns(runs []compare.Run, res *compare.Result, opt Options) (Compared, 
 
 // gated are the indices of the metrics of ms a gate judges: those names
 // selects (compare.Metric.Selected), or with no names every column's
-// primary one (compare.Primary); never a baseline's own row. It fails on
-// a name no metric has.
+// primary one (compare.Primary) and its spike rates (compare.Metric.Tail:
+// the tail guard, tail.go); never a baseline's own row. It fails on a
+// name no metric has.
 func gated(ms []compare.Metric, names []string) ([]int, error) {
 	for _, n := range names {
 		if !hasMetric(ms, n) {
@@ -95,7 +102,7 @@ func gated(ms []compare.Metric, names []string) ([]int, error) {
 		if m.Verdict == compare.VerdictBaseline {
 			continue
 		}
-		if (len(names) > 0 && m.Selected(names)) || (len(names) == 0 && prim[i]) {
+		if (len(names) > 0 && m.Selected(names)) || (len(names) == 0 && (prim[i] || m.Tail())) {
 			out = append(out, i)
 		}
 	}
@@ -121,7 +128,7 @@ func judgeMetric(m *compare.Metric, level, thr float64, grow stats.Grow, est Est
 	}
 	out := Metric{Name: m.Name, Unit: m.Unit, Column: m.Column, Baseline: m.Baseline, Value: m.Value, BaselineValue: m.BaselineValue,
 		Verdict: at.Verdict, Interval: at.Interval, Variance: m.Variance, MinDetectablePct: at.MinDetectablePct, MoreUnits: at.MoreUnits,
-		MethodNote: at.MethodNote}
+		MethodNote: at.MethodNote, ThresholdPct: thr * 100}
 	switch at.Verdict {
 	case compare.VerdictSlower:
 		out.Judged = JudgedSlower
@@ -196,7 +203,7 @@ func CheckMetrics(base compare.Run, opt Options) error {
 	}
 	other := base
 	other.Label += " "
-	res, err := compare.Headlines([]compare.Run{base, other}, compare.Options{Threshold: opt.Threshold})
+	res, err := compare.Headlines([]compare.Run{base, other}, opt.CompareOptions())
 	if err != nil {
 		return nil
 	}

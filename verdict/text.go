@@ -24,11 +24,15 @@ func (g Gate) Text(w io.Writer) error {
 	}
 	thr := compare.Pct(g.ThresholdPct)
 	counts := fmt.Sprintf("%d slower, %d not slower, %d undecided at +%s%% (CI %s)", slower, notSlower, undecided, thr, level)
+	if tails, clear, tthr := g.tailCounts(); tails > 0 {
+		counts += fmt.Sprintf("; of them %d spike %s, judged by the tail guard at +%s%%: %d clear (not shown higher: counted as not slower)",
+			tails, plural(tails, "rate", "rates"), compare.Pct(tthr), clear)
+	}
 	switch g.Verdict {
 	case NotSlower:
-		fmt.Fprintf(&b, "gate: NOT SLOWER: every judged metric is proven not slower beyond +%s%% (%s)\n", thr, counts)
+		fmt.Fprintf(&b, "gate: NOT SLOWER: every judged metric is proven not slower beyond +%s%%%s (%s)\n", thr, g.clearNote(), counts)
 	case Slower:
-		fmt.Fprintf(&b, "gate: SLOWER: %d judged metric(s) proven slower beyond +%s%%, the whole CI beyond it (%s)\n", slower, thr, counts)
+		fmt.Fprintf(&b, "gate: SLOWER: %d judged metric(s) proven slower beyond %s, the whole CI beyond it (%s)\n", slower, g.slowerBeyond(), counts)
 	case Undecided:
 		fmt.Fprintf(&b, "gate: UNDECIDED: not proven slower, not proven not slower (%s): more samples or a larger --threshold\n", counts)
 	default:
@@ -39,8 +43,12 @@ func (g Gate) Text(w io.Writer) error {
 		b.WriteByte('\n')
 	}
 	for _, m := range g.Metrics {
-		fmt.Fprintf(&b, "  %s\n", compare.VerdictLine(compare.Metric{Name: m.Name, Unit: m.Unit, Column: m.Column, Verdict: m.Verdict, Interval: m.Interval,
-			MinDetectablePct: m.MinDetectablePct, MoreUnits: m.MoreUnits, MethodNote: m.MethodNote}, g.ThresholdPct))
+		l := compare.VerdictLine(compare.Metric{Name: m.Name, Unit: m.Unit, Column: m.Column, Verdict: m.Verdict, Interval: m.Interval,
+			MinDetectablePct: m.MinDetectablePct, MoreUnits: m.MoreUnits, MethodNote: m.MethodNote}, m.threshold(g.ThresholdPct))
+		if m.Tail {
+			l += "; tail guard: " + m.Judged
+		}
+		fmt.Fprintf(&b, "  %s\n", l)
 	}
 	for _, r := range g.Reasons {
 		fmt.Fprintf(&b, "  cannot judge: %s\n", r)
@@ -50,17 +58,78 @@ func (g Gate) Text(w io.Writer) error {
 }
 
 // judgedCounts is how many of g's judged metrics are proven slower and
-// proven not slower, of n judged; the rest are undecided.
+// proven not slower (a spike rate: clear), of n judged; the rest are
+// undecided.
 func (g Gate) judgedCounts() (slower, notSlower, n int) {
 	for _, m := range g.Metrics {
-		switch m.Judged {
-		case JudgedSlower:
+		switch {
+		case m.Judged == JudgedSlower:
 			slower++
-		case JudgedNotSlower:
+		case m.clear():
 			notSlower++
 		}
 	}
 	return slower, notSlower, len(g.Metrics)
+}
+
+// slowerBeyond names the thresholds g's slower metrics are proven slower
+// beyond: "+3%", "+100% in a spike rate (the tail)", or both.
+func (g Gate) slowerBeyond() string {
+	var metric, tail bool
+	for _, m := range g.Metrics {
+		if m.Judged == JudgedSlower {
+			metric, tail = metric || !m.Tail, tail || m.Tail
+		}
+	}
+	_, _, tthr := g.tailCounts()
+	t := "+" + compare.Pct(tthr) + "% in a spike rate (the tail)"
+	switch {
+	case tail && metric:
+		return "+" + compare.Pct(g.ThresholdPct) + "%, and " + t
+	case tail:
+		return t
+	}
+	return "+" + compare.Pct(g.ThresholdPct) + "%"
+}
+
+// clearNote is ", the tail clear" when g judged a spike rate (all clear
+// when g passed), "" otherwise.
+func (g Gate) clearNote() string {
+	if tails, _, _ := g.tailCounts(); tails > 0 {
+		return ", the tail clear"
+	}
+	return ""
+}
+
+// tailCounts is how many of g's judged metrics are spike rates, how many
+// of them the tail guard found clear, and its threshold (%).
+func (g Gate) tailCounts() (tails, clear int, thresholdPct float64) {
+	for _, m := range g.Metrics {
+		if m.Tail {
+			tails++
+			thresholdPct = m.ThresholdPct
+			if m.clear() {
+				clear++
+			}
+		}
+	}
+	return tails, clear, thresholdPct
+}
+
+// threshold is the threshold m was read against (%), gate's when m does
+// not say (a report written before metrics carried their own).
+func (m Metric) threshold(gate float64) float64 {
+	if m.ThresholdPct != 0 {
+		return m.ThresholdPct
+	}
+	return gate
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // Line is the gate's verdict in one line, headed by who ("gate",
@@ -81,9 +150,9 @@ func (g Gate) Line(who string, exit int) string {
 	thr := compare.Pct(g.ThresholdPct)
 	switch g.Verdict {
 	case NotSlower:
-		return fmt.Sprintf("%s: NOT SLOWER: every judged metric proven not slower beyond +%s%% (%s): %s", who, thr, counts, code)
+		return fmt.Sprintf("%s: NOT SLOWER: every judged metric proven not slower beyond +%s%%%s (%s): %s", who, thr, g.clearNote(), counts, code)
 	case Slower:
-		return fmt.Sprintf("%s: SLOWER: proven slower beyond +%s%% (%s): %s", who, thr, counts, code)
+		return fmt.Sprintf("%s: SLOWER: proven slower beyond %s (%s): %s", who, g.slowerBeyond(), counts, code)
 	case Undecided:
 		return fmt.Sprintf("%s: UNDECIDED at +%s%% (%s): %s", who, thr, counts, code)
 	}
@@ -106,7 +175,11 @@ func (g Gate) Closing(who string, marked, extra []string, exit int) report.Closi
 	var lines []string
 	for _, m := range g.Metrics {
 		cl := compare.ChangeLine(compare.Metric{Name: m.Name, Unit: m.Unit, Column: m.Column, Baseline: m.Baseline, Interval: m.Interval, MethodNote: m.MethodNote}, name)
-		lines = append(lines, cl+": "+compare.VerdictAt(m.Verdict, g.ThresholdPct, "+"))
+		v := compare.VerdictAt(m.Verdict, m.threshold(g.ThresholdPct), "+")
+		if m.Tail {
+			v = "tail guard at +" + compare.Pct(m.ThresholdPct) + "%: " + m.Judged
+		}
+		lines = append(lines, cl+": "+v)
 	}
 	head := fmt.Sprintf("verdicts at +%s%% (the gate's CI: %s per metric):", compare.Pct(g.ThresholdPct), compare.LevelPct(g.Level))
 	return compare.ClosingBlock(head, lines, marked, extra, g.Line(who, exit))
