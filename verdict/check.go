@@ -46,6 +46,10 @@ type Report struct {
 	// none was.
 	Replaced        *Dropped `json:"replaced,omitempty"`
 	BaselineDropped *Dropped `json:"baseline_dropped,omitempty"`
+	// Sizing is what the check can see, said before any new process ran:
+	// from the baseline's noise and time per process (sizing.go); nil when
+	// the baseline cannot be judged against.
+	Sizing *Detectable `json:"sizing,omitempty"`
 }
 
 // Compared is a comparison with the gate that judged it: `rtload compare
@@ -110,8 +114,51 @@ func NewCheck(base compare.Run, opt CheckOptions) *Check {
 	if reasons := Unjudgeable(opt.Labels[0], base.Summary); len(reasons) > 0 {
 		c.Gate.Reasons = reasons
 		c.finish()
+		return c
 	}
+	c.Sizing = c.size()
 	return c
+}
+
+// size is what the check can see before it runs anything: the clean
+// baseline's noise, and the new processes its budget allows at the
+// baseline's own time per process.
+func (c *Check) size() *Detectable {
+	s := c.base.Summary
+	n := processCount(s)
+	from := fmt.Sprintf("the baseline's %d %s", n, plural(n, "process", "processes"))
+	if n == 1 {
+		from += " (one: the noise between processes is not measured)"
+	}
+	return sizeCheck(c.base, c.opt.Options, n, c.looks(), c.opt.Budget, PerProcess(s), from, false)
+}
+
+// looks is the looks the check plans (DefaultLooks when not set).
+func (c *Check) looks() int {
+	if c.opt.Looks < 1 {
+		return DefaultLooks
+	}
+	return c.opt.Looks
+}
+
+// PerProcess is the mean time a process of s took (its records' start to
+// end; a run of one process without them: the run's), 0 when not known.
+func PerProcess(s *results.Summary) time.Duration {
+	var sum time.Duration
+	n := 0
+	for _, p := range s.Processes {
+		if !p.Start.IsZero() && p.End.After(p.Start) {
+			sum += p.End.Sub(p.Start)
+			n++
+		}
+	}
+	switch {
+	case n > 0:
+		return sum / time.Duration(n)
+	case len(s.Processes) <= 1 && !s.Start.IsZero() && s.End.After(s.Start):
+		return s.End.Sub(s.Start)
+	}
+	return 0
 }
 
 // Done reports whether c has its verdict.

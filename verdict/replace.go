@@ -103,6 +103,12 @@ func (d *Dropped) Reason(label string, final bool) string {
 	return ""
 }
 
+// judged reports whether d's side was judged on its clean processes: d
+// is not nil, not too many were disturbed, and one was not.
+func (d *Dropped) judged() bool {
+	return d != nil && !d.TooMany && len(d.Disturbed) < d.Processes
+}
+
 // Line says in one line what a side left out: "replaced 1 of 6
 // processes: reader rt off CPU 1 for 66ms (starved)" for the new run,
 // "baseline: judged on 9 of 10 processes: left out 1 disturbed by the

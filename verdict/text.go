@@ -218,10 +218,10 @@ func (r *Report) Write(w io.Writer, format string, level report.Level) error {
 	if q := r.Sequential; q != nil {
 		extra = append(extra, q.Short())
 	}
-	if d := r.Replaced; d != nil && !d.TooMany {
+	if d := r.Replaced; d.judged() {
 		extra = append(extra, d.Line(false))
 	}
-	if d := r.BaselineDropped; d != nil && !d.TooMany {
+	if d := r.BaselineDropped; d.judged() {
 		extra = append(extra, d.Line(true))
 	}
 	switch {

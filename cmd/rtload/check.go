@@ -205,6 +205,12 @@ func runChecked(cmd *cobra.Command, sw *signalWatch, cpu *cpuBudget, args []stri
 	f.run.afterProcess = c.After
 	fmt.Fprintf(cmd.ErrOrStderr(), "check: up to %v of fresh processes (%d trials each), the verdict looked at %d times; baseline: %d processes\n",
 		f.budget, len(trials), f.looks, c.BaselineProcesses())
+	if c.BaselineDropped != nil {
+		fmt.Fprintln(cmd.ErrOrStderr(), "check: "+c.BaselineDropped.Line(true))
+	}
+	if c.Sizing != nil {
+		fmt.Fprintln(cmd.ErrOrStderr(), c.Sizing.Line("check: sizing"))
+	}
 	tmp := ""
 	if f.run.out == "" {
 		if tmp, err = os.MkdirTemp("", "rtload-check-"+spec.Name+"-"); err != nil {

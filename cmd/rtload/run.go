@@ -267,7 +267,16 @@ func writeRunJSON(w io.Writer, o outcome) error {
 	if o.runErr != nil {
 		doc.Error = o.runErr.Error()
 	}
-	return compare.WriteJSON(w, doc)
+	out := struct {
+		*compare.RunReport
+		// Sizing is what a default check against this run can see
+		// (verdict.SizeRun): a run of several processes, a baseline.
+		Sizing *verdict.Detectable `json:"sizing,omitempty"`
+	}{RunReport: doc}
+	if n := processes(r.Summary); n > 1 {
+		out.Sizing = verdict.SizeRun(r, n, verdict.PerProcess(r.Summary), verdict.Options{})
+	}
+	return compare.WriteJSON(w, out)
 }
 
 // outcome is what a run left: its summary (nil when nothing was
@@ -445,6 +454,16 @@ func wireOptions(opt *engine.Options, f runFlags, spec *scenario.Spec, env sysin
 		opt.AfterProcess = func(sum *results.Summary, elapsed time.Duration) bool {
 			sum.Spec, sum.Plan, sum.Env = sv.run.Spec, sv.run.Plan, sv.run.Env
 			return f.afterProcess(sum, elapsed)
+		}
+	} else if spec.Processes > 1 {
+		// A baseline: what a check against it will see, said after its
+		// first process, before the rest is paid for.
+		opt.AfterProcess = func(sum *results.Summary, elapsed time.Duration) bool {
+			if len(sum.Processes) == 1 {
+				d := verdict.SizeRun(compare.Run{Label: "run", Summary: sum}, spec.Processes, elapsed, verdict.Options{})
+				fmt.Fprintln(errw, d.Line(fmt.Sprintf("sizing after process 1 of %d", spec.Processes)))
+			}
+			return true
 		}
 	}
 }
@@ -818,13 +837,13 @@ func (l *liveLine) done() {
 }
 
 // printSizing says how many processes a baseline like this run needs for
-// a check to detect a 5% or a 10% change (compare.Sizing), from the
+// a check to detect a 5% or a 10% change (verdict.Sizing), from the
 // run's one-run Result (nil: nothing to say).
 func printSizing(w io.Writer, res *compare.Result) {
 	if res == nil {
 		return
 	}
-	lines := compare.Sizing(res, compare.DefaultThreshold, verdict.DefaultLooks)
+	lines := verdict.Sizing(res, compare.DefaultThreshold, verdict.DefaultLooks)
 	if len(lines) == 0 {
 		return
 	}
