@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -119,4 +120,50 @@ func (d *Dropped) Line(baseline bool) string {
 			d.Processes-len(d.Disturbed), d.Processes, len(d.Disturbed), d.whys())
 	}
 	return fmt.Sprintf("replaced %d of %d processes: %s", len(d.Disturbed), d.Processes, d.whys())
+}
+
+// Replacer is engine.Options.Replacements for `rtload run --processes
+// planned`: a fresh process in the place of each the machine disturbed,
+// at most maxDropped(planned) of them (a check against the run leaves
+// them out, and would leave out no more: replace.go), each said on log
+// as it is found ("process 3 disturbed by the machine (…): a fresh
+// process runs in its place (1 of at most 3)"), and the rest said not
+// replaced.
+func Replacer(planned int, log io.Writer) func(*results.Summary) int {
+	said := map[int]bool{}
+	return func(s *results.Summary) int {
+		most, k := maxDropped(planned), 0
+		for _, d := range s.Disturbances() {
+			if d.Cause != results.CauseMachine {
+				continue
+			}
+			k++
+			if said[d.Process] {
+				continue
+			}
+			said[d.Process] = true
+			if k <= most {
+				fmt.Fprintf(log, "process %d disturbed by the machine (%s): a fresh process runs in its place (%d of at most %d)\n", d.Process+1, d.Why, k, most)
+			} else {
+				fmt.Fprintf(log, "process %d disturbed by the machine (%s): not replaced: at most %d of %d may be (a third)\n", d.Process+1, d.Why, most, planned)
+			}
+		}
+		return min(k, most)
+	}
+}
+
+// RunDropped is what a check would leave out of run s as a baseline: its
+// processes the machine disturbed (nil when none was).
+func RunDropped(s *results.Summary) *Dropped {
+	_, d := dropDisturbed(s, processCount(s))
+	return d
+}
+
+// RunLine says in one line what a check will leave out of a run of
+// several processes: "disturbed by the machine: 1 of 11 processes, which
+// a check leaves out (run ran a fresh one in the place of each, at most
+// a third): reader rt off CPU 1 for 66ms (starved)".
+func (d *Dropped) RunLine() string {
+	return fmt.Sprintf("disturbed by the machine: %d of %d processes, which a check leaves out (run ran a fresh one in the place of each, at most a third): %s",
+		len(d.Disturbed), d.Processes, d.whys())
 }

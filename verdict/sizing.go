@@ -353,12 +353,17 @@ func (d *Detectable) Line(who string) string {
 
 // SizeRun is what a default check (DefaultBudget, DefaultLooks, opt's
 // gate) against run r will see once r has baseline processes, each
-// taking perProcess: from r's noise so far. After r's first process (r
+// taking perProcess: from r's noise so far, its processes the machine
+// disturbed left out (nil when none is left). After r's first process (r
 // holds one) it has only that process's rounds, so it is a floor (Floor:
 // the noise between processes, often most of a check's, is not in it),
 // and says so; `run --processes` prints it then, before the rest of the
 // baseline is paid for, and again from the whole run in its JSON.
 func SizeRun(r compare.Run, baseline int, perProcess time.Duration, opt Options) *Detectable {
+	r.Summary, _ = dropDisturbed(r.Summary, processCount(r.Summary)) // as a check will judge it
+	if len(r.Summary.Trials) == 0 {
+		return nil
+	}
 	n := processCount(r.Summary)
 	from := fmt.Sprintf("the run's %d %s", n, plural(n, "process", "processes"))
 	floor := n == 1 && baseline > 1

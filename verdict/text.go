@@ -3,6 +3,7 @@ package verdict
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/rtload/rtload/compare"
@@ -173,7 +174,20 @@ func (g Gate) Line(who string, exit int) string {
 func (g Gate) Closing(who string, marked, extra []string, exit int) report.Closing {
 	name := func(l string) string { return l }
 	var lines []string
-	for _, m := range g.Metrics {
+	// What holds the verdict first (slower, then undecided), then what
+	// passed: a full block cuts its last lines.
+	ms := slices.Clone(g.Metrics)
+	rank := func(m Metric) int {
+		switch {
+		case m.Judged == JudgedSlower:
+			return 0
+		case !m.clear():
+			return 1
+		}
+		return 2
+	}
+	slices.SortStableFunc(ms, func(a, b Metric) int { return rank(a) - rank(b) })
+	for _, m := range ms {
 		cl := compare.ChangeLine(compare.Metric{Name: m.Name, Unit: m.Unit, Column: m.Column, Baseline: m.Baseline, Interval: m.Interval, MethodNote: m.MethodNote}, name)
 		v := compare.VerdictAt(m.Verdict, m.threshold(g.ThresholdPct), "+")
 		if m.Tail {

@@ -234,6 +234,10 @@ func writeRun(w io.Writer, s *results.Summary, dir, saveErr string, level report
 	} else {
 		c = compare.RunClosing(res, s, dir, saveErr)
 	}
+	if d := verdict.RunDropped(s); d != nil && processes(s) > 1 {
+		// Before the last line (the results directory or why not saved).
+		c.Lines = slices.Insert(c.Lines, max(len(c.Lines)-1, 0), d.RunLine())
+	}
 	return c.Write(w, level == report.Quiet)
 }
 
@@ -270,11 +274,19 @@ func writeRunJSON(w io.Writer, o outcome) error {
 	out := struct {
 		*compare.RunReport
 		// Sizing is what a default check against this run can see
-		// (verdict.SizeRun): a run of several processes, a baseline.
-		Sizing *verdict.Detectable `json:"sizing,omitempty"`
+		// (verdict.SizeRun), Replaced its processes the machine disturbed,
+		// which a check leaves out (verdict.RunDropped): a run of several
+		// processes, a baseline.
+		Sizing   *verdict.Detectable `json:"sizing,omitempty"`
+		Replaced *verdict.Dropped    `json:"replaced,omitempty"`
 	}{RunReport: doc}
 	if n := processes(r.Summary); n > 1 {
-		out.Sizing = verdict.SizeRun(r, n, verdict.PerProcess(r.Summary), verdict.Options{})
+		out.Replaced = verdict.RunDropped(r.Summary)
+		clean := n
+		if out.Replaced != nil {
+			clean -= len(out.Replaced.Disturbed)
+		}
+		out.Sizing = verdict.SizeRun(r, clean, verdict.PerProcess(r.Summary), verdict.Options{})
 	}
 	return compare.WriteJSON(w, out)
 }
@@ -456,12 +468,16 @@ func wireOptions(opt *engine.Options, f runFlags, spec *scenario.Spec, env sysin
 			return f.afterProcess(sum, elapsed)
 		}
 	} else if spec.Processes > 1 {
-		// A baseline: what a check against it will see, said after its
-		// first process, before the rest is paid for.
+		// A baseline: a fresh process in the place of each the machine
+		// disturbed (at most a third), and what a check against it will
+		// see, said after its first clean process, before the rest is paid
+		// for.
+		opt.Replacements = verdict.Replacer(spec.Processes, errw)
+		said := false
 		opt.AfterProcess = func(sum *results.Summary, elapsed time.Duration) bool {
-			if len(sum.Processes) == 1 {
-				d := verdict.SizeRun(compare.Run{Label: "run", Summary: sum}, spec.Processes, elapsed, verdict.Options{})
-				fmt.Fprintln(errw, d.Line(fmt.Sprintf("sizing after process 1 of %d", spec.Processes)))
+			if d := verdict.SizeRun(compare.Run{Label: "run", Summary: sum}, spec.Processes, elapsed/time.Duration(len(sum.Processes)), verdict.Options{}); d != nil && !said {
+				said = true
+				fmt.Fprintln(errw, d.Line(fmt.Sprintf("sizing after process %d of %d", len(sum.Processes), spec.Processes)))
 			}
 			return true
 		}
