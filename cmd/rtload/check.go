@@ -49,7 +49,19 @@ results with the baseline's after planned looks and exits:
        +threshold (not only its mean)
   125  undecided (not shown either way when the budget ran out), or the runs
        cannot be judged: a degraded, stopped or incomplete run (either one),
-       a missing privilege or requirement, a run that failed
+       a missing privilege or requirement, a run that failed, a trial marked
+       by the workload itself, more than a third of a side's processes
+       disturbed by the machine
+
+A process the machine disturbed (a reader kept off its CPU by another
+thread or RT throttling it did not cause, a clocksource change, the
+hypervisor taking the sender's CPU) is left out of the verdict and a
+fresh one runs in its place within the budget; the output says how many
+and why. A baseline is judged on its clean processes. A mark the workload
+brought on itself (a reader starved by its own overruns) is never
+replaced: the run cannot be judged. Before the first new process, check
+prints the smallest slowdown it can find from the baseline's noise, raw
+and adjusted on the null-syscall drift control.
 
 The samples are processes, never calls: each interval is Student's t on
 the log values of per-process means (n = processes × rounds), so the
@@ -58,7 +70,9 @@ processes detect a 5% or 10% change at the noise it saw; with one baseline
 process its between-process noise is borrowed from the new run's and the
 verdict is mostly undecided). By default the judged metrics are each
 column's primary one (mean per-call cost; wakeup latency p99 for a
-timer-only reader), held at a 5% family-wise false-alarm rate.
+timer-only reader) and each reader's spike rate (wakeups later than its
+threshold, or 1 ms, per hour: slower when proven more than doubled), held
+at a 5% family-wise false-alarm rate.
 
 --budget bounds the new run: after the first process it plans --looks
 looks evenly over the processes the budget allows and stops at the first
