@@ -200,10 +200,46 @@ type sample struct {
 	probe      string // the probe kind, "" for a reader
 }
 
-// rateSample is a count of events over hours measured.
+// rateSample is a count of events over hours measured, and each round's
+// share of it (procs, counts, spans: its process, events and hours), the
+// units whose spread says how much the events cluster.
 type rateSample struct {
-	count uint64
-	hours float64
+	count         uint64
+	hours         float64
+	procs         []int
+	counts, spans []float64
+}
+
+// add counts a round of process p: n events in hours.
+func (r *rateSample) add(p int, n uint64, hours float64) {
+	r.count += n
+	r.hours += hours
+	r.procs, r.counts, r.spans = append(r.procs, p), append(r.counts, float64(n)), append(r.spans, hours)
+}
+
+// units are r's counts and hours per process, or per round when there
+// are not processes enough on the two sides (a and b) to estimate their
+// spread (stats.RateRatioUnits: units − 2 ≥ 1).
+func rateUnits(a, b *rateSample) (ca, ta, cb, tb []float64) {
+	byProc := func(r *rateSample) (c, t []float64) {
+		var ids []int
+		for i, p := range r.procs {
+			k := slices.Index(ids, p)
+			if k < 0 {
+				ids, c, t = append(ids, p), append(c, 0), append(t, 0)
+				k = len(ids) - 1
+			}
+			c[k] += r.counts[i]
+			t[k] += r.spans[i]
+		}
+		return c, t
+	}
+	ca, ta = byProc(a)
+	cb, tb = byProc(b)
+	if len(ca)+len(cb) >= 3 {
+		return ca, ta, cb, tb
+	}
+	return a.counts, a.spans, b.counts, b.spans
 }
 
 // add appends a per-round value from process p.
@@ -548,15 +584,14 @@ func spikeRates(c *column, spike time.Duration) []sample {
 	var out []sample
 	byThr := map[int64]*rateSample{}
 	var order []int64
-	add := func(thr int64, count uint64, dur int64) {
+	add := func(thr int64, i int, count uint64) {
 		rs, ok := byThr[thr]
 		if !ok {
 			rs = &rateSample{}
 			byThr[thr] = rs
 			order = append(order, thr)
 		}
-		rs.count += count
-		rs.hours += float64(dur) / float64(time.Hour)
+		rs.add(c.procs[i], count, float64(c.durations[i])/float64(time.Hour))
 	}
 	own := false
 	for i, r := range c.readers {
@@ -564,7 +599,7 @@ func spikeRates(c *column, spike time.Duration) []sample {
 			continue
 		}
 		own = true
-		add(r.ThresholdNs, r.Spikes, c.durations[i])
+		add(r.ThresholdNs, i, r.Spikes)
 	}
 	if !own && spike > 0 {
 		for i, r := range c.readers {
@@ -572,7 +607,7 @@ func spikeRates(c *column, spike time.Duration) []sample {
 			if !ok || i >= len(c.durations) || c.durations[i] <= 0 {
 				return nil // a round without its count: no rate rather than a part of one
 			}
-			add(int64(spike), n, c.durations[i])
+			add(int64(spike), i, n)
 		}
 	}
 	for _, thr := range order {
