@@ -355,7 +355,7 @@ func TestCheckReplacedReport(t *testing.T) {
 	if err := c.Report.Write(&b, "text", report.Quiet); err != nil {
 		t.Fatal(err)
 	}
-	if want := "replaced 1 of 6 processes: reader rt runnable but off CPU 1 for 66ms (starved)\n"; !strings.Contains(b.String(), want) {
+	if want := "replaced 1 of 6 processes (at most 2: a third): reader rt runnable but off CPU 1 for 66ms (starved)\n"; !strings.Contains(b.String(), want) {
 		t.Errorf("closing block lacks %q:\n%s", want, b.String())
 	}
 	b.Reset()

@@ -111,7 +111,8 @@ func (d *Dropped) judged() bool {
 }
 
 // Line says in one line what a side left out: "replaced 1 of 6
-// processes: reader rt off CPU 1 for 66ms (starved)" for the new run,
+// processes (at most 2: a third): reader rt off CPU 1 for 66ms (starved)"
+// for the new run,
 // "baseline: judged on 9 of 10 processes: left out 1 disturbed by the
 // machine: …" for the baseline.
 func (d *Dropped) Line(baseline bool) string {
@@ -119,7 +120,7 @@ func (d *Dropped) Line(baseline bool) string {
 		return fmt.Sprintf("baseline: judged on %d of %d processes: left out %d disturbed by the machine: %s",
 			d.Processes-len(d.Disturbed), d.Processes, len(d.Disturbed), d.whys())
 	}
-	return fmt.Sprintf("replaced %d of %d processes: %s", len(d.Disturbed), d.Processes, d.whys())
+	return fmt.Sprintf("replaced %d of %d processes (at most %d: a third): %s", len(d.Disturbed), d.Processes, d.MaxDropped, d.whys())
 }
 
 // Replacer is engine.Options.Replacements for `rtload run --processes
