@@ -139,6 +139,9 @@ func plural(n int, one, many string) string {
 func (g Gate) Line(who string, exit int) string {
 	slower, notSlower, n := g.judgedCounts()
 	counts := fmt.Sprintf("%d slower, %d not slower, %d undecided of %d judged", slower, notSlower, n-slower-notSlower, n)
+	if tails, clear, _ := g.tailCounts(); tails > 0 {
+		counts += fmt.Sprintf("; %d of them spike %s, %d clear", tails, plural(tails, "rate", "rates"), clear)
+	}
 	code := fmt.Sprintf("exit %d", exit)
 	switch exit {
 	case ExitNotSlower:
