@@ -173,6 +173,7 @@ int main(int argc, char **argv) {
 	double spin_only = 0;
 	long clock_reads = 0;
 	int o;
+	tsc_init();
 	while ((o = getopt(argc, argv, "n:m:d:w:c:p:P:i:N:r:S:T:L:o")) != -1) {
 		switch (o) {
 		case 'n': nsock = atoi(optarg); break;

@@ -12,11 +12,13 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <cpuid.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -24,11 +26,29 @@
 #include <time.h>
 #include <unistd.h>
 
+// tsc_fenced: read the TSC LFENCE;RDTSC;LFENCE instead of RDTSCP;LFENCE,
+// as rtload does where CPUID offers no RDTSCP (a VM that hides it:
+// executing RDTSCP there faults) or RTLOAD_TSC_READ=lfence asks. Set once
+// by tsc_init, before any read.
+static int tsc_fenced;
+
+// tsc_init decides tsc_fenced as rtload's rt.readTSCFacts does: CPUID
+// 0x80000001 EDX bit 27 (RDTSCP), or RTLOAD_TSC_READ=lfence.
+static inline void tsc_init(void) {
+	unsigned a, b, c, d = 0;
+	const char *env = getenv("RTLOAD_TSC_READ");
+	tsc_fenced = (env && strcmp(env, "lfence") == 0) || !__get_cpuid(0x80000001, &a, &b, &c, &d) || !(d & (1u << 27));
+}
+
 // rdtscp reads the TSC as rtload's rt/clock_amd64.s does: RDTSCP, then
-// LFENCE so that later instructions do not start before the read.
+// LFENCE so that later instructions do not start before the read; or,
+// with tsc_fenced, LFENCE;RDTSC;LFENCE (rdtscFenced), the same bracketing.
 static inline uint64_t rdtscp(void) {
 	uint32_t lo, hi, aux;
-	__asm__ volatile("rdtscp\n\tlfence" : "=a"(lo), "=d"(hi), "=c"(aux)::"memory");
+	if (__builtin_expect(tsc_fenced, 0))
+		__asm__ volatile("lfence\n\trdtsc\n\tlfence" : "=a"(lo), "=d"(hi)::"memory");
+	else
+		__asm__ volatile("rdtscp\n\tlfence" : "=a"(lo), "=d"(hi), "=c"(aux)::"memory");
 	return ((uint64_t)hi << 32) | lo;
 }
 

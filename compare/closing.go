@@ -30,8 +30,9 @@ type MarkCount struct {
 
 // RunMarks lists what makes s not the run asked for: run-wide degraded,
 // then the trials marked invalid (the kernel changed what was measured, or
-// a reader measured nothing), with a starved reader, or with traffic not
-// as specified, then stopped early and incomplete; empty for a run as
+// a reader measured nothing), with a starved reader, with a reader's CPU
+// shared, or with traffic not as specified, then stopped early and
+// incomplete; empty for a run as
 // asked. These are the marks that make a verdict undecided or a run
 // unjudgeable (verdict.Unjudgeable lists them with their reasons).
 func RunMarks(s *results.Summary) []MarkCount {
@@ -39,7 +40,7 @@ func RunMarks(s *results.Summary) []MarkCount {
 	if s.Degraded {
 		out = append(out, MarkCount{Kind: results.MarkDegraded.Phrase()})
 	}
-	for _, k := range []results.MarkKind{results.MarkInvalid, results.MarkStarved, results.MarkTraffic} {
+	for _, k := range []results.MarkKind{results.MarkInvalid, results.MarkStarved, results.MarkShared, results.MarkTraffic} {
 		var trials []int
 		for i := range s.Trials {
 			if MarkText(k, &s.Trials[i]) != "" {
@@ -143,8 +144,38 @@ func ChangeLine(m Metric, name func(string) string) string {
 	return l
 }
 
-// verdictWords is how a closing block says a verdict at threshold thr.
-func verdictWords(verdict string, thr float64) string { return VerdictAt(verdict, thr, "±") }
+// verdictWords is how a closing block says m's verdict at threshold thr.
+func verdictWords(m Metric, thr float64) string { return VerdictWords(m, thr, "±") }
+
+// VerdictWords is how a closing block says m's verdict at threshold thr
+// (in %; sign as VerdictAt), and, when it is undecided at the threshold
+// while its interval lies wholly on the worse side of 0, both answers
+// the run gives (issue 31: "+3.8% [+2.8, +4.8] … undecided at ±3%" read
+// as "we don't know"): "slower (CI excludes 0); beyond +3%: undecided".
+// A metric undecided for an invalid trial stays "undecided at …".
+func VerdictWords(m Metric, thr float64, sign string) string {
+	if !WorseNotBeyond(m) {
+		return VerdictAt(m.Verdict, thr, sign)
+	}
+	if m.HigherIsBetter {
+		return "worse (CI excludes 0); beyond -" + fmtPct(thr) + "%: undecided"
+	}
+	return "slower (CI excludes 0); beyond +" + fmtPct(thr) + "%: undecided"
+}
+
+// WorseNotBeyond reports whether m is undecided at its threshold while
+// its whole interval lies on the worse side of 0 (and no invalid trial
+// made it undecided): slower, not shown beyond the threshold.
+func WorseNotBeyond(m Metric) bool {
+	iv := m.Interval
+	if m.Verdict != VerdictUndecided || iv == nil || iv.LowPct == nil || iv.HighPct == nil || strings.Contains(m.MethodNote, ": invalid: ") {
+		return false
+	}
+	if m.HigherIsBetter {
+		return *iv.HighPct < 0
+	}
+	return *iv.LowPct > 0
+}
 
 // VerdictAt is how a closing block says a metric's verdict (Metric.Verdict)
 // at threshold thr (in %), with the undecided threshold's sign: "±" for
@@ -181,7 +212,7 @@ func RunClosing(r *Result, s *results.Summary, dir, saveErr string) report.Closi
 		}
 		figures = append(figures, fmt.Sprintf("%s: %s %s %s%s", name(m.Column), m.Name, fmtVal(m.Value, m.Unit), m.Unit, r.wakeupOf(m.Column, m.Name)))
 		if m.Verdict != VerdictBaseline {
-			changes = append(changes, ChangeLine(m, name)+": "+verdictWords(m.Verdict, r.ThresholdPct))
+			changes = append(changes, ChangeLine(m, name)+": "+verdictWords(m, r.ThresholdPct))
 		}
 	}
 	const most = 3
@@ -289,13 +320,14 @@ func (r *Result) wakeupOf(col, primary string) string {
 // Closing is the closing block of `rtload compare` without a gate: one
 // line per primary metric of every column against its baseline with its
 // three-way verdict, the marks of any run that was not the run asked for
-// (marked: one entry per run and kind), and last the overall verdict:
+// (marked: one entry per run and kind), the machine's own change
+// (MachineLines), and last the overall verdict:
 // what the primary metrics' verdicts add up to. A gate's closing block is
 // verdict.Closing.
 func (r *Result) Closing(marked []string) report.Closing {
 	lines, verdicts := r.closingMetrics()
 	head := fmt.Sprintf("verdicts at ±%s%% (95%% CI of each change):", fmtPct(r.ThresholdPct))
-	return ClosingBlock(head, lines, marked, nil, overallLine(verdicts, r.ThresholdPct))
+	return ClosingBlock(head, lines, marked, r.MachineLines(), overallLine(verdicts, r.ThresholdPct))
 }
 
 // ClosingBlock is a comparison's closing block: head (when there are
@@ -341,11 +373,19 @@ func (r *Result) closingMetrics() (lines, verdicts []string) {
 		if !prim[i] || m.Verdict == VerdictBaseline {
 			continue
 		}
-		lines = append(lines, ChangeLine(m, name)+": "+verdictWords(m.Verdict, r.ThresholdPct))
-		verdicts = append(verdicts, m.Verdict)
+		lines = append(lines, ChangeLine(m, name)+": "+verdictWords(m, r.ThresholdPct))
+		v := m.Verdict
+		if WorseNotBeyond(m) {
+			v = verdictWorseNotBeyond
+		}
+		verdicts = append(verdicts, v)
 	}
 	return lines, verdicts
 }
+
+// verdictWorseNotBeyond stands, among overallLine's verdicts, for an
+// undecided one whose interval excludes 0 on the worse side.
+const verdictWorseNotBeyond = VerdictUndecided + ", worse"
 
 // overallLine adds up the primary metrics' verdicts without a gate: slower
 // when one is slower, same when every one is the same, not slower when
@@ -364,7 +404,10 @@ func overallLine(verdicts []string, thr float64) string {
 		}
 		return k
 	}
-	counts := fmt.Sprintf("%d slower, %d not slower, %d same, %d undecided of %d", n(VerdictSlower), n(VerdictNotSlower), n(VerdictSame), n(VerdictUndecided), len(verdicts))
+	counts := fmt.Sprintf("%d slower, %d not slower, %d same, %d undecided of %d", n(VerdictSlower), n(VerdictNotSlower), n(VerdictSame), n(VerdictUndecided, verdictWorseNotBeyond), len(verdicts))
+	if k := n(verdictWorseNotBeyond); k > 0 {
+		counts += fmt.Sprintf(", %d of them slower with the CI excluding 0", k)
+	}
 	var v string
 	switch {
 	case n(VerdictSlower) > 0:

@@ -59,7 +59,7 @@ func TestCompareBriefGolden(t *testing.T) {
 		if !prim[i] || m.Verdict == VerdictBaseline {
 			continue
 		}
-		want := ChangeLine(m, func(l string) string { return l }) + ": " + verdictWords(m.Verdict, res.ThresholdPct)
+		want := ChangeLine(m, func(l string) string { return l }) + ": " + verdictWords(m, res.ThresholdPct)
 		if !strings.Contains(out, "  "+want+"\n") {
 			t.Errorf("closing block lacks %q", want)
 		}

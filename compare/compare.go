@@ -67,6 +67,10 @@ type Result struct {
 	// Interleaved are the paired changes of interleaved variants within
 	// each run, from their ABBA block pairs (interleave.go).
 	Interleaved []Interleaved `json:"interleaved,omitempty"`
+	// Machine is the drift controls' own change, each run's against the
+	// first (or each variant's against the first within one run): the
+	// machine's change (controls.go); empty when the readers timed none.
+	Machine []Machine `json:"machine,omitempty"`
 }
 
 // RunInfo describes one compared run.
@@ -85,6 +89,9 @@ type RunInfo struct {
 	Clock      results.ClockInfo `json:"clock"`
 	// Foreign marks a column read from another tool's file (Run.Foreign).
 	Foreign bool `json:"foreign,omitempty"`
+	// Unread names each file of the run that was not read, and why
+	// (Run.Unread): a wakeup log or profile refused, missing or broken.
+	Unread []string `json:"unread,omitempty"`
 }
 
 // Difference is one field in which the runs differ: Values holds each
@@ -184,6 +191,9 @@ type Metric struct {
 	blocks  *[2][]float64 // an interleaved pair's block means (interleave.go): stats.Paired
 	ra, rb  *rateSample
 	invalid bool // the column or its baseline holds an invalid trial
+	// ctl are the drift controls of a and b (or of blocks), value by
+	// value (controls.go); nil when a side lacks them.
+	ctl *controlSamples
 }
 
 // sample is one metric of one subject (a column or a probe): its value
@@ -196,6 +206,11 @@ type sample struct {
 	ok         bool
 	rounds     []float64
 	procs      []int
+	// null and loop are the drift controls of each of rounds (the mean
+	// null syscall and user loop of the same reader and trial,
+	// results.Reader.ControlMeans; 0 where it timed none); nil for a
+	// metric that has none (everything but the per-call costs).
+	null, loop []float64
 	rate       *rateSample
 	probe      string // the probe kind, "" for a reader
 }
@@ -246,6 +261,27 @@ func rateUnits(a, b *rateSample) (ca, ta, cb, tb []float64) {
 func (s *sample) add(v float64, p int) {
 	s.rounds = append(s.rounds, v)
 	s.procs = append(s.procs, p)
+}
+
+// addControlled appends a per-round value from process p measured by
+// reader r, with r's drift controls (results.Reader.ControlMeans).
+func (s *sample) addControlled(v float64, p int, r *results.Reader) {
+	s.add(v, p)
+	null, loop, _ := r.ControlMeans()
+	s.null, s.loop = append(s.null, null), append(s.loop, loop)
+}
+
+// controlled reports whether every round of s has both drift controls.
+func (s *sample) controlled() bool {
+	if len(s.rounds) == 0 || len(s.null) != len(s.rounds) || len(s.loop) != len(s.rounds) {
+		return false
+	}
+	for i := range s.null {
+		if !(s.null[i] > 0 && s.loop[i] > 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // subject is something with headline metrics: a column or a probe.
@@ -307,7 +343,7 @@ func CompareWith(runs []Run, opt Options) (*Result, error) {
 		res.Runs = append(res.Runs, RunInfo{
 			Label: r.Label, Dir: r.Dir, Scenario: s.Scenario, Kernel: orNone(s.Env.Kernel),
 			Start: s.Start, Trials: len(s.Trials), Degraded: s.Degraded, Stopped: s.Stopped, Clock: s.Clock,
-			InProgress: s.InProgress, Foreign: r.Foreign,
+			InProgress: s.InProgress, Foreign: r.Foreign, Unread: r.Unread,
 		})
 		if s.InProgress {
 			res.Notes = append(res.Notes, fmt.Sprintf("%s: summary.json is a checkpoint written at %s by a run that never finished (killed?): its data end there; intervals.jsonl and the wakeup log may go further", r.Label, s.End.Format("15:04:05")))
@@ -327,9 +363,10 @@ func CompareWith(runs []Run, opt Options) (*Result, error) {
 }
 
 // Headlines is the part of a comparison a verdict judges, and only it:
-// a Result whose Metrics (each with its samples, its interval at
-// Confidence and its verdict against opt's threshold), Interleaved,
-// ThresholdPct and TickUnit are filled, as CompareWith fills them; no run
+// a Result whose Metrics (each with its samples and their drift
+// controls, its interval at Confidence and its verdict against opt's
+// threshold), Interleaved, Machine, ThresholdPct and TickUnit are filled,
+// as CompareWith fills them; no run
 // facts, differences, marks, metadata, column percentiles or profiles.
 // Each of check's looks reads this (verdict.Judge); it fails as Compare
 // does.
@@ -365,6 +402,7 @@ func headlines(runs []Run, opt Options) (*Result, []column, error) {
 	res.Metrics = metrics(subjects, len(runs), thr)
 	res.ThresholdPct = thr * 100
 	res.interleavedMetrics(runs, thr)
+	res.machine(runs, cols)
 	return res, cols, nil
 }
 
@@ -491,9 +529,9 @@ func readerSamples(c *column, spike time.Duration) []sample {
 
 	// Mean per-call cost: exact from the histogram's sum.
 	avg := sample{name: "mean per-call cost", unit: unit}
-	for i, r := range c.readers {
-		if r.PerCall.All.Total > 0 {
-			avg.add(r.PerCall.All.Mean(), c.procs[i])
+	for i := range c.readers {
+		if r := &c.readers[i]; r.PerCall.All.Total > 0 {
+			avg.addControlled(r.PerCall.All.Mean(), c.procs[i], r)
 		}
 	}
 	if c.all.Total > 0 {
@@ -516,12 +554,13 @@ func readerSamples(c *column, spike time.Duration) []sample {
 	} {
 		s := sample{name: q.name, unit: unit}
 		var ts []results.TickStats
-		for i, r := range c.readers {
+		for i := range c.readers {
+			r := &c.readers[i]
 			ts = append(ts, r.PerCallTicks)
 			if r.PerCallTicks.Count > 0 {
-				s.add(r.PerCallTicks.Ticks(q.at), c.procs[i])
+				s.addControlled(r.PerCallTicks.Ticks(q.at), c.procs[i], r)
 			} else if r.PerCall.All.Total > 0 {
-				s.add(float64(results.BucketPercentile(r.PerCall.All, q.q)), c.procs[i])
+				s.addControlled(float64(results.BucketPercentile(r.PerCall.All, q.q)), c.procs[i], r)
 			}
 		}
 		if t, _, ok := mergeTicks(ts); ok {

@@ -275,6 +275,27 @@ func TestDifferences(t *testing.T) {
 	}
 }
 
+// TestDifferencesClockRead: two TSC runs read with different
+// instructions (RDTSCP, and LFENCE;RDTSC;LFENCE on a VM that hides it)
+// differ in every call's read cost: a warning, a file written before the
+// field counting as RDTSCP.
+func TestDifferencesClockRead(t *testing.T) {
+	a := seedSummary("6.12.0", [2]int{0, 2}, 0)
+	b := seedSummary("6.12.0", [2]int{1, 3}, 0)
+	if a.Clock.Kind != "tsc" {
+		t.Fatalf("fixture clock %q, want tsc", a.Clock.Kind)
+	}
+	b.Clock.Read = results.ReadRDTSCFenced
+	warn, _ := Differences([]Run{{Label: "metal", Summary: a}, {Label: "vm", Summary: b}})
+	if len(warn) != 1 || warn[0].Field != "clock read" || warn[0].Values[0] != results.ReadRDTSCP || warn[0].Values[1] != results.ReadRDTSCFenced {
+		t.Errorf("warnings %+v, want clock read %s vs %s", warn, results.ReadRDTSCP, results.ReadRDTSCFenced)
+	}
+	b.Clock.Read = results.ReadRDTSCP
+	if warn, _ := Differences([]Run{{Label: "old", Summary: a}, {Label: "new", Summary: b}}); len(warn) != 0 {
+		t.Errorf("RDTSCP written and RDTSCP implied: warnings %+v", warn)
+	}
+}
+
 func TestSeedTableGolden(t *testing.T) {
 	// Two runs of the seed's scenario on two kernels, written and read
 	// back as results directories.

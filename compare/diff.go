@@ -63,9 +63,9 @@ var specIgnore = []string{"name", "description", "processes"}
 
 // Differences lists, field by field, how runs differ: warnings for what
 // matters (scenario, CPU model and count, clocksource, kernel command
-// line, cpufreq governor, virtualization, clock kind and unit, a clock
-// frequency differing by more than 0.1%, degraded mode, the seccomp
-// filters the readers ran under as read back, and every leaf of
+// line, cpufreq governor, virtualization, clock kind, unit and TSC read,
+// a clock frequency differing by more than 0.1%, degraded mode, the
+// seccomp filters the readers ran under as read back, and every leaf of
 // the scenario as run except its name, description and processes) and
 // info for what is expected to differ (kernel release and build). Values
 // are in run order.
@@ -99,6 +99,12 @@ func Differences(all []Run) (warnings, info []Difference) {
 	}
 	field(&warnings, "clock kind", func(r Run) string { return orNone(r.Summary.Clock.Kind) })
 	field(&warnings, "clock unit", func(r Run) string { return r.Summary.Clock.TickUnit() })
+	// A TSC read with RDTSCP and one read LFENCE;RDTSC;LFENCE (a VM that
+	// hides RDTSCP) carry a different read cost in every call.
+	// Only between TSC clocks: another kind is "clock kind" already.
+	if !slices.ContainsFunc(runs, func(r Run) bool { return r.Summary.Clock.Kind != "tsc" }) {
+		field(&warnings, "clock read", func(r Run) string { return tscRead(r.Summary.Clock) })
+	}
 	// Hz: calibration differs a little between runs; 0.1% is a different clock.
 	hz0 := runs[0].Summary.Clock.Hz
 	for _, r := range runs[1:] {
@@ -179,4 +185,16 @@ func orNone(s string) string {
 		return none
 	}
 	return s
+}
+
+// tscRead is the instruction a tsc clock read (results.ClockInfo.Read;
+// files written before it read RDTSCP), "" for other clocks.
+func tscRead(c results.ClockInfo) string {
+	switch {
+	case c.Kind != "tsc":
+		return ""
+	case c.Read == "":
+		return results.ReadRDTSCP
+	}
+	return c.Read
 }

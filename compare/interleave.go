@@ -51,9 +51,11 @@ type Interleaved struct {
 	Method    string    `json:"method"`
 	Notes     []string  `json:"notes,omitempty"`
 	// Change is the interval itself, for verdicts (stats.Decide); a and b
-	// the pairs' values it was computed from.
+	// the pairs' values it was computed from, ctl their blocks' drift
+	// controls (nil when a block lacks them).
 	Change stats.Change `json:"-"`
 	a, b   []float64
+	ctl    *controlSamples
 }
 
 // Line is the change in one line: "recvmsg +8.3% per call [+5.1, +11.6]
@@ -82,6 +84,20 @@ func BlockPairs(s *results.Summary, a, b, reader string) (av, bv []float64) {
 // round of one process), in run order; groups without a pair are left
 // out.
 func GroupBlockPairs(s *results.Summary, a, b, reader string) (av, bv [][]float64) {
+	p := groupBlockPairs(s, a, b, reader)
+	return p.a, p.b
+}
+
+// blockPairs are GroupBlockPairs' values with each block's drift controls
+// (results.BlockControls.Means: its null syscall and user loop means, 0
+// where the block has none), group by group in the same shape.
+type blockPairs struct {
+	a, b           [][]float64
+	na, nb, la, lb [][]float64
+}
+
+// groupBlockPairs is GroupBlockPairs with the blocks' drift controls.
+func groupBlockPairs(s *results.Summary, a, b, reader string) (out blockPairs) {
 	var order []blockKey
 	blocks := map[blockKey][2]*results.Block{}
 	for ti := range s.Trials {
@@ -127,12 +143,17 @@ func GroupBlockPairs(s *results.Summary, a, b, reader string) (av, bv [][]float6
 		}
 		if group == nil || k.group != group.group || k.process != group.process {
 			group = &blockKey{process: k.process, group: k.group}
-			av, bv = append(av, nil), append(bv, nil)
+			out.a, out.b = append(out.a, nil), append(out.b, nil)
+			out.na, out.nb, out.la, out.lb = append(out.na, nil), append(out.nb, nil), append(out.la, nil), append(out.lb, nil)
 		}
-		i := len(av) - 1
-		av[i], bv[i] = append(av[i], p[0].MeanTicks()), append(bv[i], p[1].MeanTicks())
+		i := len(out.a) - 1
+		out.a[i], out.b[i] = append(out.a[i], p[0].MeanTicks()), append(out.b[i], p[1].MeanTicks())
+		na, la, _ := p[0].Controls.Means()
+		nb, lb, _ := p[1].Controls.Means()
+		out.na[i], out.nb[i] = append(out.na[i], na), append(out.nb[i], nb)
+		out.la[i], out.lb[i] = append(out.la[i], la), append(out.lb[i], lb)
 	}
-	return av, bv
+	return out
 }
 
 // blockKey is a half-cycle of an interleaved group's blocks (one block
@@ -164,11 +185,11 @@ func InterleavedChanges(s *results.Summary, label string) []Interleaved {
 			if c.Variant == base.Variant || c.Reader != base.Reader {
 				continue
 			}
-			a, b := GroupBlockPairs(s, base.Variant, c.Variant, c.Reader)
-			if len(a) == 0 {
+			p := groupBlockPairs(s, base.Variant, c.Variant, c.Reader)
+			if len(p.a) == 0 {
 				continue
 			}
-			out = append(out, newInterleaved(label, c.Label(perReader, ":"), base.Label(perReader, ":"), a, b))
+			out = append(out, newInterleaved(label, c.Label(perReader, ":"), base.Label(perReader, ":"), p))
 		}
 	}
 	return out
@@ -177,14 +198,15 @@ func InterleavedChanges(s *results.Summary, label string) []Interleaved {
 // newInterleaved is the paired change of b against a, from their pairs
 // by group (round): every pair together, and each round's own change,
 // with a note when the rounds disagree beyond their intervals.
-func newInterleaved(run, column, baseline string, ga, gb [][]float64) Interleaved {
+func newInterleaved(run, column, baseline string, p blockPairs) Interleaved {
+	ga, gb := p.a, p.b
 	var a, b []float64
 	for i := range ga {
 		a, b = append(a, ga[i]...), append(b, gb[i]...)
 	}
 	ch := stats.Paired(a, b)
 	c := Interleaved{Run: run, Column: column, Baseline: baseline, Metric: "mean per-call cost", Pairs: len(a),
-		N: ch.N, Method: ch.Method, Notes: ch.Notes, Change: ch, a: a, b: b}
+		N: ch.N, Method: ch.Method, Notes: ch.Notes, Change: ch, a: a, b: b, ctl: blockControls(p)}
 	if len(a) >= 3 {
 		d := make([]float64, len(a))
 		for i := range a {
@@ -249,6 +271,7 @@ func (r *Result) interleavedMetrics(runs []Run, thr float64) {
 			}
 			verdict := m.Verdict
 			m.blocks = &[2][]float64{c.a, c.b}
+			m.ctl = c.ctl
 			m.ChangePct = ptr(c.Change.Point * 100) // the pairs' estimate, which the interval is about
 			setChange(m, c.Change, thr)
 			m.Method = MethodPaired

@@ -18,13 +18,18 @@ type Run struct {
 	// Dir is the results directory (or summary.json) it was read from.
 	Dir     string
 	Summary *results.Summary
-	// Wakeups holds each reader's per-wakeup log (the files summary.json
-	// lists for it, read by results.ReaderWakeups), keyed by the reader's
-	// position in Summary. Missing logs are simply absent. No verdict
-	// uses them (calls and wakeups are not samples).
-	Wakeups map[ReaderIndex][]record.Wakeup
+	// WakeupLogs says what was read of each reader's per-wakeup log (the
+	// files summary.json lists for it, streamed by
+	// results.EachReaderWakeup: checked row by row, none held), keyed by
+	// the reader's position in Summary. Missing logs are simply absent.
+	// No verdict uses the rows (calls and wakeups are not samples).
+	WakeupLogs map[ReaderIndex]results.ReadStats
 	// Notes says which logs could not be read, and why.
 	Notes []string
+	// Unread says which of the run's files (wakeup logs, profiles) were
+	// not read, and why: each is in Notes too. A fleet's controller marks
+	// the host whose files are here (deploy/ansible).
+	Unread []string
 	// Foreign marks a run read from another tool's histogram file
 	// (cyclictest -h text, an HdrHistogram log): wakeup latency only, no
 	// scenario, environment or clock to compare.
@@ -34,9 +39,10 @@ type Run struct {
 }
 
 // Load reads the Summary of every results directory in dirs (see
-// report.ReadSummary) and its per-wakeup CSV logs. labels names the runs;
-// empty means the base name of each directory. Labels must be as many as
-// dirs, non-empty, unique, and free of "/" (which splits a table header).
+// report.ReadSummary) and checks its per-wakeup logs (streamed; see
+// Run.WakeupLogs). labels names the runs; empty means the base name of
+// each directory. Labels must be as many as dirs, non-empty, unique, and
+// free of "/" (which splits a table header).
 func Load(dirs, labels []string) ([]Run, error) {
 	if len(dirs) == 0 {
 		return nil, errors.New("compare: no results directories")
@@ -54,7 +60,7 @@ func Load(dirs, labels []string) ([]Run, error) {
 			if err != nil {
 				return nil, fmt.Errorf("compare %s: %w", labels[i], err)
 			}
-			runs[i] = Run{Label: labels[i], Dir: d, Summary: s, Wakeups: map[ReaderIndex][]record.Wakeup{}, Foreign: true,
+			runs[i] = Run{Label: labels[i], Dir: d, Summary: s, WakeupLogs: map[ReaderIndex]results.ReadStats{}, Foreign: true,
 				Notes: []string{"wakeup latency only, read from " + filepath.Base(d) + " (no scenario, environment or per-call data)"}}
 			continue
 		}
@@ -62,7 +68,7 @@ func Load(dirs, labels []string) ([]Run, error) {
 		if err != nil {
 			return nil, fmt.Errorf("compare %s: %w", labels[i], err)
 		}
-		runs[i] = Run{Label: labels[i], Dir: d, Summary: s, Wakeups: map[ReaderIndex][]record.Wakeup{}}
+		runs[i] = Run{Label: labels[i], Dir: d, Summary: s, WakeupLogs: map[ReaderIndex]results.ReadStats{}}
 		runs[i].loadProfiles()
 		base := d
 		if !results.IsDir(d) {
@@ -73,12 +79,13 @@ func Load(dirs, labels []string) ([]Run, error) {
 				if len(rd.WakeupLog) == 0 {
 					continue
 				}
-				w, _, err := rows.ReaderWakeups(base, rd)
+				st, err := rows.EachReaderWakeup(base, rd, func(record.Wakeup) {})
 				if err != nil {
 					runs[i].Notes = append(runs[i].Notes, err.Error())
+					runs[i].Unread = append(runs[i].Unread, err.Error())
 					continue
 				}
-				runs[i].Wakeups[ReaderIndex{ti, ri}] = w
+				runs[i].WakeupLogs[ReaderIndex{ti, ri}] = st
 			}
 		}
 	}

@@ -25,6 +25,10 @@ const (
 	// WarnStarved: trials with a reader runnable but kept off its CPU
 	// (results.MarkStarved): RT throttling or a higher-priority thread.
 	WarnStarved = "starved readers"
+	// WarnShared: trials with a reader's CPU shared with another process's
+	// thread at or above its priority, or another rtload's reader
+	// (results.MarkShared).
+	WarnShared = "shared reader CPUs"
 )
 
 // TrialMarkKinds are the kinds of trial marks that make a run not the
@@ -32,11 +36,11 @@ const (
 // they are quoted (MarkText): MarkInvalid stands for every kind that
 // invalidates a trial (results.MarkKind.Invalidates: MarkEmpty too).
 // MarkRtload is not among them: it is reported, never judged.
-var TrialMarkKinds = []results.MarkKind{results.MarkInvalid, results.MarkTraffic, results.MarkStarved}
+var TrialMarkKinds = []results.MarkKind{results.MarkInvalid, results.MarkTraffic, results.MarkStarved, results.MarkShared}
 
 // trialWarnings are the trial-marker warnings' fields, one per
 // TrialMarkKinds entry.
-var trialWarnings = map[results.MarkKind]string{results.MarkInvalid: WarnInvalid, results.MarkTraffic: WarnTraffic, results.MarkStarved: WarnStarved}
+var trialWarnings = map[results.MarkKind]string{results.MarkInvalid: WarnInvalid, results.MarkTraffic: WarnTraffic, results.MarkStarved: WarnStarved, results.MarkShared: WarnShared}
 
 // MarkText is how compare and check quote trial t's marks of kind k (one
 // of TrialMarkKinds): "invalid: clocksource changed (…)" (every mark that
@@ -48,7 +52,7 @@ func MarkText(k results.MarkKind, t *results.Trial) string {
 	switch k {
 	case results.MarkInvalid:
 		return t.InvalidReason()
-	case results.MarkStarved:
+	case results.MarkStarved, results.MarkShared:
 		return t.MarkText(k)
 	}
 	if m := t.MarkText(k); m != "" {
@@ -58,7 +62,7 @@ func MarkText(k results.MarkKind, t *results.Trial) string {
 }
 
 // TrialMarks lists the trial-marker warnings of runs (WarnInvalid,
-// WarnTraffic, WarnStarved): one Difference per marker some run holds,
+// WarnTraffic, WarnStarved, WarnShared): one Difference per marker some run holds,
 // with each run's marked trials as its value.
 func TrialMarks(runs []Run) []Difference {
 	var out []Difference
@@ -87,7 +91,7 @@ func TrialMarks(runs []Run) []Difference {
 
 // isMark reports whether warning d is a trial marker (TrialMarks).
 func isMark(d Difference) bool {
-	return d.Field == WarnInvalid || d.Field == WarnTraffic || d.Field == WarnStarved
+	return d.Field == WarnInvalid || d.Field == WarnTraffic || d.Field == WarnStarved || d.Field == WarnShared
 }
 
 // markLines are the lines of trial-marker warning d, one per run holding

@@ -64,7 +64,8 @@ func (r *Run) loadProfiles() {
 	for _, vp := range s.Profiles {
 		v := explain.LoadVariant(s, vp, func(name string) ([]byte, error) { return results.ReadProfileFile(r.Dir, name) })
 		if v.Err != "" {
-			r.Notes = append(r.Notes, fmt.Sprintf("profile of %s not read: %s", vp.Variant, v.Err))
+			n := fmt.Sprintf("profile of %s not read: %s", vp.Variant, v.Err)
+			r.Notes, r.Unread = append(r.Notes, n), append(r.Unread, n)
 		}
 		r.Profiles = append(r.Profiles, v)
 	}

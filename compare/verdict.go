@@ -66,12 +66,16 @@ type Variance struct {
 // groupsOf splits a sample's per-round values by process, in the order
 // of ids (each a process number); a process with no value has an empty
 // group.
-func groupsOf(s sample, ids []int) [][]float64 {
+func groupsOf(s sample, ids []int) [][]float64 { return groupValues(s.rounds, s.procs, ids) }
+
+// groupValues is groupsOf for values parallel to a sample's rounds (its
+// controls), procs the process of each.
+func groupValues(vals []float64, procs, ids []int) [][]float64 {
 	g := make([][]float64, len(ids))
-	for i, v := range s.rounds {
+	for i, v := range vals {
 		p := 0
-		if i < len(s.procs) {
-			p = s.procs[i]
+		if i < len(procs) {
+			p = procs[i]
 		}
 		if k := slices.Index(ids, p); k >= 0 {
 			g[k] = append(g[k], v)
@@ -147,14 +151,14 @@ func judge(m *Metric, b, x sample, paired bool, thr float64) {
 	if b.rate != nil && x.rate != nil {
 		m.ra, m.rb = b.rate, x.rate
 	} else {
-		ids := processIDs(b, x)
+		ida, idb := processIDs(b, x), processIDs(b, x)
 		if !paired {
 			// Two runs: their processes are distinct whatever they are numbered.
-			m.a, m.b = groupsOf(b, processIDs(b)), groupsOf(x, processIDs(x))
-		} else {
-			m.a, m.b = groupsOf(b, ids), groupsOf(x, ids)
+			ida, idb = processIDs(b), processIDs(x)
 		}
+		m.a, m.b = groupsOf(b, ida), groupsOf(x, idb)
 		m.paired = paired
+		m.ctl = controlsOf(b, x, ida, idb)
 	}
 	setChange(m, m.changeOf(Confidence), thr)
 	m.lagNote()

@@ -60,6 +60,12 @@ func (r *Result) writeVerdicts(b *strings.Builder) {
 		return
 	}
 	fmt.Fprintf(b, "\nverdicts (primary metrics and spike rates, threshold ±%s%%):\n%s\n", fmtPct(r.ThresholdPct), strings.Join(lines, "\n"))
+	if len(r.Machine) > 0 {
+		b.WriteString("\ndrift controls' own change (the machine's, or the system-call entry's; a gate adjusts per-call costs on the null syscall):\n")
+		for _, l := range r.MachineLines() {
+			b.WriteString("  " + l + "\n")
+		}
+	}
 }
 
 // VerdictLine is one metric's verdict in one line: "recvmsg/new mean

@@ -98,13 +98,14 @@ func (r *reader) variantAt(d int64) int {
 	return r.il.VariantAt(d, r.loop.MeasureFrom)
 }
 
-// groupLine is the log line of an interleaved trial.
-func groupLine(members []scenario.Trial, ntrials int) string {
+// groupLine is the log line of an interleaved trial of a run of ntrials
+// trials whose first trial's Index is base.
+func groupLine(members []scenario.Trial, base, ntrials int) string {
 	names := make([]string, len(members))
 	for i, m := range members {
 		names[i] = m.Variant
 	}
-	return fmt.Sprintf("trials %d–%d/%d: variants %s interleaved in %v ABBA blocks, round %d\n", members[0].Index+1, members[len(members)-1].Index+1, ntrials,
+	return fmt.Sprintf("trials %d–%d/%d: variants %s interleaved in %v ABBA blocks, round %d\n", members[0].Index-base+1, members[len(members)-1].Index-base+1, ntrials,
 		strings.Join(names, ", "), time.Duration(members[0].Interleave), members[0].Round+1)
 }
 

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -73,6 +74,20 @@ func RunProcesses(ctx context.Context, spec *scenario.Spec, trials []scenario.Tr
 			if sum != nil {
 				sum.End = time.Now()
 			}
+			if ctx.Err() != nil {
+				// The run is being stopped: the child stopped too, or failed
+				// as it was (killed by the same hangup before its handlers
+				// were in place). A stopped run with ctx's cause; the
+				// child's end is in its ProcessInfo.
+				if sum != nil && !sum.Stopped {
+					now := time.Now()
+					sum.Stopped, sum.StoppedAt = true, &now
+				}
+				if errors.Is(err, ErrStopped) {
+					return sum, fmt.Errorf("%w: %w", ErrStopped, context.Cause(ctx))
+				}
+				return sum, fmt.Errorf("%w: %w (process %d of %d: %v)", ErrStopped, context.Cause(ctx), p+1, n, err)
+			}
 			return sum, fmt.Errorf("process %d of %d: %w", p+1, n, err)
 		}
 		if opt.Replacements != nil && sum != nil && ctx.Err() == nil {
@@ -100,7 +115,7 @@ func RunProcesses(ctx context.Context, spec *scenario.Spec, trials []scenario.Tr
 		}
 	}
 	if ctx.Err() != nil {
-		return sum, fmt.Errorf("%w: %v", ErrStopped, context.Cause(ctx))
+		return sum, fmt.Errorf("%w: %w", ErrStopped, context.Cause(ctx)) // the cause stays matchable (a signal's exit code)
 	}
 	return sum, nil
 }

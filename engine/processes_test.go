@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -134,5 +135,59 @@ func TestSetup(t *testing.T) {
 	}
 	if (Options{Processes: 3, Process: 2}).logPrefix() != "p02-" || (Options{}).logPrefix() != "" {
 		t.Error("logPrefix")
+	}
+}
+
+// hangup is a stop cause that a caller matches with errors.As (a
+// signal's exit code).
+type hangup struct{}
+
+func (hangup) Error() string { return "signal SIGHUP" }
+
+// TestRunProcessesStopCause (issue 34 row 5): a run stopped while a child
+// runs keeps ctx's cause matchable whatever the child returned, its
+// trials and Stopped set: the child stopped too (its error wrapping
+// ErrStopped), or failed as the run was stopped (killed by the same
+// hangup); a child stopped alone (ctx not done) ends the run as
+// stopped.
+func TestRunProcessesStopCause(t *testing.T) {
+	spec := &scenario.Spec{Name: "multi", Processes: 3}
+	trials := []scenario.Trial{{Index: 0}}
+	for _, tc := range []struct {
+		name    string
+		err     error // the child's
+		cancel  bool  // ctx cancelled with hangup{} while the child runs
+		trials  int
+		wantHUP bool
+	}{
+		{"child stopped with the run", fmt.Errorf("%w: signal SIGINT or SIGTERM (exit 130)", ErrStopped), true, 1, true},
+		{"child killed as the run stopped", errors.New("killed by SIGHUP"), true, 0, true},
+		{"child stopped alone", fmt.Errorf("%w: %w", ErrStopped, hangup{}), false, 1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			launched := 0
+			sum, err := RunProcesses(ctx, spec, trials, Options{}, 1, func(ctx context.Context, c Child) (*results.Summary, int, error) {
+				launched++
+				if tc.cancel {
+					cancel(hangup{})
+				}
+				var s *results.Summary
+				if tc.trials > 0 {
+					s = &results.Summary{Version: results.SummaryVersion, Stopped: true, Trials: []results.Trial{{Index: c.IndexBase}}}
+				}
+				return s, 100, tc.err
+			})
+			if !errors.Is(err, ErrStopped) || errors.As(err, new(hangup)) != tc.wantHUP {
+				t.Errorf("err %v: want ErrStopped with the cause hangup matchable", err)
+			}
+			if launched != 1 {
+				t.Errorf("%d children launched after the stop, want 1", launched)
+			}
+			if tc.trials > 0 && (sum == nil || !sum.Stopped || len(sum.Trials) != tc.trials) {
+				t.Errorf("summary %+v: want %d trial(s), stopped", sum, tc.trials)
+			}
+		})
 	}
 }

@@ -153,6 +153,10 @@ type run struct {
 	// sum is the summary so far: finished trials and degraded reasons.
 	sum     *results.Summary
 	ntrials int
+	// base is the Index of the run's first trial: 0, or in a child of a
+	// multi-process run its Child.IndexBase (ChildTrials). Progress and
+	// the log count trials from it: "trials 1–2/4", never "37–38/4".
+	base int
 	// intervals and spikes are the run-wide interval and spike logs,
 	// opened by the first trial needing each (intervalLog, spikeLog).
 	intervals, spikes *results.JSONL
@@ -210,6 +214,9 @@ func newRun(spec *scenario.Spec, trials []scenario.Trial, opt Options) (*run, []
 		return nil, nil, err
 	}
 	r.profiles, r.ntrials = profs, len(trials)
+	if len(trials) > 0 {
+		r.base = trials[0].Index
+	}
 	if opt.Exporter != nil {
 		opt.Exporter.SetRunInfo(spec.Name, fmt.Sprintf("%s %.0f Hz", ci.Kind, ci.Hz), opt.Kernel)
 	}
@@ -264,7 +271,7 @@ func (r *run) runTrials(ctx context.Context, next func(i int) (scenario.Trial, b
 		case r.sliced:
 			fmt.Fprintf(r.opt.Log, "slice %d: variant %s, for %v (+%v warm-up)\n", i+1, tr.Variant, time.Duration(tr.Spec.Duration), time.Duration(tr.Spec.Warmup))
 		case members != nil:
-			fmt.Fprint(r.opt.Log, groupLine(members, r.ntrials))
+			fmt.Fprint(r.opt.Log, groupLine(members, r.base, r.ntrials))
 		default:
 			fmt.Fprintf(r.opt.Log, "trial %d/%d: variant %s, round %d\n", i+1, r.ntrials, tr.Variant, tr.Round+1)
 		}

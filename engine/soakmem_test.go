@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/net/udp"
 	"github.com/rtload/rtload/probe"
 	"github.com/rtload/rtload/record"
@@ -177,9 +178,7 @@ const soakIntervalBudget = 1 << 20 / 600
 // grows by less than soakIntervalBudget per interval. Issue 12 measured
 // about 110 KB per interval (RSS 19 → 76 MB in 8 minutes).
 func TestSoakMemory(t *testing.T) {
-	if testing.Short() { // internal/testutil.Long, by hand: this package's tests import the standard library only
-		t.Skip("tier: long fast test (a minute-scale soak's memory); -short leaves it out, make test runs it")
-	}
+	testutil.Long(t, "a minute-scale soak's memory")
 	if raceEnabled {
 		t.Skip("heap growth under -race is the race detector's (it drops sync.Pool items): make test runs this bound without -race")
 	}

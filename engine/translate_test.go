@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -475,5 +476,18 @@ func TestSeccompConfig(t *testing.T) {
 		if got := seccompConfig(tt.in); got != tt.want {
 			t.Errorf("%s: %+v, want %+v", tt.name, got, tt.want)
 		}
+	}
+}
+
+// TestClockRateInvalid: a trial whose TSC rate strays from the
+// calibration beyond the tolerance is marked, with both rates; one within
+// it is not.
+func TestClockRateInvalid(t *testing.T) {
+	if why := clockRateInvalid(results.ClockRate{Hz: 2.5965e9, Seconds: 4, Deviation: 0.0002}, 2.596e9); why != "" {
+		t.Errorf("+0.02%% marked: %s", why)
+	}
+	why := clockRateInvalid(results.ClockRate{Hz: 2.6012e9, Seconds: 4.2, Deviation: 0.002}, 2.596e9)
+	if want := "the TSC ran at 2601.200 MHz against CLOCK_MONOTONIC over the trial's 4.2 s, +0.200% from its calibration 2596.000 MHz (tolerance ±0.1%)"; !strings.HasPrefix(why, want) {
+		t.Errorf("mark %q, want it to start %q", why, want)
 	}
 }

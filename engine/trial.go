@@ -66,6 +66,14 @@ type trial struct {
 
 	// steal is each CPU's steal time when the trial started.
 	steal sysinfo.CPUSteal
+	// rate0 is a tsc clock's reading paired with CLOCK_MONOTONIC at the
+	// window's start (rateOK: taken), for the trial's rate check
+	// (checkClockRate).
+	rate0  rt.RatePoint
+	rateOK bool
+	// shared watches the readers' CPUs for other processes' threads that
+	// can take them, from start to stop (nil: none started).
+	shared *sharedWatch
 	// gate holds the readers' and senders' threads before their loops
 	// until the window is set (start); stop turns them away when the
 	// trial never opened it.
@@ -221,6 +229,7 @@ func (t *trial) start() error {
 		return err
 	}
 	t.win = trialWindow(t.sp, rt.Monotonic())
+	t.rate0, t.rateOK = t.run.clock.RatePoint()
 	t.watchKernel()
 	for _, r := range t.readers {
 		r.arm(t.win)
@@ -248,7 +257,11 @@ func (t *trial) start() error {
 	if err := w.start(); err != nil {
 		return err
 	}
+	t.watchShared()
 	t.res.ThreadsStart = t.threads()
+	if t.shared != nil {
+		t.shared.start()
+	}
 	return nil
 }
 
@@ -409,7 +422,7 @@ func (t *trial) progress(frac float64) {
 	n := max(1, len(t.members))
 	at := min(frac*float64(n), float64(n))
 	i := min(int(at), n-1)
-	t.run.opt.Progress(t.tr.Index+i, t.run.ntrials, at-float64(i))
+	t.run.opt.Progress(t.tr.Index-t.run.base+i, t.run.ntrials, at-float64(i))
 }
 
 func (t *trial) probesDone() bool {
@@ -513,6 +526,8 @@ func (t *trial) stop() {
 	if err := rt.Munlockall(); err != nil {
 		fmt.Fprintf(t.run.opt.Log, "warning: %v\n", err)
 	}
+	t.checkClockRate()
+	t.unwatchShared()
 	t.unwatchKernel()
 	if t.w != nil {
 		t.res.Marks = append(t.res.Marks, t.w.self.trialMarks()...)

@@ -69,9 +69,10 @@ func (t *trial) unconfine() {
 // threads lists every thread of the process now (rt.Threads), and adds
 // to the trial's ThreadWarnings every thread other than a reader that may
 // run on a reader's CPU (rt.ReaderCPUWarnings) and every real-time thread
-// of another process that may (rt.OtherRTWarnings: another rtload run, a
-// cyclictest), once each. A listing that
-// fails is a warning on the log.
+// of another process that may (rt.ForeignThreads: another rtload run, a
+// cyclictest), once each; the shared watch takes the same listing of
+// other processes' threads for its culprits. A listing that fails is a
+// warning on the log.
 func (t *trial) threads() []results.Thread {
 	ts, err := rt.Threads()
 	if err != nil {
@@ -87,16 +88,50 @@ func (t *trial) threads() []results.Thread {
 	for _, r := range readers {
 		cpus = append(cpus, r.CPUs...)
 	}
-	others, err := rt.OtherRTWarnings(cpus)
+	list, more, err := rt.ForeignThreads(cpus)
 	if err != nil {
 		fmt.Fprintf(t.run.opt.Log, "warning: %v\n", err)
+	} else if t.shared != nil {
+		t.shared.observe(list, rt.Monotonic())
 	}
-	for _, w := range append(rt.ReaderCPUWarnings(ts, readers), others...) {
+	for _, w := range append(rt.ReaderCPUWarnings(ts, readers), rt.OtherRTWarningsOf(list, more, cpus)...) {
 		if !slices.Contains(t.res.ThreadWarnings, w) {
 			t.res.ThreadWarnings = append(t.res.ThreadWarnings, w)
 		}
 	}
 	return ts
+}
+
+// watchShared starts the shared watch over the readers whose threads
+// started (sharedWatch): the thread listing at the trial's start is its
+// first scan.
+func (t *trial) watchShared() {
+	var rs []sharedReader
+	for _, r := range t.readers {
+		if r.thread != nil {
+			rs = append(rs, sharedReader{name: r.spec.Name, applied: r.applied})
+		}
+	}
+	if len(rs) == 0 {
+		return
+	}
+	t.shared = newSharedWatch(rs, t.win.t0)
+}
+
+// unwatchShared stops the shared watch (idempotent) and records its
+// culprits; each reader that had any gets its MarkShared, said on the log.
+func (t *trial) unwatchShared() {
+	if t.shared == nil {
+		return
+	}
+	t.shared.halt()
+	culprits, marks := t.shared.result()
+	t.shared = nil
+	t.res.Culprits = culprits
+	t.res.Marks = append(t.res.Marks, marks...)
+	for _, m := range marks {
+		fmt.Fprintf(t.run.opt.Log, "warning: trial %d: %s\n", t.tr.Index+1, m.Text)
+	}
 }
 
 // watchKernel starts watching the kernel for the trial (clocksource,
@@ -138,4 +173,38 @@ func kernelInvalid(rep sysinfo.KernelReport, runClocksource string) string {
 		return other
 	}
 	return reason + "; " + other
+}
+
+// checkClockRate measures a tsc clock's rate over the trial against
+// CLOCK_MONOTONIC, from the window's start to now (the readers have
+// ended), into the trial's ClockRate, and marks the trial invalid when it
+// strays from the calibration by more than results.ClockRateTolerance
+// beyond the two readings' own uncertainty: its ticks would not be the
+// run's (a VM migrated to a host whose TSC runs at another rate, a TSC
+// that is not invariant after all). Nothing for other clocks.
+func (t *trial) checkClockRate() {
+	if !t.rateOK {
+		return
+	}
+	t.rateOK = false
+	p1, _ := t.run.clock.RatePoint()
+	r, ok := t.run.clock.RateBetween(t.rate0, p1)
+	if !ok {
+		return
+	}
+	t.res.ClockRate = &r
+	if why := clockRateInvalid(r, t.run.clock.Info().Hz); why != "" {
+		t.res.Marks = append(t.res.Marks, results.Mark{Kind: results.MarkInvalid, Text: why})
+		fmt.Fprintf(t.run.opt.Log, "warning: trial %d: invalid: %s\n", t.tr.Index+1, why)
+	}
+}
+
+// clockRateInvalid is why a trial's TSC rate r makes it invalid against
+// the calibration hz, "" when it agrees (results.ClockRate.Disagrees).
+func clockRateInvalid(r results.ClockRate, hz float64) string {
+	if !r.Disagrees() {
+		return ""
+	}
+	return fmt.Sprintf("the TSC ran at %.3f MHz against CLOCK_MONOTONIC over the trial's %.1f s, %+.3f%% from its calibration %.3f MHz (tolerance ±%g%%): its ticks are not the run's",
+		r.Hz/1e6, r.Seconds, r.Deviation*100, hz/1e6, results.ClockRateTolerance*100)
 }

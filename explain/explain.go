@@ -150,8 +150,10 @@ func Dir(dir string) ([]Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	spikes, _, err := results.ReadJSONL[results.Spike](filepath.Join(dir, results.SpikesFile))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	// Streamed into what the analysis asks of each spike (issue 34: held,
+	// 100 MB of spikes took explain to 3 GB).
+	spikes := spikeIndex{}
+	if _, err := results.EachJSONL(filepath.Join(dir, results.SpikesFile), spikes.add); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
 	var out []Reader
@@ -160,8 +162,8 @@ func Dir(dir string) ([]Reader, error) {
 	for _, t := range s.Trials {
 		for _, r := range t.Readers {
 			x := Analyze(t, r)
-			if rows, note := wakeupRows(budget, dir, r); rows != nil {
-				x.Wakeups = analyzeWakeups(t, r, rows, spikes)
+			if w, note := wakeupsOf(budget, dir, t, r, spikes[spikeKey{t.Index, r.Name}]); w != nil {
+				x.Wakeups = w
 				x.Wakeups.Preemption, x.Wakeups.VM = env.Preemption, env.Virtualization != ""
 			} else if note != "" {
 				x.Notes = append(x.Notes, note)
@@ -187,17 +189,29 @@ func envOf(s *results.Summary) env {
 	return e
 }
 
-// wakeupRows reads reader r's per-wakeup log: the files summary.json
-// lists for it.
-func wakeupRows(budget *results.RowBudget, dir string, r results.Reader) ([]record.Wakeup, string) {
+// wakeupsOf analyzes reader r's per-wakeup log (the files summary.json
+// lists for it), streamed: each pass reads the files again, the first
+// taking its rows from budget, and no row is held, so memory does not grow
+// with the log (issue 34: holding 32.8 M rows took explain to 3.9 GB).
+func wakeupsOf(budget *results.RowBudget, dir string, t results.Trial, r results.Reader, spikes *readerSpikes) (*Wakeups, string) {
 	if len(r.WakeupLog) == 0 {
 		return nil, "no per-wakeup log: wakeup spikes not explained"
 	}
-	rows, _, err := budget.ReaderWakeups(dir, r)
+	first := true
+	w, err := analyzeWakeupLog(t, r, func(f func(record.Wakeup)) error {
+		var err error
+		if first {
+			_, err = budget.EachReaderWakeup(dir, r, f)
+		} else {
+			_, err = results.EachReaderWakeup(dir, r, f)
+		}
+		first = false
+		return err
+	}, spikes)
 	if err != nil {
 		return nil, fmt.Sprintf("wakeup log: %v", err)
 	}
-	return rows, ""
+	return w, ""
 }
 
 // Analyze finds the modes of r's per-call histograms and attributes each
@@ -295,11 +309,61 @@ func sameLayout(a record.Snapshot, o ...record.Snapshot) bool {
 // analyzeWakeups finds the latency spikes of the log and what coincided
 // with them.
 func analyzeWakeups(t results.Trial, r results.Reader, rows []record.Wakeup, spikes []results.Spike) *Wakeups {
-	w := &Wakeups{Rows: len(rows)}
-	if len(rows) == 0 {
-		return w
+	idx := spikeIndex{}
+	for _, s := range spikes {
+		idx.add(s)
 	}
-	for _, wk := range rows {
+	w, _ := analyzeWakeupLog(t, r, func(f func(record.Wakeup)) error {
+		for _, wk := range rows {
+			f(wk)
+		}
+		return nil
+	}, idx[spikeKey{t.Index, r.Name}])
+	return w
+}
+
+// spikeKey is a reader of a trial.
+type spikeKey struct {
+	trial  int
+	reader string
+}
+
+// readerSpikes is what the analysis asks of a reader's spikes in
+// spikes.jsonl: the threshold they were logged above (the last one's),
+// and by tick whether a noise source was on (the last spike of a tick's).
+type readerSpikes struct {
+	threshold int64
+	noiseOn   map[uint64]bool
+}
+
+// spikeIndex is every reader's spikes, as a stream of them leaves them.
+type spikeIndex map[spikeKey]*readerSpikes
+
+func (x spikeIndex) add(s results.Spike) {
+	k := spikeKey{s.Trial, s.Reader}
+	rs := x[k]
+	if rs == nil {
+		rs = &readerSpikes{noiseOn: map[uint64]bool{}}
+		x[k] = rs
+	}
+	rs.threshold = s.ThresholdNs
+	rs.noiseOn[s.Tick] = slices.ContainsFunc(s.Noise, func(n results.NoiseInterval) bool { return n.State == "on" })
+}
+
+// analyzeWakeupLog is analyzeWakeups over a log read in passes: each call
+// of pass gives every row, in order (two passes at most). Its error is
+// pass's.
+func analyzeWakeupLog(t results.Trial, r results.Reader, pass func(func(record.Wakeup)) error, spikes *readerSpikes) (*Wakeups, error) {
+	w := &Wakeups{}
+	// The trial's numbers (results' definition), from the reader's
+	// recorder; from the log itself only when the summary has none.
+	lat := r.WakeupLatency
+	var h *record.HDR
+	if lat.Count == 0 {
+		h = record.NewHDR(results.WakeupLatencyRange)
+	}
+	err := pass(func(wk record.Wakeup) {
+		w.Rows++
 		if wk.Missed > 0 {
 			w.OverrunAll++
 		}
@@ -309,20 +373,24 @@ func analyzeWakeups(t results.Trial, r results.Reader, rows []record.Wakeup, spi
 		if wk.VolCS > 0 || wk.InvolCS > 0 {
 			w.HasCS = true
 		}
+		if h != nil {
+			h.RecordSigned(wk.LatencyNs)
+		}
+	})
+	if err != nil {
+		return nil, err
 	}
-	// The trial's numbers (results' definition), from the reader's
-	// recorder; from the log itself only when the summary has none.
-	lat := r.WakeupLatency
-	if lat.Count == 0 {
-		lat = results.WakeupLatencyOf(rows)
+	if w.Rows == 0 {
+		return w, nil
+	}
+	if h != nil {
+		lat = results.LatencyOf(h, false)
 	}
 	w.P50, w.P99, w.Max = lat.P50Ns, lat.P99Ns, lat.MaxNs
-	byTick := map[uint64]results.Spike{}
-	for _, s := range spikes {
-		if s.Trial == t.Index && s.Reader == r.Name {
-			byTick[s.Tick] = s
-			w.Threshold, w.ThresholdFrom = s.ThresholdNs, "the reader's threshold"
-		}
+	var noiseOn map[uint64]bool // by tick, of the reader's logged spikes
+	if spikes != nil {
+		w.Threshold, w.ThresholdFrom = spikes.threshold, "the reader's threshold"
+		noiseOn = spikes.noiseOn
 	}
 	if w.Threshold == 0 {
 		w.Threshold, w.ThresholdFrom = w.P99, "the 99th percentile"
@@ -339,9 +407,9 @@ func analyzeWakeups(t results.Trial, r results.Reader, rows []record.Wakeup, spi
 		w.Checked = append(w.Checked, "involuntary context switches")
 	}
 	mc := newMachineCheck(w, r.Machine)
-	for _, wk := range rows {
+	err = pass(func(wk record.Wakeup) {
 		if wk.LatencyNs < w.Threshold || wk.LatencyNs == 0 {
-			continue
+			return
 		}
 		w.Spikes++
 		explained := mc.spike(wk)
@@ -353,9 +421,9 @@ func analyzeWakeups(t results.Trial, r results.Reader, rows []record.Wakeup, spi
 			w.InvolCS++
 			explained = true
 		}
-		if s, ok := byTick[wk.Tick]; ok {
+		if on, ok := noiseOn[wk.Tick]; ok {
 			w.NoiseKnown++
-			if slices.ContainsFunc(s.Noise, func(n results.NoiseInterval) bool { return n.State == "on" }) {
+			if on {
 				w.NoiseOn++
 				// Noise on throughout coincides with every wakeup alike.
 				explained = explained || w.NoiseAlways == ""
@@ -364,10 +432,13 @@ func analyzeWakeups(t results.Trial, r results.Reader, rows []record.Wakeup, spi
 		if !explained {
 			w.Unexplained++
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	if w.NoiseKnown > 0 && w.NoiseAlways == "" {
 		w.Checked = append(w.Checked, "noise state")
 	}
 	mc.done()
-	return w
+	return w, nil
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
 )
 
@@ -31,6 +32,8 @@ func FuzzProfile(f *testing.F) {
 		f.Add(raw, uint8(3))
 	}
 	f.Add([]byte("not a profile"), uint8(0))
+	f.Add(testutil.PprofFrameBomb(3, 1000), uint8(0)) // issue 34's shape, within the limits
+	f.Add(testutil.PprofFrameBomb(3, 1000), uint8(1))
 	f.Fuzz(func(t *testing.T, data []byte, members uint8) {
 		file := data
 		if n := int(members % 4); n > 0 {

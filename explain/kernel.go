@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	pprofprofile "github.com/google/pprof/profile"
-
 	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/profile"
 	"github.com/rtload/rtload/results"
@@ -138,8 +136,8 @@ func sharedNotes(vs []ProfiledVariant) []string {
 // an attribution with s's facts (the kernel config and command-line
 // hardening of the run's env, for the hooks' state). read returns the
 // profile inflated (results.ReadProfileFile bounds the inflation): it is
-// parsed with pprof's ParseUncompressed, which neither inflates again
-// nor tries the legacy text formats.
+// parsed with profile.ReadPprof, which bounds what the parse builds, and
+// neither inflates again nor tries pprof's legacy text formats.
 func LoadVariant(s *results.Summary, vp results.VariantProfile, read func(string) ([]byte, error)) ProfiledVariant {
 	v := ProfiledVariant{VariantProfile: vp}
 	data, err := read(vp.Pprof)
@@ -147,13 +145,8 @@ func LoadVariant(s *results.Summary, vp results.VariantProfile, read func(string
 		v.Err = err.Error()
 		return v
 	}
-	pp, err := pprofprofile.ParseUncompressed(data)
-	if err != nil {
-		v.Err = fmt.Sprintf("%s: %v", termsafe.Escape(vp.Pprof), err)
-		return v
-	}
-	if v.Profile, err = profile.FromPprof(pp); err != nil {
-		v.Err = fmt.Sprintf("%s: %v", vp.Pprof, err)
+	if v.Profile, err = profile.ReadPprof(data, termsafe.Escape(vp.Pprof)); err != nil {
+		v.Err = err.Error()
 		return v
 	}
 	drain, from := time.Duration(vp.DrainNs), "measured"

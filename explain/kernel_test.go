@@ -2,6 +2,10 @@ package explain
 
 import (
 	"bytes"
+	"compress/gzip"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -105,5 +109,54 @@ func TestKernelOneVariant(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "profile not read: profile-missing.pb.gz: ") {
 		t.Errorf("unreadable profile not named:\n%s", b.String())
+	}
+}
+
+// TestKernelProfileBounded: a profile whose frames would pass the limit
+// (issue 34: one location of L lines referenced S times; 198 gzipped
+// bytes took explain past 8 GB and compare past 4 GB) is a note on its
+// variant naming the file and the limit, and reading it builds little;
+// so is a profile stored without gzip past the limit of what one may
+// inflate to (issue 34: one of 72 MB, not inflated, skipped the bound).
+func TestKernelProfileBounded(t *testing.T) {
+	dir := t.TempDir()
+	s := testutil.ProfiledSummary(t, dir, map[string]string{"recvfrom": "recvfrom", "recvmsg": "recvmsg"})
+	testutil.WriteSummary(t, dir, s)
+	bomb := testutil.PprofFrameBomb(2000, 2000) // 4 M frames
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(bomb)
+	zw.Close()
+	if err := os.WriteFile(filepath.Join(dir, s.Profiles[0].Pprof), gz.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, s.Profiles[1].Pprof)
+	os.Remove(big)
+	if err := os.WriteFile(big, bomb, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(big, results.MaxProfileInflatedBytes+1); err != nil {
+		t.Fatal(err)
+	}
+	var k *Kernel
+	var err error
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	k, err = KernelDir(dir)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		s.Profiles[0].Pprof + ": 4000001 frames (each referenced location's lines times its references), more than the limit of 262144",
+		s.Profiles[1].Pprof + ": 16777217 bytes, larger than the limit of 16 MiB for a profile",
+	}
+	for i, v := range k.Variants {
+		if v.Profile != nil || !strings.Contains(v.Err, want[i]) {
+			t.Errorf("variant %s: err %q, want %q", v.VariantProfile.Variant, v.Err, want[i])
+		}
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
+		t.Errorf("refusing both profiles allocated %d MiB", alloc>>20)
 	}
 }

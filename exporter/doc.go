@@ -15,16 +15,21 @@
 // process's GC is off until its heap has grown by the soak's headroom: so
 // the endpoint bounds what a connection can make the process hold (guard.go):
 // headers of at most MaxHeaderBytes (431 past it), bodies of MaxBodyBytes,
-// read, write and idle timeouts, at most MaxConns connections at once and
-// AcceptRate new ones a second (more wait in the kernel's backlog), and
-// none accepted while fewer than FDReserve descriptors are free below
-// RLIMIT_NOFILE, which the run's checkpoints and logs need. [Server.Pressure]
-// counts the connections and the refused ones, for the engine to mark the
-// intervals they fell in. Series are kept for the last RoundsKept rounds
-// of each variant, so that a soak's slices do not grow /metrics. The
-// limits are the library's listener and server settings
-// (golang.org/x/net/netutil, golang.org/x/time/rate, net/http); only the
-// descriptor reserve and the refusal count are rtload's own.
+// read, write and idle timeouts, at most MaxConns connections served at
+// once and AcceptRate new ones a second, and none accepted while fewer
+// than FDReserve descriptors are free below RLIMIT_NOFILE, which the run's
+// checkpoints and logs need. Connections are accepted as soon as the
+// kernel queues them (a listen backlog of ListenBacklog), and every one
+// beyond those limits, or already closed by its peer, or holding more
+// bytes than a request may, is dropped at once with a reset, allocating
+// nothing: a flood never leaves a backlog of dead connections for a
+// scrape to wait behind. [Server.Pressure] counts the connections and the
+// refused ones, for the engine to mark the intervals they fell in. Series
+// are kept for the last RoundsKept rounds of each variant, so that a
+// soak's slices do not grow /metrics. The rate and the request limits are
+// the library's (golang.org/x/time/rate, net/http); the raw accept loop,
+// the slots, the descriptor reserve and the refusal count are rtload's
+// own.
 //
 // Metric families (labels scenario, variant, round, reader unless noted):
 //

@@ -31,7 +31,7 @@ const closeTimeout = 2 * time.Second
 // the Set methods never block on the network.
 type Server struct {
 	c     *collector
-	ln    net.Listener
+	ln    net.Listener // the guarded listener
 	guard *guardedListener
 	http  *http.Server
 	done  chan struct{} // closed when Serve returns
@@ -78,10 +78,13 @@ func Listen(addr string, allowAny bool) (*Server, error) {
 		MaxRequestsInFlight: 4,
 		Timeout:             10 * time.Second,
 	}))
-	g := newGuardedListener(ln)
+	g, err := newGuardedListener(ln.(*net.TCPListener)) // takes ln over
+	if err != nil {
+		return nil, fmt.Errorf("metrics listen %s: %w", addr, err)
+	}
 	s := &Server{
 		c:     c,
-		ln:    ln,
+		ln:    g,
 		guard: g,
 		http: &http.Server{
 			Handler:           g.served(http.MaxBytesHandler(mux, MaxBodyBytes)),

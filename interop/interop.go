@@ -43,6 +43,14 @@ const (
 	// CyclictestMaxBuckets caps the rows when latencies run longer; larger
 	// values are counted as overflows.
 	CyclictestMaxBuckets = 100000
+	// CyclictestMaxCells caps rows × columns, so the file stays under
+	// about 2 MB (7 bytes a cell): a run of 28 trials with one 100 ms
+	// wakeup wrote 100,000 rows × 28 columns, a 19.5 MB file that was 85%
+	// of its results directory (issue 34). Fewer rows then: the longer
+	// latencies are counted as overflows, as cyclictest -h counts them,
+	// "Max Latencies" still gives each column's max, and the .hlog files
+	// keep the whole histograms.
+	CyclictestMaxCells = 1 << 18
 )
 
 // WriteInterop writes s's wakeup and per-call histograms into dir in
@@ -59,7 +67,9 @@ const (
 // s.Start (StartTime/BaseTime): setup time between trials is left out.
 // Intervals are as long as their trial. The cyclictest file has
 // CyclictestBuckets rows, or the largest wakeup rounded up to a multiple
-// of 1000 µs when that is longer, at most CyclictestMaxBuckets. Readers
+// of 1000 µs when that is longer, at most CyclictestMaxBuckets and at most
+// CyclictestMaxCells over all columns (never fewer than
+// CyclictestBuckets). Readers
 // whose Latency carries no HDR encoding are skipped; an HDR that does not
 // decode is an error naming the trial and reader. Files are written
 // atomically.
@@ -119,7 +129,7 @@ func WriteInterop(d *results.Dir, s *results.Summary) ([]string, error) {
 	}
 	if len(cols) > 0 {
 		var b bytes.Buffer
-		if err := WriteCyclictestHist(&b, cols, cyclictestBuckets(maxUs)); err != nil {
+		if err := WriteCyclictestHist(&b, cols, cyclictestBuckets(maxUs, len(cols))); err != nil {
 			return written, fmt.Errorf("write interop %s: %w", filepath.Join(d.Path(), WakeupCyclictestFile), err)
 		}
 		if err := d.WriteFile(WakeupCyclictestFile, b.Bytes()); err != nil {
@@ -131,10 +141,16 @@ func WriteInterop(d *results.Dir, s *results.Summary) ([]string, error) {
 }
 
 // cyclictestBuckets returns CyclictestBuckets, or maxUs+1 rounded up to a
-// multiple of 1000 when larger, capped at CyclictestMaxBuckets.
-func cyclictestBuckets(maxUs uint64) int {
+// multiple of 1000 when larger, capped at CyclictestMaxBuckets and at
+// CyclictestMaxCells / columns rounded down to a multiple of 1000, but
+// never below CyclictestBuckets.
+func cyclictestBuckets(maxUs uint64, columns int) int {
 	n := (maxUs + 1 + 999) / 1000 * 1000
-	return int(min(max(n, CyclictestBuckets), CyclictestMaxBuckets))
+	limit := uint64(CyclictestMaxBuckets)
+	if columns > 0 {
+		limit = min(limit, max(uint64(CyclictestMaxCells/columns)/1000*1000, CyclictestBuckets))
+	}
+	return int(min(max(n, CyclictestBuckets), limit))
 }
 
 // decodeLatency decodes an HDR encoding, or returns nil for none.

@@ -161,19 +161,61 @@ func TestWriteInteropEmptyAndCorrupt(t *testing.T) {
 
 func TestCyclictestBuckets(t *testing.T) {
 	for _, tc := range []struct {
-		maxUs uint64
-		want  int
+		maxUs   uint64
+		columns int
+		want    int
 	}{
-		{0, 1000},          // empty: the default
-		{998, 1000},        // fits
-		{999, 1000},        // last row
-		{1000, 2000},       // would overflow: next thousand
-		{2500, 3000},       //
-		{99_999, 100_000},  // the cap exactly
-		{500_000, 100_000}, // capped: the rest are overflows
+		{0, 1, 1000},          // empty: the default
+		{998, 1, 1000},        // fits
+		{999, 1, 1000},        // last row
+		{1000, 1, 2000},       // would overflow: next thousand
+		{2500, 1, 3000},       //
+		{99_999, 2, 100_000},  // the cap exactly
+		{500_000, 2, 100_000}, // capped: the rest are overflows
+		// Issue 34: 28 columns and a 100 ms wakeup wrote 100,000 rows
+		// (19.5 MB); rows × columns now stay within CyclictestMaxCells.
+		{100_000, 28, 9000},
+		{5_000, 28, 6000},       // fits under the cell cap: as before
+		{100_000, 10_000, 1000}, // never below the default
+		{500_000, 0, 100_000},   // no columns: only the row cap
 	} {
-		if got := cyclictestBuckets(tc.maxUs); got != tc.want {
-			t.Errorf("cyclictestBuckets(%d) = %d, want %d", tc.maxUs, got, tc.want)
+		if got := cyclictestBuckets(tc.maxUs, tc.columns); got != tc.want {
+			t.Errorf("cyclictestBuckets(%d, %d columns) = %d, want %d", tc.maxUs, tc.columns, got, tc.want)
 		}
+	}
+}
+
+// TestWriteInteropBoundedCyclictest (issue 34 row 14): 14 rounds × 2
+// variants with a 100 ms wakeup in one trial: wakeup-cyclictest.txt stays
+// under 2 MB (main wrote 100,000 rows × 28 columns, 19.5 MB), the long
+// wakeup counted as an overflow with its max still in "Max Latencies".
+func TestWriteInteropBoundedCyclictest(t *testing.T) {
+	s := &results.Summary{Version: results.SummaryVersion, Scenario: "interop", Start: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC),
+		Clock: results.ClockInfo{Kind: "tsc", Unit: "TSC ticks", Hz: 2_995_200_000}}
+	for i := range 28 {
+		r := results.Reader{Name: "rt", WakeupLatency: testutil.Latency(1000, 20_000, 30), PerCallTicks: testutil.TickStats(5000, 1_200, 3)}
+		if i == 5 {
+			r.WakeupLatency = testutil.Latency(3, 20_000, 50_000_000) // the last 100.02 ms
+		}
+		s.Trials = append(s.Trials, results.Trial{Index: i, Round: i / 2, Variant: []string{"a", "b"}[i%2], DurationNs: int64(4 * time.Second), Readers: []results.Reader{r}})
+	}
+	dir := t.TempDir()
+	if _, err := WriteInterop(testutil.ResultsDir(t, dir), s); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, WakeupCyclictestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: %d bytes", WakeupCyclictestFile, len(b))
+	if len(b) > 2<<20 {
+		t.Errorf("%s is %d bytes, want at most 2 MiB", WakeupCyclictestFile, len(b))
+	}
+	cols, meta, err := ReadCyclictestHist(strings.NewReader(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cols) != 28 || meta.Max[5] < 100_000 || meta.Overflows[5] == 0 {
+		t.Errorf("%d columns, column 5: max %d µs, %d overflows; want 28, ≥ 100000 µs and the long wakeup an overflow", len(cols), meta.Max[5], meta.Overflows[5])
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rtload/rtload/internal/testutil"
 )
 
 // heapAndGoroutines reads the bytes allocated on the heap
@@ -57,9 +59,7 @@ const spareThreads = 4
 // duty timer's own, one per phase, is allowed), and the process may gain
 // at most spareThreads threads.
 func TestMessagingSoakMemory(t *testing.T) {
-	if testing.Short() { // internal/testutil.Long, by hand: this package's tests import the standard library only
-		t.Skip("tier: long fast test (a soak of messaging noise); -short leaves it out, make test runs it")
-	}
+	testutil.Long(t, "a soak of messaging noise")
 	const (
 		fds      = 4
 		loops    = 100

@@ -34,9 +34,14 @@ type Column struct {
 	// All, Data and EAGAIN are the per-call histograms in clock ticks,
 	// summed over rounds (results.PerCall).
 	All, Data, EAGAIN record.Snapshot
-	// Wakeups is one sample per logged wakeup, in time order within each
-	// round; empty when the run wrote no per-wakeup logs.
-	Wakeups []Wakeup
+	// Wakeups are the logged wakeups drawn: every one, in time order
+	// within each round, when there are at most MaxPoints; else the
+	// lowest and highest latency of each of MaxPoints/2 equal time slices
+	// (thin), so that every spike stays visible. Empty when the run wrote
+	// no per-wakeup logs. LoggedWakeups counts the wakeups logged (0 in
+	// a Column built in code: len(Wakeups)).
+	Wakeups       []Wakeup
+	LoggedWakeups int
 	// Latency is the wakeup latency distribution in ns, the HDR
 	// histograms of every round merged; nil when no round carried one.
 	Latency *hdrhistogram.Histogram
@@ -44,6 +49,9 @@ type Column struct {
 	// merged (results.MergeLatency): the numbers the legends print, the
 	// same as the report's. From the logged wakeups when no round has one.
 	WakeupLatency results.Latency
+	// logLatency is the logged wakeups' latency (ns) when they are more
+	// than Wakeups holds: the CDF's source when no round has an HDR.
+	logLatency *hdrhistogram.Histogram
 }
 
 // Wakeup is one real-time wakeup placed in its run.
@@ -85,7 +93,11 @@ func Load(dirs, labels []string) ([]Column, error) {
 
 // loadRun builds the columns of one results directory: one per variant,
 // or per variant/reader when a trial has several readers (results.Columns,
-// as the report has them).
+// as the report has them). The wakeup logs are streamed twice, holding no
+// row: the first pass (taking its rows from budget) counts each column's
+// wakeups and their time span, the run's first deadline and the latency
+// distribution; the second keeps at most MaxPoints of them per column
+// (issue 34: holding every row, 32.8 M rows took plot to 6.4 GB).
 func loadRun(budget *results.RowBudget, dir, run string, prefix bool) ([]Column, error) {
 	s, err := results.ReadSummary(dir)
 	if err != nil {
@@ -93,7 +105,16 @@ func loadRun(budget *results.RowBudget, dir, run string, prefix bool) ([]Column,
 	}
 	perReader := results.PerReader(s)
 	var cols []Column
-	raw := map[int][]record.Wakeup{}    // logged wakeups per column
+	type logged struct {
+		col    int
+		reader results.Reader
+	}
+	var logs []logged
+	type span struct {
+		lo, hi int64 // deadlines, ns
+		lat    *record.HDR
+	}
+	spans := map[int]*span{}
 	first, haveFirst := int64(0), false // first deadline of the run, ns
 	for _, rc := range results.Columns(s) {
 		label := rc.Label(perReader, "/")
@@ -113,30 +134,127 @@ func loadRun(budget *results.RowBudget, dir, run string, prefix bool) ([]Column,
 				return nil, fmt.Errorf("plot: %s: %s round %d: wakeup latency: %w", dir, c.Label, rd.Trial.Round, err)
 			}
 			lats = append(lats, rd.Reader.WakeupLatency)
-			ws, _, err := budget.ReaderWakeups(dir, *rd.Reader)
-			if err != nil {
-				return nil, fmt.Errorf("plot: %w", err)
+			if len(rd.Reader.WakeupLog) == 0 {
+				continue
 			}
-			for _, w := range ws {
+			sp := spans[i]
+			if sp == nil {
+				sp = &span{lat: record.NewHDR(results.WakeupLatencyRange)}
+				spans[i] = sp
+			}
+			st, err := budget.EachReaderWakeup(dir, *rd.Reader, func(w record.Wakeup) {
 				if !haveFirst || w.DeadlineNs < first {
 					first, haveFirst = w.DeadlineNs, true
 				}
+				if c.LoggedWakeups == 0 {
+					sp.lo, sp.hi = w.DeadlineNs, w.DeadlineNs
+				}
+				sp.lo, sp.hi = min(sp.lo, w.DeadlineNs), max(sp.hi, w.DeadlineNs)
+				sp.lat.RecordSigned(w.LatencyNs)
+				c.LoggedWakeups++
+			})
+			if err != nil {
+				return nil, fmt.Errorf("plot: %w", err)
 			}
-			raw[i] = append(raw[i], ws...)
+			if st.Rows > 0 {
+				logs = append(logs, logged{i, *rd.Reader})
+			}
 		}
 		c.WakeupLatency, _ = results.MergeLatency(lats...)
-		if c.WakeupLatency.Count == 0 && len(raw[i]) > 0 {
-			c.WakeupLatency = results.WakeupLatencyOf(raw[i])
+		if c.WakeupLatency.Count == 0 && c.LoggedWakeups > 0 {
+			c.WakeupLatency = results.LatencyOf(spans[i].lat, false)
+		}
+		if c.LoggedWakeups > MaxPoints {
+			c.logLatency = spans[i].lat.Histogram()
 		}
 	}
-	for i, ws := range raw {
+	thins := map[int]*thinner{}
+	for i, sp := range spans {
 		c := &cols[i]
-		c.Wakeups = make([]Wakeup, len(ws))
-		for j, w := range ws {
-			c.Wakeups[j] = Wakeup{Seconds: float64(w.DeadlineNs-first) / 1e9, LatencyUs: float64(w.LatencyNs) / 1e3}
+		if c.LoggedWakeups == 0 {
+			continue
 		}
+		thins[i] = newThinner(c.LoggedWakeups, float64(sp.lo-first)/1e9, float64(sp.hi-first)/1e9, MaxPoints)
+	}
+	for _, l := range logs {
+		th := thins[l.col]
+		if _, err := results.EachReaderWakeup(dir, l.reader, func(w record.Wakeup) {
+			th.add(Wakeup{Seconds: float64(w.DeadlineNs-first) / 1e9, LatencyUs: float64(w.LatencyNs) / 1e3})
+		}); err != nil {
+			return nil, fmt.Errorf("plot: %w", err)
+		}
+	}
+	for i, th := range thins {
+		cols[i].Wakeups = th.points()
 	}
 	return cols, nil
+}
+
+// thinner keeps the wakeups of a column as thin draws them: all of n
+// wakeups when n ≤ limit; else the lowest and highest latency of each of
+// limit/2 equal time slices of [lo, hi] s (the first of equal ones), at
+// most limit in all whatever n.
+type thinner struct {
+	all    []Wakeup
+	lo, hi float64
+	slices []slice
+	seq    int
+}
+
+// slice is one time slice's lowest and highest wakeup, by arrival (seq).
+type slice struct {
+	low, high       Wakeup
+	lowSeq, highSeq int
+	set             bool
+}
+
+func newThinner(n int, lo, hi float64, limit int) *thinner {
+	if n <= limit {
+		return &thinner{all: make([]Wakeup, 0, n)}
+	}
+	return &thinner{lo: lo, hi: hi, slices: make([]slice, max(limit/2, 1))}
+}
+
+func (t *thinner) add(w Wakeup) {
+	t.seq++
+	if t.slices == nil {
+		if len(t.all) < cap(t.all) { // a log grown since the first pass: kept as counted
+			t.all = append(t.all, w)
+		}
+		return
+	}
+	n := len(t.slices)
+	k := 0
+	if t.hi > t.lo {
+		k = min(max(int((w.Seconds-t.lo)/(t.hi-t.lo)*float64(n)), 0), n-1)
+	}
+	sl := &t.slices[k]
+	if !sl.set || w.LatencyUs < sl.low.LatencyUs {
+		sl.low, sl.lowSeq = w, t.seq
+	}
+	if !sl.set || w.LatencyUs > sl.high.LatencyUs {
+		sl.high, sl.highSeq = w, t.seq
+	}
+	sl.set = true
+}
+
+// points are the wakeups kept, in time-slice order (each slice's lowest
+// then highest).
+func (t *thinner) points() []Wakeup {
+	if t.slices == nil {
+		return t.all
+	}
+	out := make([]Wakeup, 0, 2*len(t.slices))
+	for _, sl := range t.slices {
+		if !sl.set {
+			continue
+		}
+		out = append(out, sl.low)
+		if sl.highSeq != sl.lowSeq {
+			out = append(out, sl.high)
+		}
+	}
+	return out
 }
 
 // unit names one per-call tick of s (results.ClockInfo.TickUnit), with

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -323,7 +324,7 @@ func timePanel(cols []Column) *gplot.Plot {
 		}
 		sc.GlyphStyle = draw.GlyphStyle{Color: colour(i), Radius: vg.Points(1.5), Shape: draw.CircleGlyph{}}
 		p.Add(sc)
-		p.Legend.Add(fmt.Sprintf("%s (%d wakeups, p99 %s µs, max %s µs)", c.Label, len(c.Wakeups),
+		p.Legend.Add(fmt.Sprintf("%s (%d wakeups, p99 %s µs, max %s µs)", c.Label, max(c.LoggedWakeups, len(c.Wakeups)),
 			report.Microseconds(c.WakeupLatency.Ns(results.P99)), report.Microseconds(c.WakeupLatency.Ns(results.Max))), sc)
 	}
 	if !drawn {
@@ -336,44 +337,22 @@ func timePanel(cols []Column) *gplot.Plot {
 	return p
 }
 
-// thin returns ws as points, or at most max of them: ws cut into max/2
-// time slices, each keeping its lowest and highest latency.
+// thin returns ws as points, or at most limit of them: ws cut into
+// limit/2 time slices, each keeping its lowest and highest latency (a
+// thinner, as Load keeps a long log).
 func thin(ws []Wakeup, limit int) plotter.XYs {
-	if len(ws) <= limit {
-		xys := make(plotter.XYs, len(ws))
-		for i, w := range ws {
-			xys[i] = plotter.XY{X: w.Seconds, Y: w.LatencyUs}
-		}
-		return xys
-	}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, w := range ws {
 		lo, hi = min(lo, w.Seconds), max(hi, w.Seconds)
 	}
-	n := limit / 2
-	type pair struct{ lo, hi *Wakeup }
-	ps := make([]pair, n)
-	for i := range ws {
-		w := &ws[i]
-		k := 0
-		if hi > lo {
-			k = min(int((w.Seconds-lo)/(hi-lo)*float64(n)), n-1)
-		}
-		if ps[k].lo == nil || w.LatencyUs < ps[k].lo.LatencyUs {
-			ps[k].lo = w
-		}
-		if ps[k].hi == nil || w.LatencyUs > ps[k].hi.LatencyUs {
-			ps[k].hi = w
-		}
+	th := newThinner(len(ws), lo, hi, limit)
+	for _, w := range ws {
+		th.add(w)
 	}
-	xys := make(plotter.XYs, 0, limit)
-	for _, p := range ps {
-		if p.lo != nil {
-			xys = append(xys, plotter.XY{X: p.lo.Seconds, Y: p.lo.LatencyUs})
-		}
-		if p.hi != nil && p.hi != p.lo {
-			xys = append(xys, plotter.XY{X: p.hi.Seconds, Y: p.hi.LatencyUs})
-		}
+	kept := th.points()
+	xys := make(plotter.XYs, len(kept))
+	for i, w := range kept {
+		xys[i] = plotter.XY{X: w.Seconds, Y: w.LatencyUs}
 	}
 	return xys
 }
@@ -408,6 +387,11 @@ func cdfPanel(cols []Column) *gplot.Plot {
 	}
 	p.X.Scale = gplot.LogScale{}
 	p.X.Tick.Marker = gplot.TickerFunc(logTicks)
+	if !(p.X.Max > p.X.Min) {
+		// Every wakeup at one latency: gonum would widen the range by ±1,
+		// below 0, where a log scale panics. A factor of 2 each way.
+		p.X.Min, p.X.Max = p.X.Min/2, p.X.Min*2
+	}
 	return p
 }
 
@@ -417,26 +401,14 @@ const cdfFloorUs = 0.001
 // cdfXYs is c's wakeup latency CDF in µs: from the HDR histogram (each
 // bucket's highest equivalent value, at 3 significant digits, but never
 // past the exact max, as results defines percentiles) or else from the
-// logged wakeups. src notes the logged-wakeup fallback.
+// logged wakeups (each of them when Wakeups holds them all, else their
+// HDR histogram). src notes the logged-wakeup fallback.
 func cdfXYs(c Column) (xys plotter.XYs, src string) {
 	if c.Latency != nil && c.Latency.TotalCount() > 0 {
-		total := float64(c.Latency.TotalCount())
-		var cum int64
-		for _, b := range c.Latency.Distribution() {
-			if b.Count == 0 {
-				continue
-			}
-			if len(xys) == 0 {
-				xys = append(xys, plotter.XY{X: max(float64(b.From)/1e3, cdfFloorUs), Y: 0})
-			}
-			cum += b.Count
-			to := float64(b.To)
-			if m := c.WakeupLatency.MaxNs; m > 0 {
-				to = min(to, float64(m))
-			}
-			xys = append(xys, plotter.XY{X: max(to/1e3, cdfFloorUs), Y: float64(cum) / total})
-		}
-		return xys, ""
+		return hdrCDF(c.Latency, c.WakeupLatency.MaxNs), ""
+	}
+	if c.logLatency != nil && c.logLatency.TotalCount() > 0 {
+		return hdrCDF(c.logLatency, c.WakeupLatency.MaxNs), " (from wakeup log)"
 	}
 	if len(c.Wakeups) == 0 {
 		return nil, ""
@@ -451,6 +423,28 @@ func cdfXYs(c Column) (xys plotter.XYs, src string) {
 		xys = append(xys, plotter.XY{X: v, Y: float64(i+1) / float64(len(us))})
 	}
 	return xys, " (from wakeup log)"
+}
+
+// hdrCDF is the CDF of h (ns) in µs, each bucket at its highest
+// equivalent value but never past maxNs (> 0).
+func hdrCDF(h *hdrhistogram.Histogram, maxNs int64) (xys plotter.XYs) {
+	total := float64(h.TotalCount())
+	var cum int64
+	for _, b := range h.Distribution() {
+		if b.Count == 0 {
+			continue
+		}
+		if len(xys) == 0 {
+			xys = append(xys, plotter.XY{X: max(float64(b.From)/1e3, cdfFloorUs), Y: 0})
+		}
+		cum += b.Count
+		to := float64(b.To)
+		if maxNs > 0 {
+			to = min(to, float64(maxNs))
+		}
+		xys = append(xys, plotter.XY{X: max(to/1e3, cdfFloorUs), Y: float64(cum) / total})
+	}
+	return xys
 }
 
 // roundTicks returns a ticker labelling about n round values (1, 2 or 5 ×

@@ -98,6 +98,8 @@ func (d *Drain) ControlTick(now, next int64) {
 	switch d.src {
 	case rt.SourceTSC:
 		d.controlsTSC()
+	case rt.SourceTSCFenced:
+		d.controlsTSCFenced()
 	case rt.SourceCycles:
 		d.controlsCycles()
 	default:
@@ -109,8 +111,9 @@ func (d *Drain) ControlTick(now, next int64) {
 	}
 }
 
-// controlsTSC, controlsCycles and controlsMonotonic are the controls'
-// measured path, one per clock source as the drain's: per call the clock,
+// controlsTSC, controlsTSCFenced, controlsCycles and controlsMonotonic
+// are the controls' measured path, one per clock source as the drain's
+// (the same read as the recv calls', so both are in the same unit): per call the clock,
 // the call, the clock, one stored sample. Each control first runs once
 // untimed: the first system call after the drain pays for what the
 // kernel left pending at its return and whatever state the drain left
@@ -132,6 +135,25 @@ func (d *Drain) controlsTSC() {
 		t0 := rt.TSC()
 		x = userLoop(x)
 		t1 := rt.TSC()
+		d.ctlLoop[k] = uint64(t1 - t0)
+	}
+	d.loopX = x
+}
+
+//go:nosplit
+func (d *Drain) controlsTSCFenced() {
+	nullSyscall() // the warm-up: untimed
+	for k := range d.ctlNull {
+		t0 := rt.TSCFenced()
+		nullSyscall()
+		t1 := rt.TSCFenced()
+		d.ctlNull[k] = uint64(t1 - t0)
+	}
+	x := userLoop(d.loopX) // the warm-up: untimed
+	for k := range d.ctlLoop {
+		t0 := rt.TSCFenced()
+		x = userLoop(x)
+		t1 := rt.TSCFenced()
 		d.ctlLoop[k] = uint64(t1 - t0)
 	}
 	d.loopX = x

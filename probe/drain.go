@@ -53,8 +53,8 @@ type Tick struct {
 // counts (record.Set.RecordEvent) in the same classes; the message
 // accounting runs always.
 //
-// The measured path is one loop per clock source (drainTSC, drainCycles,
-// drainMonotonic, chosen once per Step): the clock read sits at the call
+// The measured path is one loop per clock source (drainTSC,
+// drainTSCFenced, drainCycles, drainMonotonic, chosen once per Step): the clock read sits at the call
 // site, with no method dispatch and no switch on the clock kind, and each
 // measured call stores one raw sample (its ticks, result class and
 // position; its counter deltas). Everything derived from the samples (the
@@ -224,6 +224,8 @@ func (d *Drain) Step() {
 	switch d.src {
 	case rt.SourceTSC:
 		d.drainTSC()
+	case rt.SourceTSCFenced:
+		d.drainTSCFenced()
 	case rt.SourceCycles:
 		d.drainCycles()
 	default:
@@ -232,11 +234,11 @@ func (d *Drain) Step() {
 	d.flush()
 }
 
-// drainTSC, drainCycles and drainMonotonic are the measured path, one per
-// clock source and alike but for the two reads: for each socket in turn,
-// per call the counters before (when set), the clock, the recv call, the
-// clock, the counters after, then one sample (called), until the socket's
-// drain ends.
+// drainTSC, drainTSCFenced, drainCycles and drainMonotonic are the
+// measured path, one per clock source and alike but for the two reads:
+// for each socket in turn, per call the counters before (when set), the
+// clock, the recv call, the clock, the counters after, then one sample
+// (called), until the socket's drain ends.
 
 //go:nosplit
 func (d *Drain) drainTSC() {
@@ -249,6 +251,27 @@ func (d *Drain) drainTSC() {
 			t0 := rt.TSC()
 			n, bytes, errno := d.rx.Recv(fd)
 			t1 := rt.TSC()
+			if d.ctr != nil {
+				d.ctr.ReadInto(d.after)
+			}
+			if d.called(i, uint64(t1-t0), n, bytes, errno) {
+				break
+			}
+		}
+	}
+}
+
+//go:nosplit
+func (d *Drain) drainTSCFenced() {
+	for i, fd := range d.fds {
+		d.got = false
+		for {
+			if d.ctr != nil {
+				d.ctr.ReadInto(d.before)
+			}
+			t0 := rt.TSCFenced()
+			n, bytes, errno := d.rx.Recv(fd)
+			t1 := rt.TSCFenced()
 			if d.ctr != nil {
 				d.ctr.ReadInto(d.after)
 			}

@@ -35,6 +35,8 @@ func (d *Drain) StepCalls() {
 	switch d.src {
 	case rt.SourceTSC:
 		d.drainTSC()
+	case rt.SourceTSCFenced:
+		d.drainTSCFenced()
 	case rt.SourceCycles:
 		d.drainCycles()
 	default:

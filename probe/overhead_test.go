@@ -108,7 +108,7 @@ func BenchmarkOverhead(b *testing.B) {
 }
 
 // twoReads returns a block of overheadBlock pairs of back-to-back reads
-// of clk as the drain reads it (rt.TSC, (*Clock).Cycles or rt.Monotonic at
+// of clk as the drain reads it (rt.TSC, rt.TSCFenced, (*Clock).Cycles or rt.Monotonic at
 // the call site).
 func twoReads(clk *rt.Clock) func() {
 	var sink rt.Ticks
@@ -118,6 +118,13 @@ func twoReads(clk *rt.Clock) func() {
 			for i := 0; i < overheadBlock; i++ {
 				t0 := rt.TSC()
 				sink += rt.TSC() - t0
+			}
+		}
+	case rt.SourceTSCFenced:
+		return func() {
+			for i := 0; i < overheadBlock; i++ {
+				t0 := rt.TSCFenced()
+				sink += rt.TSCFenced() - t0
 			}
 		}
 	case rt.SourceCycles:

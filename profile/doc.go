@@ -25,7 +25,9 @@
 //     every sample labelled phase=…, so `go tool pprof -top -tagfocus
 //     phase=drain FILE` is the drain profile; WriteFolded writes
 //     profile-<variant>.folded (FoldedName) with the phase as root frame.
-//     FromPprof reads a written profile back.
+//     FromPprof reads a written profile back; ReadPprof parses one from
+//     a file, refusing it past MaxPprofFrames or MaxPprofMemory before
+//     pprof's parser builds anything (pprofcheck.go).
 //   - Attribute converts each function's share of a variant's drain
 //     samples into ns per call with that variant's measured calls and
 //     drain time, takes the differences A − B with 95% intervals, and
@@ -66,8 +68,8 @@
 //
 // # Use from explain and compare (readers of results)
 //
-//	pp, err := pprofprofile.Parse(r)                 // github.com/google/pprof/profile
-//	p, err := profile.FromPprof(pp)
+//	data, err := results.ReadProfileFile(dir, vp.Pprof) // inflated, at most 16 MiB
+//	p, err := profile.ReadPprof(data, vp.Pprof)         // bounded: MaxPprofFrames, MaxPprofMemory
 //	a := profile.Variant{Name: "recvmsg", Profile: p, Calls: calls, Drain: drain,
 //		KernelConfig: facts.KernelConfig, Cmdline: facts.Hardening} // the run's sysinfo facts
 //	at, err := profile.Attribute(a, b, profile.Options{})

@@ -121,8 +121,15 @@ func (p *Profile) comments() []string {
 // one are PhaseOther), frames as kernel when their mapping is
 // [kernel.kallsyms], and the comments' facts. A location with inlined
 // lines gives one frame per line, innermost first. Errors: a profile
-// without a "samples" sample type.
+// pprof's CheckValid refuses (a sample with fewer values than sample
+// types, a reference to a location that is not there), one without a
+// "samples" sample type, and one that would make more than
+// MaxPprofFrames frames (ErrPprofLimit), refused before any is made. A
+// profile from a file is read with ReadPprof, which bounds the parse too.
 func FromPprof(pp *profile.Profile) (*Profile, error) {
+	if err := pp.CheckValid(); err != nil {
+		return nil, fmt.Errorf("pprof profile: %w", err)
+	}
 	count, weight := -1, -1
 	for i, st := range pp.SampleType {
 		switch {
@@ -135,10 +142,17 @@ func FromPprof(pp *profile.Profile) (*Profile, error) {
 	if count < 0 {
 		return nil, fmt.Errorf("pprof profile: no \"samples\" sample type")
 	}
-	p := &Profile{Period: uint64(max(pp.Period, 0))}
+	var frames int64
+	for _, s := range pp.Sample {
+		frames += stackFrames(s)
+		if frames > MaxPprofFrames {
+			return nil, fmt.Errorf("pprof profile: more than %d frames (each referenced location's lines times its references): %w", MaxPprofFrames, ErrPprofLimit)
+		}
+	}
+	p := &Profile{Period: uint64(max(pp.Period, 0)), Stacks: make([]Stack, 0, len(pp.Sample))}
 	p.readComments(pp.Comments)
 	for _, s := range pp.Sample {
-		st := Stack{Count: uint64(max(s.Value[count], 0))}
+		st := Stack{Count: uint64(max(s.Value[count], 0)), Frames: make([]Frame, 0, stackFrames(s))}
 		if weight >= 0 {
 			st.Weight = uint64(max(s.Value[weight], 0))
 		}
@@ -159,11 +173,21 @@ func FromPprof(pp *profile.Profile) (*Profile, error) {
 			}
 		}
 		if len(st.Frames) == 0 {
-			st.Frames = []Frame{{Func: Unknown}}
+			st.Frames = append(st.Frames, Frame{Func: Unknown})
 		}
 		p.Stacks = append(p.Stacks, st)
 	}
 	return p, nil
+}
+
+// stackFrames is the number of frames FromPprof makes of s: one per line
+// of each location (one for a location without lines), at least one.
+func stackFrames(s *profile.Sample) int64 {
+	var n int64
+	for _, loc := range s.Location {
+		n += int64(max(len(loc.Line), 1))
+	}
+	return max(n, 1)
 }
 
 // readComments parses the "rtload: k=v …" comments of comments().

@@ -117,6 +117,12 @@ func briefHeader(b *strings.Builder, s *results.Summary) {
 	b.WriteByte('\n')
 	b.WriteString(clockLine(s.Clock))
 	b.WriteByte('\n')
+	for _, f := range s.Clock.Fallbacks {
+		fmt.Fprintf(b, "  not used: %s\n", f)
+	}
+	if l := clockRateLine(s); l != "" {
+		fmt.Fprintf(b, "  %s\n", l)
+	}
 	if cs := kernelLine(s); strings.Contains(cs, "DIFFERS") {
 		b.WriteString(strings.SplitAfter(cs, "\n")[0])
 	}

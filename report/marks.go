@@ -2,6 +2,8 @@ package report
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/rtload/rtload/results"
@@ -80,35 +82,221 @@ func housekeepingLine(s *results.Summary) string {
 	return ""
 }
 
-// markBanners are the *** lines of the trials' marks (Summary.Marks):
-// each trial invalid (the kernel changed what it measured, rtload's own
-// garbage collection, a reader that measured nothing: one line), each
-// starved reader, each disturbance by rtload's own process, each trial
-// with traffic not as specified (one line), and why.
+// markBanners are the *** lines of the trials' marks (Summary.Marks), one
+// per cause (markGroups) with how many trials it marked and which: a
+// marked baseline of 40 trials printed 77 lines, each mark twice for an
+// interleaved pair (issue 34 row 13). A cause in one trial keeps its
+// trial's name: "*** READER STARVED: trial 1 (recvfrom, round 1): …"; one
+// in several counts them: "*** READER STARVED in 38 of 40 trials (1–38):
+// …", with its first trial's text. A starved, invalid or empty cause
+// names its likely culprit: the other process's thread at or above the
+// reader's priority on its CPU that the trials saw most (Trial.Culprits),
+// or, in results written before those were kept, the first other
+// process's real-time thread in the trials' thread warnings.
 func markBanners(b *strings.Builder, s *results.Summary) {
-	type line struct {
-		t       *results.Trial
-		invalid bool
+	total := len(s.Trials)
+	for _, g := range markGroups(s) {
+		head := markHead(g.kind)
+		var l string
+		if len(g.trials) == 1 {
+			l = fmt.Sprintf("\n*** %s: %s: %s", head, g.first.Name(), g.mark.Text)
+		} else {
+			l = fmt.Sprintf("\n*** %s in %d of %d trials (%s): %s", head, len(g.trials), total, trialNumbers(g.trials), g.mark.Text)
+			if g.differ {
+				l += fmt.Sprintf(" (%s; each trial's in summary.json)", g.first.Name())
+			}
+		}
+		switch g.kind {
+		case results.MarkInvalid, results.MarkEmpty:
+			if len(g.trials) == 1 {
+				l += "; its verdicts are undecided"
+			} else {
+				l += "; their verdicts are undecided"
+			}
+		case results.MarkRtload:
+			l += " (see the marked records in intervals.jsonl)"
+		}
+		if c := g.culprit(s); c != "" {
+			l += "; " + c
+		}
+		b.WriteString(l + "\n")
 	}
-	once := map[line]bool{} // a trial's invalid and traffic marks make one line each
+}
+
+// markHead is the *** line's head for a kind of mark.
+func markHead(k results.MarkKind) string {
+	switch k {
+	case results.MarkInvalid, results.MarkEmpty:
+		return "INVALID"
+	case results.MarkStarved:
+		return "READER STARVED"
+	case results.MarkShared:
+		return "READER CPU SHARED"
+	case results.MarkRtload:
+		return "RTLOAD ITSELF"
+	case results.MarkTraffic:
+		return "TRAFFIC NOT AS SPECIFIED"
+	}
+	return strings.ToUpper(k.Phrase())
+}
+
+// markGroup is one cause of trial marks: marks of one kind, about one
+// reader or traffic group, whose texts differ at most in their numbers
+// (causeKey). mark is the first one, in the first trial marked (first);
+// trials are the trials marked, numbered from 1, each once; differ says
+// whether their texts differ (in their numbers).
+type markGroup struct {
+	kind   results.MarkKind
+	key    string
+	mark   results.Mark
+	first  *results.Trial
+	trials []int
+	differ bool
+	reader string
+}
+
+// markGroups groups the trials' marks by cause, in Summary.Marks' order
+// (by kind, then as first found in run order).
+func markGroups(s *results.Summary) []markGroup {
+	var groups []markGroup
+	at := map[string]int{}
 	for _, m := range s.Marks() {
 		t := m.Trial
 		if t == nil {
 			continue // the run's own: printed above
 		}
-		switch l := (line{t, m.Kind.Invalidates()}); {
-		case m.Kind.Invalidates() && !once[l]:
-			once[l] = true
-			fmt.Fprintf(b, "\n*** INVALID: %s: %s; its verdicts are undecided\n", t.Name(), t.MarkText(results.MarkInvalid, results.MarkEmpty))
-		case m.Kind == results.MarkStarved:
-			fmt.Fprintf(b, "\n*** READER STARVED: %s: %s\n", t.Name(), m.Text)
-		case m.Kind == results.MarkRtload:
-			fmt.Fprintf(b, "\n*** RTLOAD ITSELF: %s: %s (see the marked records in intervals.jsonl)\n", t.Name(), m.Text)
-		case m.Kind == results.MarkTraffic && !once[l]:
-			once[l] = true
-			fmt.Fprintf(b, "\n*** TRAFFIC NOT AS SPECIFIED: %s: %s\n", t.Name(), t.MarkText(results.MarkTraffic))
+		k := causeKey(m.Mark)
+		i, ok := at[k]
+		if !ok {
+			i, at[k] = len(groups), len(groups)
+			groups = append(groups, markGroup{kind: m.Kind, key: k, mark: m.Mark, first: t, reader: m.Reader})
+		}
+		g := &groups[i]
+		if n := t.Index + 1; !slices.Contains(g.trials, n) {
+			g.trials = append(g.trials, n)
+		}
+		g.differ = g.differ || m.Text != g.mark.Text
+	}
+	return groups
+}
+
+// causeKey is what tells causes apart: the kind (invalid and empty as
+// one), the reader or traffic group, and the text with every run of
+// digits taken as one (the same cause measured at other numbers).
+func causeKey(m results.Mark) string {
+	k := string(m.Kind)
+	if m.Kind.Invalidates() {
+		k = string(results.MarkInvalid)
+	}
+	var b strings.Builder
+	digits := false
+	for _, r := range m.Text {
+		if r >= '0' && r <= '9' || (digits && r == '.') {
+			if !digits {
+				b.WriteByte('#')
+			}
+			digits = true
+			continue
+		}
+		digits = false
+		b.WriteRune(r)
+	}
+	return k + "\x00" + m.Reader + "\x00" + m.Endpoint + "\x00" + b.String()
+}
+
+// culprit names the likely culprit of a starved, invalid or empty cause,
+// "" for other kinds or when the trials saw none: the culprit of the
+// cause's reader (any reader for a mark of the whole trial) seen in the
+// most of its trials (Trial.Culprits), "culprit: process 4321 (hog)
+// thread 4321 (hog) SCHED_FIFO 80 on CPUs 1, in 38 of them"; else the
+// first real-time thread of another process in their thread warnings.
+func (g markGroup) culprit(s *results.Summary) string {
+	if g.kind != results.MarkStarved && !g.kind.Invalidates() {
+		return ""
+	}
+	type seen struct {
+		c      results.Culprit
+		trials int
+	}
+	var order []string
+	count := map[string]*seen{}
+	var warning string
+	warned := 0
+	for i := range s.Trials {
+		t := &s.Trials[i]
+		if !slices.Contains(g.trials, t.Index+1) {
+			continue
+		}
+		once := map[string]bool{}
+		for _, c := range t.Culprits {
+			if g.reader != "" && c.Reader != g.reader {
+				continue
+			}
+			k := fmt.Sprint(c.PID, "/", c.TID)
+			if once[k] {
+				continue
+			}
+			once[k] = true
+			if count[k] == nil {
+				count[k] = &seen{c: c}
+				order = append(order, k)
+			}
+			count[k].trials++
+		}
+		for _, w := range t.ThreadWarnings {
+			if strings.HasPrefix(w, "process ") {
+				if warning == "" {
+					warning = w
+				}
+				if w == warning {
+					warned++
+				}
+				break
+			}
 		}
 	}
+	if len(order) > 0 {
+		best := count[order[0]]
+		for _, k := range order[1:] {
+			if count[k].trials > best.trials {
+				best = count[k]
+			}
+		}
+		l := "culprit: " + best.c.ForeignThread.String()
+		if len(g.trials) > 1 {
+			l += fmt.Sprintf(", in %d of them", best.trials)
+		}
+		if n := len(order) - 1; n > 0 {
+			l += fmt.Sprintf(" (and %s: culprits in summary.json)", plural(n, "other"))
+		}
+		return l
+	}
+	if warning != "" {
+		l := "a likely culprit: " + warning
+		if len(g.trials) > 1 {
+			l += fmt.Sprintf(", in %d of them", warned)
+		}
+		return l
+	}
+	return ""
+}
+
+// trialNumbers prints trial numbers as ranges: "1–38", "3, 9".
+func trialNumbers(ts []int) string {
+	var parts []string
+	for i := 0; i < len(ts); {
+		j := i
+		for j+1 < len(ts) && ts[j+1] == ts[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, strconv.Itoa(ts[i])+"–"+strconv.Itoa(ts[j]))
+		} else {
+			parts = append(parts, strconv.Itoa(ts[i]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
 }
 
 // maxThreadWarnings is how many thread warnings the report prints.

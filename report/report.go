@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -202,6 +203,9 @@ func writeHeader(b *strings.Builder, s *results.Summary) {
 	for _, f := range s.Clock.Fallbacks {
 		fmt.Fprintf(b, "  fallback: %s\n", f)
 	}
+	if l := clockRateLine(s); l != "" {
+		fmt.Fprintf(b, "  %s\n", l)
+	}
 	b.WriteString(kernelLine(s))
 	b.WriteString(housekeepingLine(s))
 	if a := s.Auto; a != nil {
@@ -348,6 +352,9 @@ func clockLine(c results.ClockInfo) string {
 		} else {
 			l += ", TSC NOT invariant: ticks may not be constant time"
 		}
+		if c.Read == results.ReadRDTSCFenced {
+			l += ", read LFENCE;RDTSC;LFENCE"
+		}
 		return l
 	case c.Kind == "cycles":
 		return "clock: " + results.CyclesDescription + ", core clock " + hz(c.Hz) + " while calibrating"
@@ -358,6 +365,37 @@ func clockLine(c results.ClockInfo) string {
 	default:
 		return "clock: " + c.Kind + ", 1 tick = 1/" + hz(c.Hz)
 	}
+}
+
+// clockRateLine says how a tsc clock's rate held against CLOCK_MONOTONIC
+// over the trials that measured it (Trial.ClockRate): the largest
+// deviation from the calibration, and how many trials strayed beyond
+// results.ClockRateTolerance (marked invalid); "" when no trial has one.
+func clockRateLine(s *results.Summary) string {
+	n, off := 0, 0
+	var worst results.ClockRate
+	for _, t := range s.Trials {
+		r := t.ClockRate
+		if r == nil {
+			continue
+		}
+		n++
+		if r.Disagrees() {
+			off++
+		}
+		if math.Abs(r.Deviation) >= math.Abs(worst.Deviation) {
+			worst = *r
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	l := fmt.Sprintf("TSC rate against CLOCK_MONOTONIC: at most %+.4f%% from its calibration over %s (tolerance ±%g%%)",
+		worst.Deviation*100, plural(n, "trial"), results.ClockRateTolerance*100)
+	if off > 0 {
+		l += fmt.Sprintf("; *** %d of %d beyond it, marked invalid", off, n)
+	}
+	return l
 }
 
 func hz(v float64) string {

@@ -54,6 +54,7 @@ type Dir struct {
 	mu    sync.Mutex
 	temps map[string]bool
 	lock  *os.File // LockFile, held from the claim to Close (lock.go)
+	took  *takenOver
 
 	// sumMu serialises WriteSummary, which encodes into sumBuf.
 	sumMu  sync.Mutex
@@ -148,8 +149,11 @@ func createDir(path string, mustCreate bool) (d *Dir, created bool, err error) {
 	if err == nil && !created {
 		err = d.checkEmpty()
 	}
+	if err == nil || errors.Is(err, errKilledRun) {
+		err = d.claim() // one run per directory, from here to Close; a killed run's taken over
+	}
 	if err == nil {
-		err = d.claim() // one run per directory, from here to Close
+		d.moveKilledRun() // a taken-over run's files, out of the new run's way
 	}
 	if err != nil {
 		if d != nil {
@@ -288,7 +292,10 @@ func (d *Dir) checkEmpty() error {
 		return nil
 	}
 	if _, err := d.root.Lstat(LockFile); err == nil {
-		return &DirError{d.path, d.lockHolder()} // another run's, live or dead
+		if d.lockHeld() {
+			return &DirError{d.path, d.lockHolder()} // another run's
+		}
+		return errKilledRun // claim takes it over
 	}
 	what := strings.Join(names[:min(len(names), 3)], ", ")
 	if len(names) > 3 {

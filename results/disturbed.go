@@ -24,9 +24,10 @@ type Cause string
 const (
 	// CauseMachine: something outside the run asked for disturbed the
 	// trial, which a fresh process does not inherit: a thread at or above
-	// the reader's priority on its CPU, RT throttling the reader did not
-	// bring on itself, the hypervisor's steal, a clocksource or TSC change
-	// of the kernel, rtload's own garbage collection.
+	// the reader's priority on its CPU (starving it, or sharing it:
+	// MarkShared, another rtload's reader too), RT throttling the reader
+	// did not bring on itself, the hypervisor's steal, a clocksource or
+	// TSC change of the kernel, rtload's own garbage collection.
 	CauseMachine Cause = "machine"
 	// CauseWorkload: the run asked for brought it on itself: a reader that
 	// kept itself off its CPU by its own work (SelfBusyShare,
@@ -53,10 +54,10 @@ const (
 
 // Judged reports whether a trial mark of kind k makes a trial not the
 // trial asked for in a verdict's eyes: MarkInvalid, MarkEmpty,
-// MarkStarved and MarkTraffic (compare.TrialMarkKinds quotes them).
-// MarkRtload is reported, never judged.
+// MarkStarved, MarkShared and MarkTraffic (compare.TrialMarkKinds quotes
+// them). MarkRtload is reported, never judged.
 func (k MarkKind) Judged() bool {
-	return k == MarkInvalid || k == MarkEmpty || k == MarkStarved || k == MarkTraffic
+	return k == MarkInvalid || k == MarkEmpty || k == MarkStarved || k == MarkShared || k == MarkTraffic
 }
 
 // Cause says whose mark m (one of t's judged marks) is, and why in a few
@@ -89,6 +90,11 @@ func (t *Trial) Cause(m Mark) (Cause, string) {
 			}
 		}
 		return CauseMachine, "the kernel or rtload's own garbage collection changed what the trial measured"
+	case MarkShared:
+		// Another process's thread (another rtload's reader, a thread at
+		// or above the reader's priority) on the reader's CPU: never the
+		// run's own.
+		return CauseMachine, "another process's thread on reader " + m.Reader + "'s CPU"
 	case MarkTraffic:
 		for _, tf := range t.Traffic {
 			if tf.Endpoint != m.Endpoint {

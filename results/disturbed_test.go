@@ -47,6 +47,9 @@ func TestCause(t *testing.T) {
 		{"a seccomp filter not as asked", Trial{DurationNs: window},
 			Mark{Kind: MarkInvalid, Reader: "rt", Text: "reader rt: seccomp filter not as asked: 3 filters"}, CauseWorkload,
 			"reader rt: seccomp filter not as asked: 3 filters (invalid)"},
+		{"another rtload's reader on its CPU", Trial{DurationNs: window, Readers: []Reader{reader(90e6, 0, 90, 0)}},
+			Mark{Kind: MarkShared, Reader: "rt", Text: "reader rt's CPU 1 shared with rtload pid 812's reader rtl-rd/rt (SCHED_FIFO 80)"}, CauseMachine,
+			"reader rt's CPU 1 shared with rtload pid 812's reader rtl-rd/rt (SCHED_FIFO 80) (shared)"},
 		{"traffic, the sender starved", Trial{DurationNs: window, Traffic: []Traffic{{Endpoint: "lo", Starved: "runnable but off CPU 0 for 40ms"}}},
 			Mark{Kind: MarkTraffic, Endpoint: "lo", Text: "lo: send lag p99 58ms > max_send_lag 20ms, the sender runnable but off CPU 0 for 40ms"},
 			CauseMachine, "lo: send lag p99 58ms > max_send_lag 20ms, the sender runnable but off CPU 0 for… (traffic)"}, // at most maxBrief runes

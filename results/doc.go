@@ -82,8 +82,10 @@
 // (hdrgeometry.go), or naming a wakeup log by a path, are refused with the
 // limit named; gzip streams inflate through Inflate (MaxWakeupChunkBytes,
 // MaxProfileInflatedBytes, MaxInflateRatio); wakeup rows are bounded per
-// reader (MaxWakeupRows) and per command (RowBudget); wakeup-log and JSONL
-// lines and records are bounded too.
+// reader (MaxWakeupRows) and per command (RowBudget), streamed to the
+// commands (EachReaderWakeup) rather than held, and a wakeup-log file may
+// be listed once in a summary; wakeup-log and JSONL lines and records are
+// bounded too.
 //
 // Writing outside a results directory (plot's image) goes through
 // WriteOutputFile, and every output path through CheckOutPath

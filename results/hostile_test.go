@@ -304,6 +304,88 @@ func TestSummaryDecodeBomb(t *testing.T) {
 	}
 }
 
+// TestSummaryFoldedKeys: encoding/json matches member keys to fields
+// case-insensitively with Unicode simple folding, so a key that is not a
+// field's name can still decode into that field (issue 34: "reader\u017f",
+// with a long s, filled a trial's readers while the pre-pass walked it as
+// an unknown key, and 3 MB cost report 3.8 GB). The pre-pass refuses
+// every such key before anything is built, and still takes a field's
+// exact name however it is escaped, and ignores keys no field folds to.
+func TestSummaryFoldedKeys(t *testing.T) {
+	empties := func(n int) string { return strings.Repeat("{},", n-1) + "{}" }
+	for _, tc := range []struct {
+		name, body, want string
+	}{
+		{"long s (U+017F) for s, 60,000 readers in one trial", `{"version":3,"trials":[{"reader\u017f":[` + empties(60000) + `]}]}`,
+			`summary.json:1:25: trials[0]: key "readerſ" is not "readers", but encoding/json would decode it into that field: refused`},
+		{"the long s unescaped", `{"version":3,"trials":[{"readerſ":[{}]}]}`,
+			`summary.json:1:25: trials[0]: key "readerſ" is not "readers"`},
+		{"Kelvin sign (U+212A) for k", `{"version":3,"trials":[{"readers":[{"wa\u212aeup_log":["w.csv"]}]}]}`,
+			"summary.json:1:37: trials[0].readers[0]: key \"wa\u212aeup_log\" is not \"wakeup_log\""},
+		{"ASCII case", `{"version":3,"TRIALS":[` + empties(70000) + `]}`,
+			`summary.json:1:14: summary: key "TRIALS" is not "trials"`},
+		{"json v2's folding drops '-' and '_'", `{"version":3,"trials":[{"duration-ns":1}]}`,
+			`summary.json:1:25: trials[0]: key "duration-ns" is not "duration_ns"`},
+		{"a field's name with escapes is that field", `{"version":3,"\u0074rials":[{"readers":[{}]}]}`, ""},
+		{"a key no field folds to is ignored", `{"version":3,"trials":[{"readerz":[` + empties(5000) + `]}]}`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var err error
+			alloc := allocated(func() { _, err = results.DecodeSummary([]byte(tc.body), "summary.json") })
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("err = %v, want none", err)
+				}
+				return
+			}
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Fatalf("err = %v\nwant %s…", err, tc.want)
+			}
+			if alloc > 16<<20 {
+				t.Errorf("refusing %d bytes allocated %d MiB", len(tc.body), alloc>>20)
+			}
+		})
+	}
+}
+
+// TestWakeupLogListedTwice: a wakeup-log file listed twice in a summary,
+// by one reader or by two, plain or as its .gz, is refused (issue 34: one
+// 2.4 MB chunk listed 5 times by each of 2 readers was read as 32.8 M
+// rows, within every limit).
+func TestWakeupLogListedTwice(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		logs [][]string // the wakeup logs of trial 0's reader and trial 1's
+		want string
+	}{
+		{"one reader, twice", [][]string{{"w.0000.csv.gz", "w.0001.csv.gz", "w.0000.csv.gz"}, nil},
+			`trial 0 reader 0: wakeup_log: "w.0000.csv.gz" is listed already (by trial 0 reader 0): refused`},
+		{"two readers", [][]string{{"w.0000.csv.gz"}, {"w.0000.csv.gz"}},
+			`trial 1 reader 0: wakeup_log: "w.0000.csv.gz" is listed already (by trial 0 reader 0): refused`},
+		{"plain and gzipped", [][]string{{"w.0000.csv"}, {"w.0000.csv.gz"}},
+			`trial 1 reader 0: wakeup_log: "w.0000.csv.gz" is listed already (by trial 0 reader 0)`},
+		{"each once", [][]string{{"w.0000.csv.gz", "w.0001.csv"}, {"x.0000.csv.gz"}}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := testutil.SeedSummary()
+			for i := range s.Trials {
+				s.Trials[i].Readers[0].WakeupLog = nil
+			}
+			s.Trials[0].Readers[0].WakeupLog = tc.logs[0]
+			s.Trials[1].Readers[0].WakeupLog = tc.logs[1]
+			testutil.WriteSummary(t, dir, s)
+			_, err := results.ReadSummary(dir)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatal(err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("err = %v, want %s", err, tc.want)
+			}
+		})
+	}
+}
+
 // TestHDRGeometry: an HdrHistogram encoding is refused from its header
 // when its histogram would need more counts than rtload's own (issue 23:
 // 495 KB of such encodings kept report on the CPU for 103 s).
@@ -448,5 +530,36 @@ func TestWriteOutputFile(t *testing.T) {
 	}
 	if names := testutil.DirNames(t, dir); len(names) != 5 {
 		t.Errorf("left in %s: %v", dir, names)
+	}
+}
+
+// TestJSONLBounded: spikes.jsonl is read within the writer's cap (issue
+// 34: the reader took any size, and 100 MB took explain to 3 GB): a file
+// past SpikesLimit is refused before it is read, and a line whose noise
+// list passes its limit before it is decoded, naming file:line:col.
+func TestJSONLBounded(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, results.SpikesFile)
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"trial":0,"reader":"rt","tick":1}` + "\n")
+	f.Truncate(results.SpikesLimit + 1)
+	f.Close()
+	recs, _, err := results.ReadJSONL[results.Spike](path)
+	if want := path + ": 67108865 bytes, larger than the limit of 64 MiB for a JSONL file"; err == nil || !strings.HasPrefix(err.Error(), want) || len(recs) != 0 {
+		t.Errorf("a spikes.jsonl of 64 MiB + 1: %d records, err %v, want %s", len(recs), err, want)
+	}
+	// Three lines of 1 MB of empty noise entries: 56 bytes each for 3.
+	line := `{"trial":0,"reader":"rt","noise":[` + strings.Repeat("{},", (results.MaxJSONLLine-64)/3) + "{}]}\n"
+	os.WriteFile(path, []byte(strings.Repeat(line, 3)), 0o644)
+	alloc := allocated(func() { _, _, err = results.ReadJSONL[results.Spike](path) })
+	// At the 4097th entry: column 35 + 3 × 4096.
+	if want := path + ":1:12323: noise: more than 4096 entries, more than the limit of 4096: refused"; err == nil || err.Error() != want {
+		t.Errorf("err %v, want %s", err, want)
+	}
+	if alloc > 8<<20 {
+		t.Errorf("refusing 3 MB of noise entries allocated %d MiB", alloc>>20)
 	}
 }

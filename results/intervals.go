@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"time"
 
@@ -266,46 +268,97 @@ func (w *JSONL) Close() error {
 // log holds one record per reader and interval.
 const MaxJSONLRecords = 1 << 20
 
+// MaxJSONLBytes is the largest JSONL file ReadJSONL reads: spikes.jsonl's
+// cap (SpikesLimit), which the writer never passes (issue 34: the reader
+// took any size, and 100 MB took explain to 3 GB). An interval log is not
+// capped by its writer; one past this is refused too (no command reads
+// one back).
+const MaxJSONLBytes = SpikesLimit
+
+// MaxJSONLMemory bounds the memory the records ReadJSONL returns may take
+// decoded, as the summary pre-pass estimates it line by line (shape.go),
+// each record counted twice for the growing slice: spikes.jsonl decodes
+// to about its size (a 400-byte spike is a 160-byte Spike and its
+// strings), while a line of `{}` is a whole record and `"noise":[{},…]`
+// 56 bytes for every 3. EachJSONL holds no record and needs no such bound.
+const MaxJSONLMemory = 128 << 20
+
 // ReadJSONL decodes every line of path into a T. A torn last line (a
 // writer killed mid-write) is skipped and reported in torn; a bad line
-// anywhere else, one longer than MaxJSONLLine, or more than
-// MaxJSONLRecords lines, is an error naming its line. path's last
-// component is opened as Source.Open opens every results file: a link, a
-// FIFO or a device is refused (ErrRefusedFile) before anything is read.
+// anywhere else, one longer than MaxJSONLLine, more than MaxJSONLRecords
+// lines, or a line past MaxJSONLMemory of records decoded, is an error
+// naming its line (and column); a file larger than MaxJSONLBytes is
+// refused before it is read. path's last component is opened as
+// Source.Open opens every results file: a link, a FIFO or a device is
+// refused (ErrRefusedFile) before anything is read. On an error, out
+// holds the records before it.
 func ReadJSONL[T any](path string) (out []T, torn int, err error) {
-	src, f, _, err := OpenInput(path)
+	budget := &memBudget{limit: MaxJSONLMemory, what: "any " + termsafe.Escape(filepath.Base(path)) + " rtload writes"}
+	torn, err = eachJSONL(path, budget, func(v T) { out = append(out, v) })
+	return out, torn, err
+}
+
+// EachJSONL is ReadJSONL calling f with each record, in order, holding
+// none (MaxJSONLMemory bounds one line's): its memory does not grow with
+// the file. On an error, f has seen the records before it.
+func EachJSONL[T any](path string, f func(T)) (torn int, err error) {
+	return eachJSONL(path, nil, f)
+}
+
+// eachJSONL is EachJSONL charging each record to budget (nil: none).
+func eachJSONL[T any](path string, budget *memBudget, f func(T)) (torn int, err error) {
+	src, file, fi, err := OpenInput(path)
 	if err != nil {
-		return nil, 0, err
+		return 0, err
 	}
 	defer src.Close()
-	defer f.Close()
+	defer file.Close()
 	path = termsafe.Escape(path)
-	sc := bufio.NewScanner(f)
+	if fi.Size() > MaxJSONLBytes {
+		return 0, fmt.Errorf("%s: %d bytes, larger than the limit of %s for a JSONL file (spikes.jsonl is capped at %s): refused", path, fi.Size(), sizeName(MaxJSONLBytes), sizeName(SpikesLimit))
+	}
+	typ := reflect.TypeFor[T]()
+	var read int64
+	sc := bufio.NewScanner(file)
 	sc.Buffer(make([]byte, 0, 64<<10), MaxJSONLLine)
 	line := 0
 	var bad error
 	for sc.Scan() {
 		line++
 		if bad != nil { // a bad line followed by another: not a torn tail
-			return out, 0, bad
+			return 0, bad
 		}
 		if line > MaxJSONLRecords {
-			return out, 0, fmt.Errorf("%s:%d: more than %d records, more than rtload writes: refused", path, line, MaxJSONLRecords)
+			return 0, fmt.Errorf("%s:%d: more than %d records, more than rtload writes: refused", path, line, MaxJSONLRecords)
+		}
+		// The file may grow as it is read (a running soak's): what is
+		// read is bounded as its size was.
+		if read += int64(len(sc.Bytes())) + 1; read > MaxJSONLBytes {
+			return 0, fmt.Errorf("%s:%d: larger than the limit of %s for a JSONL file: refused", path, line, sizeName(MaxJSONLBytes))
+		}
+		// The pre-pass: its list limits and key check on every line, and
+		// the records' memory in budget (else a line's own, fresh).
+		lb, record := budget, 2*int64(typ.Size())
+		if lb == nil {
+			lb, record = &memBudget{limit: MaxJSONLMemory, what: "a line of any JSONL file rtload writes"}, 0
+		}
+		if serr := checkLine(sc.Bytes(), path, line, typ, record, lb); serr != nil && !errors.Is(serr, errSyntax) {
+			return 0, serr
 		}
 		var v T
 		if jerr := json.Unmarshal(sc.Bytes(), &v); jerr != nil {
 			bad = fmt.Errorf("%s:%d: %w", path, line, jerr)
 			continue
 		}
-		out = append(out, v)
+		f(v)
 	}
 	if err := sc.Err(); err != nil {
-		return out, 0, fmt.Errorf("%s:%d: %w", path, line+1, err)
+		return 0, fmt.Errorf("%s:%d: %w", path, line+1, err)
 	}
 	if bad != nil {
-		return out, 1, nil // only the very last line may be torn
+		return 1, nil // only the very last line may be torn
 	}
-	return out, 0, nil
+	return 0, nil
 }
 
 // ProcessFile is the name of a run-wide file (IntervalsFile, SpikesFile)

@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -37,6 +38,52 @@ type ClockInfo struct {
 	// Fallbacks lists the clocks tried before this one and why each was
 	// refused.
 	Fallbacks []string `json:"fallbacks,omitempty"`
+	// Read is the instruction a tsc clock reads: ReadRDTSCP, or
+	// ReadRDTSCFenced where CPUID offers no RDTSCP; "" for other clocks
+	// (and in files written before it, which read RDTSCP).
+	Read string `json:"read,omitempty"`
+}
+
+// The instructions a tsc clock reads (ClockInfo.Read).
+const (
+	ReadRDTSCP      = "rdtscp;lfence"
+	ReadRDTSCFenced = "lfence;rdtsc;lfence"
+)
+
+// ClockRateTolerance is how far a tsc clock's rate over a trial may stray
+// from its calibration (ClockRate.Deviation, either way) before the trial
+// is marked invalid: 0.1%, twice the most an NTP slew moves
+// CLOCK_MONOTONIC (500 ppm), so that a slew never marks a trial while a
+// TSC whose rate changed (a VM migrated to another host, a TSC that is
+// not invariant after all) does.
+const ClockRateTolerance = 0.001
+
+// ClockRate is a tsc clock's rate over one trial against CLOCK_MONOTONIC:
+// TSC ticks between two readings each paired with a CLOCK_MONOTONIC
+// reading (at the window's start and after the readers ended), over the
+// ns between them.
+type ClockRate struct {
+	// Hz is TSC ticks per second of CLOCK_MONOTONIC over the trial.
+	Hz float64 `json:"hz"`
+	// Seconds is the CLOCK_MONOTONIC time between the two readings.
+	Seconds float64 `json:"seconds"`
+	// Deviation is Hz / ClockInfo.Hz − 1 (the calibration's): 0.0002 is
+	// +0.02%.
+	Deviation float64 `json:"deviation"`
+	// Uncertainty bounds the error of Deviation from the two readings
+	// themselves: the widest TSC bracket around each CLOCK_MONOTONIC
+	// read, over the interval (a fraction, like Deviation).
+	Uncertainty float64 `json:"uncertainty"`
+}
+
+// Disagrees reports whether the rate strayed from the calibration by more
+// than ClockRateTolerance beyond its own uncertainty.
+func (r ClockRate) Disagrees() bool {
+	d := r.Deviation
+	if d < 0 {
+		d = -d
+	}
+	return d-r.Uncertainty > ClockRateTolerance
 }
 
 // TickUnit names one tick of the clock, as every table and title prints
@@ -250,4 +297,63 @@ type KernelEvent struct {
 	// kernel's message (or what the poll saw).
 	Source string `json:"source"`
 	Msg    string `json:"msg"`
+}
+
+// ForeignThread is a real-time thread of another process (rt.ForeignThreads):
+// its process (PID, Comm) and its scheduling state (Thread: tid, comm,
+// policy, priority, CPU mask). Rtload is true for a thread of another
+// rtload run (a process with a reader thread, "rtl-rd/…").
+type ForeignThread struct {
+	PID    int    `json:"pid"`
+	Comm   string `json:"comm"`
+	Rtload bool   `json:"rtload,omitempty"`
+	Thread
+}
+
+// String names the thread for a person, as marks and warnings do:
+// "process 4321 (hog) thread 4322 (hog) SCHED_FIFO 90 on CPUs 1", with
+// "another rtload, " before it for another rtload's.
+func (f ForeignThread) String() string {
+	s := fmt.Sprintf("process %d (%s) thread %d (%s) %s", f.PID, f.Comm, f.TID, f.Name, f.Policy)
+	if f.RealTime() {
+		s += " " + strconv.Itoa(f.Priority)
+	}
+	s += " on CPUs " + CPUList(f.CPUs)
+	if f.Rtload {
+		s = "another rtload, " + s
+	}
+	return s
+}
+
+// Culprit is a foreign thread that could take a reader's CPU during a
+// trial (MarkShared): at or above the reader's priority, or another
+// rtload's reader. FirstNs and LastNs are when it was first and last seen
+// (ns from the measured window's start; negative: before it), Seen how
+// many of the trial's Scans found it.
+type Culprit struct {
+	Reader string `json:"reader"`
+	CPU    int    `json:"cpu"`
+	ForeignThread
+	FirstNs int64 `json:"first_ns"`
+	LastNs  int64 `json:"last_ns"`
+	Seen    int   `json:"seen"`
+	Scans   int   `json:"scans"`
+}
+
+// CPUList prints CPU numbers as ranges, "0-3,6".
+func CPUList(cpus []int) string {
+	var parts []string
+	for i := 0; i < len(cpus); {
+		j := i
+		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, strconv.Itoa(cpus[i])+"-"+strconv.Itoa(cpus[j]))
+		} else {
+			parts = append(parts, strconv.Itoa(cpus[i]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ",")
 }

@@ -48,6 +48,15 @@ const (
 	// logs "sched: RT throttling activated" only once per boot, so this
 	// count is what catches every later throttling.
 	MarkStarved MarkKind = "starved"
+	// MarkShared: a reader's CPU was shared (Mark.Reader) with a thread of
+	// another process that may run there at or above the reader's
+	// priority (any SCHED_DEADLINE thread), or with another rtload's
+	// reader: seen at the trial's start, during it (every second) or at
+	// its end. Trial.Culprits names each (process, thread, policy,
+	// priority, CPU). Such a thread can preempt the reader whenever it
+	// runs, whether or not it did enough to starve it (MarkStarved):
+	// two laight-450 runs on one CPU had a wakeup p99 2–8× a lone run's.
+	MarkShared MarkKind = "shared"
 	// MarkRtload: rtload itself may have disturbed the trial, from its
 	// interval records (Interval.Mark): its RSS past the run's bound, its
 	// metrics endpoint flooded. (Its own garbage collection is
@@ -60,7 +69,7 @@ const (
 )
 
 // MarkKinds are every kind, in the order outputs list them.
-var MarkKinds = []MarkKind{MarkDegraded, MarkStopped, MarkIncomplete, MarkInvalid, MarkEmpty, MarkStarved, MarkRtload, MarkTraffic}
+var MarkKinds = []MarkKind{MarkDegraded, MarkStopped, MarkIncomplete, MarkInvalid, MarkEmpty, MarkStarved, MarkShared, MarkRtload, MarkTraffic}
 
 // Phrase names the kind in a sentence, the one wording every output
 // uses: a starved reader's kind reads as reader starved, MarkTraffic as
@@ -73,6 +82,8 @@ func (k MarkKind) Phrase() string {
 		return "stopped early"
 	case MarkStarved:
 		return "reader starved"
+	case MarkShared:
+		return "reader CPU shared"
 	case MarkRtload:
 		return "rtload itself"
 	case MarkTraffic:

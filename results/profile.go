@@ -9,8 +9,11 @@ import (
 	"github.com/rtload/rtload/internal/termsafe"
 )
 
-// MaxProfileBytes is the largest profile file ReadProfileFile reads.
-const MaxProfileBytes = 256 << 20
+// MaxProfileBytes is the largest profile file ReadProfileFile reads,
+// compressed or not: what a compressed one may inflate to (a profile
+// written without gzip is not spared the bound; issue 34: a 72 MB one
+// took explain to 4.4 GB).
+const MaxProfileBytes = MaxProfileInflatedBytes
 
 // MaxProfiles bounds a summary's variant profiles.
 const MaxProfiles = 1 << 12
@@ -144,8 +147,12 @@ func ProfilerCosts(s *Summary) []ProfilerCost {
 
 // MaxProfileInflatedBytes is the most a gzip-compressed profile may
 // inflate to before it is parsed (pprof's own parser inflates with no
-// bound): rtload's profiles are tens of KiB.
-const MaxProfileInflatedBytes = 64 << 20
+// bound), and the most an uncompressed one may hold: rtload's profiles
+// are tens of KiB. 16 MiB, not 64: a reader holds the bytes, pprof's
+// copy of its strings and what it builds, twice for compare's two runs,
+// and a results directory's reader stays under 256 MB (issue 34: a
+// profile of one 60 MB string took compare to 354 MB at 64 MiB).
+const MaxProfileInflatedBytes = 16 << 20
 
 // ReadProfileFile reads the profile file name (a VariantProfile's Pprof
 // or Folded) of the results directory dir (or of the directory of the

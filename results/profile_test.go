@@ -63,6 +63,8 @@ func TestProfilesRoundTrip(t *testing.T) {
 	s := testutil.SeedSummary()
 	pt := s.Trials[1]
 	pt.Index, pt.Profiled = 4, true
+	pt.Readers = []results.Reader{pt.Readers[0]}
+	pt.Readers[0].WakeupLog = nil // the timed trial's: a profiled trial logs to its own files
 	pt.Readers[0].Profile = &results.ReaderProfile{TID: 4243, Event: "cpu-clock", Samples: 900, ThreadSamples: 900, Outside: 30}
 	s.ProfiledTrials = []results.Trial{pt}
 	s.Profiles = []results.VariantProfile{{Variant: "recvmsg", Pprof: "profile-recvmsg.pb.gz", Folded: "profile-recvmsg.folded",

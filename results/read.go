@@ -1,6 +1,7 @@
 package results
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -227,7 +228,11 @@ func (s *Source) ReadFile(name string, max int64, what string) ([]byte, error) {
 	if fi.Size() > max {
 		return nil, fmt.Errorf("%s: %d bytes, larger than the limit of %s for %s", termsafe.Escape(s.join(name)), fi.Size(), sizeName(max), what)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	// Sized from the file, so that reading it costs its size, not the
+	// doublings of a growing buffer.
+	buf := bytes.NewBuffer(make([]byte, 0, min(fi.Size(), max)+bytes.MinRead))
+	_, err = buf.ReadFrom(io.LimitReader(f, max+1))
+	data := buf.Bytes()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", termsafe.Escape(s.join(name)), err)
 	}

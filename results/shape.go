@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/rtload/rtload/internal/termsafe"
 )
@@ -25,9 +27,23 @@ import (
 //     that passes it;
 //   - adds up the memory decoding will take (each element's Go size,
 //     strings' bytes, maps' entries, `any` values as maps and slices) and
-//     refuses the document once that passes MaxSummaryMemory.
-// Either refusal comes before anything is allocated for the document, and
-// names the position (file:line:col) and the list.
+//     refuses the document once that passes MaxSummaryMemory;
+//   - refuses a member key that is not a field's name but that
+//     encoding/json would still decode into that field (it matches keys
+//     case-insensitively, with Unicode simple folding: "reader\u017f", with
+//     a long s, is "readers" to it, and a Kelvin sign is a K).
+// Every refusal comes before anything is allocated for the document, and
+// names the position (file:line:col) and the list or key.
+//
+// Why refuse the folded key rather than follow it as encoding/json does:
+// the walk is only safe if it sends every key to the field the decoder
+// sends it to, and the decoder's folding is not ours to copy (encoding/json
+// v1 folds Unicode simply; its v2 under GOEXPERIMENT=jsonv2 can also drop
+// '_' and '-'). rtload writes every key exactly, so a key that only folds
+// to a field has no writer but a hand or an attacker. The pass folds at
+// least as widely as either decoder (fieldFold) and takes only exact
+// names, so no key can reach a field the walk did not charge, whichever
+// folding the decoder uses.
 
 // MaxSummaryMemory bounds the memory a decoded summary may take, as
 // checkShape estimates it: generous for what rtload writes (a summary's
@@ -60,11 +76,32 @@ const (
 // error ends it with errSyntax, for json.Unmarshal to report with its own
 // message.
 func checkShape(data []byte, name string, t reflect.Type) error {
-	c := &shape{data: data, name: name}
+	c := &shape{data: data, name: name, limit: MaxSummaryMemory, what: "any summary rtload writes"}
 	if err := c.value(t, ""); err != nil {
 		return err
 	}
 	return nil
+}
+
+// memBudget is the memory a series of documents (a JSONL file's lines)
+// may take decoded, in all: used is charged by each checkLine.
+type memBudget struct {
+	used, limit int64
+	what        string // what the limit is more than: "any spikes.jsonl rtload writes"
+}
+
+// checkLine runs the pre-pass over one line of a JSONL file (data, line
+// number line of name) for type t, charging b with record bytes for the
+// record itself and what the line decodes to, and refuses the line that
+// passes b's limit (naming name:line:col) or a list's limit.
+func checkLine(data []byte, name string, line int, t reflect.Type, record int64, b *memBudget) error {
+	c := &shape{data: data, name: name, line0: line - 1, mem: b.used, limit: b.limit, what: b.what}
+	err := c.charge(record)
+	if err == nil {
+		err = c.value(t, "")
+	}
+	b.used = c.mem
+	return err
 }
 
 // shape is the pre-pass: a small scanner of JSON that keeps nothing but
@@ -74,7 +111,10 @@ type shape struct {
 	data  []byte
 	off   int
 	name  string
+	line0 int // lines before data in name
 	mem   int64
+	limit int64  // of mem
+	what  string // what more than limit is more than
 	depth int
 	path  []pathElem // where the walk is, for messages
 }
@@ -118,14 +158,14 @@ func custom(t reflect.Type) bool {
 // errorf is a refusal at the scanner's position.
 func (c *shape) errorf(format string, args ...any) error {
 	line, col := position(c.data, int64(c.off)+1)
-	return fmt.Errorf("%s:%d:%d: %s", c.name, line, col, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%s:%d:%d: %s", c.name, c.line0+line, col, fmt.Sprintf(format, args...))
 }
 
 // charge adds n bytes of memory and refuses past the limit.
 func (c *shape) charge(n int64) error {
 	c.mem += n
-	if c.mem > MaxSummaryMemory {
-		return c.errorf("%s: decoding would take more than %d MiB of memory, more than any summary rtload writes: refused", c.where(), MaxSummaryMemory>>20)
+	if c.mem > c.limit {
+		return c.errorf("%s: decoding would take more than %d MiB of memory, more than %s: refused", c.where(), c.limit>>20, c.what)
 	}
 	return nil
 }
@@ -276,7 +316,7 @@ func (c *shape) key() (string, error) {
 // object walks an object (at its '{') decoding into t.
 func (c *shape) object(t reflect.Type, field string) error {
 	c.off++
-	var fields map[string]reflect.Type
+	var fields *fieldIndex
 	kind := reflect.Invalid
 	if t != nil {
 		kind = t.Kind()
@@ -298,6 +338,7 @@ func (c *shape) object(t reflect.Type, field string) error {
 		return nil
 	}
 	for {
+		keyAt := c.off
 		key, err := c.key()
 		if err != nil {
 			return err
@@ -310,8 +351,12 @@ func (c *shape) object(t reflect.Type, field string) error {
 		name := field
 		switch kind {
 		case reflect.Struct:
-			if ft = fields[key]; ft == nil {
-				ft = fields[strings.ToLower(key)]
+			if ft = fields.exact[key]; ft == nil {
+				if want, ok := fields.folded[fieldFold(key)]; ok {
+					c.off = keyAt
+					return c.errorf("%s: key \"%s\" is not \"%s\", but encoding/json would decode it into that field: refused (rtload writes its keys exactly)",
+						c.where(), termsafe.Escape(key), want)
+				}
 			}
 			name = key
 		case reflect.Map:
@@ -392,24 +437,43 @@ func (c *shape) array(t reflect.Type, field string) error {
 }
 
 // fieldCache caches structFields by type.
-var fieldCache sync.Map // reflect.Type → map[string]reflect.Type
+var fieldCache sync.Map // reflect.Type → *fieldIndex
 
-// structFields maps the JSON names of t's fields (exact, and lower-cased
-// for encoding/json's case-insensitive match) to their types, embedded
-// structs' fields included.
-func structFields(t reflect.Type) map[string]reflect.Type {
-	if m, ok := fieldCache.Load(t); ok {
-		return m.(map[string]reflect.Type)
-	}
-	m := map[string]reflect.Type{}
-	addFields(m, t, 0)
-	fieldCache.Store(t, m)
-	return m
+// fieldIndex is a struct type's JSON fields: exact maps each field's JSON
+// name to its type, folded maps each name's fieldFold to the name.
+type fieldIndex struct {
+	exact  map[string]reflect.Type
+	folded map[string]string
 }
 
-func addFields(m map[string]reflect.Type, t reflect.Type, depth int) {
-	for i := range t.NumField() {
-		f := t.Field(i)
+// structFields indexes the JSON fields of t, embedded structs' fields
+// included. As in encoding/json, a field at a shallower depth of
+// embedding hides one of the same name deeper down; at one depth, the
+// first field of a name is kept (encoding/json would drop an ambiguous
+// name and decode nothing; walking it as one of the types only charges
+// more).
+func structFields(t reflect.Type) *fieldIndex {
+	if m, ok := fieldCache.Load(t); ok {
+		return m.(*fieldIndex)
+	}
+	fi := &fieldIndex{exact: map[string]reflect.Type{}, folded: map[string]string{}}
+	level := []reflect.Type{t}
+	for depth := 0; len(level) > 0 && depth < 8; depth++ {
+		var next []reflect.Type
+		for _, st := range level {
+			next = append(next, addFields(fi, st)...)
+		}
+		level = next
+	}
+	fieldCache.Store(t, fi)
+	return fi
+}
+
+// addFields adds st's own fields to fi, where no shallower field has the
+// name, and returns its embedded structs, for the next depth.
+func addFields(fi *fieldIndex, st reflect.Type) (embedded []reflect.Type) {
+	for i := range st.NumField() {
+		f := st.Field(i)
 		tag := f.Tag.Get("json")
 		if tag == "-" {
 			continue
@@ -420,8 +484,8 @@ func addFields(m map[string]reflect.Type, t reflect.Type, depth int) {
 			if ft.Kind() == reflect.Pointer {
 				ft = ft.Elem()
 			}
-			if ft.Kind() == reflect.Struct && depth < 8 {
-				addFields(m, ft, depth+1)
+			if ft.Kind() == reflect.Struct {
+				embedded = append(embedded, ft)
 				continue
 			}
 		}
@@ -431,11 +495,45 @@ func addFields(m map[string]reflect.Type, t reflect.Type, depth int) {
 		if name == "" {
 			name = f.Name
 		}
-		if _, ok := m[name]; !ok {
-			m[name] = f.Type
+		if _, ok := fi.exact[name]; !ok {
+			fi.exact[name] = f.Type
 		}
-		if l := strings.ToLower(name); m[l] == nil {
-			m[l] = f.Type
+		if k := fieldFold(name); fi.folded[k] == "" {
+			fi.folded[k] = name
 		}
 	}
+	return embedded
+}
+
+// fieldFold folds a member key at least as widely as any encoding/json
+// matches it to a field: ASCII letters to upper case, every other rune to
+// the smallest rune of its Unicode simple-fold orbit (so 'ſ' is 'S', the
+// Kelvin sign 'K', as in encoding/json's foldName), and '_' and '-'
+// dropped (as json v2's case-insensitive match does). Two keys the
+// decoder matches have one fieldFold.
+func fieldFold(key string) string {
+	b := make([]byte, 0, len(key))
+	for _, r := range key {
+		switch {
+		case r == '_' || r == '-':
+			continue
+		case r < utf8.RuneSelf:
+			if 'a' <= r && r <= 'z' {
+				r -= 'a' - 'A'
+			}
+		default:
+			r = foldRune(r)
+		}
+		b = utf8.AppendRune(b, r)
+	}
+	return string(b)
+}
+
+// foldRune is the smallest rune of r's Unicode simple-fold orbit.
+func foldRune(r rune) rune {
+	low := r
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		low = min(low, f)
+	}
+	return low
 }

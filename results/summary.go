@@ -145,6 +145,10 @@ type Trial struct {
 	ThreadsStart   []Thread `json:"threads_start,omitempty"`
 	ThreadsEnd     []Thread `json:"threads_end,omitempty"`
 	ThreadWarnings []string `json:"thread_warnings,omitempty"`
+	// Culprits are the threads of other processes that could take a
+	// reader's CPU during the trial: at or above its priority, or another
+	// rtload's reader (each reader's list makes its MarkShared).
+	Culprits []Culprit `json:"culprits,omitempty"`
 	// StealNs is each CPU's steal time over the trial (from its start to
 	// its readers' end), in ns, indexed by CPU number (/proc/stat; nil
 	// when there was none or it could not be read): time a hypervisor ran
@@ -152,6 +156,10 @@ type Trial struct {
 	// its run queue as the guest counts them. A trial mark caused by it
 	// says so.
 	StealNs []int64 `json:"steal_ns,omitempty"`
+	// ClockRate is a tsc clock's rate over the trial against
+	// CLOCK_MONOTONIC; a trial whose rate Disagrees with the calibration
+	// is marked invalid. nil for other clocks (and in older files).
+	ClockRate *ClockRate `json:"clock_rate,omitempty"`
 	// Interleave, when set, says that this variant ran interleaved with
 	// the other variants of its group in one window (scenario
 	// interleave:), and holds its blocks; nil for a trial of its own.

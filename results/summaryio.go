@@ -285,6 +285,7 @@ func (s *Summary) check() error {
 	for i := range s.ProfiledTrials {
 		trials = append(trials, &s.ProfiledTrials[i])
 	}
+	logs := map[string]string{} // a wakeup-log file (without .gz) → who lists it
 	for i, t := range trials {
 		if n := max(len(t.Readers), len(t.Probes), len(t.Traffic), len(t.Noise)); n > MaxReaders {
 			return fmt.Errorf("trial %d: %d entries, more than the limit of %d", i, n, MaxReaders)
@@ -292,6 +293,17 @@ func (s *Summary) check() error {
 		for j := range t.Readers {
 			if err := t.Readers[j].check(&hh); err != nil {
 				return fmt.Errorf("trial %d reader %d: %w", i, j, err)
+			}
+			// Each reader logs to its own files, each chunk once: a file
+			// listed twice would be read twice (issue 34: one 2.4 MB chunk
+			// listed 5 times by each of 2 readers was 32.8 M rows).
+			who := fmt.Sprintf("trial %d reader %d", i, j)
+			for _, f := range t.Readers[j].WakeupLog {
+				k := strings.TrimSuffix(f, ".gz")
+				if prev, ok := logs[k]; ok {
+					return fmt.Errorf("%s: wakeup_log: %q is listed already (by %s): refused (each chunk of a reader's log is listed once, by its reader)", who, termsafe.Escape(f), prev)
+				}
+				logs[k] = who
 			}
 		}
 		for j, tr := range t.Traffic {

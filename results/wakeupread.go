@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/record"
@@ -121,18 +122,43 @@ func ReadWakeupLog(dir, base string) ([]record.Wakeup, ReadStats, error) {
 
 // ReaderWakeups reads reader r's per-wakeup log from the results directory
 // dir: exactly the files summary.json lists for it (Reader.WakeupLog), in
-// order. It is the way every reader of results finds a reader's wakeups.
-// A checkpoint may list a chunk as plain that was compressed after it was
-// written: the .gz is read then. No files give no rows and no error.
-// Every file is opened as Source.Open opens it (a link, a FIFO or a
-// device is refused), and the rows read are bounded (see ReadWakeups).
+// order. A checkpoint may list a chunk as plain that was compressed after
+// it was written: the .gz is read then. No files give no rows and no
+// error. Every file is opened as Source.Open opens it (a link, a FIFO or
+// a device is refused), and the rows read are bounded (see ReadWakeups).
+//
+// It holds every row (WakeupRowBytes each, up to 2.25 times that while
+// the slice grows: about 2 GiB at MaxWakeupRows): for tools and tests.
+// The commands that read results stream a log instead (EachReaderWakeup,
+// RowBudget), holding none of it.
 func ReaderWakeups(dir string, r Reader) ([]record.Wakeup, ReadStats, error) {
-	return readerWakeups(dir, r, MaxWakeupRows)
+	var out []record.Wakeup
+	st, err := eachReaderWakeup(dir, r, MaxWakeupRows, func(w record.Wakeup) { out = append(out, w) })
+	if err != nil {
+		return nil, st, err
+	}
+	return out, st, nil
+}
+
+// WakeupRowBytes is the memory of one wakeup row held (record.Wakeup).
+const WakeupRowBytes = int(unsafe.Sizeof(record.Wakeup{}))
+
+// EachReaderWakeup reads reader r's per-wakeup log as ReaderWakeups does
+// and calls f with each row, in order, holding none: its memory does not
+// grow with the log. The log is read as it is parsed, so f may see rows
+// of a log that then fails (a torn line in a closed chunk, a bad value, a
+// bound passed): on an error, discard what f gathered.
+func EachReaderWakeup(dir string, r Reader, f func(record.Wakeup)) (ReadStats, error) {
+	return eachReaderWakeup(dir, r, MaxWakeupRows, f)
 }
 
 // MaxWakeupRowsTotal is the most wakeup rows a RowBudget lets one command
-// read over all readers (~1.9 GiB in memory): a summary may list the same
-// log for thousands of readers.
+// read over all readers and results directories: a bound on its time
+// (parsing 32 M rows takes about 3 s of CPU here), not its memory, for the
+// commands stream the rows (explain, compare, report, check) or keep a
+// bounded thinning of them (plot). Each chunk may be listed once in a
+// summary (a name listed twice is refused), so the rows are at most what
+// the directory's files inflate to.
 const MaxWakeupRowsTotal = 1 << 25
 
 // RowBudget bounds the wakeup rows one command reads, over every reader
@@ -145,25 +171,38 @@ func NewRowBudget() *RowBudget { return &RowBudget{left: MaxWakeupRowsTotal} }
 
 // ReaderWakeups is results.ReaderWakeups taking the rows read from the
 // budget: a log that would pass what is left is refused with an error
-// naming the limit (and takes nothing).
+// naming the limit (and takes nothing). It holds every row (see
+// results.ReaderWakeups); a command streams them with EachReaderWakeup.
 func (b *RowBudget) ReaderWakeups(dir string, r Reader) ([]record.Wakeup, ReadStats, error) {
-	if b.left <= 0 {
-		return nil, ReadStats{}, fmt.Errorf("wakeup log of %s not read: %d rows read already, the most one command reads", termsafe.Escape(r.Name), MaxWakeupRowsTotal)
+	var out []record.Wakeup
+	st, err := b.EachReaderWakeup(dir, r, func(w record.Wakeup) { out = append(out, w) })
+	if err != nil {
+		return nil, st, err
 	}
-	rows, st, err := readerWakeups(dir, r, min(MaxWakeupRows, b.left))
-	if err == nil {
-		b.left -= len(rows)
-	}
-	return rows, st, err
+	return out, st, nil
 }
 
-func readerWakeups(dir string, r Reader, maxRows int) ([]record.Wakeup, ReadStats, error) {
+// EachReaderWakeup is results.EachReaderWakeup taking the rows read from
+// the budget: a log that would pass what is left is refused with an error
+// naming the limit (and takes nothing).
+func (b *RowBudget) EachReaderWakeup(dir string, r Reader, f func(record.Wakeup)) (ReadStats, error) {
+	if b.left <= 0 {
+		return ReadStats{}, fmt.Errorf("wakeup log of %s not read: %d rows read already, the most one command reads", termsafe.Escape(r.Name), MaxWakeupRowsTotal)
+	}
+	st, err := eachReaderWakeup(dir, r, min(MaxWakeupRows, b.left), f)
+	if err == nil {
+		b.left -= st.Rows
+	}
+	return st, err
+}
+
+func eachReaderWakeup(dir string, r Reader, maxRows int, f func(record.Wakeup)) (ReadStats, error) {
 	if len(r.WakeupLog) == 0 {
-		return nil, ReadStats{}, nil
+		return ReadStats{}, nil
 	}
 	src, err := OpenSource(dir)
 	if err != nil {
-		return nil, ReadStats{}, fmt.Errorf("wakeup log: %w", err)
+		return ReadStats{}, fmt.Errorf("wakeup log: %w", err)
 	}
 	defer src.Close()
 	files := make([]string, len(r.WakeupLog))
@@ -175,7 +214,13 @@ func readerWakeups(dir string, r Reader, maxRows int) ([]record.Wakeup, ReadStat
 			}
 		}
 	}
-	return readWakeups(func(string) (*Source, error) { return src, nil }, files, maxRows)
+	return readWakeups(func(string) (*Source, error) { return src, nil }, files, &rowSink{max: maxRows, f: f})
+}
+
+// rowSink takes the rows of a log, in order, over its files: at most max.
+type rowSink struct {
+	n, max int
+	f      func(record.Wakeup)
 }
 
 // MaxWakeupChunkBytes is the most bytes one gzip-compressed wakeup-log
@@ -185,8 +230,9 @@ func readerWakeups(dir string, r Reader, maxRows int) ([]record.Wakeup, ReadStat
 const MaxWakeupChunkBytes = 64 << 20
 
 // MaxWakeupRows is the most rows one reader's wakeup log may hold when
-// read back (about 46 hours at 100 Hz; ~0.9 GiB in memory): a reader of
-// results refuses a longer log rather than exhaust memory.
+// read back (about 46 hours at 100 Hz): a reader of results refuses a
+// longer log. Held (ReaderWakeups) it is 0.9 GiB of rows; streamed
+// (EachReaderWakeup) it is only time.
 const MaxWakeupRows = 1 << 24
 
 // ReadWakeups reads the wakeup log files (names relative to dir, plain CSV
@@ -206,13 +252,15 @@ const MaxWakeupRows = 1 << 24
 // times its size (ErrInflateLimit); all files together hold at most
 // MaxWakeupRows rows.
 func ReadWakeups(dir string, files []string) ([]record.Wakeup, ReadStats, error) {
+	var out []record.Wakeup
+	sink := &rowSink{max: MaxWakeupRows, f: func(w record.Wakeup) { out = append(out, w) }}
 	srcs := map[string]*Source{}
 	defer func() {
 		for _, s := range srcs {
 			s.Close()
 		}
 	}()
-	return readWakeups(func(sub string) (*Source, error) {
+	st, err := readWakeups(func(sub string) (*Source, error) {
 		if s, ok := srcs[sub]; ok {
 			return s, nil
 		}
@@ -222,40 +270,44 @@ func ReadWakeups(dir string, files []string) ([]record.Wakeup, ReadStats, error)
 		}
 		srcs[sub] = s
 		return s, nil
-	}, files, MaxWakeupRows)
+	}, files, sink)
+	if err != nil {
+		return nil, st, err
+	}
+	return out, st, nil
 }
 
 // readWakeups is ReadWakeups with the directory of each file (a name's
-// directory part, "" for a plain name) opened by open, at most maxRows rows.
-func readWakeups(open func(sub string) (*Source, error), files []string, maxRows int) ([]record.Wakeup, ReadStats, error) {
+// directory part, "" for a plain name) opened by open, each row given to
+// sink.
+func readWakeups(open func(sub string) (*Source, error), files []string, sink *rowSink) (ReadStats, error) {
 	var st ReadStats
-	var out []record.Wakeup
 	for i, name := range files {
 		sub, base := filepath.Split(name)
 		src, err := open(sub)
 		if err != nil {
-			return nil, st, err
+			return st, err
 		}
-		torn, err := readWakeupFile(src, base, i == len(files)-1, &out, maxRows)
+		torn, err := readWakeupFile(src, base, i == len(files)-1, sink)
 		if err != nil {
-			return nil, st, err
+			return st, err
 		}
 		st.Files++
 		st.TornRows += torn
 	}
-	st.Rows = len(out)
-	return out, st, nil
+	st.Rows = sink.n
+	return st, nil
 }
 
-// readWakeupFile appends the rows of one file to out; last allows a torn
+// readWakeupFile gives the rows of one file to sink; last allows a torn
 // tail, which it skips and returns as torn rows.
-func readWakeupFile(src *Source, name string, last bool, out *[]record.Wakeup, maxRows int) (torn int, err error) {
+func readWakeupFile(src *Source, name string, last bool, sink *rowSink) (torn int, err error) {
 	f, _, err := src.Open(name)
 	if err != nil {
 		return 0, fmt.Errorf("wakeup log: %w", err)
 	}
 	defer f.Close()
-	return parseWakeupLog(f, termsafe.Escape(src.join(name)), strings.HasSuffix(name, ".gz"), last, out, maxRows)
+	return parseWakeupLog(f, termsafe.Escape(src.join(name)), strings.HasSuffix(name, ".gz"), last, sink)
 }
 
 // ParseWakeupLog appends the rows of one wakeup log file read from r
@@ -266,10 +318,10 @@ func readWakeupFile(src *Source, name string, last bool, out *[]record.Wakeup, m
 // A .gz inflates to at most MaxWakeupChunkBytes and MaxInflateRatio times
 // its size (ErrInflateLimit); out holds at most MaxWakeupRows rows.
 func ParseWakeupLog(r io.Reader, name string, gz, last bool, out *[]record.Wakeup) (torn int, err error) {
-	return parseWakeupLog(r, name, gz, last, out, MaxWakeupRows)
+	return parseWakeupLog(r, name, gz, last, &rowSink{n: len(*out), max: MaxWakeupRows, f: func(w record.Wakeup) { *out = append(*out, w) }})
 }
 
-func parseWakeupLog(r io.Reader, name string, gz, last bool, out *[]record.Wakeup, maxRows int) (torn int, err error) {
+func parseWakeupLog(r io.Reader, name string, gz, last bool, sink *rowSink) (torn int, err error) {
 	if gz {
 		zr, err := Inflate(r, name, MaxWakeupChunkBytes)
 		if err != nil {
@@ -320,10 +372,11 @@ func parseWakeupLog(r io.Reader, name string, gz, last bool, out *[]record.Wakeu
 		if err != nil {
 			return 0, fmt.Errorf("%s:%d: %w", name, line, err)
 		}
-		if len(*out) >= maxRows {
-			return 0, fmt.Errorf("%s:%d: more than %d rows, more wakeups than rtload reads back (at most %d for a reader, %d for a command): refused", name, line, maxRows, MaxWakeupRows, MaxWakeupRowsTotal)
+		if sink.n >= sink.max {
+			return 0, fmt.Errorf("%s:%d: more than %d rows, more wakeups than rtload reads back (at most %d for a reader, %d for a command): refused", name, line, sink.max, MaxWakeupRows, MaxWakeupRowsTotal)
 		}
-		*out = append(*out, w)
+		sink.n++
+		sink.f(w)
 	}
 	if line == 0 && !last {
 		return 0, fmt.Errorf("%s: empty, want header %q", name, WakeupLogHeader)

@@ -37,6 +37,9 @@ type ClockInfo = results.ClockInfo
 // Status and Close do nothing.
 type Clock struct {
 	tsc bool
+	// fenced: a tsc Clock reads LFENCE;RDTSC;LFENCE (CPUID offers no
+	// RDTSCP), else RDTSCP;LFENCE.
+	fenced bool
 	// pmc reads the cycles counter: &idle until Bind, the bound counter's
 	// reader after. nil for tsc and monotonic.
 	pmc *pmcReader
@@ -49,14 +52,18 @@ type Clock struct {
 }
 
 // Now reads the clock: rdpmc of the thread's core-cycle counter under the
-// user page's seqlock (cycles, LFENCE;RDPMC;LFENCE), RDTSCP;LFENCE (tsc),
-// or the vDSO's CLOCK_MONOTONIC. A cycles Clock not bound to the calling
+// user page's seqlock (cycles, LFENCE;RDPMC;LFENCE), RDTSCP;LFENCE (tsc;
+// LFENCE;RDTSC;LFENCE where CPUID offers no RDTSCP), or the vDSO's
+// CLOCK_MONOTONIC. A cycles Clock not bound to the calling
 // thread reads 0 (counted in Status().Unbound). No allocation, no syscall,
 // no preemption point.
 //
 //go:nosplit
 func (c *Clock) Now() Ticks {
 	if c.tsc {
+		if c.fenced {
+			return Ticks(rdtscFenced())
+		}
 		return Ticks(rdtscp())
 	}
 	if c.pmc != nil {
@@ -73,15 +80,20 @@ type Source uint8
 const (
 	// SourceMonotonic is CLOCK_MONOTONIC through the vDSO: read with Monotonic.
 	SourceMonotonic Source = iota
-	// SourceTSC is the TSC: read with TSC.
+	// SourceTSC is the TSC read with RDTSCP;LFENCE: read with TSC.
 	SourceTSC
 	// SourceCycles is the thread's core-cycle counter: read with (*Clock).Cycles.
 	SourceCycles
+	// SourceTSCFenced is the TSC read with LFENCE;RDTSC;LFENCE, where
+	// CPUID offers no RDTSCP: read with TSCFenced.
+	SourceTSCFenced
 )
 
 // Source says which read Now makes for c (see Source).
 func (c *Clock) Source() Source {
 	switch {
+	case c.tsc && c.fenced:
+		return SourceTSCFenced
 	case c.tsc:
 		return SourceTSC
 	case c.pmc != nil:
@@ -97,6 +109,14 @@ func (c *Clock) Source() Source {
 //
 //go:nosplit
 func TSC() Ticks { return Ticks(rdtscp()) }
+
+// TSCFenced reads the time-stamp counter as a tsc Clock whose Source is
+// SourceTSCFenced does (LFENCE;RDTSC;LFENCE, for a CPU or VM whose CPUID
+// offers no RDTSCP), without Now's switch. It returns 0 off amd64. No
+// allocation, no system call, no preemption point.
+//
+//go:nosplit
+func TSCFenced() Ticks { return Ticks(rdtscFenced()) }
 
 // Cycles reads a cycles Clock as Now does (rdpmc under the user page's
 // seqlock; 0 until Bind) but without Now's switch on the clock kind. Use
@@ -227,8 +247,11 @@ func (k ClockKind) String() string {
 //     (EACCES), user-space rdpmc off (cap_user_rdpmc 0: RdpmcSysfs), the
 //     counter not on the PMU (index 0). It never falls back to counting
 //     user cycles only.
-//   - ClockTSC: RDTSCP, calibrated against CLOCK_MONOTONIC; ErrNotSupported
-//     without an invariant TSC.
+//   - ClockTSC: the TSC, calibrated against CLOCK_MONOTONIC, read with
+//     RDTSCP;LFENCE, or LFENCE;RDTSC;LFENCE where CPUID offers no RDTSCP
+//     (a VM that hides it); ErrNotSupported without an invariant TSC
+//     (CPUID 0x80000007 EDX bit 8, or /proc/cpuinfo's constant_tsc and
+//     nonstop_tsc). Its rate is checked again per trial (RatePoint).
 //   - ClockMonotonic: CLOCK_MONOTONIC through the vDSO, in ns.
 //   - ClockAuto: cycles where usable, else tsc, else monotonic, each
 //     refusal in Info().Fallbacks ("cycles: not supported by this CPU/VM: …").
@@ -265,15 +288,29 @@ func newMonotonic(fallbacks []string) *Clock {
 		Note: "CLOCK_MONOTONIC via vDSO; 1 tick = 1 ns", Fallbacks: fallbacks}}
 }
 
-// newTSC checks for an invariant TSC with rdtscp and calibrates it.
+// newTSC checks for an invariant TSC (tscFacts.support) and calibrates it.
 func newTSC(fallbacks []string) (*Clock, error) {
-	flags, ferr := cpuFlags()
-	if err := tscUsable(flags, ferr); err != nil {
+	f := readTSCFacts()
+	fenced, err := f.support()
+	if err != nil {
 		return nil, err
 	}
 	hz, note := tscRate()
-	return &Clock{tsc: true, info: ClockInfo{Kind: "tsc", Hz: hz, Invariant: true,
-		Note: note + "; TSC ticks are not core cycles", Fallbacks: fallbacks}}, nil
+	info := ClockInfo{Kind: "tsc", Hz: hz, Invariant: true, Read: results.ReadRDTSCP, Fallbacks: fallbacks,
+		Note: note + "; TSC ticks are not core cycles"}
+	switch {
+	case fenced && f.forced:
+		info.Read = results.ReadRDTSCFenced
+		info.Note += "; read with LFENCE;RDTSC;LFENCE: RTLOAD_TSC_READ=lfence"
+	case fenced:
+		info.Read = results.ReadRDTSCFenced
+		info.Note += "; read with LFENCE;RDTSC;LFENCE: CPUID offers no RDTSCP (a hypervisor hides it)"
+	}
+	if f.clocksource != "" && f.clocksource != "tsc" {
+		info.Note += fmt.Sprintf("; the kernel keeps time with %s, not the TSC: each trial checks the TSC's rate against CLOCK_MONOTONIC (within ±%g%%)",
+			f.clocksource, results.ClockRateTolerance*100)
+	}
+	return &Clock{tsc: true, fenced: fenced, info: info}, nil
 }
 
 // openCycles opens the calling thread's core-cycle counter, pinned.
@@ -297,20 +334,20 @@ func newCycles() (*Clock, error) {
 		return nil, err
 	}
 	defer ctr.close()
-	flags, ferr := cpuFlags()
-	tscOK := tscUsable(flags, ferr) == nil
+	fenced, terr := readTSCFacts().support()
+	tscOK := terr == nil
 	var hzs, ratios []float64
 	for range 5 {
 		c0, t0, n0 := ctr.r.read(), uint64(0), nanotime()
 		if tscOK {
-			t0 = rdtscp()
+			t0 = readTSC(fenced)
 		}
 		for deadline := n0 + int64(20*time.Millisecond); nanotime() < deadline; {
 		}
 		c1, n1 := ctr.r.read(), nanotime()
 		hzs = append(hzs, float64(c1-c0)*1e9/float64(n1-n0))
 		if tscOK {
-			ratios = append(ratios, float64(c1-c0)/float64(rdtscp()-t0))
+			ratios = append(ratios, float64(c1-c0)/float64(readTSC(fenced)-t0))
 		}
 	}
 	if st := ctr.status(); st.NotLive > 0 || st.Torn > 0 {
@@ -335,23 +372,91 @@ func median(v []float64) float64 {
 	return v[len(v)/2]
 }
 
-func tscUsable(flags map[string]bool, ferr error) error {
-	if !haveTSC {
-		return fmt.Errorf("tsc: %w on this architecture", ErrNotSupported)
-	}
-	if ferr != nil {
-		return fmt.Errorf("tsc: cannot read CPU flags: %w", ferr)
-	}
-	var missing []string
-	for _, f := range []string{"rdtscp", "constant_tsc", "nonstop_tsc"} {
-		if !flags[f] {
-			missing = append(missing, f)
+// tscFacts is what decides whether, and with which instruction, rtload
+// reads the TSC (tscFacts.support): CPUID's word and the kernel's.
+type tscFacts struct {
+	// arch: rtload reads a TSC on this architecture (amd64).
+	arch bool
+	// rdtscp: CPUID 0x80000001 EDX bit 27, RDTSCP offered. A hypervisor
+	// may hide it while the TSC itself is fine (executing it then
+	// faults): rtload then reads LFENCE;RDTSC;LFENCE.
+	rdtscp bool
+	// invariant: CPUID 0x80000007 EDX bit 8, an invariant TSC (constant
+	// rate in every P-, C- and T-state).
+	invariant bool
+	// flags are /proc/cpuinfo's CPU flags (constant_tsc, nonstop_tsc: the
+	// kernel's own reading of the same); flagsErr why they were not read.
+	flags    map[string]bool
+	flagsErr error
+	// clocksource is the kernel's current_clocksource ("" unread): a
+	// kernel that does not keep time with the TSC (kvm-clock, tsc=unstable)
+	// says nothing against reading it; the per-trial rate check decides.
+	clocksource string
+	// forced: RTLOAD_TSC_READ=lfence asked for the fenced read whatever
+	// CPUID offers (for experiments: a VM that hides RDTSCP, reproduced).
+	forced bool
+}
+
+// readTSCFacts reads CPUID, /proc/cpuinfo's flags and the kernel's
+// current clocksource. RTLOAD_TSC_READ=lfence reads as if CPUID offered
+// no RDTSCP.
+func readTSCFacts() tscFacts {
+	f := tscFacts{arch: haveTSC}
+	if haveTSC {
+		top, _, _, _ := cpuid(0x80000000, 0)
+		if top >= 0x80000001 {
+			_, _, _, d := cpuid(0x80000001, 0)
+			f.rdtscp = d&(1<<27) != 0
+		}
+		if top >= 0x80000007 {
+			_, _, _, d := cpuid(0x80000007, 0)
+			f.invariant = d&(1<<8) != 0
 		}
 	}
-	if len(missing) > 0 {
-		return fmt.Errorf("tsc: %w: CPU lacks %s (not an invariant TSC)", ErrNotSupported, strings.Join(missing, ", "))
+	if os.Getenv("RTLOAD_TSC_READ") == "lfence" {
+		f.rdtscp, f.forced = false, true
 	}
-	return nil
+	f.flags, f.flagsErr = cpuFlags()
+	if b, err := os.ReadFile("/sys/devices/system/clocksource/clocksource0/current_clocksource"); err == nil {
+		f.clocksource = strings.TrimSpace(string(b))
+	}
+	return f
+}
+
+// support says whether the TSC can be the per-call clock and how to read
+// it: an invariant TSC, by CPUID (0x80000007 EDX bit 8) or by the
+// kernel's flags (constant_tsc and nonstop_tsc), is required; RDTSCP is
+// not (fenced: read LFENCE;RDTSC;LFENCE where CPUID does not offer it).
+// The refusal wraps ErrNotSupported and names what is missing.
+func (f tscFacts) support() (fenced bool, err error) {
+	if !f.arch {
+		return false, fmt.Errorf("tsc: %w on this architecture", ErrNotSupported)
+	}
+	if f.invariant || (f.flags["constant_tsc"] && f.flags["nonstop_tsc"]) {
+		return !f.rdtscp, nil
+	}
+	if f.flagsErr != nil {
+		return false, fmt.Errorf("tsc: %w: CPUID 0x80000007 does not report an invariant TSC, and the CPU flags are unreadable: %v", ErrNotSupported, f.flagsErr)
+	}
+	var missing []string
+	for _, fl := range []string{"constant_tsc", "nonstop_tsc"} {
+		if !f.flags[fl] {
+			missing = append(missing, fl)
+		}
+	}
+	return false, fmt.Errorf("tsc: %w: the TSC is not invariant (CPUID 0x80000007 EDX bit 8 clear; /proc/cpuinfo lacks %s): its rate may change with the CPU's power states",
+		ErrNotSupported, strings.Join(missing, ", "))
+}
+
+// readTSC reads the TSC as a tsc Clock of that kind does: LFENCE;RDTSC;
+// LFENCE when fenced, else RDTSCP;LFENCE.
+//
+//go:nosplit
+func readTSC(fenced bool) uint64 {
+	if fenced {
+		return rdtscFenced()
+	}
+	return rdtscp()
 }
 
 func cpuFlags() (map[string]bool, error) {
@@ -381,13 +486,14 @@ var tscRate = sync.OnceValues(calibrateTSC)
 // five 20 ms windows and takes the median. It reports the kernel's
 // tsc_freq_khz too when sysfs has it.
 func calibrateTSC() (float64, string) {
+	fenced, _ := readTSCFacts().support()
 	var rates []float64
 	for i := 0; i < 5; i++ {
-		t0, n0 := rdtscp(), nanotime()
+		t0, n0 := readTSC(fenced), nanotime()
 		deadline := n0 + int64(20*time.Millisecond)
 		for nanotime() < deadline {
 		}
-		t1, n1 := rdtscp(), nanotime()
+		t1, n1 := readTSC(fenced), nanotime()
 		rates = append(rates, float64(t1-t0)*1e9/float64(n1-n0))
 	}
 	hz := median(rates)
@@ -398,4 +504,68 @@ func calibrateTSC() (float64, string) {
 		}
 	}
 	return hz, note
+}
+
+// RatePoint is one reading of a tsc Clock paired with CLOCK_MONOTONIC:
+// the TSC, CLOCK_MONOTONIC (Ns), the TSC again; Ticks is their midpoint
+// and Bracket the ticks between the two TSC reads (the pair's own
+// uncertainty).
+type RatePoint struct {
+	Ticks   Ticks
+	Ns      int64
+	Bracket Ticks
+}
+
+// ratePointTries is how many pairs RatePoint reads, keeping the narrowest.
+const ratePointTries = 5
+
+// RatePoint reads a RatePoint, the narrowest of five pairs (an interrupt
+// or a preemption between two reads widens one). ok is false for a Clock
+// that is not tsc. No allocation.
+func (c *Clock) RatePoint() (p RatePoint, ok bool) {
+	if !c.tsc {
+		return RatePoint{}, false
+	}
+	for i := 0; i < ratePointTries; i++ {
+		t0 := readTSC(c.fenced)
+		ns := nanotime()
+		t1 := readTSC(c.fenced)
+		if b := Ticks(t1 - t0); i == 0 || b < p.Bracket {
+			p = RatePoint{Ticks: Ticks(t0) + b/2, Ns: ns, Bracket: b}
+		}
+	}
+	return p, true
+}
+
+// RateBetween is c's rate from a to b (two RatePoints, b later) against
+// CLOCK_MONOTONIC and its deviation from c's calibration, with the
+// uncertainty the two pairs' brackets leave (results.ClockRate). ok is
+// false for a Clock that is not tsc, or when b is not later than a.
+func (c *Clock) RateBetween(a, b RatePoint) (r results.ClockRate, ok bool) {
+	if !c.tsc || b.Ns <= a.Ns || b.Ticks <= a.Ticks || c.info.Hz <= 0 {
+		return results.ClockRate{}, false
+	}
+	ticks := float64(b.Ticks - a.Ticks)
+	r.Seconds = float64(b.Ns-a.Ns) / 1e9
+	r.Hz = ticks / r.Seconds
+	r.Deviation = r.Hz/c.info.Hz - 1
+	r.Uncertainty = float64(a.Bracket+b.Bracket) / 2 / ticks
+	return r, true
+}
+
+// FencedTSCClock returns a tsc Clock that reads LFENCE;RDTSC;LFENCE
+// whatever CPUID offers, calibrated as NewClock(ClockTSC) is: for tests
+// and benchmarks of the fenced read on a machine that has RDTSCP. It
+// refuses, as NewClock does, without an invariant TSC.
+func FencedTSCClock() (*Clock, error) {
+	c, err := newTSC(nil)
+	if err != nil {
+		return nil, err
+	}
+	if !c.fenced {
+		c.fenced = true
+		c.info.Read = results.ReadRDTSCFenced
+		c.info.Note += "; read with LFENCE;RDTSC;LFENCE (forced: FencedTSCClock)"
+	}
+	return c, nil
 }

@@ -14,5 +14,11 @@ const (
 // rdtscp is never called off amd64 (Clock.tsc is always false there).
 func rdtscp() uint64 { return 0 }
 
+// rdtscFenced is never called off amd64 (Clock.tsc is always false there).
+func rdtscFenced() uint64 { return 0 }
+
+// cpuid is never called off amd64 (haveTSC is false).
+func cpuid(leaf, sub uint32) (a, b, c, d uint32) { return }
+
 // rdpmc is never called off amd64: no counter is ever bound there.
 func rdpmc(uint32) uint64 { return 0 }

@@ -38,6 +38,9 @@ type Ticker struct {
 	// maxPairTicks is maxPairNs in TSC ticks: the widest TSC read around
 	// Wait's clock read that is taken as one instant.
 	maxPairTicks uint64
+	// fenced: the TSC is read LFENCE;RDTSC;LFENCE (CPUID offers no
+	// RDTSCP), in the sleep's stamp (sleepWakeFenced) and the pair.
+	fenced bool
 }
 
 // TickerStats counts what Wait did since NewTicker.
@@ -67,33 +70,42 @@ type TickerStats struct {
 // than a period late) and reports how many ticks it skipped.
 //
 // On amd64 with an invariant TSC, Wait stamps the wake time with RDTSCP
-// right after the system call returns (see Wait); the TSC's rate comes
-// from the process's one TSC calibration (the first NewTicker or
-// NewClock(ClockTSC) runs it: 100 ms).
+// (LFENCE;RDTSC;LFENCE where CPUID offers no RDTSCP) right after the
+// system call returns (see Wait); the TSC's rate comes from the process's
+// one TSC calibration (the first NewTicker or NewClock(ClockTSC) runs it:
+// 100 ms).
 func NewTicker(startNs, periodNs int64, catchUp bool) *Ticker {
-	t := &Ticker{start: startNs, period: periodNs, catchUp: catchUp, maxBacklog: DefaultMaxBacklog, nsPerTick: wakeNsPerTick()}
+	w := wakeTSC()
+	t := &Ticker{start: startNs, period: periodNs, catchUp: catchUp, maxBacklog: DefaultMaxBacklog, nsPerTick: w.nsPerTick, fenced: w.fenced}
 	if t.nsPerTick > 0 {
 		t.maxPairTicks = uint64(maxPairNs / t.nsPerTick)
 	}
 	return t
 }
 
-// wakeNsPerTick is ns per TSC tick for Wait's wake stamp, or 0 where there
-// is no invariant TSC (or not on amd64).
-var wakeNsPerTick = sync.OnceValue(func() float64 {
+// wakeStamp is how Wait stamps the wake time: ns per TSC tick, 0 where
+// there is no invariant TSC (or not on amd64), and the read (fenced:
+// LFENCE;RDTSC;LFENCE).
+type wakeStamp struct {
+	nsPerTick float64
+	fenced    bool
+}
+
+// wakeTSC is the process's wakeStamp, decided once.
+var wakeTSC = sync.OnceValue(func() wakeStamp {
 	if !haveWakeTSC {
-		return 0
+		return wakeStamp{}
 	}
-	flags, ferr := cpuFlags()
-	if tscUsable(flags, ferr) != nil {
-		return 0
+	fenced, err := readTSCFacts().support()
+	if err != nil {
+		return wakeStamp{}
 	}
 	hz, _ := tscRate()
-	return 1e9 / hz
+	return wakeStamp{nsPerTick: 1e9 / hz, fenced: fenced}
 })
 
 // StampsWake reports whether Wait takes the wake time in the sleep's own
-// assembly (RDTSCP right after SYSCALL) rather than with the vDSO clock
+// assembly (RDTSCP, or LFENCE;RDTSC;LFENCE, right after SYSCALL) rather than with the vDSO clock
 // after the Go system call path returns.
 func (t *Ticker) StampsWake() bool { return t.nsPerTick > 0 }
 
@@ -166,7 +178,12 @@ func (t *Ticker) Wait() (k uint64, deadline, latency int64, missed uint64, errno
 	var e uintptr
 	var wake uint64
 	for {
-		if e, wake = sleepWake(&t.ts); unix.Errno(e) != unix.EINTR {
+		if t.fenced {
+			e, wake = sleepWakeFenced(&t.ts)
+		} else {
+			e, wake = sleepWake(&t.ts)
+		}
+		if unix.Errno(e) != unix.EINTR {
 			break
 		}
 	}
@@ -185,9 +202,9 @@ func (t *Ticker) Wait() (k uint64, deadline, latency int64, missed uint64, errno
 	var now int64
 	var tscNow uint64
 	for i := 0; i < 3; i++ {
-		tscNow = rdtscp()
+		tscNow = readTSC(t.fenced)
 		now = nanotime()
-		if rdtscp()-tscNow <= t.maxPairTicks {
+		if readTSC(t.fenced)-tscNow <= t.maxPairTicks {
 			break
 		}
 	}

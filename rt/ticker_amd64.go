@@ -2,8 +2,9 @@ package rt
 
 import "golang.org/x/sys/unix"
 
-// haveWakeTSC: sleepWake stamps the wake time with RDTSCP (used where the
-// TSC is invariant; see wakeNsPerTick).
+// haveWakeTSC: sleepWake stamps the wake time with RDTSCP (sleepWakeFenced
+// with LFENCE;RDTSC;LFENCE where CPUID offers no RDTSCP; used where the
+// TSC is invariant; see wakeTSC).
 const haveWakeTSC = true
 
 // sleepWake calls clock_nanosleep(2) (CLOCK_MONOTONIC, TIMER_ABSTIME) until
@@ -13,3 +14,10 @@ const haveWakeTSC = true
 //
 //go:noescape
 func sleepWake(ts *unix.Timespec) (errno uintptr, tsc uint64)
+
+// sleepWakeFenced is sleepWake for a CPU whose CPUID does not offer
+// RDTSCP: the wake stamp is LFENCE;RDTSC;LFENCE, still the first
+// instructions after SYSCALL.
+//
+//go:noescape
+func sleepWakeFenced(ts *unix.Timespec) (errno uintptr, tsc uint64)

@@ -21,3 +21,8 @@ func sleepWake(ts *unix.Timespec) (errno uintptr, tsc uint64) {
 		unix.TIMER_ABSTIME, uintptr(unsafe.Pointer(ts)), 0, 0, 0)
 	return uintptr(e), 0
 }
+
+// sleepWakeFenced is sleepWake off amd64 (never a wake stamp).
+//
+//go:nosplit
+func sleepWakeFenced(ts *unix.Timespec) (errno uintptr, tsc uint64) { return sleepWake(ts) }

@@ -17,8 +17,14 @@ import (
 // and Path "--set <path>"; the good entries are still applied. Apply does
 // not validate values: call Validate afterwards.
 func (s *Spec) Apply(sets []string) error {
-	return s.apply(sets, func(path string) string { return "--set " + path })
+	return s.apply(sets, func(path string) string { return "--set " + path }, true)
 }
+
+// Sets lists the entries Apply applied, "path=value", in the order given:
+// what the command line changed, for a plan to show beside the
+// scenario's description (which --set can make wrong: "reader on CPU 1"
+// after --set readers[0].cpu=0).
+func (s *Spec) Sets() []string { return slices.Clone(s.sets) }
 
 // ApplyFlag sets the field at path to value for the command-line flag
 // flag ("--duration"), as Apply does, and names flag wherever the value is
@@ -26,11 +32,12 @@ func (s *Spec) Apply(sets []string) error {
 // invalid duration "2"", not "--set duration"), since flag is what the user
 // typed.
 func (s *Spec) ApplyFlag(flag, path, value string) error {
-	return s.apply([]string{path + "=" + value}, func(string) string { return flag })
+	return s.apply([]string{path + "=" + value}, func(string) string { return flag }, false)
 }
 
-// apply is Apply with label naming, for each path, what set it.
-func (s *Spec) apply(sets []string, label func(path string) string) error {
+// apply is Apply with label naming, for each path, what set it; record
+// keeps the entries for Sets.
+func (s *Spec) apply(sets []string, label func(path string) string, record bool) error {
 	var errs ErrorList
 	for _, kv := range sets {
 		path, value, ok := strings.Cut(kv, "=")
@@ -50,6 +57,9 @@ func (s *Spec) apply(sets []string, label func(path string) string) error {
 			s.cmdline = map[string]string{}
 		}
 		s.cmdline[cur] = label(cur)
+		if record {
+			s.sets = append(s.sets, cur+"="+value)
+		}
 	}
 	s.rederive()
 	return errs.err()

@@ -169,3 +169,21 @@ func TestSetBlamesCommandLine(t *testing.T) {
 		}
 	}
 }
+
+// TestSets: Sets lists Apply's entries that took, normalised, in order;
+// not ApplyFlag's (the plan shows flags in its own lines), not refused
+// ones.
+func TestSets(t *testing.T) {
+	s, err := Load("x.yaml", []byte(baseDoc+"noise: [{threads: 1}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = s.ApplyFlag("--duration", "duration", "1s")
+	_ = s.Apply([]string{" readers[0].cpu=0", "noise[0].colour=red", "noise[0].threads=2"})
+	if got, want := strings.Join(s.Sets(), " "), "readers[0].cpu=0 noise[0].threads=2"; got != want {
+		t.Errorf("Sets: %q, want %q", got, want)
+	}
+	if c := s.Clone(); strings.Join(c.Sets(), " ") != strings.Join(s.Sets(), " ") {
+		t.Errorf("Clone's Sets: %v", c.Sets())
+	}
+}

@@ -100,6 +100,55 @@ func (n Noise) WorkerThreads() int {
 	return n.Threads
 }
 
+// Threads is how many threads a trial of s runs: one per reader and
+// per traffic entry (its sender), each noise entry's WorkerThreads, one
+// per probe plus a messaging probe's 2 × groups × fds hackbench workers.
+// Validate bounds it by MaxThreads.
+func (s *Spec) Threads() int { return s.threadCount().total }
+
+// threadCounts is Threads by kind, with over the field whose threads
+// first take the total past MaxThreads ("" when it stays within).
+type threadCounts struct {
+	readers, senders, noise, probes, total int
+	over                                   string
+}
+
+func (s *Spec) threadCount() threadCounts {
+	t := threadCounts{readers: len(s.Readers), senders: len(s.Traffic)}
+	t.total = t.readers + t.senders
+	add := func(n *int, k int, path string) {
+		k = min(max(k, 0), 1<<30) // no overflow from values Validate refuses anyway
+		*n += k
+		t.total += k
+		if t.total > MaxThreads && t.over == "" {
+			t.over = path
+		}
+	}
+	for i, n := range s.Noise {
+		path, k := fmt.Sprintf("noise[%d].threads", i), n.Threads
+		if n.Kind == NoiseMessaging {
+			path = fmt.Sprintf("noise[%d].groups", i)
+			k = 2 * clampThreads(cmp.Or(n.Groups, defaultNoiseGroups)) * clampThreads(cmp.Or(n.FDs, defaultNoiseFDs))
+		}
+		add(&t.noise, k, path)
+	}
+	for i, p := range s.Probes {
+		path, k := fmt.Sprintf("probes[%d]", i), 1
+		if p.Kind == ProbeMessaging {
+			path, k = path+".groups", 1+2*clampThreads(p.Groups)*clampThreads(p.FDs)
+		}
+		add(&t.probes, k, path)
+	}
+	if t.over == "" && t.total > MaxThreads {
+		t.over = "readers" // readers and senders alone
+	}
+	return t
+}
+
+// clampThreads is n within 0–2^15: a product of two stays far from
+// overflowing.
+func clampThreads(n int) int { return min(max(n, 0), 1<<15) }
+
 // realTime reports whether p is fifo or rr.
 func realTime(p Policy) bool { return p == PolicyFIFO || p == PolicyRR }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 )
 
 // Expand returns the trials to run: Rounds rounds (AutoRounds for rounds:
@@ -106,6 +107,7 @@ func (s *Spec) cloneBase() *Spec {
 	c.Variants = nil
 	c.pos = maps.Clone(s.pos)
 	c.cmdline = maps.Clone(s.cmdline)
+	c.sets = slices.Clone(s.sets)
 	c.defaulted = maps.Clone(s.defaulted)
 	c.invalid = maps.Clone(s.invalid)
 	return &c
@@ -117,3 +119,19 @@ func (s *Spec) cloneBase() *Spec {
 // the zero Pos when none was (a Spec built in code) or when the value came
 // from Apply (--set).
 func (s *Spec) Pos(path string) Pos { return s.posOf(path) }
+
+// MeasuredTime is the least time trials take to run: each trial's
+// duration and warm-up, the warm-up once for an interleaved group (its
+// members run as one trial, warmed up once). Setup (sockets, threads,
+// namespaces) and probes' own lengths come on top. A soak's (duration 0)
+// counts only its warm-ups.
+func MeasuredTime(trials []Trial) time.Duration {
+	var d time.Duration
+	for _, tr := range trials {
+		d += time.Duration(tr.Spec.Duration)
+		if tr.Interleave == 0 || tr.Group == tr.Index {
+			d += time.Duration(tr.Spec.Warmup)
+		}
+	}
+	return d
+}

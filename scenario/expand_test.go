@@ -3,6 +3,7 @@ package scenario
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -126,5 +127,26 @@ func TestClone(t *testing.T) {
 		s.Noise[0].CPUs[0] != 0 || s.Traffic[1].CPUs[0] != 1 || s.HousekeepingCPUs[0] != 0 ||
 		s.Requires.Config[0] != "CONFIG_HARDENED_USERCOPY=y" || s.Requires.Cmdline[0] != "init_on_alloc=0" || s.Requires.Features[0] != FeatureTun || s.Variants[0].Set["duration"] != "" || s.pos["duration"] == (Pos{99, 1}) || s.defaulted["x"] {
 		t.Errorf("Clone shares state with the original: %+v", s)
+	}
+}
+
+// TestMeasuredTime: every trial's duration and warm-up, an interleaved
+// group's warm-up once.
+func TestMeasuredTime(t *testing.T) {
+	tr := func(i, group int, il Duration) Trial {
+		return Trial{Index: i, Group: group, Interleave: il, Spec: Spec{Duration: Duration(time.Second), Warmup: Duration(500 * time.Millisecond)}}
+	}
+	for _, tc := range []struct {
+		name   string
+		trials []Trial
+		want   time.Duration
+	}{
+		{"none", nil, 0},
+		{"two alone", []Trial{tr(0, 0, 0), tr(1, 0, 0)}, 3 * time.Second},
+		{"two rounds of an interleaved pair", []Trial{tr(0, 0, 100), tr(1, 0, 100), tr(2, 2, 100), tr(3, 2, 100)}, 5 * time.Second},
+	} {
+		if got := MeasuredTime(tc.trials); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+	"time"
 )
 
 // Limits on the input, checked in this order so that no step works on more
@@ -34,6 +35,22 @@ const (
 	MaxRounds = 1000
 	// MaxProcesses is the largest processes value.
 	MaxProcesses = 1000
+	// MaxDuration bounds a trial's measured time (duration). Past it, a run
+	// is a soak (duration 0, --duration forever: until stopped, its
+	// wakeup logs rotated and capped, checkpoints and interval records
+	// written), not one trial whose logs grow unrotated for days and whose
+	// results are written only at its end. --duration 1000h was accepted
+	// without a word (issue 34).
+	MaxDuration = Duration(24 * time.Hour)
+	// MaxThreads bounds the threads one trial runs (Spec.Threads: readers,
+	// traffic senders, noise workers, probes and their hackbench workers).
+	// The Go runtime dies with "fatal error: thread exhaustion" past 10,000
+	// OS threads, and rtload may need two per thread it runs (one blocked
+	// in a syscall hands its scheduler slot to another: engine's
+	// threadFactor), plus its own: 4096 keeps 2 × 4096 under that with
+	// room. 12 noise entries of 1024 threads validated and then died
+	// after 32 s of setup (issue 34).
+	MaxThreads = 4096
 	// maxProblems bounds the distinct problems Validate collects; past it,
 	// it stops checking further variants.
 	maxProblems = 10000
@@ -43,6 +60,9 @@ const (
 )
 
 const fileAllowed = "a regular file of at most 1MiB"
+
+// trialDurationAllowed is the allowed values of duration.
+const trialDurationAllowed = "0 (until stopped: a soak, --duration forever, with rotated logs and checkpoints) or up to 24h per trial"
 
 // readFile reads the scenario at path: a regular file of at most
 // MaxFileSize bytes. It never blocks on a FIFO (opened O_NONBLOCK, then

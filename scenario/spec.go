@@ -127,6 +127,9 @@ type Spec struct {
 	// duration", "--duration"), so that Validate blames the command line,
 	// not the file, for their values, in the user's own words.
 	cmdline map[string]string
+	// sets are Apply's entries that took, "path=value" with path
+	// normalised, in the order given (Sets).
+	sets []string
 	// defaulted holds the paths whose value came from defaults.go, so that
 	// Apply and variants can re-derive them (rederive).
 	defaulted map[string]bool

@@ -67,6 +67,9 @@ func (s *Spec) Validate(h Host) error {
 	for _, e := range s.checkInterleave() {
 		col.add(e)
 	}
+	for _, e := range s.checkCmdlineVsVariants() {
+		col.add(e)
+	}
 	base := map[string]bool{}
 	for _, e := range col.list {
 		base[e.Path+"\x00"+e.Msg] = true
@@ -97,6 +100,44 @@ func (s *Spec) Validate(h Host) error {
 		}
 	}
 	return s.withoutHeldFields(col.list).err()
+}
+
+// checkCmdlineVsVariants refuses a field set on the command line (--set,
+// or a flag such as --duration) that a variant sets too, or sets a part
+// of: the variant's value would run in its trials, not the command
+// line's, while the spec (and summary.json's record of it) would say the
+// command line's. Issue 34: `--set readers[0].method=recvmmsg` on
+// laight-450 ran recvfrom and recvmsg, exited 0, and summary.json
+// recorded recvmmsg. The error names every variant that sets it.
+func (s *Spec) checkCmdlineVsVariants() []*Error {
+	var errs []*Error
+	for _, path := range slices.Sorted(maps.Keys(s.cmdline)) {
+		var names, keys []string
+		for i, v := range s.Variants {
+			for _, k := range slices.Sorted(maps.Keys(v.Set)) {
+				vk := strings.TrimSpace(k)
+				if _, norm, e := s.field(vk); e == nil {
+					vk = norm
+				}
+				if under(path, vk) || under(vk, path) {
+					names = append(names, strconv.Quote(v.Name))
+					keys = append(keys, fmt.Sprintf("variants[%d].set: %s", i, vk))
+					break
+				}
+			}
+		}
+		if len(names) == 0 {
+			continue
+		}
+		who, theirs := "variant "+names[0]+" sets it", "its value"
+		if len(names) > 1 {
+			who, theirs = "variants "+strings.Join(names[:len(names)-1], ", ")+" and "+names[len(names)-1]+" set it", "theirs"
+		}
+		errs = append(errs, &Error{File: s.File, Path: s.cmdline[path],
+			Msg:     fmt.Sprintf("%s (%s): %s would run, not this one", who, strings.Join(keys, "; "), theirs),
+			Allowed: "a field no variant sets; to run another value, change the variants in a copy of the scenario"})
+	}
+	return errs
 }
 
 // withoutHeldFields drops from l Validate's own problems with a field that
@@ -386,6 +427,7 @@ func (s *Spec) check(h Host) ErrorList {
 	for i, pr := range s.Probes {
 		c.probe(fmt.Sprintf("probes[%d].", i), pr, seen)
 	}
+	c.threads()
 	seen = map[string]string{}
 	for i, v := range s.Variants {
 		c.unique(fmt.Sprintf("variants[%d].name", i), v.Name, "variant", seen)
@@ -404,8 +446,8 @@ func (s *Spec) check(h Host) ErrorList {
 func (c *checker) top() {
 	s := c.s
 	c.fileName("name", s.Name, "scenario")
-	if s.Duration < 0 {
-		c.add("duration", "≥ 0 (0 = until stopped)", "%s out of range", s.Duration)
+	if s.Duration < 0 || s.Duration > MaxDuration {
+		c.add("duration", trialDurationAllowed, "%s out of range", s.Duration)
 	}
 	if s.Interval < 0 || (s.Interval > 0 && s.Interval < minInterval) {
 		c.add("interval", "0 (none) or ≥ "+minInterval.String(), "%s out of range", s.Interval)
@@ -744,6 +786,19 @@ func (c *checker) noise(p string, n Noise) {
 			c.enum(p+"syscall", n.Syscall)
 		}
 	}
+}
+
+// threads refuses a trial whose threads (Spec.Threads) pass MaxThreads,
+// pointing at the noise or probe field whose threads take the total
+// past it.
+func (c *checker) threads() {
+	t := c.s.threadCount()
+	if t.total <= MaxThreads {
+		return
+	}
+	what := fmt.Sprintf("readers %d, traffic senders %d, noise workers %d, probes %d", t.readers, t.senders, t.noise, t.probes)
+	c.add(t.over, fmt.Sprintf("at most %d threads in a trial, all entries together: the Go runtime stops at 10000 OS threads, and rtload may need two per thread it runs", MaxThreads),
+		"a trial would run %d threads (%s)", t.total, what)
 }
 
 // probe checks one probe; seen holds reader and probe names.

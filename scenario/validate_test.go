@@ -29,7 +29,11 @@ func TestValidate(t *testing.T) {
 		{"top port fits exactly", "endpoints: [{count: 36, port: 65500}]\nreaders: [{}]\n", ""},
 
 		// Top level.
-		{"duration negative", "duration: -1s\n" + baseDoc, "x.yaml:1:11: duration: -1s out of range (allowed: ≥ 0 (0 = until stopped))"},
+		{"duration negative", "duration: -1s\n" + baseDoc, "x.yaml:1:11: duration: -1s out of range (allowed: 0 (until stopped: a soak, --duration forever, with rotated logs and checkpoints) or up to 24h per trial)"},
+		// Issue 34 row 14: --duration 1000h was accepted without a word.
+		{"duration past a day", "duration: 1000h\n" + baseDoc, "x.yaml:1:11: duration: 1000h0m0s out of range (allowed: 0 (until stopped: a soak, --duration forever, with rotated logs and checkpoints) or up to 24h per trial)"},
+		{"duration of a day", "duration: 24h\n" + baseDoc, ""},
+		{"a variant past a day", baseDoc + "variants: [{name: long, set: {duration: 25h}}]\n", "variants[0]: duration: 25h0m0s out of range"},
 		{"interval too short", "interval: 10ms\n" + baseDoc, "interval: 10ms out of range (allowed: 0 (none) or ≥ 100ms)"},
 		{"log limit below two chunks", "log_chunk: 1MiB\nlog_limit: 1MiB\n" + baseDoc, "log_limit: 1MiB out of range (allowed: 0 (no cap) or ≥ 2 × log_chunk)"},
 		{"reader counters are valid", baseEP + baseTr + "readers: [{endpoints: [e], counters: [instructions, cache-misses, branch-misses]}]\n", ""},
@@ -125,6 +129,16 @@ func TestValidate(t *testing.T) {
 		{"noise threads zero", baseDoc + "noise: [{threads: 0}]\n", "noise[0].threads: 0 out of range (allowed: 1–1024)"},
 		{"noise threads missing", baseDoc + "noise: [{kind: spin}]\n", "noise[0].threads: 0 out of range (allowed: 1–1024)"},
 		{"noise threads too many", baseDoc + "noise: [{threads: 5000}]\n", "noise[0].threads: 5000 out of range"},
+		// The threads of a trial, all entries together (issue 34 row 8: 12
+		// entries of 1024 validated, and the run died of the Go runtime's
+		// thread exhaustion after 32 s).
+		{"threads at the bound are valid", baseDoc + "noise: [" + strings.Repeat("{threads: 1024}, ", 3) + "{threads: 1022}]\n", ""},
+		{"threads past the bound", baseDoc + "noise:\n" + strings.Repeat("  - {kind: spin, threads: 1024}\n", 12),
+			"x.yaml:8:27: noise[3].threads: a trial would run 12290 threads (readers 1, traffic senders 1, noise workers 12288, probes 0) (allowed: at most 4096 threads in a trial, all entries together: the Go runtime stops at 10000 OS threads, and rtload may need two per thread it runs)"},
+		{"messaging noise past the bound", baseDoc + "noise: [{kind: messaging, groups: 64, fds: 64}]\n",
+			"noise[0].groups: a trial would run 8194 threads (readers 1, traffic senders 1, noise workers 8192, probes 0)"},
+		{"a variant past the bound", baseDoc + "noise: [{threads: 1}]\nvariants: [{name: many, set: {noise[0].kind: messaging, noise[0].groups: 64, noise[0].fds: 40}}]\n",
+			"x.yaml:5:74: variants[0]: noise[0].groups: a trial would run 5122 threads"},
 		{"noise cpu missing on host", baseDoc + "noise: [{threads: 1, cpus: [0, 7]}]\n", "noise[0].cpus[1]: CPU 7 out of range for this host (2 CPUs) (allowed: 0–1)"},
 		{"noise nice", baseDoc + "noise: [{threads: 1, nice: 20}]\n", "noise[0].nice: 20 out of range (allowed: -20–19)"},
 
@@ -368,5 +382,53 @@ func TestApplyFlagNamesFlag(t *testing.T) {
 	}
 	if err := s.Validate(Host{NumCPU: 2}); err == nil || !strings.Contains(err.Error(), "--rounds: 0 out of range") {
 		t.Errorf("Validate after --rounds 0: %v", err)
+	}
+}
+
+// TestCmdlineVsVariants (issue 34 row 10): a field set on the command
+// line (--set, or a flag such as --duration) that a variant sets too, or
+// sets a part of, is refused naming the variants: their values would run,
+// while summary.json would record the command line's (on main `--set
+// readers[0].method=recvmmsg` on laight-450 ran recvfrom and recvmsg,
+// exited 0 and recorded recvmmsg). A field no variant sets is applied.
+func TestCmdlineVsVariants(t *testing.T) {
+	const variants = "variants:\n" +
+		"  - {name: a, set: {readers[0].method: recvfrom}}\n" +
+		"  - {name: b, set: {\"readers[0].method\": recvmsg, duration: 2s}}\n" +
+		"  - {name: c, set: {readers[0].endpoints: e}}\n"
+	for _, tc := range []struct {
+		name       string
+		flag, path string // flag "": --set
+		value      string
+		want       string // "" = valid
+	}{
+		{"a field two variants set", "", "readers[0].method", "recvmmsg",
+			`x.yaml: --set readers[0].method: variants "a" and "b" set it (variants[0].set: readers[0].method; variants[1].set: readers[0].method): theirs would run, not this one (allowed: a field no variant sets; to run another value, change the variants in a copy of the scenario)`},
+		{"a flag for a field one variant sets", "--duration", "duration", "1s", `--duration: variant "b" sets it (variants[1].set: duration): its value would run, not this one`},
+		{"--duration past a day", "--duration", "duration", "1000h", `--duration: 1000h0m0s out of range (allowed: 0 (until stopped: a soak, --duration forever, with rotated logs and checkpoints) or up to 24h per trial)`},
+		{"a part of a field a variant sets", "", "readers[0].endpoints[0]", "e", `--set readers[0].endpoints[0]: variant "c" sets it`},
+		{"a field no variant sets", "", "readers[0].cpu", "0", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Load("x.yaml", []byte(baseDoc+variants))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.flag == "" {
+				err = s.Apply([]string{tc.path + "=" + tc.value})
+			} else {
+				err = s.ApplyFlag(tc.flag, tc.path, tc.value)
+			}
+			if err != nil {
+				t.Fatalf("apply: %v", err)
+			}
+			err = s.Validate(Host{NumCPU: 2})
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("Validate: %v, want valid", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, ErrInvalid)):
+				t.Errorf("Validate: %v\nwant %q", err, tc.want)
+			}
+		})
 	}
 }

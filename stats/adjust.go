@@ -72,7 +72,7 @@ func Adjust(ya, xa, yb, xb [][]float64) Adjusted { return AdjustAt(ya, xa, yb, x
 
 // AdjustAt is Adjust at confidence level.
 func AdjustAt(ya, xa, yb, xb [][]float64, level float64) Adjusted {
-	return adjust(ya, xa, yb, xb, level, false)
+	return adjust(ya, xa, yb, xb, level, false, 0)
 }
 
 // AdjustPaired is Adjust for two variants run in the same processes (the
@@ -84,10 +84,24 @@ func AdjustPaired(ya, xa, yb, xb [][]float64) Adjusted {
 
 // AdjustPairedAt is AdjustPaired at confidence level.
 func AdjustPairedAt(ya, xa, yb, xb [][]float64, level float64) Adjusted {
-	return adjust(ya, xa, yb, xb, level, true)
+	return adjust(ya, xa, yb, xb, level, true, 0)
 }
 
-func adjust(ya, xa, yb, xb [][]float64, level float64, paired bool) Adjusted {
+// Unexplained is the change of y between A and B net of what x's change
+// predicts: Adjust (AdjustPaired when paired) with θ at least minTheta.
+// Where x is a noisy measure of what moves y, the fitted θ is biased
+// towards 0 (x's own noise dilutes the slope), and the prediction with it;
+// a floor says how much of x's change y takes on at least. A verdict uses
+// it with y the null syscall and x the user loop (verdict's entry-change
+// rule: a change of the machine's speed moves the two CPU-bound controls
+// alike, so minTheta 1): an interval that excludes 0 says y moved by more
+// than x's change predicts. Theta is the slope used, the fitted one in
+// the notes when it was raised.
+func Unexplained(ya, xa, yb, xb [][]float64, level float64, paired bool, minTheta float64) Adjusted {
+	return adjust(ya, xa, yb, xb, level, paired, minTheta)
+}
+
+func adjust(ya, xa, yb, xb [][]float64, level float64, paired bool, minTheta float64) Adjusted {
 	interval := NestedAt
 	if paired {
 		interval = NestedPairedAt
@@ -143,14 +157,21 @@ func adjust(ya, xa, yb, xb [][]float64, level float64, paired bool) Adjusted {
 		a.Change = Undefined(fmt.Sprintf("%d rounds: too few to estimate the control's coefficient (want ≥ 4)", n))
 		return a
 	}
-	if !(sxx > 0) {
+	if !(sxx > 0) && minTheta <= 0 {
 		a.Theta, a.Change = 0, a.Raw
 		a.Change.Notes = append(append([]string(nil), a.Raw.Notes...), "the control did not vary within either side: not adjusted")
 		return a
 	}
-	a.Theta = sxy / sxx
-	if syy > 0 {
-		a.R = sxy / math.Sqrt(sxx*syy)
+	floored := ""
+	if sxx > 0 {
+		a.Theta = sxy / sxx
+		if syy > 0 {
+			a.R = sxy / math.Sqrt(sxx*syy)
+		}
+	}
+	if !(a.Theta >= minTheta) { // NaN (no variation) too
+		floored = fmt.Sprintf(" (fitted %.2f, raised to the floor %.2f)", a.Theta, minTheta)
+		a.Theta = minTheta
 	}
 	// Adjusted logs: Y − θ(X − X̄), X̄ over both sides' rounds.
 	xbar := meanFlat(append(append([][]float64(nil), lxa...), lxb...))
@@ -175,7 +196,7 @@ func adjust(ya, xa, yb, xb [][]float64, level float64, paired bool) Adjusted {
 		setInterval(&c, math.Log1p(c.Point))
 	}
 	c.Method = "regression-adjusted on the control (CUPED), " + c.Method
-	c.Notes = append(c.Notes, fmt.Sprintf("adjusted on the control: θ = %.2f, r = %.2f within the sides (%d rounds); one degree of freedom spent on θ", a.Theta, a.R, n))
+	c.Notes = append(c.Notes, fmt.Sprintf("adjusted on the control: θ = %.2f%s, r = %.2f within the sides (%d rounds); one degree of freedom spent on θ", a.Theta, floored, a.R, n))
 	a.Change = c
 	return a
 }

@@ -213,3 +213,41 @@ func TestAdjustCoverage(t *testing.T) {
 		})
 	}
 }
+
+// TestUnexplained: the change of y net of x's, the slope raised to its
+// floor when the fitted one is lower (x's noise dilutes it) and left
+// when higher.
+func TestUnexplained(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	// x: a common drift plus much noise of its own; y follows the drift.
+	draw := func(step float64) (y, x [][]float64) {
+		for range 8 {
+			var gy, gx []float64
+			for range 3 {
+				d := 0.03 * rng.NormFloat64()
+				gy = append(gy, math.Exp(6+d+step+0.005*rng.NormFloat64()))
+				gx = append(gx, math.Exp(6+d+step+0.04*rng.NormFloat64()))
+			}
+			y, x = append(y, gy), append(x, gx)
+		}
+		return y, x
+	}
+	ya, xa := draw(0)
+	yb, xb := draw(math.Log(1.10)) // both 10% slower: the machine
+	free := AdjustAt(ya, xa, yb, xb, 0.95)
+	u := Unexplained(ya, xa, yb, xb, 0.95, false, 1)
+	if !(free.Theta < 0.8) {
+		t.Fatalf("fitted θ %.2f: the test wants x's noise to dilute it", free.Theta)
+	}
+	if u.Theta != 1 || !slices.ContainsFunc(u.Notes, func(n string) bool { return strings.Contains(n, "raised to the floor 1.00") }) {
+		t.Errorf("θ %v, notes %q: want the floor, said", u.Theta, u.Notes)
+	}
+	// With the floor, y's change is what x's predicts: its interval holds
+	// 0; with the diluted slope it would not.
+	if !(u.Lo < 0 && u.Hi > 0) || free.Lo < 0 {
+		t.Errorf("net of x: floored %+.3f [%+.3f, %+.3f], fitted %+.3f [%+.3f, %+.3f]", u.Point, u.Lo, u.Hi, free.Point, free.Lo, free.Hi)
+	}
+	if h := Unexplained(ya, xa, yb, xb, 0.95, false, 0.1); h.Theta != free.Theta {
+		t.Errorf("a floor below the fitted θ changed it: %v, %v", h.Theta, free.Theta)
+	}
+}

@@ -36,17 +36,13 @@ func Judge(ms []compare.Metric, reasons []string, opt Options) (Gate, error) {
 	if opt.GrowBaseline {
 		grow = stats.GrowBoth
 	}
-	est := opt.Estimator
-	if est == nil {
-		est = Raw
-	}
 	slower, notSlower := 0, 0
 	for _, i := range judged {
 		var m Metric
 		if ms[i].Tail() {
 			m = judgeTail(&ms[i], g.Level, opt.tailThreshold())
 		} else {
-			m = judgeMetric(&ms[i], g.Level, thr, grow, est)
+			m = judgeMetric(&ms[i], g.Level, thr, grow, opt)
 		}
 		switch {
 		case m.Judged == JudgedSlower:
@@ -118,17 +114,25 @@ func hasMetric(ms []compare.Metric, name string) bool {
 	return false
 }
 
-// judgeMetric is m as a gate judges it: its change from est at level,
-// read against thr (compare.Metric.At); a metric without samples keeps
+// judgeMetric is m as a gate judges it: its change at level (opt's
+// Estimator, or the adjusted change on opt.Control: adjusted), read
+// against thr (compare.Metric.At); a metric without samples keeps
 // compare's reading.
-func judgeMetric(m *compare.Metric, level, thr float64, grow stats.Grow, est Estimator) Metric {
+func judgeMetric(m *compare.Metric, level, thr float64, grow stats.Grow, opt Options) Metric {
 	at := *m
+	var adj *Adjustment
 	if m.Sampled() {
-		at = m.At(est(m, level), thr, grow)
+		var c stats.Change
+		if opt.Estimator != nil {
+			c = opt.Estimator(m, level)
+		} else {
+			c, adj = adjusted(m, level, opt.Control)
+		}
+		at = m.At(c, thr, grow)
 	}
-	out := Metric{Name: m.Name, Unit: m.Unit, Column: m.Column, Baseline: m.Baseline, Value: m.Value, BaselineValue: m.BaselineValue,
+	out := Metric{Name: m.Name, Unit: m.Unit, HigherIsBetter: m.HigherIsBetter, Column: m.Column, Baseline: m.Baseline, Value: m.Value, BaselineValue: m.BaselineValue,
 		Verdict: at.Verdict, Interval: at.Interval, Variance: m.Variance, MinDetectablePct: at.MinDetectablePct, MoreUnits: at.MoreUnits,
-		MethodNote: at.MethodNote, ThresholdPct: thr * 100}
+		MethodNote: at.MethodNote, ThresholdPct: thr * 100, Adjustment: adj}
 	switch at.Verdict {
 	case compare.VerdictSlower:
 		out.Judged = JudgedSlower

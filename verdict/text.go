@@ -44,10 +44,13 @@ func (g Gate) Text(w io.Writer) error {
 		b.WriteByte('\n')
 	}
 	for _, m := range g.Metrics {
-		l := compare.VerdictLine(compare.Metric{Name: m.Name, Unit: m.Unit, Column: m.Column, Verdict: m.Verdict, Interval: m.Interval,
-			MinDetectablePct: m.MinDetectablePct, MoreUnits: m.MoreUnits, MethodNote: m.MethodNote}, m.threshold(g.ThresholdPct))
+		l := compare.VerdictLine(m.compareMetric(), m.threshold(g.ThresholdPct))
 		if m.Tail {
 			l += "; tail guard: " + m.Judged
+		} else if a := m.Adjustment; a != nil && a.Judged == JudgedAdjusted { // θ and r are in the interval's notes
+			l += "; the raw change " + compare.IntervalWords(a.Raw)
+		} else if a != nil {
+			l += "; " + a.Long()
 		}
 		fmt.Fprintf(&b, "  %s\n", l)
 	}
@@ -56,6 +59,24 @@ func (g Gate) Text(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// worseNotBeyond counts g's undecided metrics whose interval lies on the
+// worse side of 0 (compare.WorseNotBeyond).
+func (g Gate) worseNotBeyond() int {
+	k := 0
+	for _, m := range g.Metrics {
+		if compare.WorseNotBeyond(m.compareMetric()) {
+			k++
+		}
+	}
+	return k
+}
+
+// compareMetric is m as compare's views read a metric.
+func (m Metric) compareMetric() compare.Metric {
+	return compare.Metric{Name: m.Name, Unit: m.Unit, HigherIsBetter: m.HigherIsBetter, Column: m.Column, Baseline: m.Baseline, Verdict: m.Verdict,
+		Interval: m.Interval, MinDetectablePct: m.MinDetectablePct, MoreUnits: m.MoreUnits, MethodNote: m.MethodNote}
 }
 
 // judgedCounts is how many of g's judged metrics are proven slower and
@@ -139,6 +160,9 @@ func plural(n int, one, many string) string {
 func (g Gate) Line(who string, exit int) string {
 	slower, notSlower, n := g.judgedCounts()
 	counts := fmt.Sprintf("%d slower, %d not slower, %d undecided of %d judged", slower, notSlower, n-slower-notSlower, n)
+	if k := g.worseNotBeyond(); k > 0 {
+		counts += fmt.Sprintf(", %d of them slower with the CI excluding 0", k)
+	}
 	if tails, clear, _ := g.tailCounts(); tails > 0 {
 		counts += fmt.Sprintf("; %d of them spike %s, %d clear", tails, plural(tails, "rate", "rates"), clear)
 	}
@@ -191,8 +215,12 @@ func (g Gate) Closing(who string, marked, extra []string, exit int) report.Closi
 	}
 	slices.SortStableFunc(ms, func(a, b Metric) int { return rank(a) - rank(b) })
 	for _, m := range ms {
-		cl := compare.ChangeLine(compare.Metric{Name: m.Name, Unit: m.Unit, Column: m.Column, Baseline: m.Baseline, Interval: m.Interval, MethodNote: m.MethodNote}, name)
-		v := compare.VerdictAt(m.Verdict, m.threshold(g.ThresholdPct), "+")
+		cm := m.compareMetric()
+		cl := compare.ChangeLine(cm, name)
+		if w := m.Adjustment.Words(); w != "" {
+			cl += ", " + w
+		}
+		v := compare.VerdictWords(cm, m.threshold(g.ThresholdPct), "+")
 		if m.Tail {
 			v = "tail guard at +" + compare.Pct(m.ThresholdPct) + "%: " + m.Judged
 		}
@@ -232,6 +260,9 @@ func (r *Report) Write(w io.Writer, format string, level report.Level) error {
 	}
 	w = termsafe.Writer(w)
 	var extra []string
+	if r.Compare != nil {
+		extra = append(extra, r.Compare.MachineLines()...)
+	}
 	if q := r.Sequential; q != nil {
 		extra = append(extra, q.Short())
 	}

@@ -75,8 +75,13 @@ type Options struct {
 	// GrowBaseline says the baseline side can still take more units (a
 	// compare); a check's cannot, so MoreUnits counts only new processes.
 	GrowBaseline bool
-	// Estimator is the change judged for each metric; nil means Raw. A
-	// spike rate is always judged Raw (its Poisson rate ratio).
+	// Control is the drift control per-call costs are adjusted on
+	// (adjust.go): ControlNull (the zero value), ControlLoop, or
+	// ControlNone to judge the raw change.
+	Control Control
+	// Estimator, when set, is the change judged for each metric instead
+	// (Raw: the metric's own samples', whatever Control says). A spike
+	// rate is always judged on its own counts (tail.go).
 	Estimator Estimator
 	// TailThreshold is the growth of a spike rate the tail guard
 	// tolerates (1 = +100%, a doubling); 0 means DefaultTailThreshold.
@@ -103,9 +108,8 @@ func (o Options) CompareOptions() compare.Options {
 }
 
 // An Estimator is the change a gate judges for one metric at a two-sided
-// confidence level. Raw is the metric's own samples' change; an adjusted
-// change (the metric regressed on a drift control measured in the same
-// rounds, with the raw change printed beside it) is another Estimator.
+// confidence level, in place of the adjusted change Options.Control
+// chooses. Raw is the metric's own samples' change.
 type Estimator func(m *compare.Metric, level float64) stats.Change
 
 // Raw is the change of m's own samples (compare.Metric.ChangeAt).
@@ -136,12 +140,13 @@ func (g Gate) ExitCode() int { return g.Verdict.ExitCode() }
 // change and confidence interval are Interval's, the one shape of a
 // change with its interval (compare.Interval), at the gate's level.
 type Metric struct {
-	Name          string  `json:"name"`
-	Unit          string  `json:"unit"`
-	Column        string  `json:"column"`
-	Baseline      string  `json:"baseline"`
-	Value         float64 `json:"value"`
-	BaselineValue float64 `json:"baseline_value"`
+	Name           string  `json:"name"`
+	Unit           string  `json:"unit"`
+	HigherIsBetter bool    `json:"higher_is_better,omitempty"`
+	Column         string  `json:"column"`
+	Baseline       string  `json:"baseline"`
+	Value          float64 `json:"value"`
+	BaselineValue  float64 `json:"baseline_value"`
 	// Verdict is the three-way verdict at the gate's level: slower, not
 	// slower, same or undecided (stats.Decide; compare.Verdict*), against
 	// ThresholdPct.
@@ -162,6 +167,10 @@ type Metric struct {
 	MinDetectablePct *float64          `json:"min_detectable_pct,omitempty"`
 	MoreUnits        *int              `json:"more_units,omitempty"`
 	MethodNote       string            `json:"method_note"`
+	// Adjustment is how the metric was read against its drift controls
+	// (the raw change beside the adjusted one, θ, r, the entry-change
+	// rule); nil for a metric without controls or under ControlNone.
+	Adjustment *Adjustment `json:"adjustment,omitempty"`
 }
 
 // Judgements of a Metric.

@@ -23,6 +23,7 @@ import (
 type checkFlags struct {
 	run       runFlags
 	threshold string
+	control   string
 	metrics   []string
 	labels    []string
 	format    string
@@ -74,9 +75,24 @@ timer-only reader) and each reader's spike rate (wakeups later than its
 threshold, or 1 ms, per hour: slower when proven more than doubled), held
 at a 5% family-wise false-alarm rate.
 
---budget bounds the new run: after the first process it plans --looks
-looks evenly over the processes the budget allows and stops at the first
-look that decides. Each look reads its intervals at Pocock's repeated-CI
+Each reader times drift controls in every tick (a null syscall and a
+user-space loop, readers[].controls): the machine's change between the
+baseline and the check moves them with the recv calls. A per-call cost is
+judged adjusted on the null syscall (regression on the logs, its slope θ
+estimated within each side, never assumed 1), with θ, the correlation r
+and the raw change printed beside it, and a "machine" line gives each
+control's own change. When the null syscall moves by more than 10% beyond
+what the user loop's change predicts (a change of the system-call entry:
+a mitigation, a seccomp filter), the raw change is judged instead, and the
+output says so. --control none judges the raw change; --control loop
+adjusts on the user loop.
+
+--budget bounds the new run, its first process included: a plan whose one
+process cannot fit (its trials' durations and warm-ups alone reach the
+budget) is refused (exit 2), and a first process still running when the
+budget runs out is stopped (undecided, 125). After the first process it
+plans --looks looks evenly over the processes the budget allows and stops
+at the first look that decides. Each look reads its intervals at Pocock's repeated-CI
 level, so stopping early does not raise the false-alarm rate. Every verdict
 line gives the smallest change it could have detected and how many more
 processes would decide it. For a kernel A/B the boot is the top level: one
@@ -112,6 +128,7 @@ and runs nothing. Naming a scenario (check DIR SCENARIO) needs neither.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.threshold, "threshold", "3%", "the change tolerated, in % of the baseline")
+	fl.StringVar(&f.control, "control", string(verdict.ControlNull), controlUsage)
 	fl.StringArrayVar(&f.metrics, "metric", nil, "judge this headline metric, by name as compare prints it (repeatable); default each column's primary metric")
 	fl.DurationVar(&f.budget, "budget", verdict.DefaultBudget, "the most time the new run may take: fresh processes are added until the verdict is decided or the next would pass it (then undecided, 125)")
 	fl.IntVar(&f.looks, "looks", verdict.DefaultLooks, "how many times the verdict is looked at within the budget (Pocock's boundary keeps the false-alarm rate at 5% over them)")
@@ -188,7 +205,11 @@ func checkOptions(f checkFlags, log io.Writer) (verdict.CheckOptions, error) {
 	if f.budget <= 0 || f.looks < 1 || f.looks > verdict.MaxLooks {
 		return opt, usageError{fmt.Errorf("--budget %v, --looks %d: a budget above 0 and 1–%d looks", f.budget, f.looks, verdict.MaxLooks)}
 	}
-	return verdict.CheckOptions{Options: verdict.Options{Threshold: thr, Metrics: f.metrics}, Labels: [2]string{f.labels[0], f.labels[1]},
+	ctl, err := verdict.ParseControl(f.control)
+	if err != nil {
+		return opt, usageError{err}
+	}
+	return verdict.CheckOptions{Options: verdict.Options{Threshold: thr, Metrics: f.metrics, Control: ctl}, Labels: [2]string{f.labels[0], f.labels[1]},
 		Budget: f.budget, Looks: f.looks, Log: log}, nil
 }
 
@@ -204,12 +225,20 @@ func runChecked(cmd *cobra.Command, sw *signalWatch, cpu *cpuBudget, args []stri
 	}
 	// The new run is processes, one after the other (the check stops
 	// them), and never profiled (profiles need one process).
-	f.run.sets = append([]string{"profile.enabled=false"}, f.run.sets...)
-	f.run.sets = append(f.run.sets, fmt.Sprintf("processes=%d", verdict.MaxProcesses))
+	f.run.forced = []string{"profile.enabled=false", fmt.Sprintf("processes=%d", verdict.MaxProcesses)}
 	spec, trials, err := prepareRun(spec, &f.run)
 	if err != nil {
 		return nil, nil, err
 	}
+	// The budget bounds every process, the first included: one that
+	// cannot fit is refused before anything runs, and the first process
+	// is stopped when the budget runs out (after it the looks' schedule
+	// never starts a process that would pass it).
+	if least := scenario.MeasuredTime(trials); least >= f.budget {
+		return nil, nil, usageError{fmt.Errorf("--budget %v: one process of this plan runs at least %v (%d trials: their durations and warm-ups, setup on top), so not one fits: give a --budget above it, or a shorter --duration",
+			f.budget, least, len(trials))}
+	}
+	f.run.firstProcessLimit = f.budget
 	if len(args) == 1 { // the baseline's own scenario: data, not orders (trust.go)
 		tty := term.IsTerminal(int(os.Stdin.Fd()))
 		if err := consentBaseline(cmd.ErrOrStderr(), cmd.InOrStdin(), args[0], foreign, spec, trials, tty, f.trust); err != nil {
@@ -264,6 +293,12 @@ func endCheck(c *verdict.Check, o outcome, err error) (stopped, _ error) {
 	}
 	if o.sum != nil {
 		c.Results = o.path
+	}
+	if errors.As(o.runErr, new(budgetSpent)) && o.saveErr == nil {
+		// Not interrupted: the budget stopped the first process, and
+		// nothing can be judged (125).
+		c.Fail(o.runErr, false)
+		return nil, nil
 	}
 	if err := errors.Join(o.runErr, o.saveErr); err != nil {
 		c.Fail(err, errors.Is(err, rt.ErrNoPrivilege) || errors.Is(err, rt.ErrNotSupported))

@@ -401,3 +401,32 @@ func TestCheckStarvedReader(t *testing.T) {
 	}
 	t.Logf("marked starved %v, invalid for measuring nothing %v: %q", isStarved, isEmpty, doc.Gate.Reasons)
 }
+
+// TestCheckBudgetBoundsFirstProcess (issue 34 row 14): --budget bounds
+// the first process too. A plan whose one process cannot fit is refused
+// before anything runs (exit 2, the least time named); one whose first
+// process runs past the budget (setup on top of a plan that just fits)
+// is stopped at the budget: undecided (125), saying so. On main the
+// first process ran to its end whatever the budget.
+func TestCheckBudgetBoundsFirstProcess(t *testing.T) {
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
+	base := writeGateDir(t, gateSummary(1000, 2))
+	// laight-450 at --duration 1s: 2 rounds of 2 interleaved trials of 1 s,
+	// each round warmed up 500 ms once: 5 s at least per process.
+	r := rtload(t, nil, "check", base, "laight-450", "--duration", "1s", "--budget", "2s", "--set", "noise[0].threads=1")
+	if want := "--budget 2s: one process of this plan runs at least 5s (4 trials"; r.code != ExitUsage || !strings.Contains(r.stderr, want) {
+		t.Errorf("a budget no process fits: exit %d, want %d with %q\n%s%s", r.code, ExitUsage, want, r.stdout, r.stderr)
+	}
+	// rounds=1, 100 ms, 100 ms warm-up: 300 ms of trials, and a process
+	// takes far more than 1 ms on top (exec, 450 sockets, threads).
+	out := filepath.Join(t.TempDir(), "out")
+	r = rtload(t, nil, "check", base, "laight-450", "--duration", "100ms", "--set", "warmup=100ms", "--set", "rounds=1",
+		"--set", "noise[0].threads=1", "--budget", "301ms", "--out", out)
+	if want := "the --budget of 301ms ran out in the first process"; r.code != ExitCannotJudge || !strings.Contains(r.stdout+r.stderr, want) {
+		t.Errorf("a first process past the budget: exit %d, want %d with %q\n%s%s", r.code, ExitCannotJudge, want, r.stdout, r.stderr)
+	}
+	t.Logf("%s", strings.TrimSpace(r.stderr))
+	if s, err := results.ReadSummary(out); err == nil && !s.Stopped {
+		t.Errorf("the stopped first process's summary.json is not marked stopped")
+	}
+}

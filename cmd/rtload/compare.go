@@ -44,7 +44,10 @@ timer-only reader; or those named: --fail-on slower=METRIC,...) at a
 family-wise 95% level (Bonferroni over the metrics judged) and exits 0 only
 when every one is proven not slower than +threshold, 1 when one is proven
 slower, 125 when it is undecided or a run cannot be judged (degraded,
-stopped, incomplete).`,
+stopped, incomplete). Between runs, a per-call cost is judged adjusted on
+the null syscall timed in the same ticks (--control), with the raw change
+beside it, as rtload check does; every comparison prints the machine's own
+change (the drift controls', "machine, new vs base: …").`,
 		Example: `  rtload compare results/unhard results/hard --label unhard,hard
   rtload compare A B --format json > cmp.json
   rtload compare A B --format lkp
@@ -59,17 +62,21 @@ stopped, incomplete).`,
 	cmd.Flags().StringVar(&f.format, "format", "text", "output format: "+strings.Join(compare.Formats, ", "))
 	cmd.Flags().StringVar(&f.failOn, "fail-on", "", "gate: slower (every column's primary metric) or slower=METRIC,... (by name, as compare prints them); exit 0 proven not slower, 1 proven slower beyond --threshold, 125 undecided or cannot judge")
 	cmd.Flags().StringVar(&f.threshold, "threshold", "3%", "the change the verdicts are read against, in % of the baseline")
+	cmd.Flags().StringVar(&f.control, "control", string(verdict.ControlNull), controlUsage)
 	cpuBudgetFlag(cmd, &f.budget)
 	levelFlags(cmd, &f.quiet, &f.verbose)
 	return cmd
 }
 
 type compareFlags struct {
-	labels                    []string
-	format, failOn, threshold string
-	budget                    time.Duration
-	quiet, verbose            bool
+	labels                             []string
+	format, failOn, threshold, control string
+	budget                             time.Duration
+	quiet, verbose                     bool
 }
+
+// controlUsage is --control's help, check's and compare's.
+const controlUsage = "the gate adjusts per-call costs on this drift control: null (the null syscall), loop (the user-space loop) or none (judge the raw change); the raw change is printed beside the adjusted one"
 
 // runCompare is rtload compare: load, compare, judge with --fail-on,
 // print, and exit with the gate's verdict's code.
@@ -89,6 +96,9 @@ func runCompare(cmd *cobra.Command, args []string, f compareFlags) error {
 	gate, gating, err := parseFailOn(f.failOn, f.threshold)
 	if err != nil {
 		return err
+	}
+	if gate.Control, err = verdict.ParseControl(f.control); err != nil {
+		return usageError{err}
 	}
 	gate.GrowBaseline = true
 	defer startBudget(cmd.ErrOrStderr(), "compare", f.budget).end()
@@ -141,7 +151,7 @@ func writeCompare(w io.Writer, c verdict.Compared, runs []compare.Run, level rep
 	}
 	closing := c.Closing(runsMarked(runs))
 	if g := c.Gate; g != nil {
-		closing = g.Closing("gate", runsMarked(runs), nil, g.ExitCode())
+		closing = g.Closing("gate", runsMarked(runs), c.Result.MachineLines(), g.ExitCode())
 	}
 	return closing.Write(w, level == report.Quiet)
 }

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -48,14 +49,13 @@ func runFor(t *testing.T, d time.Duration, stdin string, args ...string) result 
 	return result{code, o.String(), e.String()}
 }
 
-// receivedDir is a results directory of two rounds whose readers list the
-// wakeup log w.csv, with a profile p.pb.gz.
+// receivedDir is a results directory of two rounds whose first reader
+// lists the wakeup log w.csv (a file is listed once), with a profile
+// p.pb.gz.
 func receivedDir(t *testing.T) string {
 	t.Helper()
 	s := gateSummary(1000, 2)
-	for i := range s.Trials {
-		s.Trials[i].Readers[0].WakeupLog = []string{"w.csv"}
-	}
+	s.Trials[0].Readers[0].WakeupLog = []string{"w.csv"}
 	s.Profiles = []results.VariantProfile{{Variant: "base", Pprof: "p.pb.gz"}}
 	dir := writeGateDir(t, s)
 	log := results.WakeupLogHeader + "\n0,1764612345678901234,4500,9000,1,2,1,0,1,0\n1,1764612345688901234,4700,9000,1,2,1,0,1,0\n"
@@ -238,7 +238,7 @@ func TestTerminalSafe(t *testing.T) {
 		tr.Variant = "v" + hostileText
 		tr.Readers[0].Name = "r" + hostileText
 		tr.Readers[0].Method = hostileText
-		tr.Readers[0].WakeupLog = []string{"w" + strings.ReplaceAll(hostileText, "\xff", "") + ".csv"} // missing: named in a note
+		tr.Readers[0].WakeupLog = []string{fmt.Sprintf("w%s-%d.csv", strings.ReplaceAll(hostileText, "\xff", ""), i)} // missing: named in a note
 		tr.HousekeepingNote = hostileText
 		tr.ThreadWarnings = []string{hostileText}
 	}
@@ -433,14 +433,13 @@ func TestCheckReceivedBaseline(t *testing.T) {
 
 // TestReadersBounded: the bombs of issue 23 through the commands: a gzip
 // wakeup log of 1 GiB of rows and a .pb.gz of 10 GiB are refused with the
-// limit named, and so is a summary of empty trials.
+// limit named, and so is a summary of empty trials; and issue 34's: a
+// chunk listed by two readers is refused before anything is read.
 func TestReadersBounded(t *testing.T) {
 	dir := receivedDir(t)
 	os.Remove(filepath.Join(dir, "w.csv"))
 	s := gateSummary(1000, 2)
-	for i := range s.Trials {
-		s.Trials[i].Readers[0].WakeupLog = []string{"w.csv.gz"}
-	}
+	s.Trials[0].Readers[0].WakeupLog = []string{"w.csv.gz"}
 	s.Profiles = []results.VariantProfile{{Variant: "base", Pprof: "p.pb.gz"}}
 	testutil.WriteSummary(t, dir, s)
 	row := bytes.Repeat([]byte("1,1764612345678901234,4500,9000,450,900,450,0,1,0\n"), (1<<20)/51)
@@ -453,6 +452,16 @@ func TestReadersBounded(t *testing.T) {
 		}
 		if args[0] == "explain" && !strings.Contains(r.stdout, "p.pb.gz: gzip stream inflates past its limit") {
 			t.Errorf("explain: no refusal of the profile:\n%s", r.stdout)
+		}
+	}
+	for i := range s.Trials {
+		s.Trials[i].Readers[0].WakeupLog = []string{"w.csv.gz"}
+	}
+	testutil.WriteSummary(t, dir, s)
+	for name, args := range readingCommands(dir, t.TempDir()) {
+		r := runFor(t, time.Minute, "", args...)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, `trial 1 reader 0: wakeup_log: "w.csv.gz" is listed already (by trial 0 reader 0): refused`) {
+			t.Errorf("%s: a chunk listed twice: exit %d\n%s", name, r.code, r.stderr)
 		}
 	}
 	empty := filepath.Join(t.TempDir(), "empty")

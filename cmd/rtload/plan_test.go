@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -38,6 +39,48 @@ func TestSoakPlan(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := soakPlan(&tt.spec); got != tt.want {
 				t.Errorf("soakPlan:\n got %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestPlanSaysWhatSetChanged (issue 34 row 14): the banner prints the
+// scenario's description, which --set can make wrong ("reader on CPU 1"
+// after --set readers[0].cpu=0), so it says what --set changed, and not
+// check's own settings.
+func TestPlanSaysWhatSetChanged(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		sets, forced []string
+		want         string // "": no such line
+	}{
+		{"--set", []string{"readers[0].cpu=0", "noise[0].threads=2"}, nil,
+			"changed by --set (the description above is the scenario's own): readers[0].cpu=0, noise[0].threads=2\n"},
+		{"check's own settings", nil, []string{"profile.enabled=false", "processes=200"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			spec, err := readSpec("laight-450")
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := runFlags{sets: tc.sets, forced: tc.forced}
+			spec, trials, err := prepareRun(spec, &f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b strings.Builder
+			printPlan(&b, spec, len(trials), nil, false)
+			line := ""
+			for _, l := range strings.SplitAfter(b.String(), "\n") {
+				if strings.HasPrefix(l, "changed by --set") {
+					line = l
+				}
+			}
+			if line != tc.want {
+				t.Errorf("plan's --set line %q, want %q\n%s", line, tc.want, b.String())
+			}
+			if !strings.Contains(b.String(), "reader on CPU 1") {
+				t.Errorf("the description is not the scenario's own:\n%s", b.String())
 			}
 		})
 	}

@@ -9,12 +9,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"github.com/rtload/rtload/engine"
 	"github.com/rtload/rtload/results"
@@ -30,6 +31,18 @@ const processCommand = "__process"
 
 // envPadVar pads a child's environment (engine.Child.EnvPadBytes).
 const envPadVar = "RTLOAD_ENV_PAD"
+
+// parentDeathSignal is the signal a child of a multi-process run gets
+// when its parent dies (prctl PR_SET_PDEATHSIG). SIGKILL: the kernel ends
+// the child at once, its SCHED_FIFO threads with it, whatever load the
+// machine is under. A caught signal would need the child's Go scheduler
+// to run its handler first: with SIGTERM handled, the child took 0.1-0.3 s
+// to react, once more than 1 s, on this busy 2-CPU VM beside its own spin
+// noise. The namespace the child leaves is removed as any killed run's
+// is: by the next run into the same results directory (it takes the
+// killed run's lock over), by the next run that makes a namespace, or by
+// rtload cleanup.
+const parentDeathSignal = syscall.SIGKILL
 
 // maxChildRequest and maxChildSummary bound what parent and child read
 // from each other.
@@ -80,16 +93,7 @@ func runChild(in io.Reader, out, errw io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancelCause(context.Background())
-	defer cancel(nil)
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	go func() {
-		if s, ok := <-sigs; ok {
-			cancel(fmt.Errorf("signal %v", s))
-		}
-	}()
+	ctx := watchChildSignals(errw).context()
 	opt := engine.Options{AllowDegraded: req.AllowDegraded, OutDir: req.Out, NoWakeupLog: req.NoWakeupLog, TaskPerfCounters: req.TaskPerf,
 		Unmet: req.Unmet, Log: childLog(req.Quiet, errw), Process: req.Child.Process, Processes: req.Child.Processes, Setup: req.Child.Setup}
 	sum, runErr := engine.Run(ctx, spec, engine.ChildTrials(trials, req.Child), opt)
@@ -98,13 +102,22 @@ func runChild(in io.Reader, out, errw io.Writer) error {
 			return errors.Join(runErr, err)
 		}
 	}
+	if _, ok := stoppedBy(runErr); ok && sum != nil {
+		// Stopped by a signal, its summary written: the signal's code, and
+		// nothing printed (the parent says why it stopped; no goroutine
+		// stacks after SIGQUIT: the parent prints its own).
+		return exitError{code: interruptedCode(runErr)}
+	}
 	return runErr
 }
 
 // childLauncher starts each child of a multi-process run as
 // /proc/self/exe __process, its environment padded, its stderr the
-// run's, and reads its summary from its stdout. ctx ending sends it
-// SIGINT (a Ctrl-C on a terminal reaches it directly too).
+// run's, and reads its summary from its stdout. ctx ending sends it the
+// signal that ended ctx (a stopSignal cause; SIGINT otherwise); a signal
+// to the process group (Ctrl-C, a hangup) reaches it directly too. A
+// child that stopped on a signal with its summary written is no failure:
+// the parent stops too (childExit).
 func childLauncher(spec *scenario.Spec, dir string, f runFlags, unmet []string, errw io.Writer) (engine.Launcher, error) {
 	specJSON, err := json.Marshal(spec)
 	if err != nil {
@@ -117,6 +130,15 @@ func childLauncher(spec *scenario.Spec, dir string, f runFlags, unmet []string, 
 			return nil, 0, err
 		}
 		cmd := exec.Command("/proc/self/exe", processCommand)
+		// A parent killed with SIGKILL must not leave its child running
+		// the plan with SCHED_FIFO threads: the kernel sends the child
+		// parentDeathSignal when the thread that forked it ends (Go
+		// checks getppid after the prctl, for a parent that died
+		// before it). So that thread must outlive the child: locked to
+		// this goroutine until Wait returns.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: parentDeathSignal}
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
 		cmd.Env = append(withoutVar(os.Environ(), envPadVar), envPadVar+"="+strings.Repeat("x", c.EnvPadBytes))
 		cmd.Stdin = bytes.NewReader(req)
 		var stdout limitedBuffer
@@ -129,7 +151,11 @@ func childLauncher(spec *scenario.Spec, dir string, f runFlags, unmet []string, 
 		go func() {
 			select {
 			case <-ctx.Done():
-				_ = cmd.Process.Signal(syscall.SIGINT)
+				sig := syscall.SIGINT
+				if s, ok := stoppedBy(context.Cause(ctx)); ok {
+					sig = s.sig
+				}
+				_ = cmd.Process.Signal(sig)
 			case <-done:
 			}
 		}()
@@ -147,17 +173,53 @@ func childLauncher(spec *scenario.Spec, dir string, f runFlags, unmet []string, 
 		if stdout.over {
 			return sum, pid, fmt.Errorf("process %d: summary over %d bytes", c.Process+1, maxChildSummary)
 		}
-		var xe *exec.ExitError
-		switch {
-		case werr == nil:
-			return sum, pid, nil
-		case errors.As(werr, &xe) && xe.ExitCode() == ExitInterrupted && sum != nil && sum.Stopped:
-			return sum, pid, nil // stopped: the parent sees ctx ended
-		case errors.As(werr, &xe):
-			return sum, pid, fmt.Errorf("exit status %d (its error is above)", xe.ExitCode())
-		}
-		return sum, pid, werr
+		return sum, pid, childExit(werr, sum)
 	}, nil
+}
+
+// childExit is the error of a child that ended with werr (cmd.Wait's),
+// its summary sum (nil: none): nil when it ran to its end; for one
+// stopped by a signal with its summary written, an error wrapping
+// engine.ErrStopped and the signal (its exit code's), which ends the run
+// as that signal does; one killed by a signal names it; any other exit
+// status points at the child's error, which it printed on the run's
+// stderr.
+func childExit(werr error, sum *results.Summary) error {
+	var xe *exec.ExitError
+	if werr == nil || !errors.As(werr, &xe) {
+		return werr
+	}
+	if ws, ok := xe.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return fmt.Errorf("killed by %s (%s): its trials are lost, the wakeup logs it wrote are kept", signalName(ws.Signal()), ws.Signal())
+	}
+	code := xe.ExitCode()
+	if s, ok := signalOfCode(code); ok && sum != nil && sum.Stopped {
+		what := s.Error()
+		if code == ExitInterrupted {
+			what = "signal SIGINT or SIGTERM"
+		}
+		return fmt.Errorf("%w: %w", engine.ErrStopped, stopped{s, fmt.Sprintf("%s (exit %d)", what, code)})
+	}
+	return fmt.Errorf("exit status %d (its error is above)", code)
+}
+
+// stopped is a stopSignal with its own message (a child's stop, known by
+// its exit code).
+type stopped struct {
+	stopSignal
+	msg string
+}
+
+func (s stopped) Error() string { return s.msg }
+
+func (s stopped) Unwrap() error { return s.stopSignal }
+
+// signalName is sig's name as kill -l gives it, with SIG ("SIGKILL").
+func signalName(sig syscall.Signal) string {
+	if n := unix.SignalName(sig); n != "" {
+		return n
+	}
+	return fmt.Sprintf("signal %d", int(sig))
 }
 
 // runProcesses runs a multi-process run's children (engine.RunProcesses).

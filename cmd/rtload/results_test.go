@@ -101,6 +101,24 @@ func waitFor(t *testing.T, timeout time.Duration, what string, ok func() bool) {
 	}
 }
 
+// measuring reports whether the run writing results into out has logged
+// at least rows wakeups of a measured window (its wakeup logs' data rows).
+// An interleaved trial writes its wakeup log when it ends: use ticked to
+// signal inside its window.
+func measuring(out string, rows int) func() bool {
+	return func() bool {
+		files, _ := filepath.Glob(filepath.Join(out, "wakeups-*.csv"))
+		n := 0
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err == nil {
+				n += max(0, bytes.Count(b, []byte("\n"))-1) // less the header
+			}
+		}
+		return n >= rows
+	}
+}
+
 // ticked reports whether process pid has a thread named comm that has
 // slept at least n times (voluntary_ctxt_switches in its
 // /proc/PID/task/TID/status): a reader thread sleeps once a tick, so n

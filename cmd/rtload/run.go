@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +23,7 @@ import (
 	"github.com/rtload/rtload/exporter"
 	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/interop"
+	"github.com/rtload/rtload/net/netns"
 	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/scenario"
@@ -62,6 +64,13 @@ type runFlags struct {
 	processesSet bool
 	// afterProcess is engine.Options.AfterProcess (check's stop rule).
 	afterProcess func(*results.Summary, time.Duration) bool
+	// firstProcessLimit, when > 0, stops a multi-process run whose first
+	// process is still running after it (check's --budget; the stop
+	// rule, afterProcess, bounds the later ones), its cause budgetSpent.
+	firstProcessLimit time.Duration
+	// forced are check's own settings, "path=value", applied after --set
+	// and named "check" (not listed as the user's --set in the plan).
+	forced []string
 }
 
 func newRunCmd() *cobra.Command {
@@ -109,11 +118,11 @@ variant's extra cost per call.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.duration, "duration", "", "measured time per trial, a Go duration, or forever (a soak run until Ctrl-C)")
+	fl.StringVar(&f.duration, "duration", "", "measured time per trial, a Go duration up to 24h, or forever (a soak run until Ctrl-C, its logs rotated: for anything longer)")
 	fl.StringVar(&f.interval, "interval", "", "emit an interval record every D (intervals.jsonl, a live line); default 10s for soak runs")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (loopback only, e.g. 127.0.0.1:9100)")
 	fl.IntVar(&f.repeat, "repeat", 0, "run the whole scenario N times (variants alternating inside each repeat); same as --set rounds=N")
-	fl.StringArrayVar(&f.sets, "set", nil, "override a scenario field: path=value, e.g. readers[0].method=recvmsg (repeatable)")
+	fl.StringArrayVar(&f.sets, "set", nil, "override a scenario field: path=value, e.g. readers[0].cpu=0 (repeatable); a field a variant sets is refused (the variant's value would run)")
 	fl.StringVar(&f.out, "out", "", "results directory: a new path, or an empty directory of yours not writable by others (default rtload-results/<scenario>-<timestamp>; $RTLOAD_RESULTS replaces rtload-results)")
 	fl.BoolVar(&f.allowDegraded, "allow-degraded", false, "run without missing privileges (SCHED_OTHER, unpinned, unlocked memory) or unmet requirements, and mark results degraded")
 	fl.BoolVar(&f.noWakeupLog, "no-wakeup-log", false, "do not write the per-wakeup CSV logs")
@@ -333,6 +342,11 @@ func execute(cmd *cobra.Command, sw *signalWatch, spec *scenario.Spec, trials []
 	if err := errors.Join(err, engine.Preflight(trials, f.allowDegraded)); err != nil {
 		return o, err
 	}
+	// What will disturb the readers, named with its fix, before anything
+	// is paid for (a long baseline above all).
+	for _, w := range engine.Disturbances(trials) {
+		fmt.Fprintf(errw, "warning: %s\n", termsafe.Escape(w))
+	}
 	var srv *exporter.Server
 	if f.metricsAddr != "" {
 		if srv, err = exporter.Listen(f.metricsAddr, false); err != nil {
@@ -369,6 +383,18 @@ func execute(cmd *cobra.Command, sw *signalWatch, spec *scenario.Spec, trials []
 	o.path = path
 	defer dir.Close()
 	fmt.Fprintf(errw, "rtload: results go to %s\n", termsafe.Escape(path))
+	if took := dir.TakenOver(); took != "" {
+		fmt.Fprintf(errw, "rtload: results directory %s: %s\n", termsafe.Escape(path), termsafe.Escape(took))
+		// A killed run leaves its namespaces (and a --processes child's,
+		// killed with its parent): remove every one whose run is gone.
+		removed, err := netns.Sweep()
+		for _, e := range removed {
+			fmt.Fprintf(errw, "rtload: removed namespace %s left by a dead run: %s\n", e.Name, e.Why)
+		}
+		if err != nil {
+			fmt.Fprintf(errw, "rtload: warning: sweeping leftover namespaces: %v (rtload cleanup removes them)\n", err)
+		}
+	}
 	if note := volumeNote(env.Container, mounts, path, own); note != "" {
 		fmt.Fprintln(errw, note)
 	}
@@ -399,6 +425,18 @@ func execute(cmd *cobra.Command, sw *signalWatch, spec *scenario.Spec, trials []
 	}
 	sw.attach(sv)
 	ctx := sw.context()
+	if f.firstProcessLimit > 0 {
+		var stop context.CancelCauseFunc
+		ctx, stop = context.WithCancelCause(ctx)
+		defer stop(nil)
+		timer := time.AfterFunc(f.firstProcessLimit, func() { stop(budgetSpent{f.firstProcessLimit}) })
+		defer timer.Stop()
+		after := f.afterProcess
+		f.afterProcess = func(s *results.Summary, elapsed time.Duration) bool {
+			timer.Stop() // the first process has ended
+			return after == nil || after(s, elapsed)
+		}
+	}
 
 	opt := engine.Options{AllowDegraded: f.allowDegraded, OutDir: path, Results: dir, NoWakeupLog: f.noWakeupLog, Unmet: unmet,
 		TaskPerfCounters: f.taskPerf}
@@ -636,6 +674,12 @@ func prepareRun(spec *scenario.Spec, f *runFlags) (*scenario.Spec, []scenario.Tr
 	if err := spec.Apply(f.sets); errors.As(err, &el) {
 		errs = append(errs, el...)
 	}
+	for _, kv := range f.forced {
+		path, value, _ := strings.Cut(kv, "=")
+		if err := spec.ApplyFlag("check", path, value); errors.As(err, &el) {
+			errs = append(errs, el...)
+		}
+	}
 	if len(errs) > 0 {
 		return nil, nil, errs
 	}
@@ -679,9 +723,15 @@ func autoRule(f *runFlags) (compare.AutoRule, error) {
 	return compare.AutoRule{Precision: p, MaxRounds: f.maxRounds, MaxTime: f.maxTime}, nil
 }
 
-// printPlan says what the run will do before it starts.
+// printPlan says what the run will do before it starts: the scenario's
+// name and description, and what --set changed (the description is the
+// scenario's own: "reader on CPU 1" stays in it after --set
+// readers[0].cpu=0).
 func printPlan(out io.Writer, spec *scenario.Spec, trials int, auto *compare.AutoRule, sequential bool) {
 	fmt.Fprintf(out, "rtload %s: %s\n", spec.Name, spec.Description)
+	if sets := spec.Sets(); len(sets) > 0 {
+		fmt.Fprintf(out, "changed by --set (the description above is the scenario's own): %s\n", termsafe.Escape(strings.Join(sets, ", ")))
+	}
 	switch {
 	case auto != nil:
 		limit := ""
@@ -794,12 +844,14 @@ func progress(opt *engine.Options, f runFlags, spec *scenario.Spec, trials []sce
 	if f.quiet {
 		return nil
 	}
+	// The log names other processes' threads (their comm is anyone's to
+	// choose): escaped for the terminal.
 	if spec.Processes > 1 {
-		opt.Log = errw // the children's phase logs
+		opt.Log = termsafe.Writer(errw) // the children's phase logs
 		return nil
 	}
 	if spec.Interval != 0 || !term.IsTerminal(int(os.Stderr.Fd())) {
-		opt.Log = errw
+		opt.Log = termsafe.Writer(errw)
 		return nil
 	}
 	bar := progressbar.NewOptions(1000, progressbar.OptionSetWriter(errw), progressbar.OptionSetWidth(30),

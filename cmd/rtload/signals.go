@@ -77,6 +77,17 @@ func (s stopSignal) name() string {
 	return s.sig.String()
 }
 
+// signalOfCode is the stop signal whose exit code is code (SIGINT for
+// ExitInterrupted, which SIGTERM shares), false when none has it.
+func signalOfCode(code int) (stopSignal, bool) {
+	for _, e := range stopSignals {
+		if e.code == code {
+			return stopSignal{e.sig}, true
+		}
+	}
+	return stopSignal{}, false
+}
+
 // stoppedBy returns the signal that stopped the run err reports, if any.
 func stoppedBy(err error) (stopSignal, bool) {
 	var s stopSignal
@@ -105,31 +116,62 @@ type signalWatch struct {
 
 	mu sync.Mutex
 	sv *saver // set once the results directory exists (attach)
+
+	// child marks a child of a multi-process run (watchChildSignals).
+	child bool
 }
 
 // watchSignals starts watching SIGINT, SIGTERM, SIGHUP and SIGQUIT: the
 // first cancels the returned watch's context with a stopSignal (an
 // orderly stop), and another one after signalWindow exits at once (a
 // second SIGHUP never does: it comes from the terminal's or the shell's
-// machinery, not from a user asking again). A signal this process was
-// started with ignored stays ignored (nohup keeps SIGHUP away; a
-// background job of a non-interactive shell keeps SIGINT and SIGQUIT
-// away). SIGPIPE is ignored from here on, so that a write to a closed
+// machinery, not from a user asking again). Of the signals this process
+// was started with ignored, only SIGHUP stays ignored (watched): nohup's
+// convention. SIGINT, SIGTERM and SIGQUIT stop the run whatever was
+// inherited, as cyclictest, perf, fio and stress-ng do: a non-interactive
+// shell starts its background jobs (`rtload run … &`) with SIGINT and
+// SIGQUIT ignored, and `kill -INT $!` from the script must still stop
+// them. SIGPIPE is ignored from here on, so that a write to a closed
 // terminal, ssh pipe or `| head` fails instead of killing the run before
 // its results are saved.
 func watchSignals(errw io.Writer) *signalWatch {
+	return startWatch(errw, false)
+}
+
+// watchChildSignals is watchSignals for a child of a multi-process run
+// (__process): it stops on the same signals as its parent, so that a
+// hangup or Ctrl-\ sent to the process group (a closing terminal or ssh
+// session) stops it cleanly instead of killing it with the default
+// action, and the parent gets its summary. It says nothing of the first
+// signal (the parent does); a second one exits at once as in the parent,
+// removing the child's namespaces. (A parent that dies kills it:
+// parentDeathSignal.)
+func watchChildSignals(errw io.Writer) *signalWatch {
+	return startWatch(errw, true)
+}
+
+func startWatch(errw io.Writer, child bool) *signalWatch {
 	ctx, cancel := context.WithCancelCause(context.Background())
-	w := &signalWatch{errw: errw, sigs: make(chan os.Signal, 8), ctx: ctx, cancel: cancel}
-	var watched []os.Signal
-	for _, e := range stopSignals {
-		if !signal.Ignored(e.sig) {
-			watched = append(watched, e.sig)
-		}
-	}
-	signal.Notify(w.sigs, watched...)
+	w := &signalWatch{errw: errw, sigs: make(chan os.Signal, 8), ctx: ctx, cancel: cancel, child: child}
+	signal.Notify(w.sigs, watchedSignals()...)
 	signal.Ignore(syscall.SIGPIPE)
 	go w.loop()
 	return w
+}
+
+// watchedSignals are the stop signals this process watches: every one
+// of stopSignals, less SIGHUP when the process was started with it
+// ignored (nohup). signal.Notify installs a handler for an ignored SIGINT
+// or SIGQUIT, so they are watched whatever was inherited.
+func watchedSignals() []os.Signal {
+	var watched []os.Signal
+	for _, e := range stopSignals {
+		if e.sig == syscall.SIGHUP && signal.Ignored(e.sig) {
+			continue
+		}
+		watched = append(watched, e.sig)
+	}
+	return watched
 }
 
 // context is the run's context, cancelled by the first stop signal.
@@ -154,10 +196,11 @@ func (w *signalWatch) attach(sv *saver) {
 func (w *signalWatch) loop() {
 	s := stopSignal{(<-w.sigs).(syscall.Signal)}
 	first := time.Now()
-	switch s.sig {
-	case syscall.SIGHUP:
+	switch {
+	case w.child:
+	case s.sig == syscall.SIGHUP:
 		fmt.Fprintf(w.errw, "\nrtload: %s (%s): stopping, writing results\n", s.name(), "hangup")
-	case syscall.SIGQUIT:
+	case s.sig == syscall.SIGQUIT:
 		fmt.Fprintf(w.errw, "\nrtload: %s: stopping, writing results; goroutine stacks follow at exit (again to force exit)\n", s.name())
 	default:
 		fmt.Fprintf(w.errw, "\nrtload: %s: stopping, writing results (again to force exit)\n", s.name())
@@ -184,14 +227,19 @@ func forceExit(errw io.Writer, s stopSignal, sv *saver) {
 			fmt.Fprintf(errw, "rtload: removed unfinished %v\n", tmp)
 		}
 	}
-	// No time for an orderly close: remove our namespaces (and the tap
-	// devices in them) so nothing is left behind.
+	exitNow(errw, s.code())
+}
+
+// exitNow exits with code without an orderly close, removing this
+// process's namespaces (and the tap devices in them) first so nothing is
+// left behind.
+func exitNow(errw io.Writer, code int) {
 	if removed, err := netns.RemoveOwned(os.Getpid()); err != nil {
 		fmt.Fprintf(errw, "rtload: %v (rtload cleanup removes it later)\n", err)
 	} else if len(removed) > 0 {
 		fmt.Fprintf(errw, "rtload: removed %v\n", removed)
 	}
-	os.Exit(s.code())
+	os.Exit(code)
 }
 
 // maxStackDump bounds the goroutine stacks printed after a SIGQUIT.

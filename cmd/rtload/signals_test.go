@@ -300,3 +300,77 @@ func TestAddressSpaceLimit(t *testing.T) {
 		})
 	}
 }
+
+// TestSignalsInheritedIgnored (issue 34 row 11): a run started as a
+// background job of a non-interactive shell (`rtload run … &`, which the
+// shell starts with SIGINT and SIGQUIT ignored) still stops on `kill -INT`
+// and `kill -QUIT` with complete results (exit 130, 131, summary.json
+// marked stopped with every trial that started); one started under nohup
+// (SIGHUP ignored) keeps SIGHUP ignored and runs to its end (exit 0, every
+// trial, not stopped).
+func TestSignalsInheritedIgnored(t *testing.T) {
+	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
+	for _, tc := range []struct {
+		name   string
+		script string // sh -c script; $0 is rtload, "$@" its arguments
+		sig    syscall.Signal
+		code   int
+	}{
+		// The shell's own background job: SIGINT and SIGQUIT ignored.
+		{"background job, SIGINT", `"$0" "$@" & echo $!; wait $!`, syscall.SIGINT, ExitInterrupted},
+		{"background job, SIGQUIT", `"$0" "$@" & echo $!; wait $!`, syscall.SIGQUIT, ExitQuit},
+		// nohup's convention: SIGHUP ignored stays ignored.
+		{"nohup, SIGHUP", `trap '' HUP; "$0" "$@" & echo $!; wait $!`, syscall.SIGHUP, ExitOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			duration := "20s"
+			if tc.code == ExitOK {
+				duration = "2s" // runs to its end
+			}
+			cmd := exec.Command("/bin/sh", "-c", tc.script+`; echo "exit $?"`, binary, "run", "--duration", duration, "--set", "rounds=1",
+				"--set", "noise[0].threads=1", "--out", out, "-q")
+			var e bytes.Buffer
+			cmd.Stderr = &e
+			pipe, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Process.Kill()
+			br := bufio.NewReader(pipe)
+			line, err := br.ReadString('\n')
+			pid, perr := strconv.Atoi(strings.TrimSpace(line))
+			if err != nil || perr != nil {
+				t.Fatalf("no pid from the script: %q %v", line, err)
+			}
+			waitFor(t, time.Minute, "100 wakeups logged", measuring(out, 100))
+			if err := syscall.Kill(pid, tc.sig); err != nil {
+				t.Fatal(err)
+			}
+			rest, _ := io.ReadAll(br)
+			waitExit(t, cmd)
+			var code int
+			lines := strings.Split(strings.TrimSpace(string(rest)), "\n")
+			if _, err := fmt.Sscanf(lines[len(lines)-1], "exit %d", &code); err != nil {
+				t.Fatalf("no exit status from the script: %q\n%s", rest, e.String())
+			}
+			s, err := results.ReadSummary(out)
+			t.Logf("%s: exit %d, summary %s", tc.sig, code, summaryState(s, err))
+			if code != tc.code {
+				t.Errorf("exit %d, want %d\n%s", code, tc.code, e.String())
+			}
+			switch {
+			case err != nil:
+				t.Errorf("summary.json: %v", err)
+			case tc.code == ExitOK && (s.Stopped || s.InProgress || len(s.Trials) == 0):
+				t.Errorf("%s ignored under nohup, yet summary.json %s: want the whole run, not stopped", tc.sig, summaryState(s, err))
+			case tc.code != ExitOK && (!s.Stopped || s.InProgress || len(s.Trials) != firstRound(s)):
+				t.Errorf("summary.json %s: want the trial that started, stopped", summaryState(s, err))
+			}
+			noTemps(t, out)
+		})
+	}
+}

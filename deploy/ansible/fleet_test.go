@@ -66,6 +66,9 @@ type hostSpec struct {
 //	evil-uname  a uname that prints ../../escaped
 //	evil-dir    its /var/tmp/rtload made first by another user (uid 65534),
 //	            with links named like the archives Pack writes
+//	evil-files  a compromised rtload whose summary.json spells "readers"
+//	            with a long s: fetched, then refused by the controller's
+//	            compare, the host marked and left out of the fleet's compare
 const (
 	sudoer      = "rtlfleet" // host1's login user, in host1's mount namespace only
 	evilUname   = "../../escaped"
@@ -99,6 +102,7 @@ func TestPlaybookOverSSH(t *testing.T) {
 		hostSpec{name: "evil-links", vars: map[string]any{"rtload_bin": f.evilRtload(t)}},
 		hostSpec{name: "evil-uname", own: f.unameFS(t, "evil-uname", evilUname)},
 		hostSpec{name: "evil-dir", own: plantedDirFS(victim), vars: map[string]any{"rtload_remote_dir": "/var/tmp/rtload"}},
+		hostSpec{name: "evil-files", vars: map[string]any{"rtload_bin": f.foldedRtload(t)}},
 	)
 
 	res := filepath.Join(f.dir, "results")
@@ -109,10 +113,10 @@ func TestPlaybookOverSSH(t *testing.T) {
 	// rtload_fail_on: the controller's compare gets --fail-on slower; its
 	// verdict (0, 1 or 125) is recorded in status.json.
 	out, rc := f.playbook(t, "-i", inv, "-e", "rtload_results_dir="+res, "-e", "rtload_fail_on=slower")
-	// The last task fails the run because five hosts produced nothing
+	// The last task fails the run because six hosts produced nothing
 	// usable, after every result and status was written; host1 (slower)
 	// and host2 (its A/A check) have results.
-	if want := "5 of 8 hosts without usable results: down: unreachable, evil-dir: rejected, evil-links: rejected, evil-uname: rejected, host3: invalid"; rc != 2 || !strings.Contains(out, want) {
+	if want := "6 of 9 hosts without usable results: down: unreachable, evil-dir: rejected, evil-files: rejected, evil-links: rejected, evil-uname: rejected, host3: invalid"; rc != 2 || !strings.Contains(out, want) {
 		t.Errorf("ansible-playbook: exit %d, want 2 and %q:\n%s", rc, want, out)
 	}
 	verdicts := f.checkVerdicts(t, res)
@@ -455,7 +459,7 @@ func (f *fleet) checkResults(t *testing.T, res string, verdicts map[string]int) 
 	}
 	checkState := map[int]string{0: "ok", 1: "slower", 125: "cannot-judge"}
 	want := map[string]string{"host0": checkState[verdicts["host0"]], "host1": checkState[verdicts["host1"]], "host2": checkState[verdicts["host2"]],
-		"host3": "invalid", "down": "unreachable", "evil-links": "rejected", "evil-uname": "rejected", "evil-dir": "rejected"}
+		"host3": "invalid", "down": "unreachable", "evil-links": "rejected", "evil-uname": "rejected", "evil-dir": "rejected", "evil-files": "rejected"}
 	if diff := cmp.Diff(want, states); diff != "" {
 		t.Errorf("status.json states (-want +got):\n%s\n%+v", diff, st)
 	}
@@ -482,7 +486,7 @@ func (f *fleet) checkResults(t *testing.T, res string, verdicts map[string]int) 
 	}
 	wantGates := map[string]string{"host0": fmt.Sprintf("rtload check: exit %d", verdicts["host0"]),
 		"host1": fmt.Sprintf("rtload check: exit %d", verdicts["host1"]), "host2": fmt.Sprintf("rtload check: exit %d", verdicts["host2"]),
-		"host3": "", "down": "", "evil-links": "none", "evil-uname": "", "evil-dir": ""}
+		"host3": "", "down": "", "evil-links": "none", "evil-uname": "", "evil-dir": "", "evil-files": "none"}
 	if diff := cmp.Diff(wantGates, gates); diff != "" || !strings.HasPrefix(st.Gate, "compare --fail-on slower: exit ") {
 		t.Errorf("status.json gates (-want +got):\n%s\nfleet gate %q", diff, st.Gate)
 	}
@@ -558,6 +562,17 @@ func (f *fleet) checkHostile(t *testing.T, res string, st map[string]hostStatus,
 		if e.Type()&os.ModeSymlink == 0 {
 			t.Errorf("evil-dir: root wrote %s in uid %d's directory", e.Name(), evilDirUID)
 		}
+	}
+	// evil-files: fetched, then refused by the controller's compare (its
+	// summary.json spells "readers" with a long s): marked rejected with
+	// rtload's reason, and left out of the fleet's compare (checkResults).
+	ef := filepath.Join(res, "evil-files", f.kernel)
+	if s := st["evil-files"]; !containsAll(s.Msg, "rtload compare refused its results (exit 2): compare evil-files@"+f.kernel+": "+ef+"/summary.json:",
+		`key "readerſ" is not "readers", but encoding/json would decode it into that field: refused`) || s.Results != "" {
+		t.Errorf("evil-files: status msg %q, results %q", s.Msg, s.Results)
+	}
+	if _, err := os.Stat(filepath.Join(ef, "summary.json")); err != nil {
+		t.Errorf("evil-files: its results were not fetched: %v", err)
 	}
 	// The whole fleet directory: directories and regular files only, and
 	// the controller's secret in none of them.

@@ -136,6 +136,26 @@ exit $rc
 	return path
 }
 
+// foldedRtload writes a compromised host's rtload: the real one, after
+// which summary.json's "readers" keys read "reader\u017f" (a long s),
+// which encoding/json still decodes as "readers" (issue 34: the
+// controller's compare refuses such a summary, and the host is marked).
+func (f *fleet) foldedRtload(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(f.dir, "folded-rtload")
+	writeFile(t, path, `#!/bin/sh
+`+shellQuote(f.bin)+` "$@"
+rc=$?
+out= prev=
+for a in "$@"; do [ "$prev" = --out ] && out=$a; prev=$a; done
+if [ -n "$out" ] && [ -f "$out/summary.json" ]; then
+	sed -i 's/"readers":/"reader\\u017f":/' "$out/summary.json"
+fi
+exit $rc
+`, 0o755)
+	return path
+}
+
 // releaseArchive writes a release tarball as a user would download one:
 // archiveRoot/rtload (the test's binary) and archiveRoot/README.
 func (f *fleet) releaseArchive(t *testing.T) string {

@@ -420,7 +420,8 @@ func TestCheckTree(t *testing.T) {
 // TestWorkdir: the host's working directory is root's alone, under
 // parents no one else can change, or it is refused.
 func TestWorkdir(t *testing.T) {
-	t.Parallel() // before Requires: a test paused by t.Parallel must not hold the real-time test lock
+	// Not parallel: it takes the real-time test lock (root), which a
+	// parallel test must not hold (testutil.Requires).
 	testutil.Requires(t, testutil.Root)
 	srv := newModuleServer(t)
 	const nobody = 65534

@@ -27,14 +27,16 @@ var hotPath = []string{
 	`probe.(*Gate).Wait`,
 	`pace.Even.Next`, `pace.Even.Due`, `pace.Burst.Next`, `pace.Burst.Due`,
 	`udp.(*Sender).Send`, `udp.(*Sender).sendmmsg`, `udp.PutHeader`, `probe.(*Uint64).Load`,
-	`probe.(*Drain).Step`, `probe.(*Drain).drainTSC`, `probe.(*Drain).drainCycles`, `probe.(*Drain).drainMonotonic`,
+	`probe.(*Drain).Step`, `probe.(*Drain).drainTSC`, `probe.(*Drain).drainTSCFenced`, `probe.(*Drain).drainCycles`, `probe.(*Drain).drainMonotonic`,
 	`probe.(*Drain).called`, `probe.(*Drain).events`, `probe.(*Drain).flush`,
 	`probe.(*Drain).account`, `probe.(*Drain).sequence`, `probe.(*Drain).LastTick`, `probe.threadSwitches`,
 	// The drift controls, after each tick's drain.
-	`probe.(*Drain).ControlTick`, `probe.(*Drain).controlsTSC`, `probe.(*Drain).controlsCycles`, `probe.(*Drain).controlsMonotonic`,
+	`probe.(*Drain).ControlTick`, `probe.(*Drain).controlsTSC`, `probe.(*Drain).controlsTSCFenced`, `probe.(*Drain).controlsCycles`, `probe.(*Drain).controlsMonotonic`,
 	`probe.(*Drain).flushControls`, `probe.nullSyscall`, `probe.userLoop`,
 	`rt.(*Ticker).Wait`, `rt.(*Clock).Now`, `rt.Monotonic`, `rt.rdtscp`, `rt.rdpmc`, `rt.(*pmcReader).read`, `rt.(*Counters).ReadInto`,
 	`rt.(*Ticker).advance`, `rt.sleepWake`, `rt.wakeLatency`, `rt.TSC`, `rt.(*Clock).Cycles`,
+	// The TSC read where CPUID offers no RDTSCP (LFENCE;RDTSC;LFENCE).
+	`rt.TSCFenced`, `rt.rdtscFenced`, `rt.sleepWakeFenced`, `rt.readTSC`,
 	`record.(*Linear).Record`, `record.(*HDR).Record`, `record.(*HDR).RecordSigned`, `record.hdrIndex`,
 	`record.(*Set).Record`, `record.(*Set).RecordSigned`, `record.(*Set).RecordEvent`,
 	`udp.(*RecvFrom).Recv`, `udp.(*RecvFrom).Msg`, `udp.(*RecvMsg).Recv`, `udp.(*RecvMsg).Msg`,
@@ -48,16 +50,16 @@ var hotPath = []string{
 // one deliberate SafePoint. The user-page reader's indirect call to its
 // test fake (nil in every reader rtload builds) is not a CALL to a symbol
 // and is not listed.
-var allowedCalls = regexp.MustCompile(`^(runtime\.(panic[A-Za-z0-9]*|gcWriteBarrier[0-9]*|nanotime|atomicwb)|syscall\.RawSyscall6?|golang\.org/x/sys/unix\.RawSyscall6?|internal/runtime/syscall(/linux)?\.Syscall6|sync/atomic\.(Swap|Store|Load|CompareAndSwap|Add)(Pointer|Uintptr|Uint64|Int64|Uint32|Int32)|github\.com/rtload/rtload/rt\.(rdtscp|rdpmc|sleepWake)|github\.com/rtload/rtload/probe\.SafePoint)(\.abi0)?$`)
+var allowedCalls = regexp.MustCompile(`^(runtime\.(panic[A-Za-z0-9]*|gcWriteBarrier[0-9]*|nanotime|atomicwb)|syscall\.RawSyscall6?|golang\.org/x/sys/unix\.RawSyscall6?|internal/runtime/syscall(/linux)?\.Syscall6|sync/atomic\.(Swap|Store|Load|CompareAndSwap|Add)(Pointer|Uintptr|Uint64|Int64|Uint32|Int32)|github\.com/rtload/rtload/rt\.(rdtscp|rdtscFenced|rdpmc|sleepWake|sleepWakeFenced)|github\.com/rtload/rtload/probe\.SafePoint)(\.abi0)?$`)
 
 // mustDisassemble are hot-path functions that must show up in the
 // disassembly (never inlined away): the loop, the sleep and the assembly
 // routines (listed by objdump with their .abi0 suffix), so that the test
 // provably checked them.
 var mustDisassemble = []string{`probe.(*Loop).Run`, `rt.(*Ticker).Wait`, `rt.sleepWake`, `rt.rdtscp`, `engine.(*sender).loop`, `udp.(*Sender).Send`,
-	`probe.(*Drain).drainTSC`, `probe.(*Drain).drainCycles`, `probe.(*Drain).drainMonotonic`, `probe.(*Drain).flush`,
+	`rt.sleepWakeFenced`, `rt.rdtscFenced`, `probe.(*Drain).drainTSC`, `probe.(*Drain).drainTSCFenced`, `probe.(*Drain).drainCycles`, `probe.(*Drain).drainMonotonic`, `probe.(*Drain).flush`,
 	`probe.(*Loop).nextBlock`, `probe.(*Loop).openBlock`, `probe.(*Loop).closeBlock`,
-	`probe.(*Drain).controlsTSC`, `probe.(*Drain).controlsCycles`, `probe.(*Drain).controlsMonotonic`, `probe.userLoop`}
+	`probe.(*Drain).controlsTSC`, `probe.(*Drain).controlsTSCFenced`, `probe.(*Drain).controlsCycles`, `probe.(*Drain).controlsMonotonic`, `probe.userLoop`}
 
 // offPathCalls are the functions a hot path calls off its common path,
 // where the Go runtime may preempt: each is a separate, non-inlined call

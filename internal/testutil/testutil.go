@@ -25,12 +25,17 @@ type Req struct {
 	// TierSystem; "" for none: such a requirement alone leaves the test
 	// fast).
 	tier string
+	// lock says that a test declaring it runs holding the real-time test
+	// lock: every requirement of the realtime tier (root, a capability,
+	// the tun device, RealTime). System alone does not (a test of a tool,
+	// such as the Ansible modules, runs no real-time thread).
+	lock bool
 }
 
 func (r Req) String() string { return r.name }
 
 // Root requires an effective uid of 0: the realtime tier.
-var Root = Req{name: "root", tier: TierRealtime, unmet: func() string {
+var Root = Req{name: "root", tier: TierRealtime, lock: true, unmet: func() string {
 	if uid := os.Geteuid(); uid != 0 {
 		return fmt.Sprintf("root: running as euid %d", uid)
 	}
@@ -38,7 +43,7 @@ var Root = Req{name: "root", tier: TierRealtime, unmet: func() string {
 }}
 
 // DevNetTun requires /dev/net/tun to open read-write (tap devices).
-var DevNetTun = Req{name: "/dev/net/tun", tier: TierRealtime, unmet: func() string {
+var DevNetTun = Req{name: "/dev/net/tun", tier: TierRealtime, lock: true, unmet: func() string {
 	f, err := os.OpenFile("/dev/net/tun", os.O_RDWR, 0)
 	if err != nil {
 		return "/dev/net/tun: " + err.Error()
@@ -69,7 +74,7 @@ var capBits = map[string]uint{
 // Cap requires capability name (e.g. "CAP_SYS_NICE") in the effective set
 // (CapEff in /proc/self/status). An unknown name is never met.
 func Cap(name string) Req {
-	return Req{name: name, tier: TierRealtime, unmet: func() string {
+	return Req{name: name, tier: TierRealtime, lock: true, unmet: func() string {
 		bit, ok := capBits[name]
 		if !ok {
 			return name + ": unknown capability (testutil knows CAP_NET_ADMIN, CAP_IPC_LOCK, CAP_SYS_ADMIN, CAP_SYS_NICE)"
@@ -126,9 +131,14 @@ func Unmet(reqs ...Req) []string {
 // Requires skips t when its tier is not run (tierOn: -short, or
 // RTLOAD_TEST_TIERS) or any requirement is unmet, listing every unmet one
 // with its reason; a realtime or system test then takes the real-time
-// test lock for its whole run (RealTimeLock). A parallel test calls
-// t.Parallel before Requires: a test paused by t.Parallel while holding
-// the lock would keep every serial real-time test of its package waiting.
+// test lock for its whole run (RealTimeLock) when a requirement asks for
+// it (Root, Cap, DevNetTun, RealTime; not System alone).
+//
+// A test that takes the lock is not parallel: a test paused by t.Parallel
+// while holding it would keep the serial real-time tests of its package
+// waiting, and parallel tests blocked on it hold the -parallel slots its
+// own parallel subtests need (TestLabel's subtests waited so for 20
+// minutes behind its siblings).
 func Requires(t testing.TB, reqs ...Req) {
 	t.Helper()
 	tier := TierOf(reqs...)
@@ -140,8 +150,11 @@ func Requires(t testing.TB, reqs ...Req) {
 		t.Skipf("unmet requirements: %s", strings.Join(why, "; "))
 		return
 	}
-	if tier != TierFast {
-		RealTimeLock(t)
+	for _, r := range reqs {
+		if r.lock {
+			RealTimeLock(t)
+			break
+		}
 	}
 }
 

@@ -33,9 +33,10 @@ import (
 // A fast test declares nothing, so a run of another tier cannot leave it
 // out; that costs little, and it holds everywhere anyway.
 //
-// Every realtime and system test runs holding the real-time test lock
-// (RealTimeLock): no two of them, in any package or process, ever run at
-// once, so none competes with another for CPU 1, and no test scenario
+// Every realtime test, and every system test that declares a realtime
+// requirement too (root for its real runs), runs holding the real-time
+// test lock (RealTimeLock): no two of them, in any package or process,
+// ever run at once, so none competes with another for CPU 1, and no test scenario
 // needs a priority above another test's to get its CPU. What shares the
 // machine with them then is the machine's own load, which each test's
 // assertions must hold under (identities, bounds, marks).
@@ -76,7 +77,7 @@ func tierTarget(tier string) string {
 // RealTime marks a test that runs real-time threads (SCHED_FIFO, pinned)
 // without needing root itself: met whenever the realtime tier runs, and
 // then the test holds the real-time test lock.
-var RealTime = Req{name: "real-time tier", tier: TierRealtime}
+var RealTime = Req{name: "real-time tier", tier: TierRealtime, lock: true}
 
 // System marks a test of a system service or a whole real verdict
 // (podman, sshd and ansible, a real `rtload check`): the system tier.

@@ -108,12 +108,17 @@ func windows(pts []point, w time.Duration) []window {
 	return out
 }
 
+// minVar is the variance of a control's log window means below which it
+// counts as constant (a log-SD of 0.1%: a median stuck on one clock
+// tick value, as the user loop's is): a slope on it is noise.
+const minVar = 1e-6
+
 // fit is a least-squares slope of y on x and their correlation.
 type fit struct{ beta, r float64 }
 
 func ols(x, y []float64) fit {
 	vx := stat.Variance(x, nil)
-	if !(vx > 0) {
+	if !(vx > minVar) {
 		return fit{beta: 0, r: math.NaN()}
 	}
 	return fit{beta: stat.Covariance(x, y, nil) / vx, r: stat.Correlation(x, y, nil)}
@@ -133,9 +138,9 @@ func adjust(y, x []float64, beta float64) []float64 {
 // a constant control gets slope 0 (the one-control fit on the other).
 func fit2(x, z, y []float64) (bx, bz float64) {
 	switch {
-	case !(stat.Variance(z, nil) > 0):
+	case !(stat.Variance(z, nil) > minVar):
 		return ols(x, y).beta, 0
-	case !(stat.Variance(x, nil) > 0):
+	case !(stat.Variance(x, nil) > minVar):
 		return 0, ols(z, y).beta
 	}
 	n := len(y)

@@ -75,6 +75,7 @@ static char fid_buf[2048]; // static, as drain450's reader keeps it
 // writes once (so that it is resident before mlockall and never faults
 // on the real-time thread) the sample buffer of cap calls. 0 or -1.
 static int fid_init(const int *fds, int nsock, const uint16_t *ports, double interval_ms, size_t cap) {
+	tsc_init();
 	fid_fds = calloc(nsock, sizeof *fid_fds);
 	fid_addrs = calloc(nsock, sizeof *fid_addrs);
 	fid_dts = malloc(cap * sizeof *fid_dts);

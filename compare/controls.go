@@ -1,0 +1,254 @@
+package compare
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/rtload/rtload/stats"
+)
+
+// The drift controls in the model (issue 31): each per-call sample of a
+// reader's round comes with the null syscall's and the user loop's mean
+// of the same reader and trial (results.Reader.ControlMeans), and each
+// interleaved block with its own (results.BlockControls.Means). A verdict
+// reads them through Metric's methods below: the control's own change,
+// the metric adjusted on a control (stats.Adjust), and the null syscall's
+// change net of the user loop's (stats.Unexplained); Result.Machine is the
+// machine's own change between the runs.
+
+// Control names one of a reader's drift controls (results.Controls).
+type Control string
+
+// The drift controls.
+const (
+	ControlNull Control = "null syscall" // getppid(2), timed like a recv call
+	ControlLoop Control = "user loop"    // a fixed user-space loop
+)
+
+// controlSamples are a metric's drift controls, value by value in the
+// shape of its samples: null[0] and loop[0] beside Metric.a (or the
+// A blocks of Metric.blocks, as one group), null[1] and loop[1] beside b.
+type controlSamples struct {
+	null, loop [2][][]float64
+}
+
+// controlsOf are the controls of baseline b and column x grouped by
+// process as judge groups their values (ida, idb); nil unless every
+// round of both has both controls.
+func controlsOf(b, x sample, ida, idb []int) *controlSamples {
+	if !b.controlled() || !x.controlled() {
+		return nil
+	}
+	return &controlSamples{
+		null: [2][][]float64{groupValues(b.null, b.procs, ida), groupValues(x.null, x.procs, idb)},
+		loop: [2][][]float64{groupValues(b.loop, b.procs, ida), groupValues(x.loop, x.procs, idb)},
+	}
+}
+
+// blockControls are the controls of block pairs p, flattened as
+// newInterleaved flattens their values; nil unless every block has both.
+func blockControls(p blockPairs) *controlSamples {
+	flat := func(g [][]float64) []float64 {
+		var out []float64
+		for _, x := range g {
+			out = append(out, x...)
+		}
+		return out
+	}
+	var c controlSamples
+	for side, g := range [2][2][][]float64{{p.na, p.la}, {p.nb, p.lb}} {
+		n, l := flat(g[0]), flat(g[1])
+		if len(n) == 0 || slices.ContainsFunc(n, func(v float64) bool { return !(v > 0) }) || slices.ContainsFunc(l, func(v float64) bool { return !(v > 0) }) {
+			return nil
+		}
+		c.null[side], c.loop[side] = [][]float64{n}, [][]float64{l}
+	}
+	return &c
+}
+
+// of is control k's groups, A's and B's.
+func (c *controlSamples) of(k Control) (a, b [][]float64) {
+	if k == ControlLoop {
+		return c.loop[0], c.loop[1]
+	}
+	return c.null[0], c.null[1]
+}
+
+// Controlled reports whether m carries its drift controls: every
+// per-round value (or interleaved block) on both sides with its null
+// syscall and user loop. Only per-call costs of readers that timed
+// controls (readers[].controls > 0) have them.
+func (m *Metric) Controlled() bool { return m.ctl != nil && m.Sampled() }
+
+// SameProcesses reports whether m's sides ran in the same processes (two
+// variants of one run: paired by process, or by interleaved block), so
+// that the machine's drift is common to both and cancels in the pairs.
+func (m *Metric) SameProcesses() bool { return m.paired || m.blocks != nil }
+
+// ControlChangeAt is control k's own change between m's sides at the
+// two-sided level, by the interval m's change takes (Welch t over
+// processes, paired t, or the block pairs'): the machine's change (or the
+// system-call entry's). Undefined when m has no controls.
+func (m *Metric) ControlChangeAt(k Control, level float64) stats.Change {
+	if !m.Controlled() {
+		return stats.Undefined("no drift controls")
+	}
+	a, b := m.ctl.of(k)
+	switch {
+	case m.blocks != nil:
+		return stats.PairedAt(a[0], b[0], level)
+	case m.paired:
+		return stats.NestedPairedAt(a, b, level)
+	}
+	return stats.NestedAt(a, b, level)
+}
+
+// AdjustedAt is m's change regression-adjusted on control k at the
+// two-sided level (stats.AdjustAt, AdjustPairedAt for sides in the same
+// processes): θ estimated within the sides, the raw change and k's own
+// change beside it. Undefined without controls, and for interleaved block
+// pairs (stats.Paired has no adjusted form: verdict does not adjust them).
+func (m *Metric) AdjustedAt(k Control, level float64) stats.Adjusted {
+	if !m.Controlled() || m.blocks != nil {
+		raw := m.ChangeAt(level)
+		why := "no drift controls"
+		if m.blocks != nil {
+			why = "interleaved block pairs are not adjusted"
+		}
+		return stats.Adjusted{Change: stats.Undefined(why), Raw: raw, Control: m.ControlChangeAt(k, level)}
+	}
+	xa, xb := m.ctl.of(k)
+	if m.paired {
+		return stats.AdjustPairedAt(m.a, xa, m.b, xb, level)
+	}
+	return stats.AdjustAt(m.a, xa, m.b, xb, level)
+}
+
+// NullNetOfLoopAt is the null syscall's change between m's sides net of
+// what the user loop's change predicts (stats.Unexplained, the loop's
+// slope at least minTheta) at the two-sided level: an interval that
+// excludes 0 says the null syscall moved by more than the machine moved
+// the loop (verdict's entry-change rule). Undefined without controls or
+// for block pairs.
+func (m *Metric) NullNetOfLoopAt(level, minTheta float64) stats.Adjusted {
+	if !m.Controlled() || m.blocks != nil {
+		return stats.Adjusted{Change: stats.Undefined("no drift controls by process")}
+	}
+	na, nb := m.ctl.of(ControlNull)
+	la, lb := m.ctl.of(ControlLoop)
+	return stats.Unexplained(na, la, nb, lb, level, m.paired, minTheta)
+}
+
+// Machine is the drift controls' own change between a column and its
+// baseline (Result.Machine): the machine's change between two runs, or
+// between two variants of one run (what a variant does to the system-call
+// entry, a seccomp filter, shows here). Each change is the one shape of a
+// change with its interval (Interval), at Confidence.
+type Machine struct {
+	// Column and Baseline are run labels when runs are compared (every
+	// reader's controls of every trial of the run, by process), column
+	// labels within one run (the mean per-call cost's own pairs).
+	Column      string    `json:"column"`
+	Baseline    string    `json:"baseline"`
+	NullSyscall *Interval `json:"null_syscall"`
+	UserLoop    *Interval `json:"user_loop"`
+}
+
+// machine fills r.Machine: with several runs, each run's controls against
+// the first run's (all its readers' rounds by process, stats.Nested); with
+// one run, each mean per-call cost row's controls against its baseline
+// column's (ControlChangeAt).
+func (r *Result) machine(runs []Run, cols []column) {
+	r.Machine = nil
+	if len(runs) == 1 {
+		seen := map[string]bool{}
+		for i := range r.Metrics {
+			m := &r.Metrics[i]
+			if m.Name != "mean per-call cost" || !m.Controlled() || seen[m.Column] {
+				continue
+			}
+			seen[m.Column] = true
+			r.Machine = append(r.Machine, Machine{Column: m.Column, Baseline: m.Baseline,
+				NullSyscall: intervalOf(m.ControlChangeAt(ControlNull, Confidence)), UserLoop: intervalOf(m.ControlChangeAt(ControlLoop, Confidence))})
+		}
+		return
+	}
+	type side struct{ null, loop sample }
+	sides := make([]side, len(runs))
+	for _, c := range cols {
+		s := &sides[c.runIdx]
+		for i := range c.readers {
+			if null, loop, ok := c.readers[i].ControlMeans(); ok {
+				s.null.add(null, c.procs[i])
+				s.loop.add(loop, c.procs[i])
+			}
+		}
+	}
+	a := sides[0]
+	for ri := 1; ri < len(runs); ri++ {
+		b := sides[ri]
+		if len(a.null.rounds) == 0 || len(b.null.rounds) == 0 {
+			continue
+		}
+		group := func(s sample) [][]float64 { return groupsOf(s, processIDs(s)) }
+		r.Machine = append(r.Machine, Machine{Column: runs[ri].Label, Baseline: runs[0].Label,
+			NullSyscall: intervalOf(stats.NestedAt(group(a.null), group(b.null), Confidence)),
+			UserLoop:    intervalOf(stats.NestedAt(group(a.loop), group(b.loop), Confidence))})
+	}
+}
+
+// MachineLines say the machine's own change in one line per Machine
+// entry: "machine, new vs base: null syscall -4.1% [-6.0, -2.2], user loop
+// +0.3% [-0.5, +1.1] (95% CI, n = 10 processes × 4 rounds)". When the
+// runs compare per-call costs but timed no controls, one line says so.
+func (r *Result) MachineLines() []string {
+	var out []string
+	for _, m := range r.Machine {
+		n := ""
+		if m.NullSyscall != nil && m.NullSyscall.N != "" {
+			n = ", n = " + m.NullSyscall.N
+		}
+		out = append(out, fmt.Sprintf("machine, %s vs %s: %s %s, %s %s (%s CI%s)", m.Column, m.Baseline,
+			ControlNull, intervalWords(m.NullSyscall), ControlLoop, intervalWords(m.UserLoop), LevelPct(Confidence), n))
+	}
+	if len(out) > 0 || !r.comparesPerCall() {
+		return out
+	}
+	return []string{"machine: not measured (no drift controls in these results: rtload before readers[].controls, or controls: 0): per-call verdicts are raw"}
+}
+
+// comparesPerCall reports whether r compares some column's mean per-call
+// cost with a baseline.
+func (r *Result) comparesPerCall() bool {
+	return slices.ContainsFunc(r.Metrics, func(m Metric) bool {
+		return m.Name == "mean per-call cost" && m.Verdict != VerdictBaseline
+	})
+}
+
+// intervalWords is an interval as a closing line quotes it: "+0.3%
+// [-0.5, +1.1]", or "no interval (why)".
+func intervalWords(iv *Interval) string {
+	if iv == nil || iv.PointPct == nil || iv.LowPct == nil || iv.HighPct == nil {
+		why := ""
+		if iv != nil && len(iv.Notes) > 0 {
+			why = " (" + strings.Join(iv.Notes, "; ") + ")"
+		}
+		return "no interval" + why
+	}
+	return fmt.Sprintf("%+.1f%% [%+.1f, %+.1f]", *iv.PointPct, *iv.LowPct, *iv.HighPct)
+}
+
+// IntervalWords is an Interval as closing lines quote a change: "+0.3%
+// [-0.5, +1.1]", or "no interval (why)".
+func IntervalWords(iv *Interval) string { return intervalWords(iv) }
+
+// IntervalOf is c in compare's JSON terms (Interval), the one shape of a
+// change with its interval; nil for a Change with no level (the zero
+// value).
+func IntervalOf(c stats.Change) *Interval {
+	if c.Level == 0 && c.Method == "" && len(c.Notes) == 0 {
+		return nil
+	}
+	return intervalOf(c)
+}
