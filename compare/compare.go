@@ -220,10 +220,46 @@ type sample struct {
 	probe      string // the probe kind, "" for a reader
 }
 
-// rateSample is a count of events over hours measured.
+// rateSample is a count of events over hours measured, and each round's
+// share of it (procs, counts, spans: its process, events and hours), the
+// units whose spread says how much the events cluster.
 type rateSample struct {
-	count uint64
-	hours float64
+	count         uint64
+	hours         float64
+	procs         []int
+	counts, spans []float64
+}
+
+// add counts a round of process p: n events in hours.
+func (r *rateSample) add(p int, n uint64, hours float64) {
+	r.count += n
+	r.hours += hours
+	r.procs, r.counts, r.spans = append(r.procs, p), append(r.counts, float64(n)), append(r.spans, hours)
+}
+
+// units are r's counts and hours per process, or per round when there
+// are not processes enough on the two sides (a and b) to estimate their
+// spread (stats.RateRatioUnits: units − 2 ≥ 1).
+func rateUnits(a, b *rateSample) (ca, ta, cb, tb []float64) {
+	byProc := func(r *rateSample) (c, t []float64) {
+		var ids []int
+		for i, p := range r.procs {
+			k := slices.Index(ids, p)
+			if k < 0 {
+				ids, c, t = append(ids, p), append(c, 0), append(t, 0)
+				k = len(ids) - 1
+			}
+			c[k] += r.counts[i]
+			t[k] += r.spans[i]
+		}
+		return c, t
+	}
+	ca, ta = byProc(a)
+	cb, tb = byProc(b)
+	if len(ca)+len(cb) >= 3 {
+		return ca, ta, cb, tb
+	}
+	return a.counts, a.spans, b.counts, b.spans
 }
 
 // add appends a per-round value from process p.
@@ -288,6 +324,14 @@ type Options struct {
 	// Threshold is the change the verdicts are read against, a fraction
 	// of the baseline (0.03 = 3%); 0 means DefaultThreshold.
 	Threshold float64
+	// SpikeThreshold, when > 0, gives every reader column without a
+	// readers[].threshold of its own a spike rate all the same: its
+	// wakeups later than SpikeThreshold per hour, counted from each
+	// round's wakeup latency histogram (results.Latency.CountOver), under
+	// the name a reader threshold of that value would give ("spikes per
+	// hour (> 1ms)"). A gate sets it (verdict.DefaultSpikeThreshold) so
+	// that every check judges the tail; 0 (compare's own tables): none.
+	SpikeThreshold time.Duration
 }
 
 // CompareWith is Compare with options: the headline metrics
@@ -357,7 +401,7 @@ func headlines(runs []Run, opt Options) (*Result, []column, error) {
 		c := &cols[i]
 		subjects = append(subjects, subject{
 			group: c.group, run: runs[c.runIdx].Label, label: c.label, runIdx: c.runIdx,
-			samples: readerSamples(c), invalid: c.invalid, sessionOf: runs[c.runIdx].sessionOf(),
+			samples: readerSamples(c, opt.SpikeThreshold), invalid: c.invalid, sessionOf: runs[c.runIdx].sessionOf(),
 		})
 	}
 	subjects = append(subjects, probeSubjects(runs)...)
@@ -483,8 +527,9 @@ func percentiles(at func(results.Quantity) float64, count uint64, exact bool, sc
 
 // readerSamples computes the headline metrics of a reader column: each
 // with its per-round values (the samples a verdict is made from), and for
-// a reader with a spike threshold its spike rate.
-func readerSamples(c *column) []sample {
+// a reader with a spike threshold (its own, or spike: Options.
+// SpikeThreshold) its spike rate.
+func readerSamples(c *column, spike time.Duration) []sample {
 	unit := c.clock.TickUnit()
 	var out []sample
 
@@ -552,7 +597,7 @@ func readerSamples(c *column) []sample {
 		}
 	}
 	out = append(out, p99, mx)
-	out = append(out, spikeRates(c)...)
+	out = append(out, spikeRates(c, spike)...)
 	// A reader that drains no sockets (a timer-only reader, another
 	// tool's file) has no drain time or messages worth a row.
 	sockets := false
@@ -576,23 +621,39 @@ func readerSamples(c *column) []sample {
 // (readers[].threshold): its spikes over its measured time, a Poisson
 // count (issue 24: tail events as rates, comparable across runs of
 // different length, which a maximum is not). One sample per threshold
-// the column's rounds used.
-func spikeRates(c *column) []sample {
+// the column's rounds used. A column none of whose rounds had a
+// threshold gets, when spike > 0, its wakeups later than spike from each
+// round's histogram instead (results.Latency.CountOver); none when a
+// round cannot count them (no histogram).
+func spikeRates(c *column, spike time.Duration) []sample {
 	var out []sample
 	byThr := map[int64]*rateSample{}
 	var order []int64
+	add := func(thr int64, i int, count uint64) {
+		rs, ok := byThr[thr]
+		if !ok {
+			rs = &rateSample{}
+			byThr[thr] = rs
+			order = append(order, thr)
+		}
+		rs.add(c.procs[i], count, float64(c.durations[i])/float64(time.Hour))
+	}
+	own := false
 	for i, r := range c.readers {
 		if r.ThresholdNs <= 0 || i >= len(c.durations) || c.durations[i] <= 0 {
 			continue
 		}
-		rs, ok := byThr[r.ThresholdNs]
-		if !ok {
-			rs = &rateSample{}
-			byThr[r.ThresholdNs] = rs
-			order = append(order, r.ThresholdNs)
+		own = true
+		add(r.ThresholdNs, i, r.Spikes)
+	}
+	if !own && spike > 0 {
+		for i, r := range c.readers {
+			n, ok := r.WakeupLatency.CountOver(int64(spike))
+			if !ok || i >= len(c.durations) || c.durations[i] <= 0 {
+				return nil // a round without its count: no rate rather than a part of one
+			}
+			add(int64(spike), i, n)
 		}
-		rs.count += r.Spikes
-		rs.hours += float64(c.durations[i]) / float64(time.Hour)
 	}
 	for _, thr := range order {
 		rs := byThr[thr]

@@ -550,40 +550,6 @@ func TestLagNote(t *testing.T) {
 	}
 }
 
-// TestSizing: a run of 4 processes gets a sizing line per primary metric
-// (how many processes find +5% and +10%); a run of one process gets none,
-// only why.
-func TestSizing(t *testing.T) {
-	mk := func(procs int) *Result {
-		s := &results.Summary{Version: results.SummaryVersion, Scenario: "x", Clock: results.ClockInfo{Kind: "monotonic", Unit: "ns", Hz: 1e9}}
-		i := 0
-		for p := range procs {
-			for r := range 3 {
-				h := record.NewLinear(1, 0, 100_000)
-				for range 10 {
-					h.Record(uint64(1000 + 30*p + 20*r*(p%2)))
-				}
-				s.Trials = append(s.Trials, results.Trial{Index: i, Process: p, Round: r, Variant: "A",
-					Readers: []results.Reader{{Name: "rt", Sockets: 1, PerCall: results.PerCall{All: h.Snapshot("ns")}}}})
-				i++
-			}
-		}
-		res, err := Compare([]Run{{Label: "run", Summary: s}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
-	}
-	lines := Sizing(mk(4), 0.03, 5)
-	if len(lines) != 1 || !strings.Contains(lines[0], "to find +5%") || !strings.Contains(lines[0], "to find +10%") || !strings.Contains(lines[0], "between processes") {
-		t.Errorf("4 processes: %q", lines)
-	}
-	lines = Sizing(mk(1), 0.03, 5)
-	if len(lines) != 1 || !strings.Contains(lines[0], "1 process, so the noise between processes") {
-		t.Errorf("1 process: %q", lines)
-	}
-}
-
 // TestHeadlines: what a verdict judges is CompareWith's headline metrics,
 // computed without the run facts, differences, marks, metadata, column
 // percentiles or profiles a person reads (each of check's looks).

@@ -58,6 +58,24 @@ func (m Metric) At(c stats.Change, thr float64, grow stats.Grow) Metric {
 	return m
 }
 
+// Invalid reports whether m's column or its baseline holds an invalid
+// trial: its verdict stays undecided whatever its interval says (At).
+func (m *Metric) Invalid() bool { return m.invalid }
+
+// Tail reports whether m is a spike rate: wakeups later than a threshold
+// per hour (Rate set), the tail a gate guards.
+func (m Metric) Tail() bool { return m.Rate != nil }
+
+// RateCounts are the events of a rate metric's baseline and column (the
+// counts its Poisson rate ratio is made of); ok is false for a metric
+// that is not a rate against a baseline.
+func (m *Metric) RateCounts() (base, col uint64, ok bool) {
+	if m.ra == nil || m.rb == nil {
+		return 0, 0, false
+	}
+	return m.ra.count, m.rb.count, true
+}
+
 // Key names m as outputs and --metric do: "mean per-call cost (ns)".
 func (m Metric) Key() string { return metricKey(m) }
 

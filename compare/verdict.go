@@ -137,7 +137,8 @@ func sqrtPtr(v float64) *float64 {
 func (m *Metric) changeOf(level float64) stats.Change {
 	switch {
 	case m.ra != nil && m.rb != nil:
-		return stats.RateRatio(m.ra.count, m.ra.hours, m.rb.count, m.rb.hours, level)
+		ca, ta, cb, tb := rateUnits(m.ra, m.rb)
+		return stats.RateRatioUnits(ca, ta, cb, tb, level)
 	case m.blocks != nil:
 		return stats.PairedAt(m.blocks[0], m.blocks[1], level)
 	case m.sa != nil && m.paired:

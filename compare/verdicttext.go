@@ -2,12 +2,15 @@ package compare
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/stats"
 )
+
+// SizingChanges are the changes a sizing says a baseline needs
+// processes (or sessions: SessionSizing) to detect: +5% and +10%.
+var SizingChanges = []float64{0.05, 0.10}
 
 // Primary reports which of res's metrics are primary: one per column, the
 // metric a gate judges by default (DefaultGated): a reader's mean
@@ -273,62 +276,4 @@ func sdNote(p *float64, why string) string {
 		return "- (" + why + ")"
 	}
 	return fmt.Sprintf("%.3f", *p)
-}
-
-// SizingChanges are the changes Sizing says a baseline needs processes
-// to detect.
-var SizingChanges = []float64{0.05, 0.10}
-
-// Sizing says, for every column's primary metric of a run (a one-run
-// Result), how many processes per side a check against it needs to find
-// each of SizingChanges slower beyond threshold with 80% power at the
-// noise the run measured (stats.UnitsToDetect, at the level of a default
-// check: Pocock over looks looks, Bonferroni over the primary metrics),
-// and Kalibera & Jones' rounds per process. One line per column.
-func Sizing(r *Result, threshold float64, looks int) []string {
-	prim := r.Primary()
-	m := 0
-	for i := range r.Metrics {
-		if prim[i] {
-			m++
-		}
-	}
-	level := stats.Stop{Decide: true, MaxLooks: looks, Metrics: max(m, 1)}.Level()
-	var out []string
-	for i, x := range r.Metrics {
-		v := x.Variance
-		if !prim[i] || v == nil || v.BetweenRoundsLogSD == nil && v.BetweenProcessesLogSD == nil {
-			continue
-		}
-		if v.BetweenProcessesLogSD == nil {
-			out = append(out, fmt.Sprintf("sizing: %s %s: 1 process, so the noise between processes (often most of a check's) was not measured: no sizing; a baseline for rtload check wants rtload run --processes 10 (or more), which prints how many a check needs",
-				x.Column, metricKey(x)))
-			continue
-		}
-		rounds := max(int(math.Round(v.Rounds)), 1)
-		bp, br := 0.0, 0.0
-		if v.BetweenProcessesLogSD != nil {
-			bp = *v.BetweenProcessesLogSD
-		}
-		if v.BetweenRoundsLogSD != nil {
-			br = *v.BetweenRoundsLogSD
-		}
-		unitVar := bp*bp + br*br/float64(rounds)
-		var need []string
-		for _, c := range SizingChanges {
-			if n, ok := stats.UnitsToDetect(unitVar, c, threshold, level, stats.DefaultPower); ok {
-				need = append(need, fmt.Sprintf("%d to find %+.0f%%", n, c*100))
-			} else {
-				need = append(need, fmt.Sprintf("none can find %+.0f%%", c*100))
-			}
-		}
-		l := fmt.Sprintf("sizing: %s %s: log-SD %s between processes, %s between rounds of %d: a check needs about %s, processes per side (slower beyond +%s%%, 80%% power, %d looks)",
-			x.Column, metricKey(x), sdNote(v.BetweenProcessesLogSD, "not measured: 1 process"), sdNote(v.BetweenRoundsLogSD, "1 round"), rounds,
-			strings.Join(need, ", "), fmtPct(threshold*100), looks)
-		if v.RoundsPerProcess > 0 {
-			l += fmt.Sprintf("; Kalibera & Jones: %d %s per process", v.RoundsPerProcess, unitPlural("round", v.RoundsPerProcess))
-		}
-		out = append(out, l)
-	}
-	return out
 }

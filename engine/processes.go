@@ -39,7 +39,8 @@ const MaxEnvPad = 4096
 // drawn from seed (Setup seeds and environment padding; a seed of 0 draws
 // one from the clock), and merges their trials into one summary
 // (Trial.Process set, Summary.Processes describing each). After every
-// child but the last opt.OnCheckpoint receives the merged summary so far.
+// child but the last opt.OnCheckpoint receives the merged summary so far,
+// and opt.Replacements may add children in the place of disturbed ones.
 // It stops at the first child that fails or when ctx ends, returning what
 // ran (Stopped set when ctx ended).
 func RunProcesses(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt Options, seed uint64, launch Launcher) (*results.Summary, error) {
@@ -53,7 +54,7 @@ func RunProcesses(ctx context.Context, spec *scenario.Spec, trials []scenario.Tr
 	n := spec.Processes
 	var sum *results.Summary
 	first := time.Now()
-	for p := range n {
+	for p := 0; p < n; p++ {
 		if ctx.Err() != nil {
 			break
 		}
@@ -88,6 +89,9 @@ func RunProcesses(ctx context.Context, spec *scenario.Spec, trials []scenario.Tr
 				return sum, fmt.Errorf("%w: %w (process %d of %d: %v)", ErrStopped, context.Cause(ctx), p+1, n, err)
 			}
 			return sum, fmt.Errorf("process %d of %d: %w", p+1, n, err)
+		}
+		if opt.Replacements != nil && sum != nil && ctx.Err() == nil {
+			n = max(n, spec.Processes+opt.Replacements(sum))
 		}
 		if opt.AfterProcess != nil && sum != nil && ctx.Err() == nil && !opt.AfterProcess(sum, time.Since(first)) {
 			break

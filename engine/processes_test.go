@@ -89,6 +89,24 @@ func TestRunProcesses(t *testing.T) {
 	}
 }
 
+// TestRunProcessesReplacements: Replacements adds children in the place
+// of disturbed ones, numbered on; a count that falls never removes one.
+func TestRunProcessesReplacements(t *testing.T) {
+	spec := &scenario.Spec{Name: "multi", Processes: 3}
+	trials := []scenario.Trial{{Index: 0}, {Index: 1}}
+	var launched []Child
+	counts := []int{0, 1, 1, 0, 0} // after each child: process 2 was disturbed
+	sum, err := RunProcesses(context.Background(), spec, trials, Options{Replacements: func(s *results.Summary) int {
+		return counts[len(s.Processes)-1]
+	}}, 1, fakeChildren(2, -1, &launched))
+	if err != nil || len(launched) != 4 || len(sum.Processes) != 4 || len(sum.Trials) != 8 {
+		t.Fatalf("err %v, %d launched, %d processes, %d trials: want 4 (3 and one in the place of a disturbed one)", err, len(launched), len(sum.Processes), len(sum.Trials))
+	}
+	if c := launched[3]; c.Process != 3 || c.IndexBase != 6 {
+		t.Errorf("the replacement: %+v", c)
+	}
+}
+
 func TestSetup(t *testing.T) {
 	if (Setup{}).SocketOrder(0, 5) != nil || (Setup{}).BufOffset(0) != 0 {
 		t.Error("the zero Setup randomises")

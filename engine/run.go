@@ -86,6 +86,12 @@ type Options struct {
 	// since the first started; returning false ends the run there, as
 	// finished (rtload check's stop rule: verdict.Check.After).
 	AfterProcess func(sum *results.Summary, elapsed time.Duration) bool
+	// Replacements, when set, is called by RunProcesses after every child
+	// that ran to its end, with the merged summary so far, and says how
+	// many fresh processes to run beyond spec.Processes: one in the place
+	// of each the machine disturbed, within the run's cap (rtload run
+	// --processes: verdict.Replacer). The count only grows.
+	Replacements func(sum *results.Summary) int
 }
 
 // SoakWakeupLogLimit caps a soak run's per-wakeup log (bytes on disk, per

@@ -401,6 +401,34 @@ func MergeLatency(ls ...Latency) (l Latency, exact bool) {
 	return d.latency(), exact
 }
 
+// CountOver is how many of l's samples lie above ns: from its HDR, the
+// samples of every bucket whose lowest value is above ns (a sample within
+// a bucket's width of ns, 0.1% of it past 2048 ns, may be left out). ok
+// is false when l has samples up to past ns and no HDR to count them
+// from (or an HDR that does not decode); with none past ns (MaxNs ≤ ns)
+// it is 0 and ok without one. It is how a gate counts the wakeups later
+// than a threshold the reader itself did not count (Reader.Spikes counts
+// those over its own readers[].threshold).
+func (l Latency) CountOver(ns int64) (uint64, bool) {
+	if l.Count == 0 || l.MaxNs <= ns {
+		return 0, true
+	}
+	if l.HDR == "" {
+		return 0, false
+	}
+	h, err := DecodeHDR(l.HDR)
+	if err != nil {
+		return 0, false
+	}
+	var n uint64
+	for _, b := range h.Distribution() {
+		if b.From > ns && b.Count > 0 {
+			n += uint64(b.Count)
+		}
+	}
+	return n, true
+}
+
 // MergeTickStats combines several rounds' TickStats like MergeLatency.
 func MergeTickStats(ts ...TickStats) (t TickStats, exact bool) {
 	d, exact := mergeOf(ts, TickStats.dist)

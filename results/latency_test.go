@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/google/go-cmp/cmp"
@@ -233,5 +234,34 @@ func TestLatencyOfAllocs(t *testing.T) {
 	}
 	if l.Count != 10000 || l.MaxNs != int64(h.Max()) || s.MaxTicks != h.Max() {
 		t.Errorf("summary %+v / %+v of 10000 samples up to %d", l, s, h.Max())
+	}
+}
+
+// TestCountOver: wakeups later than a threshold, from the HDR; exact
+// without one when none lies past it; not ok when it would be needed.
+func TestCountOver(t *testing.T) {
+	h := record.NewHDR(int64(time.Second))
+	for _, v := range []uint64{50_000, 185_000, 999_000, 1_000_000, 1_002_000, 6_304_000, 40_000_000} {
+		h.Record(v)
+	}
+	l := results.LatencyOf(h, true)
+	for _, tc := range []struct {
+		ns   int64
+		want uint64
+	}{{0, 7}, {100_000, 6}, {1_000_000, 3}, {6_000_000, 2}, {40_000_000, 0}, {50_000_000, 0}} {
+		if n, ok := l.CountOver(tc.ns); !ok || n != tc.want {
+			t.Errorf("over %d ns: %d (ok %v), want %d", tc.ns, n, ok, tc.want)
+		}
+	}
+	bare := l
+	bare.HDR = ""
+	if n, ok := bare.CountOver(50_000_000); !ok || n != 0 {
+		t.Errorf("past the max without an HDR: %d %v, want 0 true", n, ok)
+	}
+	if _, ok := bare.CountOver(1_000_000); ok {
+		t.Error("below the max without an HDR: ok, want not")
+	}
+	if n, ok := (results.Latency{}).CountOver(0); !ok || n != 0 {
+		t.Errorf("no samples: %d %v", n, ok)
 	}
 }

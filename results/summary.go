@@ -120,9 +120,11 @@ type Trial struct {
 	// Marks say how the trial was not the trial asked for, each with its
 	// kind (MarkInvalid, MarkEmpty, MarkStarved, MarkTraffic, MarkRtload)
 	// and text, in the order found; empty for a trial as asked. compare's
-	// verdicts touching an invalid trial (Valid) are undecided, and
-	// `rtload check` cannot judge a run with an invalid, empty, starved or
-	// traffic mark (exit 125). Summary.Marks gathers them with the run's.
+	// verdicts touching an invalid trial (Valid) are undecided. `rtload
+	// check` leaves out a process whose invalid, empty, starved or traffic
+	// mark is the machine's (Trial.Cause) and runs a fresh one in its
+	// place, and cannot judge a run with one of the workload's own (exit
+	// 125). Summary.Marks gathers them with the run's.
 	// Version 2 kept them in the fields invalid, process_marks,
 	// traffic_not_as_specified, readers[].starved and
 	// traffic[].not_as_specified: DecodeSummary reads those into Marks.

@@ -308,3 +308,40 @@ func TestLag1(t *testing.T) {
 		t.Error("Lag1High")
 	}
 }
+
+// TestRateRatioUnits: Poisson-like units keep RateRatio's interval; a
+// burst in one unit widens it by the counts' overdispersion (φ = Pearson
+// χ² / (units − 2)), the point unchanged; too few units keep φ = 1.
+func TestRateRatioUnits(t *testing.T) {
+	ones := func(n int, v float64) []float64 {
+		out := make([]float64, n)
+		for i := range out {
+			out[i] = v
+		}
+		return out
+	}
+	// 2 events in every unit: χ² 0, φ 1: RateRatio's interval.
+	c := RateRatioUnits(ones(10, 2), ones(10, 1), ones(5, 2), ones(5, 1), 0.95)
+	want := RateRatio(20, 10, 10, 5, 0.95)
+	near(t, "even: lo", c.Lo, want.Lo, 1e-12)
+	near(t, "even: hi", c.Hi, want.Hi, 1e-12)
+	// The same 30 events, 19 of B's in one unit: A's rate 2, B's 4 (20 in
+	// 5): χ² = Σ(c − e)²/e over B's units (19−4)²/4 + 4·(0.25−4)²/4 =
+	// 70.3125, over 13: φ = 5.409. The point is the counts' (+100%).
+	b := []float64{19, 0.25, 0.25, 0.25, 0.25}
+	c = RateRatioUnits(ones(10, 2), ones(10, 1), b, ones(5, 1), 0.95)
+	phi := 70.3125 / 13
+	want = rateRatio(20/phi, 10, 20/phi, 5, 0.95)
+	near(t, "burst: point", c.Point, 1, 1e-12)
+	near(t, "burst: lo", c.Lo, want.Lo, 1e-12)
+	if !(c.Lo < RateRatio(20, 10, 20, 5, 0.95).Lo) || !strings.Contains(c.Notes[0], "5.4× a Poisson count's between 15 units") {
+		t.Errorf("burst: %+v", c)
+	}
+	// One unit a side: φ not estimated.
+	if c := RateRatioUnits([]float64{20}, []float64{10}, []float64{40}, []float64{10}, 0.95); !strings.Contains(c.Notes[len(c.Notes)-1], "2 units: their overdispersion was not estimated") {
+		t.Errorf("two units: %+v", c)
+	}
+	if c := RateRatioUnits(ones(3, 0), ones(3, 1), ones(3, 0), ones(3, 1), 0.95); c.Defined() {
+		t.Errorf("no event: %+v", c)
+	}
+}

@@ -42,6 +42,16 @@ type Report struct {
 	// Sequential is how the check added processes and when it stopped;
 	// nil when it ran none.
 	Sequential *Sequential `json:"sequential,omitempty"`
+	// Replaced are the new run's processes the machine disturbed, each
+	// left out of the verdict with a fresh process run in its place;
+	// BaselineDropped the baseline's, left out (replace.go). Nil when
+	// none was.
+	Replaced        *Dropped `json:"replaced,omitempty"`
+	BaselineDropped *Dropped `json:"baseline_dropped,omitempty"`
+	// Sizing is what the check can see, said before any new process ran:
+	// from the baseline's noise and time per process (sizing.go); nil when
+	// the baseline cannot be judged against.
+	Sizing *Detectable `json:"sizing,omitempty"`
 }
 
 // Compared is a comparison with the gate that judged it: `rtload compare
@@ -88,25 +98,81 @@ type Check struct {
 }
 
 // NewCheck is a check of a new run against base (compare.Load's, from
-// the directory Baseline names). When base cannot be judged against
-// (Unjudgeable) the check is over before anything runs: its Report says
-// CannotJudge and Done reports true.
+// the directory Baseline names), judged on base's processes less those
+// the machine disturbed (BaselineDropped). When base cannot be judged
+// against (too many disturbed, or Unjudgeable) the check is over before
+// anything runs: its Report says CannotJudge and Done reports true.
 func NewCheck(base compare.Run, opt CheckOptions) *Check {
+	ran := processCount(base.Summary)
+	clean, dropped := dropDisturbed(base.Summary, ran)
+	base.Summary = clean
 	c := &Check{opt: opt, base: base,
-		Report: Report{Schema: Schema, Version: compare.SchemaVersion, Baseline: base.Dir,
+		Report: Report{Schema: Schema, Version: compare.SchemaVersion, Baseline: base.Dir, BaselineDropped: dropped,
 			Gate: Gate{ThresholdPct: opt.threshold() * 100, Metrics: []Metric{}}},
-		seq: Sequential{BudgetNs: int64(opt.Budget), BaselineProcesses: processCount(base.Summary)}}
+		seq: Sequential{BudgetNs: int64(opt.Budget), BaselineProcesses: ran}}
+	if why := dropped.Reason(opt.Labels[0], true); why != "" {
+		c.Gate.Reasons = []string{why}
+		c.finish()
+		return c
+	}
+	if dropped != nil {
+		c.seq.BaselineProcesses = ran - len(dropped.Disturbed)
+	}
 	if reasons := Unjudgeable(opt.Labels[0], base.Summary); len(reasons) > 0 {
 		c.Gate.Reasons = reasons
 		c.finish()
+		return c
 	}
+	c.Sizing = c.size()
 	return c
+}
+
+// size is what the check can see before it runs anything: the clean
+// baseline's noise, and the new processes its budget allows at the
+// baseline's own time per process.
+func (c *Check) size() *Detectable {
+	s := c.base.Summary
+	n := processCount(s)
+	from := fmt.Sprintf("the baseline's %d %s", n, plural(n, "process", "processes"))
+	if n == 1 {
+		from += " (one: the noise between processes is not measured)"
+	}
+	return sizeCheck(c.base, c.opt.Options, n, c.looks(), c.opt.Budget, PerProcess(s), from, false)
+}
+
+// looks is the looks the check plans (DefaultLooks when not set).
+func (c *Check) looks() int {
+	if c.opt.Looks < 1 {
+		return DefaultLooks
+	}
+	return c.opt.Looks
+}
+
+// PerProcess is the mean time a process of s took (its records' start to
+// end; a run of one process without them: the run's), 0 when not known.
+func PerProcess(s *results.Summary) time.Duration {
+	var sum time.Duration
+	n := 0
+	for _, p := range s.Processes {
+		if !p.Start.IsZero() && p.End.After(p.Start) {
+			sum += p.End.Sub(p.Start)
+			n++
+		}
+	}
+	switch {
+	case n > 0:
+		return sum / time.Duration(n)
+	case len(s.Processes) <= 1 && !s.Start.IsZero() && s.End.After(s.Start):
+		return s.End.Sub(s.Start)
+	}
+	return 0
 }
 
 // Done reports whether c has its verdict.
 func (c *Check) Done() bool { return c.Verdict != "" }
 
-// BaselineProcesses is the baseline's process count.
+// BaselineProcesses is the baseline's process count, those the machine
+// disturbed left out.
 func (c *Check) BaselineProcesses() int { return c.seq.BaselineProcesses }
 
 // processCount is how many processes s's trials came from (at least 1).
@@ -120,44 +186,85 @@ func processCount(s *results.Summary) int {
 
 // After is engine.Options.AfterProcess: after each new process, with
 // the new run's merged summary so far and the time since its first
-// process started, it plans the looks (after the first process), looks
-// when the plan says (at once when the new run cannot be judged: more
-// processes will not make it judgeable), and returns false to stop.
+// process started, it plans the looks (after the first process), leaves
+// out the processes the machine disturbed (a fresh one runs in the place
+// of each: the run goes on), looks when the plan says (at once when the
+// new run cannot be judged: more processes will not make it judgeable),
+// and returns false to stop.
 func (c *Check) After(sum *results.Summary, elapsed time.Duration) bool {
 	q := &c.seq
 	if !q.planned() {
 		q.plan(c.opt.Looks, elapsed)
 	}
-	look, overBudget := q.step(len(sum.Processes), elapsed)
-	if len(Unjudgeable(c.opt.Labels[1], c.newRun(sum).Summary)) > 0 {
-		c.look(sum)
+	judged, why := c.judged(sum, false)
+	look, overBudget := q.step(processCount0(judged), len(sum.Processes), elapsed)
+	if why == "" && len(judged.Trials) == 0 { // every process so far replaced: nothing to look at yet
+		q.Stop = q.after(false, "", overBudget)
+		return q.Stop == ""
+	}
+	if why != "" || len(Unjudgeable(c.opt.Labels[1], c.newRun(judged).Summary)) > 0 {
+		c.look(judged, why)
 		q.Stop = StopCannotJudge
 		return false
 	}
 	var v Verdict
 	if look {
-		v = c.look(sum)
+		v = c.look(judged, "")
 	}
 	q.Stop = q.after(look, v, overBudget)
 	return q.Stop == ""
 }
 
-// look judges the baseline against the new run sum so far at the
-// looks' level (fixed at the first look: Pocock over the planned looks,
-// Bonferroni over the judged metrics): CannotJudge when sum cannot be
-// judged or compared. It reads only the headline metrics
+// judged is the new run sum without the processes the machine disturbed
+// (Replaced: they were, by the processes after them), saying so on the
+// log for each new one, and why the run cannot be judged for them ("" if
+// it can; final: the run ended, so no fresh process will come).
+func (c *Check) judged(sum *results.Summary, final bool) (*results.Summary, string) {
+	judged, d := dropDisturbed(sum, len(sum.Processes))
+	if d != nil && c.opt.Log != nil {
+		seen := 0
+		if c.Replaced != nil {
+			seen = len(c.Replaced.Disturbed)
+		}
+		for _, x := range d.Disturbed[min(seen, len(d.Disturbed)):] {
+			fmt.Fprintf(c.opt.Log, "check: process %d disturbed by the machine (%s): left out, a fresh process runs in its place\n", x.Process+1, x.Why)
+		}
+	}
+	c.Replaced = d
+	return judged, d.Reason(c.opt.Labels[1], final)
+}
+
+// processCount0 is how many processes s's trials came from (0 for none).
+func processCount0(s *results.Summary) int {
+	if len(s.Trials) == 0 {
+		return 0
+	}
+	return processCount(s)
+}
+
+// look judges the baseline against the new run sum so far (the machine's
+// disturbed processes left out) at the looks' level (fixed at the first
+// look: Pocock over the planned looks, Bonferroni over the judged
+// metrics): CannotJudge when sum cannot be judged (why, when not "", and
+// Unjudgeable) or compared. It reads only the headline metrics
 // (compare.Headlines).
-func (c *Check) look(sum *results.Summary) Verdict {
+func (c *Check) look(sum *results.Summary, why string) Verdict {
 	q := &c.seq
 	q.Looks++
 	c.sum = sum
 	cand := c.newRun(sum)
-	res, err := compare.Headlines([]compare.Run{c.base, cand}, compare.Options{Threshold: c.opt.Threshold})
+	res, err := compare.Headlines([]compare.Run{c.base, cand}, c.opt.CompareOptions())
 	if err != nil {
 		c.reasons = []string{termsafe.Escape(err.Error())}
+		if why != "" {
+			c.reasons = []string{termsafe.Escape(why)}
+		}
 		return CannotJudge
 	}
 	c.reasons = Unjudgeable(c.opt.Labels[1], cand.Summary)
+	if why != "" {
+		c.reasons = append([]string{termsafe.Escape(why)}, c.reasons...)
+	}
 	if q.Metrics == 0 {
 		judged, err := gated(res.Metrics, c.opt.Metrics)
 		if err != nil {
@@ -190,12 +297,13 @@ func (c *Check) look(sum *results.Summary) Verdict {
 // the last look's summary) with the gate.
 func (c *Check) End(sum *results.Summary) {
 	q := &c.seq
-	if c.gate == nil || q.Processes != len(sum.Processes) {
+	judged, why := c.judged(sum, true)
+	if c.gate == nil || q.Processes != processCount0(judged) || q.Ran != len(sum.Processes) {
 		if !q.planned() {
 			q.plan(c.opt.Looks, 0)
 		}
-		q.Processes = len(sum.Processes)
-		c.look(sum)
+		q.Processes, q.Ran = processCount0(judged), len(sum.Processes)
+		c.look(judged, why)
 		if q.Stop == "" {
 			q.Stop = StopRunEnd
 		}
@@ -207,7 +315,7 @@ func (c *Check) End(sum *results.Summary) {
 		return
 	}
 	c.Gate = *c.gate
-	res, err := compare.CompareWith([]compare.Run{c.base, c.newRun(c.sum)}, compare.Options{Threshold: c.opt.Threshold})
+	res, err := compare.CompareWith([]compare.Run{c.base, c.newRun(c.sum)}, c.opt.CompareOptions())
 	if err == nil {
 		c.Compare = &Compared{Result: res}
 	}

@@ -59,6 +59,27 @@ func starved(s *results.Summary, i int) *results.Summary {
 	return s
 }
 
+// selfStarved marks trial i of s starved by its reader's own work: the
+// reader overran 50 of its 100 ticks (results.SelfOverrunShare).
+func selfStarved(s *results.Summary, i int) *results.Summary {
+	s.Trials[i].Readers[0].Wakeups, s.Trials[i].Readers[0].Overruns = 100, 50
+	return starved(s, i)
+}
+
+// disturbed is a new run like procRun(n, cost, small, 5) whose processes
+// procs (0-based) have their second round starved by the machine.
+func disturbed(cost float64, procs ...int) func(n int) *results.Summary {
+	return func(n int) *results.Summary {
+		s := procRun(n, cost, small, 5)
+		for _, p := range procs {
+			if p < n {
+				starved(s, 2*p+1)
+			}
+		}
+		return s
+	}
+}
+
 // drive runs check c as engine.RunProcesses does: a new process after
 // another, the first taking first and each other per, After after each
 // (false stops), at most maxProcs; then End on the last summary.
@@ -96,41 +117,52 @@ func TestCheckLooks(t *testing.T) {
 		looked   int // looks made
 		procs    int // new processes judged
 		reason   string
+		replaced int // new processes left out and replaced
 	}{
 		// +30% per call: the first planned look (5 processes) decides.
 		{"slower", func(n int) *results.Summary { return procRun(n, 1300, small, 3) }, 20 * time.Second, 20 * time.Second, DefaultBudget, DefaultLooks, MaxProcesses,
-			Slower, ExitSlower, StopDecided, 1, 5, ""},
+			Slower, ExitSlower, StopDecided, 1, 5, "", 0},
 		// The same cost, ±1%: its interval lies below +3% at the first look.
 		{"same", func(n int) *results.Summary { return procRun(n, 1000, small, 5) }, 20 * time.Second, 20 * time.Second, DefaultBudget, DefaultLooks, MaxProcesses,
-			NotSlower, ExitNotSlower, StopDecided, 1, 5, ""},
+			NotSlower, ExitNotSlower, StopDecided, 1, 5, "", 0},
 		// ±10% noise between processes, the same cost: undecided at both
 		// planned looks (5, 10: the budget allows 10 processes of 2 s, the
 		// first's time; the others take 1 s, so the last look comes before
 		// the budget is spent).
 		{"noisy, undecided at the last look", func(n int) *results.Summary { return procRun(n, 1000, large, 2) }, 2 * time.Second, time.Second, 20 * time.Second, 2, MaxProcesses,
-			Undecided, ExitCannotJudge, StopLastLook, 2, 10, ""},
+			Undecided, ExitCannotJudge, StopLastLook, 2, 10, "", 0},
 		// 100 s a process against a 5-minute budget: the third would end
 		// past it, before the first planned look (5): one look at 3, at
 		// the end, undecided.
 		{"over budget", func(n int) *results.Summary { return procRun(n, 1000, large, 2) }, 100 * time.Second, 100 * time.Second, DefaultBudget, DefaultLooks, MaxProcesses,
-			Undecided, ExitCannotJudge, StopBudget, 1, 3, ""},
+			Undecided, ExitCannotJudge, StopBudget, 1, 3, "", 0},
 		// The run ended (its processes ran out) before the first look.
 		{"the run's end", func(n int) *results.Summary { return procRun(n, 1300, small, 3) }, 20 * time.Second, 20 * time.Second, DefaultBudget, DefaultLooks, 2,
-			Slower, ExitSlower, StopRunEnd, 1, 2, ""},
-		// A starved reader in the first process: more processes will not
-		// make the run judgeable: stop at once.
-		{"marked", func(n int) *results.Summary { return starved(procRun(n, 1000, small, 5), 0) }, 20 * time.Second, 20 * time.Second, DefaultBudget, DefaultLooks, MaxProcesses,
-			CannotJudge, ExitCannotJudge, StopCannotJudge, 1, 1, "new: trial 1 (v, round 1): reader rt runnable but off CPU 1 for 66ms"},
-		// One process of three disturbed: today the whole check cannot
-		// judge (issue 31 replaces the process instead).
-		{"one process disturbed", func(n int) *results.Summary {
-			s := procRun(n, 1000, small, 5)
-			if n >= 3 {
-				starved(s, 5) // process 3's second round
-			}
-			return s
-		}, 20 * time.Second, 20 * time.Second, DefaultBudget, DefaultLooks, MaxProcesses,
-			CannotJudge, ExitCannotJudge, StopCannotJudge, 1, 3, "new: trial 6 (v, round 6): reader rt runnable"},
+			Slower, ExitSlower, StopRunEnd, 1, 2, "", 0},
+		// A reader starved by its own overruns in the first process: the
+		// workload's, which a fresh process would repeat: never replaced,
+		// the run cannot be judged, stop at once.
+		{"starved by its own work", func(n int) *results.Summary { return selfStarved(procRun(n, 1000, small, 5), 0) }, 20 * time.Second, 20 * time.Second, DefaultBudget, DefaultLooks, MaxProcesses,
+			CannotJudge, ExitCannotJudge, StopCannotJudge, 1, 1, "new: trial 1 (v, round 1): reader rt runnable but off CPU 1 for 66ms", 0},
+		// The first process starved by the machine: left out, a fresh one
+		// in its place; the first look (5 judged, 6 run) decides.
+		{"the first process disturbed", disturbed(1000, 0), 20 * time.Second, 20 * time.Second, DefaultBudget, DefaultLooks, MaxProcesses,
+			NotSlower, ExitNotSlower, StopDecided, 1, 5, "", 1},
+		// One process of six disturbed (the third): replaced, decided.
+		{"one process disturbed", disturbed(1000, 2), 20 * time.Second, 20 * time.Second, DefaultBudget, DefaultLooks, MaxProcesses,
+			NotSlower, ExitNotSlower, StopDecided, 1, 5, "", 1},
+		// +30% with one process disturbed: slower all the same.
+		{"one process disturbed, slower", disturbed(1300, 1), 20 * time.Second, 20 * time.Second, DefaultBudget, DefaultLooks, MaxProcesses,
+			Slower, ExitSlower, StopDecided, 1, 5, "", 1},
+		// The second and fourth disturbed: 2 of 4 run, more than a third:
+		// the machine chose which processes count: cannot judge, counted.
+		{"too many disturbed", disturbed(1000, 1, 3), 20 * time.Second, 20 * time.Second, DefaultBudget, DefaultLooks, MaxProcesses,
+			CannotJudge, ExitCannotJudge, StopCannotJudge, 1, 2, "new: 2 of 4 processes disturbed by the machine: reader rt runnable but off CPU 1 for 66ms (starved); at most 1 of 4", 2},
+		// A budget for 5 processes of 20 s, the second disturbed: the
+		// budget is spent at 4 judged, before the first planned look (5);
+		// the last look at the end decides on those 4.
+		{"budget spent while replacing", disturbed(1000, 1), 20 * time.Second, 20 * time.Second, 100 * time.Second, DefaultLooks, MaxProcesses,
+			NotSlower, ExitNotSlower, StopBudget, 1, 4, "", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := checkOf(t, base, tc.budget, tc.looks)
@@ -151,6 +183,16 @@ func TestCheckLooks(t *testing.T) {
 			}
 			if c.Compare == nil || c.Compare.Gate == nil || c.Compare.Gate.Verdict != c.Verdict {
 				t.Errorf("no comparison with the gate to print: %+v", c.Compare)
+			}
+			replaced := 0
+			if c.Replaced != nil {
+				replaced = len(c.Replaced.Disturbed)
+			}
+			if replaced != tc.replaced || q.Ran != q.Processes+replaced && tc.reason == "" {
+				t.Errorf("replaced %d (%+v), ran %d judged %d: want %d replaced, ran = judged + replaced", replaced, c.Replaced, q.Ran, q.Processes, tc.replaced)
+			}
+			if tc.reason == "" && strings.Contains(c.Gate.Line("check", c.ExitCode), "CANNOT") {
+				t.Errorf("line %q", c.Gate.Line("check", c.ExitCode))
 			}
 			if q.BaselineProcesses != 10 || q.Metrics != 1 || q.Level < 0.95 {
 				t.Errorf("baseline %d processes, %d metrics at %v: want 10, 1, at least 95%% (Pocock over the looks planned)", q.BaselineProcesses, q.Metrics, q.Level)
@@ -202,12 +244,45 @@ func TestPlan(t *testing.T) {
 	}
 }
 
-// TestCheckBaselineUnjudgeable: a marked baseline ends the check before
-// anything runs.
+// TestCheckBaselineDisturbed: a baseline the machine disturbed is judged
+// on its clean processes, if enough remain.
+func TestCheckBaselineDisturbed(t *testing.T) {
+	base := starved(starved(procRun(10, 1000, small, 0), 3), 8) // processes 2 and 5 (1-based)
+	c := checkOf(t, base, DefaultBudget, DefaultLooks)
+	if c.Done() || c.BaselineProcesses() != 8 || c.BaselineDropped == nil || len(c.BaselineDropped.Disturbed) != 2 || c.BaselineDropped.MaxDropped != 3 {
+		t.Fatalf("report %+v, dropped %+v: want the check to run against the 8 clean processes", c.Report, c.BaselineDropped)
+	}
+	drive(c, func(n int) *results.Summary { return procRun(n, 1300, small, 3) }, 20*time.Second, 20*time.Second, MaxProcesses)
+	if c.Verdict != Slower || c.Sequential.BaselineProcesses != 8 {
+		t.Fatalf("verdict %q against %d baseline processes, want slower against 8", c.Verdict, c.Sequential.BaselineProcesses)
+	}
+	var b bytes.Buffer
+	if err := c.Report.Write(&b, "text", report.Quiet); err != nil {
+		t.Fatal(err)
+	}
+	want := "baseline: judged on 8 of 10 processes: left out 2 disturbed by the machine: reader rt runnable but off CPU 1 for 66ms (starved)\n"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("closing block lacks %q:\n%s", want, b.String())
+	}
+	// 4 of 10 disturbed: more than a third: cannot judge before anything
+	// runs, with the count.
+	for _, i := range []int{12, 16} {
+		starved(base, i)
+	}
+	c = checkOf(t, base, DefaultBudget, DefaultLooks)
+	if !c.Done() || c.Verdict != CannotJudge || len(c.Gate.Reasons) != 1 ||
+		!strings.HasPrefix(c.Gate.Reasons[0], "baseline: 4 of 10 processes disturbed by the machine: reader rt runnable but off CPU 1 for 66ms (starved); at most 3 of 10 may be left out") {
+		t.Fatalf("report %+v", c.Report)
+	}
+}
+
+// TestCheckBaselineUnjudgeable: a baseline marked by its own workload
+// ends the check before anything runs.
 func TestCheckBaselineUnjudgeable(t *testing.T) {
-	c := checkOf(t, starved(procRun(10, 1000, small, 0), 3), DefaultBudget, DefaultLooks)
+	c := checkOf(t, selfStarved(procRun(10, 1000, small, 0), 3), DefaultBudget, DefaultLooks)
 	if !c.Done() || c.Verdict != CannotJudge || c.ExitCode != ExitCannotJudge || c.Sequential != nil ||
-		len(c.Gate.Reasons) != 1 || !strings.HasPrefix(c.Gate.Reasons[0], "baseline: trial 4 (v, round 4): reader rt runnable") {
+		len(c.Gate.Reasons) != 1 || !strings.HasPrefix(c.Gate.Reasons[0], "baseline: trial 4 (v, round 4): reader rt runnable") ||
+		!strings.Contains(c.Gate.Reasons[0], "(the workload's own: reader rt overran 50 of its 100 ticks; a fresh process would repeat it") {
 		t.Fatalf("report %+v", c.Report)
 	}
 	var b bytes.Buffer
@@ -322,5 +397,36 @@ func TestCheckPriorSessions(t *testing.T) {
 	iv := c.Gate.Metrics[0].Interval
 	if iv.Unit != "session" || !strings.Contains(iv.N, "B 3 sessions × ") || !strings.HasPrefix(iv.N, "A 1 session × 10 processes") {
 		t.Errorf("interval unit %q, n %q", iv.Unit, iv.N)
+	}
+}
+
+// TestCheckReplacedReport: the processes replaced are counted in one
+// line with why, on the log as they happen, and in the JSON report.
+func TestCheckReplacedReport(t *testing.T) {
+	c := checkOf(t, procRun(10, 1000, small, 0), DefaultBudget, DefaultLooks)
+	var log bytes.Buffer
+	c.opt.Log = &log
+	drive(c, disturbed(1000, 2), 20*time.Second, 20*time.Second, MaxProcesses)
+	if want := "check: process 3 disturbed by the machine (reader rt runnable but off CPU 1 for 66ms (starved)): left out, a fresh process runs in its place\n"; !strings.Contains(log.String(), want) {
+		t.Errorf("log lacks %q:\n%s", want, log.String())
+	}
+	var b bytes.Buffer
+	if err := c.Report.Write(&b, "text", report.Quiet); err != nil {
+		t.Fatal(err)
+	}
+	if want := "replaced 1 of 6 processes (at most 2: a third): reader rt runnable but off CPU 1 for 66ms (starved)\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("closing block lacks %q:\n%s", want, b.String())
+	}
+	b.Reset()
+	if err := c.Report.Write(&b, "json", report.Normal); err != nil {
+		t.Fatal(err)
+	}
+	var got Report
+	if err := json.Unmarshal(b.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := &Dropped{Processes: 6, MaxDropped: 2, Disturbed: []results.Disturbance{{Process: 2, Cause: results.CauseMachine, Why: "reader rt runnable but off CPU 1 for 66ms (starved)"}}}
+	if diff := cmp.Diff(want, got.Replaced); diff != "" || got.Sequential.Ran != 6 || got.Sequential.Processes != 5 {
+		t.Errorf("replaced (-want +got):\n%s\nsequential %+v", diff, got.Sequential)
 	}
 }

@@ -13,11 +13,12 @@ import (
 // Judge gates the headline metrics ms (compare.Headlines' or a full
 // comparison's Metrics): CannotJudge when reasons is not empty (each says
 // why a run cannot be judged, see Unjudgeable); else each judged metric
-// (opt.Metrics, or every column's primary metric) gets stats.Decide's
-// verdict on its change (opt.Estimator, Raw by default) at the gate's
-// level (opt.Level, or the Bonferroni FamilyLevel over the judged
-// metrics): Slower when one is proven slower beyond the threshold,
-// NotSlower when every one is proven not slower, Undecided otherwise (an
+// (opt.Metrics, or every column's primary metric and spike rates) gets
+// stats.Decide's verdict on its change (opt.Estimator, Raw by default;
+// a spike rate the tail guard's, tail.go) at the gate's level (opt.Level,
+// or the Bonferroni FamilyLevel over the judged metrics): Slower when one
+// is proven slower beyond its threshold, NotSlower when every one is
+// proven not slower (a spike rate: clear), Undecided otherwise (an
 // interval that straddles the threshold, a metric without an interval,
 // an invalid trial; and no metric to judge, with that reason). It fails
 // when opt names a metric ms does not have.
@@ -38,12 +39,17 @@ func Judge(ms []compare.Metric, reasons []string, opt Options) (Gate, error) {
 	}
 	slower, notSlower := 0, 0
 	for _, i := range judged {
-		m := judgeMetric(&ms[i], g.Level, thr, grow, opt)
-		switch m.Judged {
-		case JudgedSlower:
+		var m Metric
+		if ms[i].Tail() {
+			m = judgeTail(&ms[i], g.Level, opt.tailThreshold())
+		} else {
+			m = judgeMetric(&ms[i], g.Level, thr, grow, opt)
+		}
+		switch {
+		case m.Judged == JudgedSlower:
 			slower++
 			g.Slower = append(g.Slower, ms[i].Key()+" "+ms[i].Column)
-		case JudgedNotSlower:
+		case m.clear():
 			notSlower++
 		}
 		g.Metrics = append(g.Metrics, m)
@@ -78,8 +84,9 @@ func JudgeRuns(runs []compare.Run, res *compare.Result, opt Options) (Compared, 
 
 // gated are the indices of the metrics of ms a gate judges: those names
 // selects (compare.Metric.Selected), or with no names every column's
-// primary one (compare.Primary); never a baseline's own row. It fails on
-// a name no metric has.
+// primary one (compare.Primary) and its spike rates (compare.Metric.Tail:
+// the tail guard, tail.go); never a baseline's own row. It fails on a
+// name no metric has.
 func gated(ms []compare.Metric, names []string) ([]int, error) {
 	for _, n := range names {
 		if !hasMetric(ms, n) {
@@ -92,7 +99,7 @@ func gated(ms []compare.Metric, names []string) ([]int, error) {
 		if m.Verdict == compare.VerdictBaseline {
 			continue
 		}
-		if (len(names) > 0 && m.Selected(names)) || (len(names) == 0 && prim[i]) {
+		if (len(names) > 0 && m.Selected(names)) || (len(names) == 0 && (prim[i] || m.Tail())) {
 			out = append(out, i)
 		}
 	}
@@ -126,7 +133,7 @@ func judgeMetric(m *compare.Metric, level, thr float64, grow stats.Grow, opt Opt
 	}
 	out := Metric{Name: m.Name, Unit: m.Unit, HigherIsBetter: m.HigherIsBetter, Column: m.Column, Baseline: m.Baseline, Value: m.Value, BaselineValue: m.BaselineValue,
 		Verdict: at.Verdict, Interval: at.Interval, Variance: m.Variance, MinDetectablePct: at.MinDetectablePct, MoreUnits: at.MoreUnits,
-		MethodNote: at.MethodNote, Adjustment: adj}
+		MethodNote: at.MethodNote, ThresholdPct: thr * 100, Adjustment: adj}
 	switch at.Verdict {
 	case compare.VerdictSlower:
 		out.Judged = JudgedSlower
@@ -143,9 +150,12 @@ func judgeMetric(m *compare.Metric, level, thr float64, grow stats.Grow, opt Opt
 // run's own (degraded, its reasons "; "-joined; stopped early;
 // incomplete), no trials, then per trial each of compare.TrialMarkKinds
 // it holds, quoted by compare.MarkText ("new: trial 2 (recvmsg, round 1):
-// invalid: …"). Empty for a run that can be judged. Each reason is one
-// line, escaped (termsafe.Escape: a newline or escape sequence in a string
-// from results cannot start a line of rtload's own where it is printed).
+// invalid: …"), saying when one is the workload's own (workloadNote).
+// Empty for a run that can be judged. Each reason is one line, escaped
+// (termsafe.Escape: a newline or escape sequence in a string from results
+// cannot start a line of rtload's own where it is printed). A check
+// leaves the machine's disturbed processes out before it asks
+// (dropDisturbed).
 func Unjudgeable(label string, s *results.Summary) []string {
 	out := unjudgeable(label, s)
 	for i := range out {
@@ -175,11 +185,28 @@ func unjudgeable(label string, s *results.Summary) []string {
 		t := &s.Trials[i]
 		for _, k := range compare.TrialMarkKinds {
 			if m := compare.MarkText(k, t); m != "" {
-				out = append(out, fmt.Sprintf("%s: %s: %s", label, t.Name(), m))
+				out = append(out, fmt.Sprintf("%s: %s: %s%s", label, t.Name(), m, workloadNote(t, k)))
 			}
 		}
 	}
 	return out
+}
+
+// workloadNote says, for trial t's marks of kind k (MarkInvalid standing
+// for MarkEmpty too, as compare.TrialMarkKinds has it), that one is the
+// workload's own (results.Trial.Cause), so that no fresh process replaces
+// it: " (the workload's own: reader rt ran 97% of its window itself; a
+// fresh process would repeat it)"; "" when every one is the machine's.
+func workloadNote(t *results.Trial, k results.MarkKind) string {
+	for _, m := range t.Marks {
+		if m.Kind != k && (k != results.MarkInvalid || m.Kind != results.MarkEmpty) {
+			continue
+		}
+		if c, why := t.Cause(m); c == results.CauseWorkload {
+			return " (the workload's own: " + why + "; a fresh process would repeat it, so it is not replaced)"
+		}
+	}
+	return ""
 }
 
 // CheckMetrics refuses, before anything runs, a metric opt names that
@@ -192,7 +219,7 @@ func CheckMetrics(base compare.Run, opt Options) error {
 	}
 	other := base
 	other.Label += " "
-	res, err := compare.Headlines([]compare.Run{base, other}, compare.Options{Threshold: opt.Threshold})
+	res, err := compare.Headlines([]compare.Run{base, other}, opt.CompareOptions())
 	if err != nil {
 		return nil
 	}

@@ -52,11 +52,15 @@ type Sequential struct {
 	BudgetNs int64 `json:"budget_ns"`
 	// MaxLooks is the looks planned (after the first process timed the
 	// rest) and LookProcesses the new processes each planned look falls
-	// at; Looks the looks made, at Processes new processes.
+	// at; Looks the looks made, at Processes new processes judged (the
+	// machine's disturbed ones left out: Report.Replaced). Ran counts
+	// every new process run, replaced ones included: the budget pays for
+	// them all.
 	MaxLooks      int   `json:"max_looks"`
 	LookProcesses []int `json:"look_processes"`
 	Looks         int   `json:"looks"`
 	Processes     int   `json:"processes"`
+	Ran           int   `json:"processes_run"`
 	// BaselineProcesses is the baseline's process count (the side that
 	// cannot grow).
 	BaselineProcesses int `json:"baseline_processes"`
@@ -96,17 +100,18 @@ func (q *Sequential) plan(looks int, perProcess time.Duration) {
 // planned reports whether q has its schedule.
 func (q *Sequential) planned() bool { return q.LookProcesses != nil }
 
-// step is the stop rule after a process: with done processes after
-// elapsed, whether to look now (a planned look, past the last one, or
-// the budget spent with enough processes for a look) and whether the
-// budget is spent (the next process, at the mean time per process so
-// far, would pass it).
-func (q *Sequential) step(done int, elapsed time.Duration) (look, overBudget bool) {
-	q.Processes, q.ElapsedNs = done, int64(elapsed)
-	perProcess := elapsed / time.Duration(max(done, 1))
+// step is the stop rule after a process: with done processes judged of
+// ran run after elapsed, whether to look now (a planned look, past the
+// last one, or the budget spent with enough processes for a look) and
+// whether the budget is spent (the next process, at the mean time per
+// process run so far, would pass it).
+func (q *Sequential) step(done, ran int, elapsed time.Duration) (look, overBudget bool) {
+	fresh := done != q.Processes // a replaced process adds nothing to look at
+	q.Processes, q.Ran, q.ElapsedNs = done, ran, int64(elapsed)
+	perProcess := elapsed / time.Duration(max(ran, 1))
 	overBudget = elapsed+perProcess > time.Duration(q.BudgetNs)
 	last := q.LookProcesses[len(q.LookProcesses)-1]
-	look = slices.Contains(q.LookProcesses, done) || done >= last || (overBudget && done >= MinLookProcesses)
+	look = fresh && (slices.Contains(q.LookProcesses, done) || done >= last || (overBudget && done >= MinLookProcesses))
 	return look, overBudget
 }
 
@@ -147,9 +152,13 @@ func (q Sequential) Short() string {
 
 // Line says in one line how a check sampled and why it stopped.
 func (q Sequential) Line() string {
-	return fmt.Sprintf("check: n = %d candidate processes against %d baseline processes; look %d of %d planned at %v processes "+
+	ran := ""
+	if q.Ran > q.Processes {
+		ran = fmt.Sprintf(" (%d run, %d replaced: disturbed by the machine)", q.Ran, q.Ran-q.Processes)
+	}
+	return fmt.Sprintf("check: n = %d candidate processes%s against %d baseline processes; look %d of %d planned at %v processes "+
 		"(Pocock repeated CIs: each look at %.2f%% per metric over %d metrics, so that stopping at the first decided look keeps the false-alarm rate at 5%%); "+
 		"stopped: %s after %v of the %v budget",
-		q.Processes, q.BaselineProcesses, q.Looks, q.MaxLooks, q.LookProcesses, q.Level*100, q.Metrics,
+		q.Processes, ran, q.BaselineProcesses, q.Looks, q.MaxLooks, q.LookProcesses, q.Level*100, q.Metrics,
 		q.Stop, time.Duration(q.ElapsedNs).Round(time.Second), time.Duration(q.BudgetNs))
 }

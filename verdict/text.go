@@ -3,6 +3,7 @@ package verdict
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/rtload/rtload/compare"
@@ -25,11 +26,15 @@ func (g Gate) Text(w io.Writer) error {
 	}
 	thr := compare.Pct(g.ThresholdPct)
 	counts := fmt.Sprintf("%d slower, %d not slower, %d undecided at +%s%% (CI %s)", slower, notSlower, undecided, thr, level)
+	if tails, clear, tthr := g.tailCounts(); tails > 0 {
+		counts += fmt.Sprintf("; of them %d spike %s, judged by the tail guard at +%s%%: %d clear (not shown higher: counted as not slower)",
+			tails, plural(tails, "rate", "rates"), compare.Pct(tthr), clear)
+	}
 	switch g.Verdict {
 	case NotSlower:
-		fmt.Fprintf(&b, "gate: NOT SLOWER: every judged metric is proven not slower beyond +%s%% (%s)\n", thr, counts)
+		fmt.Fprintf(&b, "gate: NOT SLOWER: every judged metric is proven not slower beyond +%s%%%s (%s)\n", thr, g.clearNote(), counts)
 	case Slower:
-		fmt.Fprintf(&b, "gate: SLOWER: %d judged metric(s) proven slower beyond +%s%%, the whole CI beyond it (%s)\n", slower, thr, counts)
+		fmt.Fprintf(&b, "gate: SLOWER: %d judged metric(s) proven slower beyond %s, the whole CI beyond it (%s)\n", slower, g.slowerBeyond(), counts)
 	case Undecided:
 		fmt.Fprintf(&b, "gate: UNDECIDED: not proven slower, not proven not slower (%s): more samples or a larger --threshold\n", counts)
 	default:
@@ -40,8 +45,10 @@ func (g Gate) Text(w io.Writer) error {
 		b.WriteByte('\n')
 	}
 	for _, m := range g.Metrics {
-		l := compare.VerdictLine(m.compareMetric(), g.ThresholdPct)
-		if a := m.Adjustment; a != nil && a.Judged == JudgedAdjusted { // θ and r are in the interval's notes
+		l := compare.VerdictLine(m.compareMetric(), m.threshold(g.ThresholdPct))
+		if m.Tail {
+			l += "; tail guard: " + m.Judged
+		} else if a := m.Adjustment; a != nil && a.Judged == JudgedAdjusted { // θ and r are in the interval's notes
 			l += "; the raw change " + compare.IntervalWords(a.Raw)
 		} else if a != nil {
 			l += "; " + a.Long()
@@ -76,17 +83,78 @@ func (m Metric) compareMetric() compare.Metric {
 }
 
 // judgedCounts is how many of g's judged metrics are proven slower and
-// proven not slower, of n judged; the rest are undecided.
+// proven not slower (a spike rate: clear), of n judged; the rest are
+// undecided.
 func (g Gate) judgedCounts() (slower, notSlower, n int) {
 	for _, m := range g.Metrics {
-		switch m.Judged {
-		case JudgedSlower:
+		switch {
+		case m.Judged == JudgedSlower:
 			slower++
-		case JudgedNotSlower:
+		case m.clear():
 			notSlower++
 		}
 	}
 	return slower, notSlower, len(g.Metrics)
+}
+
+// slowerBeyond names the thresholds g's slower metrics are proven slower
+// beyond: "+3%", "+100% in a spike rate (the tail)", or both.
+func (g Gate) slowerBeyond() string {
+	var metric, tail bool
+	for _, m := range g.Metrics {
+		if m.Judged == JudgedSlower {
+			metric, tail = metric || !m.Tail, tail || m.Tail
+		}
+	}
+	_, _, tthr := g.tailCounts()
+	t := "+" + compare.Pct(tthr) + "% in a spike rate (the tail)"
+	switch {
+	case tail && metric:
+		return "+" + compare.Pct(g.ThresholdPct) + "%, and " + t
+	case tail:
+		return t
+	}
+	return "+" + compare.Pct(g.ThresholdPct) + "%"
+}
+
+// clearNote is ", the tail clear" when g judged a spike rate (all clear
+// when g passed), "" otherwise.
+func (g Gate) clearNote() string {
+	if tails, _, _ := g.tailCounts(); tails > 0 {
+		return ", the tail clear"
+	}
+	return ""
+}
+
+// tailCounts is how many of g's judged metrics are spike rates, how many
+// of them the tail guard found clear, and its threshold (%).
+func (g Gate) tailCounts() (tails, clear int, thresholdPct float64) {
+	for _, m := range g.Metrics {
+		if m.Tail {
+			tails++
+			thresholdPct = m.ThresholdPct
+			if m.clear() {
+				clear++
+			}
+		}
+	}
+	return tails, clear, thresholdPct
+}
+
+// threshold is the threshold m was read against (%), gate's when m does
+// not say (a report written before metrics carried their own).
+func (m Metric) threshold(gate float64) float64 {
+	if m.ThresholdPct != 0 {
+		return m.ThresholdPct
+	}
+	return gate
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // Line is the gate's verdict in one line, headed by who ("gate",
@@ -97,6 +165,9 @@ func (g Gate) Line(who string, exit int) string {
 	counts := fmt.Sprintf("%d slower, %d not slower, %d undecided of %d judged", slower, notSlower, n-slower-notSlower, n)
 	if k := g.worseNotBeyond(); k > 0 {
 		counts += fmt.Sprintf(", %d of them slower with the CI excluding 0", k)
+	}
+	if tails, clear, _ := g.tailCounts(); tails > 0 {
+		counts += fmt.Sprintf("; %d of them spike %s, %d clear", tails, plural(tails, "rate", "rates"), clear)
 	}
 	code := fmt.Sprintf("exit %d", exit)
 	switch exit {
@@ -110,9 +181,9 @@ func (g Gate) Line(who string, exit int) string {
 	thr := compare.Pct(g.ThresholdPct)
 	switch g.Verdict {
 	case NotSlower:
-		return fmt.Sprintf("%s: NOT SLOWER: every judged metric proven not slower beyond +%s%% (%s): %s", who, thr, counts, code)
+		return fmt.Sprintf("%s: NOT SLOWER: every judged metric proven not slower beyond +%s%%%s (%s): %s", who, thr, g.clearNote(), counts, code)
 	case Slower:
-		return fmt.Sprintf("%s: SLOWER: proven slower beyond +%s%% (%s): %s", who, thr, counts, code)
+		return fmt.Sprintf("%s: SLOWER: proven slower beyond %s (%s): %s", who, g.slowerBeyond(), counts, code)
 	case Undecided:
 		return fmt.Sprintf("%s: UNDECIDED at +%s%% (%s): %s", who, thr, counts, code)
 	}
@@ -137,13 +208,30 @@ func (g Gate) Line(who string, exit int) string {
 func (g Gate) Closing(who string, marked, extra []string, exit int) report.Closing {
 	name := func(l string) string { return l }
 	var lines []string
-	for _, m := range g.Metrics {
+	// What holds the verdict first (slower, then undecided), then what
+	// passed: a full block cuts its last lines.
+	ms := slices.Clone(g.Metrics)
+	rank := func(m Metric) int {
+		switch {
+		case m.Judged == JudgedSlower:
+			return 0
+		case !m.clear():
+			return 1
+		}
+		return 2
+	}
+	slices.SortStableFunc(ms, func(a, b Metric) int { return rank(a) - rank(b) })
+	for _, m := range ms {
 		cm := m.compareMetric()
 		cl := compare.ChangeLine(cm, name)
 		if w := m.Adjustment.Words(); w != "" {
 			cl += ", " + w
 		}
-		lines = append(lines, cl+": "+compare.VerdictWords(cm, g.ThresholdPct, "+"))
+		v := compare.VerdictWords(cm, m.threshold(g.ThresholdPct), "+")
+		if m.Tail {
+			v = "tail guard at +" + compare.Pct(m.ThresholdPct) + "%: " + m.Judged
+		}
+		lines = append(lines, cl+": "+v)
 	}
 	head := fmt.Sprintf("verdicts at +%s%% (the gate's CI: %s per metric):", compare.Pct(g.ThresholdPct), compare.LevelPct(g.Level))
 	return compare.ClosingBlock(head, lines, marked, extra, g.Line(who, exit))
@@ -184,6 +272,12 @@ func (r *Report) Write(w io.Writer, format string, level report.Level) error {
 	}
 	if q := r.Sequential; q != nil {
 		extra = append(extra, q.Short())
+	}
+	if d := r.Replaced; d.judged() {
+		extra = append(extra, d.Line(false))
+	}
+	if d := r.BaselineDropped; d.judged() {
+		extra = append(extra, d.Line(true))
 	}
 	switch {
 	case r.Results != "" && r.ResultsRemoved:

@@ -16,6 +16,8 @@
 package verdict
 
 import (
+	"time"
+
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/stats"
 )
@@ -78,8 +80,16 @@ type Options struct {
 	// ControlNone to judge the raw change.
 	Control Control
 	// Estimator, when set, is the change judged for each metric instead
-	// (Raw: the metric's own samples', whatever Control says).
+	// (Raw: the metric's own samples', whatever Control says). A spike
+	// rate is always judged on its own counts (tail.go).
 	Estimator Estimator
+	// TailThreshold is the growth of a spike rate the tail guard
+	// tolerates (1 = +100%, a doubling); 0 means DefaultTailThreshold.
+	// SpikeThreshold is the wakeup latency past which a reader without a
+	// readers[].threshold counts spikes for the gate; 0 means
+	// DefaultSpikeThreshold (tail.go).
+	TailThreshold  float64
+	SpikeThreshold time.Duration
 }
 
 // threshold is o's threshold, its default filled in.
@@ -88,6 +98,13 @@ func (o Options) threshold() float64 {
 		return compare.DefaultThreshold
 	}
 	return o.Threshold
+}
+
+// CompareOptions are the options of the comparison a gate with o judges
+// (compare.Headlines, compare.CompareWith): its threshold and the spike
+// threshold of readers without their own.
+func (o Options) CompareOptions() compare.Options {
+	return compare.Options{Threshold: o.Threshold, SpikeThreshold: o.spikeThreshold()}
 }
 
 // An Estimator is the change a gate judges for one metric at a two-sided
@@ -131,11 +148,18 @@ type Metric struct {
 	Value          float64 `json:"value"`
 	BaselineValue  float64 `json:"baseline_value"`
 	// Verdict is the three-way verdict at the gate's level: slower, not
-	// slower, same or undecided (stats.Decide; compare.Verdict*).
+	// slower, same or undecided (stats.Decide; compare.Verdict*), against
+	// ThresholdPct.
 	Verdict string `json:"verdict"`
 	// Judged is the gate's word: JudgedSlower, JudgedNotSlower, or
-	// JudgedUndecided and why ("undecided: <method note>").
+	// JudgedUndecided and why ("undecided: <method note>"); for a spike
+	// rate (Tail) also JudgedTailClear.
 	Judged string `json:"judged"`
+	// ThresholdPct is the change this metric was read against: the gate's
+	// threshold, or for a spike rate the tail guard's (Tail).
+	ThresholdPct float64 `json:"threshold_pct"`
+	// Tail marks a spike rate, judged by the tail guard (tail.go).
+	Tail bool `json:"tail,omitempty"`
 	// Interval, Variance, MinDetectablePct and MoreUnits as
 	// compare.Metric has them, at the gate's level.
 	Interval         *compare.Interval `json:"interval,omitempty"`
@@ -154,4 +178,8 @@ const (
 	JudgedSlower    = "slower beyond threshold"
 	JudgedNotSlower = "not slower"
 	JudgedUndecided = "undecided"
+	// JudgedTailClear: a spike rate not shown higher than the baseline's
+	// (its interval reaches no change, or neither side had a spike): the
+	// tail guard does not hold the gate (tail.go).
+	JudgedTailClear = "tail clear"
 )

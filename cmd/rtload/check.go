@@ -54,10 +54,22 @@ results with the baseline's after planned looks and exits:
        +threshold (not only its mean)
   125  undecided (not shown either way when the budget ran out), or the runs
        cannot be judged: a degraded, stopped or incomplete run (either one),
-       a missing privilege, a run that failed
+       a missing privilege or requirement, a run that failed, a trial marked
+       by the workload itself, more than a third of a side's processes
+       disturbed by the machine
   2    a usage error; among them a scenario whose requires: this boot does
        not meet (nothing is run): the message names the flag that runs the
        other side of a boot A/B, --as COUNTERPART
+
+A process the machine disturbed (a reader kept off its CPU by another
+thread or RT throttling it did not cause, a clocksource change, the
+hypervisor taking the sender's CPU) is left out of the verdict and a
+fresh one runs in its place within the budget; the output says how many
+and why. A baseline is judged on its clean processes. A mark the workload
+brought on itself (a reader starved by its own overruns) is never
+replaced: the run cannot be judged. Before the first new process, check
+prints the smallest slowdown it can find from the baseline's noise, raw
+and adjusted on the null-syscall drift control.
 
 --as COUNTERPART runs the baseline's own scenario, every --set override it
 ran with kept, under the counterpart's name and requires: instead of its
@@ -75,7 +87,9 @@ processes detect a 5% or 10% change at the noise it saw; with one baseline
 process its between-process noise is borrowed from the new run's and the
 verdict is mostly undecided). By default the judged metrics are each
 column's primary one (mean per-call cost; wakeup latency p99 for a
-timer-only reader), held at a 5% family-wise false-alarm rate.
+timer-only reader) and each reader's spike rate (wakeups later than its
+threshold, or 1 ms, per hour: slower when proven more than doubled), held
+at a 5% family-wise false-alarm rate.
 
 Each reader times drift controls in every tick (a null syscall and a
 user-space loop, readers[].controls): the machine's change between the
@@ -282,6 +296,12 @@ func runChecked(cmd *cobra.Command, sw *signalWatch, cpu *cpuBudget, args []stri
 	f.run.afterProcess = c.After
 	fmt.Fprintf(cmd.ErrOrStderr(), "check: up to %v of fresh processes (%d trials each), the verdict looked at %d times; baseline: %d processes\n",
 		f.budget, len(trials), f.looks, c.BaselineProcesses())
+	if c.BaselineDropped != nil {
+		fmt.Fprintln(cmd.ErrOrStderr(), "check: "+c.BaselineDropped.Line(true))
+	}
+	if c.Sizing != nil {
+		fmt.Fprintln(cmd.ErrOrStderr(), c.Sizing.Line("check: sizing"))
+	}
 	tmp := ""
 	var sess *results.Sessions
 	if f.run.appendTo != "" {

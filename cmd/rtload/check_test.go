@@ -302,8 +302,9 @@ func TestCheckWithoutRunning(t *testing.T) {
 		contains string
 	}{
 		{"degraded baseline: cannot judge, nothing runs", []string{deg}, 125, "cannot judge: baseline: degraded: run without some privileges (--allow-degraded)"},
+		// Its one process disturbed by the machine: none left to judge on.
 		{"invalid trial in the baseline: cannot judge", []string{inv}, 125,
-			"cannot judge: baseline: trial 2 (base, round 2): invalid: clocksource changed (tsc → kvm-clock at 1.0 s)"},
+			"cannot judge: baseline: every process disturbed by the machine (1 of 1): clocksource changed (tsc → kvm-clock at 1.0 s) (invalid)\n"},
 		{"traffic not as specified in the baseline: cannot judge", []string{tns}, 125,
 			"cannot judge: baseline: trial 1 (base, round 1): traffic not as specified: socks: send lag p99 7.2ms > max_send_lag 1ms"},
 		{"missing baseline", []string{filepath.Join(t.TempDir(), "none")}, 2, "baseline: read summary"},

@@ -110,7 +110,11 @@ func runCompare(cmd *cobra.Command, args []string, f compareFlags) error {
 	if err != nil { // not a results directory: bad input (2), gate or not
 		return usageError{err}
 	}
-	res, err := compare.CompareWith(runs, compare.Options{Threshold: gate.Threshold})
+	copt := compare.Options{Threshold: gate.Threshold}
+	if gating {
+		copt = gate.CompareOptions() // the spike rates the tail guard judges too
+	}
+	res, err := compare.CompareWith(runs, copt)
 	if err != nil {
 		return err
 	}

@@ -265,6 +265,10 @@ func writeRun(w io.Writer, s *results.Summary, dir, saveErr string, level report
 	} else {
 		c = compare.RunClosing(res, s, dir, saveErr)
 	}
+	if d := verdict.RunDropped(s); d != nil && processes(s) > 1 {
+		// Before the last line (the results directory or why not saved).
+		c.Lines = slices.Insert(c.Lines, max(len(c.Lines)-1, 0), d.RunLine())
+	}
 	return c.Write(w, level == report.Quiet)
 }
 
@@ -298,7 +302,24 @@ func writeRunJSON(w io.Writer, o outcome) error {
 	if o.runErr != nil {
 		doc.Error = o.runErr.Error()
 	}
-	return compare.WriteJSON(w, doc)
+	out := struct {
+		*compare.RunReport
+		// Sizing is what a default check against this run can see
+		// (verdict.SizeRun), Replaced its processes the machine disturbed,
+		// which a check leaves out (verdict.RunDropped): a run of several
+		// processes, a baseline.
+		Sizing   *verdict.Detectable `json:"sizing,omitempty"`
+		Replaced *verdict.Dropped    `json:"replaced,omitempty"`
+	}{RunReport: doc}
+	if n := processes(r.Summary); n > 1 {
+		out.Replaced = verdict.RunDropped(r.Summary)
+		clean := n
+		if out.Replaced != nil {
+			clean -= len(out.Replaced.Disturbed)
+		}
+		out.Sizing = verdict.SizeRun(r, clean, verdict.PerProcess(r.Summary), verdict.Options{})
+	}
+	return compare.WriteJSON(w, out)
 }
 
 // outcome is what a run left: its summary (nil when nothing was
@@ -505,6 +526,20 @@ func wireOptions(opt *engine.Options, f runFlags, spec *scenario.Spec, env sysin
 		opt.AfterProcess = func(sum *results.Summary, elapsed time.Duration) bool {
 			sum.Spec, sum.Plan, sum.Env = sv.run.Spec, sv.run.Plan, sv.run.Env
 			return f.afterProcess(sum, elapsed)
+		}
+	} else if spec.Processes > 1 {
+		// A baseline: a fresh process in the place of each the machine
+		// disturbed (at most a third), and what a check against it will
+		// see, said after its first clean process, before the rest is paid
+		// for.
+		opt.Replacements = verdict.Replacer(spec.Processes, errw)
+		said := false
+		opt.AfterProcess = func(sum *results.Summary, elapsed time.Duration) bool {
+			if d := verdict.SizeRun(compare.Run{Label: "run", Summary: sum}, spec.Processes, elapsed/time.Duration(len(sum.Processes)), verdict.Options{}); d != nil && !said {
+				said = true
+				fmt.Fprintln(errw, d.Line(fmt.Sprintf("sizing after process %d of %d", len(sum.Processes), spec.Processes)))
+			}
+			return true
 		}
 	}
 }
@@ -892,13 +927,13 @@ func (l *liveLine) done() {
 }
 
 // printSizing says how many processes a baseline like this run needs for
-// a check to detect a 5% or a 10% change (compare.Sizing), from the
+// a check to detect a 5% or a 10% change (verdict.Sizing), from the
 // run's one-run Result (nil: nothing to say).
 func printSizing(w io.Writer, res *compare.Result) {
 	if res == nil {
 		return
 	}
-	lines := compare.Sizing(res, compare.DefaultThreshold, verdict.DefaultLooks)
+	lines := verdict.Sizing(res, compare.DefaultThreshold, verdict.DefaultLooks)
 	if len(lines) == 0 {
 		return
 	}
