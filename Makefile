@@ -110,7 +110,7 @@ test:
 	-RTLOAD_TEST_TIERS=realtime $(GO) test -race -count=1 -p 1 -timeout 15m -json -skip '$(CSSWITCH)' $(RT_PKGS) | ./bin/testsum -dir $(TESTSUM) -stage "real-time tier, race"
 	-RTLOAD_TEST_TIERS=realtime $(GO) test -race -count=1 -timeout 5m -json -run '$(CSSWITCH)' ./sysinfo ./engine | ./bin/testsum -dir $(TESTSUM) -stage "clocksource switches, race"
 	-RTLOAD_TEST_TIERS=system $(GO) test -race -count=1 -p 1 -timeout 20m -json $(SYS_PKGS) | ./bin/testsum -dir $(TESTSUM) -stage "system tier, race"
-	-$(GO) test -count=1 -timeout 5m -json -run 'Alloc|SoakMemory' ./... | ./bin/testsum -dir $(TESTSUM) -stage "allocations, no race detector"
+	-$(GO) test -count=1 -timeout 5m -json -run 'Alloc|SoakMemory|^TestSoak$$' ./... | ./bin/testsum -dir $(TESTSUM) -stage "allocations and memory bounds, no race detector"
 	-$(GO) test -count=1 -timeout 5m -json -run '^$$' -bench . -benchtime=1x ./... | ./bin/testsum -dir $(TESTSUM) -stage "benchmarks, one iteration each"
 	@./bin/testsum -dir $(TESTSUM) -summary
 

@@ -121,8 +121,12 @@ noise: [{kind: spin, threads: 1, duty: {on: 200ms, off: 300ms}}]
 	}
 	// The very last record is the partial interval taken after every
 	// thread stopped: compare the second with the one before it.
+	// Under -race the RSS is the race detector's (its shadow memory, and
+	// sync.Pool items it drops: 182 → 212 MiB with 134 collections where
+	// the plain build went 24 → 29 MiB with 3): make test runs this test
+	// without -race too (its allocations stage), where the bound holds.
 	first, last := recs[1], recs[len(recs)-2]
-	if grow := last.RSSBytes - first.RSSBytes; grow > 24<<20 {
+	if grow := last.RSSBytes - first.RSSBytes; grow > 24<<20 && !raceEnabled {
 		t.Errorf("RSS grew %d MiB between interval 1 and %d (tolerance 24 MiB)", grow>>20, last.Seq)
 	}
 	if d := last.FDs - first.FDs; d > 2 || d < -2 {
