@@ -123,12 +123,3 @@ func (b *cpuBudget) end() {
 		close(b.done)
 	}
 }
-
-// budgetSpent is the cause of a check's run stopped because its first
-// process ran past the budget (runFlags.firstProcessLimit): cannot judge
-// (125), not interrupted.
-type budgetSpent struct{ budget time.Duration }
-
-func (b budgetSpent) Error() string {
-	return fmt.Sprintf("the --budget of %v ran out in the first process (its setup and trials take longer): give a larger --budget", b.budget)
-}

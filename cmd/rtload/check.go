@@ -17,6 +17,7 @@ import (
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
+	"github.com/rtload/rtload/session"
 	"github.com/rtload/rtload/sysinfo"
 	"github.com/rtload/rtload/verdict"
 )
@@ -138,8 +139,7 @@ and runs nothing. Naming a scenario (check DIR SCENARIO) needs neither.`,
   rtload check /srv/base --trust-baseline --format json | jq .verdict`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f.run.repeatSet = cmd.Flags().Changed("repeat")
-			autoFlagsChanged(cmd, &f.run)
+			f.run.given(cmd)
 			return runCheck(cmd, args, f)
 		},
 	}
@@ -151,9 +151,9 @@ and runs nothing. Naming a scenario (check DIR SCENARIO) needs neither.`,
 	fl.IntVar(&f.looks, "looks", verdict.DefaultLooks, "how many times the verdict is looked at within the budget (Pocock's boundary keeps the false-alarm rate at 5% over them)")
 	fl.StringSliceVar(&f.labels, "label", []string{"baseline", "new"}, "names of the two runs' columns")
 	fl.StringVar(&f.format, "format", "text", "output format: text or json (schema rtload-check, see docs/results.md)")
-	fl.StringVar(&f.run.duration, "duration", "", "measured time per trial (overrides the scenario's)")
+	fl.StringVar(&f.run.ov.Duration, "duration", "", "measured time per trial (overrides the scenario's)")
 	fl.IntVar(&f.run.repeat, "repeat", 0, "rounds per process (overrides the scenario's)")
-	fl.StringArrayVar(&f.run.sets, "set", nil, "override a scenario field: path=value (repeatable)")
+	fl.StringArrayVar(&f.run.ov.Sets, "set", nil, "override a scenario field: path=value (repeatable)")
 	fl.StringVar(&f.run.out, "out", "", "results directory of the new run, kept: a new path, or an empty directory of yours (default: a temporary directory, removed at the end unless --keep)")
 	fl.BoolVar(&f.keep, "keep", false, "keep the new run's temporary results directory (without --out it is removed once the verdict is printed)")
 	fl.BoolVar(&f.run.allowDegraded, "allow-degraded", false, "run without missing privileges: the results are degraded, so the verdict is 125")
@@ -171,7 +171,7 @@ and runs nothing. Naming a scenario (check DIR SCENARIO) needs neither.`,
 // processes with the check looking after each one (verdict.Check), print
 // the verdict and exit with its code.
 func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
-	sw := watchSignals(cmd.ErrOrStderr())
+	sw := session.WatchSignals(cmd.ErrOrStderr())
 	opt, err := checkOptions(f, cmd.ErrOrStderr())
 	if err != nil {
 		return err
@@ -187,29 +187,29 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 			err = errors.New("no session yet")
 		}
 		if err != nil {
-			return usageError{fmt.Errorf("baseline: %w", err)}
+			return usageError{Err: fmt.Errorf("baseline: %w", err)}
 		}
 		first = dirs[0]
 	}
 	base, bst, err := results.ReadSummaryStat(first)
 	if err != nil {
-		return usageError{fmt.Errorf("baseline: %w", err)}
+		return usageError{Err: fmt.Errorf("baseline: %w", err)}
 	}
 	if f.run.appendTo != "" && results.IsSessions(f.run.appendTo) {
 		prior, err := compare.Load([]string{f.run.appendTo}, f.labels[1:])
 		if err != nil {
-			return usageError{fmt.Errorf("--append: %w", err)}
+			return usageError{Err: fmt.Errorf("--append: %w", err)}
 		}
 		opt.Prior = &prior[0]
 	}
 	// Usage first (exit 2 whatever the baseline holds), then the baseline:
 	// one that cannot be judged against makes running pointless.
 	if err := verdict.CheckMetrics(compare.Run{Label: opt.Labels[0], Summary: base}, opt.Options); err != nil {
-		return usageError{fmt.Errorf("--metric: %w", err)}
+		return usageError{Err: fmt.Errorf("--metric: %w", err)}
 	}
 	baseRuns, err := compare.Load([]string{args[0]}, f.labels[:1])
 	if err != nil {
-		return usageError{fmt.Errorf("baseline: %w", err)}
+		return usageError{Err: fmt.Errorf("baseline: %w", err)}
 	}
 	c := verdict.NewCheck(baseRuns[0], opt)
 	var stopped error
@@ -229,24 +229,24 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 func checkOptions(f checkFlags, log io.Writer) (verdict.CheckOptions, error) {
 	var opt verdict.CheckOptions
 	if f.format != "text" && f.format != "json" {
-		return opt, usageError{fmt.Errorf("--format %q: allowed text, json", f.format)}
+		return opt, usageError{Err: fmt.Errorf("--format %q: allowed text, json", f.format)}
 	}
 	if _, err := levelOf(f.run.quiet, f.run.verbose); err != nil {
 		return opt, err
 	}
 	if err := compare.CheckLabels([]string{"a", "b"}, f.labels); err != nil {
-		return opt, usageError{fmt.Errorf("--label: %w", err)}
+		return opt, usageError{Err: fmt.Errorf("--label: %w", err)}
 	}
-	thr, err := parsePercent("threshold", f.threshold)
+	thr, err := session.ParsePercent("threshold", f.threshold)
 	if err != nil {
 		return opt, err
 	}
 	if f.budget <= 0 || f.looks < 1 || f.looks > verdict.MaxLooks {
-		return opt, usageError{fmt.Errorf("--budget %v, --looks %d: a budget above 0 and 1–%d looks", f.budget, f.looks, verdict.MaxLooks)}
+		return opt, usageError{Err: fmt.Errorf("--budget %v, --looks %d: a budget above 0 and 1–%d looks", f.budget, f.looks, verdict.MaxLooks)}
 	}
 	ctl, err := verdict.ParseControl(f.control)
 	if err != nil {
-		return opt, usageError{err}
+		return opt, usageError{Err: err}
 	}
 	return verdict.CheckOptions{Options: verdict.Options{Threshold: thr, Metrics: f.metrics, Control: ctl}, Labels: [2]string{f.labels[0], f.labels[1]},
 		Budget: f.budget, Looks: f.looks, Log: log}, nil
@@ -257,25 +257,26 @@ func checkOptions(f checkFlags, log io.Writer) (verdict.CheckOptions, error) {
 // and ends c on what they gave. remove removes the temporary directory
 // (call it once the verdict is printed); stopped is the error of a run
 // stopped by a signal; err one before anything ran.
-func runChecked(cmd *cobra.Command, sw *signalWatch, cpu *cpuBudget, args []string, f checkFlags, c *verdict.Check, base *results.Summary, baseDir, foreign string) (remove func(), stopped, err error) {
+func runChecked(cmd *cobra.Command, sw *session.Watch, cpu *cpuBudget, args []string, f checkFlags, c *verdict.Check, base *results.Summary, baseDir, foreign string) (remove func(), stopped, err error) {
 	spec, err := checkSpec(cmd.ErrOrStderr(), args, base, f.as, baseDir)
 	if err != nil {
 		return nil, nil, err
 	}
 	// The new run is processes, one after the other (the check stops
 	// them), and never profiled (profiles need one process).
-	f.run.forced = []string{"profile.enabled=false", fmt.Sprintf("processes=%d", verdict.MaxProcesses)}
-	spec, trials, err := prepareRun(spec, &f.run)
+	f.run.ov.Check, f.run.ov.CheckProcesses = true, verdict.MaxProcesses
+	p, err := session.NewPlan(spec, f.run.ov)
 	if err != nil {
 		return nil, nil, err
 	}
+	spec, trials := p.Spec, p.Trials
 	// A boot that is not the side the scenario needs is refused before
 	// anything is asked or run (execute would refuse it too).
 	if !f.run.allowDegraded {
 		facts := sysinfo.Gather()
 		facts.ReadKernelConfig(spec.Requires.ConfigNames())
 		if unmet := engine.Requirements(spec.Requires, &facts); len(unmet) > 0 {
-			return nil, nil, requirementFix(&engine.RequirementsError{Scenario: spec.File, Unmet: unmet}, args[0], base, f.as)
+			return nil, nil, session.RequirementFix(&engine.RequirementsError{Scenario: spec.File, Unmet: unmet}, args[0], base, f.as)
 		}
 	}
 	// The budget bounds every process, the first included: one that
@@ -283,17 +284,15 @@ func runChecked(cmd *cobra.Command, sw *signalWatch, cpu *cpuBudget, args []stri
 	// is stopped when the budget runs out (after it the looks' schedule
 	// never starts a process that would pass it).
 	if least := scenario.MeasuredTime(trials); least >= f.budget {
-		return nil, nil, usageError{fmt.Errorf("--budget %v: one process of this plan runs at least %v (%d trials: their durations and warm-ups, setup on top), so not one fits: give a --budget above it, or a shorter --duration",
+		return nil, nil, usageError{Err: fmt.Errorf("--budget %v: one process of this plan runs at least %v (%d trials: their durations and warm-ups, setup on top), so not one fits: give a --budget above it, or a shorter --duration",
 			f.budget, least, len(trials))}
 	}
-	f.run.firstProcessLimit = f.budget
 	if len(args) == 1 { // the baseline's own scenario: data, not orders (trust.go)
 		tty := term.IsTerminal(int(os.Stdin.Fd()))
-		if err := consentBaseline(cmd.ErrOrStderr(), cmd.InOrStdin(), args[0], foreign, spec, trials, tty, f.trust); err != nil {
+		if err := session.ConsentBaseline(cmd.ErrOrStderr(), cmd.InOrStdin(), args[0], foreign, spec, trials, tty, f.trust); err != nil {
 			return nil, nil, err
 		}
 	}
-	f.run.afterProcess = c.After
 	fmt.Fprintf(cmd.ErrOrStderr(), "check: up to %v of fresh processes (%d trials each), the verdict looked at %d times; baseline: %d processes\n",
 		f.budget, len(trials), f.looks, c.BaselineProcesses())
 	if c.BaselineDropped != nil {
@@ -306,9 +305,9 @@ func runChecked(cmd *cobra.Command, sw *signalWatch, cpu *cpuBudget, args []stri
 	var sess *results.Sessions
 	if f.run.appendTo != "" {
 		if f.run.out != "" {
-			return nil, nil, usageError{errors.New("--append and --out: give one (--append CAND writes the session into CAND/sNNN)")}
+			return nil, nil, usageError{Err: errors.New("--append and --out: give one (--append CAND writes the session into CAND/sNNN)")}
 		}
-		if sess, err = openAppend(f.run.appendTo, spec, sysinfo.Gather()); err != nil {
+		if sess, err = session.OpenAppend(f.run.appendTo, spec, sysinfo.Gather()); err != nil {
 			return nil, nil, err
 		}
 		defer sess.Close()
@@ -328,10 +327,12 @@ func runChecked(cmd *cobra.Command, sw *signalWatch, cpu *cpuBudget, args []stri
 		f.run.out, c.ResultsRemoved = tmp, !f.keep
 	}
 	cpu.pause() // the run's own CPU time is not reading
-	o, err := execute(cmd, sw, spec, trials, f.run, cmd.ErrOrStderr())
+	opts := f.run.options(cmd.ErrOrStderr(), cmd.ErrOrStderr())
+	opts.FirstProcessLimit, opts.AfterProcess = f.budget, c.After
+	o, err := session.Execute(sw, p, opts)
 	cpu.resume()
 	if sess != nil {
-		if aerr := endAppend(cmd.ErrOrStderr(), sess, f.run.out, o); aerr != nil {
+		if aerr := session.EndAppend(cmd.ErrOrStderr(), sess, f.run.out, o); aerr != nil {
 			err = errors.Join(err, aerr)
 		}
 	}
@@ -341,11 +342,11 @@ func runChecked(cmd *cobra.Command, sw *signalWatch, cpu *cpuBudget, args []stri
 		}
 		// This boot is not the side the scenario needs: the user's to fix
 		// (--as, or another boot), not the kernel's to be judged.
-		return nil, nil, requirementFix(err, args[0], base, f.as)
+		return nil, nil, session.RequirementFix(err, args[0], base, f.as)
 	}
 	remove = func() {}
 	switch {
-	case tmp != "" && (err != nil || o.sum == nil):
+	case tmp != "" && (err != nil || o.Sum == nil):
 		os.Remove(tmp) // empty: nothing ran
 	case tmp != "" && !f.keep:
 		remove = func() { removeCheckResults(cmd.ErrOrStderr(), tmp) }
@@ -359,7 +360,7 @@ func runChecked(cmd *cobra.Command, sw *signalWatch, cpu *cpuBudget, args []stri
 // missing privilege or requirement, a failed run or save). stopped is
 // the run's error when a signal stopped it (c's exit code is then the
 // signal's); err an error before anything ran.
-func endCheck(c *verdict.Check, o outcome, err error) (stopped, _ error) {
+func endCheck(c *verdict.Check, o session.Outcome, err error) (stopped, _ error) {
 	requirement := errors.Is(err, rt.ErrNoPrivilege) || errors.Is(err, rt.ErrNotSupported)
 	switch {
 	case err != nil && !requirement:
@@ -368,24 +369,24 @@ func endCheck(c *verdict.Check, o outcome, err error) (stopped, _ error) {
 		c.Fail(err, true) // a requirement this machine (kernel) does not meet
 		return nil, nil
 	}
-	if o.sum != nil {
-		c.Results = o.path
+	if o.Sum != nil {
+		c.Results = o.Path
 	}
-	if errors.As(o.runErr, new(budgetSpent)) && o.saveErr == nil {
+	if errors.As(o.RunErr, new(session.BudgetSpent)) && o.SaveErr == nil {
 		// Not interrupted: the budget stopped the first process, and
 		// nothing can be judged (125).
-		c.Fail(o.runErr, false)
+		c.Fail(o.RunErr, false)
 		return nil, nil
 	}
-	if err := errors.Join(o.runErr, o.saveErr); err != nil {
+	if err := errors.Join(o.RunErr, o.SaveErr); err != nil {
 		c.Fail(err, errors.Is(err, rt.ErrNoPrivilege) || errors.Is(err, rt.ErrNotSupported))
 		if errors.Is(err, engine.ErrStopped) {
-			c.Interrupted(interruptedCode(err))
+			c.Interrupted(session.InterruptedCode(err))
 			return err, nil
 		}
 		return nil, nil
 	}
-	c.End(o.sum)
+	c.End(o.Sum)
 	return nil, nil
 }
 
@@ -411,15 +412,15 @@ func removeCheckResults(errw io.Writer, dir string) {
 func checkSpec(w io.Writer, args []string, base *results.Summary, as, baseDir string) (*scenario.Spec, error) {
 	if len(args) == 2 {
 		if as != "" {
-			return nil, usageError{fmt.Errorf("--as %s and SCENARIO %s: give one (--as keeps the baseline's scenario and overrides, SCENARIO runs that scenario as it is)", as, args[1])}
+			return nil, usageError{Err: fmt.Errorf("--as %s and SCENARIO %s: give one (--as keeps the baseline's scenario and overrides, SCENARIO runs that scenario as it is)", as, args[1])}
 		}
-		return readSpec(args[1])
+		return session.ReadSpec(args[1])
 	}
 	if as != "" {
-		return asCounterpart(w, args[0], base, as)
+		return session.AsCounterpart(w, args[0], base, as)
 	}
 	if len(base.Spec) == 0 {
-		return nil, usageError{fmt.Errorf("baseline %s records no scenario: name one (rtload check DIR SCENARIO)", args[0])}
+		return nil, usageError{Err: fmt.Errorf("baseline %s records no scenario: name one (rtload check DIR SCENARIO)", args[0])}
 	}
 	return scenario.LoadAsRun(filepath.Join(baseDir, results.SummaryFile)+" (spec)", base.Spec)
 }
@@ -434,9 +435,9 @@ func writeCheck(w io.Writer, f checkFlags, c *verdict.Check, stopped error) erro
 	}
 	switch {
 	case stopped != nil:
-		return exitError{code: c.ExitCode, msg: stopped.Error(), cause: stopped}
+		return exitError{Code: c.ExitCode, Msg: stopped.Error(), Cause: stopped}
 	case c.ExitCode != verdict.ExitNotSlower:
-		return exitError{code: c.ExitCode}
+		return exitError{Code: c.ExitCode}
 	}
 	return nil
 }

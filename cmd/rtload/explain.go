@@ -62,7 +62,7 @@ per-call tail's make-up.`,
 			defer startBudget(cmd.ErrOrStderr(), "explain", budget).end()
 			rs, err := explain.Dir(args[0])
 			if err != nil {
-				return usageError{err}
+				return usageError{Err: err}
 			}
 			if format == "json" {
 				if rs == nil {

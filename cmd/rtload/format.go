@@ -29,7 +29,7 @@ func formatFlag(cmd *cobra.Command, p *string, formats []string, jsonIs string) 
 // checkFormatIn refuses a --format not in formats, naming the flag.
 func checkFormatIn(format string, formats []string) error {
 	if !slices.Contains(formats, format) {
-		return usageError{fmt.Errorf("--format %q: allowed %s", format, strings.Join(formats, ", "))}
+		return usageError{Err: fmt.Errorf("--format %q: allowed %s", format, strings.Join(formats, ", "))}
 	}
 	return nil
 }

@@ -38,22 +38,22 @@ columns drawn, on stdout.`,
 				return err
 			}
 			if o.Out == "" {
-				return usageError{errors.New("plot: --out FILE.png|.svg is required")}
+				return usageError{Err: errors.New("plot: --out FILE.png|.svg is required")}
 			}
 			if err := o.Validate(); err != nil {
-				return usageError{err}
+				return usageError{Err: err}
 			}
 			var ls []string
 			if labels != "" {
 				ls = strings.Split(labels, ",")
 				if len(ls) != len(args) {
-					return usageError{errors.New("plot: --label needs one label per results directory")}
+					return usageError{Err: errors.New("plot: --label needs one label per results directory")}
 				}
 			}
 			defer startBudget(cmd.ErrOrStderr(), "plot", budget).end()
 			cols, err := plot.Load(args, ls)
 			if err != nil { // not a readable results directory: bad input (2), as for compare
-				return usageError{err}
+				return usageError{Err: err}
 			}
 			if err := plot.Render(cols, o); err != nil {
 				return err

@@ -39,7 +39,7 @@ final summary could not be written) is flagged *** INCOMPLETE.`,
 			if format == "json" {
 				runs, err := compare.Load(args, nil)
 				if err != nil {
-					return usageError{err}
+					return usageError{Err: err}
 				}
 				doc, err := compare.NewRunReport(runs[0])
 				if err != nil {
@@ -52,7 +52,7 @@ final summary could not be written) is flagged *** INCOMPLETE.`,
 			}
 			s, err := results.ReadSummary(args[0])
 			if err != nil {
-				return usageError{err}
+				return usageError{Err: err}
 			}
 			if err := writeRun(cmd.OutOrStdout(), s, args[0], "", level); err != nil {
 				return err

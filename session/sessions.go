@@ -1,4 +1,4 @@
-package main
+package session
 
 import (
 	"encoding/json"
@@ -22,10 +22,10 @@ var sessionFree = []string{"processes", "rounds", "repeat"}
 // checks that this run of spec on this machine (env) is another session
 // of the same baseline (sessionMismatch). A refusal is a usage error
 // (exit 2) naming what differs and the fix; nothing is created for it.
-func openAppend(base string, spec *scenario.Spec, env sysinfo.Facts) (*results.Sessions, error) {
+func OpenAppend(base string, spec *scenario.Spec, env sysinfo.Facts) (*results.Sessions, error) {
 	s, err := results.OpenSessions(base)
 	if err != nil {
-		return nil, usageError{fmt.Errorf("--append: %w", err)}
+		return nil, UsageError{fmt.Errorf("--append: %w", err)}
 	}
 	if len(s.Dirs) == 0 {
 		return s, nil
@@ -33,7 +33,7 @@ func openAppend(base string, spec *scenario.Spec, env sysinfo.Facts) (*results.S
 	first, err := results.ReadSummary(s.Dirs[0])
 	if err != nil {
 		s.Close()
-		return nil, usageError{fmt.Errorf("--append %s: its first session: %w", base, err)}
+		return nil, UsageError{fmt.Errorf("--append %s: its first session: %w", base, err)}
 	}
 	data, err := json.Marshal(spec)
 	if err != nil {
@@ -42,7 +42,7 @@ func openAppend(base string, spec *scenario.Spec, env sysinfo.Facts) (*results.S
 	}
 	if why := sessionMismatch(first, results.Spec(data), env.Env); len(why) > 0 {
 		s.Close()
-		return nil, usageError{fmt.Errorf("--append %s: this run is not another session of that baseline (%s holds %s, first run %s):\n  - %s\n"+
+		return nil, UsageError{fmt.Errorf("--append %s: this run is not another session of that baseline (%s holds %s, first run %s):\n  - %s\n"+
 			"a session must run the same scenario (only %s may differ) on the same machine, kernel and command line; "+
 			"what a boot changes (its boot id, its time, the machine's state) may differ. Give another --append directory for this one",
 			termsafe.Escape(base), termsafe.Escape(base), plural(len(s.Dirs), "session"), first.Start.Format("2006-01-02 15:04"),
@@ -108,15 +108,15 @@ func orUnset(v string, ok bool) string {
 	return v
 }
 
-// endAppend records the session in dir (the run's outcome o) in the
+// endAppend records the session in dir (the run's Outcome o) in the
 // sessions directory s, or removes dir when the run left it empty, and
 // says which session it was.
-func endAppend(errw io.Writer, s *results.Sessions, dir string, o outcome) error {
-	if o.sum == nil {
+func EndAppend(errw io.Writer, s *results.Sessions, dir string, o Outcome) error {
+	if o.Sum == nil {
 		s.RemoveSessionDir(dir)
 		return nil
 	}
-	if err := s.Add(dir, o.sum); err != nil {
+	if err := s.Add(dir, o.Sum); err != nil {
 		return fmt.Errorf("--append: the session's results are in %s, but %w", dir, err)
 	}
 	n, boots := len(s.Index.Sessions), s.Index.Boots()

@@ -1,4 +1,4 @@
-package main
+package session
 
 import (
 	"bufio"
@@ -39,7 +39,7 @@ var errNotConfirmed = errors.New("the baseline's scenario was not run")
 // nil to run it, else a usage error saying why not and what to do.
 // foreign is results.SummaryStat.Foreign ("" for the user's own), tty
 // whether in is a terminal to ask on, trust --trust-baseline.
-func consentBaseline(w io.Writer, in io.Reader, base, foreign string, spec *scenario.Spec, trials []scenario.Trial, tty, trust bool) error {
+func ConsentBaseline(w io.Writer, in io.Reader, base, foreign string, spec *scenario.Spec, trials []scenario.Trial, tty, trust bool) error {
 	if foreign != "" {
 		fmt.Fprintf(w, "rtload check: the baseline %s was not written by you (%s).\n", termsafe.Escape(base), foreign)
 	}
@@ -50,9 +50,9 @@ func consentBaseline(w io.Writer, in io.Reader, base, foreign string, spec *scen
 		fmt.Fprintln(w, "rtload check: running it (--trust-baseline)")
 		return nil
 	case foreign != "":
-		return usageError{fmt.Errorf("%w: its owner is not you; read what it runs above, then give --trust-baseline to run it, or name a scenario of your own (rtload check %s SCENARIO)", errNotConfirmed, termsafe.Escape(base))}
+		return UsageError{fmt.Errorf("%w: its owner is not you; read what it runs above, then give --trust-baseline to run it, or name a scenario of your own (rtload check %s SCENARIO)", errNotConfirmed, termsafe.Escape(base))}
 	case !tty:
-		return usageError{fmt.Errorf("%w: stdin is not a terminal to ask on; give --trust-baseline to run it without asking (scripts, CI, git bisect run), or name a scenario (rtload check %s SCENARIO)", errNotConfirmed, termsafe.Escape(base))}
+		return UsageError{fmt.Errorf("%w: stdin is not a terminal to ask on; give --trust-baseline to run it without asking (scripts, CI, git bisect run), or name a scenario (rtload check %s SCENARIO)", errNotConfirmed, termsafe.Escape(base))}
 	}
 	fmt.Fprint(w, "Run it? [y/N] ")
 	line, _ := bufio.NewReader(io.LimitReader(in, 256)).ReadString('\n')
@@ -60,7 +60,7 @@ func consentBaseline(w io.Writer, in io.Reader, base, foreign string, spec *scen
 	case "y", "yes":
 		return nil
 	}
-	return usageError{fmt.Errorf("%w: not confirmed", errNotConfirmed)}
+	return UsageError{fmt.Errorf("%w: not confirmed", errNotConfirmed)}
 }
 
 // uidName is the effective uid, "0 (root)" for root.
