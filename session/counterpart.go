@@ -96,7 +96,7 @@ func builtinOf(s *results.Summary) *scenario.Spec {
 // baseline's scenario (differ from it only in those) when that scenario
 // is a built-in this binary has; a usage error says what else differs
 // otherwise. The lines it prints to w say what was kept and taken.
-func AsCounterpart(w io.Writer, baseDir string, base *results.Summary, as string) (*scenario.Spec, error) {
+func asCounterpart(w io.Writer, baseDir string, base *results.Summary, as string) (*scenario.Spec, error) {
 	if len(base.Spec) == 0 {
 		return nil, UsageError{fmt.Errorf("--as %s: baseline %s records no scenario: name one (rtload check DIR SCENARIO)", as, baseDir)}
 	}
@@ -204,7 +204,7 @@ func counterpartSpecs(s *results.Summary) []*scenario.Spec {
 // this boot does not meet (err, an *engine.RequirementsError): a usage
 // error (exit 2, nothing run) naming the flag that runs the other side
 // of the A/B (--as), or the ways out when there is none.
-func RequirementFix(err error, baseDir string, base *results.Summary, as string) error {
+func requirementFix(err error, baseDir string, base *results.Summary, as string) error {
 	var re *engine.RequirementsError
 	if !errors.As(err, &re) {
 		return err

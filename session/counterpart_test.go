@@ -61,7 +61,7 @@ func TestCounterparts(t *testing.T) {
 func TestAsCounterpart(t *testing.T) {
 	base := baselineOf(t, "laight-450-unhardened", "traffic[0].size=9000", "readers[0].cpu=0")
 	var log bytes.Buffer
-	spec, err := AsCounterpart(&log, "/srv/unhard", base, "laight-450-hardened")
+	spec, err := asCounterpart(&log, "/srv/unhard", base, "laight-450-hardened")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestAsCounterpart(t *testing.T) {
 			t.Errorf("log lacks %q:\n%s", want, log.String())
 		}
 	}
-	_, err = AsCounterpart(&log, "/srv/unhard", base, "laight-450")
+	_, err = asCounterpart(&log, "/srv/unhard", base, "laight-450")
 	var ue UsageError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "not a counterpart") || !strings.Contains(err.Error(), "rtload check /srv/unhard laight-450") {
 		t.Errorf("laight-450 as a counterpart: %v", err)
@@ -86,7 +86,7 @@ func TestAsCounterpart(t *testing.T) {
 func TestRequirementFix(t *testing.T) {
 	base := baselineOf(t, "laight-450-unhardened")
 	req := &engine.RequirementsError{Scenario: "base/summary.json (spec)", Unmet: []engine.Unmet{{Requirement: "hardened_usercopy=off", Have: "this boot has it on", Fix: "boot with hardened_usercopy=off"}}}
-	err := RequirementFix(req, "/srv/unhard", base, "")
+	err := requirementFix(req, "/srv/unhard", base, "")
 	if !errors.As(err, new(UsageError)) { // exit ExitUsage
 		t.Errorf("%T, want a usage error (exit %d)", err, ExitUsage)
 	}

@@ -2,6 +2,7 @@ package session
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -22,7 +23,7 @@ var sessionFree = []string{"processes", "rounds", "repeat"}
 // checks that this run of spec on this machine (env) is another session
 // of the same baseline (sessionMismatch). A refusal is a usage error
 // (exit 2) naming what differs and the fix; nothing is created for it.
-func OpenAppend(base string, spec *scenario.Spec, env sysinfo.Facts) (*results.Sessions, error) {
+func openAppend(base string, spec *scenario.Spec, env sysinfo.Facts) (*results.Sessions, error) {
 	s, err := results.OpenSessions(base)
 	if err != nil {
 		return nil, UsageError{fmt.Errorf("--append: %w", err)}
@@ -111,7 +112,7 @@ func orUnset(v string, ok bool) string {
 // endAppend records the session in dir (the run's Outcome o) in the
 // sessions directory s, or removes dir when the run left it empty, and
 // says which session it was.
-func EndAppend(errw io.Writer, s *results.Sessions, dir string, o Outcome) error {
+func endAppend(errw io.Writer, s *results.Sessions, dir string, o Outcome) error {
 	if o.Sum == nil {
 		s.RemoveSessionDir(dir)
 		return nil
@@ -126,4 +127,31 @@ func EndAppend(errw io.Writer, s *results.Sessions, dir string, o Outcome) error
 	}
 	fmt.Fprintf(errw, "rtload: session %d of %s%s: %s\n", n, termsafe.Escape(s.Path()), of, termsafe.Escape(dir))
 	return nil
+}
+
+// Run executes plan with opt (Execute); with appendTo (run --append
+// BASE) as a new session of the sessions directory BASE: its next
+// session's directory the run's, recorded there after the run (or
+// removed when the run left it empty). An error recording it is joined
+// with the run's own.
+func Run(w *Watch, plan *Plan, opt Options, appendTo string) (Outcome, error) {
+	if appendTo == "" {
+		return Execute(w, plan, opt)
+	}
+	if opt.Out != "" {
+		return Outcome{}, UsageError{errors.New("--append and --out: give one (--append BASE writes the session into BASE/sNNN)")}
+	}
+	sess, err := openAppend(appendTo, plan.Spec, sysinfo.Gather())
+	if err != nil {
+		return Outcome{}, err
+	}
+	defer sess.Close()
+	if opt.Out, err = sess.Next(); err != nil {
+		return Outcome{}, err
+	}
+	o, err := Execute(w, plan, opt)
+	if aerr := endAppend(opt.Log, sess, opt.Out, o); aerr != nil {
+		return o, errors.Join(err, o.RunErr, aerr)
+	}
+	return o, err
 }

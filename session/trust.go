@@ -39,7 +39,7 @@ var errNotConfirmed = errors.New("the baseline's scenario was not run")
 // nil to run it, else a usage error saying why not and what to do.
 // foreign is results.SummaryStat.Foreign ("" for the user's own), tty
 // whether in is a terminal to ask on, trust --trust-baseline.
-func ConsentBaseline(w io.Writer, in io.Reader, base, foreign string, spec *scenario.Spec, trials []scenario.Trial, tty, trust bool) error {
+func consentBaseline(w io.Writer, in io.Reader, base, foreign string, spec *scenario.Spec, trials []scenario.Trial, tty, trust bool) error {
 	if foreign != "" {
 		fmt.Fprintf(w, "rtload check: the baseline %s was not written by you (%s).\n", termsafe.Escape(base), foreign)
 	}

@@ -1,24 +1,14 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/rtload/rtload/compare"
-	"github.com/rtload/rtload/engine"
-	"github.com/rtload/rtload/internal/termsafe"
-	"github.com/rtload/rtload/results"
-	"github.com/rtload/rtload/rt"
-	"github.com/rtload/rtload/scenario"
 	"github.com/rtload/rtload/session"
-	"github.com/rtload/rtload/sysinfo"
 	"github.com/rtload/rtload/verdict"
 )
 
@@ -178,43 +168,14 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 	}
 	cpu := startBudget(cmd.ErrOrStderr(), "check", f.cpuBudget)
 	defer cpu.end()
-	// A sessions directory (run --append) is judged whole, the session
-	// the unit; its first session's summary holds the scenario it runs.
-	first := args[0]
-	if results.IsSessions(args[0]) {
-		_, dirs, err := results.ReadSessions(args[0])
-		if err == nil && len(dirs) == 0 {
-			err = errors.New("no session yet")
-		}
-		if err != nil {
-			return usageError{Err: fmt.Errorf("baseline: %w", err)}
-		}
-		first = dirs[0]
-	}
-	base, bst, err := results.ReadSummaryStat(first)
+	r := f.request(cmd, args, cpu)
+	c, err := session.OpenCheck(r, opt)
 	if err != nil {
-		return usageError{Err: fmt.Errorf("baseline: %w", err)}
+		return err
 	}
-	if f.run.appendTo != "" && results.IsSessions(f.run.appendTo) {
-		prior, err := compare.Load([]string{f.run.appendTo}, f.labels[1:])
-		if err != nil {
-			return usageError{Err: fmt.Errorf("--append: %w", err)}
-		}
-		opt.Prior = &prior[0]
-	}
-	// Usage first (exit 2 whatever the baseline holds), then the baseline:
-	// one that cannot be judged against makes running pointless.
-	if err := verdict.CheckMetrics(compare.Run{Label: opt.Labels[0], Summary: base}, opt.Options); err != nil {
-		return usageError{Err: fmt.Errorf("--metric: %w", err)}
-	}
-	baseRuns, err := compare.Load([]string{args[0]}, f.labels[:1])
-	if err != nil {
-		return usageError{Err: fmt.Errorf("baseline: %w", err)}
-	}
-	c := verdict.NewCheck(baseRuns[0], opt)
 	var stopped error
 	if !c.Done() {
-		remove, stop, err := runChecked(cmd, sw, cpu, args, f, c, base, first, bst.Foreign())
+		remove, stop, err := r.Run(sw, c)
 		if err != nil {
 			return err
 		}
@@ -222,6 +183,19 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 		stopped = stop
 	}
 	return writeCheck(cmd.OutOrStdout(), f, c, stopped)
+}
+
+// request is the session's check from f and the arguments; cpu is the
+// budget the new run pauses.
+func (f checkFlags) request(cmd *cobra.Command, args []string, cpu *cpuBudget) *session.CheckRun {
+	errw := cmd.ErrOrStderr()
+	r := &session.CheckRun{Baseline: args[0], As: f.as, Trust: f.trust, Keep: f.keep, Append: f.run.appendTo, Labels: f.labels,
+		Budget: f.budget, Looks: f.looks, Overrides: f.run.ov, Options: f.run.options(errw, errw), In: cmd.InOrStdin(),
+		Pause: cpu.pause, Resume: cpu.resume}
+	if len(args) == 2 {
+		r.Scenario, r.Named = args[1], true
+	}
+	return r
 }
 
 // checkOptions are the check's options from its flags; a usage error
@@ -250,179 +224,6 @@ func checkOptions(f checkFlags, log io.Writer) (verdict.CheckOptions, error) {
 	}
 	return verdict.CheckOptions{Options: verdict.Options{Threshold: thr, Metrics: f.metrics, Control: ctl}, Labels: [2]string{f.labels[0], f.labels[1]},
 		Budget: f.budget, Looks: f.looks, Log: log}, nil
-}
-
-// runChecked runs the new processes for check c (after the consent a
-// baseline's own scenario needs), into --out or a temporary directory,
-// and ends c on what they gave. remove removes the temporary directory
-// (call it once the verdict is printed); stopped is the error of a run
-// stopped by a signal; err one before anything ran.
-func runChecked(cmd *cobra.Command, sw *session.Watch, cpu *cpuBudget, args []string, f checkFlags, c *verdict.Check, base *results.Summary, baseDir, foreign string) (remove func(), stopped, err error) {
-	spec, err := checkSpec(cmd.ErrOrStderr(), args, base, f.as, baseDir)
-	if err != nil {
-		return nil, nil, err
-	}
-	// The new run is processes, one after the other (the check stops
-	// them), and never profiled (profiles need one process).
-	f.run.ov.Check, f.run.ov.CheckProcesses = true, verdict.MaxProcesses
-	p, err := session.NewPlan(spec, f.run.ov)
-	if err != nil {
-		return nil, nil, err
-	}
-	spec, trials := p.Spec, p.Trials
-	// A boot that is not the side the scenario needs is refused before
-	// anything is asked or run (execute would refuse it too).
-	if !f.run.allowDegraded {
-		facts := sysinfo.Gather()
-		facts.ReadKernelConfig(spec.Requires.ConfigNames())
-		if unmet := engine.Requirements(spec.Requires, &facts); len(unmet) > 0 {
-			return nil, nil, session.RequirementFix(&engine.RequirementsError{Scenario: spec.File, Unmet: unmet}, args[0], base, f.as)
-		}
-	}
-	// The budget bounds every process, the first included: one that
-	// cannot fit is refused before anything runs, and the first process
-	// is stopped when the budget runs out (after it the looks' schedule
-	// never starts a process that would pass it).
-	if least := scenario.MeasuredTime(trials); least >= f.budget {
-		return nil, nil, usageError{Err: fmt.Errorf("--budget %v: one process of this plan runs at least %v (%d trials: their durations and warm-ups, setup on top), so not one fits: give a --budget above it, or a shorter --duration",
-			f.budget, least, len(trials))}
-	}
-	if len(args) == 1 { // the baseline's own scenario: data, not orders (trust.go)
-		tty := term.IsTerminal(int(os.Stdin.Fd()))
-		if err := session.ConsentBaseline(cmd.ErrOrStderr(), cmd.InOrStdin(), args[0], foreign, spec, trials, tty, f.trust); err != nil {
-			return nil, nil, err
-		}
-	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "check: up to %v of fresh processes (%d trials each), the verdict looked at %d times; baseline: %d processes\n",
-		f.budget, len(trials), f.looks, c.BaselineProcesses())
-	if c.BaselineDropped != nil {
-		fmt.Fprintln(cmd.ErrOrStderr(), "check: "+c.BaselineDropped.Line(true))
-	}
-	if c.Sizing != nil {
-		fmt.Fprintln(cmd.ErrOrStderr(), c.Sizing.Line("check: sizing"))
-	}
-	tmp := ""
-	var sess *results.Sessions
-	if f.run.appendTo != "" {
-		if f.run.out != "" {
-			return nil, nil, usageError{Err: errors.New("--append and --out: give one (--append CAND writes the session into CAND/sNNN)")}
-		}
-		if sess, err = session.OpenAppend(f.run.appendTo, spec, sysinfo.Gather()); err != nil {
-			return nil, nil, err
-		}
-		defer sess.Close()
-		if n, m := len(sess.Index.Sessions), c.PriorSessions(); n != m {
-			return nil, nil, fmt.Errorf("--append %s: its sessions changed (%d, read %d) while the check started: run it again", f.run.appendTo, n, m)
-		}
-		if f.run.out, err = sess.Next(); err != nil {
-			return nil, nil, err
-		}
-	}
-	if f.run.out == "" {
-		if tmp, err = os.MkdirTemp("", "rtload-check-"+spec.Name+"-"); err != nil {
-			return nil, nil, err
-		}
-		// The verdict is the answer; the new run's results are kept only
-		// when asked for (--keep, --out).
-		f.run.out, c.ResultsRemoved = tmp, !f.keep
-	}
-	cpu.pause() // the run's own CPU time is not reading
-	opts := f.run.options(cmd.ErrOrStderr(), cmd.ErrOrStderr())
-	opts.FirstProcessLimit, opts.AfterProcess = f.budget, c.After
-	o, err := session.Execute(sw, p, opts)
-	cpu.resume()
-	if sess != nil {
-		if aerr := session.EndAppend(cmd.ErrOrStderr(), sess, f.run.out, o); aerr != nil {
-			err = errors.Join(err, aerr)
-		}
-	}
-	if errors.As(err, new(*engine.RequirementsError)) {
-		if tmp != "" {
-			os.Remove(tmp)
-		}
-		// This boot is not the side the scenario needs: the user's to fix
-		// (--as, or another boot), not the kernel's to be judged.
-		return nil, nil, session.RequirementFix(err, args[0], base, f.as)
-	}
-	remove = func() {}
-	switch {
-	case tmp != "" && (err != nil || o.Sum == nil):
-		os.Remove(tmp) // empty: nothing ran
-	case tmp != "" && !f.keep:
-		remove = func() { removeCheckResults(cmd.ErrOrStderr(), tmp) }
-	}
-	stopped, err = endCheck(c, o, err)
-	return remove, stopped, err
-}
-
-// endCheck ends check c on its run's outcome o (err: the run could not
-// start): the verdict on the new run, or cannot judge when it failed (a
-// missing privilege or requirement, a failed run or save). stopped is
-// the run's error when a signal stopped it (c's exit code is then the
-// signal's); err an error before anything ran.
-func endCheck(c *verdict.Check, o session.Outcome, err error) (stopped, _ error) {
-	requirement := errors.Is(err, rt.ErrNoPrivilege) || errors.Is(err, rt.ErrNotSupported)
-	switch {
-	case err != nil && !requirement:
-		return nil, err
-	case err != nil:
-		c.Fail(err, true) // a requirement this machine (kernel) does not meet
-		return nil, nil
-	}
-	if o.Sum != nil {
-		c.Results = o.Path
-	}
-	if errors.As(o.RunErr, new(session.BudgetSpent)) && o.SaveErr == nil {
-		// Not interrupted: the budget stopped the first process, and
-		// nothing can be judged (125).
-		c.Fail(o.RunErr, false)
-		return nil, nil
-	}
-	if err := errors.Join(o.RunErr, o.SaveErr); err != nil {
-		c.Fail(err, errors.Is(err, rt.ErrNoPrivilege) || errors.Is(err, rt.ErrNotSupported))
-		if errors.Is(err, engine.ErrStopped) {
-			c.Interrupted(session.InterruptedCode(err))
-			return err, nil
-		}
-		return nil, nil
-	}
-	c.End(o.Sum)
-	return nil, nil
-}
-
-// removeCheckResults removes a check's temporary results directory dir
-// (created by os.MkdirTemp, so rtload's own: RemoveAll removes links in it,
-// never what they point at) and says so.
-func removeCheckResults(errw io.Writer, dir string) {
-	if _, err := os.Lstat(dir); err != nil {
-		return // nothing ran: execute removed it already
-	}
-	if err := os.RemoveAll(dir); err != nil {
-		fmt.Fprintf(errw, "check: removing the new run's results %s: %v\n", termsafe.Escape(dir), err)
-		return
-	}
-	fmt.Fprintf(errw, "check: removed the new run's results %s (--keep or --out keeps them)\n", termsafe.Escape(dir))
-}
-
-// checkSpec is the scenario to run: SCENARIO when given (a file or a
-// built-in name), else the baseline's own, as its summary.json recorded
-// it (in baseDir: the baseline, or a sessions directory's first session),
-// under the counterpart as's requirements when given (asCounterpart, which
-// says on w what it kept and took).
-func checkSpec(w io.Writer, args []string, base *results.Summary, as, baseDir string) (*scenario.Spec, error) {
-	if len(args) == 2 {
-		if as != "" {
-			return nil, usageError{Err: fmt.Errorf("--as %s and SCENARIO %s: give one (--as keeps the baseline's scenario and overrides, SCENARIO runs that scenario as it is)", as, args[1])}
-		}
-		return session.ReadSpec(args[1])
-	}
-	if as != "" {
-		return session.AsCounterpart(w, args[0], base, as)
-	}
-	if len(base.Spec) == 0 {
-		return nil, usageError{Err: fmt.Errorf("baseline %s records no scenario: name one (rtload check DIR SCENARIO)", args[0])}
-	}
-	return scenario.LoadAsRun(filepath.Join(baseDir, results.SummaryFile)+" (spec)", base.Spec)
 }
 
 // writeCheck prints c's report and returns the error its exit code

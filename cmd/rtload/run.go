@@ -15,7 +15,6 @@ import (
 	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/session"
-	"github.com/rtload/rtload/sysinfo"
 	"github.com/rtload/rtload/verdict"
 )
 
@@ -162,25 +161,7 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 	case level == report.Quiet:
 		plan = io.Discard
 	}
-	var sess *results.Sessions
-	if f.appendTo != "" {
-		if f.out != "" {
-			return usageError{Err: errors.New("--append and --out: give one (--append BASE writes the session into BASE/sNNN)")}
-		}
-		if sess, err = session.OpenAppend(f.appendTo, p.Spec, sysinfo.Gather()); err != nil {
-			return err
-		}
-		defer sess.Close()
-		if f.out, err = sess.Next(); err != nil {
-			return err
-		}
-	}
-	o, err := session.Execute(sw, p, f.options(plan, cmd.ErrOrStderr()))
-	if sess != nil {
-		if aerr := session.EndAppend(cmd.ErrOrStderr(), sess, f.out, o); aerr != nil {
-			return errors.Join(err, o.RunErr, aerr)
-		}
-	}
+	o, err := session.Run(sw, p, f.options(plan, cmd.ErrOrStderr()), f.appendTo)
 	if err != nil {
 		return err
 	}
