@@ -197,7 +197,7 @@ func TestOneNumberPerQuantity(t *testing.T) {
 func checkClosing(t *testing.T, dir string, s *results.Summary, res *compare.Result) {
 	t.Helper()
 	var b bytes.Buffer
-	if err := writeRun(&b, s, dir, "", report.Quiet); err != nil {
+	if err := session.WriteRun(&b, s, dir, "", report.Quiet); err != nil {
 		t.Fatal(err)
 	}
 	closing := b.String()

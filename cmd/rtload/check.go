@@ -29,12 +29,9 @@ type checkFlags struct {
 	as string
 }
 
-func newCheckCmd() *cobra.Command {
-	var f checkFlags
-	cmd := &cobra.Command{
-		Use:   "check BASELINE_DIR [SCENARIO]",
-		Short: "Run the baseline's scenario again in fresh processes and gate on it: exit 0 not slower, 1 slower, 125 undecided",
-		Long: `check runs a scenario (by default the baseline's own, as its summary.json
+// checkLong is rtload check --help's text (docs/cli and the man page
+// are generated from it).
+const checkLong = `check runs a scenario (by default the baseline's own, as its summary.json
 recorded it, --set overrides included) in fresh processes, one after the
 other (each re-executes rtload with its setup randomised), compares the new
 results with the baseline's after planned looks and exits:
@@ -120,7 +117,14 @@ and runs it only after you answer yes on a terminal, for a baseline of
 your own (its summary.json and directory owned by you or root). A baseline
 owned by someone else, or a check without a terminal to ask on (a script,
 CI, git bisect run), needs --trust-baseline; otherwise it refuses (exit 2)
-and runs nothing. Naming a scenario (check DIR SCENARIO) needs neither.`,
+and runs nothing. Naming a scenario (check DIR SCENARIO) needs neither.`
+
+func newCheckCmd() *cobra.Command {
+	var f checkFlags
+	cmd := &cobra.Command{
+		Use:   "check BASELINE_DIR [SCENARIO]",
+		Short: "Run the baseline's scenario again in fresh processes and gate on it: exit 0 not slower, 1 slower, 125 undecided",
+		Long:  checkLong,
 		Example: `  rtload run laight-450 --processes 10 --out /srv/base   # once, on the good kernel
   rtload check /srv/base                            # later: same scenario, up to 5 minutes (asks first)
   rtload check /srv/base --trust-baseline --threshold 5% --metric 'mean per-call cost'
@@ -166,8 +170,8 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 	if err != nil {
 		return err
 	}
-	cpu := startBudget(cmd.ErrOrStderr(), "check", f.cpuBudget)
-	defer cpu.end()
+	cpu := session.StartBudget(cmd.ErrOrStderr(), "check", f.cpuBudget)
+	defer cpu.End()
 	r := f.request(cmd, args, cpu)
 	c, err := session.OpenCheck(r, opt)
 	if err != nil {
@@ -187,11 +191,11 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 
 // request is the session's check from f and the arguments; cpu is the
 // budget the new run pauses.
-func (f checkFlags) request(cmd *cobra.Command, args []string, cpu *cpuBudget) *session.CheckRun {
+func (f checkFlags) request(cmd *cobra.Command, args []string, cpu *session.CPUBudget) *session.CheckRun {
 	errw := cmd.ErrOrStderr()
 	r := &session.CheckRun{Baseline: args[0], As: f.as, Trust: f.trust, Keep: f.keep, Append: f.run.appendTo, Labels: f.labels,
 		Budget: f.budget, Looks: f.looks, Overrides: f.run.ov, Options: f.run.options(errw, errw), In: cmd.InOrStdin(),
-		Pause: cpu.pause, Resume: cpu.resume}
+		Pause: cpu.Pause, Resume: cpu.Resume}
 	if len(args) == 2 {
 		r.Scenario, r.Named = args[1], true
 	}

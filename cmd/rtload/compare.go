@@ -101,7 +101,7 @@ func runCompare(cmd *cobra.Command, args []string, f compareFlags) error {
 		return usageError{Err: err}
 	}
 	gate.GrowBaseline = true
-	defer startBudget(cmd.ErrOrStderr(), "compare", f.budget).end()
+	defer session.StartBudget(cmd.ErrOrStderr(), "compare", f.budget).End()
 	out := cmd.OutOrStdout()
 	if f.format != "json" {
 		out = termsafe.Writer(out) // text, markdown, csv, lkp

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/rtload/rtload/session"
 )
 
 // Every command takes --format: text (for a person, the default) or json
@@ -40,10 +42,10 @@ func checkFormat(format string) error { return checkFormatIn(format, textJSON) }
 // Schemas of the JSON documents of the commands that had none before
 // --format json (compare's schemas are compare.Schema*).
 const (
-	SchemaValidate = "rtload-validate"
+	SchemaValidate = session.SchemaValidate
 	SchemaList     = "rtload-list"
-	SchemaCleanup  = "rtload-cleanup"
+	SchemaCleanup  = session.SchemaCleanup
 	SchemaPlot     = "rtload-plot"
 	// SchemaVersion of these documents: fields are only ever added.
-	SchemaVersion = 1
+	SchemaVersion = session.SchemaVersion
 )

@@ -12,6 +12,7 @@ import (
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/plot"
+	"github.com/rtload/rtload/session"
 )
 
 func newPlotCmd() *cobra.Command {
@@ -50,7 +51,7 @@ columns drawn, on stdout.`,
 					return usageError{Err: errors.New("plot: --label needs one label per results directory")}
 				}
 			}
-			defer startBudget(cmd.ErrOrStderr(), "plot", budget).end()
+			defer session.StartBudget(cmd.ErrOrStderr(), "plot", budget).End()
 			cols, err := plot.Load(args, ls)
 			if err != nil { // not a readable results directory: bad input (2), as for compare
 				return usageError{Err: err}

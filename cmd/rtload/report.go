@@ -7,6 +7,7 @@ import (
 
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/session"
 )
 
 func newReportCmd() *cobra.Command {
@@ -35,7 +36,7 @@ final summary could not be written) is flagged *** INCOMPLETE.`,
 			if err != nil {
 				return err
 			}
-			defer startBudget(cmd.ErrOrStderr(), "report", budget).end()
+			defer session.StartBudget(cmd.ErrOrStderr(), "report", budget).End()
 			if format == "json" {
 				runs, err := compare.Load(args, nil)
 				if err != nil {
@@ -54,7 +55,7 @@ final summary could not be written) is flagged *** INCOMPLETE.`,
 			if err != nil {
 				return usageError{Err: err}
 			}
-			if err := writeRun(cmd.OutOrStdout(), s, args[0], "", level); err != nil {
+			if err := session.WriteRun(cmd.OutOrStdout(), s, args[0], "", level); err != nil {
 				return err
 			}
 			return strictExit(strict, s)

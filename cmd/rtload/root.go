@@ -1,17 +1,13 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/configs"
-	"github.com/rtload/rtload/engine"
-	"github.com/rtload/rtload/scenario"
 	"github.com/rtload/rtload/session"
 	"github.com/rtload/rtload/sysinfo"
 )
@@ -85,7 +81,10 @@ listed).`,
 			if err := checkFormat(format); err != nil {
 				return err
 			}
-			doc, err := validate(args[0], sets, allowDegraded)
+			doc, err := session.Validate(args[0], sets, allowDegraded)
+			if err != nil {
+				doc.ExitCode = exitCodeOf(err)
+			}
 			if format == "json" {
 				if werr := compare.WriteJSON(cmd.OutOrStdout(), doc); werr != nil {
 					return werr
@@ -114,75 +113,6 @@ listed).`,
 	cmd.Flags().BoolVar(&allowDegraded, "allow-degraded", false, "list unmet requirements instead of refusing (a run would mark its results degraded)")
 	formatFlag(cmd, &format, textJSON, "schema "+SchemaValidate+": ok, every problem with file, line, col, path, msg and allowed, unmet requirements")
 	return cmd
-}
-
-// validateDoc is rtload validate's result (--format json: schema
-// rtload-validate).
-type validateDoc struct {
-	Schema      string `json:"schema"`
-	Version     int    `json:"version"`
-	File        string `json:"file"`
-	OK          bool   `json:"ok"`
-	Description string `json:"description,omitempty"`
-	// Problems are the scenario's problems, sorted by line: decode and
-	// value problems in one list.
-	Problems []*scenario.Error `json:"problems"`
-	// Unmet are the requirements this machine does not meet (exit 3
-	// without --allow-degraded).
-	Unmet []string `json:"unmet_requirements,omitempty"`
-	// Machine says what fitting the scenario to this machine chose: each
-	// cpu: auto reader's CPU, the requirements met or given up.
-	Machine []string `json:"machine,omitempty"`
-	Notes   []string `json:"notes,omitempty"`
-	// Error is any other refusal (a file that cannot be read).
-	Error    string `json:"error,omitempty"`
-	ExitCode int    `json:"exit_code"`
-}
-
-// validate checks the scenario arg with sets applied, as run would, and
-// says what it found; err is what validate exits with.
-func validate(arg string, sets []string, allowDegraded bool) (*validateDoc, error) {
-	doc := &validateDoc{Schema: SchemaValidate, Version: SchemaVersion, File: arg, Problems: []*scenario.Error{}}
-	fail := func(err error) (*validateDoc, error) {
-		var el scenario.ErrorList
-		var re *engine.RequirementsError
-		switch {
-		case errors.As(err, &el):
-			doc.Problems = el
-		case errors.As(err, &re):
-			for _, u := range re.Unmet {
-				doc.Unmet = append(doc.Unmet, u.String())
-			}
-		default:
-			doc.Error = err.Error()
-		}
-		doc.ExitCode = exitCodeOf(err)
-		return doc, err
-	}
-	spec, err := session.LoadSpec(arg, sets)
-	if err != nil {
-		return fail(err)
-	}
-	doc.File, doc.Description = spec.File, spec.Description
-	trials, err := spec.Expand()
-	if err != nil {
-		return fail(err)
-	}
-	facts := sysinfo.Gather()
-	var machine strings.Builder
-	unmet, err := session.FitMachine(&machine, spec, trials, &facts, allowDegraded)
-	if err != nil {
-		return fail(err)
-	}
-	doc.OK, doc.Unmet = true, unmet
-	doc.Machine = strings.Split(strings.TrimSuffix(machine.String(), "\n"), "\n")
-	if machine.Len() == 0 {
-		doc.Machine = nil
-	}
-	if _, note := spec.InterleaveBlock(); note != "" { // interleave: auto fell back
-		doc.Notes = append(doc.Notes, note)
-	}
-	return doc, nil
 }
 
 func newListCmd() *cobra.Command {
