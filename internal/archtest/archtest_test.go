@@ -214,4 +214,12 @@ func TestForbiddenImports(t *testing.T) {
 			t.Errorf("%s imports %s: %s", rule.pkg, rule.forbidden, rule.why)
 		}
 	}
+	// The session library is the CLI's floor below: its phases take typed
+	// options, never cobra's flags (the generated references read the
+	// commands, so docgen may).
+	for rel, p := range mod {
+		if slices.Contains(p.Imports, "github.com/spf13/cobra") && rel != "cmd/rtload" && rel != "internal/docgen" {
+			t.Errorf("%s imports cobra: only cmd/rtload (and internal/docgen, which documents its commands) may", rel)
+		}
+	}
 }
