@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"golang.org/x/term"
@@ -16,7 +15,6 @@ import (
 	"github.com/rtload/rtload/exporter"
 	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/interop"
-	"github.com/rtload/rtload/net/netns"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/sysinfo"
 	"github.com/rtload/rtload/verdict"
@@ -157,97 +155,6 @@ func (s *session) listen() error {
 	}
 	s.srv = srv
 	return nil
-}
-
-// outDir is the run's results directory while the run holds it.
-type outDir struct {
-	dir     *results.Dir
-	path    string
-	created bool
-	// parentErr: the parent did not exist before (removed with an empty
-	// directory).
-	parentErr error
-	own       owner
-	errw      io.Writer
-	removed   bool
-}
-
-// openOut creates the results directory (or takes over a killed run's),
-// sweeping the namespaces a killed run left, and says where it is, on
-// the host too when in a container; in a container as root, results into
-// a volume another user owns are given to that user at the end
-// (resultsOwner).
-func (s *session) openOut() error {
-	errw, name, out := s.opt.Log, s.plan.Spec.Name, s.opt.Out
-	_, parentErr := os.Stat(resultsParent())
-	if out != "" {
-		_, parentErr = os.Stat(filepath.Dir(out))
-	}
-	now := time.Now()
-	target := out
-	if target == "" {
-		target = defaultOut(name, now)
-	}
-	own := resultsOwner(s.env.Container, os.Geteuid(), target)
-	mounts := sysinfo.ReadMounts(os.DirFS("/"))
-	trustVolume(own, mounts)
-	dir, created, err := createOut(out, name, now)
-	switch {
-	case errors.Is(err, results.ErrUnsafeDir) && out == "":
-		return UsageError{fmt.Errorf("%w (the default results directory: give --out)", err)}
-	case errors.Is(err, results.ErrUnsafeDir):
-		return UsageError{fmt.Errorf("%w (--out)", err)}
-	case err != nil:
-		return err
-	}
-	path := dir.Path()
-	s.o.Path = path
-	s.out = &outDir{dir: dir, path: path, created: created, parentErr: parentErr, own: own, errw: errw}
-	fmt.Fprintf(errw, "rtload: results go to %s\n", termsafe.Escape(path))
-	if took := dir.TakenOver(); took != "" {
-		fmt.Fprintf(errw, "rtload: results directory %s: %s\n", termsafe.Escape(path), termsafe.Escape(took))
-		sweepNamespaces(errw)
-	}
-	if note := volumeNote(s.env.Container, mounts, path, own); note != "" {
-		fmt.Fprintln(errw, note)
-	}
-	return nil
-}
-
-// sweepNamespaces removes every namespace whose run is gone: a killed
-// run leaves its namespaces (and a --processes child's, killed with its
-// parent).
-func sweepNamespaces(errw io.Writer) {
-	removed, err := netns.Sweep()
-	for _, e := range removed {
-		fmt.Fprintf(errw, "rtload: removed namespace %s left by a dead run: %s\n", e.Name, e.Why)
-	}
-	if err != nil {
-		fmt.Fprintf(errw, "rtload: warning: sweeping leftover namespaces: %v (rtload cleanup removes them)\n", err)
-	}
-}
-
-// removeIfEmpty removes a directory the run created and measured nothing
-// into (only if empty: never removes results), and its parent when the
-// run made that too.
-func (d *outDir) removeIfEmpty() {
-	d.removed = true
-	d.dir.Close() // releases the directory's lock file first
-	if d.created {
-		os.Remove(d.path)
-		if d.parentErr != nil {
-			os.Remove(filepath.Dir(d.path))
-		}
-	}
-}
-
-// close hands the results to their owner (unless removed), then closes
-// the directory.
-func (d *outDir) close() {
-	if d.own.ok && !d.removed {
-		handOver(d.errw, d.dir, d.own)
-	}
-	d.dir.Close()
 }
 
 // run runs the plan: in this process, or in fresh processes one after
