@@ -33,7 +33,8 @@ type point struct {
 // stats are the per-interval statistics the matrix crosses: the per-call
 // cost's (Y) against each control's (X).
 var (
-	yStats = []string{"per-call mean", "per-call p50", "per-call p90", "data-call mean", "EAGAIN-call mean"}
+	yStats = []string{"per-call mean", "per-call p50", "per-call p90", "data-call mean", "data-call p50", "data-call IQM",
+		"EAGAIN-call mean", "EAGAIN-call p50", "EAGAIN-call IQM"}
 	xStats = []string{"null mean", "null p50", "null p90", "loop mean", "loop p90"}
 )
 
@@ -58,7 +59,9 @@ func readPoints(dir string) ([]point, error) {
 			q: map[string]float64{"per-call mean": math.Log(r.PerCallTicks.MeanTicks), "per-call p50": lg(r.PerCallTicks.P50Ticks),
 				"per-call p90": lg(r.PerCallTicks.P90Ticks), "null mean": math.Log(c.NullSyscall.MeanTicks), "null p50": lg(c.NullSyscall.P50Ticks),
 				"null p90": lg(c.NullSyscall.P90Ticks), "loop mean": math.Log(c.UserLoop.MeanTicks), "loop p90": lg(c.UserLoop.P90Ticks),
-				"data-call mean": math.Log(r.DataMeanTicks), "EAGAIN-call mean": math.Log(r.EAGAINMeanTicks)}})
+				"data-call mean": math.Log(r.DataMeanTicks), "EAGAIN-call mean": math.Log(r.EAGAINMeanTicks),
+				"data-call p50": math.Log(r.DataP50Ticks), "data-call IQM": math.Log(r.DataIQMTicks),
+				"EAGAIN-call p50": math.Log(r.EAGAINP50Ticks), "EAGAIN-call IQM": math.Log(r.EAGAINIQMTicks)}})
 	}
 	if len(pts) == 0 {
 		return nil, fmt.Errorf("%s: no interval records with calls and controls", dir)
