@@ -51,8 +51,17 @@ func controls(t *record.Set, perTick int, skipped uint64, hdr bool) *results.Con
 	if perTick == 0 {
 		return nil
 	}
-	return &results.Controls{PerTick: perTick, UserLoopIters: probe.UserLoopIters, SkippedTicks: skipped,
+	c := &results.Controls{PerTick: perTick, UserLoopIters: probe.UserLoopIters, SkippedTicks: skipped,
 		NullSyscall: results.TickStatsOf(t.HDR(record.NullSyscall), hdr), UserLoop: results.TickStatsOf(t.HDR(record.UserLoop), hdr)}
+	if h := t.HDR(record.CacheLine); h != nil && h.Count() > 0 {
+		s := results.TickStatsOf(h, hdr)
+		c.CacheLine = &s
+	}
+	if h := t.HDR(record.MemChase); h != nil && h.Count() > 0 {
+		s := results.TickStatsOf(h, hdr)
+		c.MemChase = &s
+	}
+	return c
 }
 
 // perCallCounters summarises t's per-call event histograms for the events
