@@ -294,7 +294,7 @@ func render(dir string, w time.Duration, pts []point, ws []window, means, median
 	cmd, _ := os.ReadFile(filepath.Join(dir, "command.txt"))
 	first, last := pts[0].t, pts[len(pts)-1].t
 	fmt.Fprintf(&b, "# Drift controls: does a control timed in the same ticks see the machine's drift? (issue 31)\n\n")
-	fmt.Fprintf(&b, "Written by `make bench-drift` (`go run ./bench/cmd/drift`; `-from DIR` renders again) from `%s`, measured %s to %s UTC (%s of 1 s interval records, %d windows of %v).\n\n",
+	fmt.Fprintf(&b, "Written by `make bench-drift` (`bin/drift`; `-from DIR` renders again) from `%s`, measured %s to %s UTC (%s of 1 s interval records, %d windows of %v).\n\n",
 		dir, first.UTC().Format("2006-01-02 15:04"), last.UTC().Format("15:04"), last.Sub(first).Round(time.Minute), len(ws), w)
 	fmt.Fprintf(&b, "Machine: %s, %d CPUs, kernel %s; clock %s (%.4g GHz). The machine is shared and was not quiet: other helpers' tests and runs came and went beside the bench's own busy loops.\n\n",
 		cpuModel(), runtime.NumCPU(), kernel(), clk.Kind, clk.Hz/1e9)
