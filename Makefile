@@ -30,7 +30,7 @@ IMAGE_TOOL  ?= $(shell command -v podman || command -v docker)
 IMAGE_CTX   ?= bin/image
 IMAGE_BUILD_FLAGS ?=
 
-.PHONY: help build run image test test-fast test-rt test-system test-setup bench bench-quick bench-fidelity bench-wakesplit bench-verdicts bench-drift bench-tools lint docs man fuzz cross clean
+.PHONY: help build run image test test-fast test-rt test-system test-setup bench bench-quick bench-fidelity bench-wakesplit bench-verdicts bench-drift bench-tools bench-bin lint docs man fuzz cross clean
 
 ## help: list the targets
 help:
@@ -77,10 +77,17 @@ CSSWITCH  = ClocksourceSwitch
 RT_PKGS  = $(shell grep -rlE --include='*_test.go' 'testutil\.(Root|Cap|DevNetTun|RealTime)' . | xargs -n1 dirname | sort -u)
 SYS_PKGS = $(shell grep -rl --include='*_test.go' 'testutil\.System' . | xargs -n1 dirname | sort -u)
 FASTFLAGS ?=
+# The research harness, bench/, is a module of its own (bench/go.mod,
+# replacing the product with ../): the product's go test, vet and list
+# ./... are the product only. Its tools and tests are built and run with
+# $(BENCHGO), in bench/, so that a change of the product that breaks them
+# still fails make test-fast, make lint and make test.
+BENCHGO   = $(GO) -C bench
 
-## test-fast: the fast tier: every test that needs no root, no real-time thread and no system service (go test -short, no race detector; FASTFLAGS=-race adds it); any user, under a minute
+## test-fast: the fast tier: every test that needs no root, no real-time thread and no system service (go test -short, no race detector; FASTFLAGS=-race adds it), then the bench module's tests; any user, under a minute
 test-fast:
 	$(GO) test -short -count=1 $(FASTFLAGS) ./...
+	$(BENCHGO) test -short -count=1 $(FASTFLAGS) ./...
 
 ## test-rt: the real-time tier: the privileged packages' tests, one real-time test at a time (root)
 test-rt:
@@ -102,7 +109,7 @@ test-setup:
 # real-time test at a time; the two tests that switch the kernel's
 # clocksource alone after them (a switch marks every trial running beside
 # it invalid, theirs or not).
-## test: every tier, each a stage even when one fails (the fast tier with its long tests, real-time, clocksource switches, system, all under the race detector; allocation bounds without it; one iteration of every benchmark); installs the Debian packages the system tier needs (test-setup); a summary of each stage, every skipped test with its reason and the 10 slowest tests; non-zero if any stage failed
+## test: every tier, each a stage even when one fails (the fast tier with its long tests, real-time, clocksource switches, system, all under the race detector; allocation bounds without it; one iteration of every benchmark; the bench module's tests and benchmarks); installs the Debian packages the system tier needs (test-setup); a summary of each stage, every skipped test with its reason and the 10 slowest tests; non-zero if any stage failed
 test:
 	@rm -rf $(TESTSUM) && mkdir -p bin $(TESTSUM) && $(GO) build -o bin/testsum ./internal/testsum
 	@sh .ci/setup-tests $(TESTSUM)/setup.txt
@@ -112,49 +119,53 @@ test:
 	-RTLOAD_TEST_TIERS=system $(GO) test -race -count=1 -p 1 -timeout 20m -json $(SYS_PKGS) | ./bin/testsum -dir $(TESTSUM) -stage "system tier, race"
 	-$(GO) test -count=1 -timeout 5m -json -run 'Alloc|SoakMemory|^TestSoak$$' ./... | ./bin/testsum -dir $(TESTSUM) -stage "allocations and memory bounds, no race detector"
 	-$(GO) test -count=1 -timeout 5m -json -run '^$$' -bench . -benchtime=1x ./... | ./bin/testsum -dir $(TESTSUM) -stage "benchmarks, one iteration each"
+	-$(BENCHGO) test -race -count=1 -timeout 10m -json -bench . -benchtime=1x ./... | ./bin/testsum -dir $(TESTSUM) -stage "bench module: its tests and benchmarks (one iteration each), race"
 	@./bin/testsum -dir $(TESTSUM) -summary
 
 ## bench: rtload's drain vs the C loop in one process (ABBA blocks), cyclictest in A/B pairs until the ratios' 95% CIs are ±3% (or capped), the wakeup split, overhead, sender, scale, methods (root, < 15 min) -> BENCHMARKS.md
 bench: build bench-tools
-	timeout 900 $(GO) run ./bench/cmd/benchrun -rtload $(BIN) -drain bin/drain450 -fidelity bin/fidelity -wakesplit bin/wakesplit -out BENCHMARKS.md $(BENCHFLAGS)
+	timeout 900 ./bin/benchrun -rtload $(BIN) -drain bin/drain450 -fidelity bin/fidelity -wakesplit bin/wakesplit -out BENCHMARKS.md $(BENCHFLAGS)
 
 ## bench-quick: the same comparisons with short caps (~3 min), written to bench/BENCHMARKS-quick.md
 bench-quick: build bench-tools
-	timeout 600 $(GO) run ./bench/cmd/benchrun -quick -rtload $(BIN) -drain bin/drain450 -fidelity bin/fidelity -wakesplit bin/wakesplit -out bench/BENCHMARKS-quick.md $(BENCHFLAGS)
+	timeout 600 ./bin/benchrun -quick -rtload $(BIN) -drain bin/drain450 -fidelity bin/fidelity -wakesplit bin/wakesplit -out bench/BENCHMARKS-quick.md $(BENCHFLAGS)
 
 ## bench-fidelity: section 1 alone, rtload's drain vs the C loop in one process, quiet and spin (root, ~4.5 min) -> bench/BENCHMARKS-fidelity.md
 bench-fidelity: build bench-tools
-	timeout 600 $(GO) run ./bench/cmd/benchrun -only fidelity -fidelity bin/fidelity -out bench/BENCHMARKS-fidelity.md $(BENCHFLAGS)
+	timeout 600 ./bin/benchrun -only fidelity -fidelity bin/fidelity -out bench/BENCHMARKS-fidelity.md $(BENCHFLAGS)
 
 ## bench-wakesplit: trace cyclictest and rtload timer-only (tracefs) and print where each wakeup's time goes (root, ~1 min)
 bench-wakesplit: build bench-tools
 	./bin/wakesplit compare -rtload $(BIN) -drain bin/drain450 -pairs 2 -seconds 10 $(WAKESPLITFLAGS)
 
 ## bench-verdicts: issue 24's verdicts, true sizes first, then A/A (20 checks, and 10 on the default baseline), power (10 + 10), interleaved (root, quiet machine, 3-4.5 h: 50 checks of up to the 5 min default budget each; not part of make bench; VERDICTS_QUICK=1 is a 3 min smoke test, not a measurement, -> bench/VERDICTS-quick.md) -> bench/VERDICTS.md
-bench-verdicts: build
-	$(GO) build -o bin/interleave ./bench/cmd/interleave
-	$(GO) build -o bin/verdicts ./bench/cmd/verdicts
+bench-verdicts: build bench-bin
 	VERDICTS_QUICK=$(VERDICTS_QUICK) ./bin/verdicts bench -rtload $(BIN) -interleave bin/interleave $(VERDICTSFLAGS)
 
 ## bench-drift: issue 31's drift controls under a changing load: bench/drift-450.yaml for 36 min with 1 s interval records while busy loops start and stop; log-SD of 60 s means raw, ÷ and regression-adjusted on each control, β and r (root, ~37 min; DRIFTFLAGS='-from DIR' renders again) -> bench/DRIFT.md
-bench-drift: build
-	$(GO) build -o bin/drift ./bench/cmd/drift
+bench-drift: build bench-bin
 	./bin/drift -rtload $(BIN) $(DRIFTFLAGS)
 
-# bench-tools: the C baseline, the in-process fidelity binary (cgo: drain450's
-# loop and rtload's drain; bench only, never part of bin/rtload), cyclictest
-# and the wakeup splitter.
-bench-tools:
+# bench-tools: the C baseline, the bench module's commands, cyclictest.
+bench-tools: bench-bin
 	mkdir -p bin && gcc -O2 -Wall -Wextra -pthread -o bin/drain450 bench/drain450.c
-	CGO_ENABLED=1 $(GO) build -o bin/fidelity ./bench/cmd/fidelity
 	command -v cyclictest >/dev/null || { apt-get update && apt-get install -y rt-tests; }
-	$(GO) build -o bin/wakesplit ./bench/cmd/wakesplit
 
-## lint: gofmt, go vet, staticcheck
+## bench-bin: build the bench module's commands into bin/ (benchrun, fidelity, wakesplit, interleave, verdicts, drift, seccompcost); they run from the repository's root, as make bench runs them
+# fidelity is cgo (drain450's loop and rtload's drain in one process; bench
+# only, never part of bin/rtload). The commands take paths relative to the
+# repository (bench/*.yaml, bin/rtload) and benchrun runs go test -bench on
+# the product's packages: run them from here, not from bench/.
+bench-bin:
+	mkdir -p bin && CGO_ENABLED=1 $(BENCHGO) build -o ../bin/ ./cmd/...
+
+## lint: gofmt, go vet, staticcheck (the product, then the bench module)
 lint:
 	@test -z "$$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+	$(BENCHGO) vet ./...
+	$(BENCHGO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
 ## docs: regenerate every generated doc: docs/cli/*.md and docs/man/*.1 from the cobra commands, docs/scenario.md from scenario.Reference (CI fails when they are stale)
 # The generators are the staleness tests themselves (TestDocsCLI in
@@ -180,6 +191,7 @@ fuzz:
 ## cross: vet for arm64 so the non-TSC fallback keeps compiling
 cross:
 	GOARCH=arm64 $(GO) vet ./...
+	GOARCH=arm64 $(BENCHGO) vet ./...
 
 ## clean: remove bin/, make test's stage records (.testsum) and rtload-results/ (the default results directories of runs made here: rtload-results/<scenario>-<time>/)
 clean:

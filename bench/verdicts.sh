@@ -2,7 +2,7 @@
 # bench/verdicts.sh: measure rtload's verdicts on this machine (issue 24).
 #
 #   pilot   P processes x R rounds of the scenario: the variance components
-#           of every headline metric (go run ./bench/cmd/verdicts pilot)
+#           of every headline metric (bin/verdicts pilot)
 #   aa      one baseline of BASEP processes, then AA x `rtload check` of the
 #           same binary and scenario at the check defaults: how many say
 #           slower (exit 1), not slower (0), undecided (125)
@@ -40,7 +40,9 @@ CHANGE=${CHANGE:-traffic[0].size=2048}
 TRUESIZE=${TRUESIZE:-bench/size-450.yaml}
 TRUESIZE_P=${TRUESIZE_P:-6}
 CHECKFLAGS=${CHECKFLAGS:-}
-VERDICTS="go run ./bench/cmd/verdicts"
+# bin/verdicts, built from the bench module (bench/go.mod) and run from here.
+mkdir -p bin && go -C bench build -o ../bin/verdicts ./cmd/verdicts || exit 1
+VERDICTS=./bin/verdicts
 mkdir -p "$OUT"
 
 load() { echo "load: $(uptime | sed 's/.*load average: //') ($1, $(date -u +%H:%M:%S))"; }

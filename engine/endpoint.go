@@ -8,6 +8,7 @@ import (
 	"github.com/rtload/rtload/net/netns"
 	"github.com/rtload/rtload/net/tap"
 	"github.com/rtload/rtload/net/udp"
+	"github.com/rtload/rtload/probe"
 	"github.com/rtload/rtload/scenario"
 )
 
@@ -40,6 +41,9 @@ type endpoint struct {
 	devices []*tap.Device // tap groups only; socket i is behind devices[i % len]
 	flows   [][]tap.Flow  // per device: the flow of each socket behind it
 	index   [][]int       // per device: global socket index of each flow
+	// ping is the cache-line ping's shared lines (probe.PingLines) its
+	// sender writes and its reader times; nil unless xControls asks.
+	ping *probe.PingLines
 }
 
 func (e *endpoint) FDs() []int { return e.group.FDs() }
@@ -68,6 +72,9 @@ func tapAddr(k int) (netip.Prefix, netip.Addr) {
 // a UDP group's socket creation order (nil: index order; Setup).
 func openEndpoint(e scenario.Endpoint, ns *netns.NS, firstDevice int, order []int) (ep *endpoint, err error) {
 	ep = &endpoint{spec: e}
+	if xControls("ping") {
+		ep.ping = probe.NewPingLines()
+	}
 	defer func() {
 		if err != nil {
 			ep.Close()

@@ -26,6 +26,24 @@ func linearMean(l *record.Linear) float64 {
 	return l.Mean()
 }
 
+// linearQuantile is l's quantile q (record.Linear.Quantile), 0 for a
+// class the set does not hold.
+func linearQuantile(l *record.Linear, q float64) float64 {
+	if l == nil {
+		return 0
+	}
+	return l.Quantile(q)
+}
+
+// linearIQM is l's interquartile mean (record.Linear.TrimmedMean(0.25)),
+// 0 for a class the set does not hold.
+func linearIQM(l *record.Linear) float64 {
+	if l == nil {
+		return 0
+	}
+	return l.TrimmedMean(0.25)
+}
+
 // controls summarises the drift controls recorded in t by a drain timing
 // perTick of each a tick (nil for none), skipped the measured ticks that
 // ran none; with hdr the histograms' encodings too.
@@ -33,8 +51,17 @@ func controls(t *record.Set, perTick int, skipped uint64, hdr bool) *results.Con
 	if perTick == 0 {
 		return nil
 	}
-	return &results.Controls{PerTick: perTick, UserLoopIters: probe.UserLoopIters, SkippedTicks: skipped,
+	c := &results.Controls{PerTick: perTick, UserLoopIters: probe.UserLoopIters, SkippedTicks: skipped,
 		NullSyscall: results.TickStatsOf(t.HDR(record.NullSyscall), hdr), UserLoop: results.TickStatsOf(t.HDR(record.UserLoop), hdr)}
+	if h := t.HDR(record.CacheLine); h != nil && h.Count() > 0 {
+		s := results.TickStatsOf(h, hdr)
+		c.CacheLine = &s
+	}
+	if h := t.HDR(record.MemChase); h != nil && h.Count() > 0 {
+		s := results.TickStatsOf(h, hdr)
+		c.MemChase = &s
+	}
+	return c
 }
 
 // perCallCounters summarises t's per-call event histograms for the events

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"os"
+	"strings"
 	"sync/atomic"
 
 	"github.com/rtload/rtload/net/udp"
@@ -178,7 +179,25 @@ func drainConfig(rs scenario.Reader, eps map[string]*endpoint, rx udp.Receiver, 
 	for _, name := range rs.Endpoints {
 		fds = append(fds, eps[name].FDs()...)
 	}
-	return probe.DrainConfig{FDs: fds, Receiver: rx, Clock: clk, Set: set, Controls: rs.Controls}
+	cfg := probe.DrainConfig{FDs: fds, Receiver: rx, Clock: clk, Set: set, Controls: rs.Controls, Chase: xControls("chase")}
+	for _, name := range rs.Endpoints {
+		if p := eps[name].ping; p != nil && cfg.Ping == nil {
+			cfg.Ping = p
+		}
+	}
+	return cfg
+}
+
+// xControls reports whether RTLOAD_XCONTROLS (a comma-separated list:
+// ping, chase) asks for the experimental drift control kind (probe's
+// xcontrols.go; bench/DRIFT.md).
+func xControls(kind string) bool {
+	for _, k := range strings.Split(os.Getenv("RTLOAD_XCONTROLS"), ",") {
+		if strings.TrimSpace(k) == kind {
+			return true
+		}
+	}
+	return false
 }
 
 // readerGroups is the socket group of each of rs's endpoints, in order.

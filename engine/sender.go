@@ -56,6 +56,9 @@ type sender struct {
 	count   uint64
 	dst     []int
 	horizon int64
+	// ping is the cache-line ping's lines, one written after each send
+	// batch (nil: none).
+	ping *probe.PingLines
 }
 
 // maxBatch is the most messages one sendmmsg call carries.
@@ -198,6 +201,7 @@ func (s *sender) loop(raw bool) (n uint64) {
 		sent, err := s.tx.Send(s.dst[:k], rt.Monotonic())
 		s.sent += uint64(sent)
 		s.sentCount.Add(uint64(sent))
+		s.ping.Touch()
 		if err != nil {
 			s.errs++
 			s.err = err

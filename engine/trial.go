@@ -184,6 +184,7 @@ func (t *trial) buildNet() error {
 			return fmt.Errorf("traffic to %s: %w", tf.Endpoint, err)
 		}
 		s := newSender(tf, ep.group, tx, t.tr.Index)
+		s.ping = ep.ping
 		s.yield = t.yield
 		t.senders = append(t.senders, s)
 	}

@@ -500,6 +500,8 @@ func (w *trialWriter) interval(r *reader, set *probe.Recorders) {
 		Drain:         results.LatencyOf(set.Set.HDR(record.DrainTime), false),
 		Controls:      controls(set.Set, r.drain.Controls(), c.ControlSkips-prev.ControlSkips, false),
 		DataMeanTicks: linearMean(set.Set.Linear(record.CallData)), EAGAINMeanTicks: linearMean(set.Set.Linear(record.CallEAGAIN)),
+		DataP50Ticks: linearQuantile(set.Set.Linear(record.CallData), 0.5), EAGAINP50Ticks: linearQuantile(set.Set.Linear(record.CallEAGAIN), 0.5),
+		DataIQMTicks: linearIQM(set.Set.Linear(record.CallData)), EAGAINIQMTicks: linearIQM(set.Set.Linear(record.CallEAGAIN)),
 		LateHandoffs: r.handoff.Late.Load(),
 		Spikes:       set.Spikes - r.lastSpikes,
 	}

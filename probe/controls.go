@@ -105,9 +105,11 @@ func (d *Drain) ControlTick(now, next int64) {
 	default:
 		d.controlsMonotonic()
 	}
+	d.extraControls()
 	d.ctlNs = rt.Monotonic() - now
 	if d.Measure {
 		d.flushControls()
+		d.flushExtra()
 	}
 }
 

@@ -103,6 +103,18 @@ type Drain struct {
 	ctlNull, ctlLoop []uint64
 	loopX            uint64
 	ctlNs            int64
+
+	// The cache-line ping and the memory chase (xcontrols.go): the shared
+	// lines (nil: no ping), the sequence each line had at its last read,
+	// the tick's samples (pingN of them valid); the chase's buffer (empty:
+	// no chase), its samples and its position.
+	ping     *PingLines
+	pingSeen [PingLineCount]uint64
+	ctlPing  []uint64
+	pingN    int
+	chase    []uint32
+	ctlChase []uint64
+	chaseX   uint32
 }
 
 // callSample is one measured call as the measured path stores it.
@@ -144,6 +156,12 @@ type DrainConfig struct {
 	// run of the user loop) ControlTick times after each tick's drain:
 	// 0 (none) to MaxControls (more are cut to it).
 	Controls int
+	// Ping, when set (with Controls > 0), is the shared lines the sender
+	// of the reader's endpoint writes: the drain times the cache-line
+	// ping after its other controls. Chase adds the memory chase (ChaseRuns
+	// runs of ChaseSteps loads over a ChaseBytes buffer it allocates).
+	Ping  *PingLines
+	Chase bool
 }
 
 // FirstCalls is how many calls at the start of a tick (right after the
@@ -162,11 +180,19 @@ func NewDrain(cfg DrainConfig) *Drain {
 	}
 	if k := min(max(cfg.Controls, 0), MaxControls); k > 0 {
 		d.ctlNull, d.ctlLoop, d.loopX = make([]uint64, k), make([]uint64, k), 1
+		if cfg.Ping != nil {
+			d.ping, d.ctlPing = cfg.Ping, make([]uint64, PingLineCount)
+		}
+		if cfg.Chase {
+			d.chase, d.ctlChase = newChase(), make([]uint64, ChaseRuns)
+		}
 	}
 	prefault(d.samples)
 	prefault(d.delays)
 	prefault(d.ctlNull)
 	prefault(d.ctlLoop)
+	prefault(d.ctlPing)
+	prefault(d.ctlChase)
 	return d
 }
 

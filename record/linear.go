@@ -172,3 +172,79 @@ func (h *Linear) Merge(o *Linear) bool {
 	}
 	return true
 }
+
+// Quantile is the value at quantile q (0–1) interpolated linearly within
+// its bucket (the samples of a bucket taken as spread evenly over it):
+// bucket "0" spans [0, Origin), the overflow bucket is read as Overflow
+// (a quantile there is at least that). 0 when empty. No allocation: the
+// writer reads it at every interval.
+func (h *Linear) Quantile(q float64) float64 {
+	if h.total == 0 {
+		return 0
+	}
+	q = min(max(q, 0), 1)
+	rank := q * float64(h.total)
+	var seen float64
+	for i, c := range h.counts {
+		if c == 0 {
+			continue
+		}
+		if next := seen + float64(c); next >= rank {
+			lo, w := h.bucket(i)
+			return lo + w*(rank-seen)/float64(c)
+		}
+		seen += float64(c)
+	}
+	return float64(h.overflow)
+}
+
+// TrimmedMean is the mean of the samples between quantiles trim and
+// 1 − trim (0 ≤ trim < 0.5: 0.25 is the interquartile mean), each
+// bucket's samples at their interpolated positions as Quantile reads
+// them (so a bucket cut by a quantile counts the part inside, at its
+// centre). The overflow bucket counts as Overflow. 0 when empty; the
+// exact mean (Mean) for trim ≤ 0. No allocation.
+func (h *Linear) TrimmedMean(trim float64) float64 {
+	if h.total == 0 {
+		return 0
+	}
+	if trim <= 0 {
+		return h.Mean()
+	}
+	trim = min(trim, 0.499)
+	n := float64(h.total)
+	from, to := trim*n, (1-trim)*n
+	var seen, sum float64
+	add := func(lo, w, c float64) {
+		// the bucket's samples in ranks [seen, seen+c), spread evenly
+		// over [lo, lo+w): the part in [from, to) and its centre.
+		a, b := max(seen, from), min(seen+c, to)
+		if b > a {
+			x0 := lo + w*(a-seen)/c
+			x1 := lo + w*(b-seen)/c
+			sum += (b - a) * (x0 + x1) / 2
+		}
+		seen += c
+	}
+	for i, c := range h.counts {
+		if c > 0 {
+			lo, w := h.bucket(i)
+			add(lo, w, float64(c))
+		}
+		if seen >= to {
+			break
+		}
+	}
+	if h.over > 0 && seen < to {
+		add(float64(h.overflow), 0, float64(h.over))
+	}
+	return sum / (to - from)
+}
+
+// bucket is bucket i's lowest value and width (bucket "0": [0, Origin)).
+func (h *Linear) bucket(i int) (lo, w float64) {
+	if i == 0 {
+		return 0, float64(h.origin)
+	}
+	return float64(h.origin + uint64(i-1)*h.width), float64(h.width)
+}

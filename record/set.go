@@ -45,6 +45,12 @@ const (
 	// UserLoop is each run of the drift control's fixed user-space loop
 	// (probe.UserLoopIters dependent multiply-adds) in clock ticks (HDR).
 	UserLoop
+	// CacheLine is each drift-control read of a cache line another CPU
+	// wrote since the last (probe.PingLines) in clock ticks (HDR).
+	CacheLine
+	// MemChase is each drift-control run of probe.ChaseSteps dependent
+	// loads over a buffer larger than the L2 cache, in clock ticks (HDR).
+	MemChase
 	// NumClasses counts the classes; it is not one.
 	NumClasses
 )
@@ -77,6 +83,8 @@ var classes = [NumClasses]struct {
 	DrainTime:     {"drain_time", false, int64(10 * time.Second)},
 	NullSyscall:   {"null_syscall", false, 1 << 40},
 	UserLoop:      {"user_loop", false, 1 << 40},
+	CacheLine:     {"cache_line", false, 1 << 40},
+	MemChase:      {"mem_chase", false, 1 << 40},
 }
 
 // String returns the class's name in snake case ("call_eagain"), or

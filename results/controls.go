@@ -17,6 +17,11 @@ type Controls struct {
 	// over the trial (an HdrHistogram, as PerCallTicks).
 	NullSyscall TickStats `json:"null_syscall"`
 	UserLoop    TickStats `json:"user_loop"`
+	// CacheLine and MemChase summarise the cache-line ping and the memory
+	// chase (probe's xcontrols.go) where the reader timed them; nil
+	// otherwise.
+	CacheLine *TickStats `json:"cache_line,omitempty"`
+	MemChase  *TickStats `json:"mem_chase,omitempty"`
 	// UserLoopIters is the user loop's fixed iteration count: the same
 	// count in every run compared, or the loop is not the same control.
 	UserLoopIters int `json:"user_loop_iters"`

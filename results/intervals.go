@@ -62,6 +62,17 @@ type Interval struct {
 	// path), and PerCallTicks mixes them.
 	DataMeanTicks   float64 `json:"data_mean_ticks,omitempty"`
 	EAGAINMeanTicks float64 `json:"eagain_mean_ticks,omitempty"`
+	// DataP50Ticks and EAGAINP50Ticks are the medians of the same calls,
+	// DataIQMTicks and EAGAINIQMTicks their interquartile means (the mean
+	// of the middle half), all interpolated within the buckets of the
+	// reader's per-call histograms (record.Linear.Quantile, TrimmedMean:
+	// report.bucket_width sets their resolution); 0 without such calls.
+	// A median or a trimmed mean leaves out the calls a preemption or an
+	// interrupt stretched, which a mean carries.
+	DataP50Ticks   float64 `json:"data_p50_ticks,omitempty"`
+	EAGAINP50Ticks float64 `json:"eagain_p50_ticks,omitempty"`
+	DataIQMTicks   float64 `json:"data_iqm_ticks,omitempty"`
+	EAGAINIQMTicks float64 `json:"eagain_iqm_ticks,omitempty"`
 	// Controls are the drift controls of the interval's ticks (see
 	// Reader.Controls; no HDR encodings, SkippedTicks the interval's);
 	// nil when the reader times none.

@@ -93,7 +93,7 @@ func (d *Dir) takeOver(tmp string) error {
 		return &DirError{d.path, d.lockHolder()}
 	}
 	defer old.Close() // drops the old marker's flock, after the rename
-	switch err := syscall.Flock(int(old.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); {
+	switch err := lockEnded(old); {
 	case errors.Is(err, syscall.EWOULDBLOCK):
 		return &DirError{d.path, d.lockHolder()} // a live run's
 	case err != nil:
@@ -115,6 +115,26 @@ func (d *Dir) takeOver(tmp string) error {
 	d.took = &takenOver{pid: pid, started: started}
 	d.mu.Unlock()
 	return nil
+}
+
+// lockEnded takes the flock (LOCK_EX, non-blocking) of old, a marker
+// whose run may have ended. While its run has ended, a lock held on it is
+// another claim's for an instant (a check of whether it is held takes a
+// shared lock, a run taking it over an exclusive one until its rename),
+// so lockEnded tries again, 1 ms apart, at most takeOverPolls times; a
+// live run's lock is refused at once (EWOULDBLOCK).
+func lockEnded(old *os.File) error {
+	for try := 0; ; try++ {
+		err := syscall.Flock(int(old.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if !errors.Is(err, syscall.EWOULDBLOCK) || try == takeOverPolls {
+			return err
+		}
+		b, _ := io.ReadAll(io.NewSectionReader(old, 0, maxLockFile))
+		if pid, _ := parseLock(b); pid <= 0 || !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+			return err
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // takenOver is the run whose results directory this one took over.
@@ -275,8 +295,16 @@ func (d *Dir) lockHolderOnce() (string, bool) {
 		}
 		return fmt.Sprintf("is in use by %s: one run per results directory; choose another", who), false
 	case err == nil:
-		// Only when a takeover failed part way.
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		// The marker this look opened may have been replaced since: a
+		// run that took the directory over renamed its own over it and
+		// then dropped the old one's lock. Look again at the new one.
+		ofi, err1 := f.Stat()
+		lfi, err2 := d.root.Lstat(LockFile)
+		if err1 == nil && (errors.Is(err2, fs.ErrNotExist) || err2 == nil && !os.SameFile(ofi, lfi)) {
+			return strings.TrimPrefix(who, "another "), true
+		}
+		// Only when a takeover failed part way.
 		return fmt.Sprintf("holds the lock of %s that has ended without removing it (killed?), and it could not be taken over: if no run uses the directory, remove %s, or choose another",
 			who, filepath.Join(d.path, LockFile)), false
 	default:

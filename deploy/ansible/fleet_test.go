@@ -138,6 +138,7 @@ func TestPlaybookOverSSH(t *testing.T) {
 func TestBootsOverSSH(t *testing.T) {
 	testutil.Requires(t, testutil.System, testutil.Root, testutil.Cap("CAP_SYS_ADMIN"), testutil.Cap("CAP_NET_ADMIN"), testutil.Cap("CAP_SYS_NICE"), testutil.CPUs(2))
 	requireTools(t, "ansible-playbook", sshdPath, "ssh", "ssh-keygen", "tar", "go", "sudo", "mount")
+	reapLeftovers(t)
 	f := newFleet(t)
 	f.start(t, hostSpec{name: "host0"})
 	f.checkModeBoots(t)

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -382,14 +383,15 @@ func prefixNet(p netip.Prefix) *net.IPNet {
 // reapLeftovers kills what an earlier run of the fleet test left when it
 // was killed before its cleanups: the processes of its hosts and its
 // playbook (sshd -f <its temp dir>/…/sshd_config, ansible-playbook, their
-// children), found by their command line naming a TestPlaybookOverSSH
-// temporary directory, that are not this process's own. Their network
+// children, ssh's ControlPersist master), found by their command line
+// naming a TestPlaybookOverSSH or TestBootsOverSSH temporary directory,
+// that are not this process's own. Their network
 // namespaces, and the veth pairs into them, end with them. No two fleet
 // tests run at once (the real-time test lock), so any such process is a
 // leftover. Each one killed is logged.
 func reapLeftovers(t *testing.T) {
 	t.Helper()
-	mark := filepath.Join(os.TempDir(), "TestPlaybookOverSSH")
+	marks := []string{filepath.Join(os.TempDir(), "TestPlaybookOverSSH"), filepath.Join(os.TempDir(), "TestBootsOverSSH")}
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, p := range procs {
 		var pid int
@@ -397,7 +399,7 @@ func reapLeftovers(t *testing.T) {
 			continue
 		}
 		b, err := os.ReadFile(p)
-		if err != nil || !strings.Contains(string(b), mark) {
+		if err != nil || !slices.ContainsFunc(marks, func(m string) bool { return strings.Contains(string(b), m) }) {
 			continue
 		}
 		// A host's sshd: every process of its namespace goes (its

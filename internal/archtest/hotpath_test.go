@@ -33,6 +33,11 @@ var hotPath = []string{
 	// The drift controls, after each tick's drain.
 	`probe.(*Drain).ControlTick`, `probe.(*Drain).controlsTSC`, `probe.(*Drain).controlsTSCFenced`, `probe.(*Drain).controlsCycles`, `probe.(*Drain).controlsMonotonic`,
 	`probe.(*Drain).flushControls`, `probe.nullSyscall`, `probe.userLoop`,
+	// The cache-line ping (the reader's reads, the sender's Touch after
+	// each batch) and the memory chase.
+	`probe.(*Drain).extraControls`, `probe.(*Drain).pingTSC`, `probe.(*Drain).pingTSCFenced`, `probe.(*Drain).pingMonotonic`,
+	`probe.(*Drain).chaseTSC`, `probe.(*Drain).chaseTSCFenced`, `probe.(*Drain).chaseMonotonic`, `probe.(*Drain).flushExtra`,
+	`probe.(*PingLines).Touch`, `probe.(*PingLines).line`,
 	`rt.(*Ticker).Wait`, `rt.(*Clock).Now`, `rt.Monotonic`, `rt.rdtscp`, `rt.rdpmc`, `rt.(*pmcReader).read`, `rt.(*Counters).ReadInto`,
 	`rt.(*Ticker).advance`, `rt.sleepWake`, `rt.wakeLatency`, `rt.TSC`, `rt.(*Clock).Cycles`,
 	// The TSC read where CPUID offers no RDTSCP (LFENCE;RDTSC;LFENCE).

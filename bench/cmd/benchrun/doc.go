@@ -114,7 +114,7 @@ func (d *doc) intro(c config) {
 	if c.baseline != "" {
 		d.p("> **A/B of two rtload builds**: in sections 1b and 2, A is `%s` and B is `%s` (not drain450 and cyclictest as described there); the targets there do not apply.\n\n", c.baseline, c.rtload)
 	}
-	d.p("Written by `make bench` (`go run ./bench/cmd/benchrun`, source in `bench/`) on %s. ", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
+	d.p("Written by `make bench` (`bin/benchrun`, source in `bench/`, a module of its own) on %s. ", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
 	d.p("Section 1 compares rtload's drain (B) with the C loop of `bench/drain450.c` (A) inside one process, in alternating blocks (its method is in the section). ")
 	d.p("Section 2 (and the opt-in 1b) compares rtload (B) with a baseline (A: cyclictest; drain450 in 1b) on this machine in one invocation: it runs **pairs** of runs, one per side, alternating the order (A B, B A, A B, …) so that a drift of the machine weighs on both sides, after %d warm-up pair(s) that are run and reported but not counted; ", c.warmupPairs)
 	d.p("each pair gives a ratio B/A per measure. Pairs are added until the %.0f%% confidence interval of every targeted ratio is within ±%.0f%% of its center ", 100*Level, 100*c.precision)

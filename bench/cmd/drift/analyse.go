@@ -33,8 +33,9 @@ type point struct {
 // stats are the per-interval statistics the matrix crosses: the per-call
 // cost's (Y) against each control's (X).
 var (
-	yStats = []string{"per-call mean", "per-call p50", "per-call p90", "data-call mean", "EAGAIN-call mean"}
-	xStats = []string{"null mean", "null p50", "null p90", "loop mean", "loop p90"}
+	yStats = []string{"per-call mean", "per-call p50", "per-call p90", "data-call mean", "data-call p50", "data-call IQM",
+		"EAGAIN-call mean", "EAGAIN-call p50", "EAGAIN-call IQM"}
+	xStats = []string{"null mean", "null p50", "null p90", "loop mean", "loop p90", "ping mean", "ping p50", "chase mean", "chase p50"}
 )
 
 // readPoints reads DIR/results/intervals.jsonl: every record with calls
@@ -52,13 +53,26 @@ func readPoints(dir string) ([]point, error) {
 			continue
 		}
 		lg := func(v uint64) float64 { return math.Log(float64(v)) }
+		opt := func(t *results.TickStats, mean bool) float64 {
+			switch {
+			case t == nil || t.Count == 0:
+				return math.NaN()
+			case mean:
+				return math.Log(t.MeanTicks)
+			}
+			return lg(t.P50Ticks)
+		}
 		pts = append(pts, point{t: r.Time, fromNs: r.FromNs,
 			y: math.Log(r.PerCallTicks.MeanTicks), x: math.Log(c.NullSyscall.MeanTicks), z: math.Log(c.UserLoop.MeanTicks),
 			ym: lg(r.PerCallTicks.P50Ticks), xm: lg(c.NullSyscall.P50Ticks), zm: lg(c.UserLoop.P50Ticks),
 			q: map[string]float64{"per-call mean": math.Log(r.PerCallTicks.MeanTicks), "per-call p50": lg(r.PerCallTicks.P50Ticks),
 				"per-call p90": lg(r.PerCallTicks.P90Ticks), "null mean": math.Log(c.NullSyscall.MeanTicks), "null p50": lg(c.NullSyscall.P50Ticks),
 				"null p90": lg(c.NullSyscall.P90Ticks), "loop mean": math.Log(c.UserLoop.MeanTicks), "loop p90": lg(c.UserLoop.P90Ticks),
-				"data-call mean": math.Log(r.DataMeanTicks), "EAGAIN-call mean": math.Log(r.EAGAINMeanTicks)}})
+				"data-call mean": math.Log(r.DataMeanTicks), "EAGAIN-call mean": math.Log(r.EAGAINMeanTicks),
+				"data-call p50": math.Log(r.DataP50Ticks), "data-call IQM": math.Log(r.DataIQMTicks),
+				"EAGAIN-call p50": math.Log(r.EAGAINP50Ticks), "EAGAIN-call IQM": math.Log(r.EAGAINIQMTicks),
+				"ping mean": opt(c.CacheLine, true), "ping p50": opt(c.CacheLine, false),
+				"chase mean": opt(c.MemChase, true), "chase p50": opt(c.MemChase, false)}})
 	}
 	if len(pts) == 0 {
 		return nil, fmt.Errorf("%s: no interval records with calls and controls", dir)
@@ -280,7 +294,7 @@ func render(dir string, w time.Duration, pts []point, ws []window, means, median
 	cmd, _ := os.ReadFile(filepath.Join(dir, "command.txt"))
 	first, last := pts[0].t, pts[len(pts)-1].t
 	fmt.Fprintf(&b, "# Drift controls: does a control timed in the same ticks see the machine's drift? (issue 31)\n\n")
-	fmt.Fprintf(&b, "Written by `make bench-drift` (`go run ./bench/cmd/drift`; `-from DIR` renders again) from `%s`, measured %s to %s UTC (%s of 1 s interval records, %d windows of %v).\n\n",
+	fmt.Fprintf(&b, "Written by `make bench-drift` (`bin/drift`; `-from DIR` renders again) from `%s`, measured %s to %s UTC (%s of 1 s interval records, %d windows of %v).\n\n",
 		dir, first.UTC().Format("2006-01-02 15:04"), last.UTC().Format("15:04"), last.Sub(first).Round(time.Minute), len(ws), w)
 	fmt.Fprintf(&b, "Machine: %s, %d CPUs, kernel %s; clock %s (%.4g GHz). The machine is shared and was not quiet: other helpers' tests and runs came and went beside the bench's own busy loops.\n\n",
 		cpuModel(), runtime.NumCPU(), kernel(), clk.Kind, clk.Hz/1e9)
@@ -349,6 +363,10 @@ func writeMatrix(b *strings.Builder, ws []window) {
 		}
 		for _, xk := range xStats {
 			x := col(xk)
+			if mx := stat.Mean(x, nil); math.IsNaN(mx) || math.IsInf(mx, 0) {
+				b.WriteString(" – (not timed) |")
+				continue
+			}
 			f, f1 := ols(x, y), ols(x[:h], y[:h])
 			held := stat.StdDev(adjust(y[h:], x[h:], f1.beta), nil) / stat.StdDev(y[h:], nil)
 			if math.IsNaN(f.r) {

@@ -23,7 +23,7 @@
 // (interleave.Figures), for bench/cmd/verdicts (make bench-verdicts), which runs
 // -only seed,aa and reads them back.
 //
-//	go run ./bench/cmd/interleave -rtload bin/rtload -out bench/INTERLEAVE.md
+//	make bench-bin && bin/interleave -rtload bin/rtload -out bench/INTERLEAVE.md
 package main
 
 import (
@@ -114,7 +114,7 @@ func (c *config) run() error {
 		title += ", " + c.label
 	}
 	fmt.Fprintf(&md, "# %s\n\n", title)
-	fmt.Fprintf(&md, "Written by `go run ./bench/cmd/interleave %s` on %s (%s, %d CPUs).\n", strings.Join(os.Args[1:], " "), time.Now().UTC().Format(time.RFC3339), kernel(), runtime.NumCPU())
+	fmt.Fprintf(&md, "Written by `bin/interleave %s` on %s (%s, %d CPUs).\n", strings.Join(os.Args[1:], " "), time.Now().UTC().Format(time.RFC3339), kernel(), runtime.NumCPU())
 	fmt.Fprintf(&md, "Each row is one `rtload run`; pairs are adjacent ABBA blocks, the interval is stats.Paired "+
 		"(t on the pairs' log ratios, batch means when consecutive pairs correlate).\n")
 	phases := strings.Split(c.only, ",")

@@ -16,7 +16,7 @@
 // and the thread sleeps -gap between blocks, so the CPU is mostly left to
 // others; -pairs bounds the run.
 //
-//	go run ./bench/cmd/seccompcost -cpu 1 -pairs 300
+//	make bench-bin && bin/seccompcost -cpu 1 -pairs 300
 package main
 
 import (

@@ -260,7 +260,7 @@ func (d *data) header(b *mdBuf) {
 		b.WriteString("\n")
 	}
 	fmt.Fprintf(b, "Every figure below comes from the raw outputs kept in that directory (steps.jsonl: every command, its exit code, time and load; "+
-		"every check's JSON; every run's results); `go run ./bench/cmd/verdicts bench -from %s -md FILE` renders this file again without running anything.\n", d.dir)
+		"every check's JSON; every run's results); `bin/verdicts bench -from %s -md FILE` (`make bench-bin` builds it) renders this file again without running anything.\n", d.dir)
 	if len(d.p.RunFlags) > 0 {
 		fmt.Fprintf(b, "\nEvery run and power check got `%s`: **not the defaults**.\n", strings.Join(d.p.RunFlags, " "))
 	}

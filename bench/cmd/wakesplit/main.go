@@ -48,7 +48,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: wakesplit trace|split|compare … (see go doc ./bench/cmd/wakesplit)")
+	fmt.Fprintln(os.Stderr, "usage: wakesplit trace|split|compare … (see go -C bench doc ./cmd/wakesplit)")
 	os.Exit(2)
 }
 
