@@ -16,7 +16,13 @@
 //   - interop: the same histograms in other tools' formats;
 //   - closing: what the directory holds, said on stderr.
 //
-// Execute runs them in order and returns the Outcome; the command prints
-// it. Stop signals are watched here (Watch), and the errors a command
-// maps to exit codes are typed here (UsageError, ExitError, StopSignal).
+// Execute runs them in order and returns the Outcome (Run: as a session
+// of a sessions directory, run --append); WriteRun and WriteRunJSON are
+// the views the command prints it with. rtload check is OpenCheck (the
+// baseline read, the verdict's check made) and CheckRun.Run (its plan,
+// the consent a baseline's own scenario needs, the processes with the
+// check looking after each, the verdict's end). Stop signals are watched
+// here (Watch), and the errors a command maps to exit codes are typed
+// here (UsageError, ExitError, StopSignal, BudgetSpent). No cobra: the
+// command's flags arrive as typed Overrides and Options.
 package session
