@@ -13,6 +13,7 @@ import (
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/safeio"
 )
 
 // plantVictim makes a root-only file whose content a run must never touch.
@@ -117,7 +118,7 @@ func TestCreateDirRefusals(t *testing.T) {
 			if err == nil {
 				d.Close()
 			}
-			if !errors.Is(err, results.ErrUnsafeDir) || !strings.Contains(err.Error(), tc.wantErr) {
+			if !errors.Is(err, safeio.ErrUnsafeDir) || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("err = %v, want ErrUnsafeDir and %q", err, tc.wantErr)
 			}
 		})
@@ -326,7 +327,7 @@ func TestCreateDirNotADirectory(t *testing.T) {
 			if err == nil {
 				d.Close()
 			}
-			if !errors.Is(err, results.ErrUnsafeDir) || !strings.Contains(err.Error(), "results directory "+tc.path) || !strings.Contains(err.Error(), tc.want) {
+			if !errors.Is(err, safeio.ErrUnsafeDir) || !strings.Contains(err.Error(), "results directory "+tc.path) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want ErrUnsafeDir naming %s and %q", err, tc.path, tc.want)
 			}
 		})

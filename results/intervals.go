@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/rtload/rtload/results/safeio"
 	"io"
 	"os"
 	"path/filepath"
@@ -191,7 +192,7 @@ func (d *Dir) CreateJSONL(name string, limit int64) (*JSONL, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &JSONL{name: filepath.Join(d.path, name), f: f, limit: limit}
+	w := &JSONL{name: filepath.Join(d.Path(), name), f: f, limit: limit}
 	w.enc = json.NewEncoder(&w.buf)
 	return w, nil
 }
@@ -293,7 +294,7 @@ const MaxJSONLMemory = 128 << 20
 // refused (ErrRefusedFile) before anything is read. On an error, out
 // holds the records before it.
 func ReadJSONL[T any](path string) (out []T, torn int, err error) {
-	budget := &memBudget{limit: MaxJSONLMemory, what: "any " + termsafe.Escape(filepath.Base(path)) + " rtload writes"}
+	budget := &safeio.Bounds{Lists: listLimits, Limit: MaxJSONLMemory, What: "any " + termsafe.Escape(filepath.Base(path)) + " rtload writes"}
 	torn, err = eachJSONL(path, budget, func(v T) { out = append(out, v) })
 	return out, torn, err
 }
@@ -306,8 +307,8 @@ func EachJSONL[T any](path string, f func(T)) (torn int, err error) {
 }
 
 // eachJSONL is EachJSONL charging each record to budget (nil: none).
-func eachJSONL[T any](path string, budget *memBudget, f func(T)) (torn int, err error) {
-	src, file, fi, err := OpenInput(path)
+func eachJSONL[T any](path string, budget *safeio.Bounds, f func(T)) (torn int, err error) {
+	src, file, fi, err := safeio.OpenInput(path)
 	if err != nil {
 		return 0, err
 	}
@@ -315,7 +316,7 @@ func eachJSONL[T any](path string, budget *memBudget, f func(T)) (torn int, err 
 	defer file.Close()
 	path = termsafe.Escape(path)
 	if fi.Size() > MaxJSONLBytes {
-		return 0, fmt.Errorf("%s: %d bytes, larger than the limit of %s for a JSONL file (spikes.jsonl is capped at %s): refused", path, fi.Size(), sizeName(MaxJSONLBytes), sizeName(SpikesLimit))
+		return 0, fmt.Errorf("%s: %d bytes, larger than the limit of %s for a JSONL file (spikes.jsonl is capped at %s): refused", path, fi.Size(), safeio.SizeName(MaxJSONLBytes), safeio.SizeName(SpikesLimit))
 	}
 	typ := reflect.TypeFor[T]()
 	var read int64
@@ -334,15 +335,15 @@ func eachJSONL[T any](path string, budget *memBudget, f func(T)) (torn int, err 
 		// The file may grow as it is read (a running soak's): what is
 		// read is bounded as its size was.
 		if read += int64(len(sc.Bytes())) + 1; read > MaxJSONLBytes {
-			return 0, fmt.Errorf("%s:%d: larger than the limit of %s for a JSONL file: refused", path, line, sizeName(MaxJSONLBytes))
+			return 0, fmt.Errorf("%s:%d: larger than the limit of %s for a JSONL file: refused", path, line, safeio.SizeName(MaxJSONLBytes))
 		}
 		// The pre-pass: its list limits and key check on every line, and
 		// the records' memory in budget (else a line's own, fresh).
 		lb, record := budget, 2*int64(typ.Size())
 		if lb == nil {
-			lb, record = &memBudget{limit: MaxJSONLMemory, what: "a line of any JSONL file rtload writes"}, 0
+			lb, record = &safeio.Bounds{Lists: listLimits, Limit: MaxJSONLMemory, What: "a line of any JSONL file rtload writes"}, 0
 		}
-		if serr := checkLine(sc.Bytes(), path, line, typ, record, lb); serr != nil && !errors.Is(serr, errSyntax) {
+		if serr := lb.Check(sc.Bytes(), path, line, typ, record); serr != nil && !errors.Is(serr, safeio.ErrSyntax) {
 			return 0, serr
 		}
 		var v T

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/rtload/rtload/results/safeio"
 	"io"
 	"io/fs"
 	"os"
@@ -45,7 +46,37 @@ const (
 	MaxReaders = 1 << 12
 	// MaxWakeupLogFiles bounds the files one reader's wakeup log lists.
 	MaxWakeupLogFiles = 1 << 16
+	// MaxSummaryMemory bounds the memory a decoded summary may take, as
+	// the pre-pass (safeio.Bounds) estimates it: generous for what rtload
+	// writes (a summary's decoded size is about its size on disk), and far
+	// below what a crafted file of empty objects would cost.
+	MaxSummaryMemory = 256 << 20
+	// MaxDirEntries bounds the entries of a results directory read: the
+	// most wakeup-log chunks a summary may list, and room for the rest.
+	MaxDirEntries = 4 * MaxWakeupLogFiles
 )
+
+// listLimits are the element limits of lists by JSON field name, for the
+// pre-pass over summaries and JSONL lines (safeio.Bounds).
+var listLimits = map[string]int{
+	"trials":          MaxTrials,
+	"profiled_trials": MaxTrials,
+	"readers":         MaxReaders,
+	"probes":          MaxReaders,
+	"traffic":         MaxReaders,
+	"noise":           MaxReaders,
+	"counts":          MaxBuckets,
+	"wakeup_log":      MaxWakeupLogFiles,
+	"profiles":        MaxProfiles,
+}
+
+// checkShape runs the pre-pass over a summary's data for type t, before
+// json.Unmarshal builds anything. A syntax error ends it with
+// safeio.ErrSyntax, for Unmarshal to report with its own message.
+func checkShape(data []byte, name string, t reflect.Type) error {
+	b := safeio.Bounds{Lists: listLimits, Limit: MaxSummaryMemory, What: "any summary rtload writes"}
+	return b.Check(data, name, 1, t, 0)
+}
 
 // WriteSummary writes s as indented JSON to summary.json atomically (see
 // Dir.WriteFile): a crash or a full disk leaves the previous summary.json,
@@ -82,7 +113,7 @@ func (d *Dir) WriteSummary(s *Summary) error {
 	}()
 	// Encode ends the text with a newline, as the file always has.
 	if err := d.sumEnc.Encode(&out); err != nil {
-		return fmt.Errorf("write summary %s: %w", filepath.Join(d.path, SummaryFile), err)
+		return fmt.Errorf("write summary %s: %w", filepath.Join(d.Path(), SummaryFile), err)
 	}
 	if err := d.WriteFile(SummaryFile, d.sumBuf.Bytes()); err != nil {
 		return fmt.Errorf("write summary: %w", err)
@@ -116,8 +147,8 @@ type SummaryStat struct {
 // Owners are the uids owning the summary file and its directory (ok
 // false where the platform has none).
 func (st SummaryStat) Owners() (file, dir int, ok bool) {
-	f, ok1 := ownerOf(st.File)
-	d, ok2 := ownerOf(st.Dir)
+	f, ok1 := safeio.OwnerOf(st.File)
+	d, ok2 := safeio.OwnerOf(st.Dir)
 	return f, d, ok1 && ok2
 }
 
@@ -131,9 +162,9 @@ func (st SummaryStat) Foreign() string {
 		return ""
 	}
 	switch {
-	case !TrustedOwner(f):
+	case !safeio.TrustedOwner(f):
 		return fmt.Sprintf("%s is owned by uid %d", termsafe.Escape(st.Path), f)
-	case !TrustedOwner(d):
+	case !safeio.TrustedOwner(d):
 		return fmt.Sprintf("its directory is owned by uid %d", d)
 	}
 	if m := st.Dir.Mode(); m.Perm()&0o022 != 0 && m&fs.ModeSticky == 0 {
@@ -144,17 +175,17 @@ func (st SummaryStat) Foreign() string {
 
 // ReadSummaryStat is ReadSummary, also saying where the summary came from.
 func ReadSummaryStat(path string) (*Summary, SummaryStat, error) {
-	var src *Source
+	var src *safeio.Source
 	var f *os.File
 	var fi fs.FileInfo
 	var err error
-	if IsDir(path) && filepath.Base(path) != SummaryFile {
-		if src, err = OpenSource(path); err == nil {
+	if safeio.IsDir(path) && filepath.Base(path) != SummaryFile {
+		if src, err = safeio.OpenSource(path); err == nil {
 			f, fi, err = src.Open(SummaryFile)
 		}
 		path = filepath.Join(path, SummaryFile)
 	} else {
-		src, f, fi, err = OpenInput(path)
+		src, f, fi, err = safeio.OpenInput(path)
 	}
 	if src != nil {
 		defer src.Close()
@@ -206,7 +237,7 @@ func DecodeSummary(data []byte, name string) (*Summary, error) {
 		return nil, fmt.Errorf("%s: summary version %d not supported (this rtload reads versions 1 to %d)", name, head.Version, SummaryVersion)
 	}
 	// Limits on lists and memory hold before Unmarshal builds anything.
-	if err := checkShape(data, name, reflect.TypeFor[Summary]()); err != nil && !errors.Is(err, errSyntax) {
+	if err := checkShape(data, name, reflect.TypeFor[Summary]()); err != nil && !errors.Is(err, safeio.ErrSyntax) {
 		return nil, err
 	}
 	var s Summary
@@ -248,7 +279,7 @@ func jsonError(data []byte, name string, err error) error {
 		off = te.Offset
 	}
 	if off >= 0 {
-		line, col := position(data, off)
+		line, col := safeio.Position(data, off)
 		return fmt.Errorf("%s:%d:%d: %w", name, line, col, err)
 	}
 	return fmt.Errorf("%s: %w", name, err)
@@ -280,8 +311,8 @@ func (s *Summary) check() error {
 	if err := s.checkProfiles(); err != nil {
 		return err
 	}
-	var hh hdrHeader
-	defer hh.close()
+	var hh safeio.HDRHeader
+	defer hh.Close()
 	trials := make([]*Trial, 0, len(s.Trials)+len(s.ProfiledTrials))
 	for i := range s.Trials {
 		trials = append(trials, &s.Trials[i])
@@ -311,7 +342,7 @@ func (s *Summary) check() error {
 			}
 		}
 		for j, tr := range t.Traffic {
-			if err := hh.check(tr.SendLag.HDR); err != nil {
+			if err := hh.Check(tr.SendLag.HDR); err != nil {
 				return fmt.Errorf("trial %d traffic %d: send_lag: %w", i, j, err)
 			}
 		}
@@ -336,7 +367,7 @@ func (s *Summary) check() error {
 				encs = append(encs, p.FileWrite.PerWrite.HDR)
 			}
 			for _, enc := range encs {
-				if err := hh.check(enc); err != nil {
+				if err := hh.Check(enc); err != nil {
 					return fmt.Errorf("trial %d probe %d: per_write: %w", i, j, err)
 				}
 			}
@@ -345,7 +376,7 @@ func (s *Summary) check() error {
 	return nil
 }
 
-func (r *Reader) check(hh *hdrHeader) error {
+func (r *Reader) check(hh *safeio.HDRHeader) error {
 	hists := map[string]record.Snapshot{"per_call.all": r.PerCall.All, "per_call.data": r.PerCall.Data, "per_call.eagain": r.PerCall.EAGAIN}
 	if c := r.PerCallClass; c != nil {
 		hists["per_call_class.warm_eagain"], hists["per_call_class.cold_eagain"] = c.Warm, c.Cold
@@ -362,10 +393,10 @@ func (r *Reader) check(hh *hdrHeader) error {
 		encs["controls.null_syscall"], encs["controls.user_loop"] = c.NullSyscall.HDR, c.UserLoop.HDR
 	}
 	for name, enc := range encs {
-		if len(enc) > MaxHDRBytes {
-			return fmt.Errorf("%s: hdr encoding of %d bytes, more than the limit of %d", name, len(enc), MaxHDRBytes)
+		if len(enc) > safeio.MaxHDRBytes {
+			return fmt.Errorf("%s: hdr encoding of %d bytes, more than the limit of %d", name, len(enc), safeio.MaxHDRBytes)
 		}
-		if err := hh.check(enc); err != nil {
+		if err := hh.Check(enc); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
@@ -373,7 +404,7 @@ func (r *Reader) check(hh *hdrHeader) error {
 		return fmt.Errorf("wakeup_log: %d files, more than the limit of %d", len(r.WakeupLog), MaxWakeupLogFiles)
 	}
 	for _, f := range r.WakeupLog {
-		if err := checkName(f); err != nil || strings.HasPrefix(f, ".") {
+		if err := safeio.CheckName(f); err != nil || strings.HasPrefix(f, ".") {
 			return fmt.Errorf("wakeup_log: %q is not a file name in the results directory", f)
 		}
 	}
@@ -416,17 +447,4 @@ func CheckLayout(width, origin, overflow uint64, buckets int) error {
 		return fmt.Errorf("histogram layout (width %d, origin %d, overflow %d) does not match its %d buckets", width, origin, overflow, buckets)
 	}
 	return nil
-}
-
-// position turns encoding/json's error offset (bytes read up to and
-// including the offending one) into a 1-based line and column.
-func position(data []byte, off int64) (line, col int) {
-	if len(data) == 0 {
-		return 1, 1
-	}
-	off = min(max(off, 1), int64(len(data)))
-	before := data[:off-1]
-	line = 1 + bytes.Count(before, []byte{'\n'})
-	col = len(before) - bytes.LastIndexByte(before, '\n')
-	return line, col
 }

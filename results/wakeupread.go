@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/rtload/rtload/results/safeio"
 	"io"
 	"io/fs"
 	"path/filepath"
@@ -43,7 +44,7 @@ func WakeupLogFiles(dir, base string) ([]string, error) {
 
 func listWakeupLog(dir, base string) ([]wakeupLogFile, error) {
 	sub, b := filepath.Split(base)
-	src, err := OpenSource(filepath.Join(dir, sub))
+	src, err := safeio.OpenSource(filepath.Join(dir, sub))
 	if err != nil {
 		return nil, fmt.Errorf("wakeup log %s: %w", filepath.Join(dir, base), err)
 	}
@@ -53,7 +54,7 @@ func listWakeupLog(dir, base string) ([]wakeupLogFile, error) {
 			return []wakeupLogFile{{name: base, seq: -1, gz: strings.HasSuffix(b, ".gz")}}, nil
 		}
 	}
-	ents, err := src.Names()
+	ents, err := src.Names(MaxDirEntries)
 	if err != nil {
 		return nil, fmt.Errorf("wakeup log %s: %w", filepath.Join(dir, base), err)
 	}
@@ -200,7 +201,7 @@ func eachReaderWakeup(dir string, r Reader, maxRows int, f func(record.Wakeup)) 
 	if len(r.WakeupLog) == 0 {
 		return ReadStats{}, nil
 	}
-	src, err := OpenSource(dir)
+	src, err := safeio.OpenSource(dir)
 	if err != nil {
 		return ReadStats{}, fmt.Errorf("wakeup log: %w", err)
 	}
@@ -214,7 +215,7 @@ func eachReaderWakeup(dir string, r Reader, maxRows int, f func(record.Wakeup)) 
 			}
 		}
 	}
-	return readWakeups(func(string) (*Source, error) { return src, nil }, files, &rowSink{max: maxRows, f: f})
+	return readWakeups(func(string) (*safeio.Source, error) { return src, nil }, files, &rowSink{max: maxRows, f: f})
 }
 
 // rowSink takes the rows of a log, in order, over its files: at most max.
@@ -254,17 +255,17 @@ const MaxWakeupRows = 1 << 24
 func ReadWakeups(dir string, files []string) ([]record.Wakeup, ReadStats, error) {
 	var out []record.Wakeup
 	sink := &rowSink{max: MaxWakeupRows, f: func(w record.Wakeup) { out = append(out, w) }}
-	srcs := map[string]*Source{}
+	srcs := map[string]*safeio.Source{}
 	defer func() {
 		for _, s := range srcs {
 			s.Close()
 		}
 	}()
-	st, err := readWakeups(func(sub string) (*Source, error) {
+	st, err := readWakeups(func(sub string) (*safeio.Source, error) {
 		if s, ok := srcs[sub]; ok {
 			return s, nil
 		}
-		s, err := OpenSource(filepath.Join(dir, sub))
+		s, err := safeio.OpenSource(filepath.Join(dir, sub))
 		if err != nil {
 			return nil, fmt.Errorf("wakeup log: %w", err)
 		}
@@ -280,7 +281,7 @@ func ReadWakeups(dir string, files []string) ([]record.Wakeup, ReadStats, error)
 // readWakeups is ReadWakeups with the directory of each file (a name's
 // directory part, "" for a plain name) opened by open, each row given to
 // sink.
-func readWakeups(open func(sub string) (*Source, error), files []string, sink *rowSink) (ReadStats, error) {
+func readWakeups(open func(sub string) (*safeio.Source, error), files []string, sink *rowSink) (ReadStats, error) {
 	var st ReadStats
 	for i, name := range files {
 		sub, base := filepath.Split(name)
@@ -301,13 +302,13 @@ func readWakeups(open func(sub string) (*Source, error), files []string, sink *r
 
 // readWakeupFile gives the rows of one file to sink; last allows a torn
 // tail, which it skips and returns as torn rows.
-func readWakeupFile(src *Source, name string, last bool, sink *rowSink) (torn int, err error) {
+func readWakeupFile(src *safeio.Source, name string, last bool, sink *rowSink) (torn int, err error) {
 	f, _, err := src.Open(name)
 	if err != nil {
 		return 0, fmt.Errorf("wakeup log: %w", err)
 	}
 	defer f.Close()
-	return parseWakeupLog(f, termsafe.Escape(src.join(name)), strings.HasSuffix(name, ".gz"), last, sink)
+	return parseWakeupLog(f, termsafe.Escape(src.Join(name)), strings.HasSuffix(name, ".gz"), last, sink)
 }
 
 // ParseWakeupLog appends the rows of one wakeup log file read from r
@@ -323,7 +324,7 @@ func ParseWakeupLog(r io.Reader, name string, gz, last bool, out *[]record.Wakeu
 
 func parseWakeupLog(r io.Reader, name string, gz, last bool, sink *rowSink) (torn int, err error) {
 	if gz {
-		zr, err := Inflate(r, name, MaxWakeupChunkBytes)
+		zr, err := safeio.Inflate(r, name, MaxWakeupChunkBytes)
 		if err != nil {
 			return 0, err
 		}

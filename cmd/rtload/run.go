@@ -26,6 +26,7 @@ import (
 	"github.com/rtload/rtload/net/netns"
 	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/safeio"
 	"github.com/rtload/rtload/scenario"
 	"github.com/rtload/rtload/sysinfo"
 	"github.com/rtload/rtload/verdict"
@@ -394,9 +395,9 @@ func execute(cmd *cobra.Command, sw *signalWatch, spec *scenario.Spec, trials []
 	mounts := sysinfo.ReadMounts(os.DirFS("/"))
 	trustVolume(own, mounts)
 	dir, created, err := createOut(f.out, spec.Name, now)
-	if errors.Is(err, results.ErrUnsafeDir) && f.out == "" {
+	if errors.Is(err, safeio.ErrUnsafeDir) && f.out == "" {
 		return o, usageError{fmt.Errorf("%w (the default results directory: give --out)", err)}
-	} else if errors.Is(err, results.ErrUnsafeDir) {
+	} else if errors.Is(err, safeio.ErrUnsafeDir) {
 		return o, usageError{fmt.Errorf("%w (--out)", err)}
 	} else if err != nil {
 		return o, err

@@ -1,4 +1,4 @@
-package results
+package safeio
 
 import (
 	"errors"
@@ -110,7 +110,7 @@ func checkComponents(orig, abs string, links *int) error {
 			return &DirError{orig, fmt.Sprintf("component %s cannot be read: %v", next, err)}
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 {
-			if uid, ok := ownerOf(fi); ok && !TrustedOwner(uid) {
+			if uid, ok := OwnerOf(fi); ok && !TrustedOwner(uid) {
 				return &DirError{orig, fmt.Sprintf("component %s is a symlink owned by uid %d, not by root or the invoking user: another user could point it anywhere; give a path without it", next, uid)}
 			}
 			if *links++; *links > maxLinks {
@@ -143,7 +143,7 @@ func checkComponent(orig, dir string) error {
 	if err != nil {
 		return &DirError{orig, fmt.Sprintf("component %s cannot be read: %v", dir, err)}
 	}
-	if uid, ok := ownerOf(fi); ok && !trustedAt(dir, uid) {
+	if uid, ok := OwnerOf(fi); ok && !trustedAt(dir, uid) {
 		return &DirError{orig, fmt.Sprintf("component %s is owned by uid %d, not by root or the invoking user: rtload runs as root and does not write under another user's directory; choose a path of your own", dir, uid)}
 	}
 	if m := fi.Mode(); m.Perm()&0o002 != 0 && m&fs.ModeSticky == 0 {
@@ -185,7 +185,7 @@ func WriteOutputFile(path string, data []byte) error {
 	if dir == "" {
 		dir = "."
 	}
-	if err := checkName(name); err != nil {
+	if err := CheckName(name); err != nil {
 		return &OutputError{path, "is not a file path"}
 	}
 	root, err := os.OpenRoot(dir)
@@ -211,7 +211,7 @@ func (d *Dir) checkOutFile(name, path string) error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if uid, ok := ownerOf(fi); ok && !TrustedOwner(uid) {
+	if uid, ok := OwnerOf(fi); ok && !TrustedOwner(uid) {
 		return &OutputError{path, fmt.Sprintf("directory %s is owned by uid %d, not by root or the invoking user", d.path, uid)}
 	}
 	if m := fi.Mode(); m.Perm()&0o002 != 0 && m&fs.ModeSticky == 0 {
@@ -229,7 +229,7 @@ func (d *Dir) checkOutFile(name, path string) error {
 	case !lfi.Mode().IsRegular():
 		return &OutputError{path, "is " + filekind.Of(lfi.Mode()) + ", not a file rtload may replace"}
 	}
-	if uid, ok := ownerOf(lfi); ok && !TrustedOwner(uid) {
+	if uid, ok := OwnerOf(lfi); ok && !TrustedOwner(uid) {
 		return &OutputError{path, fmt.Sprintf("exists, owned by uid %d, not by root or the invoking user: rtload does not replace another user's file", uid)}
 	}
 	return nil
