@@ -18,30 +18,18 @@ import (
 
 // wakeupLogFile is one file of a log on disk.
 type wakeupLogFile struct {
-	name string // relative to the dir given to WakeupLogFiles
+	name string // relative to the dir given to listWakeupLog
 	seq  int    // -1 for a single unchunked file
 	gz   bool
 }
 
-// WakeupLogFiles lists the files of log base in dir, in order, relative to
+// listWakeupLog lists the files of log base in dir, in order, relative to
 // dir: the chunks <base>.<n>.csv[.gz] by n, or the single file <base>.csv.
 // Where a crash left chunk n both plain and compressed it lists the .gz,
 // which is complete by construction. base may also name one file (ending
 // in .csv or .csv.gz, possibly with a directory), which is listed alone.
 // Errors: no file of base (wrapping fs.ErrNotExist), or both <base>.csv
 // and chunks.
-func WakeupLogFiles(dir, base string) ([]string, error) {
-	files, err := listWakeupLog(dir, base)
-	if err != nil {
-		return nil, err
-	}
-	names := make([]string, len(files))
-	for i, f := range files {
-		names[i] = f.name
-	}
-	return names, nil
-}
-
 func listWakeupLog(dir, base string) ([]wakeupLogFile, error) {
 	sub, b := filepath.Split(base)
 	src, err := safeio.OpenSource(filepath.Join(dir, sub))
@@ -100,7 +88,7 @@ type ReadStats struct {
 }
 
 // ReadWakeupLog reads every chunk of log base in dir in order (plain or
-// gzip; see WakeupLogFiles for what base may name) and returns all rows:
+// gzip; see listWakeupLog for what base may name) and returns all rows:
 // the log as it is on disk, also beyond a checkpoint's list of files. To
 // read a reader's wakeups from a results directory, use ReaderWakeups.
 func ReadWakeupLog(dir, base string) ([]record.Wakeup, ReadStats, error) {
@@ -169,19 +157,6 @@ type RowBudget struct{ left int }
 
 // NewRowBudget returns a budget of MaxWakeupRowsTotal rows.
 func NewRowBudget() *RowBudget { return &RowBudget{left: MaxWakeupRowsTotal} }
-
-// ReaderWakeups is results.ReaderWakeups taking the rows read from the
-// budget: a log that would pass what is left is refused with an error
-// naming the limit (and takes nothing). It holds every row (see
-// results.ReaderWakeups); a command streams them with EachReaderWakeup.
-func (b *RowBudget) ReaderWakeups(dir string, r Reader) ([]record.Wakeup, ReadStats, error) {
-	var out []record.Wakeup
-	st, err := b.EachReaderWakeup(dir, r, func(w record.Wakeup) { out = append(out, w) })
-	if err != nil {
-		return nil, st, err
-	}
-	return out, st, nil
-}
 
 // EachReaderWakeup is results.EachReaderWakeup taking the rows read from
 // the budget: a log that would pass what is left is refused with an error
@@ -309,17 +284,6 @@ func readWakeupFile(src *safeio.Source, name string, last bool, sink *rowSink) (
 	}
 	defer f.Close()
 	return parseWakeupLog(f, termsafe.Escape(src.Join(name)), strings.HasSuffix(name, ".gz"), last, sink)
-}
-
-// ParseWakeupLog appends the rows of one wakeup log file read from r
-// (gzip-compressed when gz) to out; name prefixes errors. last allows a
-// torn tail (see ReadWakeups), returned as torn rows. Lines are at most 64
-// KiB; anything else malformed is an error naming the line.
-//
-// A .gz inflates to at most MaxWakeupChunkBytes and MaxInflateRatio times
-// its size (ErrInflateLimit); out holds at most MaxWakeupRows rows.
-func ParseWakeupLog(r io.Reader, name string, gz, last bool, out *[]record.Wakeup) (torn int, err error) {
-	return parseWakeupLog(r, name, gz, last, &rowSink{n: len(*out), max: MaxWakeupRows, f: func(w record.Wakeup) { *out = append(*out, w) }})
 }
 
 func parseWakeupLog(r io.Reader, name string, gz, last bool, sink *rowSink) (torn int, err error) {

@@ -81,9 +81,6 @@ func OpenSource(path string) (*Source, error) {
 	return &Source{path: path, root: root, fi: fi}, nil
 }
 
-// Path is the directory's path as given.
-func (s *Source) Path() string { return s.path }
-
 // Close closes the directory's descriptor; it is idempotent.
 func (s *Source) Close() error {
 	if s == nil || s.root == nil {
