@@ -10,9 +10,8 @@ import (
 
 // Dir is a results directory open for writing: safeio's Dir (every file
 // created through the directory's descriptor, never following a planted
-// link; whole files replaced by renaming; the run's claim), with the
-// writers of the contract's files (WriteSummary, CreateJSONL,
-// NewWakeupLog).
+// link; whole files replaced by renaming; JSONL records written whole;
+// the run's claim), with the summary's writer (WriteSummary).
 type Dir struct {
 	*safeio.Dir
 
