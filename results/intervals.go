@@ -1,13 +1,9 @@
 package results
 
 import (
-	"bufio"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"github.com/rtload/rtload/results/safeio"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"time"
 
@@ -196,7 +192,7 @@ const MaxJSONLMemory = 128 << 20
 // holds the records before it.
 func ReadJSONL[T any](path string) (out []T, torn int, err error) {
 	budget := &safeio.Bounds{Lists: listLimits, Limit: MaxJSONLMemory, What: "any " + termsafe.Escape(filepath.Base(path)) + " rtload writes"}
-	torn, err = eachJSONL(path, budget, func(v T) { out = append(out, v) })
+	torn, err = safeio.EachJSONL(path, &jsonlLimits, budget, func(v T) { out = append(out, v) })
 	return out, torn, err
 }
 
@@ -204,64 +200,12 @@ func ReadJSONL[T any](path string) (out []T, torn int, err error) {
 // none (MaxJSONLMemory bounds one line's): its memory does not grow with
 // the file. On an error, f has seen the records before it.
 func EachJSONL[T any](path string, f func(T)) (torn int, err error) {
-	return eachJSONL(path, nil, f)
+	return safeio.EachJSONL(path, &jsonlLimits, nil, f)
 }
 
-// eachJSONL is EachJSONL charging each record to budget (nil: none).
-func eachJSONL[T any](path string, budget *safeio.Bounds, f func(T)) (torn int, err error) {
-	src, file, fi, err := safeio.OpenInput(path)
-	if err != nil {
-		return 0, err
-	}
-	defer src.Close()
-	defer file.Close()
-	path = termsafe.Escape(path)
-	if fi.Size() > MaxJSONLBytes {
-		return 0, fmt.Errorf("%s: %d bytes, larger than the limit of %s for a JSONL file (spikes.jsonl is capped at %s): refused", path, fi.Size(), safeio.SizeName(MaxJSONLBytes), safeio.SizeName(SpikesLimit))
-	}
-	typ := reflect.TypeFor[T]()
-	var read int64
-	sc := bufio.NewScanner(file)
-	sc.Buffer(make([]byte, 0, 64<<10), MaxJSONLLine)
-	line := 0
-	var bad error
-	for sc.Scan() {
-		line++
-		if bad != nil { // a bad line followed by another: not a torn tail
-			return 0, bad
-		}
-		if line > MaxJSONLRecords {
-			return 0, fmt.Errorf("%s:%d: more than %d records, more than rtload writes: refused", path, line, MaxJSONLRecords)
-		}
-		// The file may grow as it is read (a running soak's): what is
-		// read is bounded as its size was.
-		if read += int64(len(sc.Bytes())) + 1; read > MaxJSONLBytes {
-			return 0, fmt.Errorf("%s:%d: larger than the limit of %s for a JSONL file: refused", path, line, safeio.SizeName(MaxJSONLBytes))
-		}
-		// The pre-pass: its list limits and key check on every line, and
-		// the records' memory in budget (else a line's own, fresh).
-		lb, record := budget, 2*int64(typ.Size())
-		if lb == nil {
-			lb, record = &safeio.Bounds{Lists: listLimits, Limit: MaxJSONLMemory, What: "a line of any JSONL file rtload writes"}, 0
-		}
-		if serr := lb.Check(sc.Bytes(), path, line, typ, record); serr != nil && !errors.Is(serr, safeio.ErrSyntax) {
-			return 0, serr
-		}
-		var v T
-		if jerr := json.Unmarshal(sc.Bytes(), &v); jerr != nil {
-			bad = fmt.Errorf("%s:%d: %w", path, line, jerr)
-			continue
-		}
-		f(v)
-	}
-	if err := sc.Err(); err != nil {
-		return 0, fmt.Errorf("%s:%d: %w", path, line+1, err)
-	}
-	if bad != nil {
-		return 1, nil // only the very last line may be torn
-	}
-	return 0, nil
-}
+// jsonlLimits are the bounds of every JSONL file read (safeio.EachJSONL).
+var jsonlLimits = safeio.JSONLLimits{Bytes: MaxJSONLBytes, Cap: "spikes.jsonl is capped at " + safeio.SizeName(SpikesLimit),
+	Line: MaxJSONLLine, Records: MaxJSONLRecords, Lists: listLimits, Memory: MaxJSONLMemory}
 
 // ProcessFile is the name of a run-wide file (IntervalsFile, SpikesFile)
 // written by process p of a multi-process run: "spikes-p03.jsonl".

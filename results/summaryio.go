@@ -135,46 +135,8 @@ func ReadSummary(path string) (*Summary, error) {
 	return s, err
 }
 
-// SummaryStat says where a summary was read from: Path (the file), File
-// its fstat and Dir its directory's, both taken through the descriptors
-// the summary was read with. check uses them to tell a baseline of the
-// invoking user's from one received.
-type SummaryStat struct {
-	Path      string
-	File, Dir fs.FileInfo
-}
-
-// Owners are the uids owning the summary file and its directory (ok
-// false where the platform has none).
-func (st SummaryStat) Owners() (file, dir int, ok bool) {
-	f, ok1 := safeio.OwnerOf(st.File)
-	d, ok2 := safeio.OwnerOf(st.Dir)
-	return f, d, ok1 && ok2
-}
-
-// Foreign says why the summary is not the invoking user's own, or "" when
-// it is: the file or its directory owned by another user than root or the
-// invoking user (TrustedOwner), or the directory writable by group or
-// others without the sticky bit (anyone could have put the file there).
-func (st SummaryStat) Foreign() string {
-	f, d, ok := st.Owners()
-	if !ok {
-		return ""
-	}
-	switch {
-	case !safeio.TrustedOwner(f):
-		return fmt.Sprintf("%s is owned by uid %d", termsafe.Escape(st.Path), f)
-	case !safeio.TrustedOwner(d):
-		return fmt.Sprintf("its directory is owned by uid %d", d)
-	}
-	if m := st.Dir.Mode(); m.Perm()&0o022 != 0 && m&fs.ModeSticky == 0 {
-		return fmt.Sprintf("its directory (mode %04o) is writable by group or others", m.Perm())
-	}
-	return ""
-}
-
 // ReadSummaryStat is ReadSummary, also saying where the summary came from.
-func ReadSummaryStat(path string) (*Summary, SummaryStat, error) {
+func ReadSummaryStat(path string) (*Summary, safeio.FileStat, error) {
 	var src *safeio.Source
 	var f *os.File
 	var fi fs.FileInfo
@@ -195,10 +157,10 @@ func ReadSummaryStat(path string) (*Summary, SummaryStat, error) {
 			err = fmt.Errorf("%w: %s is a sessions directory (run --append): name one of its sessions (%s) or compare it whole", err,
 				termsafe.Escape(dir), termsafe.Escape(filepath.Join(dir, SessionName(1))))
 		}
-		return nil, SummaryStat{}, fmt.Errorf("read summary: %w", err)
+		return nil, safeio.FileStat{}, fmt.Errorf("read summary: %w", err)
 	}
 	defer f.Close()
-	st := SummaryStat{Path: path, File: fi, Dir: src.Info()}
+	st := safeio.FileStat{Path: path, File: fi, Dir: src.Info()}
 	if fi.Size() > MaxSummaryBytes {
 		return nil, st, fmt.Errorf("%s: %d bytes, larger than the limit of %d MiB for a summary", termsafe.Escape(path), fi.Size(), MaxSummaryBytes>>20)
 	}

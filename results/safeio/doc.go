@@ -17,7 +17,8 @@
 //   - CheckOutPath and WriteOutputFile (outpath.go): an output path no
 //     component of which another user owns or may write in (TrustedOwner,
 //     OwnerOf);
-//   - JSONL (jsonl.go): records appended whole, a torn write cut back;
+//   - JSONL and EachJSONL (jsonl.go): records appended whole, a torn
+//     write cut back; read back bounded, line by line, through Bounds;
 //   - Inflate (inflate.go): gzip bounded by what it produces, not only by
 //     what it reads (a limit and MaxInflateRatio);
 //   - Bounds.Check (shape.go): the pre-pass over JSON that refuses lists

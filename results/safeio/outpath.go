@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/rtload/rtload/internal/filekind"
+	"github.com/rtload/rtload/internal/termsafe"
 )
 
 // Output paths. rtload runs as root; a path it writes under must be one
@@ -233,4 +234,42 @@ func (d *Dir) checkOutFile(name, path string) error {
 		return &OutputError{path, fmt.Sprintf("exists, owned by uid %d, not by root or the invoking user: rtload does not replace another user's file", uid)}
 	}
 	return nil
+}
+
+// FileStat says where a file (a summary) was read from: Path (the file),
+// File its fstat and Dir its directory's, both taken through the
+// descriptors it was read with. check uses them to tell a baseline of the
+// invoking user's from one received.
+type FileStat struct {
+	Path      string
+	File, Dir fs.FileInfo
+}
+
+// Owners are the uids owning the file and its directory (ok
+// false where the platform has none).
+func (st FileStat) Owners() (file, dir int, ok bool) {
+	f, ok1 := OwnerOf(st.File)
+	d, ok2 := OwnerOf(st.Dir)
+	return f, d, ok1 && ok2
+}
+
+// Foreign says why the file is not the invoking user's own, or "" when
+// it is: the file or its directory owned by another user than root or the
+// invoking user (TrustedOwner), or the directory writable by group or
+// others without the sticky bit (anyone could have put the file there).
+func (st FileStat) Foreign() string {
+	f, d, ok := st.Owners()
+	if !ok {
+		return ""
+	}
+	switch {
+	case !TrustedOwner(f):
+		return fmt.Sprintf("%s is owned by uid %d", termsafe.Escape(st.Path), f)
+	case !TrustedOwner(d):
+		return fmt.Sprintf("its directory is owned by uid %d", d)
+	}
+	if m := st.Dir.Mode(); m.Perm()&0o022 != 0 && m&fs.ModeSticky == 0 {
+		return fmt.Sprintf("its directory (mode %04o) is writable by group or others", m.Perm())
+	}
+	return ""
 }
