@@ -1,4 +1,4 @@
-package results_test
+package safeio_test
 
 import (
 	"errors"
@@ -11,7 +11,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/results/safeio"
 )
 
@@ -37,7 +36,7 @@ func TestClaimRace(t *testing.T) {
 				var (
 					wg    sync.WaitGroup
 					start = make(chan struct{})
-					dirs  = make([]*results.Dir, racers)
+					dirs  = make([]*safeio.Dir, racers)
 					errs  = make([]error, racers)
 				)
 				for i := range racers {
@@ -45,7 +44,7 @@ func TestClaimRace(t *testing.T) {
 					go func() {
 						defer wg.Done()
 						<-start
-						dirs[i], _, errs[i] = results.CreateDir(dir)
+						dirs[i], _, errs[i] = safeio.CreateDir(dir)
 					}()
 				}
 				close(start)
@@ -78,7 +77,7 @@ func TestClaimRace(t *testing.T) {
 // and a later run is told it is in use.
 func TestClaimHeld(t *testing.T) {
 	dir := t.TempDir()
-	d, _, err := results.CreateDir(dir)
+	d, _, err := safeio.CreateDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +89,7 @@ func TestClaimHeld(t *testing.T) {
 		t.Errorf("flock of a claimed directory's lock: %v, want EWOULDBLOCK", err)
 	}
 	f.Close()
-	if _, _, err := results.CreateDir(dir); err == nil || !strings.Contains(err.Error(), "is in use by another rtload run (pid "+strconv.Itoa(os.Getpid())) {
+	if _, _, err := safeio.CreateDir(dir); err == nil || !strings.Contains(err.Error(), "is in use by another rtload run (pid "+strconv.Itoa(os.Getpid())) {
 		t.Errorf("a second claim: %v, want in use by pid %d", err, os.Getpid())
 	}
 	if d.TakenOver() != "" {
@@ -129,7 +128,7 @@ func TestClaimKilledRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	killedRun(t, dir)
-	d, _, err := results.CreateDir(dir)
+	d, _, err := safeio.CreateDir(dir)
 	if err != nil {
 		t.Fatalf("a killed run's directory: %v, want it taken over", err)
 	}
@@ -155,7 +154,7 @@ func TestClaimKilledRun(t *testing.T) {
 	if !strings.Contains(string(b), "pid "+strconv.Itoa(os.Getpid())+"\n") {
 		t.Errorf("the lock is not this run's: %q", b)
 	}
-	if _, _, err := results.CreateDir(dir); err == nil || !strings.Contains(err.Error(), "is in use by another rtload run (pid "+strconv.Itoa(os.Getpid())) {
+	if _, _, err := safeio.CreateDir(dir); err == nil || !strings.Contains(err.Error(), "is in use by another rtload run (pid "+strconv.Itoa(os.Getpid())) {
 		t.Errorf("a claim of the taken-over directory: %v, want in use", err)
 	}
 	d.Close()
@@ -178,7 +177,7 @@ func TestClaimKilledRunRace(t *testing.T) {
 		var (
 			wg    sync.WaitGroup
 			start = make(chan struct{})
-			dirs  = make([]*results.Dir, racers)
+			dirs  = make([]*safeio.Dir, racers)
 			errs  = make([]error, racers)
 		)
 		for i := range racers {
@@ -186,7 +185,7 @@ func TestClaimKilledRunRace(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				dirs[i], _, errs[i] = results.CreateDir(dir)
+				dirs[i], _, errs[i] = safeio.CreateDir(dir)
 			}()
 		}
 		close(start)
