@@ -80,23 +80,25 @@
 // read or can block, naming the file and quoting none of it. Reading is
 // bounded by what it produces, not only by what it reads: summaries past
 // MaxSummaryBytes, MaxBuckets, MaxTrials, MaxReaders, MaxHDRBytes or
-// MaxSummaryMemory (a pre-pass, safeio's shape.go, checks the lists and the memory
-// decoding would take before json.Unmarshal builds anything), an
-// HdrHistogram whose header declares more than MaxHDRCounts counts
-// (safeio's hdrgeometry.go), or naming a wakeup log by a path, are refused with the
-// limit named; gzip streams inflate through Inflate (MaxWakeupChunkBytes,
-// MaxProfileInflatedBytes, MaxInflateRatio); wakeup rows are bounded per
-// reader (MaxWakeupRows) and per command (RowBudget), streamed to the
-// commands (EachReaderWakeup) rather than held, and a wakeup-log file may
-// be listed once in a summary; wakeup-log and JSONL lines and records are
-// bounded too.
+// MaxSummaryMemory (a pre-pass, safeio's shape.go, checks the lists and
+// the memory decoding would take before json.Unmarshal builds anything),
+// an HdrHistogram whose header declares more than MaxHDRCounts counts
+// (safeio's hdrgeometry.go), or naming a wakeup log by a path, are
+// refused with the limit named; gzip streams inflate through Inflate
+// (MaxWakeupChunkBytes, MaxProfileInflatedBytes, MaxInflateRatio); wakeup
+// rows are bounded per reader (MaxWakeupRows) and per command
+// (RowBudget), streamed to the commands (EachReaderWakeup) rather than
+// held, and a wakeup-log file may be listed once in a summary; wakeup-log
+// and JSONL lines and records are bounded too.
 //
 // Writing outside a results directory (plot's image) goes through
 // safeio.WriteOutputFile, and every output path through CheckOutPath
-// (safeio's outpath.go): no component of it another user owns or may write in.
+// (safeio's outpath.go): no component of it another user owns or may
+// write in.
 //
 // The package imports only the standard library, record, hdrhistogram-go,
-// its file layer results/safeio and two stdlib-only leaves (internal/filekind, internal/termsafe): no
+// its file layer results/safeio and two stdlib-only leaves
+// (internal/filekind, internal/termsafe): no
 // kernel package, no scenario, no engine, so results are read and rebuilt
 // anywhere. The kernel-facing packages import it instead: their reports
 // are its types.

@@ -174,7 +174,7 @@ const MaxJSONLRecords = 1 << 20
 const MaxJSONLBytes = SpikesLimit
 
 // MaxJSONLMemory bounds the memory the records ReadJSONL returns may take
-// decoded, as the summary pre-pass estimates it line by line (shape.go),
+// decoded, as the summary pre-pass estimates it line by line (safeio.Bounds),
 // each record counted twice for the growing slice: spikes.jsonl decodes
 // to about its size (a 400-byte spike is a 160-byte Spike and its
 // strings), while a line of `{}` is a whole record and `"noise":[{},…]`
