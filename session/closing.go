@@ -34,7 +34,7 @@ func WriteRun(w io.Writer, s *results.Summary, dir, saveErr string, level report
 		if err := report.Brief(w, s); err != nil {
 			return err
 		}
-		if processes(s) > 1 {
+		if s.ProcessCount() > 1 {
 			printSizing(w, res) // a baseline's sizing: what run --processes is for
 		}
 	}
@@ -46,22 +46,11 @@ func WriteRun(w io.Writer, s *results.Summary, dir, saveErr string, level report
 	} else {
 		c = compare.RunClosing(res, s, dir, saveErr)
 	}
-	if d := verdict.RunDropped(s); d != nil && processes(s) > 1 {
+	if d := verdict.RunDropped(s); d != nil && s.ProcessCount() > 1 {
 		// Before the last line (the results directory or why not saved).
 		c.Lines = slices.Insert(c.Lines, max(len(c.Lines)-1, 0), d.RunLine())
 	}
 	return c.Write(w, level == report.Quiet)
-}
-
-// processes counts the processes of s's trials.
-func processes(s *results.Summary) int {
-	var ps []int
-	for _, t := range s.Trials {
-		if !slices.Contains(ps, t.Process) {
-			ps = append(ps, t.Process)
-		}
-	}
-	return max(len(ps), 1)
 }
 
 // WriteRunJSON prints the run as compare.RunReport: read back from its
@@ -92,7 +81,7 @@ func WriteRunJSON(w io.Writer, o Outcome) error {
 		Sizing   *verdict.Detectable `json:"sizing,omitempty"`
 		Replaced *verdict.Dropped    `json:"replaced,omitempty"`
 	}{RunReport: doc}
-	if n := processes(r.Summary); n > 1 {
+	if n := r.Summary.ProcessCount(); n > 1 {
 		out.Replaced = verdict.RunDropped(r.Summary)
 		clean := n
 		if out.Replaced != nil {

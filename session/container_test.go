@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/rtload/rtload/internal/testutil"
-	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/safeio"
 	"github.com/rtload/rtload/sysinfo"
 )
 
@@ -85,10 +85,10 @@ func TestTrustVolume(t *testing.T) {
 	mounts := []sysinfo.Mount{{Root: "/", Point: "/", FSType: "overlay"}, {Root: "/home/u/results", Point: vol, FSType: "ext4", Source: "/dev/vda"}}
 	trustVolume(owner{uid: uid, gid: uid, from: vol, ok: true}, mounts)
 	trustVolume(owner{uid: uid, gid: uid, from: other, ok: true}, mounts)
-	if err := results.CheckOutPath(filepath.Join(vol, "run-1")); err != nil {
+	if err := safeio.CheckOutPath(filepath.Join(vol, "run-1")); err != nil {
 		t.Errorf("under the volume's mount point: %v", err)
 	}
-	if err := results.CheckOutPath(filepath.Join(other, "run-1")); err == nil {
+	if err := safeio.CheckOutPath(filepath.Join(other, "run-1")); err == nil {
 		t.Errorf("under another user's directory that is no mount point: accepted")
 	}
 }

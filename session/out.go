@@ -13,6 +13,7 @@ import (
 	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/net/netns"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/safeio"
 	"github.com/rtload/rtload/sysinfo"
 )
 
@@ -50,9 +51,9 @@ func (s *session) openOut() error {
 	trustVolume(own, mounts)
 	dir, created, err := createOut(out, name, now)
 	switch {
-	case errors.Is(err, results.ErrUnsafeDir) && out == "":
+	case errors.Is(err, safeio.ErrUnsafeDir) && out == "":
 		return UsageError{fmt.Errorf("%w (the default results directory: give --out)", err)}
-	case errors.Is(err, results.ErrUnsafeDir):
+	case errors.Is(err, safeio.ErrUnsafeDir):
 		return UsageError{fmt.Errorf("%w (--out)", err)}
 	case err != nil:
 		return err

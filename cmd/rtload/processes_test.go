@@ -15,6 +15,7 @@ import (
 
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/safeio"
 	"github.com/rtload/rtload/session"
 )
 
@@ -151,9 +152,9 @@ func TestProcessesParentKilled(t *testing.T) {
 		t.Errorf("the killed child's namespaces left after the next run: %v", again)
 		exec.Command(binary, "cleanup").Run()
 	}
-	kept, _ := filepath.Glob(filepath.Join(out, results.KilledRunDir+strconv.Itoa(cmd.Process.Pid), "wakeups-p00-*.csv"))
+	kept, _ := filepath.Glob(filepath.Join(out, safeio.KilledRunDir+strconv.Itoa(cmd.Process.Pid), "wakeups-p00-*.csv"))
 	if len(kept) == 0 {
-		t.Errorf("the killed run's wakeup logs are not kept in %s%d", results.KilledRunDir, cmd.Process.Pid)
+		t.Errorf("the killed run's wakeup logs are not kept in %s%d", safeio.KilledRunDir, cmd.Process.Pid)
 	}
 }
 
