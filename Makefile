@@ -72,6 +72,11 @@ image:
 # skips with a reason starting "tier:", which testsum counts apart.
 TESTSUM  ?= .testsum
 CSSWITCH  = ClocksourceSwitch
+# Pure computations (simulations, decompression bombs, renderings: no
+# goroutine of their own) that the race detector slows 10-20x and has
+# nothing to find in: make test runs them in its no-race stage (a busy
+# run's fast stage took 17.5 min with them under -race, 6 of it these ten).
+RACE_PURE = ^(TestEntryRuleSimulation|TestCheckLooks|TestCheckTail|TestRender|TestLoadStreamsWakeupLogs|TestWakeupGzipBomb|TestSummaryDecodeBomb|TestDirStreamsSpikes|TestLoadThinsWhileReading|TestLoadRefusesHugeHistogram)$$
 # The packages holding realtime and system tests, found by what their
 # tests declare.
 RT_PKGS  = $(shell grep -rlE --include='*_test.go' 'testutil\.(Root|Cap|DevNetTun|RealTime)' . | xargs -n1 dirname | sort -u)
@@ -105,19 +110,20 @@ test-setup:
 # runs, then a summary (bin/testsum): every stage, pass or fail, every
 # skipped test with its reason (tier skips counted apart), and the 10
 # slowest tests. The fast tier runs whole (its long tests too) under the
-# race detector; the real-time and system tiers under it too, one
+# race detector but for RACE_PURE, which the last stage runs without it;
+# the real-time and system tiers under it too, one
 # real-time test at a time; the two tests that switch the kernel's
 # clocksource alone after them (a switch marks every trial running beside
 # it invalid, theirs or not).
-## test: every tier, each a stage even when one fails (the fast tier with its long tests, real-time, clocksource switches, system, all under the race detector; allocation bounds without it; one iteration of every benchmark; the bench module's tests and benchmarks); installs the Debian packages the system tier needs (test-setup); a summary of each stage, every skipped test with its reason and the 10 slowest tests; non-zero if any stage failed
+## test: every tier, each a stage even when one fails (the fast tier with its long tests, real-time, clocksource switches, system, all under the race detector but for the pure computations of RACE_PURE; those, allocation and memory bounds without it; one iteration of every benchmark; the bench module's tests and benchmarks); installs the Debian packages the system tier needs (test-setup); a summary of each stage, every skipped test with its reason and the 10 slowest tests; non-zero if any stage failed
 test:
 	@rm -rf $(TESTSUM) && mkdir -p bin $(TESTSUM) && $(GO) build -o bin/testsum ./internal/testsum
 	@sh .ci/setup-tests $(TESTSUM)/setup.txt
-	-RTLOAD_TEST_TIERS=fast $(GO) test -race -count=1 -timeout 10m -json ./... | ./bin/testsum -dir $(TESTSUM) -stage "fast tier, race"
+	-RTLOAD_TEST_TIERS=fast $(GO) test -race -count=1 -timeout 10m -json -skip '$(RACE_PURE)' ./... | ./bin/testsum -dir $(TESTSUM) -stage "fast tier, race"
 	-RTLOAD_TEST_TIERS=realtime $(GO) test -race -count=1 -p 1 -timeout 15m -json -skip '$(CSSWITCH)' $(RT_PKGS) | ./bin/testsum -dir $(TESTSUM) -stage "real-time tier, race"
 	-RTLOAD_TEST_TIERS=realtime $(GO) test -race -count=1 -timeout 5m -json -run '$(CSSWITCH)' ./sysinfo ./engine | ./bin/testsum -dir $(TESTSUM) -stage "clocksource switches, race"
 	-RTLOAD_TEST_TIERS=system $(GO) test -race -count=1 -p 1 -timeout 20m -json $(SYS_PKGS) | ./bin/testsum -dir $(TESTSUM) -stage "system tier, race"
-	-$(GO) test -count=1 -timeout 5m -json -run 'Alloc|SoakMemory|^TestSoak$$' ./... | ./bin/testsum -dir $(TESTSUM) -stage "allocations and memory bounds, no race detector"
+	-$(GO) test -count=1 -timeout 5m -json -run 'Alloc|SoakMemory|^TestSoak$$|$(RACE_PURE)' ./... | ./bin/testsum -dir $(TESTSUM) -stage "allocations, memory bounds and pure computations, no race detector"
 	-$(GO) test -count=1 -timeout 5m -json -run '^$$' -bench . -benchtime=1x ./... | ./bin/testsum -dir $(TESTSUM) -stage "benchmarks, one iteration each"
 	-$(BENCHGO) test -race -count=1 -timeout 10m -json -bench . -benchtime=1x ./... | ./bin/testsum -dir $(TESTSUM) -stage "bench module: its tests and benchmarks (one iteration each), race"
 	@./bin/testsum -dir $(TESTSUM) -summary
