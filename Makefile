@@ -75,8 +75,8 @@ CSSWITCH  = ClocksourceSwitch
 # Pure computations (simulations, decompression bombs, renderings: no
 # goroutine of their own) that the race detector slows 10-20x and has
 # nothing to find in: make test runs them in its no-race stage (a busy
-# run's fast stage took 17.5 min with them under -race, 6 of it these ten).
-RACE_PURE = ^(TestEntryRuleSimulation|TestCheckLooks|TestCheckTail|TestRender|TestLoadStreamsWakeupLogs|TestWakeupGzipBomb|TestSummaryDecodeBomb|TestDirStreamsSpikes|TestLoadThinsWhileReading|TestLoadRefusesHugeHistogram)$$
+# run's fast stage took 17.5 min with them under -race, 8 of it these).
+RACE_PURE = ^(TestEntryRuleSimulation|TestAdjustedVerdict|TestPocockZ|TestSessionsCoverage|TestSequentialFalseAlarm|TestCheckLooks|TestCheckTail|TestRender|TestLoadStreamsWakeupLogs|TestWakeupGzipBomb|TestSummaryDecodeBomb|TestDirStreamsSpikes|TestLoadThinsWhileReading|TestLoadRefusesHugeHistogram)$$
 # The packages holding realtime and system tests, found by what their
 # tests declare.
 RT_PKGS  = $(shell grep -rlE --include='*_test.go' 'testutil\.(Root|Cap|DevNetTun|RealTime)' . | xargs -n1 dirname | sort -u)
