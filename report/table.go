@@ -66,143 +66,200 @@ func Table(w io.Writer, cols []Column, opt TableOptions) error {
 	if err != nil {
 		return err
 	}
-
-	// Row labels are right-aligned to the seed's 7 characters, or wider.
-	overLabel := ""
-	nb := 0
-	if lay != nil {
-		overLabel = strconv.FormatUint(lay.Overflow, 10) + "+"
-		nb = len(lay.Counts)
-	}
-	labelW := max(7, len(overLabel), len("Total"))
-	if lay != nil {
-		labelW = max(labelW, len(strconv.FormatUint(lay.Lower(nb-1), 10)))
-	}
-	labelW = max(labelW, len(opt.Unit)+1) // the unit header fits in labelW+1 with a space
-
-	// Per-column totals and widths.
-	first := -1
-	totals := make([]uint64, len(cols))
-	widths := make([]int, len(cols))
-	for c, col := range cols {
-		var widest uint64
-		for i, n := range col.Hist.Counts {
-			totals[c] += n
-			widest = max(widest, n)
-			if n > 0 && (first < 0 || i < first) {
-				first = i
-			}
-		}
-		totals[c] += col.Hist.OverflowCount
-		_, sub := splitLabel(col.Label)
-		widths[c] = max(minCountWidth, len(strconv.FormatUint(totals[c], 10)), Width(sub)+1)
-	}
-	fold := nb // the first folded row: none when nb
-	if first >= 0 && opt.FoldBelow > 0 {
-		fold = foldFrom(cols, totals, first, nb, opt.FoldBelow)
-	}
-	if first >= 0 && opt.MaxRows > 0 && fold-first > opt.MaxRows && nb-(first+opt.MaxRows) >= 2 {
-		fold = first + opt.MaxRows
-	}
-	foldLabel := ""
-	if fold < nb {
-		foldLabel = strconv.FormatUint(lay.Lower(fold), 10) + "–" + strconv.FormatUint(lay.Lower(nb-1), 10)
-		labelW = max(labelW, Width(foldLabel))
-	}
-	groups := columnGroups(cols)
-	widenGroups(groups, widths)
-	lineW := labelW + 1
-	for _, wd := range widths {
-		lineW += 1 + wd
-	}
-
+	sh := newTableShape(cols, lay, opt)
 	var b strings.Builder
 	if opt.Title != "" {
-		b.WriteString(opt.Title)
-		b.WriteByte('\n')
-		if lay != nil {
-			// The rows are buckets, not values: say so.
-			fmt.Fprintf(&b, "rows: bucket lower edges, %d wide; %d+ is the overflow bucket\n", lay.Width, lay.Overflow)
-			if fold < nb {
-				var in, all uint64
-				for c := range cols {
-					all += totals[c]
-					for i := fold; i < nb; i++ {
-						if cs := cols[c].Hist.Counts; i < len(cs) {
-							in += cs[i]
-						}
-					}
-				}
-				fmt.Fprintf(&b, "  %s folds %d rows into one: %s of the calls", foldLabel, nb-fold, sharePct(float64(in)/float64(all)))
-				if opt.FoldHint != "" {
-					b.WriteString(" (" + opt.FoldHint + ")")
-				}
-				b.WriteByte('\n')
+		sh.writeTitle(&b, opt)
+	}
+	sh.writeHeader(&b, opt.Unit)
+	if sh.all() == 0 {
+		b.WriteString("(no samples)\n")
+	} else {
+		sh.writeRows(&b)
+	}
+	_, err = io.WriteString(w, b.String())
+	return err
+}
+
+// tableShape is what Table works out before it prints: the rows shown and
+// folded, the row labels and the width of every column.
+type tableShape struct {
+	cols      []Column
+	lay       *record.Snapshot // the shared bucket layout; nil when every column is empty
+	nb        int              // buckets below the overflow edge
+	first     int              // first bucket populated in any column; -1 when none is
+	fold      int              // first folded row; nb when none fold
+	totals    []uint64         // per column, the overflow bucket included
+	widths    []int            // per column, the count width
+	labelW    int              // the row-label width, without the colon
+	overLabel string           // "8256+"
+	foldLabel string           // "4288–8128", when rows fold
+	groups    []group
+}
+
+// newTableShape sizes the table for cols sharing layout lay (nil when all
+// are empty) and decides, from opt, which rows fold.
+func newTableShape(cols []Column, lay *record.Snapshot, opt TableOptions) *tableShape {
+	sh := &tableShape{cols: cols, lay: lay}
+	// Row labels are right-aligned to the seed's 7 characters, or wider.
+	if lay != nil {
+		sh.overLabel = strconv.FormatUint(lay.Overflow, 10) + "+"
+		sh.nb = len(lay.Counts)
+	}
+	sh.labelW = max(7, len(sh.overLabel), len("Total"))
+	if lay != nil {
+		sh.labelW = max(sh.labelW, len(strconv.FormatUint(lay.Lower(sh.nb-1), 10)))
+	}
+	sh.labelW = max(sh.labelW, len(opt.Unit)+1) // the unit header fits in labelW+1 with a space
+	sh.sizeColumns()
+	sh.fold = sh.foldRow(opt)
+	if sh.fold < sh.nb {
+		sh.foldLabel = strconv.FormatUint(lay.Lower(sh.fold), 10) + "–" + strconv.FormatUint(lay.Lower(sh.nb-1), 10)
+		sh.labelW = max(sh.labelW, Width(sh.foldLabel))
+	}
+	sh.groups = columnGroups(cols)
+	widenGroups(sh.groups, sh.widths)
+	return sh
+}
+
+// sizeColumns sets each column's total and count width, and the first
+// bucket populated in any column.
+func (sh *tableShape) sizeColumns() {
+	sh.first = -1
+	sh.totals = make([]uint64, len(sh.cols))
+	sh.widths = make([]int, len(sh.cols))
+	for c, col := range sh.cols {
+		for i, n := range col.Hist.Counts {
+			sh.totals[c] += n
+			if n > 0 && (sh.first < 0 || i < sh.first) {
+				sh.first = i
 			}
 		}
-	}
-	// Group line, only when some label is "group/sub".
-	if len(groups) < len(cols) || groups[0].name != "" {
-		line := strings.Repeat(" ", labelW+1)
-		for _, g := range groups {
-			line += "|" + Center(g.name, g.span(widths)-1)
-		}
-		WriteLine(&b, line)
-	}
-	line := Center(opt.Unit, labelW+1)
-	for c, col := range cols {
+		sh.totals[c] += col.Hist.OverflowCount
 		_, sub := splitLabel(col.Label)
-		line += "|" + Pad(sub, widths[c]-1) + " "
+		sh.widths[c] = max(minCountWidth, len(strconv.FormatUint(sh.totals[c], 10)), Width(sub)+1)
 	}
-	WriteLine(&b, line)
-	dashes := strings.Repeat("-", lineW)
-	b.WriteString(dashes)
-	b.WriteByte('\n')
+}
 
+// foldRow is the first row folded by opt.FoldBelow and opt.MaxRows, nb
+// when none is.
+func (sh *tableShape) foldRow(opt TableOptions) int {
+	fold := sh.nb
+	if sh.first >= 0 && opt.FoldBelow > 0 {
+		fold = foldFrom(sh.cols, sh.totals, sh.first, sh.nb, opt.FoldBelow)
+	}
+	if sh.first >= 0 && opt.MaxRows > 0 && fold-sh.first > opt.MaxRows && sh.nb-(sh.first+opt.MaxRows) >= 2 {
+		fold = sh.first + opt.MaxRows
+	}
+	return fold
+}
+
+// all is the number of calls in every column.
+func (sh *tableShape) all() uint64 {
 	var all uint64
-	for _, t := range totals {
+	for _, t := range sh.totals {
 		all += t
 	}
-	if all == 0 {
-		b.WriteString("(no samples)\n")
-		_, err = io.WriteString(w, b.String())
-		return err
+	return all
+}
+
+// count is column c's count in bucket i, 0 for a column without buckets.
+func (sh *tableShape) count(c, i int) uint64 {
+	if cs := sh.cols[c].Hist.Counts; i < len(cs) {
+		return cs[i]
 	}
-	row := func(label string, count func(c int) uint64) {
-		b.WriteString(Pad(label, labelW))
-		b.WriteByte(':')
-		for c := range cols {
-			b.WriteByte(' ')
-			b.WriteString(Pad(strconv.FormatUint(count(c), 10), widths[c]))
-		}
-		b.WriteByte('\n')
+	return 0
+}
+
+// writeTitle writes the title and, when there are buckets, the rows line
+// and the line saying which rows fold.
+func (sh *tableShape) writeTitle(b *strings.Builder, opt TableOptions) {
+	b.WriteString(opt.Title)
+	b.WriteByte('\n')
+	if sh.lay == nil {
+		return
 	}
-	count := func(c, i int) uint64 {
-		if cs := cols[c].Hist.Counts; i < len(cs) {
-			return cs[i]
-		}
-		return 0
+	// The rows are buckets, not values: say so.
+	fmt.Fprintf(b, "rows: bucket lower edges, %d wide; %d+ is the overflow bucket\n", sh.lay.Width, sh.lay.Overflow)
+	if sh.fold == sh.nb {
+		return
 	}
-	if first >= 0 {
-		for i := first; i < fold; i++ {
-			row(strconv.FormatUint(lay.Lower(i), 10), func(c int) uint64 { return count(c, i) })
+	var in, all uint64
+	for c := range sh.cols {
+		all += sh.totals[c]
+		for i := sh.fold; i < sh.nb; i++ {
+			in += sh.count(c, i)
 		}
-		if fold < nb {
-			row(foldLabel, func(c int) uint64 {
+	}
+	fmt.Fprintf(b, "  %s folds %d rows into one: %s of the calls", sh.foldLabel, sh.nb-sh.fold, sharePct(float64(in)/float64(all)))
+	if opt.FoldHint != "" {
+		b.WriteString(" (" + opt.FoldHint + ")")
+	}
+	b.WriteByte('\n')
+}
+
+// writeHeader writes the group line (only when some label is
+// "group/sub"), the line of unit and column labels, and the dashes under
+// them.
+func (sh *tableShape) writeHeader(b *strings.Builder, unit string) {
+	if len(sh.groups) < len(sh.cols) || sh.groups[0].name != "" {
+		line := strings.Repeat(" ", sh.labelW+1)
+		for _, g := range sh.groups {
+			line += "|" + Center(g.name, g.span(sh.widths)-1)
+		}
+		WriteLine(b, line)
+	}
+	line := Center(unit, sh.labelW+1)
+	for c, col := range sh.cols {
+		_, sub := splitLabel(col.Label)
+		line += "|" + Pad(sub, sh.widths[c]-1) + " "
+	}
+	WriteLine(b, line)
+	sh.writeDashes(b)
+}
+
+// writeDashes writes a dashed line as wide as the table.
+func (sh *tableShape) writeDashes(b *strings.Builder) {
+	lineW := sh.labelW + 1
+	for _, wd := range sh.widths {
+		lineW += 1 + wd
+	}
+	b.WriteString(strings.Repeat("-", lineW))
+	b.WriteByte('\n')
+}
+
+// writeRows writes the bucket rows from the first populated one, the
+// folded row, the overflow row, the dashes and the "Total:" row.
+func (sh *tableShape) writeRows(b *strings.Builder) {
+	if sh.first >= 0 {
+		for i := sh.first; i < sh.fold; i++ {
+			sh.writeRow(b, strconv.FormatUint(sh.lay.Lower(i), 10), func(c int) uint64 { return sh.count(c, i) })
+		}
+		if sh.fold < sh.nb {
+			sh.writeRow(b, sh.foldLabel, func(c int) uint64 {
 				var n uint64
-				for i := fold; i < nb; i++ {
-					n += count(c, i)
+				for i := sh.fold; i < sh.nb; i++ {
+					n += sh.count(c, i)
 				}
 				return n
 			})
 		}
 	}
-	row(overLabel, func(c int) uint64 { return cols[c].Hist.OverflowCount })
-	b.WriteString(dashes)
+	sh.writeRow(b, sh.overLabel, func(c int) uint64 { return sh.cols[c].Hist.OverflowCount })
+	sh.writeDashes(b)
+	sh.writeRow(b, "Total", func(c int) uint64 { return sh.totals[c] })
+}
+
+// writeRow writes one row: its label right-aligned and a colon, then
+// count(c) right-aligned in each column.
+func (sh *tableShape) writeRow(b *strings.Builder, label string, count func(c int) uint64) {
+	b.WriteString(Pad(label, sh.labelW))
+	b.WriteByte(':')
+	for c := range sh.cols {
+		b.WriteByte(' ')
+		b.WriteString(Pad(strconv.FormatUint(count(c), 10), sh.widths[c]))
+	}
 	b.WriteByte('\n')
-	row("Total", func(c int) uint64 { return totals[c] })
-	_, err = io.WriteString(w, b.String())
-	return err
 }
 
 // tableLayout is the bucket layout every non-empty column of cols shares

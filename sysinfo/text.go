@@ -23,6 +23,15 @@ func (s *section) add(key, format string, args ...any) {
 // values aligned within each section and one-line hints in parentheses.
 // It reads nothing; every line derives from f.
 func (f Facts) Text() string {
+	return render([]section{
+		f.kernelSection(), f.cpuSection(), f.clockSection(),
+		f.privilegeSection(), f.realTimeSection(), f.hardeningSection(),
+	})
+}
+
+// kernelSection is Text's "Kernel": uname, the cmdline, where the kernel
+// config came from, and any hypervisor.
+func (f Facts) kernelSection() section {
 	kern := section{title: "Kernel"}
 	kern.add("hostname", "%s", f.Hostname)
 	kern.add("kernel", "%s", f.Kernel)
@@ -35,7 +44,12 @@ func (f Facts) Text() string {
 	} else {
 		kern.add("virtualization", "none detected")
 	}
+	return kern
+}
 
+// cpuSection is Text's "CPU": the model, the CPUs online and allowed,
+// cpufreq and cpuidle.
+func (f Facts) cpuSection() section {
 	cpu := section{title: "CPU"}
 	cpu.add("model", "%s", orNone(f.CPUModel, "unknown"))
 	if f.Microcode != "" {
@@ -60,7 +74,12 @@ func (f Facts) Text() string {
 		cpu.add("cpuidle", "driver %s, governor %s (C-states; cpu_dma_latency holds CPUs out of deep ones during a run)",
 			orNone(f.CPUIdleDriver, "none"), orNone(f.CPUIdleGovernor, "none"))
 	}
+	return cpu
+}
 
+// clockSection is Text's "Clocks & counters": the clocksource, the TSC,
+// and one row per perf counter probed.
+func (f Facts) clockSection() section {
 	clk := section{title: "Clocks & counters"}
 	cs := orNone(f.Clocksource, "unknown")
 	switch f.Clocksource {
@@ -90,7 +109,13 @@ func (f Facts) Text() string {
 		}
 		clk.add(c.Name, "%s", v)
 	}
+	return clk
+}
 
+// privilegeSection is Text's "Privileges": ids, capabilities and what each
+// one allows, rlimits, perf_event_paranoid, /dev/net/tun, and any
+// container with its cgroup RT budget.
+func (f Facts) privilegeSection() section {
 	p := f.Privileges
 	priv := section{title: "Privileges"}
 	priv.add("uid / euid", "%d / %d", p.UID, p.EUID)
@@ -110,7 +135,13 @@ func (f Facts) Text() string {
 	if c := f.Container; c.RTRuntimeKnown {
 		priv.add("cgroup cpu.rt_runtime_us", "%d in %s (cgroup v1 RT budget; 0 refuses SCHED_FIFO)%s", c.RTRuntimeUs, c.Cgroup, parentBudgets(c.RTBudgets))
 	}
+	return priv
+}
 
+// realTimeSection is Text's "Real-time": RT throttling, the preemption
+// model, isolated and tickless CPUs, the timer-tick options of the kernel
+// config and the CONFIG_PREEMPT* options set.
+func (f Facts) realTimeSection() section {
 	rt := section{title: "Real-time"}
 	rt.add("sched_rt_runtime_us", "%s", rtRuntimeText(f.SchedRTRuntimeUs, f.SchedRTPeriodUs))
 	if f.SchedRTPeriodUs != 0 {
@@ -120,7 +151,6 @@ func (f Facts) Text() string {
 	rt.add("isolcpus", "%s", orNone(f.Isolcpus, "none"))
 	rt.add("nohz_full", "%s", orNone(f.NohzFull, "none"))
 	var preemptY []string
-	hard := section{title: "Hardening"}
 	for _, k := range slices.Sorted(maps.Keys(f.KernelConfig)) {
 		v := f.KernelConfig[k]
 		switch {
@@ -128,18 +158,27 @@ func (f Facts) Text() string {
 			if v == "y" {
 				preemptY = append(preemptY, k)
 			}
-			continue // all of CONFIG_PREEMPT* is in the JSON; the text lists the set ones
-		case v == "n":
-			v = "n (not set)"
-		}
-		if strings.HasPrefix(k, "CONFIG_HZ") || strings.HasPrefix(k, "CONFIG_NO_HZ") {
-			rt.add(k, "%s", v)
-		} else {
-			hard.add(k, "%s", v)
+		case isTickOption(k):
+			rt.add(k, "%s", configValueText(v))
 		}
 	}
 	if len(preemptY) > 0 {
 		rt.add("CONFIG_PREEMPT*=y", "%s", strings.Join(preemptY, " "))
+	}
+	return rt
+}
+
+// hardeningSection is Text's "Hardening": the kernel config options
+// Real-time does not show, the hardening and mitigation parameters of the
+// cmdline, and the vulnerabilities the CPU is not immune to.
+func (f Facts) hardeningSection() section {
+	hard := section{title: "Hardening"}
+	for _, k := range slices.Sorted(maps.Keys(f.KernelConfig)) {
+		// All of CONFIG_PREEMPT* is in the JSON; the text lists the set
+		// ones, under Real-time with the timer-tick options.
+		if !strings.HasPrefix(k, "CONFIG_PREEMPT") && !isTickOption(k) {
+			hard.add(k, "%s", configValueText(f.KernelConfig[k]))
+		}
 	}
 	if len(f.Hardening) == 0 {
 		hard.add("cmdline", "no hardening or mitigation parameters (kernel defaults)")
@@ -161,8 +200,21 @@ func (f Facts) Text() string {
 			hard.add("vulnerability "+k, "%s", v)
 		}
 	}
+	return hard
+}
 
-	return render([]section{kern, cpu, clk, priv, rt, hard})
+// isTickOption reports whether kernel config option k sets the timer tick
+// (CONFIG_HZ*, CONFIG_NO_HZ*), which Text shows under Real-time.
+func isTickOption(k string) bool {
+	return strings.HasPrefix(k, "CONFIG_HZ") || strings.HasPrefix(k, "CONFIG_NO_HZ")
+}
+
+// configValueText is a kernel config value as Text shows it: "n (not set)" for n.
+func configValueText(v string) string {
+	if v == "n" {
+		return "n (not set)"
+	}
+	return v
 }
 
 // render aligns the values of each section one column after its longest key.
