@@ -8,6 +8,7 @@ import (
 
 	"github.com/rtload/rtload/interop"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/safeio"
 )
 
 // readForeign reads a histogram file written by another tool (or by
@@ -18,7 +19,7 @@ import (
 // wakeup latency is known, so only its tables and metrics have values.
 // ok is false when path is a directory or summary.json.
 func readForeign(path string) (s *results.Summary, ok bool, err error) {
-	if _, err := os.Lstat(path); err != nil || results.IsDir(path) || filepath.Base(path) == results.SummaryFile {
+	if _, err := os.Lstat(path); err != nil || safeio.IsDir(path) || filepath.Base(path) == results.SummaryFile {
 		return nil, false, nil
 	}
 	name := filepath.Base(path)
@@ -37,7 +38,7 @@ func readForeign(path string) (s *results.Summary, ok bool, err error) {
 		}
 		return s, true, nil
 	}
-	src, f, _, err := results.OpenInput(path)
+	src, f, _, err := safeio.OpenInput(path)
 	if err != nil {
 		return nil, true, err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/rtload/rtload/explain"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/safeio"
 )
 
 // Run is one results directory under the label that names its columns
@@ -83,7 +84,7 @@ func Load(dirs, labels []string) ([]Run, error) {
 		runs[i] = Run{Label: labels[i], Dir: d, Summary: s, WakeupLogs: map[ReaderIndex]results.ReadStats{}}
 		runs[i].loadProfiles()
 		base := d
-		if !results.IsDir(d) {
+		if !safeio.IsDir(d) {
 			base = filepath.Dir(d)
 		}
 		for ti, t := range s.Trials {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/safeio"
 	"github.com/rtload/rtload/stats"
 )
 
@@ -126,7 +127,7 @@ func loadSessions(dir, label string, rows *results.RowBudget) (Run, error) {
 func boundSessions(dir string, dirs []string) error {
 	var total int64
 	for i, d := range dirs {
-		src, err := results.OpenSource(d)
+		src, err := safeio.OpenSource(d)
 		if err != nil {
 			return fmt.Errorf("session %d: %w", i+1, err)
 		}

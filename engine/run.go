@@ -12,6 +12,7 @@ import (
 	"github.com/rtload/rtload/exporter"
 	"github.com/rtload/rtload/net/netns"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/safeio"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
 	"github.com/rtload/rtload/sysinfo"
@@ -159,7 +160,7 @@ type run struct {
 	base int
 	// intervals and spikes are the run-wide interval and spike logs,
 	// opened by the first trial needing each (intervalLog, spikeLog).
-	intervals, spikes *results.JSONL
+	intervals, spikes *safeio.JSONL
 	// profiles holds the profiled trials' samples (profile.go); nil
 	// without profiled trials.
 	profiles *profileSet
@@ -419,7 +420,7 @@ func (r *run) finished() error {
 
 // intervalLog is the run's intervals.jsonl, created by the first trial
 // asking for it (nil without a results directory).
-func (r *run) intervalLog() (*results.JSONL, error) {
+func (r *run) intervalLog() (*safeio.JSONL, error) {
 	if r.intervals == nil && r.opt.Results != nil {
 		l, err := r.opt.Results.CreateJSONL(r.opt.processFile(results.IntervalsFile), 0)
 		if err != nil {
@@ -433,7 +434,7 @@ func (r *run) intervalLog() (*results.JSONL, error) {
 // spikeLog is the run's spikes.jsonl (capped at results.SpikesLimit),
 // created by the first trial asking for it (nil without a results
 // directory).
-func (r *run) spikeLog() (*results.JSONL, error) {
+func (r *run) spikeLog() (*safeio.JSONL, error) {
 	if r.spikes == nil && r.opt.Results != nil {
 		l, err := r.opt.Results.CreateJSONL(r.opt.processFile(results.SpikesFile), results.SpikesLimit)
 		if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/rtload/rtload/probe"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/safeio"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
 	"github.com/rtload/rtload/sysinfo"
@@ -36,8 +37,8 @@ type trialWriter struct {
 	readers   []*reader
 	senders   []*sender
 	noises    []noiseSource
-	intervals *results.JSONL
-	spikes    *results.JSONL
+	intervals *safeio.JSONL
+	spikes    *safeio.JSONL
 	onIv      func(results.Interval)
 	// onCheckpoint receives the trial so far after intervals (soak), so
 	// summary.json survives a SIGKILL; base carries the trial's identity.

@@ -15,6 +15,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/safeio"
 )
 
 // HlogFormatVersion is the "#[Histogram log format version …]" written by
@@ -170,10 +171,10 @@ func ReadHlog(path string) ([]HlogInterval, error) {
 // "Tag=" prefixes optional) or hdrhistogram-go. Legacy 1.01 logs, whose
 // second column is an end timestamp, are read with that column as
 // LengthSec unchanged. Errors name path and line. path's last component
-// is opened as results.Source.Open opens every results file: a link, a
+// is opened as safeio.Source.Open opens every results file: a link, a
 // FIFO or a device is refused before anything is read.
 func ReadHlogFile(path string) (*HlogFile, error) {
-	src, fd, _, err := results.OpenInput(path)
+	src, fd, _, err := safeio.OpenInput(path)
 	if err != nil {
 		return nil, fmt.Errorf("read hlog: %w", err)
 	}
@@ -187,12 +188,12 @@ func ReadHlogFile(path string) (*HlogFile, error) {
 }
 
 // maxHlogLine is the longest .hlog line read: one histogram encoding of at
-// most results.MaxHDRBytes and its numbers.
-const maxHlogLine = results.MaxHDRBytes + 4096
+// most safeio.MaxHDRBytes and its numbers.
+const maxHlogLine = safeio.MaxHDRBytes + 4096
 
 // DecodeHlog parses an interval log from r (see ReadHlogFile); name
 // prefixes errors. Lines are at most maxHlogLine bytes, histograms at most
-// results.MaxHDRBytes encoded.
+// safeio.MaxHDRBytes encoded.
 func DecodeHlog(r io.Reader, name string) (*HlogFile, error) {
 	f := &HlogFile{}
 	sc := bufio.NewScanner(r)

@@ -23,6 +23,7 @@ import (
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/safeio"
 )
 
 // ErrFormat is returned (wrapped) for an output file whose extension is
@@ -157,7 +158,7 @@ func Render(cols []Column, o Options) (err error) {
 	if _, err := canvas.WriteTo(&buf); err != nil {
 		return fmt.Errorf("plot: render %s: %w", o.Out, err)
 	}
-	if err := results.WriteOutputFile(o.Out, buf.Bytes()); err != nil {
+	if err := safeio.WriteOutputFile(o.Out, buf.Bytes()); err != nil {
 		return fmt.Errorf("plot: %w", err)
 	}
 	return nil

@@ -303,7 +303,7 @@ func trialShape(s *results.Summary) string {
 	if s.Plan.Sliced() && variants > 1 {
 		return plural(variants, "variant") + " in soak slices"
 	}
-	if procs := processes(s); procs > 1 && len(s.Trials) == variants*rounds {
+	if procs := s.ProcessCount(); procs > 1 && len(s.Trials) == variants*rounds {
 		return plural(variants, "variant") + " × " + plural(procs, "process") + " × " + plural(rounds/procs, "round")
 	}
 	if len(s.Trials) == variants*rounds {
@@ -318,16 +318,6 @@ func trialShape(s *results.Summary) string {
 		least = min(least, n)
 	}
 	return fmt.Sprintf("%s, %d–%d rounds each", plural(variants, "variant"), least, rounds)
-}
-
-// processes counts the distinct processes of s's trials (1 for a
-// single-process run).
-func processes(s *results.Summary) int {
-	seen := map[int]bool{}
-	for _, t := range s.Trials {
-		seen[t.Process] = true
-	}
-	return max(len(seen), 1)
 }
 
 // shape counts distinct variants and the most rounds any variant ran.

@@ -50,6 +50,10 @@
 // report, compare, explain and plot find a reader's wakeups. Columns groups
 // a summary's readers into the (variant, reader) columns every table shows.
 //
+// The file layer is package results/safeio: every file is read and
+// written through it, and it bounds what untrusted bytes may cost before
+// they become this package's types.
+//
 // Writing: a Dir (CreateDir for a new run, OpenDir for an existing one) is
 // a directory checked to be the effective user's and not writable by
 // others, held open by descriptor (os.Root). Every file is created through
@@ -69,30 +73,32 @@
 // recorders, MergeLatency and MergeTickStats merge rounds, BucketPercentile
 // gives the linear histogram's bucket edge for the same sample.
 //
-// Reading trusts nothing (read.go): results directories come from other
+// Reading trusts nothing (safeio's read.go): results directories come from other
 // people, and rtload runs as root. Every file is opened by name through the
 // directory's descriptor (Source), only if it is a regular file: a symlink,
 // FIFO, socket or device is refused (ErrRefusedFile) before anything is
 // read or can block, naming the file and quoting none of it. Reading is
 // bounded by what it produces, not only by what it reads: summaries past
 // MaxSummaryBytes, MaxBuckets, MaxTrials, MaxReaders, MaxHDRBytes or
-// MaxSummaryMemory (a pre-pass, shape.go, checks the lists and the memory
-// decoding would take before json.Unmarshal builds anything), an
-// HdrHistogram whose header declares more than MaxHDRCounts counts
-// (hdrgeometry.go), or naming a wakeup log by a path, are refused with the
-// limit named; gzip streams inflate through Inflate (MaxWakeupChunkBytes,
-// MaxProfileInflatedBytes, MaxInflateRatio); wakeup rows are bounded per
-// reader (MaxWakeupRows) and per command (RowBudget), streamed to the
-// commands (EachReaderWakeup) rather than held, and a wakeup-log file may
-// be listed once in a summary; wakeup-log and JSONL lines and records are
-// bounded too.
+// MaxSummaryMemory (a pre-pass, safeio's shape.go, checks the lists and
+// the memory decoding would take before json.Unmarshal builds anything),
+// an HdrHistogram whose header declares more than MaxHDRCounts counts
+// (safeio's hdrgeometry.go), or naming a wakeup log by a path, are
+// refused with the limit named; gzip streams inflate through Inflate
+// (MaxWakeupChunkBytes, MaxProfileInflatedBytes, MaxInflateRatio); wakeup
+// rows are bounded per reader (MaxWakeupRows) and per command
+// (RowBudget), streamed to the commands (EachReaderWakeup) rather than
+// held, and a wakeup-log file may be listed once in a summary; wakeup-log
+// and JSONL lines and records are bounded too.
 //
 // Writing outside a results directory (plot's image) goes through
-// WriteOutputFile, and every output path through CheckOutPath
-// (outpath.go): no component of it another user owns or may write in.
+// safeio.WriteOutputFile, and every output path through CheckOutPath
+// (safeio's outpath.go): no component of it another user owns or may
+// write in.
 //
-// The package imports only the standard library, record, hdrhistogram-go
-// and two stdlib-only leaves (internal/filekind, internal/termsafe): no
+// The package imports only the standard library, record, hdrhistogram-go,
+// its file layer results/safeio and two stdlib-only leaves
+// (internal/filekind, internal/termsafe): no
 // kernel package, no scenario, no engine, so results are read and rebuilt
 // anywhere. The kernel-facing packages import it instead: their reports
 // are its types.

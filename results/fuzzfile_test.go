@@ -14,6 +14,7 @@ import (
 
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/safeio"
 )
 
 // The file layer under fuzzing (issue 23): what sits at a name a reader
@@ -64,7 +65,7 @@ func FuzzResultsFile(f *testing.F) {
 		case <-time.After(10 * time.Second):
 			t.Fatalf("%s as kind %d: blocked", r.file, kind%5)
 		}
-		if !regular && kind%5 != 4 && !errors.Is(err, results.ErrRefusedFile) {
+		if !regular && kind%5 != 4 && !errors.Is(err, safeio.ErrRefusedFile) {
 			t.Fatalf("%s as kind %d: err = %v, want ErrRefusedFile", r.file, kind%5, err)
 		}
 	})
@@ -112,7 +113,7 @@ func FuzzGzipMembers(f *testing.F) {
 		}
 		// Arbitrary bytes as a gzip stream: bounded, never a panic.
 		const limit = 1 << 16
-		zr, err := results.Inflate(bytes.NewReader(content), "x.gz", limit)
+		zr, err := safeio.Inflate(bytes.NewReader(content), "x.gz", limit)
 		if err != nil {
 			return
 		}

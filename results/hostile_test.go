@@ -17,6 +17,7 @@ import (
 
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/safeio"
 )
 
 // Results from elsewhere (issue 23): every reader refuses a link or a
@@ -111,7 +112,7 @@ func TestReadersRefuseLinksAndFIFOs(t *testing.T) {
 				dir := hostileDir(t)
 				place(t, dir, r.file, kind, target)
 				err := within(t, 10*time.Second, func() error { return r.read(dir) })
-				if !errors.Is(err, results.ErrRefusedFile) {
+				if !errors.Is(err, safeio.ErrRefusedFile) {
 					t.Fatalf("err = %v, want ErrRefusedFile", err)
 				}
 				if !strings.Contains(err.Error(), filepath.Join(dir, r.file)) {
@@ -138,7 +139,7 @@ func TestReadersRefuseLinksAndFIFOs(t *testing.T) {
 		if err := os.Lchown(own, 65534, 65534); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := results.ReadSummary(own); !errors.Is(err, results.ErrRefusedFile) || !strings.Contains(err.Error(), "symlink owned by uid 65534") {
+		if _, err := results.ReadSummary(own); !errors.Is(err, safeio.ErrRefusedFile) || !strings.Contains(err.Error(), "symlink owned by uid 65534") {
 			t.Errorf("another user's link: err = %v", err)
 		}
 	})
@@ -222,7 +223,7 @@ func TestWakeupGzipBomb(t *testing.T) {
 			}
 			var err error
 			alloc := allocated(func() { _, _, err = results.ReadWakeups(dir, []string{"w.csv.gz"}) })
-			if !errors.Is(err, results.ErrInflateLimit) {
+			if !errors.Is(err, safeio.ErrInflateLimit) {
 				t.Fatalf("err = %v, want ErrInflateLimit", err)
 			}
 			if !strings.Contains(err.Error(), filepath.Join(dir, "w.csv.gz")) {
@@ -260,7 +261,7 @@ func TestProfileBomb(t *testing.T) {
 	}
 	var err error
 	alloc := allocated(func() { _, err = results.ReadProfileFile(dir, "p.pb.gz") })
-	if !errors.Is(err, results.ErrInflateLimit) || !strings.Contains(err.Error(), "p.pb.gz") {
+	if !errors.Is(err, safeio.ErrInflateLimit) || !strings.Contains(err.Error(), "p.pb.gz") {
 		t.Fatalf("err = %v, want ErrInflateLimit naming p.pb.gz", err)
 	}
 	if alloc > 100<<20 {
@@ -409,7 +410,7 @@ func TestHDRGeometry(t *testing.T) {
 		{"not base64", "HIST!!!!", "hdr encoding"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := results.CheckHDR(tc.enc)
+			err := safeio.CheckHDR(tc.enc)
 			if _, derr := results.DecodeHDR(tc.enc); (derr == nil) != (err == nil) {
 				t.Errorf("DecodeHDR err %v, CheckHDR err %v", derr, err)
 			}
@@ -475,13 +476,13 @@ func TestOutPathOwners(t *testing.T) {
 				d.Close()
 				return
 			}
-			if !errors.Is(err, results.ErrUnsafeDir) || !strings.Contains(err.Error(), tc.wantErr) {
+			if !errors.Is(err, safeio.ErrUnsafeDir) || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("err = %v, want ErrUnsafeDir and %q", err, tc.wantErr)
 			}
 			if _, err := os.Lstat(tc.path); err == nil {
 				t.Errorf("%s was created", tc.path)
 			}
-			if err := results.WriteOutputFile(tc.path+".png", []byte("x")); !errors.Is(err, results.ErrUnsafeDir) {
+			if err := safeio.WriteOutputFile(tc.path+".png", []byte("x")); !errors.Is(err, safeio.ErrUnsafeDir) {
 				t.Errorf("WriteOutputFile: err = %v", err)
 			}
 		})
@@ -498,10 +499,10 @@ func TestWriteOutputFile(t *testing.T) {
 	dir := t.TempDir()
 	os.Chmod(dir, 0o777|os.ModeSticky)
 	out := filepath.Join(dir, "cmp.png")
-	if err := results.WriteOutputFile(out, []byte("png1")); err != nil {
+	if err := safeio.WriteOutputFile(out, []byte("png1")); err != nil {
 		t.Fatal(err)
 	}
-	if err := results.WriteOutputFile(out, []byte("png2")); err != nil {
+	if err := safeio.WriteOutputFile(out, []byte("png2")); err != nil {
 		t.Fatalf("replacing our own image: %v", err)
 	}
 	if b, _ := os.ReadFile(out); string(b) != "png2" {
@@ -519,8 +520,8 @@ func TestWriteOutputFile(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".png")
 			tc.plant(p)
-			err := within(t, 10*time.Second, func() error { return results.WriteOutputFile(p, []byte("PNG")) })
-			if !errors.Is(err, results.ErrUnsafeDir) || !strings.Contains(err.Error(), tc.wantErr) {
+			err := within(t, 10*time.Second, func() error { return safeio.WriteOutputFile(p, []byte("PNG")) })
+			if !errors.Is(err, safeio.ErrUnsafeDir) || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("err = %v, want %q", err, tc.wantErr)
 			}
 			if b, _ := os.ReadFile(target); !strings.HasPrefix(string(b), line) {

@@ -1,15 +1,9 @@
 package results
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"os"
+	"github.com/rtload/rtload/results/safeio"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"time"
 
@@ -178,102 +172,6 @@ const SpikesLimit = 64 << 20
 // MaxJSONLLine is the longest line ReadJSONL accepts.
 const MaxJSONLLine = 1 << 20
 
-// JSONL appends JSON records to a file, one per line, each in a single
-// write(2) of the whole line. A failed or short write (a full disk) is cut
-// back with ftruncate(2) to the end of the last whole record, so the file
-// never ends in a torn line that rtload wrote, and the writer is broken
-// from then on: Write returns the first error again. With a limit, records
-// that would take the file past it are dropped and counted instead.
-type JSONL struct {
-	name    string
-	f       *os.File
-	buf     bytes.Buffer
-	enc     *json.Encoder // into buf, kept: one record encodes without allocating an encoder
-	size    int64         // bytes on disk, all whole records
-	limit   int64
-	dropped uint64
-	err     error
-}
-
-// CreateJSONL creates name in d (O_EXCL: see Dir.Create) for records;
-// limit > 0 caps its size in bytes.
-func (d *Dir) CreateJSONL(name string, limit int64) (*JSONL, error) {
-	f, err := d.Create(name)
-	if err != nil {
-		return nil, err
-	}
-	w := &JSONL{name: filepath.Join(d.path, name), f: f, limit: limit}
-	w.enc = json.NewEncoder(&w.buf)
-	return w, nil
-}
-
-// Write appends v as one line, or drops it (and counts it) when the line
-// would pass the limit. Errors name the file; after one, every Write fails.
-func (w *JSONL) Write(v any) error {
-	if w == nil || w.f == nil {
-		return os.ErrClosed
-	}
-	if w.err != nil {
-		return w.err
-	}
-	w.buf.Reset()
-	if err := w.enc.Encode(v); err != nil {
-		return fmt.Errorf("%s: %w", w.name, err)
-	}
-	if w.limit > 0 && w.size+int64(w.buf.Len()) > w.limit {
-		w.dropped++
-		return nil
-	}
-	n, err := w.f.Write(w.buf.Bytes())
-	if err == nil && n < w.buf.Len() {
-		err = io.ErrShortWrite
-	}
-	if err != nil {
-		if n > 0 {
-			w.f.Truncate(w.size)
-		}
-		w.err = fmt.Errorf("%s: %w", w.name, err)
-		return w.err
-	}
-	w.size += int64(n)
-	return nil
-}
-
-// Dropped is the number of records not written because of the limit.
-func (w *JSONL) Dropped() uint64 {
-	if w == nil {
-		return 0
-	}
-	return w.dropped
-}
-
-// Sync fsyncs the file.
-func (w *JSONL) Sync() error {
-	if w == nil || w.f == nil {
-		return nil
-	}
-	if err := w.f.Sync(); err != nil {
-		return fmt.Errorf("%s: %w", w.name, err)
-	}
-	return nil
-}
-
-// Close syncs and closes; idempotent.
-func (w *JSONL) Close() error {
-	if w == nil || w.f == nil {
-		return nil
-	}
-	err := w.f.Sync()
-	if cerr := w.f.Close(); err == nil {
-		err = cerr
-	}
-	w.f = nil
-	if err != nil {
-		return fmt.Errorf("%s: %w", w.name, err)
-	}
-	return nil
-}
-
 // MaxJSONLRecords bounds the records ReadJSONL returns: spikes.jsonl is
 // capped at SpikesLimit bytes (records of about 400 bytes), an interval
 // log holds one record per reader and interval.
@@ -287,7 +185,7 @@ const MaxJSONLRecords = 1 << 20
 const MaxJSONLBytes = SpikesLimit
 
 // MaxJSONLMemory bounds the memory the records ReadJSONL returns may take
-// decoded, as the summary pre-pass estimates it line by line (shape.go),
+// decoded, as the summary pre-pass estimates it line by line (safeio.Bounds),
 // each record counted twice for the growing slice: spikes.jsonl decodes
 // to about its size (a 400-byte spike is a 160-byte Spike and its
 // strings), while a line of `{}` is a whole record and `"noise":[{},…]`
@@ -304,8 +202,8 @@ const MaxJSONLMemory = 128 << 20
 // refused (ErrRefusedFile) before anything is read. On an error, out
 // holds the records before it.
 func ReadJSONL[T any](path string) (out []T, torn int, err error) {
-	budget := &memBudget{limit: MaxJSONLMemory, what: "any " + termsafe.Escape(filepath.Base(path)) + " rtload writes"}
-	torn, err = eachJSONL(path, budget, func(v T) { out = append(out, v) })
+	budget := &safeio.Bounds{Lists: listLimits, Limit: MaxJSONLMemory, What: "any " + termsafe.Escape(filepath.Base(path)) + " rtload writes"}
+	torn, err = safeio.EachJSONL(path, &jsonlLimits, budget, func(v T) { out = append(out, v) })
 	return out, torn, err
 }
 
@@ -313,64 +211,12 @@ func ReadJSONL[T any](path string) (out []T, torn int, err error) {
 // none (MaxJSONLMemory bounds one line's): its memory does not grow with
 // the file. On an error, f has seen the records before it.
 func EachJSONL[T any](path string, f func(T)) (torn int, err error) {
-	return eachJSONL(path, nil, f)
+	return safeio.EachJSONL(path, &jsonlLimits, nil, f)
 }
 
-// eachJSONL is EachJSONL charging each record to budget (nil: none).
-func eachJSONL[T any](path string, budget *memBudget, f func(T)) (torn int, err error) {
-	src, file, fi, err := OpenInput(path)
-	if err != nil {
-		return 0, err
-	}
-	defer src.Close()
-	defer file.Close()
-	path = termsafe.Escape(path)
-	if fi.Size() > MaxJSONLBytes {
-		return 0, fmt.Errorf("%s: %d bytes, larger than the limit of %s for a JSONL file (spikes.jsonl is capped at %s): refused", path, fi.Size(), sizeName(MaxJSONLBytes), sizeName(SpikesLimit))
-	}
-	typ := reflect.TypeFor[T]()
-	var read int64
-	sc := bufio.NewScanner(file)
-	sc.Buffer(make([]byte, 0, 64<<10), MaxJSONLLine)
-	line := 0
-	var bad error
-	for sc.Scan() {
-		line++
-		if bad != nil { // a bad line followed by another: not a torn tail
-			return 0, bad
-		}
-		if line > MaxJSONLRecords {
-			return 0, fmt.Errorf("%s:%d: more than %d records, more than rtload writes: refused", path, line, MaxJSONLRecords)
-		}
-		// The file may grow as it is read (a running soak's): what is
-		// read is bounded as its size was.
-		if read += int64(len(sc.Bytes())) + 1; read > MaxJSONLBytes {
-			return 0, fmt.Errorf("%s:%d: larger than the limit of %s for a JSONL file: refused", path, line, sizeName(MaxJSONLBytes))
-		}
-		// The pre-pass: its list limits and key check on every line, and
-		// the records' memory in budget (else a line's own, fresh).
-		lb, record := budget, 2*int64(typ.Size())
-		if lb == nil {
-			lb, record = &memBudget{limit: MaxJSONLMemory, what: "a line of any JSONL file rtload writes"}, 0
-		}
-		if serr := checkLine(sc.Bytes(), path, line, typ, record, lb); serr != nil && !errors.Is(serr, errSyntax) {
-			return 0, serr
-		}
-		var v T
-		if jerr := json.Unmarshal(sc.Bytes(), &v); jerr != nil {
-			bad = fmt.Errorf("%s:%d: %w", path, line, jerr)
-			continue
-		}
-		f(v)
-	}
-	if err := sc.Err(); err != nil {
-		return 0, fmt.Errorf("%s:%d: %w", path, line+1, err)
-	}
-	if bad != nil {
-		return 1, nil // only the very last line may be torn
-	}
-	return 0, nil
-}
+// jsonlLimits are the bounds of every JSONL file read (safeio.EachJSONL).
+var jsonlLimits = safeio.JSONLLimits{Bytes: MaxJSONLBytes, Cap: "spikes.jsonl is capped at " + safeio.SizeName(SpikesLimit),
+	Line: MaxJSONLLine, Records: MaxJSONLRecords, Lists: listLimits, Memory: MaxJSONLMemory}
 
 // ProcessFile is the name of a run-wide file (IntervalsFile, SpikesFile)
 // written by process p of a multi-process run: "spikes-p03.jsonl".

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/rtload/rtload/results/safeio"
 	"math"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -194,16 +195,12 @@ func encodeHistogram(h *hdrhistogram.Histogram) string {
 	return string(b)
 }
 
-// MaxHDRBytes bounds one HdrHistogram encoding in summary.json (and every
-// decode of one): rtload's own are a few KiB.
-const MaxHDRBytes = 1 << 20
-
 // DecodeHDR decodes an HdrHistogram V2 compressed base64 encoding, as
 // summary.json and .hlog lines hold it. Errors: longer than MaxHDRBytes,
 // a geometry past MaxHDRCounts (CheckHDR, before anything is allocated),
 // or not a valid encoding.
 func DecodeHDR(enc string) (*hdrhistogram.Histogram, error) {
-	if err := CheckHDR(enc); err != nil {
+	if err := safeio.CheckHDR(enc); err != nil {
 		return nil, fmt.Errorf("decode hdr: %w", err)
 	}
 	h, err := hdrhistogram.Decode([]byte(enc))

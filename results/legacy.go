@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/rtload/rtload/results/safeio"
 	"reflect"
 	"strings"
 )
@@ -49,7 +50,7 @@ func legacyMarks(s *Summary, data []byte, name string) error {
 	if !found {
 		return nil
 	}
-	if err := checkShape(data, name, reflect.TypeFor[legacySummary]()); err != nil && !errors.Is(err, errSyntax) {
+	if err := checkShape(data, name, reflect.TypeFor[legacySummary]()); err != nil && !errors.Is(err, safeio.ErrSyntax) {
 		return err
 	}
 	var old legacySummary

@@ -3,6 +3,7 @@ package results
 import (
 	"bytes"
 	"fmt"
+	"github.com/rtload/rtload/results/safeio"
 	"path/filepath"
 	"strings"
 
@@ -164,13 +165,13 @@ const MaxProfileInflatedBytes = 16 << 20
 // parser that inflates again. Errors: a name that is not a file name in
 // dir, a refused file, a file larger than the limits, and the read's own.
 func ReadProfileFile(dir, name string) ([]byte, error) {
-	if err := checkName(name); err != nil || strings.HasPrefix(name, ".") {
+	if err := safeio.CheckName(name); err != nil || strings.HasPrefix(name, ".") {
 		return nil, fmt.Errorf("profile %q is not a file name in the results directory", name)
 	}
-	if !IsDir(dir) {
+	if !safeio.IsDir(dir) {
 		dir = filepath.Dir(dir) // summary.json given
 	}
-	src, err := OpenSource(dir)
+	src, err := safeio.OpenSource(dir)
 	if err != nil {
 		return nil, fmt.Errorf("read profile: %w", err)
 	}
@@ -180,11 +181,11 @@ func ReadProfileFile(dir, name string) ([]byte, error) {
 		return nil, fmt.Errorf("read profile: %w", err)
 	}
 	if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
-		if data, err = inflateAll(bytes.NewReader(data), termsafe.Escape(src.join(name)), MaxProfileInflatedBytes); err != nil {
+		if data, err = safeio.InflateAll(bytes.NewReader(data), termsafe.Escape(src.Join(name)), MaxProfileInflatedBytes); err != nil {
 			return nil, fmt.Errorf("read profile: %w", err)
 		}
 		if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
-			return nil, fmt.Errorf("read profile %s: compressed twice: refused (rtload compresses once)", termsafe.Escape(src.join(name)))
+			return nil, fmt.Errorf("read profile %s: compressed twice: refused (rtload compresses once)", termsafe.Escape(src.Join(name)))
 		}
 	}
 	return data, nil
@@ -200,7 +201,7 @@ func (s *Summary) checkProfiles() error {
 			if f == "" {
 				continue
 			}
-			if err := checkName(f); err != nil || strings.HasPrefix(f, ".") {
+			if err := safeio.CheckName(f); err != nil || strings.HasPrefix(f, ".") {
 				return fmt.Errorf("profile of %s: %q is not a file name in the results directory", p.Variant, f)
 			}
 		}

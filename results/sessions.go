@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/rtload/rtload/results/safeio"
 	"io/fs"
 	"path/filepath"
 	"strconv"
@@ -122,10 +123,10 @@ func validSessionName(name string) bool {
 // (not a link another user owns: OpenSource) holding a regular
 // sessions.json. It opens nothing but the directory and lstats the index.
 func IsSessions(path string) bool {
-	if !IsDir(path) {
+	if !safeio.IsDir(path) {
 		return false
 	}
-	src, err := OpenSource(path)
+	src, err := safeio.OpenSource(path)
 	if err != nil {
 		return false
 	}
@@ -143,7 +144,7 @@ func IsSessions(path string) bool {
 // Anything else is an error naming the problem; nothing in it is quoted
 // raw.
 func ReadSessions(path string) (*SessionIndex, []string, error) {
-	src, err := OpenSource(path)
+	src, err := safeio.OpenSource(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("sessions %s: %w", termsafe.Escape(path), err)
 	}
@@ -163,7 +164,7 @@ func ReadSessions(path string) (*SessionIndex, []string, error) {
 			return nil, nil, fmt.Errorf("sessions %s: session %d: %w", termsafe.Escape(path), i+1, err)
 		}
 		if !fi.IsDir() {
-			return nil, nil, &FileError{filepath.Join(path, s.Dir), "is a session's name in " + SessionsFile + " but " + kindOf(fi.Mode()) + ", not a directory: refused"}
+			return nil, nil, &safeio.FileError{Path: filepath.Join(path, s.Dir), Reason: "is a session's name in " + SessionsFile + " but " + kindOf(fi.Mode()) + ", not a directory: refused"}
 		}
 		dirs[i] = filepath.Join(path, s.Dir)
 	}
@@ -237,12 +238,13 @@ var ErrNotSessions = errors.New("not a sessions directory")
 // link) and is claimed for this process. A directory holding anything but
 // sessions is refused (ErrNotSessions, naming what is there).
 func OpenSessions(path string) (*Sessions, error) {
-	d, _, err := createDir(path, false, true)
+	sd, _, err := safeio.CreateDirWith(path, sessionsOnly)
 	if err != nil {
 		return nil, err
 	}
+	d := &Dir{Dir: sd}
 	s := &Sessions{dir: d, Index: SessionIndex{Schema: SchemaSessions, Version: SessionsVersion, Sessions: []SessionEntry{}}}
-	if _, err := d.root.Lstat(SessionsFile); err == nil {
+	if _, err := d.Lstat(SessionsFile); err == nil {
 		x, dirs, err := ReadSessions(path)
 		if err != nil {
 			d.Close()
@@ -262,7 +264,7 @@ func (s *Sessions) Path() string { return s.dir.Path() }
 func (s *Sessions) Next() (string, error) {
 	for n := len(s.Index.Sessions) + 1; n <= MaxSessions; n++ {
 		name := SessionName(n)
-		if _, err := s.dir.root.Lstat(name); errors.Is(err, fs.ErrNotExist) {
+		if _, err := s.dir.Lstat(name); errors.Is(err, fs.ErrNotExist) {
 			return filepath.Join(s.dir.Path(), name), nil
 		}
 	}
@@ -297,13 +299,13 @@ func (s *Sessions) Close() error { return s.dir.Close() }
 
 // sessionsOnly refuses a directory holding anything but an index and
 // session directories (and claims).
-func (d *Dir) sessionsOnly() error {
-	names, err := d.readNames(MaxSessions + 16)
+func sessionsOnly(d *safeio.Dir) error {
+	names, err := d.ReadNames(MaxSessions + 16)
 	if err != nil {
 		return err
 	}
 	var other []string
-	for _, n := range withoutClaims(names) {
+	for _, n := range safeio.WithoutClaims(names) {
 		if n != SessionsFile && !validSessionName(n) && !strings.HasPrefix(n, "."+SessionsFile+".") {
 			other = append(other, n)
 		}
@@ -311,20 +313,20 @@ func (d *Dir) sessionsOnly() error {
 	if len(other) == 0 {
 		return nil
 	}
-	if _, err := d.root.Lstat(LockFile); err == nil {
-		return &DirError{d.path, d.lockHolder()}
+	if _, err := d.Lstat(safeio.LockFile); err == nil {
+		return &safeio.DirError{Path: d.Path(), Reason: d.LockHolder()}
 	}
 	what := strings.Join(other[:min(len(other), 3)], ", ")
 	if len(other) > 3 {
 		what += ", …"
 	}
-	return fmt.Errorf("%w: %w", &DirError{d.path, "holds " + what + " and no " + SessionsFile + ": not a sessions directory (give a new path for --append, which makes one)"}, ErrNotSessions)
+	return fmt.Errorf("%w: %w", &safeio.DirError{Path: d.Path(), Reason: "holds " + what + " and no " + SessionsFile + ": not a sessions directory (give a new path for --append, which makes one)"}, ErrNotSessions)
 }
 
 // RemoveSessionDir removes a session's directory that its run left empty
 // (it refused to start): never one holding files.
 func (s *Sessions) RemoveSessionDir(dir string) {
 	if filepath.Dir(dir) == filepath.Clean(s.dir.Path()) && validSessionName(filepath.Base(dir)) {
-		s.dir.root.Remove(filepath.Base(dir)) // rmdir: only if empty
+		s.dir.Remove(filepath.Base(dir)) // rmdir: only if empty
 	}
 }

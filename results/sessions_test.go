@@ -11,6 +11,7 @@ import (
 
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/safeio"
 )
 
 // appendSessions appends n sessions of the seed summary to a new
@@ -123,7 +124,7 @@ func TestSessionsRefusals(t *testing.T) {
 		if err := os.Symlink(base, link); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := results.OpenSessions(link); !errors.Is(err, results.ErrUnsafeDir) {
+		if _, err := results.OpenSessions(link); !errors.Is(err, safeio.ErrUnsafeDir) {
 			t.Fatalf("got %v", err)
 		}
 	})
@@ -175,7 +176,7 @@ func TestSessionsRefusals(t *testing.T) {
 		if err := syscall.Mkfifo(filepath.Join(base, results.SessionsFile), 0o600); err != nil {
 			t.Skip(err)
 		}
-		if _, _, err := results.ReadSessions(base); !errors.Is(err, results.ErrRefusedFile) {
+		if _, _, err := results.ReadSessions(base); !errors.Is(err, safeio.ErrRefusedFile) {
 			t.Fatalf("got %v", err)
 		}
 		if results.IsSessions(base) {

@@ -573,3 +573,14 @@ type AutoRounds struct {
 	HalfWidthPct *float64 `json:"ci_half_width_pct,omitempty"`
 	Within       bool     `json:"within_precision"`
 }
+
+// ProcessCount is how many processes s's trials came from: at least 1 (a
+// single-process run's, and a summary without trials). Readers ask it
+// rather than count the trials' processes themselves.
+func (s *Summary) ProcessCount() int {
+	seen := map[int]bool{}
+	for _, t := range s.Trials {
+		seen[t.Process] = true
+	}
+	return max(len(seen), 1)
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/safeio"
 )
 
 func TestSummaryRoundTrip(t *testing.T) {
@@ -97,7 +98,7 @@ func TestReadSummaryErrors(t *testing.T) {
 			"per_call.all: histogram layout (width 0, origin 0, overflow 0) does not match its 2 buckets"},
 		{"wakeup log outside the directory", `{"version":2,"trials":[{"readers":[{"wakeup_log":["../../etc/shadow"]}]}]}`,
 			`wakeup_log: "../../etc/shadow" is not a file name in the results directory`},
-		{"huge hdr", `{"version":2,"trials":[{"readers":[{"wakeup_latency":{"hdr":"` + strings.Repeat("A", results.MaxHDRBytes+1) + `"}}]}]}`,
+		{"huge hdr", `{"version":2,"trials":[{"readers":[{"wakeup_latency":{"hdr":"` + strings.Repeat("A", safeio.MaxHDRBytes+1) + `"}}]}]}`,
 			"wakeup_latency: hdr encoding of 1048577 bytes, more than the limit of 1048576"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/rtload/rtload/results/safeio"
 	"io"
 	"io/fs"
 	"os"
@@ -45,7 +46,37 @@ const (
 	MaxReaders = 1 << 12
 	// MaxWakeupLogFiles bounds the files one reader's wakeup log lists.
 	MaxWakeupLogFiles = 1 << 16
+	// MaxSummaryMemory bounds the memory a decoded summary may take, as
+	// the pre-pass (safeio.Bounds) estimates it: generous for what rtload
+	// writes (a summary's decoded size is about its size on disk), and far
+	// below what a crafted file of empty objects would cost.
+	MaxSummaryMemory = 256 << 20
+	// MaxDirEntries bounds the entries of a results directory read: the
+	// most wakeup-log chunks a summary may list, and room for the rest.
+	MaxDirEntries = 4 * MaxWakeupLogFiles
 )
+
+// listLimits are the element limits of lists by JSON field name, for the
+// pre-pass over summaries and JSONL lines (safeio.Bounds).
+var listLimits = map[string]int{
+	"trials":          MaxTrials,
+	"profiled_trials": MaxTrials,
+	"readers":         MaxReaders,
+	"probes":          MaxReaders,
+	"traffic":         MaxReaders,
+	"noise":           MaxReaders,
+	"counts":          MaxBuckets,
+	"wakeup_log":      MaxWakeupLogFiles,
+	"profiles":        MaxProfiles,
+}
+
+// checkShape runs the pre-pass over a summary's data for type t, before
+// json.Unmarshal builds anything. A syntax error ends it with
+// safeio.ErrSyntax, for Unmarshal to report with its own message.
+func checkShape(data []byte, name string, t reflect.Type) error {
+	b := safeio.Bounds{Lists: listLimits, Limit: MaxSummaryMemory, What: "any summary rtload writes"}
+	return b.Check(data, name, 1, t, 0)
+}
 
 // WriteSummary writes s as indented JSON to summary.json atomically (see
 // Dir.WriteFile): a crash or a full disk leaves the previous summary.json,
@@ -82,7 +113,7 @@ func (d *Dir) WriteSummary(s *Summary) error {
 	}()
 	// Encode ends the text with a newline, as the file always has.
 	if err := d.sumEnc.Encode(&out); err != nil {
-		return fmt.Errorf("write summary %s: %w", filepath.Join(d.path, SummaryFile), err)
+		return fmt.Errorf("write summary %s: %w", filepath.Join(d.Path(), SummaryFile), err)
 	}
 	if err := d.WriteFile(SummaryFile, d.sumBuf.Bytes()); err != nil {
 		return fmt.Errorf("write summary: %w", err)
@@ -104,57 +135,19 @@ func ReadSummary(path string) (*Summary, error) {
 	return s, err
 }
 
-// SummaryStat says where a summary was read from: Path (the file), File
-// its fstat and Dir its directory's, both taken through the descriptors
-// the summary was read with. check uses them to tell a baseline of the
-// invoking user's from one received.
-type SummaryStat struct {
-	Path      string
-	File, Dir fs.FileInfo
-}
-
-// Owners are the uids owning the summary file and its directory (ok
-// false where the platform has none).
-func (st SummaryStat) Owners() (file, dir int, ok bool) {
-	f, ok1 := ownerOf(st.File)
-	d, ok2 := ownerOf(st.Dir)
-	return f, d, ok1 && ok2
-}
-
-// Foreign says why the summary is not the invoking user's own, or "" when
-// it is: the file or its directory owned by another user than root or the
-// invoking user (TrustedOwner), or the directory writable by group or
-// others without the sticky bit (anyone could have put the file there).
-func (st SummaryStat) Foreign() string {
-	f, d, ok := st.Owners()
-	if !ok {
-		return ""
-	}
-	switch {
-	case !TrustedOwner(f):
-		return fmt.Sprintf("%s is owned by uid %d", termsafe.Escape(st.Path), f)
-	case !TrustedOwner(d):
-		return fmt.Sprintf("its directory is owned by uid %d", d)
-	}
-	if m := st.Dir.Mode(); m.Perm()&0o022 != 0 && m&fs.ModeSticky == 0 {
-		return fmt.Sprintf("its directory (mode %04o) is writable by group or others", m.Perm())
-	}
-	return ""
-}
-
 // ReadSummaryStat is ReadSummary, also saying where the summary came from.
-func ReadSummaryStat(path string) (*Summary, SummaryStat, error) {
-	var src *Source
+func ReadSummaryStat(path string) (*Summary, safeio.FileStat, error) {
+	var src *safeio.Source
 	var f *os.File
 	var fi fs.FileInfo
 	var err error
-	if IsDir(path) && filepath.Base(path) != SummaryFile {
-		if src, err = OpenSource(path); err == nil {
+	if safeio.IsDir(path) && filepath.Base(path) != SummaryFile {
+		if src, err = safeio.OpenSource(path); err == nil {
 			f, fi, err = src.Open(SummaryFile)
 		}
 		path = filepath.Join(path, SummaryFile)
 	} else {
-		src, f, fi, err = OpenInput(path)
+		src, f, fi, err = safeio.OpenInput(path)
 	}
 	if src != nil {
 		defer src.Close()
@@ -164,10 +157,10 @@ func ReadSummaryStat(path string) (*Summary, SummaryStat, error) {
 			err = fmt.Errorf("%w: %s is a sessions directory (run --append): name one of its sessions (%s) or compare it whole", err,
 				termsafe.Escape(dir), termsafe.Escape(filepath.Join(dir, SessionName(1))))
 		}
-		return nil, SummaryStat{}, fmt.Errorf("read summary: %w", err)
+		return nil, safeio.FileStat{}, fmt.Errorf("read summary: %w", err)
 	}
 	defer f.Close()
-	st := SummaryStat{Path: path, File: fi, Dir: src.Info()}
+	st := safeio.FileStat{Path: path, File: fi, Dir: src.Info()}
 	if fi.Size() > MaxSummaryBytes {
 		return nil, st, fmt.Errorf("%s: %d bytes, larger than the limit of %d MiB for a summary", termsafe.Escape(path), fi.Size(), MaxSummaryBytes>>20)
 	}
@@ -206,7 +199,7 @@ func DecodeSummary(data []byte, name string) (*Summary, error) {
 		return nil, fmt.Errorf("%s: summary version %d not supported (this rtload reads versions 1 to %d)", name, head.Version, SummaryVersion)
 	}
 	// Limits on lists and memory hold before Unmarshal builds anything.
-	if err := checkShape(data, name, reflect.TypeFor[Summary]()); err != nil && !errors.Is(err, errSyntax) {
+	if err := checkShape(data, name, reflect.TypeFor[Summary]()); err != nil && !errors.Is(err, safeio.ErrSyntax) {
 		return nil, err
 	}
 	var s Summary
@@ -248,7 +241,7 @@ func jsonError(data []byte, name string, err error) error {
 		off = te.Offset
 	}
 	if off >= 0 {
-		line, col := position(data, off)
+		line, col := safeio.Position(data, off)
 		return fmt.Errorf("%s:%d:%d: %w", name, line, col, err)
 	}
 	return fmt.Errorf("%s: %w", name, err)
@@ -280,8 +273,8 @@ func (s *Summary) check() error {
 	if err := s.checkProfiles(); err != nil {
 		return err
 	}
-	var hh hdrHeader
-	defer hh.close()
+	var hh safeio.HDRHeader
+	defer hh.Close()
 	trials := make([]*Trial, 0, len(s.Trials)+len(s.ProfiledTrials))
 	for i := range s.Trials {
 		trials = append(trials, &s.Trials[i])
@@ -311,7 +304,7 @@ func (s *Summary) check() error {
 			}
 		}
 		for j, tr := range t.Traffic {
-			if err := hh.check(tr.SendLag.HDR); err != nil {
+			if err := hh.Check(tr.SendLag.HDR); err != nil {
 				return fmt.Errorf("trial %d traffic %d: send_lag: %w", i, j, err)
 			}
 		}
@@ -336,7 +329,7 @@ func (s *Summary) check() error {
 				encs = append(encs, p.FileWrite.PerWrite.HDR)
 			}
 			for _, enc := range encs {
-				if err := hh.check(enc); err != nil {
+				if err := hh.Check(enc); err != nil {
 					return fmt.Errorf("trial %d probe %d: per_write: %w", i, j, err)
 				}
 			}
@@ -345,7 +338,7 @@ func (s *Summary) check() error {
 	return nil
 }
 
-func (r *Reader) check(hh *hdrHeader) error {
+func (r *Reader) check(hh *safeio.HDRHeader) error {
 	hists := map[string]record.Snapshot{"per_call.all": r.PerCall.All, "per_call.data": r.PerCall.Data, "per_call.eagain": r.PerCall.EAGAIN}
 	if c := r.PerCallClass; c != nil {
 		hists["per_call_class.warm_eagain"], hists["per_call_class.cold_eagain"] = c.Warm, c.Cold
@@ -362,10 +355,10 @@ func (r *Reader) check(hh *hdrHeader) error {
 		encs["controls.null_syscall"], encs["controls.user_loop"] = c.NullSyscall.HDR, c.UserLoop.HDR
 	}
 	for name, enc := range encs {
-		if len(enc) > MaxHDRBytes {
-			return fmt.Errorf("%s: hdr encoding of %d bytes, more than the limit of %d", name, len(enc), MaxHDRBytes)
+		if len(enc) > safeio.MaxHDRBytes {
+			return fmt.Errorf("%s: hdr encoding of %d bytes, more than the limit of %d", name, len(enc), safeio.MaxHDRBytes)
 		}
-		if err := hh.check(enc); err != nil {
+		if err := hh.Check(enc); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
@@ -373,7 +366,7 @@ func (r *Reader) check(hh *hdrHeader) error {
 		return fmt.Errorf("wakeup_log: %d files, more than the limit of %d", len(r.WakeupLog), MaxWakeupLogFiles)
 	}
 	for _, f := range r.WakeupLog {
-		if err := checkName(f); err != nil || strings.HasPrefix(f, ".") {
+		if err := safeio.CheckName(f); err != nil || strings.HasPrefix(f, ".") {
 			return fmt.Errorf("wakeup_log: %q is not a file name in the results directory", f)
 		}
 	}
@@ -416,17 +409,4 @@ func CheckLayout(width, origin, overflow uint64, buckets int) error {
 		return fmt.Errorf("histogram layout (width %d, origin %d, overflow %d) does not match its %d buckets", width, origin, overflow, buckets)
 	}
 	return nil
-}
-
-// position turns encoding/json's error offset (bytes read up to and
-// including the offending one) into a 1-based line and column.
-func position(data []byte, off int64) (line, col int) {
-	if len(data) == 0 {
-		return 1, 1
-	}
-	off = min(max(off, 1), int64(len(data)))
-	before := data[:off-1]
-	line = 1 + bytes.Count(before, []byte{'\n'})
-	col = len(before) - bytes.LastIndexByte(before, '\n')
-	return line, col
 }

@@ -402,13 +402,13 @@ func (l *WakeupLog) compress(c wakeupChunk) (_ wakeupChunk, err error) {
 	}
 	defer src.Close()
 	final := c.name + ".gz"
-	tmp, tmpName, err := d.createTemp(final)
+	tmp, tmpName, err := d.CreateTemp(final)
 	if err != nil {
 		return c, fmt.Errorf("compress %s: %w", c.name, err)
 	}
 	defer func() {
 		if err != nil {
-			d.dropTemp(tmp, tmpName)
+			d.DropTemp(tmp, tmpName)
 		}
 	}()
 	l.gz.Reset(tmp)
@@ -433,7 +433,7 @@ func (l *WakeupLog) compress(c wakeupChunk) (_ wakeupChunk, err error) {
 	l.callHook("compressed")
 	// The .gz must be durable under its name (commitTemp fsyncs the
 	// directory) before the plain copy goes.
-	if err := d.commitTemp(tmpName, final); err != nil {
+	if err := d.CommitTemp(tmpName, final); err != nil {
 		return c, fmt.Errorf("compress %s: %w", c.name, err)
 	}
 	l.callHook("renamed")

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"errors"
 	"fmt"
+	"github.com/rtload/rtload/results/safeio"
 	"io"
 	"io/fs"
 	"math"
@@ -837,19 +838,19 @@ func dirNames(t *testing.T, dir string) []string {
 func TestJSONLMemoryBudget(t *testing.T) {
 	typ := reflect.TypeFor[Spike]()
 	rec := 2 * int64(typ.Size())
-	b := &memBudget{limit: 10 * rec, what: "any spikes.jsonl rtload writes"}
+	b := &safeio.Bounds{Lists: listLimits, Limit: 10 * rec, What: "any spikes.jsonl rtload writes"}
 	var err error
 	n := 0
 	for n = 1; n <= 20 && err == nil; n++ {
-		err = checkLine([]byte(`{}`), "spikes.jsonl", n, typ, rec, b)
+		err = b.Check([]byte(`{}`), "spikes.jsonl", n, typ, rec)
 	}
 	if want := "spikes.jsonl:11:1: summary: decoding would take more than 0 MiB of memory, more than any spikes.jsonl rtload writes: refused"; err == nil || err.Error() != want {
 		t.Errorf("err %v\nwant %s", err, want)
 	}
-	b = &memBudget{limit: 1 << 20}
-	err = checkLine([]byte(`{"reader":"rt","noise":[{"kind":"hackbench","unit":"messages","state":"on"}]}`), "spikes.jsonl", 1, typ, rec, b)
-	if nv := int64(reflect.TypeFor[NoiseInterval]().Size()); err != nil || b.used != rec+2+nv+9+8+2 {
-		t.Errorf("charged %d (err %v), want the record %d, 2 bytes of reader, a noise entry %d and its 19 bytes of strings", b.used, err, rec, nv)
+	b = &safeio.Bounds{Lists: listLimits, Limit: 1 << 20}
+	err = b.Check([]byte(`{"reader":"rt","noise":[{"kind":"hackbench","unit":"messages","state":"on"}]}`), "spikes.jsonl", 1, typ, rec)
+	if nv := int64(reflect.TypeFor[NoiseInterval]().Size()); err != nil || b.Used != rec+2+nv+9+8+2 {
+		t.Errorf("charged %d (err %v), want the record %d, 2 bytes of reader, a noise entry %d and its 19 bytes of strings", b.Used, err, rec, nv)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/rtload/rtload/results/safeio"
 	"io"
 	"io/fs"
 	"path/filepath"
@@ -17,33 +18,21 @@ import (
 
 // wakeupLogFile is one file of a log on disk.
 type wakeupLogFile struct {
-	name string // relative to the dir given to WakeupLogFiles
+	name string // relative to the dir given to listWakeupLog
 	seq  int    // -1 for a single unchunked file
 	gz   bool
 }
 
-// WakeupLogFiles lists the files of log base in dir, in order, relative to
+// listWakeupLog lists the files of log base in dir, in order, relative to
 // dir: the chunks <base>.<n>.csv[.gz] by n, or the single file <base>.csv.
 // Where a crash left chunk n both plain and compressed it lists the .gz,
 // which is complete by construction. base may also name one file (ending
 // in .csv or .csv.gz, possibly with a directory), which is listed alone.
 // Errors: no file of base (wrapping fs.ErrNotExist), or both <base>.csv
 // and chunks.
-func WakeupLogFiles(dir, base string) ([]string, error) {
-	files, err := listWakeupLog(dir, base)
-	if err != nil {
-		return nil, err
-	}
-	names := make([]string, len(files))
-	for i, f := range files {
-		names[i] = f.name
-	}
-	return names, nil
-}
-
 func listWakeupLog(dir, base string) ([]wakeupLogFile, error) {
 	sub, b := filepath.Split(base)
-	src, err := OpenSource(filepath.Join(dir, sub))
+	src, err := safeio.OpenSource(filepath.Join(dir, sub))
 	if err != nil {
 		return nil, fmt.Errorf("wakeup log %s: %w", filepath.Join(dir, base), err)
 	}
@@ -53,7 +42,7 @@ func listWakeupLog(dir, base string) ([]wakeupLogFile, error) {
 			return []wakeupLogFile{{name: base, seq: -1, gz: strings.HasSuffix(b, ".gz")}}, nil
 		}
 	}
-	ents, err := src.Names()
+	ents, err := src.Names(MaxDirEntries)
 	if err != nil {
 		return nil, fmt.Errorf("wakeup log %s: %w", filepath.Join(dir, base), err)
 	}
@@ -99,7 +88,7 @@ type ReadStats struct {
 }
 
 // ReadWakeupLog reads every chunk of log base in dir in order (plain or
-// gzip; see WakeupLogFiles for what base may name) and returns all rows:
+// gzip; see listWakeupLog for what base may name) and returns all rows:
 // the log as it is on disk, also beyond a checkpoint's list of files. To
 // read a reader's wakeups from a results directory, use ReaderWakeups.
 func ReadWakeupLog(dir, base string) ([]record.Wakeup, ReadStats, error) {
@@ -169,19 +158,6 @@ type RowBudget struct{ left int }
 // NewRowBudget returns a budget of MaxWakeupRowsTotal rows.
 func NewRowBudget() *RowBudget { return &RowBudget{left: MaxWakeupRowsTotal} }
 
-// ReaderWakeups is results.ReaderWakeups taking the rows read from the
-// budget: a log that would pass what is left is refused with an error
-// naming the limit (and takes nothing). It holds every row (see
-// results.ReaderWakeups); a command streams them with EachReaderWakeup.
-func (b *RowBudget) ReaderWakeups(dir string, r Reader) ([]record.Wakeup, ReadStats, error) {
-	var out []record.Wakeup
-	st, err := b.EachReaderWakeup(dir, r, func(w record.Wakeup) { out = append(out, w) })
-	if err != nil {
-		return nil, st, err
-	}
-	return out, st, nil
-}
-
 // EachReaderWakeup is results.EachReaderWakeup taking the rows read from
 // the budget: a log that would pass what is left is refused with an error
 // naming the limit (and takes nothing).
@@ -200,7 +176,7 @@ func eachReaderWakeup(dir string, r Reader, maxRows int, f func(record.Wakeup)) 
 	if len(r.WakeupLog) == 0 {
 		return ReadStats{}, nil
 	}
-	src, err := OpenSource(dir)
+	src, err := safeio.OpenSource(dir)
 	if err != nil {
 		return ReadStats{}, fmt.Errorf("wakeup log: %w", err)
 	}
@@ -214,7 +190,7 @@ func eachReaderWakeup(dir string, r Reader, maxRows int, f func(record.Wakeup)) 
 			}
 		}
 	}
-	return readWakeups(func(string) (*Source, error) { return src, nil }, files, &rowSink{max: maxRows, f: f})
+	return readWakeups(func(string) (*safeio.Source, error) { return src, nil }, files, &rowSink{max: maxRows, f: f})
 }
 
 // rowSink takes the rows of a log, in order, over its files: at most max.
@@ -254,17 +230,17 @@ const MaxWakeupRows = 1 << 24
 func ReadWakeups(dir string, files []string) ([]record.Wakeup, ReadStats, error) {
 	var out []record.Wakeup
 	sink := &rowSink{max: MaxWakeupRows, f: func(w record.Wakeup) { out = append(out, w) }}
-	srcs := map[string]*Source{}
+	srcs := map[string]*safeio.Source{}
 	defer func() {
 		for _, s := range srcs {
 			s.Close()
 		}
 	}()
-	st, err := readWakeups(func(sub string) (*Source, error) {
+	st, err := readWakeups(func(sub string) (*safeio.Source, error) {
 		if s, ok := srcs[sub]; ok {
 			return s, nil
 		}
-		s, err := OpenSource(filepath.Join(dir, sub))
+		s, err := safeio.OpenSource(filepath.Join(dir, sub))
 		if err != nil {
 			return nil, fmt.Errorf("wakeup log: %w", err)
 		}
@@ -280,7 +256,7 @@ func ReadWakeups(dir string, files []string) ([]record.Wakeup, ReadStats, error)
 // readWakeups is ReadWakeups with the directory of each file (a name's
 // directory part, "" for a plain name) opened by open, each row given to
 // sink.
-func readWakeups(open func(sub string) (*Source, error), files []string, sink *rowSink) (ReadStats, error) {
+func readWakeups(open func(sub string) (*safeio.Source, error), files []string, sink *rowSink) (ReadStats, error) {
 	var st ReadStats
 	for i, name := range files {
 		sub, base := filepath.Split(name)
@@ -301,29 +277,18 @@ func readWakeups(open func(sub string) (*Source, error), files []string, sink *r
 
 // readWakeupFile gives the rows of one file to sink; last allows a torn
 // tail, which it skips and returns as torn rows.
-func readWakeupFile(src *Source, name string, last bool, sink *rowSink) (torn int, err error) {
+func readWakeupFile(src *safeio.Source, name string, last bool, sink *rowSink) (torn int, err error) {
 	f, _, err := src.Open(name)
 	if err != nil {
 		return 0, fmt.Errorf("wakeup log: %w", err)
 	}
 	defer f.Close()
-	return parseWakeupLog(f, termsafe.Escape(src.join(name)), strings.HasSuffix(name, ".gz"), last, sink)
-}
-
-// ParseWakeupLog appends the rows of one wakeup log file read from r
-// (gzip-compressed when gz) to out; name prefixes errors. last allows a
-// torn tail (see ReadWakeups), returned as torn rows. Lines are at most 64
-// KiB; anything else malformed is an error naming the line.
-//
-// A .gz inflates to at most MaxWakeupChunkBytes and MaxInflateRatio times
-// its size (ErrInflateLimit); out holds at most MaxWakeupRows rows.
-func ParseWakeupLog(r io.Reader, name string, gz, last bool, out *[]record.Wakeup) (torn int, err error) {
-	return parseWakeupLog(r, name, gz, last, &rowSink{n: len(*out), max: MaxWakeupRows, f: func(w record.Wakeup) { *out = append(*out, w) }})
+	return parseWakeupLog(f, termsafe.Escape(src.Join(name)), strings.HasSuffix(name, ".gz"), last, sink)
 }
 
 func parseWakeupLog(r io.Reader, name string, gz, last bool, sink *rowSink) (torn int, err error) {
 	if gz {
-		zr, err := Inflate(r, name, MaxWakeupChunkBytes)
+		zr, err := safeio.Inflate(r, name, MaxWakeupChunkBytes)
 		if err != nil {
 			return 0, err
 		}

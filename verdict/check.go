@@ -103,7 +103,7 @@ type Check struct {
 // against (too many disturbed, or Unjudgeable) the check is over before
 // anything runs: its Report says CannotJudge and Done reports true.
 func NewCheck(base compare.Run, opt CheckOptions) *Check {
-	ran := processCount(base.Summary)
+	ran := base.Summary.ProcessCount()
 	clean, dropped := dropDisturbed(base.Summary, ran)
 	base.Summary = clean
 	c := &Check{opt: opt, base: base,
@@ -132,7 +132,7 @@ func NewCheck(base compare.Run, opt CheckOptions) *Check {
 // baseline's own time per process.
 func (c *Check) size() *Detectable {
 	s := c.base.Summary
-	n := processCount(s)
+	n := s.ProcessCount()
 	from := fmt.Sprintf("the baseline's %d %s", n, plural(n, "process", "processes"))
 	if n == 1 {
 		from += " (one: the noise between processes is not measured)"
@@ -174,15 +174,6 @@ func (c *Check) Done() bool { return c.Verdict != "" }
 // BaselineProcesses is the baseline's process count, those the machine
 // disturbed left out.
 func (c *Check) BaselineProcesses() int { return c.seq.BaselineProcesses }
-
-// processCount is how many processes s's trials came from (at least 1).
-func processCount(s *results.Summary) int {
-	seen := map[int]bool{}
-	for _, t := range s.Trials {
-		seen[t.Process] = true
-	}
-	return max(len(seen), 1)
-}
 
 // After is engine.Options.AfterProcess: after each new process, with
 // the new run's merged summary so far and the time since its first
@@ -239,7 +230,7 @@ func processCount0(s *results.Summary) int {
 	if len(s.Trials) == 0 {
 		return 0
 	}
-	return processCount(s)
+	return s.ProcessCount()
 }
 
 // look judges the baseline against the new run sum so far (the machine's

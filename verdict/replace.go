@@ -156,7 +156,7 @@ func Replacer(planned int, log io.Writer) func(*results.Summary) int {
 // RunDropped is what a check would leave out of run s as a baseline: its
 // processes the machine disturbed (nil when none was).
 func RunDropped(s *results.Summary) *Dropped {
-	_, d := dropDisturbed(s, processCount(s))
+	_, d := dropDisturbed(s, s.ProcessCount())
 	return d
 }
 

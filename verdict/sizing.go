@@ -360,11 +360,11 @@ func (d *Detectable) Line(who string) string {
 // and says so; `run --processes` prints it then, before the rest of the
 // baseline is paid for, and again from the whole run in its JSON.
 func SizeRun(r compare.Run, baseline int, perProcess time.Duration, opt Options) *Detectable {
-	r.Summary, _ = dropDisturbed(r.Summary, processCount(r.Summary)) // as a check will judge it
+	r.Summary, _ = dropDisturbed(r.Summary, r.Summary.ProcessCount()) // as a check will judge it
 	if len(r.Summary.Trials) == 0 {
 		return nil
 	}
-	n := processCount(r.Summary)
+	n := r.Summary.ProcessCount()
 	from := fmt.Sprintf("the run's %d %s", n, plural(n, "process", "processes"))
 	floor := n == 1 && baseline > 1
 	if floor {

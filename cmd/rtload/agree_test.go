@@ -24,6 +24,7 @@ import (
 	"github.com/rtload/rtload/plot"
 	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/session"
 )
 
 // TestOneNumberPerQuantity computes every output from one real run and
@@ -34,7 +35,7 @@ import (
 // trial's one interval record covers exactly the trial's samples.
 func TestOneNumberPerQuantity(t *testing.T) {
 	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
-	spec, err := loadSpec("laight-450", []string{"duration=2s", "interval=2s", "warmup=200ms", "rounds=1", "noise[0].threads=1"})
+	spec, err := session.LoadSpec("laight-450", []string{"duration=2s", "interval=2s", "warmup=200ms", "rounds=1", "noise[0].threads=1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,10 +55,10 @@ func TestOneNumberPerQuantity(t *testing.T) {
 	}
 	defer srv.Close()
 	var live bytes.Buffer
-	ll := newLiveLine(&live, false)
+	ll := session.NewLiveLine(&live, false)
 	var ivs []results.Interval
 	sum, err := engine.Run(context.Background(), spec, trials, engine.Options{OutDir: dir, Results: d, Exporter: srv,
-		OnInterval: func(iv results.Interval) { ivs = append(ivs, iv); ll.update(iv) }})
+		OnInterval: func(iv results.Interval) { ivs = append(ivs, iv); ll.Update(iv) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +197,7 @@ func TestOneNumberPerQuantity(t *testing.T) {
 func checkClosing(t *testing.T, dir string, s *results.Summary, res *compare.Result) {
 	t.Helper()
 	var b bytes.Buffer
-	if err := writeRun(&b, s, dir, "", report.Quiet); err != nil {
+	if err := session.WriteRun(&b, s, dir, "", report.Quiet); err != nil {
 		t.Fatal(err)
 	}
 	closing := b.String()

@@ -1,23 +1,14 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/rtload/rtload/compare"
-	"github.com/rtload/rtload/engine"
-	"github.com/rtload/rtload/internal/termsafe"
-	"github.com/rtload/rtload/results"
-	"github.com/rtload/rtload/rt"
-	"github.com/rtload/rtload/scenario"
-	"github.com/rtload/rtload/sysinfo"
+	"github.com/rtload/rtload/session"
 	"github.com/rtload/rtload/verdict"
 )
 
@@ -38,12 +29,9 @@ type checkFlags struct {
 	as string
 }
 
-func newCheckCmd() *cobra.Command {
-	var f checkFlags
-	cmd := &cobra.Command{
-		Use:   "check BASELINE_DIR [SCENARIO]",
-		Short: "Run the baseline's scenario again in fresh processes and gate on it: exit 0 not slower, 1 slower, 125 undecided",
-		Long: `check runs a scenario (by default the baseline's own, as its summary.json
+// checkLong is rtload check --help's text (docs/cli and the man page
+// are generated from it).
+const checkLong = `check runs a scenario (by default the baseline's own, as its summary.json
 recorded it, --set overrides included) in fresh processes, one after the
 other (each re-executes rtload with its setup randomised), compares the new
 results with the baseline's after planned looks and exits:
@@ -129,7 +117,14 @@ and runs it only after you answer yes on a terminal, for a baseline of
 your own (its summary.json and directory owned by you or root). A baseline
 owned by someone else, or a check without a terminal to ask on (a script,
 CI, git bisect run), needs --trust-baseline; otherwise it refuses (exit 2)
-and runs nothing. Naming a scenario (check DIR SCENARIO) needs neither.`,
+and runs nothing. Naming a scenario (check DIR SCENARIO) needs neither.`
+
+func newCheckCmd() *cobra.Command {
+	var f checkFlags
+	cmd := &cobra.Command{
+		Use:   "check BASELINE_DIR [SCENARIO]",
+		Short: "Run the baseline's scenario again in fresh processes and gate on it: exit 0 not slower, 1 slower, 125 undecided",
+		Long:  checkLong,
 		Example: `  rtload run laight-450 --processes 10 --out /srv/base   # once, on the good kernel
   rtload check /srv/base                            # later: same scenario, up to 5 minutes (asks first)
   rtload check /srv/base --trust-baseline --threshold 5% --metric 'mean per-call cost'
@@ -138,8 +133,7 @@ and runs nothing. Naming a scenario (check DIR SCENARIO) needs neither.`,
   rtload check /srv/base --trust-baseline --format json | jq .verdict`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f.run.repeatSet = cmd.Flags().Changed("repeat")
-			autoFlagsChanged(cmd, &f.run)
+			f.run.given(cmd)
 			return runCheck(cmd, args, f)
 		},
 	}
@@ -151,9 +145,9 @@ and runs nothing. Naming a scenario (check DIR SCENARIO) needs neither.`,
 	fl.IntVar(&f.looks, "looks", verdict.DefaultLooks, "how many times the verdict is looked at within the budget (Pocock's boundary keeps the false-alarm rate at 5% over them)")
 	fl.StringSliceVar(&f.labels, "label", []string{"baseline", "new"}, "names of the two runs' columns")
 	fl.StringVar(&f.format, "format", "text", "output format: text or json (schema rtload-check, see docs/results.md)")
-	fl.StringVar(&f.run.duration, "duration", "", "measured time per trial (overrides the scenario's)")
+	fl.StringVar(&f.run.ov.Duration, "duration", "", "measured time per trial (overrides the scenario's)")
 	fl.IntVar(&f.run.repeat, "repeat", 0, "rounds per process (overrides the scenario's)")
-	fl.StringArrayVar(&f.run.sets, "set", nil, "override a scenario field: path=value (repeatable)")
+	fl.StringArrayVar(&f.run.ov.Sets, "set", nil, "override a scenario field: path=value (repeatable)")
 	fl.StringVar(&f.run.out, "out", "", "results directory of the new run, kept: a new path, or an empty directory of yours (default: a temporary directory, removed at the end unless --keep)")
 	fl.BoolVar(&f.keep, "keep", false, "keep the new run's temporary results directory (without --out it is removed once the verdict is printed)")
 	fl.BoolVar(&f.run.allowDegraded, "allow-degraded", false, "run without missing privileges: the results are degraded, so the verdict is 125")
@@ -171,50 +165,21 @@ and runs nothing. Naming a scenario (check DIR SCENARIO) needs neither.`,
 // processes with the check looking after each one (verdict.Check), print
 // the verdict and exit with its code.
 func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
-	sw := watchSignals(cmd.ErrOrStderr())
+	sw := session.WatchSignals(cmd.ErrOrStderr())
 	opt, err := checkOptions(f, cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}
-	cpu := startBudget(cmd.ErrOrStderr(), "check", f.cpuBudget)
-	defer cpu.end()
-	// A sessions directory (run --append) is judged whole, the session
-	// the unit; its first session's summary holds the scenario it runs.
-	first := args[0]
-	if results.IsSessions(args[0]) {
-		_, dirs, err := results.ReadSessions(args[0])
-		if err == nil && len(dirs) == 0 {
-			err = errors.New("no session yet")
-		}
-		if err != nil {
-			return usageError{fmt.Errorf("baseline: %w", err)}
-		}
-		first = dirs[0]
-	}
-	base, bst, err := results.ReadSummaryStat(first)
+	cpu := session.StartBudget(cmd.ErrOrStderr(), "check", f.cpuBudget)
+	defer cpu.End()
+	r := f.request(cmd, args, cpu)
+	c, err := session.OpenCheck(r, opt)
 	if err != nil {
-		return usageError{fmt.Errorf("baseline: %w", err)}
+		return err
 	}
-	if f.run.appendTo != "" && results.IsSessions(f.run.appendTo) {
-		prior, err := compare.Load([]string{f.run.appendTo}, f.labels[1:])
-		if err != nil {
-			return usageError{fmt.Errorf("--append: %w", err)}
-		}
-		opt.Prior = &prior[0]
-	}
-	// Usage first (exit 2 whatever the baseline holds), then the baseline:
-	// one that cannot be judged against makes running pointless.
-	if err := verdict.CheckMetrics(compare.Run{Label: opt.Labels[0], Summary: base}, opt.Options); err != nil {
-		return usageError{fmt.Errorf("--metric: %w", err)}
-	}
-	baseRuns, err := compare.Load([]string{args[0]}, f.labels[:1])
-	if err != nil {
-		return usageError{fmt.Errorf("baseline: %w", err)}
-	}
-	c := verdict.NewCheck(baseRuns[0], opt)
 	var stopped error
 	if !c.Done() {
-		remove, stop, err := runChecked(cmd, sw, cpu, args, f, c, base, first, bst.Foreign())
+		remove, stop, err := r.Run(sw, c)
 		if err != nil {
 			return err
 		}
@@ -224,204 +189,45 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 	return writeCheck(cmd.OutOrStdout(), f, c, stopped)
 }
 
+// request is the session's check from f and the arguments; cpu is the
+// budget the new run pauses.
+func (f checkFlags) request(cmd *cobra.Command, args []string, cpu *session.CPUBudget) *session.CheckRun {
+	errw := cmd.ErrOrStderr()
+	r := &session.CheckRun{Baseline: args[0], As: f.as, Trust: f.trust, Keep: f.keep, Append: f.run.appendTo, Labels: f.labels,
+		Budget: f.budget, Looks: f.looks, Overrides: f.run.ov, Options: f.run.options(errw, errw), In: cmd.InOrStdin(),
+		Pause: cpu.Pause, Resume: cpu.Resume}
+	if len(args) == 2 {
+		r.Scenario, r.Named = args[1], true
+	}
+	return r
+}
+
 // checkOptions are the check's options from its flags; a usage error
 // names the flag.
 func checkOptions(f checkFlags, log io.Writer) (verdict.CheckOptions, error) {
 	var opt verdict.CheckOptions
 	if f.format != "text" && f.format != "json" {
-		return opt, usageError{fmt.Errorf("--format %q: allowed text, json", f.format)}
+		return opt, usageError{Err: fmt.Errorf("--format %q: allowed text, json", f.format)}
 	}
 	if _, err := levelOf(f.run.quiet, f.run.verbose); err != nil {
 		return opt, err
 	}
 	if err := compare.CheckLabels([]string{"a", "b"}, f.labels); err != nil {
-		return opt, usageError{fmt.Errorf("--label: %w", err)}
+		return opt, usageError{Err: fmt.Errorf("--label: %w", err)}
 	}
-	thr, err := parsePercent("threshold", f.threshold)
+	thr, err := session.ParsePercent("threshold", f.threshold)
 	if err != nil {
 		return opt, err
 	}
 	if f.budget <= 0 || f.looks < 1 || f.looks > verdict.MaxLooks {
-		return opt, usageError{fmt.Errorf("--budget %v, --looks %d: a budget above 0 and 1–%d looks", f.budget, f.looks, verdict.MaxLooks)}
+		return opt, usageError{Err: fmt.Errorf("--budget %v, --looks %d: a budget above 0 and 1–%d looks", f.budget, f.looks, verdict.MaxLooks)}
 	}
 	ctl, err := verdict.ParseControl(f.control)
 	if err != nil {
-		return opt, usageError{err}
+		return opt, usageError{Err: err}
 	}
 	return verdict.CheckOptions{Options: verdict.Options{Threshold: thr, Metrics: f.metrics, Control: ctl}, Labels: [2]string{f.labels[0], f.labels[1]},
 		Budget: f.budget, Looks: f.looks, Log: log}, nil
-}
-
-// runChecked runs the new processes for check c (after the consent a
-// baseline's own scenario needs), into --out or a temporary directory,
-// and ends c on what they gave. remove removes the temporary directory
-// (call it once the verdict is printed); stopped is the error of a run
-// stopped by a signal; err one before anything ran.
-func runChecked(cmd *cobra.Command, sw *signalWatch, cpu *cpuBudget, args []string, f checkFlags, c *verdict.Check, base *results.Summary, baseDir, foreign string) (remove func(), stopped, err error) {
-	spec, err := checkSpec(cmd.ErrOrStderr(), args, base, f.as, baseDir)
-	if err != nil {
-		return nil, nil, err
-	}
-	// The new run is processes, one after the other (the check stops
-	// them), and never profiled (profiles need one process).
-	f.run.forced = []string{"profile.enabled=false", fmt.Sprintf("processes=%d", verdict.MaxProcesses)}
-	spec, trials, err := prepareRun(spec, &f.run)
-	if err != nil {
-		return nil, nil, err
-	}
-	// A boot that is not the side the scenario needs is refused before
-	// anything is asked or run (execute would refuse it too).
-	if !f.run.allowDegraded {
-		facts := sysinfo.Gather()
-		facts.ReadKernelConfig(spec.Requires.ConfigNames())
-		if unmet := engine.Requirements(spec.Requires, &facts); len(unmet) > 0 {
-			return nil, nil, requirementFix(&engine.RequirementsError{Scenario: spec.File, Unmet: unmet}, args[0], base, f.as)
-		}
-	}
-	// The budget bounds every process, the first included: one that
-	// cannot fit is refused before anything runs, and the first process
-	// is stopped when the budget runs out (after it the looks' schedule
-	// never starts a process that would pass it).
-	if least := scenario.MeasuredTime(trials); least >= f.budget {
-		return nil, nil, usageError{fmt.Errorf("--budget %v: one process of this plan runs at least %v (%d trials: their durations and warm-ups, setup on top), so not one fits: give a --budget above it, or a shorter --duration",
-			f.budget, least, len(trials))}
-	}
-	f.run.firstProcessLimit = f.budget
-	if len(args) == 1 { // the baseline's own scenario: data, not orders (trust.go)
-		tty := term.IsTerminal(int(os.Stdin.Fd()))
-		if err := consentBaseline(cmd.ErrOrStderr(), cmd.InOrStdin(), args[0], foreign, spec, trials, tty, f.trust); err != nil {
-			return nil, nil, err
-		}
-	}
-	f.run.afterProcess = c.After
-	fmt.Fprintf(cmd.ErrOrStderr(), "check: up to %v of fresh processes (%d trials each), the verdict looked at %d times; baseline: %d processes\n",
-		f.budget, len(trials), f.looks, c.BaselineProcesses())
-	if c.BaselineDropped != nil {
-		fmt.Fprintln(cmd.ErrOrStderr(), "check: "+c.BaselineDropped.Line(true))
-	}
-	if c.Sizing != nil {
-		fmt.Fprintln(cmd.ErrOrStderr(), c.Sizing.Line("check: sizing"))
-	}
-	tmp := ""
-	var sess *results.Sessions
-	if f.run.appendTo != "" {
-		if f.run.out != "" {
-			return nil, nil, usageError{errors.New("--append and --out: give one (--append CAND writes the session into CAND/sNNN)")}
-		}
-		if sess, err = openAppend(f.run.appendTo, spec, sysinfo.Gather()); err != nil {
-			return nil, nil, err
-		}
-		defer sess.Close()
-		if n, m := len(sess.Index.Sessions), c.PriorSessions(); n != m {
-			return nil, nil, fmt.Errorf("--append %s: its sessions changed (%d, read %d) while the check started: run it again", f.run.appendTo, n, m)
-		}
-		if f.run.out, err = sess.Next(); err != nil {
-			return nil, nil, err
-		}
-	}
-	if f.run.out == "" {
-		if tmp, err = os.MkdirTemp("", "rtload-check-"+spec.Name+"-"); err != nil {
-			return nil, nil, err
-		}
-		// The verdict is the answer; the new run's results are kept only
-		// when asked for (--keep, --out).
-		f.run.out, c.ResultsRemoved = tmp, !f.keep
-	}
-	cpu.pause() // the run's own CPU time is not reading
-	o, err := execute(cmd, sw, spec, trials, f.run, cmd.ErrOrStderr())
-	cpu.resume()
-	if sess != nil {
-		if aerr := endAppend(cmd.ErrOrStderr(), sess, f.run.out, o); aerr != nil {
-			err = errors.Join(err, aerr)
-		}
-	}
-	if errors.As(err, new(*engine.RequirementsError)) {
-		if tmp != "" {
-			os.Remove(tmp)
-		}
-		// This boot is not the side the scenario needs: the user's to fix
-		// (--as, or another boot), not the kernel's to be judged.
-		return nil, nil, requirementFix(err, args[0], base, f.as)
-	}
-	remove = func() {}
-	switch {
-	case tmp != "" && (err != nil || o.sum == nil):
-		os.Remove(tmp) // empty: nothing ran
-	case tmp != "" && !f.keep:
-		remove = func() { removeCheckResults(cmd.ErrOrStderr(), tmp) }
-	}
-	stopped, err = endCheck(c, o, err)
-	return remove, stopped, err
-}
-
-// endCheck ends check c on its run's outcome o (err: the run could not
-// start): the verdict on the new run, or cannot judge when it failed (a
-// missing privilege or requirement, a failed run or save). stopped is
-// the run's error when a signal stopped it (c's exit code is then the
-// signal's); err an error before anything ran.
-func endCheck(c *verdict.Check, o outcome, err error) (stopped, _ error) {
-	requirement := errors.Is(err, rt.ErrNoPrivilege) || errors.Is(err, rt.ErrNotSupported)
-	switch {
-	case err != nil && !requirement:
-		return nil, err
-	case err != nil:
-		c.Fail(err, true) // a requirement this machine (kernel) does not meet
-		return nil, nil
-	}
-	if o.sum != nil {
-		c.Results = o.path
-	}
-	if errors.As(o.runErr, new(budgetSpent)) && o.saveErr == nil {
-		// Not interrupted: the budget stopped the first process, and
-		// nothing can be judged (125).
-		c.Fail(o.runErr, false)
-		return nil, nil
-	}
-	if err := errors.Join(o.runErr, o.saveErr); err != nil {
-		c.Fail(err, errors.Is(err, rt.ErrNoPrivilege) || errors.Is(err, rt.ErrNotSupported))
-		if errors.Is(err, engine.ErrStopped) {
-			c.Interrupted(interruptedCode(err))
-			return err, nil
-		}
-		return nil, nil
-	}
-	c.End(o.sum)
-	return nil, nil
-}
-
-// removeCheckResults removes a check's temporary results directory dir
-// (created by os.MkdirTemp, so rtload's own: RemoveAll removes links in it,
-// never what they point at) and says so.
-func removeCheckResults(errw io.Writer, dir string) {
-	if _, err := os.Lstat(dir); err != nil {
-		return // nothing ran: execute removed it already
-	}
-	if err := os.RemoveAll(dir); err != nil {
-		fmt.Fprintf(errw, "check: removing the new run's results %s: %v\n", termsafe.Escape(dir), err)
-		return
-	}
-	fmt.Fprintf(errw, "check: removed the new run's results %s (--keep or --out keeps them)\n", termsafe.Escape(dir))
-}
-
-// checkSpec is the scenario to run: SCENARIO when given (a file or a
-// built-in name), else the baseline's own, as its summary.json recorded
-// it (in baseDir: the baseline, or a sessions directory's first session),
-// under the counterpart as's requirements when given (asCounterpart, which
-// says on w what it kept and took).
-func checkSpec(w io.Writer, args []string, base *results.Summary, as, baseDir string) (*scenario.Spec, error) {
-	if len(args) == 2 {
-		if as != "" {
-			return nil, usageError{fmt.Errorf("--as %s and SCENARIO %s: give one (--as keeps the baseline's scenario and overrides, SCENARIO runs that scenario as it is)", as, args[1])}
-		}
-		return readSpec(args[1])
-	}
-	if as != "" {
-		return asCounterpart(w, args[0], base, as)
-	}
-	if len(base.Spec) == 0 {
-		return nil, usageError{fmt.Errorf("baseline %s records no scenario: name one (rtload check DIR SCENARIO)", args[0])}
-	}
-	return scenario.LoadAsRun(filepath.Join(baseDir, results.SummaryFile)+" (spec)", base.Spec)
 }
 
 // writeCheck prints c's report and returns the error its exit code
@@ -434,9 +240,9 @@ func writeCheck(w io.Writer, f checkFlags, c *verdict.Check, stopped error) erro
 	}
 	switch {
 	case stopped != nil:
-		return exitError{code: c.ExitCode, msg: stopped.Error(), cause: stopped}
+		return exitError{Code: c.ExitCode, Msg: stopped.Error(), Cause: stopped}
 	case c.ExitCode != verdict.ExitNotSlower:
-		return exitError{code: c.ExitCode}
+		return exitError{Code: c.ExitCode}
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/session"
 	"github.com/rtload/rtload/verdict"
 )
 
@@ -90,7 +90,7 @@ func runCompare(cmd *cobra.Command, args []string, f compareFlags) error {
 	}
 	if len(f.labels) > 0 {
 		if err := compare.CheckLabels(args, f.labels); err != nil {
-			return usageError{err}
+			return usageError{Err: err}
 		}
 	}
 	gate, gating, err := parseFailOn(f.failOn, f.threshold)
@@ -98,17 +98,17 @@ func runCompare(cmd *cobra.Command, args []string, f compareFlags) error {
 		return err
 	}
 	if gate.Control, err = verdict.ParseControl(f.control); err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	gate.GrowBaseline = true
-	defer startBudget(cmd.ErrOrStderr(), "compare", f.budget).end()
+	defer session.StartBudget(cmd.ErrOrStderr(), "compare", f.budget).End()
 	out := cmd.OutOrStdout()
 	if f.format != "json" {
 		out = termsafe.Writer(out) // text, markdown, csv, lkp
 	}
 	runs, err := compare.Load(args, f.labels)
 	if err != nil { // not a results directory: bad input (2), gate or not
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	copt := compare.Options{Threshold: gate.Threshold}
 	if gating {
@@ -121,7 +121,7 @@ func runCompare(cmd *cobra.Command, args []string, f compareFlags) error {
 	c := verdict.Compared{Result: res}
 	if gating {
 		if c, err = verdict.JudgeRuns(runs, res, gate); err != nil {
-			return usageError{err}
+			return usageError{Err: err}
 		}
 	}
 	if f.format != "text" {
@@ -174,7 +174,7 @@ func runsMarked(runs []compare.Run) []string {
 // parseFailOn reads --fail-on and --threshold into gate options; gating
 // is false without --fail-on (--threshold then sets compare's verdicts).
 func parseFailOn(failOn, threshold string) (opt verdict.Options, gating bool, err error) {
-	if opt.Threshold, err = parsePercent("threshold", threshold); err != nil {
+	if opt.Threshold, err = session.ParsePercent("threshold", threshold); err != nil {
 		return opt, false, err
 	}
 	if failOn == "" {
@@ -182,7 +182,7 @@ func parseFailOn(failOn, threshold string) (opt verdict.Options, gating bool, er
 	}
 	kind, metrics, hasList := strings.Cut(failOn, "=")
 	if kind != "slower" {
-		return opt, false, usageError{fmt.Errorf("--fail-on %q: allowed: slower, or slower=METRIC,METRIC", failOn)}
+		return opt, false, usageError{Err: fmt.Errorf("--fail-on %q: allowed: slower, or slower=METRIC,METRIC", failOn)}
 	}
 	if hasList {
 		for _, m := range strings.Split(metrics, ",") {
@@ -191,27 +191,17 @@ func parseFailOn(failOn, threshold string) (opt verdict.Options, gating bool, er
 			}
 		}
 		if len(opt.Metrics) == 0 {
-			return opt, false, usageError{fmt.Errorf("--fail-on %q: no metric after '='", failOn)}
+			return opt, false, usageError{Err: fmt.Errorf("--fail-on %q: no metric after '='", failOn)}
 		}
 	}
 	return opt, true, nil
-}
-
-// parsePercent reads flag's value "3%" or "3" (percent of the baseline)
-// as 0.03.
-func parsePercent(flag, s string) (float64, error) {
-	v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
-	if err != nil || !(v > 0 && v < 100) {
-		return 0, usageError{fmt.Errorf("--%s %q: a percentage above 0 and below 100, e.g. 3%%", flag, s)}
-	}
-	return v / 100, nil
 }
 
 // gateExit is the error a gate's verdict v exits with (its own code,
 // verdict.Verdict.ExitCode; printed already): nil for not slower.
 func gateExit(v verdict.Verdict) error {
 	if code := v.ExitCode(); code != verdict.ExitNotSlower {
-		return exitError{code: code}
+		return exitError{Code: code}
 	}
 	return nil
 }

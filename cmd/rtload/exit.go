@@ -14,6 +14,7 @@ import (
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
+	"github.com/rtload/rtload/session"
 	"github.com/rtload/rtload/verdict"
 )
 
@@ -36,7 +37,7 @@ const (
 	// ExitUsage: bad command line or invalid scenario, or a baseline that
 	// is not a results directory. (git bisect run counts it as bad: try a
 	// bisect script once by hand.)
-	ExitUsage = 2
+	ExitUsage = session.ExitUsage
 	// ExitPrivilege: a privilege is missing or the machine lacks a feature.
 	// rtload check exits ExitCannotJudge instead.
 	ExitPrivilege = 3
@@ -46,13 +47,13 @@ const (
 	ExitCannotJudge = verdict.ExitCannotJudge
 	// ExitInterrupted: stopped by SIGINT/SIGTERM; results were still written.
 	// (git bisect run stops on it.)
-	ExitInterrupted = 130
+	ExitInterrupted = session.ExitInterrupted
 	// ExitHangup: stopped by SIGHUP (the terminal or ssh session closed);
 	// results were still written, as for ExitInterrupted.
-	ExitHangup = 129
+	ExitHangup = session.ExitHangup
 	// ExitQuit: stopped by SIGQUIT (Ctrl-\); results were still written,
 	// then the goroutine stacks were printed.
-	ExitQuit = 131
+	ExitQuit = session.ExitQuit
 	// ExitNotAsAsked: with --strict (run, report), the run completed and
 	// its results are written, but it was not the run asked for: degraded,
 	// or a trial invalid (the kernel changed what was measured, a reader
@@ -83,25 +84,15 @@ func strictExit(strict bool, s *results.Summary) error {
 	if len(kinds) == 0 {
 		return nil
 	}
-	return exitError{code: ExitNotAsAsked, msg: fmt.Sprintf("--strict: not the run asked for (%s): exit %d", strings.Join(kinds, ", "), ExitNotAsAsked)}
+	return exitError{Code: ExitNotAsAsked, Msg: fmt.Sprintf("--strict: not the run asked for (%s): exit %d", strings.Join(kinds, ", "), ExitNotAsAsked)}
 }
 
-// usageError marks command-line mistakes.
-type usageError struct{ error }
+// usageError marks command-line mistakes (session.UsageError).
+type usageError = session.UsageError
 
-// exitError carries a gate's exit code; its message (if any) was printed
-// already by the command.
-type exitError struct {
-	code int
-	msg  string
-	// cause, when set, is the error the code stands for (a stopped run's,
-	// so that main still sees its signal).
-	cause error
-}
-
-func (e exitError) Error() string { return e.msg }
-
-func (e exitError) Unwrap() error { return e.cause }
+// exitError carries a gate's exit code (session.ExitError); its message
+// (if any) was printed already by the command.
+type exitError = session.ExitError
 
 func exitCode(err error) int {
 	if err == nil {
@@ -109,10 +100,10 @@ func exitCode(err error) int {
 	}
 	var xe exitError
 	if errors.As(err, &xe) {
-		if xe.msg != "" {
-			fmt.Fprintln(os.Stderr, "rtload:", termsafe.Lines(xe.msg))
+		if xe.Msg != "" {
+			fmt.Fprintln(os.Stderr, "rtload:", termsafe.Lines(xe.Msg))
 		}
-		return xe.code
+		return xe.Code
 	}
 	// An error may name files and values read from results other people
 	// wrote: nothing in it reaches the terminal raw.
@@ -127,14 +118,14 @@ func exitCodeOf(err error) int {
 	}
 	var xe exitError
 	if errors.As(err, &xe) {
-		return xe.code
+		return xe.Code
 	}
 	var ue usageError
 	switch {
 	case errors.Is(err, engine.ErrStopped):
-		return interruptedCode(err)
-	case errors.As(err, new(stopSignal)): // stopped before the run started
-		return interruptedCode(err)
+		return session.InterruptedCode(err)
+	case errors.As(err, new(session.StopSignal)): // stopped before the run started
+		return session.InterruptedCode(err)
 	case errors.Is(err, scenario.ErrInvalid), errors.As(err, &ue):
 		return ExitUsage
 	case errors.Is(err, rt.ErrNoPrivilege), errors.Is(err, rt.ErrNotSupported):

@@ -11,6 +11,7 @@ import (
 	"github.com/rtload/rtload/explain"
 	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/session"
 )
 
 func newExplainCmd() *cobra.Command {
@@ -59,10 +60,10 @@ per-call tail's make-up.`,
 			if err != nil {
 				return err
 			}
-			defer startBudget(cmd.ErrOrStderr(), "explain", budget).end()
+			defer session.StartBudget(cmd.ErrOrStderr(), "explain", budget).End()
 			rs, err := explain.Dir(args[0])
 			if err != nil {
-				return usageError{err}
+				return usageError{Err: err}
 			}
 			if format == "json" {
 				if rs == nil {

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/rtload/rtload/session"
 )
 
 // Every command takes --format: text (for a person, the default) or json
@@ -29,7 +31,7 @@ func formatFlag(cmd *cobra.Command, p *string, formats []string, jsonIs string) 
 // checkFormatIn refuses a --format not in formats, naming the flag.
 func checkFormatIn(format string, formats []string) error {
 	if !slices.Contains(formats, format) {
-		return usageError{fmt.Errorf("--format %q: allowed %s", format, strings.Join(formats, ", "))}
+		return usageError{Err: fmt.Errorf("--format %q: allowed %s", format, strings.Join(formats, ", "))}
 	}
 	return nil
 }
@@ -40,10 +42,10 @@ func checkFormat(format string) error { return checkFormatIn(format, textJSON) }
 // Schemas of the JSON documents of the commands that had none before
 // --format json (compare's schemas are compare.Schema*).
 const (
-	SchemaValidate = "rtload-validate"
+	SchemaValidate = session.SchemaValidate
 	SchemaList     = "rtload-list"
-	SchemaCleanup  = "rtload-cleanup"
+	SchemaCleanup  = session.SchemaCleanup
 	SchemaPlot     = "rtload-plot"
 	// SchemaVersion of these documents: fields are only ever added.
-	SchemaVersion = 1
+	SchemaVersion = session.SchemaVersion
 )

@@ -24,7 +24,7 @@ func levelFlags(cmd *cobra.Command, quiet, verbose *bool) {
 func levelOf(quiet, verbose bool) (report.Level, error) {
 	switch {
 	case quiet && verbose:
-		return 0, usageError{errors.New("-q and -v: give one")}
+		return 0, usageError{Err: errors.New("-q and -v: give one")}
 	case quiet:
 		return report.Quiet, nil
 	case verbose:

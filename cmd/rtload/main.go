@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/rtload/rtload/rt"
+	"github.com/rtload/rtload/session"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -24,8 +25,8 @@ func main() {
 	reexecQuiet()
 	err := newRoot().Execute()
 	code := exitCode(err)
-	if s, ok := stoppedBy(err); ok && s.sig == syscall.SIGQUIT {
-		dumpGoroutines(os.Stderr)
+	if s, ok := session.StoppedBy(err); ok && s.Sig == syscall.SIGQUIT {
+		session.DumpGoroutines(os.Stderr)
 	}
 	os.Exit(code)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/session"
 )
 
 var binary string
@@ -403,7 +404,7 @@ func TestTapNothingLeftBehind(t *testing.T) {
 	t.Run("SIGINT twice", func(t *testing.T) {
 		cmd, o := start(t)
 		cmd.Process.Signal(syscall.SIGINT)
-		time.Sleep(signalWindow + 100*time.Millisecond) // a second Ctrl-C, not the same one twice
+		time.Sleep(session.SignalWindow + 100*time.Millisecond) // a second Ctrl-C, not the same one twice
 		cmd.Process.Signal(syscall.SIGINT)
 		if c := waitExit(t, cmd); c != 130 {
 			t.Errorf("exit %d, want 130\n%s", c, o.String())

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/safeio"
 )
 
 // TestOutRace: two real runs started at the same moment with one --out
@@ -84,7 +85,7 @@ func TestOutRace(t *testing.T) {
 			if s, err := results.ReadSummary(out); err != nil || len(s.Trials) != 1 || s.Stopped {
 				t.Errorf("summary.json of the run: %v", err)
 			}
-			if _, err := os.Lstat(filepath.Join(out, results.LockFile)); !errors.Is(err, fs.ErrNotExist) {
+			if _, err := os.Lstat(filepath.Join(out, safeio.LockFile)); !errors.Is(err, fs.ErrNotExist) {
 				t.Errorf("lock left after the run: %v", err)
 			}
 		})

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/rtload/rtload/internal/testutil"
+	"github.com/rtload/rtload/session"
 )
 
 // TestFlagErrorsNameTheFlag: a bad value given through a flag is blamed on
@@ -68,7 +69,7 @@ func TestFormatEverywhere(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	os.WriteFile(bad, []byte("duration: 2\nrounds: 0\nreaders: [{priority: 120, bogus: 1}]\n"), 0o644)
 	r := rtload(t, nil, "validate", bad, "--format", "json")
-	var doc validateDoc
+	var doc session.ValidateDoc
 	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || r.code != ExitUsage || doc.OK || len(doc.Problems) != 4 || doc.ExitCode != ExitUsage {
 		t.Errorf("validate --format json of 4 mistakes: exit %d, %v: %+v", r.code, err, doc)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/plot"
+	"github.com/rtload/rtload/session"
 )
 
 func newPlotCmd() *cobra.Command {
@@ -38,22 +39,22 @@ columns drawn, on stdout.`,
 				return err
 			}
 			if o.Out == "" {
-				return usageError{errors.New("plot: --out FILE.png|.svg is required")}
+				return usageError{Err: errors.New("plot: --out FILE.png|.svg is required")}
 			}
 			if err := o.Validate(); err != nil {
-				return usageError{err}
+				return usageError{Err: err}
 			}
 			var ls []string
 			if labels != "" {
 				ls = strings.Split(labels, ",")
 				if len(ls) != len(args) {
-					return usageError{errors.New("plot: --label needs one label per results directory")}
+					return usageError{Err: errors.New("plot: --label needs one label per results directory")}
 				}
 			}
-			defer startBudget(cmd.ErrOrStderr(), "plot", budget).end()
+			defer session.StartBudget(cmd.ErrOrStderr(), "plot", budget).End()
 			cols, err := plot.Load(args, ls)
 			if err != nil { // not a readable results directory: bad input (2), as for compare
-				return usageError{err}
+				return usageError{Err: err}
 			}
 			if err := plot.Render(cols, o); err != nil {
 				return err

@@ -15,6 +15,8 @@ import (
 
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/safeio"
+	"github.com/rtload/rtload/session"
 )
 
 // TestProcessesGroupSignals (issue 34 row 5): a --processes tap run in a
@@ -29,7 +31,7 @@ import (
 func TestProcessesGroupSignals(t *testing.T) {
 	testutil.Requires(t, testutil.Root, testutil.CPUs(2), testutil.DevNetTun)
 	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGINT} {
-		t.Run(stopSignal{sig}.name(), func(t *testing.T) {
+		t.Run(session.StopSignal{Sig: sig}.Name(), func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
 			cmd := exec.Command(binary, "run", "laight-450-tap", "--processes", "2", "--duration", "5s", "--set", "warmup=100ms",
 				"--set", "noise[0].threads=1", "--out", out, "-q")
@@ -48,7 +50,7 @@ func TestProcessesGroupSignals(t *testing.T) {
 			code := waitExit(t, cmd)
 			s, err := results.ReadSummary(out)
 			t.Logf("%s to the group: exit %d, summary %s", sig, code, summaryState(s, err))
-			if want := (stopSignal{sig}).code(); code != want {
+			if want := (session.StopSignal{Sig: sig}).Code(); code != want {
 				t.Errorf("exit %d, want %d", code, want)
 			}
 			if err != nil || !s.Stopped || s.InProgress || len(s.Trials) != 1 {
@@ -81,35 +83,6 @@ func childPIDs(pid int) []int {
 		}
 	}
 	return pids
-}
-
-// TestChildExit: how a child's end reads in the parent. A child killed
-// by a signal is named with it, not "exit status -1 (its error is
-// above)" with nothing above (issue 34 row 5); one that stopped on a
-// signal with its summary written stops the run with that signal's code.
-func TestChildExit(t *testing.T) {
-	killed := exec.Command("/bin/sh", "-c", "kill -KILL $$")
-	err := childExit(killed.Run(), nil)
-	if err == nil || !strings.Contains(err.Error(), "killed by SIGKILL") || strings.Contains(err.Error(), "above") {
-		t.Errorf("killed child: %v, want it named killed by SIGKILL", err)
-	}
-	stopped := &results.Summary{Stopped: true}
-	for _, tc := range []struct {
-		code int
-		sum  *results.Summary
-		want int // exitCodeOf the error
-	}{
-		{ExitHangup, stopped, ExitHangup},
-		{ExitQuit, stopped, ExitQuit},
-		{ExitInterrupted, stopped, ExitInterrupted},
-		{ExitHangup, nil, ExitFailed}, // no summary: it failed
-		{ExitUsage, stopped, ExitFailed},
-	} {
-		err := childExit(exec.Command("/bin/sh", "-c", "exit "+strconv.Itoa(tc.code)).Run(), tc.sum)
-		if got := exitCodeOf(err); got != tc.want {
-			t.Errorf("child exit %d (summary %v): %v, code %d, want %d", tc.code, tc.sum != nil, err, got, tc.want)
-		}
-	}
 }
 
 // TestProcessesParentKilled (issue 34 row 6): kill -9 of a --processes
@@ -179,9 +152,9 @@ func TestProcessesParentKilled(t *testing.T) {
 		t.Errorf("the killed child's namespaces left after the next run: %v", again)
 		exec.Command(binary, "cleanup").Run()
 	}
-	kept, _ := filepath.Glob(filepath.Join(out, results.KilledRunDir+strconv.Itoa(cmd.Process.Pid), "wakeups-p00-*.csv"))
+	kept, _ := filepath.Glob(filepath.Join(out, safeio.KilledRunDir+strconv.Itoa(cmd.Process.Pid), "wakeups-p00-*.csv"))
 	if len(kept) == 0 {
-		t.Errorf("the killed run's wakeup logs are not kept in %s%d", results.KilledRunDir, cmd.Process.Pid)
+		t.Errorf("the killed run's wakeup logs are not kept in %s%d", safeio.KilledRunDir, cmd.Process.Pid)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/session"
 )
 
 func newReportCmd() *cobra.Command {
@@ -35,11 +36,11 @@ final summary could not be written) is flagged *** INCOMPLETE.`,
 			if err != nil {
 				return err
 			}
-			defer startBudget(cmd.ErrOrStderr(), "report", budget).end()
+			defer session.StartBudget(cmd.ErrOrStderr(), "report", budget).End()
 			if format == "json" {
 				runs, err := compare.Load(args, nil)
 				if err != nil {
-					return usageError{err}
+					return usageError{Err: err}
 				}
 				doc, err := compare.NewRunReport(runs[0])
 				if err != nil {
@@ -52,9 +53,9 @@ final summary could not be written) is flagged *** INCOMPLETE.`,
 			}
 			s, err := results.ReadSummary(args[0])
 			if err != nil {
-				return usageError{err}
+				return usageError{Err: err}
 			}
-			if err := writeRun(cmd.OutOrStdout(), s, args[0], "", level); err != nil {
+			if err := session.WriteRun(cmd.OutOrStdout(), s, args[0], "", level); err != nil {
 				return err
 			}
 			return strictExit(strict, s)

@@ -1,21 +1,14 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"os"
-	"runtime"
-	"slices"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/configs"
-	"github.com/rtload/rtload/engine"
-	"github.com/rtload/rtload/internal/cpulist"
-	"github.com/rtload/rtload/scenario"
+	"github.com/rtload/rtload/session"
 	"github.com/rtload/rtload/sysinfo"
 )
 
@@ -53,7 +46,7 @@ Every command takes --format json; a file written is named on stderr.`,
 		SilenceErrors: true,
 	}
 	root.AddCommand(newRunCmd(), newValidateCmd(), newListCmd(), newEnvCmd(), newReportCmd(), newCleanupCmd(), newPlotCmd(), newCompareCmd(), newExplainCmd(), newCheckCmd(), newProcessCmd())
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{Err: err} })
 	root.Args = cobra.NoArgs // an unknown command is a usage error (exit 2)
 	root.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
 	root.Args = usageArgs(root.Args)
@@ -88,7 +81,10 @@ listed).`,
 			if err := checkFormat(format); err != nil {
 				return err
 			}
-			doc, err := validate(args[0], sets, allowDegraded)
+			doc, err := session.Validate(args[0], sets, allowDegraded)
+			if err != nil {
+				doc.ExitCode = exitCodeOf(err)
+			}
 			if format == "json" {
 				if werr := compare.WriteJSON(cmd.OutOrStdout(), doc); werr != nil {
 					return werr
@@ -117,75 +113,6 @@ listed).`,
 	cmd.Flags().BoolVar(&allowDegraded, "allow-degraded", false, "list unmet requirements instead of refusing (a run would mark its results degraded)")
 	formatFlag(cmd, &format, textJSON, "schema "+SchemaValidate+": ok, every problem with file, line, col, path, msg and allowed, unmet requirements")
 	return cmd
-}
-
-// validateDoc is rtload validate's result (--format json: schema
-// rtload-validate).
-type validateDoc struct {
-	Schema      string `json:"schema"`
-	Version     int    `json:"version"`
-	File        string `json:"file"`
-	OK          bool   `json:"ok"`
-	Description string `json:"description,omitempty"`
-	// Problems are the scenario's problems, sorted by line: decode and
-	// value problems in one list.
-	Problems []*scenario.Error `json:"problems"`
-	// Unmet are the requirements this machine does not meet (exit 3
-	// without --allow-degraded).
-	Unmet []string `json:"unmet_requirements,omitempty"`
-	// Machine says what fitting the scenario to this machine chose: each
-	// cpu: auto reader's CPU, the requirements met or given up.
-	Machine []string `json:"machine,omitempty"`
-	Notes   []string `json:"notes,omitempty"`
-	// Error is any other refusal (a file that cannot be read).
-	Error    string `json:"error,omitempty"`
-	ExitCode int    `json:"exit_code"`
-}
-
-// validate checks the scenario arg with sets applied, as run would, and
-// says what it found; err is what validate exits with.
-func validate(arg string, sets []string, allowDegraded bool) (*validateDoc, error) {
-	doc := &validateDoc{Schema: SchemaValidate, Version: SchemaVersion, File: arg, Problems: []*scenario.Error{}}
-	fail := func(err error) (*validateDoc, error) {
-		var el scenario.ErrorList
-		var re *engine.RequirementsError
-		switch {
-		case errors.As(err, &el):
-			doc.Problems = el
-		case errors.As(err, &re):
-			for _, u := range re.Unmet {
-				doc.Unmet = append(doc.Unmet, u.String())
-			}
-		default:
-			doc.Error = err.Error()
-		}
-		doc.ExitCode = exitCodeOf(err)
-		return doc, err
-	}
-	spec, err := loadSpec(arg, sets)
-	if err != nil {
-		return fail(err)
-	}
-	doc.File, doc.Description = spec.File, spec.Description
-	trials, err := spec.Expand()
-	if err != nil {
-		return fail(err)
-	}
-	facts := sysinfo.Gather()
-	var machine strings.Builder
-	unmet, err := fitMachine(&machine, spec, trials, &facts, allowDegraded)
-	if err != nil {
-		return fail(err)
-	}
-	doc.OK, doc.Unmet = true, unmet
-	doc.Machine = strings.Split(strings.TrimSuffix(machine.String(), "\n"), "\n")
-	if machine.Len() == 0 {
-		doc.Machine = nil
-	}
-	if _, note := spec.InterleaveBlock(); note != "" { // interleave: auto fell back
-		doc.Notes = append(doc.Notes, note)
-	}
-	return doc, nil
 }
 
 func newListCmd() *cobra.Command {
@@ -253,7 +180,7 @@ holds them.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if asJSON {
 				if cmd.Flags().Changed("format") && format != "json" {
-					return usageError{fmt.Errorf("--json and --format %s: give one", format)}
+					return usageError{Err: fmt.Errorf("--json and --format %s: give one", format)}
 				}
 				format = "json"
 			}
@@ -273,78 +200,26 @@ holds them.`,
 	return cmd
 }
 
-// loadSpec reads FILE (a path on disk) or NAME (a built-in scenario),
-// applies --set overrides and validates for this machine: its CPUs, and
-// the CPUs this process may use (taskset, a container's cpuset).
-func loadSpec(arg string, sets []string) (*scenario.Spec, error) {
-	spec, err := readSpec(arg)
-	if err != nil {
-		return nil, err
-	}
-	if err := spec.Apply(sets); err != nil {
-		return nil, err
-	}
-	if err := spec.Validate(thisHost()); err != nil {
-		return nil, err
-	}
-	return spec, nil
-}
-
-// thisHost describes this machine for scenario.Validate: its online CPUs
-// (/sys/devices/system/cpu/online) and the CPUs this process may use
-// (sched_getaffinity(2) of the calling thread). validate and run both use
-// it, so they accept and refuse the same CPUs.
-func thisHost() scenario.Host {
-	var online []int
-	if b, err := os.ReadFile("/sys/devices/system/cpu/online"); err == nil {
-		online, _ = cpulist.Parse(string(b))
-	}
-	return hostFor(online, sysinfo.AllowedCPUs())
-}
-
-// hostFor builds the Host from the online CPUs and the affinity mask
-// (either nil when unknown). NumCPU is one past the highest online CPU,
-// never the size of the mask: runtime.NumCPU counts the mask, so under
-// taskset -c 1 it is 1 and CPU 1 would look missing from the host.
-// Without the online list it is one past the highest allowed CPU, else
-// runtime.NumCPU.
-func hostFor(online, allowed []int) scenario.Host {
-	n := runtime.NumCPU()
-	if len(online) > 0 {
-		n = slices.Max(online) + 1
-	} else if len(allowed) > 0 {
-		n = max(n, slices.Max(allowed)+1)
-	}
-	return scenario.Host{NumCPU: n, Allowed: allowed}
-}
-
-// readSpec loads arg as a file when a path of that name exists and is not
-// a directory (scenario.LoadFileLenient then refuses anything but a regular
-// file), else as a built-in scenario. Decode problems are held for
-// Validate, which every caller runs next, so that they come with every
-// other problem of the file in one list. A directory is never a scenario, so
-// one named like a built-in (./laight-450/) does not shadow it.
-func readSpec(arg string) (*scenario.Spec, error) {
-	fi, statErr := os.Stat(arg)
-	if statErr == nil && !fi.IsDir() {
-		return scenario.LoadFileLenient(arg) // every problem at once: Validate follows
-	}
-	data, err := configs.Read(arg)
-	switch {
-	case err != nil && statErr == nil:
-		return nil, usageError{fmt.Errorf("%s: a directory, not a scenario file, and %w", arg, err)}
-	case err != nil:
-		return nil, usageError{fmt.Errorf("%s: not a file, and %w", arg, err)}
-	}
-	return scenario.LoadLenient("built-in:"+strings.TrimSuffix(arg, ".yaml")+".yaml", data)
-}
-
 // usageArgs marks argument-count errors as usage errors (exit 2).
 func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if err := check(cmd, args); err != nil {
-			return usageError{err}
+			return usageError{Err: err}
 		}
 		return nil
+	}
+}
+
+// newProcessCmd is the hidden command a multi-process run re-executes
+// itself with, once per process (session.RunChild).
+func newProcessCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:    session.ProcessCommand,
+		Short:  "one process of a multi-process run (internal: rtload run --processes starts it)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return session.RunChild(cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
 	}
 }

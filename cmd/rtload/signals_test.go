@@ -22,6 +22,7 @@ import (
 
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/session"
 )
 
 var (
@@ -164,7 +165,7 @@ func trialsStarted(stderr string) int {
 // whole run.
 func checkSignalled(t *testing.T, sig syscall.Signal, at time.Duration, r signalled, total int) {
 	t.Helper()
-	name := stopSignal{sig}.name()
+	name := session.StopSignal{Sig: sig}.Name()
 	s, err := results.ReadSummary(r.out)
 	lost := r.trials
 	if err == nil {
@@ -179,7 +180,7 @@ func checkSignalled(t *testing.T, sig syscall.Signal, at time.Duration, r signal
 		fail("killed by the signal's default action (no handler)")
 		return
 	}
-	switch want := (stopSignal{sig}).code(); {
+	switch want := (session.StopSignal{Sig: sig}).Code(); {
 	case r.code == 0:
 		// The signal came after the run ended: complete results.
 		if err != nil || s.Stopped || s.InProgress || len(s.Trials) != total {
@@ -236,9 +237,9 @@ func TestExitCodesDocumented(t *testing.T) {
 			t.Errorf("rtload --help does not name exit code %d", c)
 		}
 	}
-	for _, e := range stopSignals {
-		if !strings.Contains(help, e.name) && e.sig != syscall.SIGINT {
-			t.Errorf("rtload --help does not name %s", e.name)
+	for _, s := range session.StopSignals() {
+		if !strings.Contains(help, s.Name()) && s.Sig != syscall.SIGINT {
+			t.Errorf("rtload --help does not name %s", s.Name())
 		}
 	}
 }

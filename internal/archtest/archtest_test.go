@@ -142,7 +142,7 @@ func TestPackageNames(t *testing.T) {
 
 func TestImportBoundaries(t *testing.T) {
 	mod, modPath, std := load(t)
-	unixAllowed := []string{"rt", "rt/seccomp", "net/udp", "net/tap", "net/netns", "probe", "workload", "noise", "profile/sampler", "sysinfo", "engine", "cmd/rtload", "internal/testutil"}
+	unixAllowed := []string{"rt", "rt/seccomp", "net/udp", "net/tap", "net/netns", "probe", "workload", "noise", "profile/sampler", "sysinfo", "engine", "session", "internal/testutil"}
 	for rel, p := range mod {
 		if slices.Contains(p.Imports, unixPkg) && !slices.Contains(unixAllowed, rel) {
 			t.Errorf("%s imports %s (allowed only in %s)", rel, unixPkg, strings.Join(unixAllowed, ", "))
@@ -212,6 +212,14 @@ func TestForbiddenImports(t *testing.T) {
 		}
 		if slices.Contains(p.Imports, modPath+"/"+rule.forbidden) {
 			t.Errorf("%s imports %s: %s", rule.pkg, rule.forbidden, rule.why)
+		}
+	}
+	// The session library is the CLI's floor below: its phases take typed
+	// options, never cobra's flags (the generated references read the
+	// commands, so docgen may).
+	for rel, p := range mod {
+		if slices.Contains(p.Imports, "github.com/spf13/cobra") && rel != "cmd/rtload" && rel != "internal/docgen" {
+			t.Errorf("%s imports cobra: only cmd/rtload (and internal/docgen, which documents its commands) may", rel)
 		}
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/rtload/rtload/bench/wakesplit"
-	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/safeio"
 )
 
 // The program's own latencies of a traced run are kept beside its trace
@@ -44,7 +44,7 @@ func rtloadOwn(dir string) ([]wakesplit.Own, error) {
 	}
 	var own []wakesplit.Own
 	for _, p := range paths {
-		src, f, _, err := results.OpenInput(p) // a results file: no link, FIFO or device
+		src, f, _, err := safeio.OpenInput(p) // a results file: no link, FIFO or device
 		if err != nil {
 			return nil, err
 		}

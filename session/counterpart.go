@@ -1,4 +1,4 @@
-package main
+package session
 
 import (
 	"encoding/json"
@@ -98,9 +98,9 @@ func builtinOf(s *results.Summary) *scenario.Spec {
 // otherwise. The lines it prints to w say what was kept and taken.
 func asCounterpart(w io.Writer, baseDir string, base *results.Summary, as string) (*scenario.Spec, error) {
 	if len(base.Spec) == 0 {
-		return nil, usageError{fmt.Errorf("--as %s: baseline %s records no scenario: name one (rtload check DIR SCENARIO)", as, baseDir)}
+		return nil, UsageError{fmt.Errorf("--as %s: baseline %s records no scenario: name one (rtload check DIR SCENARIO)", as, baseDir)}
 	}
-	cp, err := readSpec(as)
+	cp, err := ReadSpec(as)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +114,7 @@ func asCounterpart(w io.Writer, baseDir string, base *results.Summary, as string
 			return nil, err
 		}
 		if d := leafDiff(specLeaves(ownJSON), specLeaves(cpJSON)); len(d) > 0 {
-			return nil, usageError{fmt.Errorf("--as %s: not a counterpart of the baseline's scenario %s: besides name, description and requires: it differs in\n  - %s\n"+
+			return nil, UsageError{fmt.Errorf("--as %s: not a counterpart of the baseline's scenario %s: besides name, description and requires: it differs in\n  - %s\n"+
 				"(a counterpart differs only in what it requires of the machine); to check against another scenario, name it: rtload check %s %s",
 				as, termsafe.Escape(base.Scenario), strings.Join(d[:min(len(d), 8)], "\n  - "), baseDir, as)}
 		}
@@ -220,5 +220,5 @@ func requirementFix(err error, baseDir string, base *results.Summary, as string)
 	case len(cps) > 1:
 		fix = fmt.Sprintf("this boot is another side of the A/B: rtload check %s --as NAME, NAME one of %s (their requirements are met on this boot)", baseDir, strings.Join(cps, ", "))
 	}
-	return usageError{fmt.Errorf("check: %w\nnothing was run (exit 2): %s", err, fix)}
+	return UsageError{fmt.Errorf("check: %w\nnothing was run (exit 2): %s", err, fix)}
 }

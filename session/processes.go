@@ -1,4 +1,4 @@
-package main
+package session
 
 import (
 	"bytes"
@@ -14,7 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
 	"github.com/rtload/rtload/engine"
@@ -22,12 +21,12 @@ import (
 	"github.com/rtload/rtload/scenario"
 )
 
-// processCommand is the hidden command a multi-process run (run
+// ProcessCommand is the hidden command a multi-process run (run
 // --processes, scenario processes:) re-executes /proc/self/exe with, once
 // per process: it reads a childRequest on stdin, runs the whole plan with
 // the process's setup, writes its files into the run's results directory
 // and its summary as JSON on stdout.
-const processCommand = "__process"
+const ProcessCommand = "__process"
 
 // envPadVar pads a child's environment (engine.Child.EnvPadBytes).
 const envPadVar = "RTLOAD_ENV_PAD"
@@ -63,27 +62,15 @@ type childRequest struct {
 	Quiet         bool            `json:"quiet,omitempty"`
 }
 
-func newProcessCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:    processCommand,
-		Short:  "one process of a multi-process run (internal: rtload run --processes starts it)",
-		Hidden: true,
-		Args:   cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runChild(cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
-		},
-	}
-}
-
-// runChild is the child's side: one process of the run.
-func runChild(in io.Reader, out, errw io.Writer) error {
+// RunChild is the child's side: one process of the run.
+func RunChild(in io.Reader, out, errw io.Writer) error {
 	data, err := io.ReadAll(io.LimitReader(in, maxChildRequest+1))
 	if err != nil || len(data) > maxChildRequest {
-		return usageError{fmt.Errorf("%s: request: %v (at most %d bytes)", processCommand, err, maxChildRequest)}
+		return UsageError{fmt.Errorf("%s: request: %v (at most %d bytes)", ProcessCommand, err, maxChildRequest)}
 	}
 	var req childRequest
 	if err := json.Unmarshal(data, &req); err != nil {
-		return usageError{fmt.Errorf("%s: request: %w", processCommand, err)}
+		return UsageError{fmt.Errorf("%s: request: %w", ProcessCommand, err)}
 	}
 	spec, err := scenario.LoadAsRun(fmt.Sprintf("process %d (spec)", req.Child.Process+1), req.Spec)
 	if err != nil {
@@ -102,11 +89,11 @@ func runChild(in io.Reader, out, errw io.Writer) error {
 			return errors.Join(runErr, err)
 		}
 	}
-	if _, ok := stoppedBy(runErr); ok && sum != nil {
+	if _, ok := StoppedBy(runErr); ok && sum != nil {
 		// Stopped by a signal, its summary written: the signal's code, and
 		// nothing printed (the parent says why it stopped; no goroutine
 		// stacks after SIGQUIT: the parent prints its own).
-		return exitError{code: interruptedCode(runErr)}
+		return ExitError{Code: InterruptedCode(runErr)}
 	}
 	return runErr
 }
@@ -114,22 +101,22 @@ func runChild(in io.Reader, out, errw io.Writer) error {
 // childLauncher starts each child of a multi-process run as
 // /proc/self/exe __process, its environment padded, its stderr the
 // run's, and reads its summary from its stdout. ctx ending sends it the
-// signal that ended ctx (a stopSignal cause; SIGINT otherwise); a signal
+// signal that ended ctx (a StopSignal cause; SIGINT otherwise); a signal
 // to the process group (Ctrl-C, a hangup) reaches it directly too. A
 // child that stopped on a signal with its summary written is no failure:
 // the parent stops too (childExit).
-func childLauncher(spec *scenario.Spec, dir string, f runFlags, unmet []string, errw io.Writer) (engine.Launcher, error) {
+func childLauncher(spec *scenario.Spec, dir string, opt Options, unmet []string, errw io.Writer) (engine.Launcher, error) {
 	specJSON, err := json.Marshal(spec)
 	if err != nil {
 		return nil, fmt.Errorf("processes: scenario: %w", err)
 	}
 	return func(ctx context.Context, c engine.Child) (*results.Summary, int, error) {
-		req, err := json.Marshal(childRequest{Spec: specJSON, Child: c, Out: dir, AllowDegraded: f.allowDegraded,
-			NoWakeupLog: f.noWakeupLog, TaskPerf: f.taskPerf, Unmet: unmet, Quiet: f.quiet})
+		req, err := json.Marshal(childRequest{Spec: specJSON, Child: c, Out: dir, AllowDegraded: opt.AllowDegraded,
+			NoWakeupLog: opt.NoWakeupLog, TaskPerf: opt.TaskPerf, Unmet: unmet, Quiet: opt.Quiet})
 		if err != nil {
 			return nil, 0, err
 		}
-		cmd := exec.Command("/proc/self/exe", processCommand)
+		cmd := exec.Command("/proc/self/exe", ProcessCommand)
 		// A parent killed with SIGKILL must not leave its child running
 		// the plan with SCHED_FIFO threads: the kernel sends the child
 		// parentDeathSignal when the thread that forked it ends (Go
@@ -145,15 +132,15 @@ func childLauncher(spec *scenario.Spec, dir string, f runFlags, unmet []string, 
 		stdout.limit = maxChildSummary
 		cmd.Stdout, cmd.Stderr = &stdout, errw
 		if err := cmd.Start(); err != nil {
-			return nil, 0, fmt.Errorf("start %s: %w", processCommand, err)
+			return nil, 0, fmt.Errorf("start %s: %w", ProcessCommand, err)
 		}
 		done := make(chan struct{})
 		go func() {
 			select {
 			case <-ctx.Done():
 				sig := syscall.SIGINT
-				if s, ok := stoppedBy(context.Cause(ctx)); ok {
-					sig = s.sig
+				if s, ok := StoppedBy(context.Cause(ctx)); ok {
+					sig = s.Sig
 				}
 				_ = cmd.Process.Signal(sig)
 			case <-done:
@@ -203,16 +190,16 @@ func childExit(werr error, sum *results.Summary) error {
 	return fmt.Errorf("exit status %d (its error is above)", code)
 }
 
-// stopped is a stopSignal with its own message (a child's stop, known by
+// stopped is a StopSignal with its own message (a child's stop, known by
 // its exit code).
 type stopped struct {
-	stopSignal
+	StopSignal
 	msg string
 }
 
 func (s stopped) Error() string { return s.msg }
 
-func (s stopped) Unwrap() error { return s.stopSignal }
+func (s stopped) Unwrap() error { return s.StopSignal }
 
 // signalName is sig's name as kill -l gives it, with SIG ("SIGKILL").
 func signalName(sig syscall.Signal) string {
@@ -223,8 +210,8 @@ func signalName(sig syscall.Signal) string {
 }
 
 // runProcesses runs a multi-process run's children (engine.RunProcesses).
-func runProcesses(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt engine.Options, f runFlags, errw io.Writer) (*results.Summary, error) {
-	launch, err := childLauncher(spec, opt.OutDir, f, opt.Unmet, errw)
+func runProcesses(ctx context.Context, spec *scenario.Spec, trials []scenario.Trial, opt engine.Options, o Options, errw io.Writer) (*results.Summary, error) {
+	launch, err := childLauncher(spec, opt.OutDir, o, opt.Unmet, errw)
 	if err != nil {
 		return nil, err
 	}

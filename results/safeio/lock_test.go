@@ -1,4 +1,4 @@
-package results_test
+package safeio_test
 
 import (
 	"errors"
@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/safeio"
 )
 
 // TestClaimRace: runs racing for one empty directory (or one new path)
@@ -36,7 +36,7 @@ func TestClaimRace(t *testing.T) {
 				var (
 					wg    sync.WaitGroup
 					start = make(chan struct{})
-					dirs  = make([]*results.Dir, racers)
+					dirs  = make([]*safeio.Dir, racers)
 					errs  = make([]error, racers)
 				)
 				for i := range racers {
@@ -44,7 +44,7 @@ func TestClaimRace(t *testing.T) {
 					go func() {
 						defer wg.Done()
 						<-start
-						dirs[i], _, errs[i] = results.CreateDir(dir)
+						dirs[i], _, errs[i] = safeio.CreateDir(dir)
 					}()
 				}
 				close(start)
@@ -54,7 +54,7 @@ func TestClaimRace(t *testing.T) {
 					switch {
 					case err == nil:
 						won++
-					case !errors.Is(err, results.ErrUnsafeDir) || !strings.Contains(err.Error(), dir) ||
+					case !errors.Is(err, safeio.ErrUnsafeDir) || !strings.Contains(err.Error(), dir) ||
 						!strings.Contains(err.Error(), "pid "+strconv.Itoa(os.Getpid())):
 						t.Errorf("round %d, racer %d: %v; want a refusal naming %s and pid %d", round, i, err, dir, os.Getpid())
 					}
@@ -77,26 +77,26 @@ func TestClaimRace(t *testing.T) {
 // and a later run is told it is in use.
 func TestClaimHeld(t *testing.T) {
 	dir := t.TempDir()
-	d, _, err := results.CreateDir(dir)
+	d, _, err := safeio.CreateDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(filepath.Join(dir, results.LockFile))
+	f, err := os.Open(filepath.Join(dir, safeio.LockFile))
 	if err != nil {
-		t.Fatalf("no %s in a claimed directory: %v", results.LockFile, err)
+		t.Fatalf("no %s in a claimed directory: %v", safeio.LockFile, err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); !errors.Is(err, syscall.EWOULDBLOCK) {
 		t.Errorf("flock of a claimed directory's lock: %v, want EWOULDBLOCK", err)
 	}
 	f.Close()
-	if _, _, err := results.CreateDir(dir); err == nil || !strings.Contains(err.Error(), "is in use by another rtload run (pid "+strconv.Itoa(os.Getpid())) {
+	if _, _, err := safeio.CreateDir(dir); err == nil || !strings.Contains(err.Error(), "is in use by another rtload run (pid "+strconv.Itoa(os.Getpid())) {
 		t.Errorf("a second claim: %v, want in use by pid %d", err, os.Getpid())
 	}
 	if d.TakenOver() != "" {
 		t.Errorf("a fresh claim says it took over: %s", d.TakenOver())
 	}
 	d.Close()
-	if _, err := os.Lstat(filepath.Join(dir, results.LockFile)); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Lstat(filepath.Join(dir, safeio.LockFile)); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("lock left after Close: %v", err)
 	}
 }
@@ -106,7 +106,7 @@ func TestClaimHeld(t *testing.T) {
 func killedRun(t *testing.T, dir string) {
 	t.Helper()
 	for name, body := range map[string]string{
-		results.LockFile:                    "pid 4194301\nstarted 2026-12-01T10:00:00Z\n",
+		safeio.LockFile:                     "pid 4194301\nstarted 2026-12-01T10:00:00Z\n",
 		"wakeups-p00-00-recvfrom-r0-rt.csv": "seq,wakeup_ns\n",
 		"summary.json":                      "{}",
 		".summary.json.12345.tmp":           "{",
@@ -128,12 +128,12 @@ func TestClaimKilledRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	killedRun(t, dir)
-	d, _, err := results.CreateDir(dir)
+	d, _, err := safeio.CreateDir(dir)
 	if err != nil {
 		t.Fatalf("a killed run's directory: %v, want it taken over", err)
 	}
 	msg := d.TakenOver()
-	sub := filepath.Join(dir, results.KilledRunDir+"4194301")
+	sub := filepath.Join(dir, safeio.KilledRunDir+"4194301")
 	want := "taken over from rtload pid 4194301 (started 2026-12-01T10:00:00Z), which ended without releasing it (killed?); its 3 entries moved to " + sub
 	if msg != want {
 		t.Errorf("TakenOver: %q\nwant %q", msg, want)
@@ -143,22 +143,22 @@ func TestClaimKilledRun(t *testing.T) {
 	for _, e := range ents {
 		names = append(names, e.Name())
 	}
-	if strings.Join(names, " ") != results.LockFile+" "+results.KilledRunDir+"4194301" {
+	if strings.Join(names, " ") != safeio.LockFile+" "+safeio.KilledRunDir+"4194301" {
 		t.Errorf("directory after the takeover: %v, want only the lock and the killed run's subdirectory", names)
 	}
 	moved, _ := os.ReadDir(sub)
 	if len(moved) != 3 {
 		t.Errorf("%s holds %d entries, want the killed run's 3", sub, len(moved))
 	}
-	b, _ := os.ReadFile(filepath.Join(dir, results.LockFile))
+	b, _ := os.ReadFile(filepath.Join(dir, safeio.LockFile))
 	if !strings.Contains(string(b), "pid "+strconv.Itoa(os.Getpid())+"\n") {
 		t.Errorf("the lock is not this run's: %q", b)
 	}
-	if _, _, err := results.CreateDir(dir); err == nil || !strings.Contains(err.Error(), "is in use by another rtload run (pid "+strconv.Itoa(os.Getpid())) {
+	if _, _, err := safeio.CreateDir(dir); err == nil || !strings.Contains(err.Error(), "is in use by another rtload run (pid "+strconv.Itoa(os.Getpid())) {
 		t.Errorf("a claim of the taken-over directory: %v, want in use", err)
 	}
 	d.Close()
-	if _, err := os.Lstat(filepath.Join(dir, results.LockFile)); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Lstat(filepath.Join(dir, safeio.LockFile)); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("lock left after Close: %v", err)
 	}
 }
@@ -177,7 +177,7 @@ func TestClaimKilledRunRace(t *testing.T) {
 		var (
 			wg    sync.WaitGroup
 			start = make(chan struct{})
-			dirs  = make([]*results.Dir, racers)
+			dirs  = make([]*safeio.Dir, racers)
 			errs  = make([]error, racers)
 		)
 		for i := range racers {
@@ -185,7 +185,7 @@ func TestClaimKilledRunRace(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				dirs[i], _, errs[i] = results.CreateDir(dir)
+				dirs[i], _, errs[i] = safeio.CreateDir(dir)
 			}()
 		}
 		close(start)
@@ -198,7 +198,7 @@ func TestClaimKilledRunRace(t *testing.T) {
 				if dirs[i].TakenOver() == "" {
 					t.Errorf("round %d: the winner does not say it took over", round)
 				}
-			case !errors.Is(err, results.ErrUnsafeDir) || !strings.Contains(err.Error(), "pid "+strconv.Itoa(os.Getpid())):
+			case !errors.Is(err, safeio.ErrUnsafeDir) || !strings.Contains(err.Error(), "pid "+strconv.Itoa(os.Getpid())):
 				t.Errorf("round %d, racer %d: %v; want a refusal naming pid %d", round, i, err, os.Getpid())
 			}
 		}
@@ -208,7 +208,7 @@ func TestClaimKilledRunRace(t *testing.T) {
 		for _, d := range dirs {
 			d.Close()
 		}
-		if moved, _ := os.ReadDir(filepath.Join(dir, results.KilledRunDir+"4194301")); len(moved) != 3 {
+		if moved, _ := os.ReadDir(filepath.Join(dir, safeio.KilledRunDir+"4194301")); len(moved) != 3 {
 			t.Errorf("round %d: %d of the killed run's 3 entries kept", round, len(moved))
 		}
 	}

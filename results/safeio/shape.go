@@ -1,4 +1,4 @@
-package results
+package safeio
 
 import (
 	"bytes"
@@ -19,15 +19,16 @@ import (
 // everything before a limit can be checked, and a few bytes of JSON can
 // cost a thousand bytes of memory: "{}," is a whole Trial (328 bytes) in
 // a trials list, a whole Reader (1192) in a readers list. So before
-// Unmarshal runs, checkShape walks the document's tokens (json.Decoder
+// Unmarshal runs, Bounds.Check walks the document's tokens (json.Decoder
 // Token, holding nothing) alongside the Go type they decode into, and
-//   - refuses a list past its limit (MaxTrials trials, MaxReaders
+//   - refuses a list past its limit (Bounds.Lists; results sets MaxTrials trials, MaxReaders
 //     readers, probes, traffic or noise entries, MaxBuckets counts,
 //     MaxWakeupLogFiles log files, MaxProfiles profiles) at the element
 //     that passes it;
 //   - adds up the memory decoding will take (each element's Go size,
 //     strings' bytes, maps' entries, `any` values as maps and slices) and
-//     refuses the document once that passes MaxSummaryMemory;
+//     refuses the document once that passes Bounds.Limit (results'
+//     MaxSummaryMemory);
 //   - refuses a member key that is not a field's name but that
 //     encoding/json would still decode into that field (it matches keys
 //     case-insensitively, with Unicode simple folding: "reader\u017f", with
@@ -45,25 +46,6 @@ import (
 // names, so no key can reach a field the walk did not charge, whichever
 // folding the decoder uses.
 
-// MaxSummaryMemory bounds the memory a decoded summary may take, as
-// checkShape estimates it: generous for what rtload writes (a summary's
-// decoded size is about its size on disk), and far below what a crafted
-// file of empty objects would cost.
-const MaxSummaryMemory = 256 << 20
-
-// listLimits are the element limits of lists by JSON field name.
-var listLimits = map[string]int{
-	"trials":          MaxTrials,
-	"profiled_trials": MaxTrials,
-	"readers":         MaxReaders,
-	"probes":          MaxReaders,
-	"traffic":         MaxReaders,
-	"noise":           MaxReaders,
-	"counts":          MaxBuckets,
-	"wakeup_log":      MaxWakeupLogFiles,
-	"profiles":        MaxProfiles,
-}
-
 // Go's sizes of what json.Unmarshal makes for an `any`.
 const (
 	anyMapBytes   = 48 // map header
@@ -72,35 +54,29 @@ const (
 	anyElemBytes  = 16
 )
 
-// checkShape runs the pre-pass over data (a summary) for type t. A syntax
-// error ends it with errSyntax, for json.Unmarshal to report with its own
-// message.
-func checkShape(data []byte, name string, t reflect.Type) error {
-	c := &shape{data: data, name: name, limit: MaxSummaryMemory, what: "any summary rtload writes"}
-	if err := c.value(t, ""); err != nil {
-		return err
-	}
-	return nil
+// Bounds are what a document, or a series of documents (a JSONL file's
+// lines), may cost decoded: Lists, the element limits of lists by JSON
+// field name; Limit, the memory all of them may take decoded, in bytes,
+// and What, what that limit is more than ("any summary rtload writes");
+// Used, what Check has charged so far.
+type Bounds struct {
+	Lists       map[string]int
+	Used, Limit int64
+	What        string
 }
 
-// memBudget is the memory a series of documents (a JSONL file's lines)
-// may take decoded, in all: used is charged by each checkLine.
-type memBudget struct {
-	used, limit int64
-	what        string // what the limit is more than: "any spikes.jsonl rtload writes"
-}
-
-// checkLine runs the pre-pass over one line of a JSONL file (data, line
-// number line of name) for type t, charging b with record bytes for the
-// record itself and what the line decodes to, and refuses the line that
-// passes b's limit (naming name:line:col) or a list's limit.
-func checkLine(data []byte, name string, line int, t reflect.Type, record int64, b *memBudget) error {
-	c := &shape{data: data, name: name, line0: line - 1, mem: b.used, limit: b.limit, what: b.what}
+// Check runs the pre-pass over data (line number line of file name, 1 for
+// a whole document) for type t, charging b with record bytes for the
+// record itself and what data decodes to, and refuses data that passes
+// b's Limit (naming name:line:col) or a list's limit. A syntax error ends
+// it with ErrSyntax, for json.Unmarshal to report with its own message.
+func (b *Bounds) Check(data []byte, name string, line int, t reflect.Type, record int64) error {
+	c := &shape{data: data, name: name, line0: line - 1, mem: b.Used, limit: b.Limit, what: b.What, lists: b.Lists}
 	err := c.charge(record)
 	if err == nil {
 		err = c.value(t, "")
 	}
-	b.used = c.mem
+	b.Used = c.mem
 	return err
 }
 
@@ -115,6 +91,7 @@ type shape struct {
 	mem   int64
 	limit int64  // of mem
 	what  string // what more than limit is more than
+	lists map[string]int
 	depth int
 	path  []pathElem // where the walk is, for messages
 }
@@ -157,7 +134,7 @@ func custom(t reflect.Type) bool {
 
 // errorf is a refusal at the scanner's position.
 func (c *shape) errorf(format string, args ...any) error {
-	line, col := position(c.data, int64(c.off)+1)
+	line, col := Position(c.data, int64(c.off)+1)
 	return fmt.Errorf("%s:%d:%d: %s", c.name, c.line0+line, col, fmt.Sprintf(format, args...))
 }
 
@@ -170,8 +147,8 @@ func (c *shape) charge(n int64) error {
 	return nil
 }
 
-// errSyntax ends the pass at a syntax error, for Unmarshal to report.
-var errSyntax = errors.New("syntax")
+// ErrSyntax ends the pass at a syntax error, for Unmarshal to report.
+var ErrSyntax = errors.New("syntax")
 
 // maxDepth is encoding/json's own nesting limit.
 const maxDepth = 10000
@@ -251,13 +228,13 @@ func (c *shape) value(t reflect.Type, field string) error {
 		}
 		return nil
 	}
-	return errSyntax
+	return ErrSyntax
 }
 
 // nested runs f one level deeper, refusing encoding/json's depth limit.
 func (c *shape) nested(f func() error) error {
 	if c.depth++; c.depth > maxDepth {
-		return errSyntax
+		return ErrSyntax
 	}
 	err := f()
 	c.depth--
@@ -266,7 +243,7 @@ func (c *shape) nested(f func() error) error {
 
 func (c *shape) literal(lit string) error {
 	if !bytes.HasPrefix(c.data[c.off:], []byte(lit)) {
-		return errSyntax
+		return ErrSyntax
 	}
 	c.off += len(lit)
 	return nil
@@ -289,13 +266,13 @@ func (c *shape) str() (int, error) {
 			c.off++
 		}
 	}
-	return 0, errSyntax
+	return 0, ErrSyntax
 }
 
 // key scans a member name and returns it decoded.
 func (c *shape) key() (string, error) {
 	if c.peek() != '"' {
-		return "", errSyntax
+		return "", ErrSyntax
 	}
 	start := c.off
 	n, err := c.str()
@@ -308,7 +285,7 @@ func (c *shape) key() (string, error) {
 	}
 	var k string
 	if json.Unmarshal(c.data[start:c.off], &k) != nil {
-		return "", errSyntax
+		return "", ErrSyntax
 	}
 	return k, nil
 }
@@ -344,7 +321,7 @@ func (c *shape) object(t reflect.Type, field string) error {
 			return err
 		}
 		if c.peek() != ':' {
-			return errSyntax
+			return ErrSyntax
 		}
 		c.off++
 		var ft reflect.Type
@@ -382,7 +359,7 @@ func (c *shape) object(t reflect.Type, field string) error {
 			c.off++
 			return nil
 		default:
-			return errSyntax
+			return ErrSyntax
 		}
 	}
 }
@@ -406,7 +383,7 @@ func (c *shape) array(t reflect.Type, field string) error {
 			}
 		}
 	}
-	limit, limited := listLimits[field]
+	limit, limited := c.lists[field]
 	limited = limited && t != nil && t.Kind() == reflect.Slice
 	if c.peek() == ']' {
 		c.off++
@@ -431,7 +408,7 @@ func (c *shape) array(t reflect.Type, field string) error {
 			c.off++
 			return nil
 		default:
-			return errSyntax
+			return ErrSyntax
 		}
 	}
 }
@@ -536,4 +513,17 @@ func foldRune(r rune) rune {
 		low = min(low, f)
 	}
 	return low
+}
+
+// Position turns encoding/json's error offset (bytes read up to and
+// including the offending one) into a 1-based line and column.
+func Position(data []byte, off int64) (line, col int) {
+	if len(data) == 0 {
+		return 1, 1
+	}
+	off = min(max(off, 1), int64(len(data)))
+	before := data[:off-1]
+	line = 1 + bytes.Count(before, []byte{'\n'})
+	col = len(before) - bytes.LastIndexByte(before, '\n')
+	return line, col
 }

@@ -1,4 +1,4 @@
-package results
+package safeio
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/rtload/rtload/internal/filekind"
+	"github.com/rtload/rtload/internal/termsafe"
 )
 
 // Output paths. rtload runs as root; a path it writes under must be one
@@ -110,7 +111,7 @@ func checkComponents(orig, abs string, links *int) error {
 			return &DirError{orig, fmt.Sprintf("component %s cannot be read: %v", next, err)}
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 {
-			if uid, ok := ownerOf(fi); ok && !TrustedOwner(uid) {
+			if uid, ok := OwnerOf(fi); ok && !TrustedOwner(uid) {
 				return &DirError{orig, fmt.Sprintf("component %s is a symlink owned by uid %d, not by root or the invoking user: another user could point it anywhere; give a path without it", next, uid)}
 			}
 			if *links++; *links > maxLinks {
@@ -143,7 +144,7 @@ func checkComponent(orig, dir string) error {
 	if err != nil {
 		return &DirError{orig, fmt.Sprintf("component %s cannot be read: %v", dir, err)}
 	}
-	if uid, ok := ownerOf(fi); ok && !trustedAt(dir, uid) {
+	if uid, ok := OwnerOf(fi); ok && !trustedAt(dir, uid) {
 		return &DirError{orig, fmt.Sprintf("component %s is owned by uid %d, not by root or the invoking user: rtload runs as root and does not write under another user's directory; choose a path of your own", dir, uid)}
 	}
 	if m := fi.Mode(); m.Perm()&0o002 != 0 && m&fs.ModeSticky == 0 {
@@ -185,7 +186,7 @@ func WriteOutputFile(path string, data []byte) error {
 	if dir == "" {
 		dir = "."
 	}
-	if err := checkName(name); err != nil {
+	if err := CheckName(name); err != nil {
 		return &OutputError{path, "is not a file path"}
 	}
 	root, err := os.OpenRoot(dir)
@@ -211,7 +212,7 @@ func (d *Dir) checkOutFile(name, path string) error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if uid, ok := ownerOf(fi); ok && !TrustedOwner(uid) {
+	if uid, ok := OwnerOf(fi); ok && !TrustedOwner(uid) {
 		return &OutputError{path, fmt.Sprintf("directory %s is owned by uid %d, not by root or the invoking user", d.path, uid)}
 	}
 	if m := fi.Mode(); m.Perm()&0o002 != 0 && m&fs.ModeSticky == 0 {
@@ -229,8 +230,46 @@ func (d *Dir) checkOutFile(name, path string) error {
 	case !lfi.Mode().IsRegular():
 		return &OutputError{path, "is " + filekind.Of(lfi.Mode()) + ", not a file rtload may replace"}
 	}
-	if uid, ok := ownerOf(lfi); ok && !TrustedOwner(uid) {
+	if uid, ok := OwnerOf(lfi); ok && !TrustedOwner(uid) {
 		return &OutputError{path, fmt.Sprintf("exists, owned by uid %d, not by root or the invoking user: rtload does not replace another user's file", uid)}
 	}
 	return nil
+}
+
+// FileStat says where a file (a summary) was read from: Path (the file),
+// File its fstat and Dir its directory's, both taken through the
+// descriptors it was read with. check uses them to tell a baseline of the
+// invoking user's from one received.
+type FileStat struct {
+	Path      string
+	File, Dir fs.FileInfo
+}
+
+// Owners are the uids owning the file and its directory (ok
+// false where the platform has none).
+func (st FileStat) Owners() (file, dir int, ok bool) {
+	f, ok1 := OwnerOf(st.File)
+	d, ok2 := OwnerOf(st.Dir)
+	return f, d, ok1 && ok2
+}
+
+// Foreign says why the file is not the invoking user's own, or "" when
+// it is: the file or its directory owned by another user than root or the
+// invoking user (TrustedOwner), or the directory writable by group or
+// others without the sticky bit (anyone could have put the file there).
+func (st FileStat) Foreign() string {
+	f, d, ok := st.Owners()
+	if !ok {
+		return ""
+	}
+	switch {
+	case !TrustedOwner(f):
+		return fmt.Sprintf("%s is owned by uid %d", termsafe.Escape(st.Path), f)
+	case !TrustedOwner(d):
+		return fmt.Sprintf("its directory is owned by uid %d", d)
+	}
+	if m := st.Dir.Mode(); m.Perm()&0o022 != 0 && m&fs.ModeSticky == 0 {
+		return fmt.Sprintf("its directory (mode %04o) is writable by group or others", m.Perm())
+	}
+	return ""
 }

@@ -1,4 +1,4 @@
-package results
+package safeio
 
 import (
 	"bytes"
@@ -63,7 +63,7 @@ func OpenSource(path string) (*Source, error) {
 		return nil, err
 	}
 	if lfi.Mode()&fs.ModeSymlink != 0 {
-		if uid, ok := ownerOf(lfi); ok && !TrustedOwner(uid) {
+		if uid, ok := OwnerOf(lfi); ok && !TrustedOwner(uid) {
 			return nil, &FileError{path, fmt.Sprintf("is a symlink owned by uid %d, not by root or the invoking user: refused (rtload runs as root and never follows others' links); give the directory itself", uid)}
 		}
 	} else if !lfi.IsDir() {
@@ -81,9 +81,6 @@ func OpenSource(path string) (*Source, error) {
 	return &Source{path: path, root: root, fi: fi}, nil
 }
 
-// Path is the directory's path as given.
-func (s *Source) Path() string { return s.path }
-
 // Close closes the directory's descriptor; it is idempotent.
 func (s *Source) Close() error {
 	if s == nil || s.root == nil {
@@ -97,8 +94,8 @@ func (s *Source) Close() error {
 // Info is the directory's own stat, taken through its descriptor.
 func (s *Source) Info() fs.FileInfo { return s.fi }
 
-// join is the path of name for messages.
-func (s *Source) join(name string) string { return filepath.Join(s.path, name) }
+// Join is the path of name for messages.
+func (s *Source) Join(name string) string { return filepath.Join(s.path, name) }
 
 // Open opens the regular file name of the directory for reading. name is
 // a file name (no "/"). A name that is a symlink (to anything, inside the
@@ -110,8 +107,8 @@ func (s *Source) join(name string) string { return filepath.Join(s.path, name) }
 // fs.ErrNotExist.
 // The returned FileInfo is the open descriptor's.
 func (s *Source) Open(name string) (*os.File, fs.FileInfo, error) {
-	if err := checkName(name); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", termsafe.Escape(s.join(name)), err)
+	if err := CheckName(name); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", termsafe.Escape(s.Join(name)), err)
 	}
 	// A soak's checkpoint renames a new summary.json over the old one: a
 	// file replaced between the lstat and the open is looked at again, a
@@ -122,7 +119,7 @@ func (s *Source) Open(name string) (*os.File, fs.FileInfo, error) {
 			return f, fi, err
 		}
 	}
-	return nil, nil, &FileError{s.join(name), "changed while it was opened, three times (a symlink swapped in?): refused"}
+	return nil, nil, &FileError{s.Join(name), "changed while it was opened, three times (a symlink swapped in?): refused"}
 }
 
 // open is one try of Open; same is false (and the file closed) when the
@@ -130,23 +127,23 @@ func (s *Source) Open(name string) (*os.File, fs.FileInfo, error) {
 func (s *Source) open(name string) (f *os.File, fi fs.FileInfo, same bool, err error) {
 	lfi, err := s.root.Lstat(name)
 	if err != nil {
-		return nil, nil, false, fmt.Errorf("%s: %w", termsafe.Escape(s.join(name)), unwrapPath(err))
+		return nil, nil, false, fmt.Errorf("%s: %w", termsafe.Escape(s.Join(name)), unwrapPath(err))
 	}
-	if err := refuseKind(s.join(name), lfi.Mode()); err != nil {
+	if err := refuseKind(s.Join(name), lfi.Mode()); err != nil {
 		return nil, nil, false, err
 	}
 	// os.Root adds O_NOFOLLOW to the last component; O_NONBLOCK keeps a
 	// FIFO swapped in since the lstat from blocking the open.
 	f, err = s.root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, nil, false, fmt.Errorf("%s: %w", termsafe.Escape(s.join(name)), unwrapPath(err))
+		return nil, nil, false, fmt.Errorf("%s: %w", termsafe.Escape(s.Join(name)), unwrapPath(err))
 	}
 	fi, err = f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, nil, false, fmt.Errorf("%s: %w", termsafe.Escape(s.join(name)), err)
+		return nil, nil, false, fmt.Errorf("%s: %w", termsafe.Escape(s.Join(name)), err)
 	}
-	if err := refuseKind(s.join(name), fi.Mode()); err != nil {
+	if err := refuseKind(s.Join(name), fi.Mode()); err != nil {
 		f.Close()
 		return nil, nil, false, err
 	}
@@ -185,37 +182,33 @@ func unwrapPath(err error) error {
 // Lstat returns name's lstat (never following a link). Errors wrap
 // fs.ErrNotExist for a missing name.
 func (s *Source) Lstat(name string) (fs.FileInfo, error) {
-	if err := checkName(name); err != nil {
+	if err := CheckName(name); err != nil {
 		return nil, err
 	}
 	fi, err := s.root.Lstat(name)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", termsafe.Escape(s.join(name)), unwrapPath(err))
+		return nil, fmt.Errorf("%s: %w", termsafe.Escape(s.Join(name)), unwrapPath(err))
 	}
 	return fi, nil
 }
 
-// Names lists the directory's entries, at most MaxDirEntries of them
-// (more is an error: no results directory rtload writes holds that many).
-func (s *Source) Names() ([]string, error) {
+// Names lists the directory's entries, at most max of them (more is an
+// error: no results directory rtload writes holds that many).
+func (s *Source) Names(max int) ([]string, error) {
 	f, err := s.root.Open(".")
 	if err != nil {
 		return nil, fmt.Errorf("results directory %s: %w", termsafe.Escape(s.path), err)
 	}
 	defer f.Close()
-	names, err := f.Readdirnames(MaxDirEntries + 1)
+	names, err := f.Readdirnames(max + 1)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("results directory %s: %w", termsafe.Escape(s.path), err)
 	}
-	if len(names) > MaxDirEntries {
-		return nil, fmt.Errorf("results directory %s: more than %d entries, more than any run writes", termsafe.Escape(s.path), MaxDirEntries)
+	if len(names) > max {
+		return nil, fmt.Errorf("results directory %s: more than %d entries, more than any run writes", termsafe.Escape(s.path), max)
 	}
 	return names, nil
 }
-
-// MaxDirEntries bounds the entries of a results directory read: the most
-// wakeup-log chunks a summary may list, and room for the rest.
-const MaxDirEntries = 4 * MaxWakeupLogFiles
 
 // ReadFile reads the regular file name whole (see Open), at most max
 // bytes: a larger file is an error naming the limit, read no further.
@@ -226,7 +219,7 @@ func (s *Source) ReadFile(name string, max int64, what string) ([]byte, error) {
 	}
 	defer f.Close()
 	if fi.Size() > max {
-		return nil, fmt.Errorf("%s: %d bytes, larger than the limit of %s for %s", termsafe.Escape(s.join(name)), fi.Size(), sizeName(max), what)
+		return nil, fmt.Errorf("%s: %d bytes, larger than the limit of %s for %s", termsafe.Escape(s.Join(name)), fi.Size(), SizeName(max), what)
 	}
 	// Sized from the file, so that reading it costs its size, not the
 	// doublings of a growing buffer.
@@ -234,16 +227,16 @@ func (s *Source) ReadFile(name string, max int64, what string) ([]byte, error) {
 	_, err = buf.ReadFrom(io.LimitReader(f, max+1))
 	data := buf.Bytes()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", termsafe.Escape(s.join(name)), err)
+		return nil, fmt.Errorf("%s: %w", termsafe.Escape(s.Join(name)), err)
 	}
 	if int64(len(data)) > max {
-		return nil, fmt.Errorf("%s: larger than the limit of %s for %s", termsafe.Escape(s.join(name)), sizeName(max), what)
+		return nil, fmt.Errorf("%s: larger than the limit of %s for %s", termsafe.Escape(s.Join(name)), SizeName(max), what)
 	}
 	return data, nil
 }
 
-// sizeName prints a byte count in MiB or KiB.
-func sizeName(n int64) string {
+// SizeName prints a byte count in MiB or KiB.
+func SizeName(n int64) string {
 	switch {
 	case n >= 1<<20 && n%(1<<20) == 0:
 		return fmt.Sprintf("%d MiB", n>>20)

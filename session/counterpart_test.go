@@ -1,4 +1,4 @@
-package main
+package session
 
 import (
 	"bytes"
@@ -15,8 +15,6 @@ import (
 	"github.com/rtload/rtload/scenario"
 )
 
-// baselineOf is a summary of the built-in scenario name run with sets,
-// as run records it (no trials: check --as reads only its scenario).
 func baselineOf(t *testing.T, name string, sets ...string) *results.Summary {
 	t.Helper()
 	data, err := configs.Read(name)
@@ -37,8 +35,6 @@ func baselineOf(t *testing.T, name string, sets ...string) *results.Summary {
 	return &results.Summary{Scenario: name, File: "built-in:" + name + ".yaml", Spec: results.Spec(j)}
 }
 
-// TestCounterparts: the shipped pairs are each other's counterparts, and
-// nothing else is (issue 32 item 3).
 func TestCounterparts(t *testing.T) {
 	names := func(s *results.Summary) []string {
 		var out []string
@@ -62,10 +58,6 @@ func TestCounterparts(t *testing.T) {
 	}
 }
 
-// TestAsCounterpart: --as runs the baseline's scenario with every
-// override it ran with, under the counterpart's name and requirements,
-// and says which overrides it kept; a scenario that is not a counterpart
-// is a usage error naming what else differs.
 func TestAsCounterpart(t *testing.T) {
 	base := baselineOf(t, "laight-450-unhardened", "traffic[0].size=9000", "readers[0].cpu=0")
 	var log bytes.Buffer
@@ -85,21 +77,18 @@ func TestAsCounterpart(t *testing.T) {
 		}
 	}
 	_, err = asCounterpart(&log, "/srv/unhard", base, "laight-450")
-	var ue usageError
+	var ue UsageError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "not a counterpart") || !strings.Contains(err.Error(), "rtload check /srv/unhard laight-450") {
 		t.Errorf("laight-450 as a counterpart: %v", err)
 	}
 }
 
-// TestRequirementFix: a check on a boot that is not the baseline's side
-// is a usage error (exit 2) whose last line names the flag to run, with
-// the requirement's own lines, never a literal "\n".
 func TestRequirementFix(t *testing.T) {
 	base := baselineOf(t, "laight-450-unhardened")
 	req := &engine.RequirementsError{Scenario: "base/summary.json (spec)", Unmet: []engine.Unmet{{Requirement: "hardened_usercopy=off", Have: "this boot has it on", Fix: "boot with hardened_usercopy=off"}}}
 	err := requirementFix(req, "/srv/unhard", base, "")
-	if exitCodeOf(err) != ExitUsage {
-		t.Errorf("exit %d, want %d", exitCodeOf(err), ExitUsage)
+	if !errors.As(err, new(UsageError)) { // exit ExitUsage
+		t.Errorf("%T, want a usage error (exit %d)", err, ExitUsage)
 	}
 	msg := err.Error()
 	if strings.Contains(msg, `\n`) || !strings.Contains(msg, "\n  - hardened_usercopy=off: this boot has it on") {

@@ -1,4 +1,4 @@
-package results
+package safeio
 
 import (
 	"bufio"
@@ -95,7 +95,7 @@ func (z *inflater) Read(p []byte) (int, error) {
 	z.out += int64(n)
 	switch {
 	case z.out > z.max:
-		z.err = fmt.Errorf("gzip stream %w of %s inflated: refused (a decompression bomb, or not written by rtload)", ErrInflateLimit, sizeName(z.max))
+		z.err = fmt.Errorf("gzip stream %w of %s inflated: refused (a decompression bomb, or not written by rtload)", ErrInflateLimit, SizeName(z.max))
 		return 0, z.err
 	case z.out > inflateRatioFloor && z.out > MaxInflateRatio*z.in.n:
 		z.err = fmt.Errorf("gzip stream %w: %d bytes inflated from %d, more than %d× (a decompression bomb: rtload's own files compress far less)", ErrInflateLimit, z.out, z.in.n, MaxInflateRatio)
@@ -110,8 +110,8 @@ func (z *inflater) Read(p []byte) (int, error) {
 
 func (z *inflater) Close() error { return z.zr.Close() }
 
-// inflateAll reads the whole gzip stream r through Inflate.
-func inflateAll(r io.Reader, name string, limit int64) ([]byte, error) {
+// InflateAll reads the whole gzip stream r through Inflate.
+func InflateAll(r io.Reader, name string, limit int64) ([]byte, error) {
 	zr, err := Inflate(r, name, limit)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package main
+package session
 
 import (
 	"strings"
@@ -8,9 +8,6 @@ import (
 	"github.com/rtload/rtload/scenario"
 )
 
-// TestSoakPlan: the banner of a soak says exactly what the engine does:
-// variants alternating in slices until stopped, or one trial; and that
-// Ctrl-C ends the run with complete results, not "the current one".
 func TestSoakPlan(t *testing.T) {
 	vs := func(names ...string) []scenario.Variant {
 		var out []scenario.Variant
@@ -44,32 +41,28 @@ func TestSoakPlan(t *testing.T) {
 	}
 }
 
-// TestPlanSaysWhatSetChanged (issue 34 row 14): the banner prints the
-// scenario's description, which --set can make wrong ("reader on CPU 1"
-// after --set readers[0].cpu=0), so it says what --set changed, and not
-// check's own settings.
 func TestPlanSaysWhatSetChanged(t *testing.T) {
 	for _, tc := range []struct {
-		name         string
-		sets, forced []string
-		want         string // "": no such line
+		name  string
+		sets  []string
+		check bool   // check's own settings (processes, profile)
+		want  string // "": no such line
 	}{
-		{"--set", []string{"readers[0].cpu=0", "noise[0].threads=2"}, nil,
+		{"--set", []string{"readers[0].cpu=0", "noise[0].threads=2"}, false,
 			"changed by --set (the description above is the scenario's own): readers[0].cpu=0, noise[0].threads=2\n"},
-		{"check's own settings", nil, []string{"profile.enabled=false", "processes=200"}, ""},
+		{"check's own settings", nil, true, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			spec, err := readSpec("laight-450")
+			spec, err := ReadSpec("laight-450")
 			if err != nil {
 				t.Fatal(err)
 			}
-			f := runFlags{sets: tc.sets, forced: tc.forced}
-			spec, trials, err := prepareRun(spec, &f)
+			p, err := NewPlan(spec, Overrides{Sets: tc.sets, Check: tc.check, CheckProcesses: 200})
 			if err != nil {
 				t.Fatal(err)
 			}
 			var b strings.Builder
-			printPlan(&b, spec, len(trials), nil, false)
+			printPlan(&b, p.Spec, len(p.Trials), nil, false)
 			line := ""
 			for _, l := range strings.SplitAfter(b.String(), "\n") {
 				if strings.HasPrefix(l, "changed by --set") {

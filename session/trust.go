@@ -1,4 +1,4 @@
-package main
+package session
 
 import (
 	"bufio"
@@ -50,9 +50,9 @@ func consentBaseline(w io.Writer, in io.Reader, base, foreign string, spec *scen
 		fmt.Fprintln(w, "rtload check: running it (--trust-baseline)")
 		return nil
 	case foreign != "":
-		return usageError{fmt.Errorf("%w: its owner is not you; read what it runs above, then give --trust-baseline to run it, or name a scenario of your own (rtload check %s SCENARIO)", errNotConfirmed, termsafe.Escape(base))}
+		return UsageError{fmt.Errorf("%w: its owner is not you; read what it runs above, then give --trust-baseline to run it, or name a scenario of your own (rtload check %s SCENARIO)", errNotConfirmed, termsafe.Escape(base))}
 	case !tty:
-		return usageError{fmt.Errorf("%w: stdin is not a terminal to ask on; give --trust-baseline to run it without asking (scripts, CI, git bisect run), or name a scenario (rtload check %s SCENARIO)", errNotConfirmed, termsafe.Escape(base))}
+		return UsageError{fmt.Errorf("%w: stdin is not a terminal to ask on; give --trust-baseline to run it without asking (scripts, CI, git bisect run), or name a scenario (rtload check %s SCENARIO)", errNotConfirmed, termsafe.Escape(base))}
 	}
 	fmt.Fprint(w, "Run it? [y/N] ")
 	line, _ := bufio.NewReader(io.LimitReader(in, 256)).ReadString('\n')
@@ -60,7 +60,7 @@ func consentBaseline(w io.Writer, in io.Reader, base, foreign string, spec *scen
 	case "y", "yes":
 		return nil
 	}
-	return usageError{fmt.Errorf("%w: not confirmed", errNotConfirmed)}
+	return UsageError{fmt.Errorf("%w: not confirmed", errNotConfirmed)}
 }
 
 // uidName is the effective uid, "0 (root)" for root.

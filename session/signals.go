@@ -1,4 +1,4 @@
-package main
+package session
 
 import (
 	"context"
@@ -15,15 +15,15 @@ import (
 	"github.com/rtload/rtload/net/netns"
 )
 
-// signalWindow is how long after a first stop signal further ones count
+// SignalWindow is how long after a first stop signal further ones count
 // as the same: one Ctrl-C reaches every process of the terminal's
 // foreground group, so rtload under a wrapper (timeout, sudo) gets it
 // twice within microseconds, once from the terminal and once forwarded.
-const signalWindow = 500 * time.Millisecond
+const SignalWindow = 500 * time.Millisecond
 
-// forcedExitWait bounds how long a second Ctrl-C waits for a summary.json
+// ForcedExitWait bounds how long a second Ctrl-C waits for a summary.json
 // write in flight before rtload exits.
-const forcedExitWait = 3 * time.Second
+const ForcedExitWait = 3 * time.Second
 
 // stopSignals are the signals that stop a run cleanly (results written for
 // every trial that ran, the namespace removed), each with its exit code
@@ -43,72 +43,82 @@ var stopSignals = []struct {
 	{syscall.SIGQUIT, "SIGQUIT", ExitQuit, "quit"},
 }
 
-// stopSignal is the cause of a run stopped by a signal (the cancel cause
+// StopSignals are the signals that stop a run cleanly, in stopSignals'
+// order.
+func StopSignals() []StopSignal {
+	var out []StopSignal
+	for _, e := range stopSignals {
+		out = append(out, StopSignal{e.sig})
+	}
+	return out
+}
+
+// StopSignal is the cause of a run stopped by a signal (the cancel cause
 // of its context, wrapped in engine.ErrStopped's error): exitCode maps it
 // to the signal's code.
-type stopSignal struct{ sig syscall.Signal }
+type StopSignal struct{ Sig syscall.Signal }
 
-func (s stopSignal) Error() string {
+func (s StopSignal) Error() string {
 	for _, e := range stopSignals {
-		if e.sig == s.sig {
+		if e.sig == s.Sig {
 			return fmt.Sprintf("signal %s (%s)", e.name, e.why)
 		}
 	}
-	return "signal " + s.sig.String()
+	return "signal " + s.Sig.String()
 }
 
-// code is the exit code of a run s stopped.
-func (s stopSignal) code() int {
+// Code is the exit code of a run s stopped.
+func (s StopSignal) Code() int {
 	for _, e := range stopSignals {
-		if e.sig == s.sig {
+		if e.sig == s.Sig {
 			return e.code
 		}
 	}
 	return ExitInterrupted
 }
 
-// name is the signal's name ("SIGHUP").
-func (s stopSignal) name() string {
+// Name is the signal's name ("SIGHUP").
+func (s StopSignal) Name() string {
 	for _, e := range stopSignals {
-		if e.sig == s.sig {
+		if e.sig == s.Sig {
 			return e.name
 		}
 	}
-	return s.sig.String()
+	return s.Sig.String()
 }
 
 // signalOfCode is the stop signal whose exit code is code (SIGINT for
 // ExitInterrupted, which SIGTERM shares), false when none has it.
-func signalOfCode(code int) (stopSignal, bool) {
+func signalOfCode(code int) (StopSignal, bool) {
 	for _, e := range stopSignals {
 		if e.code == code {
-			return stopSignal{e.sig}, true
+			return StopSignal{e.sig}, true
 		}
 	}
-	return stopSignal{}, false
+	return StopSignal{}, false
 }
 
-// stoppedBy returns the signal that stopped the run err reports, if any.
-func stoppedBy(err error) (stopSignal, bool) {
-	var s stopSignal
+// StoppedBy returns the signal that stopped the run err reports, if any.
+func StoppedBy(err error) (StopSignal, bool) {
+	var s StopSignal
 	ok := errors.As(err, &s)
 	return s, ok
 }
 
-// interruptedCode is the exit code of a stopped run: its signal's, else
+// InterruptedCode is the exit code of a stopped run: its signal's, else
 // ExitInterrupted.
-func interruptedCode(err error) int {
-	if s, ok := stoppedBy(err); ok {
-		return s.code()
+func InterruptedCode(err error) int {
+	if s, ok := StoppedBy(err); ok {
+		return s.Code()
 	}
 	return ExitInterrupted
 }
 
-// signalWatch turns stop signals into a cancelled context for one run.
+// Watch turns stop signals into a cancelled context for one run.
 // It watches from watchSignals to the process's exit (signal.Notify is
 // never undone, so that a signal in the last microseconds, while the
 // report is printed, cannot kill the process with its default action).
-type signalWatch struct {
+type Watch struct {
 	errw   io.Writer
 	sigs   chan os.Signal
 	ctx    context.Context
@@ -121,9 +131,9 @@ type signalWatch struct {
 	child bool
 }
 
-// watchSignals starts watching SIGINT, SIGTERM, SIGHUP and SIGQUIT: the
-// first cancels the returned watch's context with a stopSignal (an
-// orderly stop), and another one after signalWindow exits at once (a
+// WatchSignals starts watching SIGINT, SIGTERM, SIGHUP and SIGQUIT: the
+// first cancels the returned watch's context with a StopSignal (an
+// orderly stop), and another one after SignalWindow exits at once (a
 // second SIGHUP never does: it comes from the terminal's or the shell's
 // machinery, not from a user asking again). Of the signals this process
 // was started with ignored, only SIGHUP stays ignored (watched): nohup's
@@ -134,7 +144,7 @@ type signalWatch struct {
 // them. SIGPIPE is ignored from here on, so that a write to a closed
 // terminal, ssh pipe or `| head` fails instead of killing the run before
 // its results are saved.
-func watchSignals(errw io.Writer) *signalWatch {
+func WatchSignals(errw io.Writer) *Watch {
 	return startWatch(errw, false)
 }
 
@@ -146,13 +156,13 @@ func watchSignals(errw io.Writer) *signalWatch {
 // signal (the parent does); a second one exits at once as in the parent,
 // removing the child's namespaces. (A parent that dies kills it:
 // parentDeathSignal.)
-func watchChildSignals(errw io.Writer) *signalWatch {
+func watchChildSignals(errw io.Writer) *Watch {
 	return startWatch(errw, true)
 }
 
-func startWatch(errw io.Writer, child bool) *signalWatch {
+func startWatch(errw io.Writer, child bool) *Watch {
 	ctx, cancel := context.WithCancelCause(context.Background())
-	w := &signalWatch{errw: errw, sigs: make(chan os.Signal, 8), ctx: ctx, cancel: cancel, child: child}
+	w := &Watch{errw: errw, sigs: make(chan os.Signal, 8), ctx: ctx, cancel: cancel, child: child}
 	signal.Notify(w.sigs, watchedSignals()...)
 	signal.Ignore(syscall.SIGPIPE)
 	go w.loop()
@@ -175,10 +185,10 @@ func watchedSignals() []os.Signal {
 }
 
 // context is the run's context, cancelled by the first stop signal.
-func (w *signalWatch) context() context.Context { return w.ctx }
+func (w *Watch) context() context.Context { return w.ctx }
 
-// stopped is the stop signal received so far (a stopSignal), nil if none.
-func (w *signalWatch) stopped() error {
+// stopped is the stop signal received so far (a StopSignal), nil if none.
+func (w *Watch) stopped() error {
 	if w.ctx.Err() == nil {
 		return nil
 	}
@@ -187,47 +197,47 @@ func (w *signalWatch) stopped() error {
 
 // attach hands the watch the run's saver, for a forced exit to wait for
 // a summary write in flight and to release the results directory.
-func (w *signalWatch) attach(sv *saver) {
+func (w *Watch) attach(sv *saver) {
 	w.mu.Lock()
 	w.sv = sv
 	w.mu.Unlock()
 }
 
-func (w *signalWatch) loop() {
-	s := stopSignal{(<-w.sigs).(syscall.Signal)}
+func (w *Watch) loop() {
+	s := StopSignal{(<-w.sigs).(syscall.Signal)}
 	first := time.Now()
 	switch {
 	case w.child:
-	case s.sig == syscall.SIGHUP:
-		fmt.Fprintf(w.errw, "\nrtload: %s (%s): stopping, writing results\n", s.name(), "hangup")
-	case s.sig == syscall.SIGQUIT:
-		fmt.Fprintf(w.errw, "\nrtload: %s: stopping, writing results; goroutine stacks follow at exit (again to force exit)\n", s.name())
+	case s.Sig == syscall.SIGHUP:
+		fmt.Fprintf(w.errw, "\nrtload: %s (%s): stopping, writing results\n", s.Name(), "hangup")
+	case s.Sig == syscall.SIGQUIT:
+		fmt.Fprintf(w.errw, "\nrtload: %s: stopping, writing results; goroutine stacks follow at exit (again to force exit)\n", s.Name())
 	default:
-		fmt.Fprintf(w.errw, "\nrtload: %s: stopping, writing results (again to force exit)\n", s.name())
+		fmt.Fprintf(w.errw, "\nrtload: %s: stopping, writing results (again to force exit)\n", s.Name())
 	}
 	w.cancel(s)
 	for s2 := range w.sigs {
-		if time.Since(first) < signalWindow || s2 == syscall.SIGHUP {
+		if time.Since(first) < SignalWindow || s2 == syscall.SIGHUP {
 			continue // the same Ctrl-C, delivered to rtload and to a wrapper; or a hangup's echo
 		}
 		w.mu.Lock()
 		sv := w.sv
 		w.mu.Unlock()
-		forceExit(w.errw, stopSignal{s2.(syscall.Signal)}, sv)
+		forceExit(w.errw, StopSignal{s2.(syscall.Signal)}, sv)
 	}
 }
 
 // forceExit ends the process after a second signal, leaving the finished
 // trials' summary.json and no temporary file, and exits with the second
 // signal's code.
-func forceExit(errw io.Writer, s stopSignal, sv *saver) {
-	fmt.Fprintf(errw, "rtload: %s again: exiting now; summary.json keeps the finished trials\n", s.name())
+func forceExit(errw io.Writer, s StopSignal, sv *saver) {
+	fmt.Fprintf(errw, "rtload: %s again: exiting now; summary.json keeps the finished trials\n", s.Name())
 	if sv != nil {
-		if tmp := sv.abandon(forcedExitWait); len(tmp) > 0 {
+		if tmp := sv.abandon(ForcedExitWait); len(tmp) > 0 {
 			fmt.Fprintf(errw, "rtload: removed unfinished %v\n", tmp)
 		}
 	}
-	exitNow(errw, s.code())
+	exitNow(errw, s.Code())
 }
 
 // exitNow exits with code without an orderly close, removing this
@@ -245,11 +255,11 @@ func exitNow(errw io.Writer, code int) {
 // maxStackDump bounds the goroutine stacks printed after a SIGQUIT.
 const maxStackDump = 4 << 20
 
-// dumpGoroutines prints every goroutine's stack, as the Go runtime does
+// DumpGoroutines prints every goroutine's stack, as the Go runtime does
 // for SIGQUIT, but after the run has stopped and written its results: by
 // then no real-time reader is running, so stopping the world to take the
 // stacks waits for nothing.
-func dumpGoroutines(w io.Writer) {
+func DumpGoroutines(w io.Writer) {
 	buf := make([]byte, maxStackDump)
 	n := runtime.Stack(buf, true)
 	fmt.Fprintf(w, "rtload: SIGQUIT: goroutine stacks at exit:\n\n%s\n", buf[:n])

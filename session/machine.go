@@ -1,4 +1,4 @@
-package main
+package session
 
 import (
 	"fmt"
@@ -18,7 +18,7 @@ import (
 // one (exit 3). On success it prints each CPU chosen and each requirement
 // given up to w, and returns the unmet requirements for
 // engine.Options.Unmet.
-func fitMachine(w io.Writer, spec *scenario.Spec, trials []scenario.Trial, f *sysinfo.Facts, allowDegraded bool) ([]string, error) {
+func FitMachine(w io.Writer, spec *scenario.Spec, trials []scenario.Trial, f *sysinfo.Facts, allowDegraded bool) ([]string, error) {
 	choices, err := spec.ResolveCPUs(f.AllowedCPUs)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package results
+package safeio
 
 import (
 	"bytes"
@@ -44,7 +44,7 @@ const maxLockFile = 4096
 // racing for the directory exactly one links it; the others get a
 // *DirError naming it (lockHolder).
 func (d *Dir) claim() error {
-	f, tmp, err := d.createTemp(LockFile)
+	f, tmp, err := d.CreateTemp(LockFile)
 	if err != nil {
 		return fmt.Errorf("results directory %s: lock: %w", d.path, err)
 	}
@@ -90,12 +90,12 @@ func (d *Dir) claim() error {
 func (d *Dir) takeOver(tmp string) error {
 	old, err := d.root.OpenFile(LockFile, os.O_RDONLY, 0)
 	if err != nil {
-		return &DirError{d.path, d.lockHolder()}
+		return &DirError{d.path, d.LockHolder()}
 	}
 	defer old.Close() // drops the old marker's flock, after the rename
 	switch err := lockEnded(old); {
 	case errors.Is(err, syscall.EWOULDBLOCK):
-		return &DirError{d.path, d.lockHolder()} // a live run's
+		return &DirError{d.path, d.LockHolder()} // a live run's
 	case err != nil:
 		return fmt.Errorf("results directory %s: lock: %w", d.path, os.NewSyscallError("flock", err))
 	}
@@ -104,7 +104,7 @@ func (d *Dir) takeOver(tmp string) error {
 	if err1 != nil || err2 != nil || !os.SameFile(ofi, lfi) {
 		// Another run took over between our open and our lock: its
 		// marker is at LockFile now, locked.
-		return &DirError{d.path, d.lockHolder()}
+		return &DirError{d.path, d.LockHolder()}
 	}
 	b, _ := io.ReadAll(io.LimitReader(old, maxLockFile))
 	pid, started := parseLock(b)
@@ -190,13 +190,13 @@ func (d *Dir) moveKilledRun() {
 	if t == nil {
 		return
 	}
-	names, err := d.readNames(-1)
+	names, err := d.ReadNames(-1)
 	if err != nil {
 		t.moveErr = err
 		return
 	}
 	var move []string
-	for _, n := range withoutClaims(names) {
+	for _, n := range WithoutClaims(names) {
 		if n != LockFile {
 			move = append(move, n)
 		}
@@ -247,10 +247,10 @@ func (d *Dir) ReleaseLock() {
 	d.lock = nil
 }
 
-// lockHolder says who holds the directory's LockFile, as a DirError
+// LockHolder says who holds the directory's LockFile, as a DirError
 // reason: a run still holding its lock, or one that ended without removing
 // the marker.
-func (d *Dir) lockHolder() string {
+func (d *Dir) LockHolder() string {
 	for try := 0; ; try++ {
 		reason, takingOver := d.lockHolderOnce()
 		if !takingOver {
@@ -312,11 +312,11 @@ func (d *Dir) lockHolderOnce() (string, bool) {
 	}
 }
 
-// withoutClaims is names less the temporary files of claims in flight
+// WithoutClaims is names less the temporary files of claims in flight
 // (another run's claim makes one for an instant before linking it to
 // LockFile): they do not make a directory non-empty. A killed claim's
 // leftover stays harmless: LockFile itself always counts.
-func withoutClaims(names []string) []string {
+func WithoutClaims(names []string) []string {
 	var out []string
 	for _, n := range names {
 		if !strings.HasPrefix(n, "."+LockFile+".") || !strings.HasSuffix(n, ".tmp") {

@@ -1,4 +1,4 @@
-package main
+package session
 
 import (
 	"encoding/json"
@@ -78,7 +78,7 @@ func (s *saver) kept(path string) string {
 // abandon prepares a forced exit: it waits at most timeout for a summary
 // write in flight to finish (and lets none start after it), then removes
 // every temporary file the results directory still has and its lock
-// (results.LockFile), and returns the temporary files' names.
+// (safeio.LockFile), and returns the temporary files' names.
 func (s *saver) abandon(timeout time.Duration) []string {
 	select {
 	case s.sem <- struct{}{}: // held for good: no write starts after this

@@ -1,4 +1,4 @@
-package main
+package session
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/safeio"
 	"github.com/rtload/rtload/sysinfo"
 )
 
@@ -50,7 +51,7 @@ func resultsOwner(c sysinfo.Container, euid int, path string) owner {
 	}
 }
 
-// trustVolume lets the --out ownership check (results.CheckOutPath)
+// trustVolume lets the --out ownership check (safeio.CheckOutPath)
 // accept o's directory, the nearest existing parent of a results
 // directory in a container, as owned by o's user when it is the mount
 // point of a volume (mounts, from mountinfo): the user who handed that
@@ -61,7 +62,7 @@ func trustVolume(o owner, mounts []sysinfo.Mount) {
 		return
 	}
 	if m, ok := sysinfo.MountOf(mounts, o.from); ok && m.Point == o.from && m.Point != "/" {
-		results.TrustVolumeOwner(o.from, o.uid)
+		safeio.TrustVolumeOwner(o.from, o.uid)
 	}
 }
 

@@ -1,7 +1,8 @@
-package main
+package session
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -25,7 +26,7 @@ var sessionFree = []string{"processes", "rounds", "repeat"}
 func openAppend(base string, spec *scenario.Spec, env sysinfo.Facts) (*results.Sessions, error) {
 	s, err := results.OpenSessions(base)
 	if err != nil {
-		return nil, usageError{fmt.Errorf("--append: %w", err)}
+		return nil, UsageError{fmt.Errorf("--append: %w", err)}
 	}
 	if len(s.Dirs) == 0 {
 		return s, nil
@@ -33,7 +34,7 @@ func openAppend(base string, spec *scenario.Spec, env sysinfo.Facts) (*results.S
 	first, err := results.ReadSummary(s.Dirs[0])
 	if err != nil {
 		s.Close()
-		return nil, usageError{fmt.Errorf("--append %s: its first session: %w", base, err)}
+		return nil, UsageError{fmt.Errorf("--append %s: its first session: %w", base, err)}
 	}
 	data, err := json.Marshal(spec)
 	if err != nil {
@@ -42,7 +43,7 @@ func openAppend(base string, spec *scenario.Spec, env sysinfo.Facts) (*results.S
 	}
 	if why := sessionMismatch(first, results.Spec(data), env.Env); len(why) > 0 {
 		s.Close()
-		return nil, usageError{fmt.Errorf("--append %s: this run is not another session of that baseline (%s holds %s, first run %s):\n  - %s\n"+
+		return nil, UsageError{fmt.Errorf("--append %s: this run is not another session of that baseline (%s holds %s, first run %s):\n  - %s\n"+
 			"a session must run the same scenario (only %s may differ) on the same machine, kernel and command line; "+
 			"what a boot changes (its boot id, its time, the machine's state) may differ. Give another --append directory for this one",
 			termsafe.Escape(base), termsafe.Escape(base), plural(len(s.Dirs), "session"), first.Start.Format("2006-01-02 15:04"),
@@ -108,15 +109,15 @@ func orUnset(v string, ok bool) string {
 	return v
 }
 
-// endAppend records the session in dir (the run's outcome o) in the
+// endAppend records the session in dir (the run's Outcome o) in the
 // sessions directory s, or removes dir when the run left it empty, and
 // says which session it was.
-func endAppend(errw io.Writer, s *results.Sessions, dir string, o outcome) error {
-	if o.sum == nil {
+func endAppend(errw io.Writer, s *results.Sessions, dir string, o Outcome) error {
+	if o.Sum == nil {
 		s.RemoveSessionDir(dir)
 		return nil
 	}
-	if err := s.Add(dir, o.sum); err != nil {
+	if err := s.Add(dir, o.Sum); err != nil {
 		return fmt.Errorf("--append: the session's results are in %s, but %w", dir, err)
 	}
 	n, boots := len(s.Index.Sessions), s.Index.Boots()
@@ -126,4 +127,31 @@ func endAppend(errw io.Writer, s *results.Sessions, dir string, o outcome) error
 	}
 	fmt.Fprintf(errw, "rtload: session %d of %s%s: %s\n", n, termsafe.Escape(s.Path()), of, termsafe.Escape(dir))
 	return nil
+}
+
+// Run executes plan with opt (Execute); with appendTo (run --append
+// BASE) as a new session of the sessions directory BASE: its next
+// session's directory the run's, recorded there after the run (or
+// removed when the run left it empty). An error recording it is joined
+// with the run's own.
+func Run(w *Watch, plan *Plan, opt Options, appendTo string) (Outcome, error) {
+	if appendTo == "" {
+		return Execute(w, plan, opt)
+	}
+	if opt.Out != "" {
+		return Outcome{}, UsageError{errors.New("--append and --out: give one (--append BASE writes the session into BASE/sNNN)")}
+	}
+	sess, err := openAppend(appendTo, plan.Spec, sysinfo.Gather())
+	if err != nil {
+		return Outcome{}, err
+	}
+	defer sess.Close()
+	if opt.Out, err = sess.Next(); err != nil {
+		return Outcome{}, err
+	}
+	o, err := Execute(w, plan, opt)
+	if aerr := endAppend(opt.Log, sess, opt.Out, o); aerr != nil {
+		return o, errors.Join(err, o.RunErr, aerr)
+	}
+	return o, err
 }

@@ -1,4 +1,4 @@
-package main
+package session
 
 import (
 	"strings"
@@ -9,8 +9,6 @@ import (
 	"github.com/rtload/rtload/results"
 )
 
-// TestSessionMismatch: what a new session must share with a baseline's
-// first one, and what it may change (issue 32 item 2).
 func TestSessionMismatch(t *testing.T) {
 	env := results.Env{Kernel: "6.1.0", KernelVersion: "#1 SMP", Cmdline: "ro quiet", CPUModel: "EPYC", CPUs: 2, Arch: "x86_64", BootID: "a", Hostname: "h"}
 	first := &results.Summary{Env: env, Spec: results.Spec(`{"name":"x","processes":4,"rounds":2,"readers":[{"cpu":1,"method":"recvfrom"}]}`)}

@@ -1,4 +1,4 @@
-package results
+package safeio
 
 import (
 	"bytes"
@@ -25,8 +25,13 @@ import (
 // histograms, and what HdrHistogram's users write) need 56,320.
 const MaxHDRCounts = 1 << 16
 
-// hdrHeader reads encodings' headers with one zlib reader.
-type hdrHeader struct {
+// MaxHDRBytes bounds one HdrHistogram encoding in summary.json (and every
+// decode of one): rtload's own are a few KiB.
+const MaxHDRBytes = 1 << 20
+
+// HDRHeader reads encodings' headers with one zlib reader (Check), for
+// a summary's many; its zero value is ready, and Close releases it.
+type HDRHeader struct {
 	z   io.ReadCloser
 	buf [3072]byte
 	hdr [40]byte
@@ -36,19 +41,20 @@ type hdrHeader struct {
 // histogram would need more than MaxHDRCounts counts, or whose header
 // is not one HdrHistogram can decode. Only the start of enc is read.
 func CheckHDR(enc string) error {
-	var h hdrHeader
-	defer h.close()
-	return h.check(enc)
+	var h HDRHeader
+	defer h.Close()
+	return h.Check(enc)
 }
 
-func (h *hdrHeader) close() {
+// Close closes h's zlib reader.
+func (h *HDRHeader) Close() {
 	if h.z != nil {
 		h.z.Close()
 	}
 }
 
-// check is CheckHDR reusing h's buffers and zlib reader.
-func (h *hdrHeader) check(enc string) error {
+// Check is CheckHDR reusing h's buffers and zlib reader.
+func (h *HDRHeader) Check(enc string) error {
 	if enc == "" {
 		return nil
 	}
@@ -97,7 +103,7 @@ func (h *hdrHeader) check(enc string) error {
 }
 
 // header inflates the 40-byte V2 header from the zlib stream z.
-func (h *hdrHeader) header(z []byte) error {
+func (h *HDRHeader) header(z []byte) error {
 	var err error
 	if h.z == nil {
 		h.z, err = zlib.NewReader(bytes.NewReader(z))

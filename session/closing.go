@@ -1,0 +1,110 @@
+package session
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+
+	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/internal/termsafe"
+	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/verdict"
+)
+
+// WriteRun prints a run's results at level, ending on its closing block:
+// the brief report (report.Brief) or, verbose, the whole of it with the
+// interleaved changes and the sizing; then compare.RunClosing. saveErr,
+// when the summary was not saved in full, says so in the closing block.
+// run and report both print with it.
+func WriteRun(w io.Writer, s *results.Summary, dir, saveErr string, level report.Level) error {
+	w = termsafe.Writer(w)
+	res, cerr := compare.Compare([]compare.Run{{Label: "run", Summary: s}})
+	switch level {
+	case report.Verbose:
+		if err := report.Report(w, s); err != nil {
+			return err
+		}
+		if err := compare.WriteInterleaved(w, s); err != nil {
+			return err
+		}
+		printSizing(w, res)
+	case report.Normal:
+		if err := report.Brief(w, s); err != nil {
+			return err
+		}
+		if s.ProcessCount() > 1 {
+			printSizing(w, res) // a baseline's sizing: what run --processes is for
+		}
+	}
+	var c report.Closing
+	if cerr != nil {
+		c.AddText("no comparison: " + cerr.Error())
+		c.Add(compare.MarksLine(compare.RunMarks(s), len(s.Trials)))
+		c.Add("results: " + dir)
+	} else {
+		c = compare.RunClosing(res, s, dir, saveErr)
+	}
+	if d := verdict.RunDropped(s); d != nil && s.ProcessCount() > 1 {
+		// Before the last line (the results directory or why not saved).
+		c.Lines = slices.Insert(c.Lines, max(len(c.Lines)-1, 0), d.RunLine())
+	}
+	return c.Write(w, level == report.Quiet)
+}
+
+// WriteRunJSON prints the run as compare.RunReport: read back from its
+// results directory when saved (with its wakeup logs), else from memory.
+func WriteRunJSON(w io.Writer, o Outcome) error {
+	r := compare.Run{Label: filepath.Base(o.Path), Dir: o.Path, Summary: o.Sum}
+	if o.SaveErr == nil {
+		if runs, err := compare.Load([]string{o.Path}, nil); err == nil {
+			r = runs[0]
+		}
+	}
+	doc, err := compare.NewRunReport(r)
+	if err != nil {
+		return err
+	}
+	if o.SaveErr != nil {
+		doc.Saved, doc.SaveError = false, o.SaveErr.Error()+"; "+o.Kept
+	}
+	if o.RunErr != nil {
+		doc.Error = o.RunErr.Error()
+	}
+	out := struct {
+		*compare.RunReport
+		// Sizing is what a default check against this run can see
+		// (verdict.SizeRun), Replaced its processes the machine disturbed,
+		// which a check leaves out (verdict.RunDropped): a run of several
+		// processes, a baseline.
+		Sizing   *verdict.Detectable `json:"sizing,omitempty"`
+		Replaced *verdict.Dropped    `json:"replaced,omitempty"`
+	}{RunReport: doc}
+	if n := r.Summary.ProcessCount(); n > 1 {
+		out.Replaced = verdict.RunDropped(r.Summary)
+		clean := n
+		if out.Replaced != nil {
+			clean -= len(out.Replaced.Disturbed)
+		}
+		out.Sizing = verdict.SizeRun(r, clean, verdict.PerProcess(r.Summary), verdict.Options{})
+	}
+	return compare.WriteJSON(w, out)
+}
+
+// printSizing says how many processes a baseline like this run needs for
+// a check to detect a 5% or a 10% change (verdict.Sizing), from the
+// run's one-run Result (nil: nothing to say).
+func printSizing(w io.Writer, res *compare.Result) {
+	if res == nil {
+		return
+	}
+	lines := verdict.Sizing(res, compare.DefaultThreshold, verdict.DefaultLooks)
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
+	}
+}

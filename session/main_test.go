@@ -1,0 +1,9 @@
+package session
+
+import (
+	"testing"
+
+	"github.com/rtload/rtload/internal/testutil"
+)
+
+func TestMain(m *testing.M) { testutil.Main(m) }
