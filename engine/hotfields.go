@@ -61,6 +61,14 @@ func controls(t *record.Set, perTick int, skipped uint64, hdr bool) *results.Con
 		s := results.TickStatsOf(h, hdr)
 		c.MemChase = &s
 	}
+	if h := t.HDR(record.RecvData); h != nil && h.Count() > 0 {
+		s := results.TickStatsOf(h, hdr)
+		c.RecvData = &s
+	}
+	if h := t.HDR(record.RecvEAGAIN); h != nil && h.Count() > 0 {
+		s := results.TickStatsOf(h, hdr)
+		c.RecvEAGAIN = &s
+	}
 	return c
 }
 

@@ -106,14 +106,14 @@ func (r *reader) cpu() int { return int(r.spec.CPU) }
 const wakeupRingSize = 1 << 14
 
 // newReader builds reader i of the trial (spec rs) over the sockets of
-// eps: its receiver, drain, loop and, with intervals, the handoff; with
+// eps (self: its recv-control socket, nil for none): its receiver, drain, loop and, with intervals, the handoff; with
 // breaktrace the ftrace files (a failure is a warning on log: the run goes
 // on without); and its wakeup log in dir (nil: none; a profiled trial
 // writes none). bufSize is the receive buffer per message; allowDegraded
 // leaves out per-call counters the PMU cannot give (Skipped, noted at
 // start); opt gives the log, AllowDegraded and the log names' process
 // prefix; bufOffset is the receive buffers' offset (Setup.BufOffset).
-func newReader(tr scenario.Trial, i int, eps map[string]*endpoint, bufSize int, clock *rt.Clock, dir *results.Dir, opt Options, bufOffset int) (*reader, error) {
+func newReader(tr scenario.Trial, i int, eps map[string]*endpoint, self *udp.Self, bufSize int, clock *rt.Clock, dir *results.Dir, opt Options, bufOffset int) (*reader, error) {
 	log, allowDegraded := opt.Log, opt.AllowDegraded
 	sp := &tr.Spec
 	rs := sp.Readers[i]
@@ -138,6 +138,7 @@ func newReader(tr scenario.Trial, i int, eps map[string]*endpoint, bufSize int, 
 	clk := clock.ForThread() // cycles: bound on the reader's own thread in start
 	cfg := drainConfig(rs, eps, rx, clk, cur.Set)
 	cfg.Counters = ctr
+	cfg.Recv = self
 	d := probe.NewDrain(cfg)
 	r := &reader{spec: rs, drain: d, clock: clk, perCall: ctr, filter: filter, groups: readerGroups(rs, eps), total: readerRecorders(lay, rs.Counters).Set,
 		intervalNs: int64(sp.Interval), proc: sysinfo.NewProcReader(),
@@ -189,7 +190,7 @@ func drainConfig(rs scenario.Reader, eps map[string]*endpoint, rx udp.Receiver, 
 }
 
 // xControls reports whether RTLOAD_XCONTROLS (a comma-separated list:
-// ping, chase) asks for the experimental drift control kind (probe's
+// ping, chase, recv) asks for the experimental drift control kind (probe's
 // xcontrols.go; bench/DRIFT.md).
 func xControls(kind string) bool {
 	for _, k := range strings.Split(os.Getenv("RTLOAD_XCONTROLS"), ",") {

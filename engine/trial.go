@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rtload/rtload/net/netns"
+	"github.com/rtload/rtload/net/udp"
 	"github.com/rtload/rtload/noise"
 	"github.com/rtload/rtload/probe"
 	"github.com/rtload/rtload/results"
@@ -50,6 +51,9 @@ type trial struct {
 	probes  []probeRunner
 	readers []*reader
 	noises  []*noise.Noise
+	// recvSelf is each reader's recv-control socket (RTLOAD_XCONTROLS=recv,
+	// by reader index; nil: none), opened with the endpoints.
+	recvSelf []*udp.Self
 	// hk confines rtload's own threads to the housekeeping CPUs for the
 	// trial (nil: not confined); the trial's threads exempt themselves.
 	hk *rt.Housekeeping
@@ -151,7 +155,7 @@ func (t *trial) build() error {
 		dir = t.run.opt.Results
 	}
 	for i := range t.sp.Readers {
-		r, err := newReader(t.tr, i, t.eps, bufSize, t.run.clock, dir, t.run.opt, t.run.opt.Setup.BufOffset(i))
+		r, err := newReader(t.tr, i, t.eps, t.recvControl(i), bufSize, t.run.clock, dir, t.run.opt, t.run.opt.Setup.BufOffset(i))
 		if err != nil {
 			return err
 		}
@@ -166,7 +170,8 @@ func (t *trial) build() error {
 }
 
 // buildNet opens the endpoints (tap devices numbered across them), a
-// sender per traffic entry and the probes.
+// sender per traffic entry, the probes and (RTLOAD_XCONTROLS=recv) the
+// readers' recv-control sockets.
 func (t *trial) buildNet() error {
 	dev := 0
 	for i, e := range t.sp.Endpoints {
@@ -194,6 +199,35 @@ func (t *trial) buildNet() error {
 			return fmt.Errorf("probe %s: %w", ps.Name, err)
 		}
 		t.probes = append(t.probes, p)
+	}
+	return t.openRecvControls()
+}
+
+// openRecvControls opens, with RTLOAD_XCONTROLS=recv, a socket for the
+// recv control (probe's xrecv.go) of each reader that times controls: in
+// the endpoints' namespace, never one of the workload's sockets.
+func (t *trial) openRecvControls() error {
+	if !xControls("recv") {
+		return nil
+	}
+	t.recvSelf = make([]*udp.Self, len(t.sp.Readers))
+	for i, rs := range t.sp.Readers {
+		if rs.Controls == 0 || len(rs.Endpoints) == 0 {
+			continue
+		}
+		s, err := udp.OpenSelf(probe.RecvBytes)
+		if err != nil {
+			return fmt.Errorf("reader %s: recv control: %w", rs.Name, err)
+		}
+		t.recvSelf[i] = s
+	}
+	return nil
+}
+
+// recvControl is reader i's recv-control socket (nil: none).
+func (t *trial) recvControl(i int) *udp.Self {
+	if i < len(t.recvSelf) {
+		return t.recvSelf[i]
 	}
 	return nil
 }
@@ -646,6 +680,9 @@ func (t *trial) close() {
 	}
 	for _, r := range t.readers {
 		r.close()
+	}
+	for _, s := range t.recvSelf {
+		s.Close()
 	}
 }
 

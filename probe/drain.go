@@ -115,6 +115,13 @@ type Drain struct {
 	chase    []uint32
 	ctlChase []uint64
 	chaseX   uint32
+
+	// The recv control (xcontrols.go): the reader's own socket (nil:
+	// none), and the tick's 2·RecvRounds timed calls on it (a data call,
+	// then an EAGAIN call, per round) with what each returned.
+	self       *udp.Self
+	ctlRecv    []uint64
+	ctlRecvErr []unix.Errno
 }
 
 // callSample is one measured call as the measured path stores it.
@@ -162,6 +169,12 @@ type DrainConfig struct {
 	// runs of ChaseSteps loads over a ChaseBytes buffer it allocates).
 	Ping  *PingLines
 	Chase bool
+	// Recv, when set (with Controls > 0), is the reader's own socket for
+	// the recv control: after its other controls the drain sends
+	// RecvRounds datagrams to it, one a round, and times the Receiver's
+	// call that reads each and the call that then finds it empty. The
+	// drain does not close it.
+	Recv *udp.Self
 }
 
 // FirstCalls is how many calls at the start of a tick (right after the
@@ -186,6 +199,9 @@ func NewDrain(cfg DrainConfig) *Drain {
 		if cfg.Chase {
 			d.chase, d.ctlChase = newChase(), make([]uint64, ChaseRuns)
 		}
+		if cfg.Recv != nil {
+			d.self, d.ctlRecv, d.ctlRecvErr = cfg.Recv, make([]uint64, 2*RecvRounds), make([]unix.Errno, 2*RecvRounds)
+		}
 	}
 	prefault(d.samples)
 	prefault(d.delays)
@@ -193,6 +209,8 @@ func NewDrain(cfg DrainConfig) *Drain {
 	prefault(d.ctlLoop)
 	prefault(d.ctlPing)
 	prefault(d.ctlChase)
+	prefault(d.ctlRecv)
+	prefault(d.ctlRecvErr)
 	return d
 }
 

@@ -117,7 +117,8 @@ func newChase() []uint32 {
 	return buf
 }
 
-// extraControls times the ping and the chase (when the drain has them)
+// extraControls times the ping, the chase and the recv control (xrecv.go;
+// each when the drain has it)
 // with the drain's clock source, after the null syscall and the loop.
 //
 //go:nosplit
@@ -126,12 +127,22 @@ func (d *Drain) extraControls() {
 	case rt.SourceTSC:
 		d.pingTSC()
 		d.chaseTSC()
+		d.recvTSC()
 	case rt.SourceTSCFenced:
 		d.pingTSCFenced()
 		d.chaseTSCFenced()
+		d.recvTSCFenced()
+	case rt.SourceCycles:
+		// The ping and the chase time with CLOCK_MONOTONIC here (as
+		// before the recv control); the recv control with the drain's
+		// cycles, the unit of the calls it is set against.
+		d.pingMonotonic()
+		d.chaseMonotonic()
+		d.recvCycles()
 	default:
 		d.pingMonotonic()
 		d.chaseMonotonic()
+		d.recvMonotonic()
 	}
 }
 
@@ -243,7 +254,8 @@ func (d *Drain) chaseMonotonic() {
 	d.chaseX = x
 }
 
-// flushExtra records the ping's and the chase's samples of the tick.
+// flushExtra records the ping's, the chase's and the recv control's
+// samples of the tick.
 //
 //go:nosplit
 func (d *Drain) flushExtra() {
@@ -253,4 +265,5 @@ func (d *Drain) flushExtra() {
 	for _, v := range d.ctlChase {
 		d.set.Record(record.MemChase, v)
 	}
+	d.flushRecv()
 }

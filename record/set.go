@@ -51,6 +51,11 @@ const (
 	// MemChase is each drift-control run of probe.ChaseSteps dependent
 	// loads over a buffer larger than the L2 cache, in clock ticks (HDR).
 	MemChase
+	// RecvData is each recv drift-control call that read the datagram the
+	// reader had just sent to its own socket (probe's xcontrols.go), in
+	// clock ticks (HDR); RecvEAGAIN each one that found that socket empty.
+	RecvData
+	RecvEAGAIN
 	// NumClasses counts the classes; it is not one.
 	NumClasses
 )
@@ -85,6 +90,8 @@ var classes = [NumClasses]struct {
 	UserLoop:      {"user_loop", false, 1 << 40},
 	CacheLine:     {"cache_line", false, 1 << 40},
 	MemChase:      {"mem_chase", false, 1 << 40},
+	RecvData:      {"recv_data", false, 1 << 40},
+	RecvEAGAIN:    {"recv_eagain", false, 1 << 40},
 }
 
 // String returns the class's name in snake case ("call_eagain"), or

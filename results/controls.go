@@ -22,6 +22,12 @@ type Controls struct {
 	// otherwise.
 	CacheLine *TickStats `json:"cache_line,omitempty"`
 	MemChase  *TickStats `json:"mem_chase,omitempty"`
+	// RecvData and RecvEAGAIN summarise the recv control's calls (probe's
+	// xcontrols.go: a datagram the reader sends to a socket of its own,
+	// read with the workload's recv call, then that call on the empty
+	// socket) where the reader timed them; nil otherwise.
+	RecvData   *TickStats `json:"recv_data,omitempty"`
+	RecvEAGAIN *TickStats `json:"recv_eagain,omitempty"`
 	// UserLoopIters is the user loop's fixed iteration count: the same
 	// count in every run compared, or the loop is not the same control.
 	UserLoopIters int `json:"user_loop_iters"`

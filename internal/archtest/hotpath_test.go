@@ -38,6 +38,10 @@ var hotPath = []string{
 	`probe.(*Drain).extraControls`, `probe.(*Drain).pingTSC`, `probe.(*Drain).pingTSCFenced`, `probe.(*Drain).pingMonotonic`,
 	`probe.(*Drain).chaseTSC`, `probe.(*Drain).chaseTSCFenced`, `probe.(*Drain).chaseMonotonic`, `probe.(*Drain).flushExtra`,
 	`probe.(*PingLines).Touch`, `probe.(*PingLines).line`,
+	// The recv control: the reader's own socket, its send and the
+	// drain's receiver on it.
+	`probe.(*Drain).recvTSC`, `probe.(*Drain).recvTSCFenced`, `probe.(*Drain).recvCycles`, `probe.(*Drain).recvMonotonic`,
+	`probe.(*Drain).recvEmpty`, `probe.(*Drain).flushRecv`, `udp.(*Self).Send`, `udp.(*Self).FD`,
 	`rt.(*Ticker).Wait`, `rt.(*Clock).Now`, `rt.Monotonic`, `rt.rdtscp`, `rt.rdpmc`, `rt.(*pmcReader).read`, `rt.(*Counters).ReadInto`,
 	`rt.(*Ticker).advance`, `rt.sleepWake`, `rt.wakeLatency`, `rt.TSC`, `rt.(*Clock).Cycles`,
 	// The TSC read where CPUID offers no RDTSCP (LFENCE;RDTSC;LFENCE).
@@ -64,7 +68,8 @@ var allowedCalls = regexp.MustCompile(`^(runtime\.(panic[A-Za-z0-9]*|gcWriteBarr
 var mustDisassemble = []string{`probe.(*Loop).Run`, `rt.(*Ticker).Wait`, `rt.sleepWake`, `rt.rdtscp`, `engine.(*sender).loop`, `udp.(*Sender).Send`,
 	`rt.sleepWakeFenced`, `rt.rdtscFenced`, `probe.(*Drain).drainTSC`, `probe.(*Drain).drainTSCFenced`, `probe.(*Drain).drainCycles`, `probe.(*Drain).drainMonotonic`, `probe.(*Drain).flush`,
 	`probe.(*Loop).nextBlock`, `probe.(*Loop).openBlock`, `probe.(*Loop).closeBlock`,
-	`probe.(*Drain).controlsTSC`, `probe.(*Drain).controlsTSCFenced`, `probe.(*Drain).controlsCycles`, `probe.(*Drain).controlsMonotonic`, `probe.userLoop`}
+	`probe.(*Drain).controlsTSC`, `probe.(*Drain).controlsTSCFenced`, `probe.(*Drain).controlsCycles`, `probe.(*Drain).controlsMonotonic`, `probe.userLoop`,
+	`probe.(*Drain).recvTSC`, `probe.(*Drain).recvTSCFenced`, `probe.(*Drain).recvCycles`, `probe.(*Drain).recvMonotonic`}
 
 // offPathCalls are the functions a hot path calls off its common path,
 // where the Go runtime may preempt: each is a separate, non-inlined call

@@ -35,7 +35,8 @@ type point struct {
 var (
 	yStats = []string{"per-call mean", "per-call p50", "per-call p90", "data-call mean", "data-call p50", "data-call IQM",
 		"EAGAIN-call mean", "EAGAIN-call p50", "EAGAIN-call IQM"}
-	xStats = []string{"null mean", "null p50", "null p90", "loop mean", "loop p90", "ping mean", "ping p50", "chase mean", "chase p50"}
+	xStats = []string{"null mean", "null p50", "null p90", "loop mean", "loop p90", "ping mean", "ping p50", "chase mean", "chase p50",
+		"recv data mean", "recv data p50", "recv EAGAIN mean", "recv EAGAIN p50"}
 )
 
 // readPoints reads DIR/results/intervals.jsonl: every record with calls
@@ -72,7 +73,9 @@ func readPoints(dir string) ([]point, error) {
 				"data-call p50": math.Log(r.DataP50Ticks), "data-call IQM": math.Log(r.DataIQMTicks),
 				"EAGAIN-call p50": math.Log(r.EAGAINP50Ticks), "EAGAIN-call IQM": math.Log(r.EAGAINIQMTicks),
 				"ping mean": opt(c.CacheLine, true), "ping p50": opt(c.CacheLine, false),
-				"chase mean": opt(c.MemChase, true), "chase p50": opt(c.MemChase, false)}})
+				"chase mean": opt(c.MemChase, true), "chase p50": opt(c.MemChase, false),
+				"recv data mean": opt(c.RecvData, true), "recv data p50": opt(c.RecvData, false),
+				"recv EAGAIN mean": opt(c.RecvEAGAIN, true), "recv EAGAIN p50": opt(c.RecvEAGAIN, false)}})
 	}
 	if len(pts) == 0 {
 		return nil, fmt.Errorf("%s: no interval records with calls and controls", dir)
