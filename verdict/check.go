@@ -252,9 +252,11 @@ func (c *Check) look(sum *results.Summary, why string) Verdict {
 		}
 		return CannotJudge
 	}
+	// The run's own reasons first (degraded, a requirement not met: no
+	// fresh process can mend them), then the machine's disturbance.
 	c.reasons = Unjudgeable(c.opt.Labels[1], cand.Summary)
 	if why != "" {
-		c.reasons = append([]string{termsafe.Escape(why)}, c.reasons...)
+		c.reasons = append(c.reasons, termsafe.Escape(why))
 	}
 	if q.Metrics == 0 {
 		judged, err := gated(res.Metrics, c.opt.Metrics)

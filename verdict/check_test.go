@@ -158,6 +158,15 @@ func TestCheckLooks(t *testing.T) {
 		// the machine chose which processes count: cannot judge, counted.
 		{"too many disturbed", disturbed(1000, 1, 3), 20 * time.Second, 20 * time.Second, DefaultBudget, DefaultLooks, MaxProcesses,
 			CannotJudge, ExitCannotJudge, StopCannotJudge, 1, 2, "new: 2 of 4 processes disturbed by the machine: reader rt runnable but off CPU 1 for 66ms (starved); at most 1 of 4", 2},
+		// A degraded run (--allow-degraded without the privileges) whose
+		// processes the machine disturbed too: its own reason comes first
+		// (no fresh process mends it), the machine's after it.
+		{"degraded and disturbed", func(n int) *results.Summary {
+			s := disturbed(1000, 0, 1)(n)
+			s.Degraded, s.DegradedReasons = true, []string{"ran at SCHED_OTHER"}
+			return s
+		}, 20 * time.Second, 20 * time.Second, DefaultBudget, DefaultLooks, MaxProcesses,
+			CannotJudge, ExitCannotJudge, StopCannotJudge, 1, 0, "new: degraded: ", 2},
 		// A budget for 5 processes of 20 s, the second disturbed: the
 		// budget is spent at 4 judged, before the first planned look (5);
 		// the last look at the end decides on those 4.
