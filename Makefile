@@ -67,7 +67,8 @@ image:
 #             machine-wide lock (testutil.RealTimeLock), so no two ever
 #             share CPU 1, and the packages run one at a time (-p 1).
 #   system:   podman, the real-SSH fleet and the real-verdict check tests
-#             (testutil.System), under the same lock.
+#             (testutil.System), under the same lock when they declare a
+#             realtime requirement too (root); System alone takes none.
 # RTLOAD_TEST_TIERS narrows a run to some tiers; a test of another tier
 # skips with a reason starting "tier:", which testsum counts apart.
 TESTSUM  ?= .testsum
