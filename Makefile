@@ -103,7 +103,7 @@ test-rt:
 test-system: test-setup
 	RTLOAD_TEST_TIERS=system $(GO) test -count=1 -p 1 -timeout 20m $(SYS_PKGS)
 
-## test-setup: install what the tiers need (root and apt-get: ansible-core, openssh-server, sudo, podman, runc); otherwise say which tests will skip and why
+## test-setup: install what the tiers need (root and apt-get: ansible-core, openssh-server, openssh-client, sudo, podman, runc); otherwise say which tests will skip and why
 test-setup:
 	@sh .ci/setup-tests
 
