@@ -74,8 +74,9 @@ image:
 TESTSUM  ?= .testsum
 CSSWITCH  = ClocksourceSwitch
 # Pure computations (simulations, decompression bombs, renderings: no
-# goroutine of their own) that the race detector slows 10-30x (TestEntryRuleSimulation: 88 s under it on a busy run, 2.9 s without) and has
-# nothing to find in: make test runs them in its no-race stage (a busy
+# goroutine of their own) that the race detector slows 10-30x and has
+# nothing to find in (TestEntryRuleSimulation: 88 s under it on a busy
+# run, 2.9 s without): make test runs them in its no-race stage (a busy
 # run's fast stage took 17.5 min with them under -race, 8 of it these).
 RACE_PURE = ^(TestEntryRuleSimulation|TestAdjustedVerdict|TestPocockZ|TestSessionsCoverage|TestSequentialFalseAlarm|TestCheckLooks|TestCheckTail|TestRender|TestLoadStreamsWakeupLogs|TestWakeupGzipBomb|TestSummaryDecodeBomb|TestDirStreamsSpikes|TestLoadThinsWhileReading|TestLoadRefusesHugeHistogram)$$
 # The packages holding realtime and system tests, found by what their
