@@ -68,6 +68,9 @@ func (t *Trial) Cause(m Mark) (Cause, string) {
 		if why := t.selfBusy(m.Reader); why != "" {
 			return CauseWorkload, why
 		}
+		if why := t.starvedByOwn(m.Reader); why != "" {
+			return CauseWorkload, why
+		}
 		return CauseMachine, "kept off its CPU by another thread or RT throttling"
 	case MarkEmpty:
 		for _, s := range t.Marks {
@@ -126,6 +129,29 @@ func (t *Trial) selfBusy(name string) string {
 	}
 	if r.Wakeups > 0 && float64(r.Overruns) >= SelfOverrunShare*float64(r.Wakeups) {
 		return fmt.Sprintf("reader %s overran %d of its %d ticks", name, r.Overruns, r.Wakeups)
+	}
+	return ""
+}
+
+// starvedByOwn says which of the trial's own readers kept reader name off
+// its CPU, "" if none did: another reader of the same run, real-time at
+// the same or a higher priority, sharing a CPU with it, and busy itself
+// (selfBusy). A fresh process would repeat that: the workload's.
+func (t *Trial) starvedByOwn(name string) string {
+	i := slices.IndexFunc(t.Readers, func(r Reader) bool { return r.Name == name })
+	if i < 0 {
+		return ""
+	}
+	r := &t.Readers[i]
+	for j := range t.Readers {
+		o := &t.Readers[j]
+		if j == i || !o.Applied.RealTime() || o.Applied.Priority < r.Applied.Priority ||
+			!slices.ContainsFunc(o.Applied.CPUs, func(c int) bool { return slices.Contains(r.Applied.CPUs, c) }) {
+			continue
+		}
+		if why := t.selfBusy(o.Name); why != "" {
+			return fmt.Sprintf("reader %s kept off its CPU by its own run's reader %s (%s %d): %s", name, o.Name, o.Applied.Policy, o.Applied.Priority, why)
+		}
 	}
 	return ""
 }

@@ -12,6 +12,10 @@ func TestCause(t *testing.T) {
 		return Reader{Name: "rt", Applied: Applied{Thread: Thread{CPUs: []int{1}}}, Wakeups: wakeups, Overruns: overruns,
 			Counters: []Counter{{Name: "task-clock", Value: run}, {Name: "runqueue-wait", Value: wait}}}
 	}
+	fifo := func(r Reader, prio, cpu int) Reader {
+		r.Applied.Policy, r.Applied.Priority, r.Applied.CPUs = "SCHED_FIFO", prio, []int{cpu}
+		return r
+	}
 	starvedMark := Mark{Kind: MarkStarved, Reader: "rt", Text: "reader rt runnable but off CPU 1 for 66ms (7.3% of the 900ms window; schedstat run-queue wait): RT throttling or a thread at or above SCHED_FIFO 80 there"}
 	const window = 900_000_000
 	for _, tc := range []struct {
@@ -28,6 +32,18 @@ func TestCause(t *testing.T) {
 			CauseWorkload, "reader rt off CPU 1 for 66ms (starved)"},
 		{"starved after overrunning 10 of 90 ticks", Trial{DurationNs: window, Readers: []Reader{reader(90e6, 66e6, 90, 10)}}, starvedMark,
 			CauseWorkload, "reader rt off CPU 1 for 66ms (starved)"},
+		// Starved by the run's own reader hog, FIFO 90 on the same CPU,
+		// busy all its window: the workload's (a fresh process repeats it);
+		// the same hog on another CPU, or below rt's priority, is not.
+		{"starved by its own run's reader", Trial{DurationNs: window, Readers: []Reader{fifo(reader(90e6, 66e6, 90, 1), 80, 1),
+			fifo(Reader{Name: "hog", Wakeups: 3600, Overruns: 3000, Counters: []Counter{{Name: "task-clock", Value: 880e6}}}, 90, 1)}}, starvedMark,
+			CauseWorkload, "reader rt off CPU 1 for 66ms (starved)"},
+		{"its own run's busy reader on another CPU", Trial{DurationNs: window, Readers: []Reader{fifo(reader(90e6, 66e6, 90, 1), 80, 1),
+			fifo(Reader{Name: "hog", Wakeups: 3600, Overruns: 3000}, 90, 0)}}, starvedMark,
+			CauseMachine, "reader rt off CPU 1 for 66ms (starved)"},
+		{"its own run's busy reader below it", Trial{DurationNs: window, Readers: []Reader{fifo(reader(90e6, 66e6, 90, 1), 80, 1),
+			fifo(Reader{Name: "hog", Wakeups: 3600, Overruns: 3000}, 70, 1)}}, starvedMark,
+			CauseMachine, "reader rt off CPU 1 for 66ms (starved)"},
 		// Without counters the text is cut before its open parenthesis.
 		{"starved, no counters", Trial{DurationNs: window, Readers: []Reader{{Name: "rt", Wakeups: 90}}}, starvedMark,
 			CauseMachine, "reader rt runnable but off CPU 1 for 66ms (starved)"},

@@ -106,7 +106,7 @@ func TestCheckGate(t *testing.T) {
 			!strings.Contains(r.stdout, "gate: CANNOT JUDGE") {
 			t.Fatalf("exit %d, want 0 or 125:\n%s\n%s", r.code, r.stdout, r.stderr)
 		}
-		for _, want := range []string{"n = 3 processes × 5 rounds", "processes × 5 rounds", "variance split", "between processes", "smallest detectable change",
+		for _, want := range []string{"n = A 3 processes × 5 rounds", "processes × 5 rounds", "variance split", "between processes", "smallest detectable change",
 			"check: n = ", "candidate processes against 3 baseline processes", "Pocock"} {
 			if r.code != ExitCannotJudge && !strings.Contains(r.stdout, want) {
 				t.Errorf("the check's output lacks %q:\n%s", want, r.stdout)
