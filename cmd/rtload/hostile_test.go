@@ -387,7 +387,9 @@ func TestCheckReceivedBaseline(t *testing.T) {
 		})
 		t.Run("own baseline on a terminal, answered yes", func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "new")
-			cmd := exec.Command(script, "-qec", binary+" check "+base+" --out "+out+" -q", "/dev/null")
+			// --budget: a check adds processes for up to 5 minutes by
+			// default; what this case asks is only that yes runs it.
+			cmd := exec.Command(script, "-qec", binary+" check "+base+" --budget 15s --out "+out+" -q", "/dev/null")
 			cmd.Stdin = strings.NewReader("y\n")
 			b, _ := cmd.CombinedOutput()
 			if _, err := os.Stat(filepath.Join(out, results.SummaryFile)); err != nil || !strings.Contains(string(b), "check: ") || !strings.Contains(string(b), "exit ") {

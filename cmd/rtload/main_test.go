@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -25,6 +26,17 @@ var binary string
 
 // TestMain builds the rtload binary once; every test runs it as a user would.
 func TestMain(m *testing.M) {
+	// The tests start rtload as a terminal or an ssh session does, with
+	// every stop signal at its default action; the one nohup case sets
+	// its own (TestSignalsInheritedIgnored). Under `nohup make test`
+	// this binary starts with SIGHUP ignored, and an ignored signal stays
+	// ignored across exec: rtload then rightly keeps running through a
+	// hangup and TestProcessesGroupSignals/SIGHUP fails (exit 0, 4
+	// trials). A handler here (dropping what it catches: ignored before)
+	// makes exec reset it to the default for every child.
+	if signal.Ignored(syscall.SIGHUP) {
+		signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP)
+	}
 	dir, err := testutil.MkdirTemp("rtload-cli-")
 	if err != nil {
 		panic(err)
