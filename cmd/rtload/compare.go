@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -10,7 +9,6 @@ import (
 
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/internal/termsafe"
-	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/session"
 	"github.com/rtload/rtload/verdict"
 )
@@ -78,8 +76,8 @@ type compareFlags struct {
 // controlUsage is --control's help, check's and compare's.
 const controlUsage = "the gate adjusts per-call costs on this drift control: null (the null syscall), loop (the user-space loop) or none (judge the raw change); the raw change is printed beside the adjusted one"
 
-// runCompare is rtload compare: load, compare, judge with --fail-on,
-// print, and exit with the gate's verdict's code.
+// runCompare is rtload compare: its flags, then the session's comparison
+// (session.Compare: load, compare, judge with --fail-on); print, and exit with the gate's verdict's code.
 func runCompare(cmd *cobra.Command, args []string, f compareFlags) error {
 	if err := checkFormatIn(f.format, compare.Formats); err != nil {
 		return err
@@ -106,69 +104,19 @@ func runCompare(cmd *cobra.Command, args []string, f compareFlags) error {
 	if f.format != "json" {
 		out = termsafe.Writer(out) // text, markdown, csv, lkp
 	}
-	runs, err := compare.Load(args, f.labels)
-	if err != nil { // not a results directory: bad input (2), gate or not
-		return usageError{Err: err}
-	}
-	copt := compare.Options{Threshold: gate.Threshold}
-	if gating {
-		copt = gate.CompareOptions() // the spike rates the tail guard judges too
-	}
-	res, err := compare.CompareWith(runs, copt)
+	c, runs, err := session.Compare(args, f.labels, gate, gating)
 	if err != nil {
 		return err
-	}
-	c := verdict.Compared{Result: res}
-	if gating {
-		if c, err = verdict.JudgeRuns(runs, res, gate); err != nil {
-			return usageError{Err: err}
-		}
 	}
 	if f.format != "text" {
 		err = c.Write(out, f.format)
 	} else {
-		err = writeCompare(out, c, runs, level)
+		err = session.WriteCompare(out, c, runs, level)
 	}
 	if err != nil || !gating {
 		return err
 	}
 	return gateExit(c.Gate.Verdict)
-}
-
-// writeCompare prints c as text at level, ending on its closing block:
-// the gate's (verdict.Gate.Closing, with the code compare returns) when
-// there is one, else the comparison's (compare.Result.Closing).
-func writeCompare(w io.Writer, c verdict.Compared, runs []compare.Run, level report.Level) error {
-	switch level {
-	case report.Verbose:
-		if err := c.Write(w, "text"); err != nil {
-			return err
-		}
-	case report.Normal:
-		if err := c.Brief(w); err != nil {
-			return err
-		}
-	}
-	closing := c.Closing(runsMarked(runs))
-	if g := c.Gate; g != nil {
-		closing = g.Closing("gate", runsMarked(runs), c.Result.MachineLines(), g.ExitCode())
-	}
-	return closing.Write(w, level == report.Quiet)
-}
-
-// runsMarked lists, for the closing block, each run that was not the run
-// asked for: "new: 2 of 4 trials traffic not as specified (trials 1–2)".
-func runsMarked(runs []compare.Run) []string {
-	var out []string
-	for _, r := range runs {
-		if r.Summary == nil || r.Foreign {
-			continue
-		}
-		if m := compare.RunMarks(r.Summary); len(m) > 0 {
-			out = append(out, r.Label+": "+strings.TrimSuffix(strings.TrimPrefix(compare.MarksLine(m, len(r.Summary.Trials)), "*** NOT THE RUN ASKED FOR: "), compare.MarksHint))
-		}
-	}
-	return out
 }
 
 // parseFailOn reads --fail-on and --threshold into gate options; gating
