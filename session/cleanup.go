@@ -11,11 +11,13 @@ import (
 	"github.com/rtload/rtload/workload"
 )
 
-// Schemas of the session's JSON documents (rtload validate and cleanup
-// --format json), and their version: fields are only ever added.
+// Schemas of the session's JSON documents (rtload validate, cleanup, list
+// and plot --format json), and their version: fields are only ever added.
 const (
 	SchemaValidate = "rtload-validate"
 	SchemaCleanup  = "rtload-cleanup"
+	SchemaList     = "rtload-list"
+	SchemaPlot     = "rtload-plot"
 	SchemaVersion  = 1
 )
 

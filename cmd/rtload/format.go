@@ -43,9 +43,9 @@ func checkFormat(format string) error { return checkFormatIn(format, textJSON) }
 // --format json (compare's schemas are compare.Schema*).
 const (
 	SchemaValidate = session.SchemaValidate
-	SchemaList     = "rtload-list"
+	SchemaList     = session.SchemaList
 	SchemaCleanup  = session.SchemaCleanup
-	SchemaPlot     = "rtload-plot"
+	SchemaPlot     = session.SchemaPlot
 	// SchemaVersion of these documents: fields are only ever added.
 	SchemaVersion = session.SchemaVersion
 )

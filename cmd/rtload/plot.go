@@ -3,14 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rtload/rtload/compare"
-	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/plot"
 	"github.com/rtload/rtload/session"
 )
@@ -52,14 +50,15 @@ columns drawn, on stdout.`,
 				}
 			}
 			defer session.StartBudget(cmd.ErrOrStderr(), "plot", budget).End()
-			cols, err := plot.Load(args, ls)
-			if err != nil { // not a readable results directory: bad input (2), as for compare
-				return usageError{Err: err}
-			}
-			if err := plot.Render(cols, o); err != nil {
+			doc, err := session.Plot(args, ls, o)
+			if err != nil {
 				return err
 			}
-			return plotWritten(cmd, o.Out, cols, format)
+			fmt.Fprintln(cmd.ErrOrStderr(), doc.Wrote())
+			if format != "json" {
+				return nil
+			}
+			return compare.WriteJSON(cmd.OutOrStdout(), doc)
 		},
 	}
 	fl := cmd.Flags()
@@ -71,28 +70,4 @@ columns drawn, on stdout.`,
 	cpuBudgetFlag(cmd, &budget)
 	formatFlag(cmd, &format, textJSON, "schema "+SchemaPlot+": the image written and its columns")
 	return cmd
-}
-
-// plotWritten names the image written on stderr and, with --format json,
-// describes it on stdout.
-func plotWritten(cmd *cobra.Command, out string, cols []plot.Column, format string) error {
-	labels := make([]string, len(cols))
-	for i, c := range cols {
-		labels[i] = c.Label
-	}
-	noun := "columns"
-	if len(cols) == 1 {
-		noun = "column"
-	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "plot: wrote %s (%s, %d %s: %s)\n", termsafe.Escape(out),
-		strings.TrimPrefix(strings.ToLower(filepath.Ext(out)), "."), len(cols), noun, termsafe.Escape(strings.Join(labels, ", ")))
-	if format != "json" {
-		return nil
-	}
-	return compare.WriteJSON(cmd.OutOrStdout(), struct {
-		Schema  string   `json:"schema"`
-		Version int      `json:"version"`
-		File    string   `json:"file"`
-		Columns []string `json:"columns"`
-	}{SchemaPlot, SchemaVersion, out, labels})
 }

@@ -2,12 +2,10 @@ package main
 
 import (
 	"fmt"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rtload/rtload/compare"
-	"github.com/rtload/rtload/configs"
 	"github.com/rtload/rtload/session"
 	"github.com/rtload/rtload/sysinfo"
 )
@@ -127,31 +125,11 @@ func newListCmd() *cobra.Command {
 			if err := checkFormat(format); err != nil {
 				return err
 			}
-			type entry struct {
-				Name        string `json:"name"`
-				Description string `json:"description"`
-				Default     bool   `json:"default,omitempty"`
-			}
-			doc := struct {
-				Schema    string  `json:"schema"`
-				Version   int     `json:"version"`
-				Scenarios []entry `json:"scenarios"`
-			}{Schema: SchemaList, Version: SchemaVersion, Scenarios: []entry{}}
-			for _, e := range configs.List() {
-				doc.Scenarios = append(doc.Scenarios, entry{e.Name, e.Description, e.Name == configs.Default})
-			}
+			doc := session.List()
 			if format == "json" {
 				return compare.WriteJSON(cmd.OutOrStdout(), doc)
 			}
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			for _, e := range doc.Scenarios {
-				def := ""
-				if e.Default {
-					def = " (default)"
-				}
-				fmt.Fprintf(w, "%s%s\t%s\n", e.Name, def, e.Description)
-			}
-			return w.Flush()
+			return doc.Text(cmd.OutOrStdout())
 		},
 	}
 	formatFlag(cmd, &format, textJSON, "schema "+SchemaList+": every built-in scenario's name and description")
