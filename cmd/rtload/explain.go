@@ -1,16 +1,12 @@
 package main
 
 import (
-	"fmt"
-	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rtload/rtload/compare"
-	"github.com/rtload/rtload/explain"
 	"github.com/rtload/rtload/internal/termsafe"
-	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/session"
 )
 
@@ -61,48 +57,18 @@ per-call tail's make-up.`,
 				return err
 			}
 			defer session.StartBudget(cmd.ErrOrStderr(), "explain", budget).End()
-			rs, err := explain.Dir(args[0])
+			doc, err := session.Explain(args[0])
 			if err != nil {
-				return usageError{Err: err}
+				return err
 			}
 			if format == "json" {
-				if rs == nil {
-					rs = []explain.Reader{}
-				}
-				return compare.WriteJSON(cmd.OutOrStdout(), explain.Doc{Schema: explain.Schema, Version: explain.SchemaVersion, Dir: args[0], Readers: rs})
+				return compare.WriteJSON(cmd.OutOrStdout(), doc)
 			}
-			out := termsafe.Writer(cmd.OutOrStdout())
-			switch level {
-			case report.Verbose:
-				if err := explain.Write(out, rs); err != nil {
-					return err
-				}
-			case report.Normal:
-				if err := explain.WriteBrief(out, rs); err != nil {
-					return err
-				}
-			}
-			if level != report.Quiet {
-				if err := writeKernelProfile(out, args[0]); err != nil {
-					return err
-				}
-			}
-			return explain.Closing(rs).Write(out, level == report.Quiet)
+			return session.WriteExplain(termsafe.Writer(cmd.OutOrStdout()), doc, level)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json (schema rtload-explain, see docs/results.md)")
 	cpuBudgetFlag(cmd, &budget)
 	levelFlags(cmd, &quiet, &verbose)
 	return cmd
-}
-
-// writeKernelProfile prints where in the kernel a profiled run's time goes
-// (nothing for a run without profiles).
-func writeKernelProfile(w io.Writer, dir string) error {
-	k, err := explain.KernelDir(dir)
-	if err != nil || k == nil {
-		return err
-	}
-	fmt.Fprintln(w)
-	return explain.WriteKernel(w, k)
 }
