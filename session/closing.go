@@ -1,10 +1,12 @@
 package session
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/internal/termsafe"
@@ -51,6 +53,57 @@ func WriteRun(w io.Writer, s *results.Summary, dir, saveErr string, level report
 		c.Lines = slices.Insert(c.Lines, max(len(c.Lines)-1, 0), d.RunLine())
 	}
 	return c.Write(w, level == report.Quiet)
+}
+
+// WriteOutcome prints a run's outcome o, as JSON (format "json") or as
+// text at level, and returns the error run exits with: the run's and the
+// save's first, then StrictExit's. A run that left no summary prints
+// nothing and returns its error.
+func WriteOutcome(w io.Writer, o Outcome, format string, level report.Level, strict bool) error {
+	if o.Sum == nil {
+		return o.RunErr
+	}
+	if format == "json" {
+		if err := WriteRunJSON(w, o); err != nil {
+			return errors.Join(o.RunErr, o.SaveErr, err)
+		}
+		return errors.Join(o.RunErr, o.SaveErr, StrictExit(strict, o.Sum))
+	}
+	saveErr := ""
+	if o.SaveErr != nil {
+		saveErr = o.SaveErr.Error() + "; " + o.Kept
+	}
+	if err := WriteRun(w, o.Sum, o.Path, saveErr, level); err != nil {
+		return errors.Join(o.RunErr, o.SaveErr, err)
+	}
+	if o.SaveErr != nil {
+		return errors.Join(o.RunErr, o.SaveErr)
+	}
+	if o.RunErr != nil {
+		return o.RunErr
+	}
+	return StrictExit(strict, o.Sum)
+}
+
+// StrictExit is the error a run exits with under --strict when s is not
+// the run asked for (exit ExitNotAsAsked): degraded, a trial invalid, a
+// reader starved, traffic not as specified (compare.RunMarks); nil
+// otherwise, and always without strict. A stopped or incomplete run has
+// its own code.
+func StrictExit(strict bool, s *results.Summary) error {
+	if !strict || s == nil {
+		return nil
+	}
+	var kinds []string
+	for _, m := range compare.RunMarks(s) {
+		if m.Kind != results.MarkStopped.Phrase() && m.Kind != results.MarkIncomplete.Phrase() {
+			kinds = append(kinds, m.Kind)
+		}
+	}
+	if len(kinds) == 0 {
+		return nil
+	}
+	return ExitError{Code: ExitNotAsAsked, Msg: fmt.Sprintf("--strict: not the run asked for (%s): exit %d", strings.Join(kinds, ", "), ExitNotAsAsked)}
 }
 
 // WriteRunJSON prints the run as compare.RunReport: read back from its

@@ -18,6 +18,9 @@ const (
 	ExitHangup = 129
 	// ExitQuit: stopped by SIGQUIT (Ctrl-\); then the goroutine stacks.
 	ExitQuit = 131
+	// ExitNotAsAsked: with --strict (run, report), the run completed but
+	// was not the run asked for (StrictExit).
+	ExitNotAsAsked = 4
 )
 
 // UsageError marks a refusal that is the user's to fix: a command-line

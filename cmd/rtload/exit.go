@@ -4,14 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/engine"
 	"github.com/rtload/rtload/internal/termsafe"
-	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
 	"github.com/rtload/rtload/session"
@@ -60,31 +57,12 @@ const (
 	// measured nothing), with a starved reader or with traffic not as
 	// specified (compare.RunMarks). Without --strict such a run exits 0,
 	// its closing block saying so: a soak or an exploration is not a gate.
-	ExitNotAsAsked = 4
+	ExitNotAsAsked = session.ExitNotAsAsked
 )
 
 // strictFlag adds --strict to cmd.
 func strictFlag(cmd *cobra.Command, strict *bool) {
 	cmd.Flags().BoolVar(strict, "strict", false, fmt.Sprintf("exit %d when the run was not the run asked for (degraded, a trial invalid, a reader starved, traffic not as specified); without it such a run exits 0 and its closing block says so", ExitNotAsAsked))
-}
-
-// strictExit is the error a run exits with under --strict when s is not
-// the run asked for (exit ExitNotAsAsked); nil otherwise, and always
-// without strict. A stopped or incomplete run has its own code.
-func strictExit(strict bool, s *results.Summary) error {
-	if !strict || s == nil {
-		return nil
-	}
-	var kinds []string
-	for _, m := range compare.RunMarks(s) {
-		if m.Kind != results.MarkStopped.Phrase() && m.Kind != results.MarkIncomplete.Phrase() {
-			kinds = append(kinds, m.Kind)
-		}
-	}
-	if len(kinds) == 0 {
-		return nil
-	}
-	return exitError{Code: ExitNotAsAsked, Msg: fmt.Sprintf("--strict: not the run asked for (%s): exit %d", strings.Join(kinds, ", "), ExitNotAsAsked)}
 }
 
 // usageError marks command-line mistakes (session.UsageError).

@@ -49,7 +49,7 @@ final summary could not be written) is flagged *** INCOMPLETE.`,
 				if err := compare.WriteJSON(cmd.OutOrStdout(), doc); err != nil {
 					return err
 				}
-				return strictExit(strict, doc.Summary)
+				return session.StrictExit(strict, doc.Summary)
 			}
 			s, err := results.ReadSummary(args[0])
 			if err != nil {
@@ -58,7 +58,7 @@ final summary could not be written) is flagged *** INCOMPLETE.`,
 			if err := session.WriteRun(cmd.OutOrStdout(), s, args[0], "", level); err != nil {
 				return err
 			}
-			return strictExit(strict, s)
+			return session.StrictExit(strict, s)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json (schema rtload-report, see docs/results.md)")

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -159,27 +158,5 @@ func runScenario(cmd *cobra.Command, name string, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	if o.Sum == nil {
-		return o.RunErr
-	}
-	if f.format == "json" {
-		if err := session.WriteRunJSON(out, o); err != nil {
-			return errors.Join(o.RunErr, o.SaveErr, err)
-		}
-		return errors.Join(o.RunErr, o.SaveErr, strictExit(f.strict, o.Sum))
-	}
-	saveErr := ""
-	if o.SaveErr != nil {
-		saveErr = o.SaveErr.Error() + "; " + o.Kept
-	}
-	if err := session.WriteRun(out, o.Sum, o.Path, saveErr, level); err != nil {
-		return errors.Join(o.RunErr, o.SaveErr, err)
-	}
-	if o.SaveErr != nil {
-		return errors.Join(o.RunErr, o.SaveErr)
-	}
-	if o.RunErr != nil {
-		return o.RunErr
-	}
-	return strictExit(f.strict, o.Sum)
+	return session.WriteOutcome(out, o, f.format, level, f.strict)
 }
