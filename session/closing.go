@@ -106,6 +106,17 @@ func StrictExit(strict bool, s *results.Summary) error {
 	return ExitError{Code: ExitNotAsAsked, Msg: fmt.Sprintf("--strict: not the run asked for (%s): exit %d", strings.Join(kinds, ", "), ExitNotAsAsked)}
 }
 
+// ReadRunReport is report --format json's document: the results
+// directory dir read back as compare.RunReport; a directory that is not a
+// results directory is bad input (UsageError).
+func ReadRunReport(dir string) (*compare.RunReport, error) {
+	runs, err := compare.Load([]string{dir}, nil)
+	if err != nil {
+		return nil, UsageError{Err: err}
+	}
+	return compare.NewRunReport(runs[0])
+}
+
 // WriteRunJSON prints the run as compare.RunReport: read back from its
 // results directory when saved (with its wakeup logs), else from memory.
 func WriteRunJSON(w io.Writer, o Outcome) error {

@@ -38,11 +38,7 @@ final summary could not be written) is flagged *** INCOMPLETE.`,
 			}
 			defer session.StartBudget(cmd.ErrOrStderr(), "report", budget).End()
 			if format == "json" {
-				runs, err := compare.Load(args, nil)
-				if err != nil {
-					return usageError{Err: err}
-				}
-				doc, err := compare.NewRunReport(runs[0])
+				doc, err := session.ReadRunReport(args[0])
 				if err != nil {
 					return err
 				}
