@@ -2,6 +2,8 @@ package session
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"strings"
 
 	"github.com/rtload/rtload/engine"
@@ -76,4 +78,23 @@ func Validate(arg string, sets []string, allowDegraded bool) (*ValidateDoc, erro
 		doc.Notes = append(doc.Notes, note)
 	}
 	return doc, nil
+}
+
+// Text prints what validate found on a scenario it accepts: the machine
+// lines, the scenario ok with its description, and the notes.
+func (d *ValidateDoc) Text(out io.Writer) error {
+	var b strings.Builder
+	for _, l := range d.Machine {
+		fmt.Fprintln(&b, l)
+	}
+	if d.Description != "" {
+		fmt.Fprintf(&b, "%s: ok (%s)\n", d.File, d.Description)
+	} else {
+		fmt.Fprintf(&b, "%s: ok\n", d.File)
+	}
+	for _, n := range d.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	_, err := io.WriteString(out, b.String())
+	return err
 }

@@ -92,18 +92,7 @@ listed).`,
 			if err != nil {
 				return err
 			}
-			out := cmd.OutOrStdout()
-			for _, l := range doc.Machine {
-				fmt.Fprintln(out, l)
-			}
-			if doc.Description != "" {
-				fmt.Fprintf(out, "%s: ok (%s)\n", doc.File, doc.Description)
-			} else {
-				fmt.Fprintf(out, "%s: ok\n", doc.File)
-			}
-			for _, n := range doc.Notes {
-				fmt.Fprintf(out, "note: %s\n", n)
-			}
+			_ = doc.Text(cmd.OutOrStdout()) // as ever, a failed write to stdout does not fail validate
 			return nil
 		},
 	}
