@@ -17,12 +17,17 @@
 //   - closing: what the directory holds, said on stderr.
 //
 // Execute runs them in order and returns the Outcome (Run: as a session
-// of a sessions directory, run --append); WriteRun and WriteRunJSON are
-// the views the command prints it with. rtload check is OpenCheck (the
+// of a sessions directory, run --append); WriteOutcome prints it (WriteRun,
+// WriteRunJSON) and returns what run exits with, StrictExit's --strict
+// included. rtload check is OpenCheck (the
 // baseline read, the verdict's check made) and CheckRun.Run (its plan,
 // the consent a baseline's own scenario needs, the processes with the
 // check looking after each, the verdict's end). Stop signals are watched
 // here (Watch), and the errors a command maps to exit codes are typed
 // here (UsageError, ExitError, StopSignal, BudgetSpent). No cobra: the
 // command's flags arrive as typed Overrides and Options.
+//
+// The other commands are one call here each, and their views: Compare
+// (WriteCompare), Explain (WriteExplain), Plot, List, Validate, Cleanup
+// and ReadRunReport.
 package session
