@@ -238,7 +238,7 @@ type Reader struct {
 	Intervals int `json:"intervals,omitempty"`
 	// WakeupLog names this reader's per-wakeup log files in this trial,
 	// relative to the results directory, oldest first (chunks in order;
-	// the open chunk of a checkpoint last, plain). ReaderWakeups reads
+	// the open chunk of a checkpoint last, plain). wakelog.ReaderWakeups reads
 	// them. Empty when the run wrote no per-wakeup log.
 	WakeupLog []string `json:"wakeup_log,omitempty"`
 	// WakeupLogRows and WakeupLogDropped: rows written to the per-wakeup
