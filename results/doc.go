@@ -41,6 +41,19 @@
 // in process 0) and its marks, kept in five fields (legacy.go). Version
 // holds the version read.
 //
+// What is here is what more than one package reads or writes; what one
+// reader alone judges lives with it (issue 33, "results as a plain
+// contract"). So the cause of a judged mark (the machine's or the
+// workload's) and the processes it disturbed are verdict's (replace.go:
+// only the gates read them), while MarkKind.Judged, the list of marks a
+// verdict may not rest on, stays with the marks (compare quotes it).
+// Controls (controls.go) stay: the engine fills them, and report, compare
+// and verdict read them. sessions.json (sessions.go) stays whole:
+// only the session library appends to it, but compare and check read it
+// back, and like summary.json it is a file of a results directory whose
+// writer (the claim, the index rewritten by renaming) and reader (its
+// schema and limits) belong together; split, they could drift apart.
+//
 // Profiled trials (the scenario's profile section) are kept apart from
 // the timed ones, in Summary.ProfiledTrials, so that no table mixes
 // histograms measured under the sampler with the timed ones;
