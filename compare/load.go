@@ -10,6 +10,7 @@ import (
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/results/safeio"
+	"github.com/rtload/rtload/results/wakelog"
 )
 
 // Run is one results directory under the label that names its columns
@@ -21,10 +22,10 @@ type Run struct {
 	Summary *results.Summary
 	// WakeupLogs says what was read of each reader's per-wakeup log (the
 	// files summary.json lists for it, streamed by
-	// results.EachReaderWakeup: checked row by row, none held), keyed by
+	// wakelog.EachReaderWakeup: checked row by row, none held), keyed by
 	// the reader's position in Summary. Missing logs are simply absent.
 	// No verdict uses the rows (calls and wakeups are not samples).
-	WakeupLogs map[ReaderIndex]results.ReadStats
+	WakeupLogs map[ReaderIndex]wakelog.ReadStats
 	// Notes says which logs could not be read, and why.
 	Notes []string
 	// Unread says which of the run's files (wakeup logs, profiles) were
@@ -59,7 +60,7 @@ func Load(dirs, labels []string) ([]Run, error) {
 		return nil, err
 	}
 	runs := make([]Run, len(dirs))
-	rows := results.NewRowBudget()
+	rows := wakelog.NewRowBudget()
 	for i, d := range dirs {
 		if results.IsSessions(d) {
 			r, err := loadSessions(d, labels[i], rows)
@@ -73,7 +74,7 @@ func Load(dirs, labels []string) ([]Run, error) {
 			if err != nil {
 				return nil, fmt.Errorf("compare %s: %w", labels[i], err)
 			}
-			runs[i] = Run{Label: labels[i], Dir: d, Summary: s, WakeupLogs: map[ReaderIndex]results.ReadStats{}, Foreign: true,
+			runs[i] = Run{Label: labels[i], Dir: d, Summary: s, WakeupLogs: map[ReaderIndex]wakelog.ReadStats{}, Foreign: true,
 				Notes: []string{"wakeup latency only, read from " + filepath.Base(d) + " (no scenario, environment or per-call data)"}}
 			continue
 		}
@@ -81,7 +82,7 @@ func Load(dirs, labels []string) ([]Run, error) {
 		if err != nil {
 			return nil, fmt.Errorf("compare %s: %w", labels[i], err)
 		}
-		runs[i] = Run{Label: labels[i], Dir: d, Summary: s, WakeupLogs: map[ReaderIndex]results.ReadStats{}}
+		runs[i] = Run{Label: labels[i], Dir: d, Summary: s, WakeupLogs: map[ReaderIndex]wakelog.ReadStats{}}
 		runs[i].loadProfiles()
 		base := d
 		if !safeio.IsDir(d) {

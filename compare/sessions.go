@@ -9,6 +9,7 @@ import (
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/results/safeio"
+	"github.com/rtload/rtload/results/wakelog"
 	"github.com/rtload/rtload/stats"
 )
 
@@ -64,7 +65,7 @@ func (r *Run) Boots() int {
 // loadSessions reads the sessions directory dir as one Run labelled
 // label: every session's summary and wakeup logs (rows bounds them all),
 // merged by mergeSessions.
-func loadSessions(dir, label string, rows *results.RowBudget) (Run, error) {
+func loadSessions(dir, label string, rows *wakelog.RowBudget) (Run, error) {
 	x, dirs, err := results.ReadSessions(dir)
 	if err != nil {
 		return Run{}, err
@@ -76,7 +77,7 @@ func loadSessions(dir, label string, rows *results.RowBudget) (Run, error) {
 		return Run{}, err
 	}
 	sums := make([]*results.Summary, len(dirs))
-	logs := make([]map[ReaderIndex]results.ReadStats, len(dirs))
+	logs := make([]map[ReaderIndex]wakelog.ReadStats, len(dirs))
 	var notes, unread []string
 	trials := 0
 	for i, d := range dirs {
@@ -88,7 +89,7 @@ func loadSessions(dir, label string, rows *results.RowBudget) (Run, error) {
 			return Run{}, fmt.Errorf("sessions %s: more than %d trials in all, the limit of one summary", dir, results.MaxTrials)
 		}
 		sums[i] = s
-		logs[i] = map[ReaderIndex]results.ReadStats{}
+		logs[i] = map[ReaderIndex]wakelog.ReadStats{}
 		for ti, t := range s.Trials {
 			for ri, rd := range t.Readers {
 				if len(rd.WakeupLog) == 0 {
@@ -107,7 +108,7 @@ func loadSessions(dir, label string, rows *results.RowBudget) (Run, error) {
 	for i := range sessions {
 		sessions[i].Boot = x.Sessions[i].Boot
 	}
-	r := Run{Label: label, Dir: dir, Summary: sum, WakeupLogs: map[ReaderIndex]results.ReadStats{}, Notes: notes, Unread: unread, Sessions: sessions}
+	r := Run{Label: label, Dir: dir, Summary: sum, WakeupLogs: map[ReaderIndex]wakelog.ReadStats{}, Notes: notes, Unread: unread, Sessions: sessions}
 	off := 0
 	for i, s := range sums {
 		for k, st := range logs[i] {

@@ -12,6 +12,7 @@ import (
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/probe"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/wakelog"
 	"github.com/rtload/rtload/scenario"
 )
 
@@ -149,7 +150,7 @@ func TestRun450(t *testing.T) {
 	if len(rx.WakeupLog) != 1 {
 		t.Fatalf("wakeup logs %v", rx.WakeupLog)
 	}
-	rows, _, err := results.ReaderWakeups(dir, rx)
+	rows, _, err := wakelog.ReaderWakeups(dir, rx)
 	if err != nil {
 		t.Fatal(err)
 	}

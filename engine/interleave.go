@@ -9,6 +9,7 @@ import (
 	"github.com/rtload/rtload/net/udp"
 	"github.com/rtload/rtload/probe"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/wakelog"
 	"github.com/rtload/rtload/scenario"
 )
 
@@ -61,7 +62,7 @@ func (r *reader) interleave(members []scenario.Trial, i, bufSize, bufOffset int,
 		case m == 0:
 			r.vlogs = append(r.vlogs, r.log)
 		default:
-			l, err := results.CreateWakeupLog(wakeupLogConfig(dir, mt, rs, prefix))
+			l, err := wakelog.Create(wakeupLogConfig(dir, mt, rs, prefix))
 			if err != nil {
 				return err
 			}
@@ -79,12 +80,12 @@ func (r *reader) interleave(members []scenario.Trial, i, bufSize, bufOffset int,
 
 // wakeupLogs are the reader's wakeup logs: one per variant when
 // interleaved, else its one (none without a log).
-func (r *reader) wakeupLogs() []*results.WakeupLog {
+func (r *reader) wakeupLogs() []*wakelog.Writer {
 	if r.vlogs != nil {
 		return r.vlogs
 	}
 	if r.log != nil {
-		return []*results.WakeupLog{r.log}
+		return []*wakelog.Writer{r.log}
 	}
 	return nil
 }

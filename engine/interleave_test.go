@@ -11,6 +11,7 @@ import (
 
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/wakelog"
 )
 
 func TestInterleaveOrder(t *testing.T) {
@@ -81,7 +82,7 @@ func TestRunInterleaved(t *testing.T) {
 		if rx.EAGAIN != 450*rx.Wakeups || int64(span) != tr.DurationNs || tr.DurationNs != int64(time.Second) {
 			t.Errorf("%s: %d EAGAIN for %d wakeups (want 450 each); duration %d ns, blocks %d ns, want 1 s", tr.Variant, rx.EAGAIN, rx.Wakeups, tr.DurationNs, span)
 		}
-		rows, _, err := results.ReaderWakeups(dir, rx)
+		rows, _, err := wakelog.ReaderWakeups(dir, rx)
 		if err != nil {
 			t.Fatal(err)
 		}

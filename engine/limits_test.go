@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/wakelog"
 	"github.com/rtload/rtload/rt/seccomp"
 	"github.com/rtload/rtload/scenario"
 )
@@ -13,8 +13,8 @@ import (
 // a reader of results lets one compressed chunk inflate to, so every
 // chunk rtload writes reads back (scenario cannot import results).
 func TestLogChunkReadBack(t *testing.T) {
-	if int64(scenario.MaxLogChunk) != results.MaxWakeupChunkBytes {
-		t.Errorf("scenario.MaxLogChunk %d != results.MaxWakeupChunkBytes %d", scenario.MaxLogChunk, results.MaxWakeupChunkBytes)
+	if int64(scenario.MaxLogChunk) != wakelog.MaxChunkBytes {
+		t.Errorf("scenario.MaxLogChunk %d != wakelog.MaxChunkBytes %d", scenario.MaxLogChunk, wakelog.MaxChunkBytes)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/wakelog"
 )
 
 // overloadedYAML is a reader that cannot keep up: 2000 sockets to drain
@@ -59,7 +60,7 @@ func TestOverrunsCounted(t *testing.T) {
 			if rx.RingDropped != 0 || rx.WakeupLogDropped != 0 {
 				t.Fatalf("wakeup log incomplete: %d ring drops, %d rows deleted", rx.RingDropped, rx.WakeupLogDropped)
 			}
-			wk, _, err := results.ReaderWakeups(dir, rx)
+			wk, _, err := wakelog.ReaderWakeups(dir, rx)
 			if err != nil {
 				t.Fatal(err)
 			}

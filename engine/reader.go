@@ -11,6 +11,7 @@ import (
 	"github.com/rtload/rtload/profile/sampler"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/wakelog"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/rt/seccomp"
 	"github.com/rtload/rtload/scenario"
@@ -42,8 +43,8 @@ type reader struct {
 	// Per-wakeup log (chunked when the scenario sets log_chunk); when
 	// interleaved, vlogs holds one per variant (vlogs[0] is log) and the
 	// writer routes each wakeup to its variant's.
-	log     *results.WakeupLog
-	vlogs   []*results.WakeupLog
+	log     *wakelog.Writer
+	vlogs   []*wakelog.Writer
 	logBase string
 	logErr  error
 	// il alternates the variants of an interleaved trial (nil: alone).
@@ -156,7 +157,7 @@ func newReader(tr scenario.Trial, i int, eps map[string]*endpoint, self *udp.Sel
 	if dir != nil && !tr.Profiled {
 		cfg := wakeupLogConfig(dir, tr, rs, opt.logPrefix())
 		r.logBase = cfg.Base
-		if r.log, err = results.CreateWakeupLog(cfg); err != nil {
+		if r.log, err = wakelog.Create(cfg); err != nil {
 			r.close()
 			return nil, err
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/rtload/rtload/probe"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/wakelog"
 	"github.com/rtload/rtload/scenario"
 	"github.com/rtload/rtload/sysinfo"
 )
@@ -70,7 +71,7 @@ func newSoakFixture(t *testing.T, sockets int) *soakFixture {
 		Threshold: scenario.Duration(200 * time.Microsecond)}
 	tr := scenario.Trial{Variant: "base", Spec: scenario.Spec{Name: "soak-mem", Interval: scenario.Duration(time.Second),
 		LogChunk: scenario.Size(16 << 20), LogLimit: scenario.SoakLogLimit, Readers: []scenario.Reader{rs}}}
-	log, err := results.CreateWakeupLog(wakeupLogConfig(dir, tr, rs, ""))
+	log, err := wakelog.Create(wakeupLogConfig(dir, tr, rs, ""))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/rtload/rtload/profile/sampler"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/wakelog"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/rt/seccomp"
 	"github.com/rtload/rtload/scenario"
@@ -22,7 +23,7 @@ import (
 // transport, send spread, profile event, seccomp profile), and every entry into its
 // leaf's config (rt.Sched, rt.Ticker, noise.Config,
 // workload.MessagingConfig, pace.Pacer, record.Layout,
-// results.WakeupLogConfig). Pure functions: translate_test.go tables them
+// wakelog.Config). Pure functions: translate_test.go tables them
 // without a kernel. The leaves take no scenario names (fifo, recvmsg, …)
 // as strings; an archtest rule keeps them out.
 
@@ -218,13 +219,13 @@ func bucketLayout(rep scenario.Report) record.Layout {
 // wakeupLogConfig is the per-wakeup log of reader rs in trial tr: named by
 // results.WakeupLogBase, rotated in log_chunk chunks (gzipped once closed)
 // and capped at log_limit when the scenario sets them.
-func wakeupLogConfig(dir *results.Dir, tr scenario.Trial, rs scenario.Reader, prefix string) results.WakeupLogConfig {
+func wakeupLogConfig(dir *results.Dir, tr scenario.Trial, rs scenario.Reader, prefix string) wakelog.Config {
 	sp := &tr.Spec
 	base := results.WakeupLogBase(tr.Index, tr.Variant, tr.Round, rs.Name)
 	if prefix != "" {
 		base = strings.Replace(base, "wakeups-", "wakeups-"+prefix, 1)
 	}
-	return results.WakeupLogConfig{Dir: dir, Base: base,
+	return wakelog.Config{Dir: dir, Base: base,
 		ChunkBytes: int64(sp.LogChunk), LimitBytes: int64(sp.LogLimit), Compress: sp.LogChunk > 0}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/rtload/rtload/profile/sampler"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/wakelog"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/rt/seccomp"
 	"github.com/rtload/rtload/scenario"
@@ -189,12 +190,12 @@ func TestWakeupLogConfig(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		sp   scenario.Spec
-		want results.WakeupLogConfig
+		want wakelog.Config
 	}{
 		{"one plain file", scenario.Spec{},
-			results.WakeupLogConfig{Dir: dir, Base: results.WakeupLogBase(2, "recvmsg", 1, "rt")}},
+			wakelog.Config{Dir: dir, Base: results.WakeupLogBase(2, "recvmsg", 1, "rt")}},
 		{"soak: chunked, capped, gzipped", scenario.Spec{LogChunk: 16 << 20, LogLimit: 1 << 30},
-			results.WakeupLogConfig{Dir: dir, Base: results.WakeupLogBase(2, "recvmsg", 1, "rt"), ChunkBytes: 16 << 20, LimitBytes: 1 << 30, Compress: true}},
+			wakelog.Config{Dir: dir, Base: results.WakeupLogBase(2, "recvmsg", 1, "rt"), ChunkBytes: 16 << 20, LimitBytes: 1 << 30, Compress: true}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := wakeupLogConfig(dir, scenario.Trial{Index: 2, Variant: "recvmsg", Round: 1, Spec: tt.sp}, rs, "")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/wakelog"
 )
 
 // Parts is a range of per-call cost and what its calls were. Data, Warm
@@ -157,7 +158,7 @@ func Dir(dir string) ([]Reader, error) {
 		return nil, err
 	}
 	var out []Reader
-	budget := results.NewRowBudget()
+	budget := wakelog.NewRowBudget()
 	env := envOf(s)
 	for _, t := range s.Trials {
 		for _, r := range t.Readers {
@@ -193,7 +194,7 @@ func envOf(s *results.Summary) env {
 // lists for it), streamed: each pass reads the files again, the first
 // taking its rows from budget, and no row is held, so memory does not grow
 // with the log (issue 34: holding 32.8 M rows took explain to 3.9 GB).
-func wakeupsOf(budget *results.RowBudget, dir string, t results.Trial, r results.Reader, spikes *readerSpikes) (*Wakeups, string) {
+func wakeupsOf(budget *wakelog.RowBudget, dir string, t results.Trial, r results.Reader, spikes *readerSpikes) (*Wakeups, string) {
 	if len(r.WakeupLog) == 0 {
 		return nil, "no per-wakeup log: wakeup spikes not explained"
 	}
@@ -203,7 +204,7 @@ func wakeupsOf(budget *results.RowBudget, dir string, t results.Trial, r results
 		if first {
 			_, err = budget.EachReaderWakeup(dir, r, f)
 		} else {
-			_, err = results.EachReaderWakeup(dir, r, f)
+			_, err = wakelog.EachReaderWakeup(dir, r, f)
 		}
 		first = false
 		return err

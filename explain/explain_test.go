@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/wakelog"
 	"math"
 	"path/filepath"
 	"strings"
@@ -242,7 +243,7 @@ func TestDirReaderLogs(t *testing.T) {
 	tr := results.Trial{Variant: "recvfrom"}
 	for i, name := range []string{"rt", "rt2"} {
 		base := results.WakeupLogBase(0, "recvfrom", 0, name)
-		l, err := results.CreateWakeupLog(results.WakeupLogConfig{Dir: d, Base: base})
+		l, err := wakelog.Create(wakelog.Config{Dir: d, Base: base})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/rtload/rtload/internal/testutil"
-	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/wakelog"
 )
 
 // TestLoadThinsWhileReading: Load keeps at most MaxPoints wakeups of a
@@ -32,7 +32,7 @@ func TestLoadThinsWhileReading(t *testing.T) {
 		t.Errorf("plotting a log of 400,000 rows allocated %d MiB", alloc>>20)
 	}
 	// What thin makes of every row, as the time panel drew it.
-	rows, _, err := results.ReaderWakeups(dir, s.Trials[0].Readers[0])
+	rows, _, err := wakelog.ReaderWakeups(dir, s.Trials[0].Readers[0])
 	if err != nil {
 		t.Fatal(err)
 	}

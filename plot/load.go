@@ -15,6 +15,7 @@ import (
 
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/wakelog"
 )
 
 // Column is one line of every panel: one (run, variant) of the results,
@@ -76,7 +77,7 @@ func Load(dirs, labels []string) ([]Column, error) {
 		return nil, fmt.Errorf("plot: %d labels for %d results directories", len(labels), len(dirs))
 	}
 	var cols []Column
-	budget := results.NewRowBudget()
+	budget := wakelog.NewRowBudget()
 	for i, dir := range dirs {
 		run := filepath.Base(filepath.Clean(dir))
 		if labels != nil {
@@ -98,7 +99,7 @@ func Load(dirs, labels []string) ([]Column, error) {
 // wakeups and their time span, the run's first deadline and the latency
 // distribution; the second keeps at most MaxPoints of them per column
 // (issue 34: holding every row, 32.8 M rows took plot to 6.4 GB).
-func loadRun(budget *results.RowBudget, dir, run string, prefix bool) ([]Column, error) {
+func loadRun(budget *wakelog.RowBudget, dir, run string, prefix bool) ([]Column, error) {
 	s, err := results.ReadSummary(dir)
 	if err != nil {
 		return nil, fmt.Errorf("plot: %w", err)
@@ -178,7 +179,7 @@ func loadRun(budget *results.RowBudget, dir, run string, prefix bool) ([]Column,
 	}
 	for _, l := range logs {
 		th := thins[l.col]
-		if _, err := results.EachReaderWakeup(dir, l.reader, func(w record.Wakeup) {
+		if _, err := wakelog.EachReaderWakeup(dir, l.reader, func(w record.Wakeup) {
 			th.add(Wakeup{Seconds: float64(w.DeadlineNs-first) / 1e9, LatencyUs: float64(w.LatencyNs) / 1e3})
 		}); err != nil {
 			return nil, fmt.Errorf("plot: %w", err)

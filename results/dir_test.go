@@ -13,6 +13,7 @@ import (
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/wakelog"
 )
 
 // plantVictim makes a root-only file whose content a run must never touch.
@@ -57,7 +58,7 @@ func TestPlantedSymlinks(t *testing.T) {
 	}
 	// A wakeup log removes what sits under its names first (a link itself,
 	// never its target), then creates its files with O_EXCL.
-	l, err := results.CreateWakeupLog(results.WakeupLogConfig{Dir: d, Base: "wakeups-00-a-r0-rt", ChunkBytes: 4096})
+	l, err := wakelog.Create(wakelog.Config{Dir: d, Base: "wakeups-00-a-r0-rt", ChunkBytes: 4096})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func TestFullDisk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := results.CreateWakeupLog(results.WakeupLogConfig{Dir: d, Base: "w"})
+	l, err := wakelog.Create(wakelog.Config{Dir: d, Base: "w"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +168,7 @@ func TestFullDisk(t *testing.T) {
 	if err != nil || torn != 0 {
 		t.Errorf("intervals after ENOSPC: %d records, torn %d, %v", len(recs), torn, err)
 	}
-	rows, st, err := results.ReadWakeups(disk, []string{"w.csv"})
+	rows, st, err := wakelog.ReadFiles(disk, []string{"w.csv"})
 	if err != nil || st.TornRows != 0 {
 		t.Errorf("wakeup log after ENOSPC: %d rows, %+v, %v", len(rows), st, err)
 	}
@@ -210,7 +211,7 @@ func TestRemoveTemps(t *testing.T) {
 	// A compression in flight leaves its temporary .gz; RemoveTemps
 	// deletes exactly what this Dir created.
 	os.WriteFile(filepath.Join(dir, ".foreign.tmp"), nil, 0o644)
-	l, err := results.CreateWakeupLog(results.WakeupLogConfig{Dir: d, Base: "w", ChunkBytes: 4096, Compress: true})
+	l, err := wakelog.Create(wakelog.Config{Dir: d, Base: "w", ChunkBytes: 4096, Compress: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,8 @@
 //	summary.json           one Summary, version SummaryVersion (versions 1 and 2 still read):
 //	                       Dir.WriteSummary, ReadSummary, DecodeSummary
 //	wakeups-<…>.csv[.gz]   each reader's per-wakeup log, rotated in chunks and capped:
-//	                       WakeupLog (named by WakeupLogBase), ReaderWakeups, ReadWakeups
+//	                       named by WakeupLogBase, listed by Reader.WakeupLog, written
+//	                       and read by package results/wakelog
 //	intervals.jsonl        one Interval per reader and interval (soak runs): Dir.CreateJSONL, ReadJSONL
 //	spikes.jsonl           one Spike per wakeup above a threshold, capped at SpikesLimit
 //	profile-<variant>.pb.gz, profile-<variant>.folded
@@ -40,14 +41,31 @@
 // in process 0) and its marks, kept in five fields (legacy.go). Version
 // holds the version read.
 //
+// What is here is what more than one package reads or writes; what one
+// reader alone judges lives with it (issue 33, "results as a plain
+// contract"). So the cause of a judged mark (the machine's or the
+// workload's) and the processes it disturbed are verdict's (replace.go:
+// only the gates read them), while MarkKind.Judged, the list of marks a
+// verdict may not rest on, stays with the marks (compare quotes it).
+// Controls (controls.go) stay: the engine fills them, and report, compare
+// and verdict read them. sessions.json (sessions.go) stays whole:
+// only the session library appends to it, but compare and check read it
+// back, and like summary.json it is a file of a results directory whose
+// writer (the claim, the index rewritten by renaming) and reader (its
+// schema and limits) belong together; split, they could drift apart.
+//
 // Profiled trials (the scenario's profile section) are kept apart from
 // the timed ones, in Summary.ProfiledTrials, so that no table mixes
 // histograms measured under the sampler with the timed ones;
 // ProfilerCosts compares the two.
 //
 // Each Reader in summary.json lists its own wakeup log files
-// (Reader.WakeupLog); ReaderWakeups reads exactly those, which is how the
-// report, compare, explain and plot find a reader's wakeups. Columns groups
+// (Reader.WakeupLog); wakelog.EachReaderWakeup reads exactly those, which
+// is how the report, compare, explain and plot find a reader's wakeups.
+// The wakeup logs' format, writer and reader are package results/wakelog:
+// this package keeps only their names (WakeupLogBase, which version 1
+// summaries need to give each reader its logs) and the limit on how many
+// files a summary lists (MaxWakeupLogFiles). Columns groups
 // a summary's readers into the (variant, reader) columns every table shows.
 //
 // The file layer is package results/safeio: every file is read and
@@ -60,9 +78,9 @@
 // it with O_CREAT|O_EXCL|O_NOFOLLOW, mode 0666 less the umask, so a planted
 // symlink is never followed and no other user's file is ever written;
 // whole files are replaced only by renaming a fresh temporary file over
-// them (Dir.WriteFile), which a crash or a full disk cannot tear; JSONL and
-// wakeup-log records are written whole, a failed write cut back to the last
-// whole record.
+// them (Dir.WriteFile), which a crash or a full disk cannot tear; JSONL
+// records (and wakelog's rows) are written whole, a failed write cut back
+// to the last whole record.
 //
 // Numbers: Latency (ns) and TickStats (clock ticks: a TSC tick is not a
 // core cycle; Summary.Clock.TickUnit says what one is) carry count, exact min, mean
@@ -85,11 +103,10 @@
 // an HdrHistogram whose header declares more than MaxHDRCounts counts
 // (safeio's hdrgeometry.go), or naming a wakeup log by a path, are
 // refused with the limit named; gzip streams inflate through Inflate
-// (MaxWakeupChunkBytes, MaxProfileInflatedBytes, MaxInflateRatio); wakeup
-// rows are bounded per reader (MaxWakeupRows) and per command
-// (RowBudget), streamed to the commands (EachReaderWakeup) rather than
-// held, and a wakeup-log file may be listed once in a summary; wakeup-log
-// and JSONL lines and records are bounded too.
+// (MaxProfileInflatedBytes, MaxInflateRatio; wakelog.MaxChunkBytes); a
+// wakeup-log file may be listed once in a summary (wakelog bounds the
+// rows read, per reader and per command); JSONL lines and records are
+// bounded too.
 //
 // Writing outside a results directory (plot's image) goes through
 // safeio.WriteOutputFile, and every output path through CheckOutPath

@@ -1,13 +1,9 @@
 package results_test
 
 import (
-	"bytes"
-	"compress/gzip"
 	"os"
-	"path/filepath"
 	"testing"
 
-	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
 )
 
@@ -52,59 +48,6 @@ func FuzzDecodeSummary(f *testing.F) {
 			}
 			results.MergeLatency(ls...)
 			results.MergeTickStats(ts...)
-		}
-	})
-}
-
-// FuzzParseWakeupLog feeds arbitrary bytes, plain and gzipped, to the
-// wakeup-log reader: it must never panic, and every row it returns must
-// format back to a line it reads again identically.
-func FuzzParseWakeupLog(f *testing.F) {
-	f.Add([]byte(results.WakeupLogHeader+"\n1,2,3,4,5,6,7,8,9,10\n"), false, true)
-	f.Add([]byte(results.WakeupLogHeaderV1+"\n7,1000,-2345,712000,225,675,450,1\n8,1"), false, true)
-	if data, err := os.ReadFile(filepath.Join("testdata", "v1", "wakeups-00-recvfrom-r0-rt.csv")); err == nil {
-		f.Add(data, false, false)
-		var b bytes.Buffer
-		zw := gzip.NewWriter(&b)
-		zw.Write(data)
-		zw.Close()
-		f.Add(b.Bytes(), true, false)
-	}
-	f.Fuzz(func(t *testing.T, data []byte, gz, last bool) {
-		var rows []record.Wakeup
-		if _, err := results.ParseWakeupLog(bytes.NewReader(data), "fuzz.csv", gz, last, &rows); err != nil {
-			return
-		}
-		if len(rows) == 0 {
-			return
-		}
-		// Round trip through the writer's format.
-		dir := t.TempDir()
-		d, err := results.OpenDir(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer d.Close()
-		l, err := results.CreateWakeupLog(results.WakeupLogConfig{Dir: d, Base: "w"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range rows {
-			if err := l.Write(&rows[i]); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := l.Close(); err != nil {
-			t.Fatal(err)
-		}
-		back, _, err := results.ReadWakeups(dir, l.Stats().Files)
-		if err != nil || len(back) != len(rows) {
-			t.Fatalf("round trip: %d of %d rows, %v", len(back), len(rows), err)
-		}
-		for i := range rows {
-			if back[i] != rows[i] {
-				t.Fatalf("row %d: %+v, wrote %+v", i, back[i], rows[i])
-			}
 		}
 	})
 }

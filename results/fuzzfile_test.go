@@ -1,8 +1,6 @@
 package results_test
 
 import (
-	"bytes"
-	"compress/gzip"
 	"errors"
 	"os"
 	"path/filepath"
@@ -10,11 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
-	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/results/safeio"
+	"github.com/rtload/rtload/results/wakelog"
 )
 
 // The file layer under fuzzing (issue 23): what sits at a name a reader
@@ -27,7 +23,7 @@ import (
 // refused with ErrRefusedFile (a missing one with fs.ErrNotExist).
 func FuzzResultsFile(f *testing.F) {
 	f.Add(uint8(0), uint8(0), []byte(`{"version":2}`))
-	f.Add(uint8(1), uint8(1), []byte(results.WakeupLogHeader+"\n1,2,3,4,5,6,7,8,9,10\n"))
+	f.Add(uint8(1), uint8(1), []byte(wakelog.Header+"\n1,2,3,4,5,6,7,8,9,10\n"))
 	f.Add(uint8(2), uint8(2), []byte{0x1f, 0x8b, 8, 0})
 	f.Add(uint8(3), uint8(3), []byte(`{"reader":"rt"}`+"\n"))
 	f.Add(uint8(4), uint8(0), []byte(nil))
@@ -67,68 +63,6 @@ func FuzzResultsFile(f *testing.F) {
 		}
 		if !regular && kind%5 != 4 && !errors.Is(err, safeio.ErrRefusedFile) {
 			t.Fatalf("%s as kind %d: err = %v, want ErrRefusedFile", r.file, kind%5, err)
-		}
-	})
-}
-
-// gzipSplit compresses content as one gzip member per piece, cut at the
-// offsets cuts gives (each byte an offset modulo the length).
-func gzipSplit(content, cuts []byte) []byte {
-	var out bytes.Buffer
-	start := 0
-	for i := 0; i <= len(cuts); i++ {
-		end := len(content)
-		if i < len(cuts) && len(content) > 0 {
-			end = max(start, int(cuts[i])*len(content)/256)
-		}
-		zw := gzip.NewWriter(&out)
-		zw.Write(content[start:end])
-		zw.Close()
-		start = end
-	}
-	return out.Bytes()
-}
-
-// FuzzGzipMembers: a wakeup log compressed in any number of gzip members
-// (a multi-member file reads as one stream) gives exactly the rows, torn
-// count and error presence of the plain log, and Inflate never hands out
-// more than its limit of arbitrary input.
-func FuzzGzipMembers(f *testing.F) {
-	f.Add([]byte(results.WakeupLogHeader+"\n1,2,3,4,5,6,7,8,9,10\n2,3,4,5,6,7,8,9,10,11\n"), []byte{128}, true)
-	f.Add([]byte(results.WakeupLogHeader+"\n1,2,3,4,5,6,7,8,9,10\n2,3"), []byte{10, 200, 250}, false)
-	f.Fuzz(func(t *testing.T, content, cuts []byte, last bool) {
-		if len(cuts) > 16 {
-			cuts = cuts[:16]
-		}
-		var plain, zipped []record.Wakeup
-		tornP, errP := results.ParseWakeupLog(bytes.NewReader(content), "w.csv", false, last, &plain)
-		tornZ, errZ := results.ParseWakeupLog(bytes.NewReader(gzipSplit(content, cuts)), "w.csv.gz", true, last, &zipped)
-		if (errP == nil) != (errZ == nil) || tornP != tornZ {
-			t.Fatalf("plain: torn %d err %v; gzip members: torn %d err %v", tornP, errP, tornZ, errZ)
-		}
-		if errP == nil {
-			if diff := cmp.Diff(plain, zipped); diff != "" {
-				t.Fatalf("rows differ (-plain +gzip):\n%s", diff)
-			}
-		}
-		// Arbitrary bytes as a gzip stream: bounded, never a panic.
-		const limit = 1 << 16
-		zr, err := safeio.Inflate(bytes.NewReader(content), "x.gz", limit)
-		if err != nil {
-			return
-		}
-		defer zr.Close()
-		var n int64
-		buf := make([]byte, 4096)
-		for {
-			k, err := zr.Read(buf)
-			n += int64(k)
-			if n > limit+1 {
-				t.Fatalf("Inflate handed out %d bytes, limit %d", n, limit)
-			}
-			if err != nil {
-				break
-			}
 		}
 	})
 }

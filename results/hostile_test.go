@@ -18,6 +18,7 @@ import (
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/results/safeio"
+	"github.com/rtload/rtload/results/wakelog"
 )
 
 // Results from elsewhere (issue 23): every reader refuses a link or a
@@ -58,10 +59,10 @@ var readers = []struct {
 		return err
 	}},
 	{"w.csv", func(dir string) error {
-		_, _, err := results.ReaderWakeups(dir, results.Reader{WakeupLog: []string{"w.csv"}})
+		_, _, err := wakelog.ReaderWakeups(dir, results.Reader{WakeupLog: []string{"w.csv"}})
 		return err
 	}},
-	{"w.csv", func(dir string) error { _, _, err := results.ReadWakeups(dir, []string{"w.csv"}); return err }},
+	{"w.csv", func(dir string) error { _, _, err := wakelog.ReadFiles(dir, []string{"w.csv"}); return err }},
 	{"p.pb.gz", func(dir string) error { _, err := results.ReadProfileFile(dir, "p.pb.gz"); return err }},
 	{results.SpikesFile, func(dir string) error {
 		_, _, err := results.ReadJSONL[results.Spike](filepath.Join(dir, results.SpikesFile))
@@ -148,7 +149,7 @@ func TestReadersRefuseLinksAndFIFOs(t *testing.T) {
 // wakeupRows is n valid wakeup-log rows after the header.
 func wakeupRows(n int) []byte {
 	var b bytes.Buffer
-	b.WriteString(results.WakeupLogHeader + "\n")
+	b.WriteString(wakelog.Header + "\n")
 	for i := range n {
 		fmt.Fprintf(&b, "%d,%d,4500,9000,450,900,450,0,1,0\n", i, 1764612345678901234+int64(i)*10_000_000)
 	}
@@ -191,7 +192,7 @@ func TestWakeupGzipBomb(t *testing.T) {
 		{"one member", func() []byte {
 			var b bytes.Buffer
 			zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
-			zw.Write([]byte(results.WakeupLogHeader + "\n"))
+			zw.Write([]byte(wakelog.Header + "\n"))
 			row := bytes.Repeat([]byte("1,1764612345678901234,4500,9000,450,900,450,0,1,0\n"), 1<<14)
 			for range (80 << 20) / len(row) {
 				zw.Write(row)
@@ -204,15 +205,15 @@ func TestWakeupGzipBomb(t *testing.T) {
 		// gzip members (one stream to a reader).
 		{"1 GiB in members", func() []byte {
 			mib := bytes.Repeat([]byte("1,1764612345678901234,4500,9000,450,900,450,0,1,0\n"), (1<<20)/51)
-			return append(gzipMembers(t, []byte(results.WakeupLogHeader+"\n"), 1), gzipMembers(t, mib, 1024)...)
+			return append(gzipMembers(t, []byte(wakelog.Header+"\n"), 1), gzipMembers(t, mib, 1024)...)
 		}},
 		// Rows that compress as real ones do (10×), past the 64 MiB a
 		// chunk may inflate to: refused at the bound.
 		{"70 MiB of real rows", func() []byte {
-			rows := wakeupRows(20_000)[len(results.WakeupLogHeader)+1:]
+			rows := wakeupRows(20_000)[len(wakelog.Header)+1:]
 			mib := bytes.Repeat(rows, (1<<20)/len(rows)+1)[:1<<20]
 			mib = mib[:bytes.LastIndexByte(mib, '\n')+1]
-			return append(gzipMembers(t, []byte(results.WakeupLogHeader+"\n"), 1), gzipMembers(t, mib, 70)...)
+			return append(gzipMembers(t, []byte(wakelog.Header+"\n"), 1), gzipMembers(t, mib, 70)...)
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -222,7 +223,7 @@ func TestWakeupGzipBomb(t *testing.T) {
 				t.Fatal(err)
 			}
 			var err error
-			alloc := allocated(func() { _, _, err = results.ReadWakeups(dir, []string{"w.csv.gz"}) })
+			alloc := allocated(func() { _, _, err = wakelog.ReadFiles(dir, []string{"w.csv.gz"}) })
 			if !errors.Is(err, safeio.ErrInflateLimit) {
 				t.Fatalf("err = %v, want ErrInflateLimit", err)
 			}
@@ -237,7 +238,7 @@ func TestWakeupGzipBomb(t *testing.T) {
 			t.Logf("%d bytes on disk refused: %v; %d MiB allocated", len(data), err, alloc>>20)
 		})
 	}
-	// A chunk rtload writes (≤ MaxWakeupChunkBytes, compressed as the
+	// A chunk rtload writes (≤ wakelog.MaxChunkBytes, compressed as the
 	// writer does) still reads.
 	dir := t.TempDir()
 	var b bytes.Buffer
@@ -245,7 +246,7 @@ func TestWakeupGzipBomb(t *testing.T) {
 	zw.Write(wakeupRows(100_000))
 	zw.Close()
 	os.WriteFile(filepath.Join(dir, "w.csv.gz"), b.Bytes(), 0o644)
-	if rows, _, err := results.ReadWakeups(dir, []string{"w.csv.gz"}); err != nil || len(rows) != 100_000 {
+	if rows, _, err := wakelog.ReadFiles(dir, []string{"w.csv.gz"}); err != nil || len(rows) != 100_000 {
 		t.Errorf("a real chunk: %d rows, %v", len(rows), err)
 	}
 }

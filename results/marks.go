@@ -204,3 +204,11 @@ func (t *Trial) Name() string {
 	}
 	return "trial " + strconv.Itoa(t.Index+1) + " (" + v + ", round " + strconv.Itoa(t.Round+1) + ")"
 }
+
+// Judged reports whether a trial mark of kind k makes a trial not the
+// trial asked for in a verdict's eyes: MarkInvalid, MarkEmpty,
+// MarkStarved, MarkShared and MarkTraffic (compare.TrialMarkKinds quotes
+// them). MarkRtload is reported, never judged.
+func (k MarkKind) Judged() bool {
+	return k == MarkInvalid || k == MarkEmpty || k == MarkStarved || k == MarkShared || k == MarkTraffic
+}

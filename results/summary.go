@@ -122,7 +122,7 @@ type Trial struct {
 	// and text, in the order found; empty for a trial as asked. compare's
 	// verdicts touching an invalid trial (Valid) are undecided. `rtload
 	// check` leaves out a process whose invalid, empty, starved or traffic
-	// mark is the machine's (Trial.Cause) and runs a fresh one in its
+	// mark is the machine's (verdict's markCause) and runs a fresh one in its
 	// place, and cannot judge a run with one of the workload's own (exit
 	// 125). Summary.Marks gathers them with the run's.
 	// Version 2 kept them in the fields invalid, process_marks,
@@ -238,7 +238,7 @@ type Reader struct {
 	Intervals int `json:"intervals,omitempty"`
 	// WakeupLog names this reader's per-wakeup log files in this trial,
 	// relative to the results directory, oldest first (chunks in order;
-	// the open chunk of a checkpoint last, plain). ReaderWakeups reads
+	// the open chunk of a checkpoint last, plain). wakelog.ReaderWakeups reads
 	// them. Empty when the run wrote no per-wakeup log.
 	WakeupLog []string `json:"wakeup_log,omitempty"`
 	// WakeupLogRows and WakeupLogDropped: rows written to the per-wakeup
@@ -379,6 +379,16 @@ type MachineWindow struct {
 type Counter struct {
 	Name  string `json:"name"`
 	Value uint64 `json:"value"`
+}
+
+// Counter is the value of r's counter name (Counters), ok when counted.
+func (r *Reader) Counter(name string) (uint64, bool) {
+	for _, c := range r.Counters {
+		if c.Name == name {
+			return c.Value, true
+		}
+	}
+	return 0, false
 }
 
 // PerCallClass holds the per-call histograms (clock ticks, same layout as

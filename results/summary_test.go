@@ -17,6 +17,7 @@ import (
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/results/safeio"
+	"github.com/rtload/rtload/results/wakelog"
 )
 
 func TestSummaryRoundTrip(t *testing.T) {
@@ -140,7 +141,7 @@ func TestReadV1(t *testing.T) {
 		if diff := cmp.Diff([]string{want}, r.WakeupLog); diff != "" {
 			t.Errorf("reader %s: logs (-want +got):\n%s", r.Name, diff)
 		}
-		rows, st, err := results.ReaderWakeups("testdata/v1", r)
+		rows, st, err := wakelog.ReaderWakeups("testdata/v1", r)
 		if err != nil || len(rows) != 100 || st.Files != 1 {
 			t.Errorf("reader %s: %d rows, %+v, %v", r.Name, len(rows), st, err)
 		}

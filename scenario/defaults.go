@@ -34,7 +34,7 @@ const (
 	defaultSoakInterval = Duration(10 * time.Second)
 	defaultSoakLogChunk = Size(16 << 20)
 	// MaxLogChunk is the largest log_chunk: what a reader of results lets
-	// one compressed chunk inflate to (results.MaxWakeupChunkBytes; a test
+	// one compressed chunk inflate to (results/wakelog.MaxChunkBytes; a test
 	// in engine holds them equal), so that rtload reads back every chunk
 	// it wrote.
 	MaxLogChunk = Size(64 << 20)

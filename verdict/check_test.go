@@ -60,7 +60,7 @@ func starved(s *results.Summary, i int) *results.Summary {
 }
 
 // selfStarved marks trial i of s starved by its reader's own work: the
-// reader overran 50 of its 100 ticks (results.SelfOverrunShare).
+// reader overran 50 of its 100 ticks (SelfOverrunShare).
 func selfStarved(s *results.Summary, i int) *results.Summary {
 	s.Trials[i].Readers[0].Wakeups, s.Trials[i].Readers[0].Overruns = 100, 50
 	return starved(s, i)
@@ -434,7 +434,7 @@ func TestCheckReplacedReport(t *testing.T) {
 	if err := json.Unmarshal(b.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
-	want := &Dropped{Processes: 6, MaxDropped: 2, Disturbed: []results.Disturbance{{Process: 2, Cause: results.CauseMachine, Why: "reader rt runnable but off CPU 1 for 66ms (starved)"}}}
+	want := &Dropped{Processes: 6, MaxDropped: 2, Disturbed: []Disturbance{{Process: 2, Cause: CauseMachine, Why: "reader rt runnable but off CPU 1 for 66ms (starved)"}}}
 	if diff := cmp.Diff(want, got.Replaced); diff != "" || got.Sequential.Ran != 6 || got.Sequential.Processes != 5 {
 		t.Errorf("replaced (-want +got):\n%s\nsequential %+v", diff, got.Sequential)
 	}

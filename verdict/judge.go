@@ -194,7 +194,7 @@ func unjudgeable(label string, s *results.Summary) []string {
 
 // workloadNote says, for trial t's marks of kind k (MarkInvalid standing
 // for MarkEmpty too, as compare.TrialMarkKinds has it), that one is the
-// workload's own (results.Trial.Cause), so that no fresh process replaces
+// workload's own (markCause), so that no fresh process replaces
 // it: " (the workload's own: reader rt ran 97% of its window itself; a
 // fresh process would repeat it)"; "" when every one is the machine's.
 func workloadNote(t *results.Trial, k results.MarkKind) string {
@@ -202,7 +202,7 @@ func workloadNote(t *results.Trial, k results.MarkKind) string {
 		if m.Kind != k && (k != results.MarkInvalid || m.Kind != results.MarkEmpty) {
 			continue
 		}
-		if c, why := t.Cause(m); c == results.CauseWorkload {
+		if c, why := markCause(t, m); c == CauseWorkload {
 			return " (the workload's own: " + why + "; a fresh process would repeat it, so it is not replaced)"
 		}
 	}

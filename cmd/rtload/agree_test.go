@@ -24,6 +24,7 @@ import (
 	"github.com/rtload/rtload/plot"
 	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/wakelog"
 	"github.com/rtload/rtload/session"
 )
 
@@ -143,7 +144,7 @@ func TestOneNumberPerQuantity(t *testing.T) {
 		if want := fmt.Sprintf("call p99 %d ticks", pc.P99Ticks); !strings.Contains(live.String(), want) {
 			t.Errorf("%s: live line lacks %q", tr.Variant, want)
 		}
-		rows, _, err := results.ReaderWakeups(dir, r)
+		rows, _, err := wakelog.ReaderWakeups(dir, r)
 		if err != nil {
 			t.Fatal(err)
 		}

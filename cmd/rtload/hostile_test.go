@@ -19,6 +19,7 @@ import (
 
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/wakelog"
 	"github.com/rtload/rtload/verdict"
 )
 
@@ -58,7 +59,7 @@ func receivedDir(t *testing.T) string {
 	s.Trials[0].Readers[0].WakeupLog = []string{"w.csv"}
 	s.Profiles = []results.VariantProfile{{Variant: "base", Pprof: "p.pb.gz"}}
 	dir := writeGateDir(t, s)
-	log := results.WakeupLogHeader + "\n0,1764612345678901234,4500,9000,1,2,1,0,1,0\n1,1764612345688901234,4700,9000,1,2,1,0,1,0\n"
+	log := wakelog.Header + "\n0,1764612345678901234,4500,9000,1,2,1,0,1,0\n1,1764612345688901234,4700,9000,1,2,1,0,1,0\n"
 	if err := os.WriteFile(filepath.Join(dir, "w.csv"), []byte(log), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -445,7 +446,7 @@ func TestReadersBounded(t *testing.T) {
 	s.Profiles = []results.VariantProfile{{Variant: "base", Pprof: "p.pb.gz"}}
 	testutil.WriteSummary(t, dir, s)
 	row := bytes.Repeat([]byte("1,1764612345678901234,4500,9000,450,900,450,0,1,0\n"), (1<<20)/51)
-	os.WriteFile(filepath.Join(dir, "w.csv.gz"), append(gzipOnce(t, []byte(results.WakeupLogHeader+"\n")), bytes.Repeat(gzipOnce(t, row), 1024)...), 0o644)
+	os.WriteFile(filepath.Join(dir, "w.csv.gz"), append(gzipOnce(t, []byte(wakelog.Header+"\n")), bytes.Repeat(gzipOnce(t, row), 1024)...), 0o644)
 	os.WriteFile(filepath.Join(dir, "p.pb.gz"), bytes.Repeat(gzipOnce(t, make([]byte, 1<<20)), 10<<10), 0o644)
 	for _, args := range [][]string{{"compare", dir}, {"explain", dir}, {"plot", dir, "--out", filepath.Join(t.TempDir(), "p.png")}} {
 		r := runFor(t, time.Minute, "", args...)

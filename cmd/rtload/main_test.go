@@ -19,6 +19,7 @@ import (
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/wakelog"
 	"github.com/rtload/rtload/session"
 )
 
@@ -482,7 +483,7 @@ func TestSoakSignals(t *testing.T) {
 			if err != nil || torn != 0 || len(ivs) < 2 {
 				t.Errorf("intervals: %d records, torn %d, %v", len(ivs), torn, err)
 			}
-			rows, st, err := results.ReadWakeupLog(out, "wakeups-00-recvfrom-r0-rt")
+			rows, st, err := wakelog.ReadLog(out, "wakeups-00-recvfrom-r0-rt")
 			if err != nil || uint64(len(rows)) != s.Trials[0].Readers[0].Wakeups || st.TornRows != 0 {
 				t.Errorf("wakeup log: %d rows of %d wakeups, %+v, %v", len(rows), s.Trials[0].Readers[0].Wakeups, st, err)
 			}
@@ -504,7 +505,7 @@ func TestSoakSignals(t *testing.T) {
 		if err != nil || len(ivs) < 2 {
 			t.Errorf("intervals after SIGKILL: %d, %v", len(ivs), err)
 		}
-		if _, _, err := results.ReadWakeupLog(out, "wakeups-00-recvfrom-r0-rt"); err != nil {
+		if _, _, err := wakelog.ReadLog(out, "wakeups-00-recvfrom-r0-rt"); err != nil {
 			t.Errorf("wakeup log after SIGKILL: %v", err)
 		}
 		if r := rtload(t, nil, "compare", out); r.code != 0 || !strings.Contains(r.stdout, "Total:") {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/wakelog"
 	"github.com/rtload/rtload/session"
 )
 
@@ -56,7 +57,7 @@ func TestOutRefused(t *testing.T) {
 	open := t.TempDir()
 	os.Chmod(open, 0o777)
 	killed := t.TempDir()
-	os.WriteFile(filepath.Join(killed, "wakeups-00-recvfrom-r0-rt.0003.csv"), []byte(results.WakeupLogHeader+"\n"), 0o644)
+	os.WriteFile(filepath.Join(killed, "wakeups-00-recvfrom-r0-rt.0003.csv"), []byte(wakelog.Header+"\n"), 0o644)
 	planted := t.TempDir()
 	plant(planted)
 	ot := t.TempDir()

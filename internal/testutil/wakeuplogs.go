@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/wakelog"
 )
 
 // LongLogDir writes SeedSummary into dir with a per-wakeup log of rows
@@ -24,7 +25,7 @@ func LongLogDir(t testing.TB, dir string, rows, spikeAt int, spikeNs int64) *res
 	}
 	zw, _ := gzip.NewWriterLevel(f, gzip.BestSpeed)
 	bw := bufio.NewWriterSize(zw, 64<<10)
-	bw.WriteString(results.WakeupLogHeader + "\n")
+	bw.WriteString(wakelog.Header + "\n")
 	var b []byte
 	for k := range rows {
 		lat := int64(5000 + k%7)

@@ -15,7 +15,7 @@ import (
 // through Inflate, which stops with ErrInflateLimit as soon as either
 // bound is passed:
 //   - more than max bytes inflated (what the writer ever puts in one file:
-//     MaxWakeupChunkBytes, MaxProfileInflatedBytes);
+//     wakelog.MaxChunkBytes, results.MaxProfileInflatedBytes);
 //   - more than MaxInflateRatio times the compressed bytes read so far,
 //     once past inflateRatioFloor. The data rtload writes compresses far
 //     less: wakeup-log rows 4–5× (measured on 200,000 rows of a loaded and

@@ -47,6 +47,7 @@ import (
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/wakelog"
 	"github.com/rtload/rtload/stats"
 )
 
@@ -363,7 +364,7 @@ func (c *config) switchCost(dir string, b time.Duration) (string, error) {
 		if t.Interleave == nil || len(t.Readers) == 0 {
 			continue
 		}
-		rows, _, err := results.ReaderWakeups(filepath.Join(dir, name), t.Readers[0])
+		rows, _, err := wakelog.ReaderWakeups(filepath.Join(dir, name), t.Readers[0])
 		if err != nil {
 			return "", err
 		}

@@ -1,17 +1,15 @@
-package results
+package wakelog
 
 import (
 	"bytes"
 	"compress/gzip"
 	"errors"
 	"fmt"
-	"github.com/rtload/rtload/results/safeio"
 	"io"
 	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,14 +18,15 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/rtload/rtload/record"
+	"github.com/rtload/rtload/results"
 )
 
 const wlBase = "wakeups-00-recvfrom-r0-rt"
 
 // testDir opens dir as a results directory for the test.
-func testDir(t testing.TB, dir string) *Dir {
+func testDir(t testing.TB, dir string) *results.Dir {
 	t.Helper()
-	d, err := OpenDir(dir)
+	d, err := results.OpenDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +51,7 @@ func wlRow(i int) record.Wakeup {
 	}
 }
 
-func wlWrite(t *testing.T, l *WakeupLog, from, to int) {
+func wlWrite(t *testing.T, l *Writer, from, to int) {
 	t.Helper()
 	for i := from; i < to; i++ {
 		r := wlRow(i)
@@ -136,7 +135,7 @@ func wlCheckGzipComplete(t *testing.T, dir string, inRotation bool) (n int) {
 func TestWakeupLogRoundTrip(t *testing.T) {
 	const rows = 100_000
 	dir := t.TempDir()
-	l, err := CreateWakeupLog(WakeupLogConfig{Dir: testDir(t, dir), Base: wlBase, ChunkBytes: 64 << 10, Compress: true})
+	l, err := Create(Config{Dir: testDir(t, dir), Base: wlBase, ChunkBytes: 64 << 10, Compress: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,14 +164,14 @@ func TestWakeupLogRoundTrip(t *testing.T) {
 	if n := wlCheckGzipComplete(t, dir, false); n != len(st.Files) {
 		t.Errorf("%d .gz files, Stats lists %d", n, len(st.Files))
 	}
-	files, err := WakeupLogFiles(dir, wlBase)
+	files, err := LogFiles(dir, wlBase)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(st.Files, files); diff != "" {
-		t.Errorf("WakeupLogFiles vs Stats.Files (-stats +files):\n%s", diff)
+		t.Errorf("LogFiles vs Stats.Files (-stats +files):\n%s", diff)
 	}
-	got, rst, err := ReadWakeupLog(dir, wlBase)
+	got, rst, err := ReadLog(dir, wlBase)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +191,7 @@ func TestWakeupLogLimit(t *testing.T) {
 		name := map[bool]string{true: "gzip", false: "plain"}[compress]
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			l, err := CreateWakeupLog(WakeupLogConfig{Dir: testDir(t, dir), Base: wlBase, ChunkBytes: chunk, LimitBytes: limit, Compress: compress})
+			l, err := Create(Config{Dir: testDir(t, dir), Base: wlBase, ChunkBytes: chunk, LimitBytes: limit, Compress: compress})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -259,7 +258,7 @@ func TestWakeupLogLimit(t *testing.T) {
 			if got := wlDirBytes(t, dir); st.BytesOnDisk != got {
 				t.Errorf("BytesOnDisk %d, files total %d", st.BytesOnDisk, got)
 			}
-			got, rst, err := ReadWakeupLog(dir, wlBase)
+			got, rst, err := ReadLog(dir, wlBase)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -279,7 +278,7 @@ func TestWakeupLogLimit(t *testing.T) {
 
 func TestWakeupLogUnchunkedMatchesFormat(t *testing.T) {
 	dir := t.TempDir()
-	l, err := CreateWakeupLog(WakeupLogConfig{Dir: testDir(t, dir), Base: wlBase})
+	l, err := Create(Config{Dir: testDir(t, dir), Base: wlBase})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +300,7 @@ func TestWakeupLogUnchunkedMatchesFormat(t *testing.T) {
 	}
 	// The CSV as the format defines it, written here independently.
 	var want []byte
-	want = append(want, WakeupLogHeader+"\n"...)
+	want = append(want, Header+"\n"...)
 	for _, r := range rows {
 		want = fmt.Appendf(want, "%d,%d,%d,%d,%d,%d,%d,%d,%d,%d\n", r.Tick, r.DeadlineNs, r.LatencyNs, r.DrainNs,
 			r.Messages, r.Calls, r.EAGAIN, r.Missed, r.VolCS, r.InvolCS)
@@ -323,7 +322,7 @@ func TestWakeupLogUnchunkedMatchesFormat(t *testing.T) {
 		t.Errorf("BytesOnDisk %d, file %d bytes", st.BytesOnDisk, len(got))
 	}
 	for _, base := range []string{wlBase, wlBase + ".csv", "old.csv"} {
-		read, rst, err := ReadWakeupLog(dir, base)
+		read, rst, err := ReadLog(dir, base)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -334,8 +333,8 @@ func TestWakeupLogUnchunkedMatchesFormat(t *testing.T) {
 			t.Errorf("%s: rows (-want +got):\n%s", base, diff)
 		}
 	}
-	// A path in base, today's layout: ReadWakeupLog("", "<dir>/old.csv").
-	if _, _, err := ReadWakeupLog("", filepath.Join(dir, "old.csv")); err != nil {
+	// A path in base, today's layout: ReadLog("", "<dir>/old.csv").
+	if _, _, err := ReadLog("", filepath.Join(dir, "old.csv")); err != nil {
 		t.Errorf("plain file path: %v", err)
 	}
 }
@@ -346,17 +345,17 @@ func TestWakeupLogKilled(t *testing.T) {
 	const rows = 10_000
 	for _, tc := range []struct {
 		name string
-		cfg  WakeupLogConfig
+		cfg  Config
 	}{
-		{"chunked gzip", WakeupLogConfig{ChunkBytes: 64 << 10, Compress: true}},
-		{"chunked plain", WakeupLogConfig{ChunkBytes: 64 << 10}},
-		{"unchunked", WakeupLogConfig{}},
+		{"chunked gzip", Config{ChunkBytes: 64 << 10, Compress: true}},
+		{"chunked plain", Config{ChunkBytes: 64 << 10}},
+		{"unchunked", Config{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			cfg := tc.cfg
 			cfg.Dir, cfg.Base = testDir(t, dir), wlBase
-			l, err := CreateWakeupLog(cfg)
+			l, err := Create(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -365,7 +364,7 @@ func TestWakeupLogKilled(t *testing.T) {
 			if err := l.Sync(); err != nil {
 				t.Fatal(err)
 			}
-			files, err := WakeupLogFiles(dir, wlBase)
+			files, err := LogFiles(dir, wlBase)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -379,12 +378,12 @@ func TestWakeupLogKilled(t *testing.T) {
 				}
 			}
 			if diff := cmp.Diff(l.Stats().Files, files); diff != "" {
-				t.Errorf("Stats.Files vs WakeupLogFiles (-stats +files):\n%s", diff)
+				t.Errorf("Stats.Files vs LogFiles (-stats +files):\n%s", diff)
 			}
 			if got, st := wlDirBytes(t, dir), l.Stats(); got != st.BytesOnDisk {
 				t.Errorf("after Sync: %d bytes on disk, Stats %d", got, st.BytesOnDisk)
 			}
-			got, rst, err := ReadWakeupLog(dir, wlBase)
+			got, rst, err := ReadLog(dir, wlBase)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -400,21 +399,21 @@ func TestWakeupLogTornTail(t *testing.T) {
 	const rows = 10_000
 	for _, tc := range []struct {
 		name string
-		cfg  WakeupLogConfig
+		cfg  Config
 		tail string
 	}{
-		{"chunked half row", WakeupLogConfig{ChunkBytes: 64 << 10, Compress: true}, "10000,1000100000"},
+		{"chunked half row", Config{ChunkBytes: 64 << 10, Compress: true}, "10000,1000100000"},
 		// A whole-looking row without its newline may be cut inside a number.
-		{"chunked row without newline", WakeupLogConfig{ChunkBytes: 64 << 10, Compress: true}, "10000,1,2,3,4,5,6,7"},
-		{"unchunked half row", WakeupLogConfig{}, "10000,"},
+		{"chunked row without newline", Config{ChunkBytes: 64 << 10, Compress: true}, "10000,1,2,3,4,5,6,7"},
+		{"unchunked half row", Config{}, "10000,"},
 		// Power loss can leave the tail zero-filled, longer than a buffer.
-		{"zero-filled tail", WakeupLogConfig{ChunkBytes: 64 << 10}, strings.Repeat("\x00", 100<<10)},
+		{"zero-filled tail", Config{ChunkBytes: 64 << 10}, strings.Repeat("\x00", 100<<10)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			cfg := tc.cfg
 			cfg.Dir, cfg.Base = testDir(t, dir), wlBase
-			l, err := CreateWakeupLog(cfg)
+			l, err := Create(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -435,7 +434,7 @@ func TestWakeupLogTornTail(t *testing.T) {
 			if err := f.Close(); err != nil {
 				t.Fatal(err)
 			}
-			got, rst, err := ReadWakeupLog(dir, wlBase)
+			got, rst, err := ReadLog(dir, wlBase)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -469,7 +468,7 @@ func TestWakeupLogDamagedMiddle(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			l, err := CreateWakeupLog(WakeupLogConfig{Dir: testDir(t, dir), Base: wlBase, ChunkBytes: 4 << 10, Compress: tc.compress})
+			l, err := Create(Config{Dir: testDir(t, dir), Base: wlBase, ChunkBytes: 4 << 10, Compress: tc.compress})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -485,7 +484,7 @@ func TestWakeupLogDamagedMiddle(t *testing.T) {
 			data := wlReadChunk(t, path)
 			damaged := tc.damage(data)
 			wlWriteChunk(t, path, damaged)
-			_, _, err = ReadWakeupLog(dir, wlBase)
+			_, _, err = ReadLog(dir, wlBase)
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -545,7 +544,7 @@ func wlWriteChunk(t *testing.T, path string, text []byte) {
 // next Create.
 func TestWakeupLogCompressionCrash(t *testing.T) {
 	dir := t.TempDir()
-	l, err := CreateWakeupLog(WakeupLogConfig{Dir: testDir(t, dir), Base: wlBase, ChunkBytes: 8 << 10, Compress: true})
+	l, err := Create(Config{Dir: testDir(t, dir), Base: wlBase, ChunkBytes: 8 << 10, Compress: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -561,13 +560,13 @@ func TestWakeupLogCompressionCrash(t *testing.T) {
 		if _, err := os.Stat(final); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("before rename, %s: %v, want not exist", final, err)
 		}
-		files, err := WakeupLogFiles(dir, wlBase)
+		files, err := LogFiles(dir, wlBase)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, f := range files {
 			if strings.HasSuffix(f, ".tmp") {
-				t.Errorf("WakeupLogFiles lists temporary %s", f)
+				t.Errorf("LogFiles lists temporary %s", f)
 			}
 		}
 		wlCheckGzipComplete(t, dir, true)
@@ -592,14 +591,14 @@ func TestWakeupLogCompressionCrash(t *testing.T) {
 	if err := os.WriteFile(tmp, []byte{0x1f, 0x8b, 8}, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	got, err := WakeupLogFiles(dir, wlBase)
+	got, err := LogFiles(dir, wlBase)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(files, got); diff != "" {
 		t.Errorf("with leftovers, files (-want +got):\n%s", diff)
 	}
-	rows, _, err := ReadWakeupLog(dir, wlBase)
+	rows, _, err := ReadLog(dir, wlBase)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -615,12 +614,12 @@ func TestWakeupLogCompressionCrash(t *testing.T) {
 	if err := os.WriteFile(gz2, data[:len(data)/2], 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := ReadWakeupLog(dir, wlBase); err == nil || !strings.Contains(err.Error(), gz2) {
+	if _, _, err := ReadLog(dir, wlBase); err == nil || !strings.Contains(err.Error(), gz2) {
 		t.Errorf("truncated .gz: error %v, want it to name %s", err, gz2)
 	}
 
 	// The next Create starts clean.
-	l2, err := CreateWakeupLog(WakeupLogConfig{Dir: testDir(t, dir), Base: wlBase, ChunkBytes: 8 << 10, Compress: true})
+	l2, err := Create(Config{Dir: testDir(t, dir), Base: wlBase, ChunkBytes: 8 << 10, Compress: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -636,15 +635,15 @@ func TestWakeupLogCompressionCrash(t *testing.T) {
 func TestWakeupLogWriteAllocs(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		cfg  WakeupLogConfig
+		cfg  Config
 	}{
-		{"unchunked", WakeupLogConfig{}},
-		{"chunked", WakeupLogConfig{ChunkBytes: 1 << 20, LimitBytes: 4 << 20, Compress: true}},
+		{"unchunked", Config{}},
+		{"chunked", Config{ChunkBytes: 1 << 20, LimitBytes: 4 << 20, Compress: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tc.cfg
 			cfg.Dir, cfg.Base = testDir(t, t.TempDir()), wlBase
-			l, err := CreateWakeupLog(cfg)
+			l, err := Create(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -668,7 +667,7 @@ func TestWakeupLogWriteAllocs(t *testing.T) {
 
 func TestWakeupLogClose(t *testing.T) {
 	dir := t.TempDir()
-	l, err := CreateWakeupLog(WakeupLogConfig{Dir: testDir(t, dir), Base: wlBase, ChunkBytes: 4 << 10, Compress: true})
+	l, err := Create(Config{Dir: testDir(t, dir), Base: wlBase, ChunkBytes: 4 << 10, Compress: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -690,7 +689,7 @@ func TestWakeupLogClose(t *testing.T) {
 	if err := l.Sync(); !errors.Is(err, os.ErrClosed) {
 		t.Errorf("Sync after Close: %v, want os.ErrClosed", err)
 	}
-	got, _, err := ReadWakeupLog(dir, wlBase)
+	got, _, err := ReadLog(dir, wlBase)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -701,26 +700,26 @@ func TestWakeupLogConfigErrors(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		name    string
-		cfg     WakeupLogConfig
+		cfg     Config
 		wantErr string
 	}{
-		{"no base", WakeupLogConfig{Dir: testDir(t, dir)}, "base is empty"},
-		{"base is a path", WakeupLogConfig{Dir: testDir(t, dir), Base: "a/b"}, `base "a/b" is not a file name`},
-		{"negative chunk", WakeupLogConfig{Dir: testDir(t, dir), Base: "b", ChunkBytes: -1}, "chunk bytes -1 is negative"},
-		{"tiny chunk", WakeupLogConfig{Dir: testDir(t, dir), Base: "b", ChunkBytes: 100}, "chunk bytes 100 below the minimum 1024"},
-		{"negative limit", WakeupLogConfig{Dir: testDir(t, dir), Base: "b", ChunkBytes: 4096, LimitBytes: -1}, "limit bytes -1 is negative"},
+		{"no base", Config{Dir: testDir(t, dir)}, "base is empty"},
+		{"base is a path", Config{Dir: testDir(t, dir), Base: "a/b"}, `base "a/b" is not a file name`},
+		{"negative chunk", Config{Dir: testDir(t, dir), Base: "b", ChunkBytes: -1}, "chunk bytes -1 is negative"},
+		{"tiny chunk", Config{Dir: testDir(t, dir), Base: "b", ChunkBytes: 100}, "chunk bytes 100 below the minimum 1024"},
+		{"negative limit", Config{Dir: testDir(t, dir), Base: "b", ChunkBytes: 4096, LimitBytes: -1}, "limit bytes -1 is negative"},
 		// Without rotation nothing can be deleted to honour a cap.
-		{"limit without chunks", WakeupLogConfig{Dir: testDir(t, dir), Base: "b", LimitBytes: 1 << 20}, "needs chunk bytes > 0"},
-		{"limit below chunk", WakeupLogConfig{Dir: testDir(t, dir), Base: "b", ChunkBytes: 8192, LimitBytes: 4096}, "limit bytes 4096 below chunk bytes 8192"},
+		{"limit without chunks", Config{Dir: testDir(t, dir), Base: "b", LimitBytes: 1 << 20}, "needs chunk bytes > 0"},
+		{"limit below chunk", Config{Dir: testDir(t, dir), Base: "b", ChunkBytes: 8192, LimitBytes: 4096}, "limit bytes 4096 below chunk bytes 8192"},
 		// ChunkBytes 0 promises today's plain <base>.csv.
-		{"compress without chunks", WakeupLogConfig{Dir: testDir(t, dir), Base: "b", Compress: true}, "compress needs chunk bytes > 0"},
+		{"compress without chunks", Config{Dir: testDir(t, dir), Base: "b", Compress: true}, "compress needs chunk bytes > 0"},
 		// Every problem is listed, not only the first.
-		{"all at once", WakeupLogConfig{Dir: testDir(t, dir), ChunkBytes: -1, LimitBytes: -1, Compress: false}, "base is empty\nchunk bytes -1 is negative"},
-		{"no dir", WakeupLogConfig{Base: "b"}, "no results directory"},
+		{"all at once", Config{Dir: testDir(t, dir), ChunkBytes: -1, LimitBytes: -1, Compress: false}, "base is empty\nchunk bytes -1 is negative"},
+		{"no dir", Config{Base: "b"}, "no results directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tc.cfg
-			l, err := CreateWakeupLog(cfg)
+			l, err := Create(cfg)
 			if err == nil {
 				l.Close()
 				t.Fatal("no error")
@@ -729,7 +728,7 @@ func TestWakeupLogConfigErrors(t *testing.T) {
 				t.Errorf("error %q, want it to contain %q", err, tc.wantErr)
 			}
 			if cfg != tc.cfg {
-				t.Errorf("CreateWakeupLog changed its config")
+				t.Errorf("Create changed its config")
 			}
 		})
 	}
@@ -756,7 +755,7 @@ func TestWakeupLogFiles(t *testing.T) {
 			".b.0002.csv.gz.77.tmp", // crash while compressing
 			"b-other.0001.csv", "b.x.csv", "b.0003.txt", "summary.json",
 		)
-		got, err := WakeupLogFiles(dir, "b")
+		got, err := LogFiles(dir, "b")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -764,12 +763,12 @@ func TestWakeupLogFiles(t *testing.T) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
 		}
-		if _, _, err := ReadWakeupLog(dir, "b"); err == nil || !strings.Contains(err.Error(), "chunk 2 missing between b.0001.csv.gz and b.0009.csv.gz") {
+		if _, _, err := ReadLog(dir, "b"); err == nil || !strings.Contains(err.Error(), "chunk 2 missing between b.0001.csv.gz and b.0009.csv.gz") {
 			t.Errorf("gap: error %v", err)
 		}
 	})
 	t.Run("none", func(t *testing.T) {
-		_, err := WakeupLogFiles(t.TempDir(), "b")
+		_, err := LogFiles(t.TempDir(), "b")
 		if !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("error %v, want fs.ErrNotExist", err)
 		}
@@ -777,7 +776,7 @@ func TestWakeupLogFiles(t *testing.T) {
 	t.Run("mixed layouts", func(t *testing.T) {
 		dir := t.TempDir()
 		touch(t, dir, "b.csv", "b.0000.csv")
-		if _, err := WakeupLogFiles(dir, "b"); err == nil || !strings.Contains(err.Error(), "both b.csv and 1 chunks") {
+		if _, err := LogFiles(dir, "b"); err == nil || !strings.Contains(err.Error(), "both b.csv and 1 chunks") {
 			t.Errorf("error %v", err)
 		}
 	})
@@ -787,7 +786,7 @@ func TestWakeupLogFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 		touch(t, dir, "run1/b.0000.csv.gz", "run1/b.0001.csv")
-		got, err := WakeupLogFiles(dir, "run1/b")
+		got, err := LogFiles(dir, "run1/b")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -798,7 +797,7 @@ func TestWakeupLogFiles(t *testing.T) {
 	t.Run("empty newest chunk", func(t *testing.T) {
 		// Killed right after creating a chunk, before its header reached disk.
 		dir := t.TempDir()
-		l, err := CreateWakeupLog(WakeupLogConfig{Dir: testDir(t, dir), Base: "b", ChunkBytes: 4 << 10})
+		l, err := Create(Config{Dir: testDir(t, dir), Base: "b", ChunkBytes: 4 << 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -808,7 +807,7 @@ func TestWakeupLogFiles(t *testing.T) {
 		}
 		n := len(l.Stats().Files)
 		touch(t, dir, wakeupChunkName("b", n))
-		got, st, err := ReadWakeupLog(dir, "b")
+		got, st, err := ReadLog(dir, "b")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -831,40 +830,4 @@ func dirNames(t *testing.T, dir string) []string {
 		names = append(names, e.Name())
 	}
 	return names
-}
-
-// TestJSONLMemoryBudget: ReadJSONL's budget charges each record twice its
-// size and what its line decodes to, and refuses the line that passes it.
-func TestJSONLMemoryBudget(t *testing.T) {
-	typ := reflect.TypeFor[Spike]()
-	rec := 2 * int64(typ.Size())
-	b := &safeio.Bounds{Lists: listLimits, Limit: 10 * rec, What: "any spikes.jsonl rtload writes"}
-	var err error
-	n := 0
-	for n = 1; n <= 20 && err == nil; n++ {
-		err = b.Check([]byte(`{}`), "spikes.jsonl", n, typ, rec)
-	}
-	if want := "spikes.jsonl:11:1: summary: decoding would take more than 0 MiB of memory, more than any spikes.jsonl rtload writes: refused"; err == nil || err.Error() != want {
-		t.Errorf("err %v\nwant %s", err, want)
-	}
-	b = &safeio.Bounds{Lists: listLimits, Limit: 1 << 20}
-	err = b.Check([]byte(`{"reader":"rt","noise":[{"kind":"hackbench","unit":"messages","state":"on"}]}`), "spikes.jsonl", 1, typ, rec)
-	if nv := int64(reflect.TypeFor[NoiseInterval]().Size()); err != nil || b.Used != rec+2+nv+9+8+2 {
-		t.Errorf("charged %d (err %v), want the record %d, 2 bytes of reader, a noise entry %d and its 19 bytes of strings", b.Used, err, rec, nv)
-	}
-}
-
-// TestEachJSONLBounded: EachJSONL holds no record, but checks each line as
-// ReadJSONL does: a noise list past its limit is refused before the line
-// is decoded, and the records before it were given.
-func TestEachJSONLBounded(t *testing.T) {
-	path := filepath.Join(t.TempDir(), SpikesFile)
-	good := `{"trial":0,"reader":"rt","tick":1}` + "\n"
-	bad := `{"trial":0,"reader":"rt","noise":[` + strings.Repeat("{},", 5000) + "{}]}\n"
-	os.WriteFile(path, []byte(good+good+bad), 0o644)
-	n := 0
-	_, err := EachJSONL(path, func(Spike) { n++ })
-	if want := path + ":3:12323: noise: more than 4096 entries, more than the limit of 4096: refused"; err == nil || err.Error() != want || n != 2 {
-		t.Errorf("%d records, err %v, want 2 and %s", n, err, want)
-	}
 }

@@ -1,10 +1,9 @@
-package results
+package wakelog
 
 import (
 	"bufio"
 	"errors"
 	"fmt"
-	"github.com/rtload/rtload/results/safeio"
 	"io"
 	"io/fs"
 	"path/filepath"
@@ -14,6 +13,8 @@ import (
 
 	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/record"
+	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/safeio"
 )
 
 // wakeupLogFile is one file of a log on disk.
@@ -42,7 +43,7 @@ func listWakeupLog(dir, base string) ([]wakeupLogFile, error) {
 			return []wakeupLogFile{{name: base, seq: -1, gz: strings.HasSuffix(b, ".gz")}}, nil
 		}
 	}
-	ents, err := src.Names(MaxDirEntries)
+	ents, err := src.Names(results.MaxDirEntries)
 	if err != nil {
 		return nil, fmt.Errorf("wakeup log %s: %w", filepath.Join(dir, base), err)
 	}
@@ -87,11 +88,11 @@ type ReadStats struct {
 	TornRows int
 }
 
-// ReadWakeupLog reads every chunk of log base in dir in order (plain or
+// ReadLog reads every chunk of log base in dir in order (plain or
 // gzip; see listWakeupLog for what base may name) and returns all rows:
 // the log as it is on disk, also beyond a checkpoint's list of files. To
 // read a reader's wakeups from a results directory, use ReaderWakeups.
-func ReadWakeupLog(dir, base string) ([]record.Wakeup, ReadStats, error) {
+func ReadLog(dir, base string) ([]record.Wakeup, ReadStats, error) {
 	files, err := listWakeupLog(dir, base)
 	if err != nil {
 		return nil, ReadStats{}, err
@@ -106,7 +107,7 @@ func ReadWakeupLog(dir, base string) ([]record.Wakeup, ReadStats, error) {
 	for i, f := range files {
 		names[i] = f.name
 	}
-	return ReadWakeups(dir, names)
+	return ReadFiles(dir, names)
 }
 
 // ReaderWakeups reads reader r's per-wakeup log from the results directory
@@ -114,65 +115,65 @@ func ReadWakeupLog(dir, base string) ([]record.Wakeup, ReadStats, error) {
 // order. A checkpoint may list a chunk as plain that was compressed after
 // it was written: the .gz is read then. No files give no rows and no
 // error. Every file is opened as Source.Open opens it (a link, a FIFO or
-// a device is refused), and the rows read are bounded (see ReadWakeups).
+// a device is refused), and the rows read are bounded (see ReadFiles).
 //
-// It holds every row (WakeupRowBytes each, up to 2.25 times that while
-// the slice grows: about 2 GiB at MaxWakeupRows): for tools and tests.
+// It holds every row (RowBytes each, up to 2.25 times that while
+// the slice grows: about 2 GiB at MaxRows): for tools and tests.
 // The commands that read results stream a log instead (EachReaderWakeup,
 // RowBudget), holding none of it.
-func ReaderWakeups(dir string, r Reader) ([]record.Wakeup, ReadStats, error) {
+func ReaderWakeups(dir string, r results.Reader) ([]record.Wakeup, ReadStats, error) {
 	var out []record.Wakeup
-	st, err := eachReaderWakeup(dir, r, MaxWakeupRows, func(w record.Wakeup) { out = append(out, w) })
+	st, err := eachReaderWakeup(dir, r, MaxRows, func(w record.Wakeup) { out = append(out, w) })
 	if err != nil {
 		return nil, st, err
 	}
 	return out, st, nil
 }
 
-// WakeupRowBytes is the memory of one wakeup row held (record.Wakeup).
-const WakeupRowBytes = int(unsafe.Sizeof(record.Wakeup{}))
+// RowBytes is the memory of one wakeup row held (record.Wakeup).
+const RowBytes = int(unsafe.Sizeof(record.Wakeup{}))
 
 // EachReaderWakeup reads reader r's per-wakeup log as ReaderWakeups does
 // and calls f with each row, in order, holding none: its memory does not
 // grow with the log. The log is read as it is parsed, so f may see rows
 // of a log that then fails (a torn line in a closed chunk, a bad value, a
 // bound passed): on an error, discard what f gathered.
-func EachReaderWakeup(dir string, r Reader, f func(record.Wakeup)) (ReadStats, error) {
-	return eachReaderWakeup(dir, r, MaxWakeupRows, f)
+func EachReaderWakeup(dir string, r results.Reader, f func(record.Wakeup)) (ReadStats, error) {
+	return eachReaderWakeup(dir, r, MaxRows, f)
 }
 
-// MaxWakeupRowsTotal is the most wakeup rows a RowBudget lets one command
+// MaxRowsTotal is the most wakeup rows a RowBudget lets one command
 // read over all readers and results directories: a bound on its time
 // (parsing 32 M rows takes about 3 s of CPU here), not its memory, for the
 // commands stream the rows (explain, compare, report, check) or keep a
 // bounded thinning of them (plot). Each chunk may be listed once in a
 // summary (a name listed twice is refused), so the rows are at most what
 // the directory's files inflate to.
-const MaxWakeupRowsTotal = 1 << 25
+const MaxRowsTotal = 1 << 25
 
 // RowBudget bounds the wakeup rows one command reads, over every reader
-// of every results directory it reads (NewRowBudget: MaxWakeupRowsTotal).
+// of every results directory it reads (NewRowBudget: MaxRowsTotal).
 // Not safe for concurrent use.
 type RowBudget struct{ left int }
 
-// NewRowBudget returns a budget of MaxWakeupRowsTotal rows.
-func NewRowBudget() *RowBudget { return &RowBudget{left: MaxWakeupRowsTotal} }
+// NewRowBudget returns a budget of MaxRowsTotal rows.
+func NewRowBudget() *RowBudget { return &RowBudget{left: MaxRowsTotal} }
 
-// EachReaderWakeup is results.EachReaderWakeup taking the rows read from
+// EachReaderWakeup is EachReaderWakeup taking the rows read from
 // the budget: a log that would pass what is left is refused with an error
 // naming the limit (and takes nothing).
-func (b *RowBudget) EachReaderWakeup(dir string, r Reader, f func(record.Wakeup)) (ReadStats, error) {
+func (b *RowBudget) EachReaderWakeup(dir string, r results.Reader, f func(record.Wakeup)) (ReadStats, error) {
 	if b.left <= 0 {
-		return ReadStats{}, fmt.Errorf("wakeup log of %s not read: %d rows read already, the most one command reads", termsafe.Escape(r.Name), MaxWakeupRowsTotal)
+		return ReadStats{}, fmt.Errorf("wakeup log of %s not read: %d rows read already, the most one command reads", termsafe.Escape(r.Name), MaxRowsTotal)
 	}
-	st, err := eachReaderWakeup(dir, r, min(MaxWakeupRows, b.left), f)
+	st, err := eachReaderWakeup(dir, r, min(MaxRows, b.left), f)
 	if err == nil {
 		b.left -= st.Rows
 	}
 	return st, err
 }
 
-func eachReaderWakeup(dir string, r Reader, maxRows int, f func(record.Wakeup)) (ReadStats, error) {
+func eachReaderWakeup(dir string, r results.Reader, maxRows int, f func(record.Wakeup)) (ReadStats, error) {
 	if len(r.WakeupLog) == 0 {
 		return ReadStats{}, nil
 	}
@@ -199,19 +200,19 @@ type rowSink struct {
 	f      func(record.Wakeup)
 }
 
-// MaxWakeupChunkBytes is the most bytes one gzip-compressed wakeup-log
+// MaxChunkBytes is the most bytes one gzip-compressed wakeup-log
 // chunk may inflate to: the largest log_chunk a scenario may set (the
 // writer rotates before a chunk passes it), so that no .csv.gz rtload
 // wrote is refused.
-const MaxWakeupChunkBytes = 64 << 20
+const MaxChunkBytes = 64 << 20
 
-// MaxWakeupRows is the most rows one reader's wakeup log may hold when
+// MaxRows is the most rows one reader's wakeup log may hold when
 // read back (about 46 hours at 100 Hz): a reader of results refuses a
 // longer log. Held (ReaderWakeups) it is 0.9 GiB of rows; streamed
 // (EachReaderWakeup) it is only time.
-const MaxWakeupRows = 1 << 24
+const MaxRows = 1 << 24
 
-// ReadWakeups reads the wakeup log files (names relative to dir, plain CSV
+// ReadFiles reads the wakeup log files (names relative to dir, plain CSV
 // or gzip by their .gz suffix) in order and returns all rows.
 //
 // A writer killed before Close leaves its open chunk plain and possibly
@@ -224,12 +225,12 @@ const MaxWakeupRows = 1 << 24
 //
 // Bounds: each file is opened as Source.Open opens it (a symlink, FIFO or
 // device is refused with ErrRefusedFile before anything is read); a .gz
-// inflates to at most MaxWakeupChunkBytes and at most MaxInflateRatio
+// inflates to at most MaxChunkBytes and at most MaxInflateRatio
 // times its size (ErrInflateLimit); all files together hold at most
-// MaxWakeupRows rows.
-func ReadWakeups(dir string, files []string) ([]record.Wakeup, ReadStats, error) {
+// MaxRows rows.
+func ReadFiles(dir string, files []string) ([]record.Wakeup, ReadStats, error) {
 	var out []record.Wakeup
-	sink := &rowSink{max: MaxWakeupRows, f: func(w record.Wakeup) { out = append(out, w) }}
+	sink := &rowSink{max: MaxRows, f: func(w record.Wakeup) { out = append(out, w) }}
 	srcs := map[string]*safeio.Source{}
 	defer func() {
 		for _, s := range srcs {
@@ -253,7 +254,7 @@ func ReadWakeups(dir string, files []string) ([]record.Wakeup, ReadStats, error)
 	return out, st, nil
 }
 
-// readWakeups is ReadWakeups with the directory of each file (a name's
+// readWakeups is ReadFiles with the directory of each file (a name's
 // directory part, "" for a plain name) opened by open, each row given to
 // sink.
 func readWakeups(open func(sub string) (*safeio.Source, error), files []string, sink *rowSink) (ReadStats, error) {
@@ -288,7 +289,7 @@ func readWakeupFile(src *safeio.Source, name string, last bool, sink *rowSink) (
 
 func parseWakeupLog(r io.Reader, name string, gz, last bool, sink *rowSink) (torn int, err error) {
 	if gz {
-		zr, err := safeio.Inflate(r, name, MaxWakeupChunkBytes)
+		zr, err := safeio.Inflate(r, name, MaxChunkBytes)
 		if err != nil {
 			return 0, err
 		}
@@ -329,7 +330,7 @@ func parseWakeupLog(r io.Reader, name string, gz, last bool, sink *rowSink) (tor
 			if cols = wakeupHeaderColumns(string(b)); cols == 0 {
 				// The line is not quoted: a file that is not a wakeup
 				// log says nothing of its content.
-				return 0, fmt.Errorf("%s:1: not a wakeup log header (want %q)", name, WakeupLogHeader)
+				return 0, fmt.Errorf("%s:1: not a wakeup log header (want %q)", name, Header)
 			}
 			continue
 		}
@@ -338,13 +339,13 @@ func parseWakeupLog(r io.Reader, name string, gz, last bool, sink *rowSink) (tor
 			return 0, fmt.Errorf("%s:%d: %w", name, line, err)
 		}
 		if sink.n >= sink.max {
-			return 0, fmt.Errorf("%s:%d: more than %d rows, more wakeups than rtload reads back (at most %d for a reader, %d for a command): refused", name, line, sink.max, MaxWakeupRows, MaxWakeupRowsTotal)
+			return 0, fmt.Errorf("%s:%d: more than %d rows, more wakeups than rtload reads back (at most %d for a reader, %d for a command): refused", name, line, sink.max, MaxRows, MaxRowsTotal)
 		}
 		sink.n++
 		sink.f(w)
 	}
 	if line == 0 && !last {
-		return 0, fmt.Errorf("%s: empty, want header %q", name, WakeupLogHeader)
+		return 0, fmt.Errorf("%s: empty, want header %q", name, Header)
 	}
 	return torn, nil
 }
@@ -352,7 +353,7 @@ func parseWakeupLog(r io.Reader, name string, gz, last bool, sink *rowSink) (tor
 var wakeupColumns = [10]string{"tick", "deadline_ns", "latency_ns", "drain_ns", "messages", "calls", "eagain", "missed", "vol_cs", "invol_cs"}
 
 // parseWakeupRow parses one row (without newline) as appendWakeupRow
-// writes it, with cols columns (10, or 8 for WakeupLogHeaderV1 logs). It does not
+// writes it, with cols columns (10, or 8 for HeaderV1 logs). It does not
 // allocate unless it fails.
 func parseWakeupRow(b []byte, cols int) (record.Wakeup, error) {
 	var w record.Wakeup

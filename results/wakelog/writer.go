@@ -1,4 +1,4 @@
-package results
+package wakelog
 
 import (
 	"compress/gzip"
@@ -11,12 +11,13 @@ import (
 	"strings"
 
 	"github.com/rtload/rtload/record"
+	"github.com/rtload/rtload/results"
 )
 
-// WakeupLogMinChunk is the smallest ChunkBytes WakeupLogConfig accepts
+// MinChunk is the smallest ChunkBytes Config accepts
 // (bytes). A chunk always holds the header (83 bytes) and at least one row
 // (at most 150 bytes), so an open chunk never grows past ChunkBytes.
-const WakeupLogMinChunk = 1 << 10
+const MinChunk = 1 << 10
 
 // wakeupLogGzipLevel trades a little ratio for a short rotation: the writer
 // goroutine compresses synchronously while the real-time thread keeps
@@ -24,30 +25,30 @@ const WakeupLogMinChunk = 1 << 10
 // about 2.2×, the default level about 2.4× at several times the CPU.
 const wakeupLogGzipLevel = gzip.BestSpeed
 
-// WakeupLogConfig describes a per-wakeup log split into chunks. The zero
+// Config describes a per-wakeup log split into chunks. The zero
 // value of each size means "off": ChunkBytes 0 writes one plain file
-// <Base>.csv (WakeupLogHeader, then one row per wakeup); LimitBytes 0
+// <Base>.csv (Header, then one row per wakeup); LimitBytes 0
 // keeps every chunk.
 //
 // On disk, chunk n of a log is <Base>.<nnnn>.csv while open and
 // <Base>.<nnnn>.csv.gz once closed and compressed (n from 0, at least four
-// digits). Every chunk starts with WakeupLogHeader, so each reads alone.
-type WakeupLogConfig struct {
-	Dir  *Dir   // results directory
-	Base string // file name base, e.g. "wakeups-00-recvfrom-r0-rt" (WakeupLogBase); a name, not a path
+// digits). Every chunk starts with Header, so each reads alone.
+type Config struct {
+	Dir  *results.Dir // results directory
+	Base string       // file name base, e.g. "wakeups-00-recvfrom-r0-rt" (results.WakeupLogBase); a name, not a path
 
 	// ChunkBytes rotates the open chunk before a row would take it past
 	// this many bytes (uncompressed, header included). 0 = never rotate:
 	// one plain <Base>.csv. Otherwise at least
-	// WakeupLogMinChunk.
+	// MinChunk.
 	ChunkBytes int64
 
 	// LimitBytes caps the bytes on disk over all chunks of this log:
 	// closed chunks as stored (compressed when Compress) plus the open
 	// chunk. 0 = no cap. At each rotation the oldest closed chunks are
-	// deleted, and counted in WakeupLogStats, until the closed chunks plus
+	// deleted, and counted in Stats, until the closed chunks plus
 	// a full open chunk (ChunkBytes) fit. Needs ChunkBytes > 0 and
-	// LimitBytes ≥ ChunkBytes. See WakeupLog for the exact bound.
+	// LimitBytes ≥ ChunkBytes. See Writer for the exact bound.
 	LimitBytes int64
 
 	// Compress gzips each chunk as it closes, and the last one at Close,
@@ -57,7 +58,7 @@ type WakeupLogConfig struct {
 
 // Validate returns every problem with c, joined, or nil. It does not
 // change c.
-func (c WakeupLogConfig) Validate() error {
+func (c Config) Validate() error {
 	var errs []error
 	if c.Dir == nil {
 		errs = append(errs, errors.New("no results directory"))
@@ -70,8 +71,8 @@ func (c WakeupLogConfig) Validate() error {
 	}
 	if c.ChunkBytes < 0 {
 		errs = append(errs, fmt.Errorf("chunk bytes %d is negative (0 = one unrotated file)", c.ChunkBytes))
-	} else if c.ChunkBytes > 0 && c.ChunkBytes < WakeupLogMinChunk {
-		errs = append(errs, fmt.Errorf("chunk bytes %d below the minimum %d", c.ChunkBytes, WakeupLogMinChunk))
+	} else if c.ChunkBytes > 0 && c.ChunkBytes < MinChunk {
+		errs = append(errs, fmt.Errorf("chunk bytes %d below the minimum %d", c.ChunkBytes, MinChunk))
 	}
 	if c.LimitBytes < 0 {
 		errs = append(errs, fmt.Errorf("limit bytes %d is negative (0 = no cap)", c.LimitBytes))
@@ -91,8 +92,8 @@ func (c WakeupLogConfig) Validate() error {
 	return fmt.Errorf("wakeup log %s: invalid config: %w", c.Base, errors.Join(errs...))
 }
 
-// WakeupLogStats is what a WakeupLog wrote and what its cap deleted.
-type WakeupLogStats struct {
+// Stats is what a Writer wrote and what its cap deleted.
+type Stats struct {
 	Files         []string // chunk file names kept, oldest first, relative to Dir (the open chunk last)
 	Rows          uint64   // rows written in all
 	RowsDropped   uint64   // rows in chunks deleted by LimitBytes
@@ -100,15 +101,15 @@ type WakeupLogStats struct {
 	BytesOnDisk   int64    // closed chunks as stored + open chunk including rows still buffered
 }
 
-// wakeupChunk is one closed chunk of a WakeupLog.
+// wakeupChunk is one closed chunk of a Writer.
 type wakeupChunk struct {
 	name  string // relative to Dir
 	rows  uint64
 	bytes int64 // size on disk
 }
 
-// WakeupLog streams record.Wakeup rows into a rotating, optionally
-// compressed and capped set of CSV chunks (see WakeupLogConfig). It
+// Writer streams record.Wakeup rows into a rotating, optionally
+// compressed and capped set of CSV chunks (see Config). It
 // belongs to one goroutine, the non-real-time writer draining the ring:
 // every method, Stats included, must be called from it.
 //
@@ -121,19 +122,19 @@ type wakeupChunk struct {
 //     Compress the bound is L throughout.
 //
 // Whole rows only: rows are buffered and written out in whole rows (one
-// write(2) per WakeupLogBuffer bytes); a write that fails or comes up short
+// write(2) per 64 KiB); a write that fails or comes up short
 // (a full disk) is cut back with ftruncate(2) to the last whole row, and
 // the log is broken from then on (Write returns the error). A killed
 // writer leaves at most one torn line at the end of the open chunk, which
-// ReadWakeupLog skips and counts. Sync flushes and fsyncs the open chunk.
+// ReadLog skips and counts. Sync flushes and fsyncs the open chunk.
 // A closed chunk is compressed into a temporary dot-file, fsynced, renamed
 // to its final .gz name, the directory fsynced, and only then the plain
 // chunk removed: a .gz under its final name is always complete. A crash
 // between rename and removal leaves both the .gz and the plain chunk;
 // readers use the .gz. Every file is created through Dir (O_EXCL,
 // O_NOFOLLOW).
-type WakeupLog struct {
-	cfg WakeupLogConfig
+type Writer struct {
+	cfg Config
 
 	f         *os.File // open chunk; nil once closed
 	buf       []byte   // whole rows not yet written
@@ -160,18 +161,18 @@ type WakeupLog struct {
 	hook func(stage string)
 }
 
-// CreateWakeupLog validates cfg, removes any earlier log of cfg.Base in
+// Create validates cfg, removes any earlier log of cfg.Base in
 // cfg.Dir (its plain file, chunks and temporary files: like creat(2)
 // truncating, so a reader never mixes two runs), and opens the first chunk
 // with its header.
-func CreateWakeupLog(cfg WakeupLogConfig) (*WakeupLog, error) {
+func Create(cfg Config) (*Writer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if err := removeWakeupLog(cfg.Dir, cfg.Base); err != nil {
 		return nil, fmt.Errorf("wakeup log %s: remove earlier log: %w", cfg.Base, err)
 	}
-	l := &WakeupLog{cfg: cfg, buf: make([]byte, 0, wakeupLogBuffer+maxWakeupRow)}
+	l := &Writer{cfg: cfg, buf: make([]byte, 0, wakeupLogBuffer+maxWakeupRow)}
 	if cfg.Compress {
 		gz, err := gzip.NewWriterLevel(nil, wakeupLogGzipLevel)
 		if err != nil {
@@ -195,7 +196,7 @@ func CreateWakeupLog(cfg WakeupLogConfig) (*WakeupLog, error) {
 // does not allocate except when it rotates or fails. After an error the
 // log is broken and Write returns that error again; Write after Close
 // fails with os.ErrClosed.
-func (l *WakeupLog) Write(r *record.Wakeup) error {
+func (l *Writer) Write(r *record.Wakeup) error {
 	if l.done {
 		return fmt.Errorf("wakeup log %s: %w", l.cfg.Base, os.ErrClosed)
 	}
@@ -229,7 +230,7 @@ func (l *WakeupLog) Write(r *record.Wakeup) error {
 // write is cut back to the last whole row on disk (ftruncate(2)), so the
 // chunk never ends in a torn row, and the rows buffered are lost (the log
 // is broken from then on).
-func (l *WakeupLog) flush() error {
+func (l *Writer) flush() error {
 	if len(l.buf) == 0 {
 		return nil
 	}
@@ -252,7 +253,7 @@ func (l *WakeupLog) flush() error {
 // Sync flushes buffered rows and fsyncs the open chunk, so that a crash
 // afterwards loses nothing written before it. Call it once per soak
 // interval, not per row.
-func (l *WakeupLog) Sync() error {
+func (l *Writer) Sync() error {
 	if l.done {
 		return fmt.Errorf("wakeup log %s: sync: %w", l.cfg.Base, os.ErrClosed)
 	}
@@ -275,7 +276,7 @@ func (l *WakeupLog) Sync() error {
 // once more and fsyncs the directory. It is idempotent: later calls return
 // nil. After an earlier Write error it still flushes and closes what it can
 // but leaves the last chunk plain.
-func (l *WakeupLog) Close() error {
+func (l *Writer) Close() error {
 	if l.done {
 		return nil
 	}
@@ -313,11 +314,11 @@ func (l *WakeupLog) Close() error {
 }
 
 // Limit is the log's cap, LimitBytes (0 = none).
-func (l *WakeupLog) Limit() int64 { return l.cfg.LimitBytes }
+func (l *Writer) Limit() int64 { return l.cfg.LimitBytes }
 
 // Stats reports the files kept and the rows written and dropped so far.
-func (l *WakeupLog) Stats() WakeupLogStats {
-	s := WakeupLogStats{
+func (l *Writer) Stats() Stats {
+	s := Stats{
 		Files:         make([]string, 0, len(l.closed)+1),
 		Rows:          l.rows,
 		RowsDropped:   l.rowsDropped,
@@ -336,7 +337,7 @@ func (l *WakeupLog) Stats() WakeupLogStats {
 
 // openChunk creates chunk l.seq (or <Base>.csv when not rotating) and
 // buffers its header.
-func (l *WakeupLog) openChunk() error {
+func (l *Writer) openChunk() error {
 	if l.cfg.ChunkBytes == 0 {
 		l.name = l.cfg.Base + ".csv"
 	} else {
@@ -347,14 +348,14 @@ func (l *WakeupLog) openChunk() error {
 		return fmt.Errorf("wakeup log: %w", err)
 	}
 	l.f, l.written = f, 0
-	l.buf = append(l.buf[:0], WakeupLogHeader+"\n"...)
-	l.openBytes = int64(len(WakeupLogHeader) + 1)
+	l.buf = append(l.buf[:0], Header+"\n"...)
+	l.openBytes = int64(len(Header) + 1)
 	l.openRows = 0
 	return nil
 }
 
 // closeChunk flushes, fsyncs and closes the open chunk.
-func (l *WakeupLog) closeChunk() error {
+func (l *Writer) closeChunk() error {
 	err := l.flush()
 	f := l.f
 	l.f = nil
@@ -368,7 +369,7 @@ func (l *WakeupLog) closeChunk() error {
 // rotate closes the open chunk, compresses it when configured, deletes the
 // oldest chunks the cap no longer allows with a full open chunk, and opens
 // the next chunk.
-func (l *WakeupLog) rotate() error {
+func (l *Writer) rotate() error {
 	c := wakeupChunk{name: l.name, rows: l.openRows, bytes: l.openBytes}
 	if err := l.closeChunk(); err != nil {
 		return err
@@ -394,7 +395,7 @@ func (l *WakeupLog) rotate() error {
 
 // compress writes chunk c to a temporary .gz, fsyncs it, renames it to
 // <c.name>.gz, fsyncs the directory and removes the plain chunk.
-func (l *WakeupLog) compress(c wakeupChunk) (_ wakeupChunk, err error) {
+func (l *Writer) compress(c wakeupChunk) (_ wakeupChunk, err error) {
 	d := l.cfg.Dir
 	src, err := d.Open(c.name)
 	if err != nil {
@@ -443,7 +444,7 @@ func (l *WakeupLog) compress(c wakeupChunk) (_ wakeupChunk, err error) {
 	return wakeupChunk{name: final, rows: c.rows, bytes: fi.Size()}, nil
 }
 
-func (l *WakeupLog) callHook(stage string) {
+func (l *Writer) callHook(stage string) {
 	if l.hook != nil {
 		l.hook(stage)
 	}
@@ -451,7 +452,7 @@ func (l *WakeupLog) callHook(stage string) {
 
 // evict deletes the oldest closed chunks until they and reserve bytes fit
 // in LimitBytes, counting what it deleted.
-func (l *WakeupLog) evict(reserve int64) error {
+func (l *Writer) evict(reserve int64) error {
 	if l.cfg.LimitBytes == 0 {
 		return nil
 	}
@@ -469,7 +470,7 @@ func (l *WakeupLog) evict(reserve int64) error {
 }
 
 // appendWakeupRow appends r as one CSV row with its newline: the columns
-// of WakeupLogHeader, in its order.
+// of Header, in its order.
 func appendWakeupRow(b []byte, r *record.Wakeup) []byte {
 	b = strconv.AppendUint(b, r.Tick, 10)
 	b = append(b, ',')
@@ -548,7 +549,7 @@ func isWakeupLogTemp(base, name string) bool {
 
 // removeWakeupLog deletes every file of log base in d: <base>.csv,
 // chunks and temporary files.
-func removeWakeupLog(d *Dir, base string) error {
+func removeWakeupLog(d *results.Dir, base string) error {
 	names, err := d.ReadDir()
 	if err != nil {
 		return err

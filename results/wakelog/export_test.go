@@ -1,4 +1,4 @@
-package results
+package wakelog
 
 import (
 	"io"
@@ -10,14 +10,14 @@ import (
 // reader's log through the files its summary lists (ReaderWakeups,
 // EachReaderWakeup).
 
-// WakeupLogFiles lists the files of log base in dir, in order, relative to
+// LogFiles lists the files of log base in dir, in order, relative to
 // dir: the chunks <base>.<n>.csv[.gz] by n, or the single file <base>.csv.
 // Where a crash left chunk n both plain and compressed it lists the .gz,
 // which is complete by construction. base may also name one file (ending
 // in .csv or .csv.gz, possibly with a directory), which is listed alone.
 // Errors: no file of base (wrapping fs.ErrNotExist), or both <base>.csv
 // and chunks.
-func WakeupLogFiles(dir, base string) ([]string, error) {
+func LogFiles(dir, base string) ([]string, error) {
 	files, err := listWakeupLog(dir, base)
 	if err != nil {
 		return nil, err
@@ -29,13 +29,13 @@ func WakeupLogFiles(dir, base string) ([]string, error) {
 	return names, nil
 }
 
-// ParseWakeupLog appends the rows of one wakeup log file read from r
+// ParseLog appends the rows of one wakeup log file read from r
 // (gzip-compressed when gz) to out; name prefixes errors. last allows a
-// torn tail (see ReadWakeups), returned as torn rows. Lines are at most 64
+// torn tail (see ReadFiles), returned as torn rows. Lines are at most 64
 // KiB; anything else malformed is an error naming the line.
 //
-// A .gz inflates to at most MaxWakeupChunkBytes and MaxInflateRatio times
-// its size (ErrInflateLimit); out holds at most MaxWakeupRows rows.
-func ParseWakeupLog(r io.Reader, name string, gz, last bool, out *[]record.Wakeup) (torn int, err error) {
-	return parseWakeupLog(r, name, gz, last, &rowSink{n: len(*out), max: MaxWakeupRows, f: func(w record.Wakeup) { *out = append(*out, w) }})
+// A .gz inflates to at most MaxChunkBytes and MaxInflateRatio times
+// its size (ErrInflateLimit); out holds at most MaxRows rows.
+func ParseLog(r io.Reader, name string, gz, last bool, out *[]record.Wakeup) (torn int, err error) {
+	return parseWakeupLog(r, name, gz, last, &rowSink{n: len(*out), max: MaxRows, f: func(w record.Wakeup) { *out = append(*out, w) }})
 }
