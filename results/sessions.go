@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/rtload/rtload/results/safeio"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -225,6 +226,8 @@ type Sessions struct {
 	Index SessionIndex
 	// Dirs are the existing sessions' results directories, in order.
 	Dirs []string
+	// created: this open made the directory (Discard).
+	created bool
 }
 
 // ErrNotSessions is matched by OpenSessions' refusal of a directory that
@@ -238,12 +241,12 @@ var ErrNotSessions = errors.New("not a sessions directory")
 // link) and is claimed for this process. A directory holding anything but
 // sessions is refused (ErrNotSessions, naming what is there).
 func OpenSessions(path string) (*Sessions, error) {
-	sd, _, err := safeio.CreateDirWith(path, sessionsOnly)
+	sd, created, err := safeio.CreateDirWith(path, sessionsOnly)
 	if err != nil {
 		return nil, err
 	}
 	d := &Dir{Dir: sd}
-	s := &Sessions{dir: d, Index: SessionIndex{Schema: SchemaSessions, Version: SessionsVersion, Sessions: []SessionEntry{}}}
+	s := &Sessions{dir: d, created: created, Index: SessionIndex{Schema: SchemaSessions, Version: SessionsVersion, Sessions: []SessionEntry{}}}
 	if _, err := d.Lstat(SessionsFile); err == nil {
 		x, dirs, err := ReadSessions(path)
 		if err != nil {
@@ -296,6 +299,21 @@ func (s *Sessions) Add(dir string, sum *Summary) error {
 
 // Close releases the claim; it is idempotent.
 func (s *Sessions) Close() error { return s.dir.Close() }
+
+// Discard closes s and, when this open made the directory and no session
+// was added to it, removes it (rmdir: only when empty): a run refused
+// before its first session (a requirement not met, say) leaves nothing
+// behind. The directories above it that the open made stay.
+func (s *Sessions) Discard() error {
+	path := s.dir.Path()
+	err := s.Close()
+	if s.created && len(s.Index.Sessions) == 0 {
+		if rerr := os.Remove(path); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			err = errors.Join(err, rerr)
+		}
+	}
+	return err
+}
 
 // sessionsOnly refuses a directory holding anything but an index and
 // session directories (and claims).

@@ -3,6 +3,7 @@ package results_test
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -207,4 +208,37 @@ func FuzzDecodeSessions(f *testing.F) {
 			seen[s.Dir] = true
 		}
 	})
+}
+
+// TestSessionsDiscard: a run --append refused before its first session
+// (a requirement not met) left the sessions directory it had made, empty
+// (a fresh user's rehearsal, issue 32). Discard removes what this open
+// made and nothing else.
+func TestSessionsDiscard(t *testing.T) {
+	root := t.TempDir()
+	fresh := filepath.Join(root, "fresh")
+	s, err := results.OpenSessions(fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Discard(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(fresh); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("%s left: %v", fresh, err)
+	}
+	// A directory the user made stays.
+	mine := filepath.Join(root, "mine")
+	if err := os.Mkdir(mine, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = results.OpenSessions(mine); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Discard(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(mine); err != nil {
+		t.Errorf("%s removed: %v", mine, err)
+	}
 }

@@ -20,18 +20,23 @@ func Compare(dirs, labels []string, gate verdict.Options, gating bool) (verdict.
 		return verdict.Compared{}, nil, UsageError{Err: err}
 	}
 	copt := compare.Options{Threshold: gate.Threshold}
+	judged, left, more := runs, []verdict.LeftOut(nil), []string(nil)
 	if gating {
 		copt = gate.CompareOptions() // the spike rates the tail guard judges too
+		// As a check judges a baseline: the processes the machine
+		// disturbed (those a run of --processes replaced) left out.
+		judged, left, more = verdict.GateRuns(runs)
 	}
-	res, err := compare.CompareWith(runs, copt)
+	res, err := compare.CompareWith(judged, copt)
 	if err != nil {
 		return verdict.Compared{}, nil, err
 	}
 	c := verdict.Compared{Result: res}
 	if gating {
-		if c, err = verdict.JudgeRuns(runs, res, gate); err != nil {
+		if c, err = verdict.JudgeRuns(judged, res, gate, more...); err != nil {
 			return verdict.Compared{}, nil, UsageError{Err: err}
 		}
+		c.LeftOut = left
 	}
 	return c, runs, nil
 }
@@ -52,7 +57,11 @@ func WriteCompare(w io.Writer, c verdict.Compared, runs []compare.Run, level rep
 	}
 	closing := c.Closing(runsMarked(runs))
 	if g := c.Gate; g != nil {
-		closing = g.Closing("gate", runsMarked(runs), c.Result.MachineLines(), g.ExitCode())
+		extra := c.Result.MachineLines()
+		for _, l := range c.LeftOut {
+			extra = append(extra, l.LineOf(l.Label))
+		}
+		closing = g.Closing("gate", runsMarked(runs), extra, g.ExitCode())
 	}
 	return closing.Write(w, level == report.Quiet)
 }

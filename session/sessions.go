@@ -110,11 +110,13 @@ func orUnset(v string, ok bool) string {
 }
 
 // endAppend records the session in dir (the run's Outcome o) in the
-// sessions directory s, or removes dir when the run left it empty, and
-// says which session it was.
+// sessions directory s, or removes dir when the run left it empty (and
+// s itself when this run made it: Discard), and says which session it
+// was.
 func endAppend(errw io.Writer, s *results.Sessions, dir string, o Outcome) error {
 	if o.Sum == nil {
 		s.RemoveSessionDir(dir)
+		s.Discard()
 		return nil
 	}
 	if err := s.Add(dir, o.Sum); err != nil {

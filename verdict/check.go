@@ -48,6 +48,11 @@ type Report struct {
 	// none was.
 	Replaced        *Dropped `json:"replaced,omitempty"`
 	BaselineDropped *Dropped `json:"baseline_dropped,omitempty"`
+	// PriorDropped are the processes of the new run's earlier sessions
+	// (check --append: CheckOptions.Prior) the machine disturbed, left
+	// out as the baseline's are: those sessions ended, so nothing
+	// replaces them. Nil when none was.
+	PriorDropped *Dropped `json:"prior_dropped,omitempty"`
 	// Sizing is what the check can see, said before any new process ran:
 	// from the baseline's noise and time per process (sizing.go); nil when
 	// the baseline cannot be judged against.
@@ -60,6 +65,16 @@ type Report struct {
 type Compared struct {
 	*compare.Result
 	Gate *Gate `json:"gate,omitempty"`
+	// LeftOut are, for a gate, the runs' processes the machine disturbed,
+	// left out of the verdict as a check leaves out its baseline's (the
+	// runs ended: nothing replaces them): one per run that had any.
+	LeftOut []LeftOut `json:"left_out,omitempty"`
+}
+
+// LeftOut is what a gate left out of one run (Compared.LeftOut).
+type LeftOut struct {
+	Label string `json:"label"`
+	*Dropped
 }
 
 // CheckOptions are a check's: the gate (threshold, metrics), the
@@ -122,6 +137,18 @@ func NewCheck(base compare.Run, opt CheckOptions) *Check {
 		c.Gate.Reasons = reasons
 		c.finish()
 		return c
+	}
+	if p := opt.Prior; p != nil && p.Summary != nil {
+		// The earlier sessions ended: what the machine disturbed in them
+		// is left out as the baseline's is (newRun), never blamed on
+		// the new session.
+		_, d := dropDisturbed(p.Summary, p.Summary.ProcessCount())
+		if why := d.Reason(opt.Labels[1]+" (earlier sessions)", true); why != "" {
+			c.Gate.Reasons = []string{why}
+			c.finish()
+			return c
+		}
+		c.PriorDropped = d
 	}
 	c.Sizing = c.size()
 	return c
@@ -358,8 +385,13 @@ func (c *Check) newRun(sum *results.Summary) compare.Run {
 	if c.opt.Prior == nil {
 		return compare.Run{Label: c.opt.Labels[1], Summary: sum}
 	}
+	// Prior whole, then its disturbed processes out: its processes keep
+	// their numbers in the merge (it comes first) and its sessions' lists.
 	r := compare.AppendSession(*c.opt.Prior, sum)
 	r.Label = c.opt.Labels[1]
+	if d := c.PriorDropped; d != nil {
+		r.Summary = withoutProcesses(r.Summary, d.processes())
+	}
 	return r
 }
 

@@ -439,3 +439,70 @@ func TestCheckReplacedReport(t *testing.T) {
 		t.Errorf("replaced (-want +got):\n%s\nsequential %+v", diff, got.Sequential)
 	}
 }
+
+// TestGateRuns (a fresh user's rehearsal, issue 32): compare --fail-on
+// judged a run of --processes with its disturbed process still in (run
+// had said "a check leaves it out", and ran a fresh one in its place),
+// and its starved trial made the gate CANNOT JUDGE. The gate now leaves
+// the machine's disturbed processes out as a check leaves out its
+// baseline's: at most a third, said in the closing block.
+func TestGateRuns(t *testing.T) {
+	a := procRun(6, 1000, small, 0)
+	b := starved(procRun(7, 1000, small, 5), 5) // process 2 of 7 starved: replaced by the run
+	runs := []compare.Run{{Label: "unhard", Summary: a}, {Label: "hard", Summary: b}}
+	judged, left, more := GateRuns(runs)
+	if len(more) != 0 || len(left) != 1 || left[0].Label != "hard" || len(left[0].Disturbed) != 1 || left[0].Disturbed[0].Process != 2 {
+		t.Fatalf("left %+v, reasons %q", left, more)
+	}
+	if len(judged[1].Summary.Trials) != 12 || len(b.Trials) != 14 || judged[0].Summary != a {
+		t.Errorf("judged trials %d (want 12), the run's %d (want 14, unchanged)", len(judged[1].Summary.Trials), len(b.Trials))
+	}
+	res, err := compare.CompareWith(judged, compare.Options{Threshold: 0.03})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := JudgeRuns(judged, res, Options{Threshold: 0.03}, more...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Gate.Verdict == CannotJudge || len(c.Gate.Reasons) != 0 {
+		t.Errorf("gate %v, reasons %q", c.Gate.Verdict, c.Gate.Reasons)
+	}
+	if got, want := left[0].LineOf("hard"), "hard: judged on 6 of 7 processes: left out 1 disturbed by the machine: reader rt runnable but off CPU 1 for 66ms (starved)"; got != want {
+		t.Errorf("line %q, want %q", got, want)
+	}
+	// Past a third: the run cannot be judged, and says why.
+	for _, p := range []int{0, 1, 3} {
+		starved(b, 2*p+1)
+	}
+	_, left, more = GateRuns(runs)
+	if len(left) != 0 || len(more) != 1 || !strings.HasPrefix(more[0], "hard: 4 of 7 processes disturbed by the machine: ") {
+		t.Errorf("left %+v, reasons %q", left, more)
+	}
+}
+
+// TestCheckPriorDisturbed: check --append into sessions one of which
+// had a process the machine disturbed (the run replaced it): that
+// process is left out as a baseline's is, never blamed on the new
+// session. Before, every later check --append stopped at its first look
+// with "CANNOT JUDGE: new: trial 5 …".
+func TestCheckPriorDisturbed(t *testing.T) {
+	base := procRun(10, 1000, small, 0)
+	prior := compare.AppendSession(compare.Run{Label: "new", Summary: procRun(4, 1000, small, 3)}, starved(procRun(5, 1000, small, 7), 3))
+	c := NewCheck(compare.Run{Label: "baseline", Dir: "/srv/base", Summary: base},
+		CheckOptions{Labels: [2]string{"baseline", "new"}, Budget: DefaultBudget, Looks: DefaultLooks, Prior: &prior})
+	if c.PriorDropped == nil || len(c.PriorDropped.Disturbed) != 1 || c.PriorDropped.Disturbed[0].Process != 5 {
+		t.Fatalf("prior dropped %+v", c.PriorDropped)
+	}
+	drive(c, func(n int) *results.Summary { return procRun(n, 1000, small, 11) }, 10*time.Second, 10*time.Second, 12)
+	if c.ExitCode == ExitCannotJudge || len(c.Gate.Reasons) != 0 {
+		t.Fatalf("exit %d, reasons %q", c.ExitCode, c.Gate.Reasons)
+	}
+	var b bytes.Buffer
+	if err := c.Report.Write(&b, "text", report.Quiet); err != nil {
+		t.Fatal(err)
+	}
+	if want := "earlier sessions of the new run: judged on 8 of 9 processes: left out 1 disturbed by the machine: reader rt runnable but off CPU 1 for 66ms (starved)\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("closing block lacks %q:\n%s", want, b.String())
+	}
+}

@@ -71,13 +71,15 @@ func Judge(ms []compare.Metric, reasons []string, opt Options) (Gate, error) {
 }
 
 // JudgeRuns is the gate of `rtload compare --fail-on`: res, the
-// comparison of runs, judged (Judge) with every run's reasons it cannot
-// be (Unjudgeable).
-func JudgeRuns(runs []compare.Run, res *compare.Result, opt Options) (Compared, error) {
+// comparison of runs (GateRuns': the machine's disturbed processes left
+// out), judged (Judge) with every run's reasons it cannot be
+// (Unjudgeable), then more (GateRuns' reasons).
+func JudgeRuns(runs []compare.Run, res *compare.Result, opt Options, more ...string) (Compared, error) {
 	var reasons []string
 	for _, r := range runs {
 		reasons = append(reasons, Unjudgeable(r.Label, r.Summary)...)
 	}
+	reasons = append(reasons, more...)
 	g, err := Judge(res.Metrics, reasons, opt)
 	return Compared{Result: res, Gate: &g}, err
 }

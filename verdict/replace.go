@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/results"
 )
 
@@ -120,10 +121,59 @@ func (d *Dropped) judged() bool {
 // machine: …" for the baseline.
 func (d *Dropped) Line(baseline bool) string {
 	if baseline {
-		return fmt.Sprintf("baseline: judged on %d of %d processes: left out %d disturbed by the machine: %s",
-			d.Processes-len(d.Disturbed), d.Processes, len(d.Disturbed), d.whys())
+		return d.LineOf("baseline")
 	}
 	return fmt.Sprintf("replaced %d of %d processes (at most %d: a third): %s", len(d.Disturbed), d.Processes, d.MaxDropped, d.whys())
+}
+
+// LineOf says in one line what run label, which ended, left out:
+// "hard: judged on 12 of 13 processes: left out 1 disturbed by the
+// machine: …".
+func (d *Dropped) LineOf(label string) string {
+	return fmt.Sprintf("%s: judged on %d of %d processes: left out %d disturbed by the machine: %s",
+		label, d.Processes-len(d.Disturbed), d.Processes, len(d.Disturbed), d.whys())
+}
+
+// processes are the processes d left out.
+func (d *Dropped) processes() []int {
+	out := make([]int, len(d.Disturbed))
+	for i, x := range d.Disturbed {
+		out[i] = x.Process
+	}
+	return out
+}
+
+// GateRuns is runs as a gate judges them (`rtload compare --fail-on`):
+// each run less the processes the machine disturbed, as a check judges
+// its baseline (each run ended: no fresh process will come, so the third
+// rule holds with final set), with what each left out (LeftOut, one per
+// run that had any) and why a run cannot be judged for it ("hard: 5 of
+// 13 processes disturbed by the machine: …"). The processes a run of
+// --processes replaced are the ones it said "a check leaves out". runs
+// is not changed.
+func GateRuns(runs []compare.Run) (out []compare.Run, left []LeftOut, reasons []string) {
+	out = make([]compare.Run, len(runs))
+	for i, r := range runs {
+		out[i] = r
+		if r.Summary == nil || r.Foreign {
+			continue
+		}
+		clean, d := dropDisturbed(r.Summary, r.Summary.ProcessCount())
+		if d == nil {
+			continue
+		}
+		if why := d.Reason(r.Label, true); why != "" {
+			// Kept whole: Unjudgeable names its marks. Too many is said
+			// too; "every process" (one of one) would only repeat them.
+			if d.TooMany {
+				reasons = append(reasons, why)
+			}
+			continue
+		}
+		out[i].Summary = clean
+		left = append(left, LeftOut{Label: r.Label, Dropped: d})
+	}
+	return out, left, reasons
 }
 
 // Replacer is engine.Options.Replacements for `rtload run --processes

@@ -279,6 +279,9 @@ func (r *Report) Write(w io.Writer, format string, level report.Level) error {
 	if d := r.BaselineDropped; d.judged() {
 		extra = append(extra, d.Line(true))
 	}
+	if d := r.PriorDropped; d.judged() {
+		extra = append(extra, d.LineOf("earlier sessions of the new run"))
+	}
 	switch {
 	case r.Results != "" && r.ResultsRemoved:
 		extra = append(extra, "new run: "+r.Results+" (removed: --keep or --out keeps it)")
