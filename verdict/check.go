@@ -221,8 +221,14 @@ func (c *Check) After(sum *results.Summary, elapsed time.Duration) bool {
 		return q.Stop == ""
 	}
 	if why != "" || len(Unjudgeable(c.opt.Labels[1], c.newRun(judged).Summary)) > 0 {
-		c.look(judged, why)
-		q.Stop = StopCannotJudge
+		// A run the machine disturbed past a third, or marked by its
+		// own: no later process can mend it. What this look proves
+		// slower stands (JudgeMarked); nothing else does.
+		if c.look(judged, why) == Slower {
+			q.Stop = StopDecided
+		} else {
+			q.Stop = StopCannotJudge
+		}
 		return false
 	}
 	var v Verdict
@@ -280,8 +286,10 @@ func (c *Check) look(sum *results.Summary, why string) Verdict {
 		return CannotJudge
 	}
 	// The run's own reasons first (degraded, a requirement not met: no
-	// fresh process can mend them), then the machine's disturbance.
-	c.reasons = Unjudgeable(c.opt.Labels[1], cand.Summary)
+	// fresh process can mend them), then the machine's disturbance; the
+	// marks that are the workload's own apart (JudgeMarked).
+	var own []string
+	c.reasons, own = OwnMarks(c.opt.Labels[1], cand.Summary)
 	if why != "" {
 		c.reasons = append(c.reasons, termsafe.Escape(why))
 	}
@@ -296,11 +304,12 @@ func (c *Check) look(sum *results.Summary, why string) Verdict {
 	}
 	opt := c.opt.Options
 	opt.Level = q.Level
-	g, err := Judge(res.Metrics, c.reasons, opt)
+	g, err := JudgeMarked(res.Metrics, c.reasons, own, opt)
 	if err != nil {
-		c.reasons = append(c.reasons, termsafe.Escape(err.Error()))
+		c.reasons = append(append(c.reasons, own...), termsafe.Escape(err.Error()))
 		return CannotJudge
 	}
+	c.reasons = g.Reasons
 	c.gate = &g
 	if c.opt.Log != nil {
 		fmt.Fprintf(c.opt.Log, "check: look %d of %d at %d candidate processes: %s\n", q.Looks, q.MaxLooks, q.Processes, g.Verdict)

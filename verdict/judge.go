@@ -70,17 +70,91 @@ func Judge(ms []compare.Metric, reasons []string, opt Options) (Gate, error) {
 	return g, nil
 }
 
+// JudgeMarked is Judge of a new run that cannot be judged for reasons
+// and for own, its marks that are the workload's own (OwnMarks): when
+// reasons is empty and a metric is proven slower (the tail guard's spike
+// rate, say: a reader the code under test starves at every wakeup), the
+// verdict is Slower, own kept as Gate.Marked. A run that disturbed
+// itself can never pass, and "cannot judge" would send git bisect past
+// the very commit that made it so; its slower metrics are the change's.
+// Otherwise it is Judge with reasons and own together.
+func JudgeMarked(ms []compare.Metric, reasons, own []string, opt Options) (Gate, error) {
+	g, err := Judge(ms, append(append([]string(nil), reasons...), own...), opt)
+	if err == nil && len(reasons) == 0 && len(own) > 0 && len(g.Slower) > 0 {
+		g.Verdict, g.Reasons, g.Marked = Slower, nil, own
+	}
+	return g, err
+}
+
+// OwnMarks splits Unjudgeable(label, s): why s cannot be judged (its
+// run's own reasons, the machine's marks), and own, the trial marks that
+// are the workload's own (markCause: CauseWorkload), which JudgeMarked
+// lets a slower verdict through.
+func OwnMarks(label string, s *results.Summary) (reasons, own []string) {
+	all := Unjudgeable(label, s)
+	noise := rtNoiseOf(s)
+	n := 0
+	for i := range s.Trials {
+		t := &s.Trials[i]
+		for _, k := range compare.TrialMarkKinds {
+			if compare.MarkText(k, t) == "" {
+				continue
+			}
+			if workloadNote(t, k, noise) != "" && ownOnly(t, k, noise) {
+				own = append(own, all[len(all)-countTrialReasons(s)+n])
+			} else {
+				reasons = append(reasons, all[len(all)-countTrialReasons(s)+n])
+			}
+			n++
+		}
+	}
+	return append(all[:len(all)-countTrialReasons(s):len(all)-countTrialReasons(s)], reasons...), own
+}
+
+// countTrialReasons is how many of Unjudgeable's reasons are trial marks
+// (one per trial and compare.TrialMarkKinds kind it holds: the last ones).
+func countTrialReasons(s *results.Summary) int {
+	n := 0
+	for i := range s.Trials {
+		for _, k := range compare.TrialMarkKinds {
+			if compare.MarkText(k, &s.Trials[i]) != "" {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// ownOnly reports whether every mark of kind k on t (MarkInvalid
+// standing for MarkEmpty too) is the workload's own.
+func ownOnly(t *results.Trial, k results.MarkKind, noise []rtNoise) bool {
+	for _, m := range t.Marks {
+		if m.Kind != k && (k != results.MarkInvalid || m.Kind != results.MarkEmpty) {
+			continue
+		}
+		if c, _ := markCause(t, m, noise); c != CauseWorkload {
+			return false
+		}
+	}
+	return true
+}
+
 // JudgeRuns is the gate of `rtload compare --fail-on`: res, the
 // comparison of runs (GateRuns': the machine's disturbed processes left
 // out), judged (Judge) with every run's reasons it cannot be
 // (Unjudgeable), then more (GateRuns' reasons).
 func JudgeRuns(runs []compare.Run, res *compare.Result, opt Options, more ...string) (Compared, error) {
-	var reasons []string
-	for _, r := range runs {
-		reasons = append(reasons, Unjudgeable(r.Label, r.Summary)...)
+	var reasons, own []string
+	for i, r := range runs {
+		if i == 0 { // the baseline: all its marks stop the gate
+			reasons = append(reasons, Unjudgeable(r.Label, r.Summary)...)
+			continue
+		}
+		rs, o := OwnMarks(r.Label, r.Summary)
+		reasons, own = append(reasons, rs...), append(own, o...)
 	}
 	reasons = append(reasons, more...)
-	g, err := Judge(res.Metrics, reasons, opt)
+	g, err := JudgeMarked(res.Metrics, reasons, own, opt)
 	return Compared{Result: res, Gate: &g}, err
 }
 
@@ -167,6 +241,7 @@ func Unjudgeable(label string, s *results.Summary) []string {
 }
 
 func unjudgeable(label string, s *results.Summary) []string {
+	noise := rtNoiseOf(s)
 	var out, degraded []string
 	for _, m := range s.Marks() {
 		switch {
@@ -187,7 +262,7 @@ func unjudgeable(label string, s *results.Summary) []string {
 		t := &s.Trials[i]
 		for _, k := range compare.TrialMarkKinds {
 			if m := compare.MarkText(k, t); m != "" {
-				out = append(out, fmt.Sprintf("%s: %s: %s%s", label, t.Name(), m, workloadNote(t, k)))
+				out = append(out, fmt.Sprintf("%s: %s: %s%s", label, t.Name(), m, workloadNote(t, k, noise)))
 			}
 		}
 	}
@@ -199,12 +274,12 @@ func unjudgeable(label string, s *results.Summary) []string {
 // workload's own (markCause), so that no fresh process replaces
 // it: " (the workload's own: reader rt ran 97% of its window itself; a
 // fresh process would repeat it)"; "" when every one is the machine's.
-func workloadNote(t *results.Trial, k results.MarkKind) string {
+func workloadNote(t *results.Trial, k results.MarkKind, noise []rtNoise) string {
 	for _, m := range t.Marks {
 		if m.Kind != k && (k != results.MarkInvalid || m.Kind != results.MarkEmpty) {
 			continue
 		}
-		if c, why := markCause(t, m); c == CauseWorkload {
+		if c, why := markCause(t, m, noise); c == CauseWorkload {
 			return " (the workload's own: " + why + "; a fresh process would repeat it, so it is not replaced)"
 		}
 	}

@@ -1,6 +1,7 @@
 package verdict
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -267,7 +268,7 @@ const (
 
 // markCause says whose mark m (one of t's judged marks) is, and why in a few
 // words ("reader rt ran 97% of its window itself").
-func markCause(t *results.Trial, m results.Mark) (Cause, string) {
+func markCause(t *results.Trial, m results.Mark, noise []rtNoise) (Cause, string) {
 	switch m.Kind {
 	case results.MarkStarved:
 		if why := selfBusy(t, m.Reader); why != "" {
@@ -276,11 +277,14 @@ func markCause(t *results.Trial, m results.Mark) (Cause, string) {
 		if why := starvedByOwn(t, m.Reader); why != "" {
 			return CauseWorkload, why
 		}
+		if why := starvedByNoise(t, m.Reader, noise); why != "" {
+			return CauseWorkload, why
+		}
 		return CauseMachine, "kept off its CPU by another thread or RT throttling"
 	case results.MarkEmpty:
 		for _, s := range t.Marks {
 			if s.Kind == results.MarkStarved && s.Reader == m.Reader {
-				if c, why := markCause(t, s); c == CauseMachine {
+				if c, why := markCause(t, s, noise); c == CauseMachine {
 					return c, "measured nothing: " + why
 				}
 			}
@@ -361,6 +365,58 @@ func starvedByOwn(t *results.Trial, name string) string {
 	return ""
 }
 
+// rtNoise is a noise source of a run's scenario at a real-time policy:
+// noise[Index], Threads threads at Policy Priority on CPUs (empty: any).
+type rtNoise struct {
+	Index    int
+	Policy   string `json:"policy"`
+	Priority int    `json:"priority"`
+	CPUs     []int  `json:"cpus"`
+}
+
+// rtNoiseOf are the real-time noise sources of s's scenario (its spec
+// as run, before variants: a variant that sets a noise's policy is not
+// seen), nil when none or the spec cannot be read.
+func rtNoiseOf(s *results.Summary) []rtNoise {
+	var spec struct {
+		Noise []rtNoise `json:"noise"`
+	}
+	if len(s.Spec) == 0 || json.Unmarshal(s.Spec, &spec) != nil {
+		return nil
+	}
+	var out []rtNoise
+	for i, n := range spec.Noise {
+		if n.Policy == "fifo" || n.Policy == "rr" {
+			n.Index = i
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// starvedByNoise says why reader name of t was kept off its CPU by its
+// own run's noise: a noise source at a real-time policy and at or above
+// the reader's priority that may run on one of the reader's CPUs (the
+// scenario asked for it: a fresh process would repeat it); "" when none.
+func starvedByNoise(t *results.Trial, name string, noise []rtNoise) string {
+	i := slices.IndexFunc(t.Readers, func(r results.Reader) bool { return r.Name == name })
+	if i < 0 {
+		return ""
+	}
+	r := &t.Readers[i]
+	for _, n := range noise {
+		if n.Priority < r.Applied.Priority || (len(n.CPUs) > 0 && !slices.ContainsFunc(n.CPUs, func(c int) bool { return slices.Contains(r.Applied.CPUs, c) })) {
+			continue
+		}
+		where := "any CPU"
+		if len(n.CPUs) > 0 {
+			where = cpusText(n.CPUs)
+		}
+		return fmt.Sprintf("reader %s kept off its CPU by its own run's noise[%d] (SCHED_%s %d on %s)", name, n.Index, strings.ToUpper(n.Policy), n.Priority, where)
+	}
+	return ""
+}
+
 // stolen reports whether the hypervisor took 10 ms or more of one of cpus
 // during t (StealNs; as the engine's steal notes count it).
 func stolen(t *results.Trial, cpus []int) bool {
@@ -388,6 +444,7 @@ type Disturbance struct {
 // machine's (markCause), else CauseWorkload; profiled trials are never
 // judged and count for nothing.
 func disturbances(s *results.Summary) []Disturbance {
+	noise := rtNoiseOf(s)
 	byProc := map[int]*Disturbance{}
 	var order []int
 	for i := range s.Trials {
@@ -396,7 +453,7 @@ func disturbances(s *results.Summary) []Disturbance {
 			if !m.Kind.Judged() {
 				continue
 			}
-			c, _ := markCause(t, m)
+			c, _ := markCause(t, m, noise)
 			d, ok := byProc[t.Process]
 			if !ok {
 				d = &Disturbance{Process: t.Process, Cause: c, Why: brief(t, m)}

@@ -105,7 +105,7 @@ func TestCause(t *testing.T) {
 			results.Mark{Kind: results.MarkTraffic, Endpoint: "lo", Text: "lo: rate 40000 msg/s against 45000"}, CauseWorkload, "lo: rate 40000 msg/s against 45000 (traffic)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, why := markCause(&tc.t, tc.m)
+			c, why := markCause(&tc.t, tc.m, nil)
 			if c != tc.cause || why == "" {
 				t.Errorf("cause %q (%s), want %q", c, why, tc.cause)
 			}
@@ -136,5 +136,43 @@ func TestDisturbances(t *testing.T) {
 	w := withoutProcesses(s, []int{1})
 	if len(w.Trials) != 4 || len(w.Processes) != 2 || w.Trials[2].Index != 4 || len(s.Trials) != 6 {
 		t.Errorf("without process 1: %d trials, %d processes; the original %d trials", len(w.Trials), len(w.Processes), len(s.Trials))
+	}
+}
+
+// TestCauseOwnNoise: a reader starved by the scenario's own real-time
+// noise (a spinner at or above its priority that may run on its CPU) is
+// the workload's: a fresh process repeats it. Issue 31's tail check (a
+// FIFO 90 spinner on CPU 1, 3 ms of every 30, as the scenario's noise)
+// had every process "disturbed by the machine" and replaced. Below the
+// reader's priority, or pinned elsewhere, it is not.
+func TestCauseOwnNoise(t *testing.T) {
+	tr := results.Trial{DurationNs: 900_000_000, Readers: []results.Reader{{Name: "rt",
+		Applied: results.Applied{Thread: results.Thread{Policy: "SCHED_FIFO", Priority: 80, CPUs: []int{1}}},
+		Wakeups: 90, Overruns: 1,
+		Counters: []results.Counter{{Name: "task-clock", Value: 90e6}, {Name: "runqueue-wait", Value: 66e6}}}}}
+	m := results.Mark{Kind: results.MarkStarved, Reader: "rt", Text: "reader rt runnable but off CPU 1 for 66ms"}
+	for _, tc := range []struct {
+		name  string
+		noise []rtNoise
+		cause Cause
+		why   string
+	}{
+		{"pinned to its CPU, above it", []rtNoise{{Index: 1, Policy: "fifo", Priority: 90, CPUs: []int{1}}}, CauseWorkload,
+			"reader rt kept off its CPU by its own run's noise[1] (SCHED_FIFO 90 on CPU 1)"},
+		{"unpinned, at its priority", []rtNoise{{Index: 0, Policy: "rr", Priority: 80}}, CauseWorkload,
+			"reader rt kept off its CPU by its own run's noise[0] (SCHED_RR 80 on any CPU)"},
+		{"below it, or elsewhere", []rtNoise{{Policy: "fifo", Priority: 70, CPUs: []int{1}}, {Policy: "fifo", Priority: 90, CPUs: []int{0}}}, CauseMachine, ""},
+		{"no real-time noise", nil, CauseMachine, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, why := markCause(&tr, m, tc.noise)
+			if c != tc.cause || (tc.why != "" && why != tc.why) {
+				t.Errorf("cause %q (%s), want %q (%s)", c, why, tc.cause, tc.why)
+			}
+		})
+	}
+	s := &results.Summary{Spec: results.Spec(`{"noise":[{"kind":"spin","policy":"other"},{"kind":"spin","policy":"fifo","priority":90,"cpus":[1]}]}`)}
+	if got := rtNoiseOf(s); len(got) != 1 || got[0].Index != 1 || got[0].Priority != 90 || len(got[0].CPUs) != 1 {
+		t.Errorf("rtNoiseOf %+v", got)
 	}
 }

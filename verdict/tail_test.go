@@ -158,3 +158,43 @@ func TestJudgeTailHigherNotDoubled(t *testing.T) {
 		t.Errorf("verdict %q, tail %q %+v", c.Verdict, tail.Judged, tail.Interval)
 	}
 }
+
+// TestCheckTailOwnStarvation (issue 31's tail line, measured: a SCHED_FIFO
+// 90 spinner on the reader's CPU, 3 ms of every 30, as the scenario's own
+// noise: every trial's reader starved by the run's own thread, the
+// workload's own mark): the check said CANNOT JUDGE at its first look
+// (exit 125, git bisect: skip), past the very commit that starves the
+// reader. What the look proves slower (the spike rate) now stands: exit
+// 1, the marks kept beside it; a run marked by its own work with nothing
+// proven slower still cannot be judged, and never passes.
+func TestCheckTailOwnStarvation(t *testing.T) {
+	base := withTail(procRun(10, 1000, small, 0), 185_000, every(4, 1), 1_500_000, 0)
+	ownStarved := func(spikes int, p99 uint64) func(n int) *results.Summary {
+		return func(n int) *results.Summary {
+			s := withTail(procRun(n, 1000, small, 5), p99, func(int) int { return spikes }, 3_000_000, 0)
+			for i := range s.Trials {
+				selfStarved(s, i)
+			}
+			return s
+		}
+	}
+	c := checkOf(t, base, DefaultBudget, DefaultLooks)
+	drive(c, ownStarved(40, 3_000_000), 20*time.Second, 20*time.Second, MaxProcesses)
+	if c.Verdict != Slower || c.ExitCode != ExitSlower || len(c.Gate.Reasons) != 0 || len(c.Gate.Marked) == 0 || c.seq.Stop != StopDecided {
+		t.Fatalf("verdict %v exit %d stop %q, reasons %q, marked %d", c.Verdict, c.ExitCode, c.seq.Stop, c.Gate.Reasons, len(c.Gate.Marked))
+	}
+	var b bytes.Buffer
+	if err := c.Gate.Text(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "marked, the workload's own (never a pass; what it proves slower stands): new: trial 1 ") {
+		t.Errorf("gate text:\n%s", b.String())
+	}
+	// Nothing proven slower (the same tail): still cannot judge.
+	c = checkOf(t, base, DefaultBudget, DefaultLooks)
+	drive(c, ownStarved(0, 185_000), 20*time.Second, 20*time.Second, MaxProcesses)
+	if c.Verdict != CannotJudge || c.ExitCode != ExitCannotJudge || len(c.Gate.Marked) != 0 {
+		t.Errorf("the same tail: verdict %v exit %d, marked %q", c.Verdict, c.ExitCode, c.Gate.Marked)
+	}
+	_ = report.Quiet
+}

@@ -55,6 +55,9 @@ func (g Gate) Text(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "  %s\n", l)
 	}
+	for _, r := range g.Marked {
+		fmt.Fprintf(&b, "  marked, the workload's own (never a pass; what it proves slower stands): %s\n", r)
+	}
 	for _, r := range reasons {
 		for _, l := range report.TextLines("  cannot judge: " + r) {
 			fmt.Fprintf(&b, "%s\n", termsafe.Escape(l))

@@ -125,6 +125,12 @@ type Gate struct {
 	// Reasons say why the runs cannot be judged (Unjudgeable), when the
 	// verdict is CannotJudge.
 	Reasons []string `json:"reasons,omitempty"`
+	// Marked are the new run's marks that are the workload's own (a
+	// reader starved by the run's own threads: a fresh process would
+	// repeat them), when a metric was proven slower all the same: such a
+	// run is never a pass, but what it proves slower is the code under
+	// test's (JudgeMarked). Empty otherwise.
+	Marked []string `json:"marked,omitempty"`
 	// Slower names the metrics slower beyond the threshold ("mean per-call
 	// cost (ns) recvfrom/new").
 	Slower []string `json:"slower,omitempty"`
