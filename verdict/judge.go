@@ -93,6 +93,7 @@ func JudgeMarked(ms []compare.Metric, reasons, own []string, opt Options) (Gate,
 func OwnMarks(label string, s *results.Summary) (reasons, own []string) {
 	all := Unjudgeable(label, s)
 	noise := rtNoiseOf(s)
+	first := len(all) - countTrialReasons(s) // the trial marks are Unjudgeable's last reasons
 	n := 0
 	for i := range s.Trials {
 		t := &s.Trials[i]
@@ -101,14 +102,14 @@ func OwnMarks(label string, s *results.Summary) (reasons, own []string) {
 				continue
 			}
 			if workloadNote(t, k, noise) != "" && ownOnly(t, k, noise) {
-				own = append(own, all[len(all)-countTrialReasons(s)+n])
+				own = append(own, all[first+n])
 			} else {
-				reasons = append(reasons, all[len(all)-countTrialReasons(s)+n])
+				reasons = append(reasons, all[first+n])
 			}
 			n++
 		}
 	}
-	return append(all[:len(all)-countTrialReasons(s):len(all)-countTrialReasons(s)], reasons...), own
+	return append(all[:first:first], reasons...), own
 }
 
 // countTrialReasons is how many of Unjudgeable's reasons are trial marks
