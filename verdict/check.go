@@ -220,9 +220,11 @@ func (c *Check) After(sum *results.Summary, elapsed time.Duration) bool {
 		q.Stop = q.after(false, "", overBudget)
 		return q.Stop == ""
 	}
-	if why != "" || len(Unjudgeable(c.opt.Labels[1], c.newRun(judged).Summary)) > 0 {
-		// A run the machine disturbed past a third, or marked by its
-		// own: no later process can mend it. What this look proves
+	reasons, own := OwnMarks(c.opt.Labels[1], c.newRun(judged).Summary)
+	if why != "" || len(reasons) > 0 {
+		// A run the machine disturbed past a third, or that cannot be
+		// judged for a reason of its own run (degraded, a requirement
+		// not met): no later process can mend it. What this look proves
 		// slower stands (JudgeMarked); nothing else does.
 		if c.look(judged, why) == Slower {
 			q.Stop = StopDecided
@@ -235,7 +237,26 @@ func (c *Check) After(sum *results.Summary, elapsed time.Duration) bool {
 	if look {
 		v = c.look(judged, "")
 	}
+	if len(own) == 0 {
+		q.Stop = q.after(look, v, overBudget)
+		return q.Stop == ""
+	}
+	// Marked by the workload's own threads only (a reader its own
+	// noise starves): it can never pass, but what it changes can be
+	// proven slower, as any change, with more processes. So it samples
+	// on at the planned looks (their Pocock level holds for a slower
+	// verdict) and stops at the first slower look; at the budget's end
+	// or after the last look it cannot judge.
+	if v == CannotJudge {
+		v = Undecided
+	}
 	q.Stop = q.after(look, v, overBudget)
+	if q.Stop == StopBudget || q.Stop == StopLastLook {
+		if !look { // the gate must hold this run's marks
+			c.look(judged, "")
+		}
+		q.Stop = StopCannotJudge
+	}
 	return q.Stop == ""
 }
 
@@ -294,7 +315,7 @@ func (c *Check) look(sum *results.Summary, why string) Verdict {
 		c.reasons = append(c.reasons, termsafe.Escape(why))
 	}
 	if q.Metrics == 0 {
-		judged, err := gated(res.Metrics, c.opt.Metrics)
+		judged, _, err := gated(res.Metrics, c.opt.Metrics)
 		if err != nil {
 			c.reasons = append(c.reasons, termsafe.Escape(err.Error()))
 			return CannotJudge

@@ -25,7 +25,7 @@ import (
 func Judge(ms []compare.Metric, reasons []string, opt Options) (Gate, error) {
 	thr := opt.threshold()
 	g := Gate{ThresholdPct: thr * 100, Reasons: reasons, Metrics: []Metric{}}
-	judged, err := gated(ms, opt.Metrics)
+	judged, guard, err := gated(ms, opt.Metrics)
 	if err != nil {
 		return g, err
 	}
@@ -40,7 +40,7 @@ func Judge(ms []compare.Metric, reasons []string, opt Options) (Gate, error) {
 	slower, notSlower := 0, 0
 	for _, i := range judged {
 		var m Metric
-		if ms[i].Tail() {
+		if guard[i] {
 			m = judgeTail(&ms[i], g.Level, opt.tailThreshold())
 		} else {
 			m = judgeMetric(&ms[i], g.Level, thr, grow, opt)
@@ -161,26 +161,29 @@ func JudgeRuns(runs []compare.Run, res *compare.Result, opt Options, more ...str
 
 // gated are the indices of the metrics of ms a gate judges: those names
 // selects (compare.Metric.Selected), or with no names every column's
-// primary one (compare.Primary) and its spike rates (compare.Metric.Tail:
-// the tail guard, tail.go); never a baseline's own row. It fails on a
-// name no metric has.
-func gated(ms []compare.Metric, names []string) ([]int, error) {
+// primary one (compare.Primary), its spike rates (compare.Metric.Tail)
+// and its wakeup latency p99 when that is not its primary; never a
+// baseline's own row. guard[i] is true for a metric the tail guard
+// judges (tail.go: a spike rate, or a wakeup latency p99 that is not its
+// column's primary metric). It fails on a name ms does not have.
+func gated(ms []compare.Metric, names []string) (judged []int, guard []bool, err error) {
 	for _, n := range names {
 		if !hasMetric(ms, n) {
-			return nil, compare.UnknownMetric(n, ms)
+			return nil, nil, compare.UnknownMetric(n, ms)
 		}
 	}
 	prim := compare.Primary(ms)
-	var out []int
+	guard = make([]bool, len(ms))
 	for i, m := range ms {
 		if m.Verdict == compare.VerdictBaseline {
 			continue
 		}
-		if (len(names) > 0 && m.Selected(names)) || (len(names) == 0 && (prim[i] || m.Tail())) {
-			out = append(out, i)
+		guard[i] = m.Tail() || (!prim[i] && m.Name == WakeupP99)
+		if (len(names) > 0 && m.Selected(names)) || (len(names) == 0 && (prim[i] || guard[i])) {
+			judged = append(judged, i)
 		}
 	}
-	return out, nil
+	return judged, guard, nil
 }
 
 func hasMetric(ms []compare.Metric, name string) bool {
@@ -301,6 +304,6 @@ func CheckMetrics(base compare.Run, opt Options) error {
 	if err != nil {
 		return nil
 	}
-	_, err = gated(res.Metrics, opt.Metrics)
+	_, _, err = gated(res.Metrics, opt.Metrics)
 	return err
 }

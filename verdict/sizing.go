@@ -173,7 +173,7 @@ func sizeCheck(base compare.Run, opt Options, baseline, looks int, budget, perPr
 	if err != nil {
 		return d
 	}
-	judged, err := gated(two.Metrics, opt.Metrics)
+	judged, _, err := gated(two.Metrics, opt.Metrics)
 	if err != nil {
 		return d
 	}

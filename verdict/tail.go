@@ -10,7 +10,8 @@ import (
 )
 
 // The tail in the gate (issue 31 item 4). A gate judges, beside each
-// column's primary metric, each reader's spike rate: its wakeups later
+// column's primary metric, its wakeup latency p99 (below) and each
+// reader's spike rate: its wakeups later
 // than its readers[].threshold per hour, or, for a reader without one,
 // later than DefaultSpikeThreshold, counted from its wakeup latency
 // histogram (compare.Options.SpikeThreshold). The change is the Poisson
@@ -45,9 +46,28 @@ import (
 // checks of 10 against 5 processes at 99.6% (4 metrics, 5 looks), a
 // plain Poisson interval said the rate had doubled in 5.9% of them, the
 // quasi-Poisson one in 0.06% (and higher, not doubled, in 0.8%).
+//
+// The spike rate misses a tail that grows below the spike threshold: a
+// scenario's own SCHED_FIFO 90 spinner on the reader's CPU, 3 ms of
+// every 30, took a laight-450 check's wakeup p99 from 66 µs to 682 µs
+// (10×) with hardly a wakeup past 1 ms (issue 31's tail line, measured
+// 2026-12-07). So the guard also judges each column's wakeup latency p99
+// (WakeupP99, one value per round, its change the ratio of the rounds'
+// geometric means with processes as the unit, as any headline metric's)
+// against the same +TailThreshold, three-way: proven more than doubled
+// is slower, proven less than doubled clear, else undecided.
+// It costs the gate one more metric per column in the Bonferroni split
+// (laight-450: 6 judged metrics instead of 4, each look's level 99.76%
+// instead of 99.64%: the smallest detectable change about 3% wider, as
+// (z(99.76%) + z(80%)) / (z(99.64%) + z(80%)) = 3.87 / 3.75).
 
 // Defaults of the tail guard.
 const (
+	// WakeupP99 is the headline metric of a column's wakeup latency p99
+	// (compare's "wakeup latency p99", µs), which the tail guard judges
+	// where it is not the column's primary metric.
+	WakeupP99 = "wakeup latency p99"
+
 	// DefaultSpikeThreshold is the wakeup latency past which a reader
 	// without a readers[].threshold counts a spike for the gate: a tenth
 	// of seed 000's 10 ms period, 5× the p99 of a laight-450 baseline on
@@ -74,8 +94,9 @@ func (o Options) spikeThreshold() time.Duration {
 	return o.SpikeThreshold
 }
 
-// judgeTail is the spike rate m as the tail guard judges it at level
-// against thr (a fraction: 1 = +100%): its rate ratio's interval read
+// judgeTail is the spike rate or wakeup latency p99 m as the tail guard
+// judges it at level against thr (a fraction: 1 = +100%): its change's
+// interval (a spike rate's: its rate ratio's) read
 // three-way against thr (Metric.Verdict), then guarded: Judged is
 // JudgedSlower, JudgedUndecided (proven higher, not beyond thr) or
 // JudgedTailClear.
@@ -89,15 +110,31 @@ func judgeTail(m *compare.Metric, level, thr float64) Metric {
 	out := Metric{Name: m.Name, Unit: m.Unit, Column: m.Column, Baseline: m.Baseline, Value: m.Value, BaselineValue: m.BaselineValue,
 		Verdict: at.Verdict, Interval: at.Interval, MethodNote: at.MethodNote, ThresholdPct: thr * 100, Tail: true}
 	base, col, counted := m.RateCounts()
+	what := "the spike rate"
+	if !m.Tail() {
+		what = "the " + m.Name
+	}
 	switch {
 	case at.Verdict == compare.VerdictSlower:
 		out.Judged = JudgedSlower
+	case !m.Tail():
+		// A percentile is read three-way at thr: its process-level
+		// interval is as tight as the mean's, and a small proven growth
+		// (a busier machine's) must not hold every gate undecided.
+		switch {
+		case m.Invalid() || !c.Defined():
+			out.Judged = JudgedUndecided + ": " + at.MethodNote
+		case at.Verdict == compare.VerdictUndecided:
+			out.Judged = fmt.Sprintf("%s: %s's CI reaches +%s%%", JudgedUndecided, what, compare.Pct(thr*100))
+		default:
+			out.Judged = fmt.Sprintf("%s: %s proven less than +%s%% higher (the whole CI below it)", JudgedTailClear, what, compare.Pct(thr*100))
+		}
 	case counted && base == 0 && col == 0:
 		out.Judged = JudgedTailClear + ": no spike on either side"
 	case m.Invalid() || !c.Defined():
 		out.Judged = JudgedUndecided + ": " + at.MethodNote
 	case c.Lo > 0:
-		out.Judged = fmt.Sprintf("%s: the spike rate is higher (the whole CI above 0), not proven beyond +%s%%", JudgedUndecided, compare.Pct(thr*100))
+		out.Judged = fmt.Sprintf("%s: %s is higher (the whole CI above 0), not proven beyond +%s%%", JudgedUndecided, what, compare.Pct(thr*100))
 	default:
 		out.Judged = JudgedTailClear + ": not shown higher than the baseline's (the CI reaches 0)"
 	}

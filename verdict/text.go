@@ -27,8 +27,8 @@ func (g Gate) Text(w io.Writer) error {
 	thr := compare.Pct(g.ThresholdPct)
 	counts := fmt.Sprintf("%d slower, %d not slower, %d undecided at +%s%% (CI %s)", slower, notSlower, undecided, thr, level)
 	if tails, clear, tthr := g.tailCounts(); tails > 0 {
-		counts += fmt.Sprintf("; of them %d spike %s, judged by the tail guard at +%s%%: %d clear (not shown higher: counted as not slower)",
-			tails, plural(tails, "rate", "rates"), compare.Pct(tthr), clear)
+		counts += fmt.Sprintf("; of them %d %s (spike rates, wakeup latency p99), judged by the tail guard at +%s%%: %d clear (not shown higher: counted as not slower)",
+			tails, plural(tails, "tail metric", "tail metrics"), compare.Pct(tthr), clear)
 	}
 	switch g.Verdict {
 	case NotSlower:
@@ -101,7 +101,7 @@ func (g Gate) judgedCounts() (slower, notSlower, n int) {
 }
 
 // slowerBeyond names the thresholds g's slower metrics are proven slower
-// beyond: "+3%", "+100% in a spike rate (the tail)", or both.
+// beyond: "+3%", "+100% in the tail (…)", or both.
 func (g Gate) slowerBeyond() string {
 	var metric, tail bool
 	for _, m := range g.Metrics {
@@ -110,7 +110,7 @@ func (g Gate) slowerBeyond() string {
 		}
 	}
 	_, _, tthr := g.tailCounts()
-	t := "+" + compare.Pct(tthr) + "% in a spike rate (the tail)"
+	t := "+" + compare.Pct(tthr) + "% in the tail (a spike rate or the wakeup latency p99)"
 	switch {
 	case tail && metric:
 		return "+" + compare.Pct(g.ThresholdPct) + "%, and " + t
@@ -120,7 +120,7 @@ func (g Gate) slowerBeyond() string {
 	return "+" + compare.Pct(g.ThresholdPct) + "%"
 }
 
-// clearNote is ", the tail clear" when g judged a spike rate (all clear
+// clearNote is ", the tail clear" when g judged a tail metric (all clear
 // when g passed), "" otherwise.
 func (g Gate) clearNote() string {
 	if tails, _, _ := g.tailCounts(); tails > 0 {
@@ -129,7 +129,8 @@ func (g Gate) clearNote() string {
 	return ""
 }
 
-// tailCounts is how many of g's judged metrics are spike rates, how many
+// tailCounts is how many of g's judged metrics are tail metrics (spike
+// rates, wakeup latency p99: Metric.Tail), how many
 // of them the tail guard found clear, and its threshold (%).
 func (g Gate) tailCounts() (tails, clear int, thresholdPct float64) {
 	for _, m := range g.Metrics {
@@ -170,7 +171,7 @@ func (g Gate) Line(who string, exit int) string {
 		counts += fmt.Sprintf(", %d of them slower with the CI excluding 0", k)
 	}
 	if tails, clear, _ := g.tailCounts(); tails > 0 {
-		counts += fmt.Sprintf("; %d of them spike %s, %d clear", tails, plural(tails, "rate", "rates"), clear)
+		counts += fmt.Sprintf("; %d of them %s, %d clear", tails, plural(tails, "tail metric", "tail metrics"), clear)
 	}
 	code := fmt.Sprintf("exit %d", exit)
 	switch exit {

@@ -164,7 +164,8 @@ type Metric struct {
 	// ThresholdPct is the change this metric was read against: the gate's
 	// threshold, or for a spike rate the tail guard's (Tail).
 	ThresholdPct float64 `json:"threshold_pct"`
-	// Tail marks a spike rate, judged by the tail guard (tail.go).
+	// Tail marks a metric the tail guard judged (tail.go): a spike rate,
+	// or a wakeup latency p99 that is not its column's primary metric.
 	Tail bool `json:"tail,omitempty"`
 	// Interval, Variance, MinDetectablePct and MoreUnits as
 	// compare.Metric has them, at the gate's level.
