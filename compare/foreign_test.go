@@ -25,7 +25,7 @@ func TestForeignFiles(t *testing.T) {
 		Trials: []results.Trial{{Variant: "base", DurationNs: 10e9,
 			Readers: []results.Reader{{Name: "timer", Wakeups: lat.Count, WakeupLatency: lat}}}}}
 	dir := t.TempDir()
-	if _, err := interop.WriteInterop(testutil.ResultsDir(t, dir), s); err != nil {
+	if _, err := interop.WriteInterop(testutil.ResultsDir(t, dir).Dir, s); err != nil {
 		t.Fatal(err)
 	}
 	runs, err := Load([]string{filepath.Join(dir, "wakeup-cyclictest.txt"), filepath.Join(dir, "wakeup.hlog")}, []string{"ct", "hlog"})

@@ -10,6 +10,7 @@ import (
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/results/safeio"
+	"github.com/rtload/rtload/results/store"
 	"github.com/rtload/rtload/results/wakelog"
 )
 
@@ -45,7 +46,7 @@ type Run struct {
 
 // Load reads the Summary of every results directory in dirs (see
 // report.ReadSummary) and checks its per-wakeup logs (streamed; see
-// Run.WakeupLogs); a sessions directory (results.IsSessions) is read as
+// Run.WakeupLogs); a sessions directory (store.IsSessions) is read as
 // one run pooling its sessions (sessions.go). labels names the runs; empty means the base name of
 // each directory. Labels must be as many as dirs, non-empty, unique, and
 // free of "/" (which splits a table header).
@@ -62,7 +63,7 @@ func Load(dirs, labels []string) ([]Run, error) {
 	runs := make([]Run, len(dirs))
 	rows := wakelog.NewRowBudget()
 	for i, d := range dirs {
-		if results.IsSessions(d) {
+		if store.IsSessions(d) {
 			r, err := loadSessions(d, labels[i], rows)
 			if err != nil {
 				return nil, fmt.Errorf("compare %s: %w", labels[i], err)
@@ -78,7 +79,7 @@ func Load(dirs, labels []string) ([]Run, error) {
 				Notes: []string{"wakeup latency only, read from " + filepath.Base(d) + " (no scenario, environment or per-call data)"}}
 			continue
 		}
-		s, err := results.ReadSummary(d)
+		s, err := store.ReadSummary(d)
 		if err != nil {
 			return nil, fmt.Errorf("compare %s: %w", labels[i], err)
 		}

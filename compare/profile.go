@@ -6,7 +6,7 @@ import (
 
 	"github.com/rtload/rtload/explain"
 	"github.com/rtload/rtload/profile"
-	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 )
 
 // ProfileDiff is one variant's kernel profile in one run against the same
@@ -62,7 +62,7 @@ type ProfileFunc struct {
 func (r *Run) loadProfiles() {
 	s := r.Summary
 	for _, vp := range s.Profiles {
-		v := explain.LoadVariant(s, vp, func(name string) ([]byte, error) { return results.ReadProfileFile(r.Dir, name) })
+		v := explain.LoadVariant(s, vp, func(name string) ([]byte, error) { return store.ReadProfileFile(r.Dir, name) })
 		if v.Err != "" {
 			n := fmt.Sprintf("profile of %s not read: %s", vp.Variant, v.Err)
 			r.Notes, r.Unread = append(r.Notes, n), append(r.Unread, n)

@@ -9,12 +9,13 @@ import (
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/results/safeio"
+	"github.com/rtload/rtload/results/store"
 	"github.com/rtload/rtload/results/wakelog"
 	"github.com/rtload/rtload/stats"
 )
 
 // Sessions pooled into one side (issue 32). A sessions directory
-// (results.ReadSessions: one results directory per boot, appended with
+// (store.ReadSessions: one results directory per boot, appended with
 // rtload run --append) is loaded as one Run whose processes are every
 // session's, renumbered so that none is shared, and whose Sessions say
 // which process ran in which session. Every metric of such a run is then
@@ -66,7 +67,7 @@ func (r *Run) Boots() int {
 // label: every session's summary and wakeup logs (rows bounds them all),
 // merged by mergeSessions.
 func loadSessions(dir, label string, rows *wakelog.RowBudget) (Run, error) {
-	x, dirs, err := results.ReadSessions(dir)
+	x, dirs, err := store.ReadSessions(dir)
 	if err != nil {
 		return Run{}, err
 	}
@@ -81,7 +82,7 @@ func loadSessions(dir, label string, rows *wakelog.RowBudget) (Run, error) {
 	var notes, unread []string
 	trials := 0
 	for i, d := range dirs {
-		s, err := results.ReadSummary(d)
+		s, err := store.ReadSummary(d)
 		if err != nil {
 			return Run{}, fmt.Errorf("session %d: %w", i+1, err)
 		}

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/rtload/rtload/internal/testutil"
-	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 )
 
 // sessionsDir writes a sessions directory of n sessions, each
@@ -26,7 +26,7 @@ func sessionsDirWith(t *testing.T, cols [2]int, boot []float64, null func(k int)
 	t.Helper()
 	base := filepath.Join(t.TempDir(), "base")
 	for k, f := range boot {
-		s, err := results.OpenSessions(base)
+		s, err := store.OpenSessions(base)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -34,7 +34,7 @@ func sessionsDirWith(t *testing.T, cols [2]int, boot []float64, null func(k int)
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := results.CreateNewDir(dir)
+		d, err := store.CreateNewDir(dir)
 		if err != nil {
 			t.Fatal(err)
 		}

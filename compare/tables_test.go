@@ -264,7 +264,7 @@ func TestWakeupOnlyTables(t *testing.T) {
 	testutil.WriteSummary(t, dir, s)
 	// The cyclictest column: the same run in cyclictest's -h layout.
 	ctDir := t.TempDir()
-	if _, err := interop.WriteInterop(testutil.ResultsDir(t, ctDir), s); err != nil {
+	if _, err := interop.WriteInterop(testutil.ResultsDir(t, ctDir).Dir, s); err != nil {
 		t.Fatal(err)
 	}
 	ct := filepath.Join(ctDir, "wakeup-cyclictest.txt")

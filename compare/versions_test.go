@@ -8,9 +8,10 @@ import (
 
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 )
 
-// TestCompareV2V3: a version 2 summary (results/testdata/v2, written by
+// TestCompareV2V3: a version 2 summary (results/store/testdata/v2, written by
 // the code of 40bfdd6^) compares with one this version writes: the same
 // columns and metrics from both, the v2 run's marks (kept in its five old
 // fields) warned about as a v3 run's are, its invalid trial making every
@@ -18,7 +19,7 @@ import (
 // compared field by field: the v3 run has the v2 run's scenario and
 // machine but for its kernel, and only the kernel differs.
 func TestCompareV2V3(t *testing.T) {
-	v2, err := results.ReadSummary("../results/testdata/v2")
+	v2, err := store.ReadSummary("../results/store/testdata/v2")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +32,7 @@ func TestCompareV2V3(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.WriteSummary(t, v3dir, s)
-	runs, err := Load([]string{"../results/testdata/v2", v3dir}, []string{"v2", "v3"})
+	runs, err := Load([]string{"../results/store/testdata/v2", v3dir}, []string{"v2", "v3"})
 	if err != nil {
 		t.Fatal(err)
 	}

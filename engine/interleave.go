@@ -9,6 +9,7 @@ import (
 	"github.com/rtload/rtload/net/udp"
 	"github.com/rtload/rtload/probe"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 	"github.com/rtload/rtload/results/wakelog"
 	"github.com/rtload/rtload/scenario"
 )
@@ -42,7 +43,7 @@ func interleaveOrder(n int) []uint8 {
 // wakeup log per variant of members (named with prefix, as newReader's),
 // and its loop the blocks of a window of windowNs. The first variant's set
 // and log are the ones newReader made.
-func (r *reader) interleave(members []scenario.Trial, i, bufSize, bufOffset int, windowNs int64, dir *results.Dir, prefix string) error {
+func (r *reader) interleave(members []scenario.Trial, i, bufSize, bufOffset int, windowNs int64, dir *store.Dir, prefix string) error {
 	lay := bucketLayout(members[0].Spec.Report)
 	var rxs []udp.Receiver
 	var recs []*probe.Recorders

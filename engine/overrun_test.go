@@ -7,6 +7,7 @@ import (
 
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 	"github.com/rtload/rtload/results/wakelog"
 )
 
@@ -86,7 +87,7 @@ func TestOverrunsCounted(t *testing.T) {
 			if n := rx.Wakeups + rx.MissedTicks; n != 4000 {
 				t.Errorf("wakeups + missed ticks = %d, want the window's 4000 deadlines", n)
 			}
-			ivs, _, err := results.ReadJSONL[results.Interval](filepath.Join(dir, results.IntervalsFile))
+			ivs, _, err := store.ReadJSONL[results.Interval](filepath.Join(dir, results.IntervalsFile))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/rtload/rtload/profile"
 	"github.com/rtload/rtload/profile/sampler"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 	"github.com/rtload/rtload/scenario"
 )
 
@@ -221,7 +222,7 @@ func (ps *profileSet) add(res *results.Trial, readers []*reader) {
 // into d (replacing the previous round's, link-safe) and returns the
 // summary's profiles. With d nil nothing is written and the file names
 // stay empty.
-func (ps *profileSet) write(d *results.Dir) ([]results.VariantProfile, error) {
+func (ps *profileSet) write(d *store.Dir) ([]results.VariantProfile, error) {
 	var out []results.VariantProfile
 	var errs []error
 	for _, name := range ps.order {
@@ -249,7 +250,7 @@ func (ps *profileSet) write(d *results.Dir) ([]results.VariantProfile, error) {
 }
 
 // writeProfileFiles writes p as variant's pprof profile and folded stacks.
-func writeProfileFiles(d *results.Dir, p *profile.Profile, variant, binary string) error {
+func writeProfileFiles(d *store.Dir, p *profile.Profile, variant, binary string) error {
 	var pb, folded bytes.Buffer
 	if err := p.WritePprof(&pb, binary); err != nil {
 		return fmt.Errorf("profile of %s: %w", variant, err)
@@ -265,7 +266,7 @@ func writeProfileFiles(d *results.Dir, p *profile.Profile, variant, binary strin
 
 // writeInto writes the profiles (write) and sets sum.Profiles; a nil
 // set does nothing.
-func (ps *profileSet) writeInto(sum *results.Summary, d *results.Dir) error {
+func (ps *profileSet) writeInto(sum *results.Summary, d *store.Dir) error {
 	if ps == nil {
 		return nil
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/rtload/rtload/profile/sampler"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 	"github.com/rtload/rtload/results/wakelog"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/rt/seccomp"
@@ -114,7 +115,7 @@ const wakeupRingSize = 1 << 14
 // leaves out per-call counters the PMU cannot give (Skipped, noted at
 // start); opt gives the log, AllowDegraded and the log names' process
 // prefix; bufOffset is the receive buffers' offset (Setup.BufOffset).
-func newReader(tr scenario.Trial, i int, eps map[string]*endpoint, self *udp.Self, bufSize int, clock *rt.Clock, dir *results.Dir, opt Options, bufOffset int) (*reader, error) {
+func newReader(tr scenario.Trial, i int, eps map[string]*endpoint, self *udp.Self, bufSize int, clock *rt.Clock, dir *store.Dir, opt Options, bufOffset int) (*reader, error) {
 	log, allowDegraded := opt.Log, opt.AllowDegraded
 	sp := &tr.Spec
 	rs := sp.Readers[i]
@@ -305,7 +306,7 @@ func (r *reader) wait() {
 
 // discardLog closes the wakeup log and removes its files (a trial that
 // measured nothing leaves no empty logs).
-func (r *reader) discardLog(dir *results.Dir) {
+func (r *reader) discardLog(dir *store.Dir) {
 	for _, l := range r.wakeupLogs() {
 		l.Close()
 		for _, f := range l.Stats().Files {

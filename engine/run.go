@@ -13,6 +13,7 @@ import (
 	"github.com/rtload/rtload/net/netns"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/results/safeio"
+	"github.com/rtload/rtload/results/store"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
 	"github.com/rtload/rtload/sysinfo"
@@ -32,9 +33,9 @@ type Options struct {
 	Unmet []string
 	// OutDir is the results directory (must exist); per-wakeup logs go there.
 	OutDir string
-	// Results, when set, is OutDir already open (results.CreateDir): every
-	// file goes through it. Otherwise Run opens OutDir with results.OpenDir.
-	Results *results.Dir
+	// Results, when set, is OutDir already open (store.CreateDir): every
+	// file goes through it. Otherwise Run opens OutDir with store.OpenDir.
+	Results *store.Dir
 	// Log receives one line per trial phase; nil discards.
 	Log io.Writer
 	// Progress, when set, is called about 5 times a second during a trial
@@ -166,7 +167,7 @@ type run struct {
 	profiles *profileSet
 	// ownDir is the results directory Run opened (Options.Results unset);
 	// oldProcs the GOMAXPROCS to restore (0 = unchanged).
-	ownDir   *results.Dir
+	ownDir   *store.Dir
 	oldProcs int
 	// allowed are the CPUs this process may use, read before any trial
 	// confined its own threads (the housekeeping default's base).
@@ -198,7 +199,7 @@ func newRun(spec *scenario.Spec, trials []scenario.Trial, opt Options) (*run, []
 		}
 	}()
 	if r.opt.Results == nil && r.opt.OutDir != "" {
-		d, err := results.OpenDir(r.opt.OutDir)
+		d, err := store.OpenDir(r.opt.OutDir)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/rtload/rtload/exporter"
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 )
 
 // TestProcessMarks drives a soak writer (soakFixture) through intervals
@@ -51,7 +52,7 @@ func TestProcessMarks(t *testing.T) {
 	if err := w.intervals.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	recs, _, err := results.ReadJSONL[results.Interval](filepath.Join(w.self.run.opt.Results.Path(), results.IntervalsFile))
+	recs, _, err := store.ReadJSONL[results.Interval](filepath.Join(w.self.run.opt.Results.Path(), results.IntervalsFile))
 	if err != nil || len(recs) != 4 {
 		t.Fatalf("intervals.jsonl: %d records, %v", len(recs), err)
 	}

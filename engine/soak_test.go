@@ -12,6 +12,7 @@ import (
 
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 	"github.com/rtload/rtload/scenario"
 )
 
@@ -47,7 +48,7 @@ noise: [{kind: spin, threads: 1, duty: {on: 200ms, off: 300ms}}]
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs, torn, err := results.ReadJSONL[results.Interval](filepath.Join(dir, results.IntervalsFile))
+	recs, torn, err := store.ReadJSONL[results.Interval](filepath.Join(dir, results.IntervalsFile))
 	if err != nil || torn != 0 {
 		t.Fatalf("intervals.jsonl: %v (torn %d)", err, torn)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/rtload/rtload/probe"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 	"github.com/rtload/rtload/results/wakelog"
 	"github.com/rtload/rtload/scenario"
 	"github.com/rtload/rtload/sysinfo"
@@ -62,7 +63,7 @@ func newSoakFixture(t *testing.T, sockets int) *soakFixture {
 			unix.Close(fd)
 		}
 	})
-	dir, _, err := results.CreateDir(t.TempDir() + "/soak")
+	dir, _, err := store.CreateDir(t.TempDir() + "/soak")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/rtload/rtload/profile/sampler"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 	"github.com/rtload/rtload/results/wakelog"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/rt/seccomp"
@@ -219,13 +220,13 @@ func bucketLayout(rep scenario.Report) record.Layout {
 // wakeupLogConfig is the per-wakeup log of reader rs in trial tr: named by
 // results.WakeupLogBase, rotated in log_chunk chunks (gzipped once closed)
 // and capped at log_limit when the scenario sets them.
-func wakeupLogConfig(dir *results.Dir, tr scenario.Trial, rs scenario.Reader, prefix string) wakelog.Config {
+func wakeupLogConfig(dir *store.Dir, tr scenario.Trial, rs scenario.Reader, prefix string) wakelog.Config {
 	sp := &tr.Spec
 	base := results.WakeupLogBase(tr.Index, tr.Variant, tr.Round, rs.Name)
 	if prefix != "" {
 		base = strings.Replace(base, "wakeups-", "wakeups-"+prefix, 1)
 	}
-	return wakelog.Config{Dir: dir, Base: base,
+	return wakelog.Config{Dir: dir.Dir, Base: base,
 		ChunkBytes: int64(sp.LogChunk), LimitBytes: int64(sp.LogLimit), Compress: sp.LogChunk > 0}
 }
 

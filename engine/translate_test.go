@@ -16,6 +16,8 @@ import (
 	"github.com/rtload/rtload/profile/sampler"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/safeio"
+	"github.com/rtload/rtload/results/store"
 	"github.com/rtload/rtload/results/wakelog"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/rt/seccomp"
@@ -185,7 +187,7 @@ func TestDrainConfig(t *testing.T) {
 // TestWakeupLogConfig: named per trial and reader; chunked, capped and
 // compressed as the scenario says.
 func TestWakeupLogConfig(t *testing.T) {
-	dir := &results.Dir{}
+	dir := &store.Dir{Dir: &safeio.Dir{}}
 	rs := scenario.Reader{Name: "rt"}
 	for _, tt := range []struct {
 		name string
@@ -193,9 +195,9 @@ func TestWakeupLogConfig(t *testing.T) {
 		want wakelog.Config
 	}{
 		{"one plain file", scenario.Spec{},
-			wakelog.Config{Dir: dir, Base: results.WakeupLogBase(2, "recvmsg", 1, "rt")}},
+			wakelog.Config{Dir: dir.Dir, Base: results.WakeupLogBase(2, "recvmsg", 1, "rt")}},
 		{"soak: chunked, capped, gzipped", scenario.Spec{LogChunk: 16 << 20, LogLimit: 1 << 30},
-			wakelog.Config{Dir: dir, Base: results.WakeupLogBase(2, "recvmsg", 1, "rt"), ChunkBytes: 16 << 20, LimitBytes: 1 << 30, Compress: true}},
+			wakelog.Config{Dir: dir.Dir, Base: results.WakeupLogBase(2, "recvmsg", 1, "rt"), ChunkBytes: 16 << 20, LimitBytes: 1 << 30, Compress: true}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := wakeupLogConfig(dir, scenario.Trial{Index: 2, Variant: "recvmsg", Round: 1, Spec: tt.sp}, rs, "")

@@ -20,6 +20,7 @@ import (
 	"github.com/rtload/rtload/noise"
 	"github.com/rtload/rtload/probe"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
 	"github.com/rtload/rtload/sysinfo"
@@ -150,7 +151,7 @@ func (t *trial) build() error {
 	if err != nil {
 		return err
 	}
-	var dir *results.Dir
+	var dir *store.Dir
 	if !t.run.opt.NoWakeupLog {
 		dir = t.run.opt.Results
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 	"github.com/rtload/rtload/results/wakelog"
 )
 
@@ -147,14 +148,14 @@ type Doc struct {
 
 // Dir explains every reader of every trial of the results directory dir.
 func Dir(dir string) ([]Reader, error) {
-	s, err := results.ReadSummary(dir)
+	s, err := store.ReadSummary(dir)
 	if err != nil {
 		return nil, err
 	}
 	// Streamed into what the analysis asks of each spike (issue 34: held,
 	// 100 MB of spikes took explain to 3 GB).
 	spikes := spikeIndex{}
-	if _, err := results.EachJSONL(filepath.Join(dir, results.SpikesFile), spikes.add); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if _, err := store.EachJSONL(filepath.Join(dir, results.SpikesFile), spikes.add); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
 	var out []Reader

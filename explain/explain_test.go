@@ -243,7 +243,7 @@ func TestDirReaderLogs(t *testing.T) {
 	tr := results.Trial{Variant: "recvfrom"}
 	for i, name := range []string{"rt", "rt2"} {
 		base := results.WakeupLogBase(0, "recvfrom", 0, name)
-		l, err := wakelog.Create(wakelog.Config{Dir: d, Base: base})
+		l, err := wakelog.Create(wakelog.Config{Dir: d.Dir, Base: base})
 		if err != nil {
 			t.Fatal(err)
 		}

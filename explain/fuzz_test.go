@@ -10,11 +10,12 @@ import (
 
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 )
 
 // FuzzProfile feeds arbitrary bytes, as a .pb.gz (compressed, possibly in
 // several gzip members) or as raw bytes in its place, through the way
-// explain and compare read a profile: results.ReadProfileFile (bounded
+// explain and compare read a profile: store.ReadProfileFile (bounded
 // inflation), pprof's ParseUncompressed, profile.FromPprof. Nothing may
 // panic; what fails is a note on the variant.
 func FuzzProfile(f *testing.F) {
@@ -51,7 +52,7 @@ func FuzzProfile(f *testing.F) {
 		}
 		s := &results.Summary{Version: results.SummaryVersion}
 		v := LoadVariant(s, results.VariantProfile{Variant: "v", Pprof: "p.pb.gz"}, func(name string) ([]byte, error) {
-			return results.ReadProfileFile(dir, name)
+			return store.ReadProfileFile(dir, name)
 		})
 		if v.Err == "" && v.Profile == nil {
 			t.Fatal("no error and no profile")

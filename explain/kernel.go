@@ -11,6 +11,7 @@ import (
 	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/profile"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 )
 
 // KernelTop is how many functions Kernel lists per difference.
@@ -81,14 +82,14 @@ type KernelDiff struct {
 // KernelDir reads the profiles of the results directory dir; nil, nil
 // when the run was not profiled.
 func KernelDir(dir string) (*Kernel, error) {
-	s, err := results.ReadSummary(dir)
+	s, err := store.ReadSummary(dir)
 	if err != nil {
 		return nil, err
 	}
 	if len(s.Profiles) == 0 {
 		return nil, nil
 	}
-	return KernelOf(s, func(name string) ([]byte, error) { return results.ReadProfileFile(dir, name) }), nil
+	return KernelOf(s, func(name string) ([]byte, error) { return store.ReadProfileFile(dir, name) }), nil
 }
 
 // KernelOf explains the profiles of s, reading each profile file with
@@ -135,7 +136,7 @@ func sharedNotes(vs []ProfiledVariant) []string {
 // LoadVariant reads vp's pprof profile with read and makes it a side of
 // an attribution with s's facts (the kernel config and command-line
 // hardening of the run's env, for the hooks' state). read returns the
-// profile inflated (results.ReadProfileFile bounds the inflation): it is
+// profile inflated (store.ReadProfileFile bounds the inflation): it is
 // parsed with profile.ReadPprof, which bounds what the parse builds, and
 // neither inflates again nor tries pprof's legacy text formats.
 func LoadVariant(s *results.Summary, vp results.VariantProfile, read func(string) ([]byte, error)) ProfiledVariant {

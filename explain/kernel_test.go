@@ -12,6 +12,7 @@ import (
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/profile"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 )
 
 // TestKernelLiveFixture explains a profiled run whose profiles are the
@@ -87,7 +88,7 @@ func TestKernelLiveFixture(t *testing.T) {
 func TestKernelOneVariant(t *testing.T) {
 	dir := t.TempDir()
 	s := testutil.ProfiledSummary(t, dir, map[string]string{"recvmsg": "recvmsg"})
-	k := KernelOf(s, func(name string) ([]byte, error) { return results.ReadProfileFile(dir, name) })
+	k := KernelOf(s, func(name string) ([]byte, error) { return store.ReadProfileFile(dir, name) })
 	var b bytes.Buffer
 	if err := WriteKernel(&b, k); err != nil {
 		t.Fatal(err)

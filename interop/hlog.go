@@ -88,11 +88,11 @@ type HlogFile struct {
 //
 // Numbers are printed "%.3f" as Java does; histograms are the V2
 // compressed base64 encoding. The file is written atomically and
-// link-safe (results.Dir.WriteFile). hdrhistogram-go's own
+// link-safe (safeio.Dir.WriteFile). hdrhistogram-go's own
 // HistogramLogWriter is not used: its HistogramLogOptions has no exported
 // way to set the max-value divisor (always 1e6) and it writes StartTime in
 // whole seconds.
-func WriteHlog(d *results.Dir, name string, f *HlogFile) error {
+func WriteHlog(d *safeio.Dir, name string, f *HlogFile) error {
 	var b bytes.Buffer
 	if err := EncodeHlog(&b, f); err != nil {
 		return fmt.Errorf("write hlog %s: %w", filepath.Join(d.Path(), name), err)

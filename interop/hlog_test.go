@@ -33,7 +33,7 @@ func hlogTestHist(n int, base int64, seed uint64) *hdrhistogram.Histogram {
 // writeHlogAt writes f as path through a results directory of its own.
 func writeHlogAt(t *testing.T, path string, f *HlogFile) error {
 	t.Helper()
-	return WriteHlog(testutil.ResultsDir(t, filepath.Dir(path)), filepath.Base(path), f)
+	return WriteHlog(testutil.ResultsDir(t, filepath.Dir(path)).Dir, filepath.Base(path), f)
 }
 
 func TestHlogRoundTrip(t *testing.T) {

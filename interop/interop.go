@@ -2,6 +2,7 @@ package interop
 
 import (
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/safeio"
 	"math"
 
 	"bytes"
@@ -73,7 +74,7 @@ const (
 // whose Latency carries no HDR encoding are skipped; an HDR that does not
 // decode is an error naming the trial and reader. Files are written
 // atomically.
-func WriteInterop(d *results.Dir, s *results.Summary) ([]string, error) {
+func WriteInterop(d *safeio.Dir, s *results.Summary) ([]string, error) {
 	if s == nil {
 		return nil, fmt.Errorf("write interop %s: nil Summary", d.Path())
 	}

@@ -45,7 +45,7 @@ func interopSummary() *results.Summary {
 func TestWriteInterop(t *testing.T) {
 	dir := t.TempDir()
 	s := interopSummary()
-	names, err := WriteInterop(testutil.ResultsDir(t, dir), s)
+	names, err := WriteInterop(testutil.ResultsDir(t, dir).Dir, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestWriteInteropEmptyAndCorrupt(t *testing.T) {
 			s.Trials[i].Readers[j].WakeupLatency.HDR = ""
 		}
 	}
-	names, err := WriteInterop(testutil.ResultsDir(t, dir), s)
+	names, err := WriteInterop(testutil.ResultsDir(t, dir).Dir, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestWriteInteropEmptyAndCorrupt(t *testing.T) {
 	}
 
 	s.Trials[1].Readers[0].PerCallTicks.HDR = "HISTnot-base64"
-	_, err = WriteInterop(testutil.ResultsDir(t, t.TempDir()), s)
+	_, err = WriteInterop(testutil.ResultsDir(t, t.TempDir()).Dir, s)
 	if err == nil || !strings.Contains(err.Error(), "write interop: trial 1 reader drain0: per-call ticks: decode hdr:") {
 		t.Errorf("corrupt HDR: err %v", err)
 	}
@@ -200,7 +200,7 @@ func TestWriteInteropBoundedCyclictest(t *testing.T) {
 		s.Trials = append(s.Trials, results.Trial{Index: i, Round: i / 2, Variant: []string{"a", "b"}[i%2], DurationNs: int64(4 * time.Second), Readers: []results.Reader{r}})
 	}
 	dir := t.TempDir()
-	if _, err := WriteInterop(testutil.ResultsDir(t, dir), s); err != nil {
+	if _, err := WriteInterop(testutil.ResultsDir(t, dir).Dir, s); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, WakeupCyclictestFile))

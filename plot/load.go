@@ -15,6 +15,7 @@ import (
 
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 	"github.com/rtload/rtload/results/wakelog"
 )
 
@@ -100,7 +101,7 @@ func Load(dirs, labels []string) ([]Column, error) {
 // distribution; the second keeps at most MaxPoints of them per column
 // (issue 34: holding every row, 32.8 M rows took plot to 6.4 GB).
 func loadRun(budget *wakelog.RowBudget, dir, run string, prefix bool) ([]Column, error) {
-	s, err := results.ReadSummary(dir)
+	s, err := store.ReadSummary(dir)
 	if err != nil {
 		return nil, fmt.Errorf("plot: %w", err)
 	}

@@ -45,7 +45,7 @@ func writeRun(t *testing.T, variants []string, rounds, n int, slow uint64) strin
 			all := record.NewLinear(128, 64, 8256)
 			hdr := record.NewHDR(int64(10 * time.Second))
 			name := fmt.Sprintf("wakeups-%02d-%s-r%d-rt", len(s.Trials), v, round)
-			w, err := wakelog.Create(wakelog.Config{Dir: d, Base: name})
+			w, err := wakelog.Create(wakelog.Config{Dir: d.Dir, Base: name})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -388,7 +388,7 @@ func TestReaderLogs(t *testing.T) {
 	d := testutil.ResultsDir(t, dir)
 	tr := results.Trial{Variant: "v"}
 	for i, name := range []string{"rt", "rt2"} {
-		l, err := wakelog.Create(wakelog.Config{Dir: d, Base: results.WakeupLogBase(0, "v", 0, name)})
+		l, err := wakelog.Create(wakelog.Config{Dir: d.Dir, Base: results.WakeupLogBase(0, "v", 0, name)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -68,7 +68,7 @@
 //
 // # Use from explain and compare (readers of results)
 //
-//	data, err := results.ReadProfileFile(dir, vp.Pprof) // inflated, at most 16 MiB
+//	data, err := store.ReadProfileFile(dir, vp.Pprof) // inflated, at most 16 MiB
 //	p, err := profile.ReadPprof(data, vp.Pprof)         // bounded: MaxPprofFrames, MaxPprofMemory
 //	a := profile.Variant{Name: "recvmsg", Profile: p, Calls: calls, Drain: drain,
 //		KernelConfig: facts.KernelConfig, Cmdline: facts.Hardening} // the run's sysinfo facts

@@ -43,11 +43,11 @@ var ErrPprofLimit = errors.New("refused")
 // before pprof's parser builds anything, and one that is not valid
 // (pprof's CheckValid: a sample with fewer values than sample types, a
 // reference to a location that is not there). data must be inflated
-// already (results.ReadProfileFile does so, bounded): pprof's parser
+// already (store.ReadProfileFile does so, bounded): pprof's parser
 // inflates gzip without bound, so a gzip stream here is refused.
 func ReadPprof(data []byte, name string) (*Profile, error) {
 	if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
-		return nil, fmt.Errorf("%s: gzip-compressed: inflate it first (results.ReadProfileFile)", name)
+		return nil, fmt.Errorf("%s: gzip-compressed: inflate it first (store.ReadProfileFile)", name)
 	}
 	if err := checkPprof(data); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)

@@ -2,12 +2,9 @@ package results
 
 import (
 	"fmt"
-	"github.com/rtload/rtload/results/safeio"
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/rtload/rtload/internal/termsafe"
 )
 
 // IntervalsFile is the interval log of a soak run, one JSON object a line.
@@ -169,54 +166,28 @@ type Spike struct {
 // Reader.SpikesDropped.
 const SpikesLimit = 64 << 20
 
-// MaxJSONLLine is the longest line ReadJSONL accepts.
+// MaxJSONLLine is the longest line store.ReadJSONL accepts.
 const MaxJSONLLine = 1 << 20
 
-// MaxJSONLRecords bounds the records ReadJSONL returns: spikes.jsonl is
+// MaxJSONLRecords bounds the records store.ReadJSONL returns: spikes.jsonl is
 // capped at SpikesLimit bytes (records of about 400 bytes), an interval
 // log holds one record per reader and interval.
 const MaxJSONLRecords = 1 << 20
 
-// MaxJSONLBytes is the largest JSONL file ReadJSONL reads: spikes.jsonl's
+// MaxJSONLBytes is the largest JSONL file store.ReadJSONL reads: spikes.jsonl's
 // cap (SpikesLimit), which the writer never passes (issue 34: the reader
 // took any size, and 100 MB took explain to 3 GB). An interval log is not
 // capped by its writer; one past this is refused too (no command reads
 // one back).
 const MaxJSONLBytes = SpikesLimit
 
-// MaxJSONLMemory bounds the memory the records ReadJSONL returns may take
+// MaxJSONLMemory bounds the memory the records store.ReadJSONL returns may take
 // decoded, as the summary pre-pass estimates it line by line (safeio.Bounds),
 // each record counted twice for the growing slice: spikes.jsonl decodes
 // to about its size (a 400-byte spike is a 160-byte Spike and its
 // strings), while a line of `{}` is a whole record and `"noise":[{},…]`
-// 56 bytes for every 3. EachJSONL holds no record and needs no such bound.
+// 56 bytes for every 3. store.EachJSONL holds no record and needs no such bound.
 const MaxJSONLMemory = 128 << 20
-
-// ReadJSONL decodes every line of path into a T. A torn last line (a
-// writer killed mid-write) is skipped and reported in torn; a bad line
-// anywhere else, one longer than MaxJSONLLine, more than MaxJSONLRecords
-// lines, or a line past MaxJSONLMemory of records decoded, is an error
-// naming its line (and column); a file larger than MaxJSONLBytes is
-// refused before it is read. path's last component is opened as
-// Source.Open opens every results file: a link, a FIFO or a device is
-// refused (ErrRefusedFile) before anything is read. On an error, out
-// holds the records before it.
-func ReadJSONL[T any](path string) (out []T, torn int, err error) {
-	budget := &safeio.Bounds{Lists: listLimits, Limit: MaxJSONLMemory, What: "any " + termsafe.Escape(filepath.Base(path)) + " rtload writes"}
-	torn, err = safeio.EachJSONL(path, &jsonlLimits, budget, func(v T) { out = append(out, v) })
-	return out, torn, err
-}
-
-// EachJSONL is ReadJSONL calling f with each record, in order, holding
-// none (MaxJSONLMemory bounds one line's): its memory does not grow with
-// the file. On an error, f has seen the records before it.
-func EachJSONL[T any](path string, f func(T)) (torn int, err error) {
-	return safeio.EachJSONL(path, &jsonlLimits, nil, f)
-}
-
-// jsonlLimits are the bounds of every JSONL file read (safeio.EachJSONL).
-var jsonlLimits = safeio.JSONLLimits{Bytes: MaxJSONLBytes, Cap: "spikes.jsonl is capped at " + safeio.SizeName(SpikesLimit),
-	Line: MaxJSONLLine, Records: MaxJSONLRecords, Lists: listLimits, Memory: MaxJSONLMemory}
 
 // ProcessFile is the name of a run-wide file (IntervalsFile, SpikesFile)
 // written by process p of a multi-process run: "spikes-p03.jsonl".

@@ -355,18 +355,6 @@ func LatencyOf(h *record.HDR, hdr bool) Latency { return distOf(h, hdr).latency(
 // TickStatsOf summarises h (values in clock ticks) like LatencyOf.
 func TickStatsOf(h *record.HDR, hdr bool) TickStats { return distOf(h, hdr).ticks() }
 
-// WakeupLatencyOf summarises the latencies of logged wakeups (negative ones
-// count as 0, as the reader records them) exactly as the engine's recorder
-// would have: for a complete log it equals the reader's WakeupLatency
-// without its HDR.
-func WakeupLatencyOf(rows []record.Wakeup) Latency {
-	h := record.NewHDR(WakeupLatencyRange)
-	for _, w := range rows {
-		h.RecordSigned(w.LatencyNs)
-	}
-	return LatencyOf(h, false)
-}
-
 // WakeupLatencyRange is the largest wakeup latency the engine's recorder
 // holds apart (ns); larger ones are recorded as this value.
 const WakeupLatencyRange = int64(10e9)

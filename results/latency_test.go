@@ -167,20 +167,6 @@ func TestMergeWithoutHDR(t *testing.T) {
 	}
 }
 
-// TestWakeupLatencyOf: a complete wakeup log gives the reader's numbers.
-func TestWakeupLatencyOf(t *testing.T) {
-	h := record.NewHDR(results.WakeupLatencyRange)
-	var rows []record.Wakeup
-	for i := range 3000 {
-		v := int64(i*i%50_000) - 100 // some negative: recorded as 0
-		rows = append(rows, record.Wakeup{Tick: uint64(i), LatencyNs: v})
-		h.RecordSigned(v)
-	}
-	if diff := cmp.Diff(results.LatencyOf(h, false), results.WakeupLatencyOf(rows)); diff != "" {
-		t.Errorf("(-recorder +log):\n%s", diff)
-	}
-}
-
 // TestTickStats: ticks are their own type with *_ticks names, and version
 // 1's *_ns names (which held ticks) still read.
 func TestTickStats(t *testing.T) {

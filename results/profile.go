@@ -1,16 +1,6 @@
 package results
 
-import (
-	"bytes"
-	"fmt"
-	"github.com/rtload/rtload/results/safeio"
-	"path/filepath"
-	"strings"
-
-	"github.com/rtload/rtload/internal/termsafe"
-)
-
-// MaxProfileBytes is the largest profile file ReadProfileFile reads,
+// MaxProfileBytes is the largest profile file store.ReadProfileFile reads,
 // compressed or not: what a compressed one may inflate to (a profile
 // written without gzip is not spared the bound; issue 34: a 72 MB one
 // took explain to 4.4 GB).
@@ -154,60 +144,3 @@ func ProfilerCosts(s *Summary) []ProfilerCost {
 // and a results directory's reader stays under 256 MB (issue 34: a
 // profile of one 60 MB string took compare to 354 MB at 64 MiB).
 const MaxProfileInflatedBytes = 16 << 20
-
-// ReadProfileFile reads the profile file name (a VariantProfile's Pprof
-// or Folded) of the results directory dir (or of the directory of the
-// summary.json dir names), at most MaxProfileBytes, as Source.Open opens
-// every results file (a link, a FIFO or a device is refused). A
-// gzip-compressed file (a .pb.gz) is returned inflated, at most
-// MaxProfileInflatedBytes and MaxInflateRatio times its size
-// (ErrInflateLimit): parse it with pprof's ParseUncompressed, never with a
-// parser that inflates again. Errors: a name that is not a file name in
-// dir, a refused file, a file larger than the limits, and the read's own.
-func ReadProfileFile(dir, name string) ([]byte, error) {
-	if err := safeio.CheckName(name); err != nil || strings.HasPrefix(name, ".") {
-		return nil, fmt.Errorf("profile %q is not a file name in the results directory", name)
-	}
-	if !safeio.IsDir(dir) {
-		dir = filepath.Dir(dir) // summary.json given
-	}
-	src, err := safeio.OpenSource(dir)
-	if err != nil {
-		return nil, fmt.Errorf("read profile: %w", err)
-	}
-	defer src.Close()
-	data, err := src.ReadFile(name, MaxProfileBytes, "a profile")
-	if err != nil {
-		return nil, fmt.Errorf("read profile: %w", err)
-	}
-	if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
-		if data, err = safeio.InflateAll(bytes.NewReader(data), termsafe.Escape(src.Join(name)), MaxProfileInflatedBytes); err != nil {
-			return nil, fmt.Errorf("read profile: %w", err)
-		}
-		if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
-			return nil, fmt.Errorf("read profile %s: compressed twice: refused (rtload compresses once)", termsafe.Escape(src.Join(name)))
-		}
-	}
-	return data, nil
-}
-
-// checkProfiles enforces the schema limits of the profile fields.
-func (s *Summary) checkProfiles() error {
-	if len(s.Profiles) > MaxProfiles {
-		return fmt.Errorf("%d profiles, more than the limit of %d", len(s.Profiles), MaxProfiles)
-	}
-	for _, p := range s.Profiles {
-		for _, f := range []string{p.Pprof, p.Folded} {
-			if f == "" {
-				continue
-			}
-			if err := safeio.CheckName(f); err != nil || strings.HasPrefix(f, ".") {
-				return fmt.Errorf("profile of %s: %q is not a file name in the results directory", p.Variant, f)
-			}
-		}
-		if len(p.Trials) > MaxTrials {
-			return fmt.Errorf("profile of %s: %d trials, more than the limit of %d", p.Variant, len(p.Trials), MaxTrials)
-		}
-	}
-	return nil
-}

@@ -9,8 +9,8 @@ import (
 // Summary is the contract of a results directory: summary.json holds one.
 // Every report (terminal table, compare) is rebuilt from it.
 type Summary struct {
-	// Version of this format: SummaryVersion when written; DecodeSummary
-	// also reads versions 1 and 2 into today's fields (see DecodeSummary),
+	// Version of this format: SummaryVersion when written; store.DecodeSummary
+	// also reads versions 1 and 2 into today's fields (see store.DecodeSummary),
 	// and leaves the version they had here.
 	Version int `json:"version"`
 	// Scenario is the name of the scenario; File the source it came from.
@@ -23,7 +23,7 @@ type Summary struct {
 	// the scenario is Plan.
 	Spec Spec `json:"spec"`
 	// Plan is what the readers of results ask of the scenario as run,
-	// typed: read from Spec (Summary.SetSpec, DecodeSummary), never
+	// typed: read from Spec (Summary.SetSpec, store.DecodeSummary), never
 	// written apart from it.
 	Plan Plan `json:"-"`
 	// Env is the machine and this process as the run saw them: the
@@ -127,7 +127,7 @@ type Trial struct {
 	// 125). Summary.Marks gathers them with the run's.
 	// Version 2 kept them in the fields invalid, process_marks,
 	// traffic_not_as_specified, readers[].starved and
-	// traffic[].not_as_specified: DecodeSummary reads those into Marks.
+	// traffic[].not_as_specified: store.DecodeSummary reads those into Marks.
 	Marks []Mark `json:"marks,omitempty"`
 	// Kernel is what the kernel watch saw during the trial: the
 	// clocksource and RT throttling at its start and end, and the kernel

@@ -1,9 +1,6 @@
 package results
 
-import (
-	"fmt"
-	"strings"
-)
+import "fmt"
 
 // WakeupLogBase is the file name base of the per-wakeup log of reader
 // reader in trial index (variant, round): "wakeups-<index>-<variant>-
@@ -25,17 +22,4 @@ func fileSafe(s string) string {
 		}
 	}
 	return string(b)
-}
-
-// wakeupLogBaseOf is the base of a log file name: "<base>.csv",
-// "<base>.<n>.csv" and "<base>.<n>.csv.gz" give <base>.
-func wakeupLogBaseOf(name string) string {
-	name = strings.TrimSuffix(strings.TrimSuffix(name, ".gz"), ".csv")
-	if i := strings.LastIndexByte(name, '.'); i >= 0 {
-		digits := name[i+1:]
-		if digits != "" && strings.Trim(digits, "0123456789") == "" {
-			return name[:i]
-		}
-	}
-	return name
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/rtload/rtload/engine"
 	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 	"github.com/rtload/rtload/rt"
 	"github.com/rtload/rtload/scenario"
 	"github.com/rtload/rtload/sysinfo"
@@ -67,8 +68,8 @@ type CheckRun struct {
 // cannot be judged against makes running pointless.
 func OpenCheck(r *CheckRun, opt verdict.CheckOptions) (*verdict.Check, error) {
 	first := r.Baseline
-	if results.IsSessions(r.Baseline) {
-		_, dirs, err := results.ReadSessions(r.Baseline)
+	if store.IsSessions(r.Baseline) {
+		_, dirs, err := store.ReadSessions(r.Baseline)
 		if err == nil && len(dirs) == 0 {
 			err = errors.New("no session yet")
 		}
@@ -77,12 +78,12 @@ func OpenCheck(r *CheckRun, opt verdict.CheckOptions) (*verdict.Check, error) {
 		}
 		first = dirs[0]
 	}
-	base, bst, err := results.ReadSummaryStat(first)
+	base, bst, err := store.ReadSummaryStat(first)
 	if err != nil {
 		return nil, UsageError{fmt.Errorf("baseline: %w", err)}
 	}
 	r.base, r.baseDir, r.foreign = base, first, bst.Foreign()
-	if r.Append != "" && results.IsSessions(r.Append) {
+	if r.Append != "" && store.IsSessions(r.Append) {
 		prior, err := compare.Load([]string{r.Append}, r.Labels[1:])
 		if err != nil {
 			return nil, UsageError{fmt.Errorf("--append: %w", err)}
@@ -110,7 +111,7 @@ func (r *CheckRun) Run(w *Watch, c *verdict.Check) (remove func(), stopped, err 
 		return nil, nil, err
 	}
 	opt := r.Options
-	var sess *results.Sessions
+	var sess *store.Sessions
 	if r.Append != "" {
 		if sess, err = r.openAppend(p.Spec, c, &opt); err != nil {
 			return nil, nil, err
@@ -218,7 +219,7 @@ func (r *CheckRun) plan(c *verdict.Check) (*Plan, error) {
 
 // openAppend opens the sessions directory CAND (--append) for the new
 // run, its next session the run's directory (opt.Out).
-func (r *CheckRun) openAppend(spec *scenario.Spec, c *verdict.Check, opt *Options) (*results.Sessions, error) {
+func (r *CheckRun) openAppend(spec *scenario.Spec, c *verdict.Check, opt *Options) (*store.Sessions, error) {
 	if opt.Out != "" {
 		return nil, UsageError{errors.New("--append and --out: give one (--append CAND writes the session into CAND/sNNN)")}
 	}

@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/results/safeio"
+	"github.com/rtload/rtload/results/store"
 	"github.com/rtload/rtload/sysinfo"
 )
 
@@ -98,9 +98,9 @@ func volumeNote(c sysinfo.Container, mounts []sysinfo.Mount, path string, o owne
 	return s
 }
 
-// handOver gives the run's results to o (results.Dir.Chown), saying so on
+// handOver gives the run's results to o (store.Dir.Chown), saying so on
 // w when it fails.
-func handOver(w io.Writer, d *results.Dir, o owner) {
+func handOver(w io.Writer, d *store.Dir, o owner) {
 	if err := d.Chown(o.uid, o.gid); err != nil {
 		fmt.Fprintf(w, "rtload: results %s stay root's: %v\n", d.Path(), err)
 	}

@@ -12,14 +12,14 @@ import (
 
 	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/net/netns"
-	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/results/safeio"
+	"github.com/rtload/rtload/results/store"
 	"github.com/rtload/rtload/sysinfo"
 )
 
 // outDir is the run's results directory while the run holds it.
 type outDir struct {
-	dir     *results.Dir
+	dir     *store.Dir
 	path    string
 	created bool
 	// parentErr: the parent did not exist before (removed with an empty
@@ -152,11 +152,11 @@ const maxDefaultSuffix = 100
 // createOut creates the run's results directory: out (--out) when given,
 // else rtload-results/<scenario>-<YYYYMMDD-HHMMSS> (defaultOut), or with -2, -3, … up to
 // -maxDefaultSuffix when runs started in the same second took the name
-// first. Each default name is made with mkdir(2) (results.CreateNewDir),
+// first. Each default name is made with mkdir(2) (store.CreateNewDir),
 // so no two runs share a directory and an existing one is never reused.
-func createOut(out, scenarioName string, now time.Time) (*results.Dir, bool, error) {
+func createOut(out, scenarioName string, now time.Time) (*store.Dir, bool, error) {
 	if out != "" {
-		return results.CreateDir(out)
+		return store.CreateDir(out)
 	}
 	base := defaultOut(scenarioName, now)
 	for i := 1; i <= maxDefaultSuffix; i++ {
@@ -164,7 +164,7 @@ func createOut(out, scenarioName string, now time.Time) (*results.Dir, bool, err
 		if i > 1 {
 			path = fmt.Sprintf("%s-%d", base, i)
 		}
-		d, err := results.CreateNewDir(path)
+		d, err := store.CreateNewDir(path)
 		if err == nil {
 			return d, true, nil
 		}

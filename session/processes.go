@@ -18,6 +18,7 @@ import (
 
 	"github.com/rtload/rtload/engine"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 	"github.com/rtload/rtload/scenario"
 )
 
@@ -151,7 +152,7 @@ func childLauncher(spec *scenario.Spec, dir string, opt Options, unmet []string,
 		pid := cmd.Process.Pid
 		var sum *results.Summary
 		if stdout.Len() > 0 {
-			s, err := results.DecodeSummary(stdout.Bytes(), fmt.Sprintf("process %d summary", c.Process+1))
+			s, err := store.DecodeSummary(stdout.Bytes(), fmt.Sprintf("process %d summary", c.Process+1))
 			if err != nil {
 				return nil, pid, err
 			}

@@ -249,7 +249,7 @@ func (s *session) save(sum *results.Summary) {
 		s.o.Kept = s.sv.kept(s.out.path)
 		return
 	}
-	if _, err := interop.WriteInterop(s.out.dir, sum); err != nil {
+	if _, err := interop.WriteInterop(s.out.dir.Dir, sum); err != nil {
 		fmt.Fprintf(s.opt.Log, "rtload: interop files: %v\n", err)
 	}
 }

@@ -9,17 +9,18 @@ import (
 	"time"
 
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 	"github.com/rtload/rtload/scenario"
 	"github.com/rtload/rtload/sysinfo"
 )
 
 // saver writes a run's summary.json: after every finished trial and at
 // soak checkpoints (InProgress), and at the end. Writes are atomic
-// (results.Dir.WriteSummary) and one at a time; sem is held while one is
+// (store.Dir.WriteSummary) and one at a time; sem is held while one is
 // in flight, so that a forced exit can wait for it and leave no temporary
 // file behind.
 type saver struct {
-	dir  *results.Dir
+	dir  *store.Dir
 	run  results.Summary // Spec, Plan and Env, the same in every write
 	errw io.Writer
 	sem  chan struct{}
@@ -32,7 +33,7 @@ type saver struct {
 // newSaver is the saver of a run of spec on a machine of env into dir:
 // the scenario's JSON and Plan are made once, not at each checkpoint (a
 // soak's writes must not each allocate them anew).
-func newSaver(dir *results.Dir, spec *scenario.Spec, env sysinfo.Facts, errw io.Writer) (*saver, error) {
+func newSaver(dir *store.Dir, spec *scenario.Spec, env sysinfo.Facts, errw io.Writer) (*saver, error) {
 	s := &saver{dir: dir, errw: errw, sem: make(chan struct{}, 1)}
 	data, err := json.Marshal(spec)
 	if err != nil {

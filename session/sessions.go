@@ -10,6 +10,7 @@ import (
 
 	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 	"github.com/rtload/rtload/scenario"
 	"github.com/rtload/rtload/sysinfo"
 )
@@ -23,15 +24,15 @@ var sessionFree = []string{"processes", "rounds", "repeat"}
 // checks that this run of spec on this machine (env) is another session
 // of the same baseline (sessionMismatch). A refusal is a usage error
 // (exit 2) naming what differs and the fix; nothing is created for it.
-func openAppend(base string, spec *scenario.Spec, env sysinfo.Facts) (*results.Sessions, error) {
-	s, err := results.OpenSessions(base)
+func openAppend(base string, spec *scenario.Spec, env sysinfo.Facts) (*store.Sessions, error) {
+	s, err := store.OpenSessions(base)
 	if err != nil {
 		return nil, UsageError{fmt.Errorf("--append: %w", err)}
 	}
 	if len(s.Dirs) == 0 {
 		return s, nil
 	}
-	first, err := results.ReadSummary(s.Dirs[0])
+	first, err := store.ReadSummary(s.Dirs[0])
 	if err != nil {
 		s.Close()
 		return nil, UsageError{fmt.Errorf("--append %s: its first session: %w", base, err)}
@@ -113,7 +114,7 @@ func orUnset(v string, ok bool) string {
 // sessions directory s, or removes dir when the run left it empty (and
 // s itself when this run made it: Discard), and says which session it
 // was.
-func endAppend(errw io.Writer, s *results.Sessions, dir string, o Outcome) error {
+func endAppend(errw io.Writer, s *store.Sessions, dir string, o Outcome) error {
 	if o.Sum == nil {
 		s.RemoveSessionDir(dir)
 		s.Discard()

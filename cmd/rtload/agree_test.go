@@ -24,6 +24,7 @@ import (
 	"github.com/rtload/rtload/plot"
 	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 	"github.com/rtload/rtload/results/wakelog"
 	"github.com/rtload/rtload/session"
 )
@@ -45,7 +46,7 @@ func TestOneNumberPerQuantity(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "run")
-	d, _, err := results.CreateDir(dir)
+	d, _, err := store.CreateDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,10 +74,10 @@ func TestOneNumberPerQuantity(t *testing.T) {
 	if err := d.WriteSummary(sum); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := interop.WriteInterop(d, sum); err != nil {
+	if _, err := interop.WriteInterop(d.Dir, sum); err != nil {
 		t.Fatal(err)
 	}
-	s, err := results.ReadSummary(dir)
+	s, err := store.ReadSummary(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +149,7 @@ func TestOneNumberPerQuantity(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if l := results.WakeupLatencyOf(rows); l.P50Ns != w.P50Ns || l.P99Ns != w.P99Ns || l.P999Ns != w.P999Ns || l.MaxNs != w.MaxNs {
+		if l := testutil.WakeupLatencyOf(rows); l.P50Ns != w.P50Ns || l.P99Ns != w.P99Ns || l.P999Ns != w.P999Ns || l.MaxNs != w.MaxNs {
 			t.Errorf("%s: the wakeup log gives %+v", tr.Variant, l)
 		}
 		var logMax float64

@@ -7,7 +7,7 @@ import (
 
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/internal/testutil"
-	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 )
 
 // TestRoundsAuto runs rounds: auto for real (root): the run stops on its
@@ -48,7 +48,7 @@ func TestRoundsAuto(t *testing.T) {
 		!strings.Contains(r.stderr, ": stop, "+a.Reason) {
 		t.Errorf("plan or progress lines missing:\n%s", r.stderr)
 	}
-	s, err := results.ReadSummary(out)
+	s, err := store.ReadSummary(out)
 	if err != nil || s.Auto == nil || s.Auto.Reason != a.Reason {
 		t.Fatalf("summary.json: %+v, %v", s, err)
 	}

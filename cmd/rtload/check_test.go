@@ -15,6 +15,7 @@ import (
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 	"github.com/rtload/rtload/verdict"
 )
 
@@ -370,7 +371,7 @@ func TestCheckStarvedReader(t *testing.T) {
 	if r := rtload(t, nil, "run", "testdata/starved.yaml", "--out", base, "-q"); r.code != 0 {
 		t.Fatalf("baseline: exit %d\n%s", r.code, r.stderr)
 	}
-	s, err := results.ReadSummary(base)
+	s, err := store.ReadSummary(base)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -426,7 +427,7 @@ func TestCheckBudgetBoundsFirstProcess(t *testing.T) {
 		t.Errorf("a first process past the budget: exit %d, want %d with %q\n%s%s", r.code, ExitCannotJudge, want, r.stdout, r.stderr)
 	}
 	t.Logf("%s", strings.TrimSpace(r.stderr))
-	if s, err := results.ReadSummary(out); err == nil && !s.Stopped {
+	if s, err := store.ReadSummary(out); err == nil && !s.Stopped {
 		t.Errorf("the stopped first process's summary.json is not marked stopped")
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 )
 
 // TestRunClockTSCFenced runs the default scenario with clock: tsc read as
@@ -30,7 +31,7 @@ func TestRunClockTSCFenced(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, r.stdout)
 		}
 	}
-	s, err := results.ReadSummary(out)
+	s, err := store.ReadSummary(out)
 	if err != nil {
 		t.Fatal(err)
 	}

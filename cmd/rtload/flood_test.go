@@ -18,6 +18,7 @@ import (
 
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 )
 
 var soakFlood = flag.Bool("soak-flood", false, "TestSoakFlood: issue 22's full flood, 300 connections × 60 s, with and without ulimit -n 1024 (else one 12 s flood under ulimit -n 1024)")
@@ -108,7 +109,7 @@ func soakFloodRun(t *testing.T, nofile int, length time.Duration) {
 	}
 	ivPath := filepath.Join(out, results.IntervalsFile)
 	waitFor(t, 30*time.Second, "3 interval records", func() bool {
-		recs, _, _ := results.ReadJSONL[results.Interval](ivPath)
+		recs, _, _ := store.ReadJSONL[results.Interval](ivPath)
 		return len(recs) >= 3
 	})
 	rss0 := procStatusKiB(t, pid, "VmRSS")
@@ -166,13 +167,13 @@ func soakFloodRun(t *testing.T, nofile int, length time.Duration) {
 	hwm := procStatusKiB(t, pid, "VmHWM")
 	// One more record after the flood, then stop the soak as Ctrl-C does.
 	waitFor(t, 10*time.Second, "a record after the flood", func() bool {
-		recs, _, _ := results.ReadJSONL[results.Interval](ivPath)
+		recs, _, _ := store.ReadJSONL[results.Interval](ivPath)
 		return len(recs) > 0 && recs[len(recs)-1].Time.After(end.Add(time.Second))
 	})
 	cmd.Process.Signal(syscall.SIGINT)
 	code := waitExit(t, cmd)
 
-	recs, _, err := results.ReadJSONL[results.Interval](ivPath)
+	recs, _, err := store.ReadJSONL[results.Interval](ivPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +226,7 @@ func soakFloodRun(t *testing.T, nofile int, length time.Duration) {
 	}
 	// laight-450's soak alternates its variants in 1 min slices: the flood
 	// falls in the first one or two.
-	s, err := results.ReadSummary(out)
+	s, err := store.ReadSummary(out)
 	if err != nil || !s.Stopped || len(s.Trials) == 0 {
 		t.Fatalf("summary.json: %s; want the stopped soak", summaryState(s, err))
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 	"github.com/rtload/rtload/results/wakelog"
 	"github.com/rtload/rtload/verdict"
 )
@@ -335,7 +336,7 @@ func trustBaseline(t *testing.T) (base, noiseDir string) {
 	// A baseline the machine marked (another run's real-time threads on
 	// CPU 1, the hypervisor) is refused before any question: the trust
 	// cases below cannot be reached. Skipped naming the mark.
-	s, err := results.ReadSummary(base)
+	s, err := store.ReadSummary(base)
 	if err != nil {
 		t.Fatal(err)
 	}

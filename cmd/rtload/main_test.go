@@ -19,6 +19,7 @@ import (
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 	"github.com/rtload/rtload/results/wakelog"
 	"github.com/rtload/rtload/session"
 )
@@ -183,7 +184,7 @@ func TestRunDefault(t *testing.T) {
 			t.Errorf("output lacks %q", want)
 		}
 	}
-	s, err := results.ReadSummary(out)
+	s, err := store.ReadSummary(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +299,7 @@ func TestRunInterrupted(t *testing.T) {
 			if c := waitExit(t, cmd); c != 130 {
 				t.Errorf("exit %d, want 130\n%s", c, o.String())
 			}
-			s, err := results.ReadSummary(out)
+			s, err := store.ReadSummary(out)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -349,7 +350,7 @@ func TestRunUnprivileged(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("--allow-degraded: exit %d\n%s", r.code, r.stderr)
 	}
-	s, err := results.ReadSummary(out2)
+	s, err := store.ReadSummary(out2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -459,7 +460,7 @@ func TestSoakSignals(t *testing.T) {
 		}
 		// Three intervals written, and summary.json checkpointed.
 		waitFor(t, time.Minute, "3 interval records and a checkpoint", func() bool {
-			ivs, _, err := results.ReadJSONL[results.Interval](filepath.Join(out, results.IntervalsFile))
+			ivs, _, err := store.ReadJSONL[results.Interval](filepath.Join(out, results.IntervalsFile))
 			return err == nil && len(ivs) >= 3 && summaryTrials(out) == 1
 		})
 		return cmd
@@ -472,14 +473,14 @@ func TestSoakSignals(t *testing.T) {
 			if c := waitExit(t, cmd); c != 130 {
 				t.Errorf("exit %d, want 130", c)
 			}
-			s, err := results.ReadSummary(out)
+			s, err := store.ReadSummary(out)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !s.Stopped || s.InProgress || len(s.Trials) != 1 || s.Trials[0].Readers[0].Intervals < 2 {
 				t.Fatalf("summary stopped=%v in_progress=%v trials=%d", s.Stopped, s.InProgress, len(s.Trials))
 			}
-			ivs, torn, err := results.ReadJSONL[results.Interval](filepath.Join(out, results.IntervalsFile))
+			ivs, torn, err := store.ReadJSONL[results.Interval](filepath.Join(out, results.IntervalsFile))
 			if err != nil || torn != 0 || len(ivs) < 2 {
 				t.Errorf("intervals: %d records, torn %d, %v", len(ivs), torn, err)
 			}
@@ -494,14 +495,14 @@ func TestSoakSignals(t *testing.T) {
 		cmd := start(t, out)
 		cmd.Process.Kill()
 		waitExit(t, cmd)
-		s, err := results.ReadSummary(out)
+		s, err := store.ReadSummary(out)
 		if err != nil {
 			t.Fatalf("checkpointed summary: %v", err)
 		}
 		if !s.InProgress || len(s.Trials) != 1 || s.Trials[0].Readers[0].Wakeups == 0 {
 			t.Errorf("checkpoint: in_progress=%v trials=%d", s.InProgress, len(s.Trials))
 		}
-		ivs, _, err := results.ReadJSONL[results.Interval](filepath.Join(out, results.IntervalsFile))
+		ivs, _, err := store.ReadJSONL[results.Interval](filepath.Join(out, results.IntervalsFile))
 		if err != nil || len(ivs) < 2 {
 			t.Errorf("intervals after SIGKILL: %d, %v", len(ivs), err)
 		}

@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"github.com/rtload/rtload/internal/testutil"
-	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/results/safeio"
+	"github.com/rtload/rtload/results/store"
 )
 
 // TestOutRace: two real runs started at the same moment with one --out
@@ -82,7 +82,7 @@ func TestOutRace(t *testing.T) {
 			if !strings.Contains(outs[winner].String(), "results: "+out) {
 				t.Errorf("the run that claimed %s does not say so:\n%s", out, outs[winner].String())
 			}
-			if s, err := results.ReadSummary(out); err != nil || len(s.Trials) != 1 || s.Stopped {
+			if s, err := store.ReadSummary(out); err != nil || len(s.Trials) != 1 || s.Stopped {
 				t.Errorf("summary.json of the run: %v", err)
 			}
 			if _, err := os.Lstat(filepath.Join(out, safeio.LockFile)); !errors.Is(err, fs.ErrNotExist) {

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/rtload/rtload/internal/testutil"
-	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/results/safeio"
+	"github.com/rtload/rtload/results/store"
 	"github.com/rtload/rtload/session"
 )
 
@@ -48,7 +48,7 @@ func TestProcessesGroupSignals(t *testing.T) {
 				t.Fatal(err)
 			}
 			code := waitExit(t, cmd)
-			s, err := results.ReadSummary(out)
+			s, err := store.ReadSummary(out)
 			t.Logf("%s to the group: exit %d, summary %s", sig, code, summaryState(s, err))
 			if want := (session.StopSignal{Sig: sig}).Code(); code != want {
 				t.Errorf("exit %d, want %d", code, want)
@@ -138,7 +138,7 @@ func TestProcessesParentKilled(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stderr, took) {
 		t.Fatalf("the next run into %s: exit %d, want 0 saying %q\n%s%s", out, r.code, took, r.stdout, r.stderr)
 	}
-	if s, err := results.ReadSummary(out); err != nil || len(s.Trials) != 1 {
+	if s, err := store.ReadSummary(out); err != nil || len(s.Trials) != 1 {
 		t.Errorf("the next run's summary.json: %v", err)
 	}
 	// The killed child's namespace (SIGKILL leaves it) is removed by the

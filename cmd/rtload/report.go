@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rtload/rtload/compare"
-	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 	"github.com/rtload/rtload/session"
 )
 
@@ -47,7 +47,7 @@ final summary could not be written) is flagged *** INCOMPLETE.`,
 				}
 				return session.StrictExit(strict, doc.Summary)
 			}
-			s, err := results.ReadSummary(args[0])
+			s, err := store.ReadSummary(args[0])
 			if err != nil {
 				return usageError{Err: err}
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 	"github.com/rtload/rtload/results/wakelog"
 	"github.com/rtload/rtload/session"
 )
@@ -163,7 +164,7 @@ func threadRunning(pid int, comm string) func() bool {
 }
 
 func summaryTrials(dir string) int {
-	s, err := results.ReadSummary(dir)
+	s, err := store.ReadSummary(dir)
 	if err != nil {
 		return 0
 	}
@@ -214,12 +215,12 @@ func TestFullDisk(t *testing.T) {
 			if !strings.Contains(o.String(), "wakeup latency") || !strings.Contains(o.String(), "results NOT saved in full") {
 				t.Errorf("report not printed, or the failed save not said:\n%s", o.String())
 			}
-			s, err := results.ReadSummary(out)
+			s, err := store.ReadSummary(out)
 			if err != nil || len(s.Trials) < 1 || !s.InProgress {
 				t.Fatalf("summary.json after the full disk: %v (want the checkpoint of the finished trial)", err)
 			}
 			if tc.name == "soak" {
-				ivs, torn, err := results.ReadJSONL[results.Interval](filepath.Join(out, results.IntervalsFile))
+				ivs, torn, err := store.ReadJSONL[results.Interval](filepath.Join(out, results.IntervalsFile))
 				if err != nil || torn != 0 {
 					t.Errorf("intervals.jsonl: %d records, %d torn, %v", len(ivs), torn, err)
 				}
@@ -263,7 +264,7 @@ func TestSignalsTwiceAtOnce(t *testing.T) {
 	if c := waitExit(t, cmd); c != ExitInterrupted {
 		t.Errorf("exit %d, want %d\n%s", c, ExitInterrupted, o.String())
 	}
-	s, err := results.ReadSummary(out)
+	s, err := store.ReadSummary(out)
 	if err != nil || !s.Stopped || s.InProgress || len(s.Trials) != firstRound(s) {
 		t.Fatalf("summary: %v", err)
 	}
@@ -322,7 +323,7 @@ func TestSignalsSecond(t *testing.T) {
 	if c := cmd.ProcessState.ExitCode(); c != ExitInterrupted || !strings.Contains(o.String(), "again: exiting now") {
 		t.Errorf("exit %d, want %d after a forced exit:\n%s", c, ExitInterrupted, o.String())
 	}
-	s, err := results.ReadSummary(out)
+	s, err := store.ReadSummary(out)
 	if err != nil || len(s.Trials) != 1 || s.Trials[0].Variant != "short" || len(s.Trials[0].Probes) != 1 {
 		t.Fatalf("summary after a forced exit: %v", err)
 	}

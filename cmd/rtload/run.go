@@ -29,7 +29,7 @@ type runFlags struct {
 	strict bool
 	format string
 	// appendTo (--append BASE) makes the run a new session of the
-	// sessions directory BASE (results.Sessions).
+	// sessions directory BASE (store.Sessions).
 	appendTo string
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 )
 
 // TestTwoRunsOneCPU runs two laight-450 runs whose readers share CPU 1
@@ -64,7 +65,7 @@ func TestTwoRunsOneCPU(t *testing.T) {
 		r     *run
 		other int
 	}{{"first", a, pidB}, {"second", b, pidA}} {
-		s, err := results.ReadSummary(c.r.out)
+		s, err := store.ReadSummary(c.r.out)
 		if err != nil {
 			t.Fatal(err)
 		}

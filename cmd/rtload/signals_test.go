@@ -22,6 +22,7 @@ import (
 
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 	"github.com/rtload/rtload/session"
 )
 
@@ -166,7 +167,7 @@ func trialsStarted(stderr string) int {
 func checkSignalled(t *testing.T, sig syscall.Signal, at time.Duration, r signalled, total int) {
 	t.Helper()
 	name := session.StopSignal{Sig: sig}.Name()
-	s, err := results.ReadSummary(r.out)
+	s, err := store.ReadSummary(r.out)
 	lost := r.trials
 	if err == nil {
 		lost = r.trials - len(s.Trials)
@@ -361,7 +362,7 @@ func TestSignalsInheritedIgnored(t *testing.T) {
 			if _, err := fmt.Sscanf(lines[len(lines)-1], "exit %d", &code); err != nil {
 				t.Fatalf("no exit status from the script: %q\n%s", rest, e.String())
 			}
-			s, err := results.ReadSummary(out)
+			s, err := store.ReadSummary(out)
 			t.Logf("%s: exit %d, summary %s", tc.sig, code, summaryState(s, err))
 			if code != tc.code {
 				t.Errorf("exit %d, want %d\n%s", code, tc.code, e.String())

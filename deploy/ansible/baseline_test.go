@@ -19,6 +19,7 @@ import (
 
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 	"github.com/rtload/rtload/verdict"
 )
 
@@ -57,7 +58,7 @@ func (f *fleet) baselines(t *testing.T) baselineDirs {
 	// results to test. The test skips, naming the mark, as the check tests
 	// in cmd/rtload do.
 	// (The forged baselines drop every mark, so only this one can be.)
-	s, err := results.ReadSummary(b.nolog)
+	s, err := store.ReadSummary(b.nolog)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 	"github.com/rtload/rtload/sysinfo"
 )
 
@@ -501,7 +502,7 @@ func (r result) summary(t *testing.T, scenario string) (string, *results.Summary
 	if len(dirs) != 1 {
 		t.Fatalf("volume holds %v, want one %s-* directory\nstderr:\n%s", dirs, scenario, r.stderr)
 	}
-	s, err := results.ReadSummary(dirs[0])
+	s, err := store.ReadSummary(dirs[0])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,6 +31,8 @@ func deps(mod map[string]pkg, modPath, rel string) []string {
 // TestResultsBoundaries checks the floors of the results contract (STYLE.md
 // "Package layout"): results/safeio, the safe file layer under the
 // contract, imports only stdlib leaves; results imports it and record;
+// results/store, the contract's files read and written, results, safeio
+// and record;
 // results/wakelog, the wakeup logs on the contract, results, safeio and
 // record;
 // interop results, safeio and record; report results and record, never a file or the schema's
@@ -48,6 +50,9 @@ func TestResultsBoundaries(t *testing.T) {
 		// file's type, and escaping text from results for the terminal.
 		{"results/safeio", []string{"internal/filekind", "internal/termsafe"}},
 		{"results", []string{"results/safeio", "record", "internal/filekind", "internal/termsafe", "github.com/HdrHistogram/hdrhistogram-go"}},
+		// The contract's files read and written: never the contract
+		// importing them back.
+		{"results/store", []string{"results", "results/safeio", "record", "internal/termsafe"}},
 		{"results/wakelog", []string{"results", "results/safeio", "record", "internal/termsafe"}},
 		{"interop", []string{"results", "results/safeio", "record", "github.com/HdrHistogram/hdrhistogram-go"}},
 		{"report", []string{"results", "record", "internal/termsafe"}},
@@ -77,7 +82,7 @@ func TestResultsBoundaries(t *testing.T) {
 			}
 		}
 	}
-	for _, pkg := range []string{"results/safeio", "results", "results/wakelog", "interop", "report", "compare", "explain", "plot", "verdict"} {
+	for _, pkg := range []string{"results/safeio", "results", "results/store", "results/wakelog", "interop", "report", "compare", "explain", "plot", "verdict"} {
 		if _, ok := mod[pkg]; !ok {
 			t.Errorf("package %s missing from go list", pkg)
 			continue

@@ -10,13 +10,14 @@ import (
 
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 )
 
 // ResultsDir opens dir (made by the test) as a results directory; it is
 // closed at Cleanup.
-func ResultsDir(t testing.TB, dir string) *results.Dir {
+func ResultsDir(t testing.TB, dir string) *store.Dir {
 	t.Helper()
-	d, err := results.OpenDir(dir)
+	d, err := store.OpenDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,6 +31,18 @@ func WriteSummary(t testing.TB, dir string, s *results.Summary) {
 	if err := ResultsDir(t, dir).WriteSummary(s); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// WakeupLatencyOf summarises the latencies of logged wakeups (negative ones
+// count as 0, as the reader records them) exactly as the engine's recorder
+// would have: for a complete log it equals the reader's WakeupLatency
+// without its HDR. Tests compare a wakeup log with its summary by it.
+func WakeupLatencyOf(rows []record.Wakeup) results.Latency {
+	h := record.NewHDR(results.WakeupLatencyRange)
+	for _, w := range rows {
+		h.RecordSigned(w.LatencyNs)
+	}
+	return results.LatencyOf(h, false)
 }
 
 // Latency is the Latency (with its HDR encoding) of n samples base,

@@ -11,6 +11,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/rtload/rtload/record"
+	"github.com/rtload/rtload/results"
 )
 
 func TestMain(m *testing.M) { Main(m) }
@@ -223,5 +226,19 @@ func TestMkdirTemp(t *testing.T) {
 	}
 	if want := fmt.Sprintf("rtl-t-%d-", os.Getpid()); !strings.HasPrefix(filepath.Base(own), want) {
 		t.Errorf("MkdirTemp made %s, want a name starting %s", own, want)
+	}
+}
+
+// TestWakeupLatencyOf: a complete wakeup log gives the reader's numbers.
+func TestWakeupLatencyOf(t *testing.T) {
+	h := record.NewHDR(results.WakeupLatencyRange)
+	var rows []record.Wakeup
+	for i := range 3000 {
+		v := int64(i*i%50_000) - 100 // some negative: recorded as 0
+		rows = append(rows, record.Wakeup{Tick: uint64(i), LatencyNs: v})
+		h.RecordSigned(v)
+	}
+	if diff := cmp.Diff(results.LatencyOf(h, false), WakeupLatencyOf(rows)); diff != "" {
+		t.Errorf("(-recorder +log):\n%s", diff)
 	}
 }

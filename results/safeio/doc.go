@@ -27,7 +27,8 @@
 //   - CheckHDR (hdrgeometry.go): an HdrHistogram encoding refused from its
 //     header alone when its geometry needs more than MaxHDRCounts counts.
 //
-// Package results holds the schema and its limits and calls these; the
-// package imports only the standard library and two stdlib-only leaves
-// (internal/filekind, internal/termsafe).
+// Package results holds the schema and its limits, and package
+// results/store, which reads and writes its files as its types, calls
+// these; the package imports only the standard library and two
+// stdlib-only leaves (internal/filekind, internal/termsafe).
 package safeio

@@ -10,7 +10,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/rtload/rtload/record"
-	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/results/safeio"
 	"github.com/rtload/rtload/results/wakelog"
 )
@@ -21,7 +20,7 @@ import (
 func FuzzParseWakeupLog(f *testing.F) {
 	f.Add([]byte(wakelog.Header+"\n1,2,3,4,5,6,7,8,9,10\n"), false, true)
 	f.Add([]byte(wakelog.HeaderV1+"\n7,1000,-2345,712000,225,675,450,1\n8,1"), false, true)
-	if data, err := os.ReadFile(filepath.Join("..", "testdata", "v1", "wakeups-00-recvfrom-r0-rt.csv")); err == nil {
+	if data, err := os.ReadFile(filepath.Join("..", "store", "testdata", "v1", "wakeups-00-recvfrom-r0-rt.csv")); err == nil {
 		f.Add(data, false, false)
 		var b bytes.Buffer
 		zw := gzip.NewWriter(&b)
@@ -39,7 +38,7 @@ func FuzzParseWakeupLog(f *testing.F) {
 		}
 		// Round trip through the writer's format.
 		dir := t.TempDir()
-		d, err := results.OpenDir(dir)
+		d, err := safeio.OpenDir(dir)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,15 +18,15 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/rtload/rtload/record"
-	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/safeio"
 )
 
 const wlBase = "wakeups-00-recvfrom-r0-rt"
 
 // testDir opens dir as a results directory for the test.
-func testDir(t testing.TB, dir string) *results.Dir {
+func testDir(t testing.TB, dir string) *safeio.Dir {
 	t.Helper()
-	d, err := results.OpenDir(dir)
+	d, err := safeio.OpenDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

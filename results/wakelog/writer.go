@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/rtload/rtload/record"
-	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/safeio"
 )
 
 // MinChunk is the smallest ChunkBytes Config accepts
@@ -34,8 +34,8 @@ const wakeupLogGzipLevel = gzip.BestSpeed
 // <Base>.<nnnn>.csv.gz once closed and compressed (n from 0, at least four
 // digits). Every chunk starts with Header, so each reads alone.
 type Config struct {
-	Dir  *results.Dir // results directory
-	Base string       // file name base, e.g. "wakeups-00-recvfrom-r0-rt" (results.WakeupLogBase); a name, not a path
+	Dir  *safeio.Dir // results directory
+	Base string      // file name base, e.g. "wakeups-00-recvfrom-r0-rt" (results.WakeupLogBase); a name, not a path
 
 	// ChunkBytes rotates the open chunk before a row would take it past
 	// this many bytes (uncompressed, header included). 0 = never rotate:
@@ -549,7 +549,7 @@ func isWakeupLogTemp(base, name string) bool {
 
 // removeWakeupLog deletes every file of log base in d: <base>.csv,
 // chunks and temporary files.
-func removeWakeupLog(d *results.Dir, base string) error {
+func removeWakeupLog(d *safeio.Dir, base string) error {
 	names, err := d.ReadDir()
 	if err != nil {
 		return err

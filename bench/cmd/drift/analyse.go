@@ -16,6 +16,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 )
 
 // point is one 1 s interval record: the natural logs of its mean per-call
@@ -43,7 +44,7 @@ var (
 // and controls, the first (it starts with the window) and the last (a
 // partial interval after the threads stopped) left out.
 func readPoints(dir string) ([]point, error) {
-	recs, _, err := results.ReadJSONL[results.Interval](filepath.Join(dir, "results", results.IntervalsFile))
+	recs, _, err := store.ReadJSONL[results.Interval](filepath.Join(dir, "results", results.IntervalsFile))
 	if err != nil {
 		return nil, err
 	}
@@ -278,7 +279,7 @@ func analyseTo(dir, md string, w time.Duration) error {
 	medians := analyse(col(func(w window) float64 { return w.ym }), col(func(w window) float64 { return w.xm }), col(func(w window) float64 { return w.zm }),
 		pcol(func(p point) float64 { return p.ym }), pcol(func(p point) float64 { return p.xm }))
 	var clk results.ClockInfo
-	if s, err := results.ReadSummary(filepath.Join(dir, "results")); err == nil {
+	if s, err := store.ReadSummary(filepath.Join(dir, "results")); err == nil {
 		clk = s.Clock
 	}
 	text := render(dir, w, pts, ws, means, medians, clk)

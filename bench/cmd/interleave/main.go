@@ -47,6 +47,7 @@ import (
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 	"github.com/rtload/rtload/results/wakelog"
 	"github.com/rtload/rtload/stats"
 )
@@ -332,7 +333,7 @@ func (c *config) rtloadRun(dir, name, scenario string, block, dur time.Duration,
 			return nil, nil, err
 		}
 	}
-	s, err := results.ReadSummary(out)
+	s, err := store.ReadSummary(out)
 	return s, argv, err
 }
 

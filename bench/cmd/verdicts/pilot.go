@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 	"github.com/rtload/rtload/stats"
 )
 
@@ -35,7 +36,7 @@ func pilot(w io.Writer, dirs []string) error {
 	ratio := map[string][][]float64{}
 	var variants []string
 	for _, d := range dirs {
-		s, err := results.ReadSummary(d)
+		s, err := store.ReadSummary(d)
 		if err != nil {
 			return err
 		}

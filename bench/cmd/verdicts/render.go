@@ -14,7 +14,7 @@ import (
 
 	"github.com/rtload/rtload/bench/interleave"
 	"github.com/rtload/rtload/compare"
-	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 	"github.com/rtload/rtload/stats"
 	"github.com/rtload/rtload/verdict"
 )
@@ -526,13 +526,13 @@ func (d *data) baselineSection(b *mdBuf) {
 		if len(sz) > 0 {
 			fmt.Fprintf(b, "\n  ```\n  %s\n  ```\n", strings.Join(sz, "\n  "))
 		}
-		if s, err := results.ReadSummary(filepath.Join(d.dir, name)); err == nil {
+		if s, err := store.ReadSummary(filepath.Join(d.dir, name)); err == nil {
 			if reasons := verdict.Unjudgeable(name, s); len(reasons) > 0 {
 				fmt.Fprintf(b, "\n  **This baseline cannot be judged against**: every check of it says \"cannot judge\" at once: %s.\n", mdCell(strings.Join(reasons, "; ")))
 			}
 		}
 	}
-	if _, err := results.ReadSummary(filepath.Join(d.dir, "base")); err == nil {
+	if _, err := store.ReadSummary(filepath.Join(d.dir, "base")); err == nil {
 		b.WriteString("\nWhere the noise of the recommended baseline is (its processes × rounds; `verdicts pilot`):\n\n")
 		if err := pilot(b, []string{filepath.Join(d.dir, "base")}); err != nil {
 			fmt.Fprintf(b, "(no variance components: %v)\n", err)

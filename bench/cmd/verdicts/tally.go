@@ -11,6 +11,7 @@ import (
 
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 	"github.com/rtload/rtload/verdict"
 )
 
@@ -136,7 +137,7 @@ func pool(w io.Writer, args []string) error {
 func merged(label string, dirs []string) (compare.Run, error) {
 	var sum *results.Summary
 	for i, d := range dirs {
-		s, err := results.ReadSummary(d)
+		s, err := store.ReadSummary(d)
 		if err != nil {
 			continue // a check that ran nothing
 		}

@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"github.com/rtload/rtload/compare"
-	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 )
 
 // trueSize is one change's true size against recvfrom, from the
@@ -33,7 +33,7 @@ func (t trueSize) pointPct() float64 {
 // trueSizes reads the true-size run in dir: each change's size against
 // recvfrom, in ladder order.
 func trueSizes(dir string, ladder []string) ([]trueSize, error) {
-	s, err := results.ReadSummary(dir)
+	s, err := store.ReadSummary(dir)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package results_test
+package store_test
 
 import (
 	"errors"
@@ -13,6 +13,7 @@ import (
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/results/safeio"
+	"github.com/rtload/rtload/results/store"
 )
 
 // appendSessions appends n sessions of the seed summary to a new
@@ -21,7 +22,7 @@ func appendSessions(t *testing.T, n int) string {
 	t.Helper()
 	base := filepath.Join(t.TempDir(), "base")
 	for i := range n {
-		s, err := results.OpenSessions(base)
+		s, err := store.OpenSessions(base)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -32,7 +33,7 @@ func appendSessions(t *testing.T, n int) string {
 		if want := filepath.Join(base, results.SessionName(i+1)); dir != want {
 			t.Fatalf("next session %s, want %s", dir, want)
 		}
-		d, err := results.CreateNewDir(dir)
+		d, err := store.CreateNewDir(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,10 +53,10 @@ func appendSessions(t *testing.T, n int) string {
 // order, each a results directory, and the index counts their boots.
 func TestSessionsAppend(t *testing.T) {
 	base := appendSessions(t, 3)
-	if !results.IsSessions(base) {
+	if !store.IsSessions(base) {
 		t.Fatal("not recognised as a sessions directory")
 	}
-	x, dirs, err := results.ReadSessions(base)
+	x, dirs, err := store.ReadSessions(base)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,11 +64,11 @@ func TestSessionsAppend(t *testing.T) {
 		t.Fatalf("dirs %v, boots %d", dirs, x.Boots())
 	}
 	for _, d := range dirs {
-		if _, err := results.ReadSummary(d); err != nil {
+		if _, err := store.ReadSummary(d); err != nil {
 			t.Error(err)
 		}
 	}
-	if results.IsSessions(dirs[0]) {
+	if store.IsSessions(dirs[0]) {
 		t.Error("a session's own results directory taken for a sessions directory")
 	}
 }
@@ -79,7 +80,7 @@ func TestSessionsLeftover(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(base, "s002"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	s, err := results.OpenSessions(base)
+	s, err := store.OpenSessions(base)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +89,7 @@ func TestSessionsLeftover(t *testing.T) {
 	if err != nil || filepath.Base(next) != "s003" {
 		t.Fatalf("next %s, %v: want s003", next, err)
 	}
-	if _, dirs, err := results.ReadSessions(base); err != nil || len(dirs) != 1 {
+	if _, dirs, err := store.ReadSessions(base); err != nil || len(dirs) != 1 {
 		t.Fatalf("dirs %v, %v", dirs, err)
 	}
 }
@@ -97,12 +98,12 @@ func TestSessionsLeftover(t *testing.T) {
 // refused, naming the first one's pid.
 func TestSessionsLock(t *testing.T) {
 	base := appendSessions(t, 1)
-	s, err := results.OpenSessions(base)
+	s, err := store.OpenSessions(base)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	_, err = results.OpenSessions(base)
+	_, err = store.OpenSessions(base)
 	if err == nil || !strings.Contains(err.Error(), fmt.Sprint(os.Getpid())) {
 		t.Fatalf("second append: %v", err)
 	}
@@ -114,8 +115,8 @@ func TestSessionsRefusals(t *testing.T) {
 	t.Run("a run's results directory", func(t *testing.T) {
 		dir := t.TempDir()
 		testutil.WriteSummary(t, dir, testutil.SeedSummary())
-		_, err := results.OpenSessions(dir)
-		if !errors.Is(err, results.ErrNotSessions) || !strings.Contains(err.Error(), "summary.json") {
+		_, err := store.OpenSessions(dir)
+		if !errors.Is(err, store.ErrNotSessions) || !strings.Contains(err.Error(), "summary.json") {
 			t.Fatalf("got %v", err)
 		}
 	})
@@ -125,7 +126,7 @@ func TestSessionsRefusals(t *testing.T) {
 		if err := os.Symlink(base, link); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := results.OpenSessions(link); !errors.Is(err, safeio.ErrUnsafeDir) {
+		if _, err := store.OpenSessions(link); !errors.Is(err, safeio.ErrUnsafeDir) {
 			t.Fatalf("got %v", err)
 		}
 	})
@@ -165,7 +166,7 @@ func TestSessionsRefusals(t *testing.T) {
 				c.setup(t, base)
 			}
 			index(t, base, c.body)
-			_, _, err := results.ReadSessions(base)
+			_, _, err := store.ReadSessions(base)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("got %v, want %q", err, c.want)
 			}
@@ -177,10 +178,10 @@ func TestSessionsRefusals(t *testing.T) {
 		if err := syscall.Mkfifo(filepath.Join(base, results.SessionsFile), 0o600); err != nil {
 			t.Skip(err)
 		}
-		if _, _, err := results.ReadSessions(base); !errors.Is(err, safeio.ErrRefusedFile) {
+		if _, _, err := store.ReadSessions(base); !errors.Is(err, safeio.ErrRefusedFile) {
 			t.Fatalf("got %v", err)
 		}
-		if results.IsSessions(base) {
+		if store.IsSessions(base) {
 			t.Error("a FIFO index taken for a sessions directory")
 		}
 	})
@@ -193,7 +194,7 @@ func FuzzDecodeSessions(f *testing.F) {
 	f.Add([]byte(`{"schema":"rtload-sessions","version":1,"sessions":[{"dir":"s0001"},{"dir":"s01"}]}`))
 	f.Add([]byte(`{"schema":"rtload-sessions","version":1,"sessions":[{"dir":"s+01"}]} {}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		x, err := results.DecodeSessions(data, "sessions.json")
+		x, err := store.DecodeSessions(data, "sessions.json")
 		if err != nil {
 			return
 		}
@@ -217,7 +218,7 @@ func FuzzDecodeSessions(f *testing.F) {
 func TestSessionsDiscard(t *testing.T) {
 	root := t.TempDir()
 	fresh := filepath.Join(root, "fresh")
-	s, err := results.OpenSessions(fresh)
+	s, err := store.OpenSessions(fresh)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +233,7 @@ func TestSessionsDiscard(t *testing.T) {
 	if err := os.Mkdir(mine, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if s, err = results.OpenSessions(mine); err != nil {
+	if s, err = store.OpenSessions(mine); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Discard(); err != nil {

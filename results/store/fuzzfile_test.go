@@ -1,4 +1,4 @@
-package results_test
+package store_test
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package results_test
+package store_test
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/results/safeio"
+	"github.com/rtload/rtload/results/store"
 	"github.com/rtload/rtload/results/wakelog"
 )
 
@@ -53,9 +54,9 @@ var readers = []struct {
 	file string
 	read func(dir string) error
 }{
-	{results.SummaryFile, func(dir string) error { _, err := results.ReadSummary(dir); return err }},
+	{results.SummaryFile, func(dir string) error { _, err := store.ReadSummary(dir); return err }},
 	{results.SummaryFile, func(dir string) error {
-		_, err := results.ReadSummary(filepath.Join(dir, results.SummaryFile))
+		_, err := store.ReadSummary(filepath.Join(dir, results.SummaryFile))
 		return err
 	}},
 	{"w.csv", func(dir string) error {
@@ -63,9 +64,9 @@ var readers = []struct {
 		return err
 	}},
 	{"w.csv", func(dir string) error { _, _, err := wakelog.ReadFiles(dir, []string{"w.csv"}); return err }},
-	{"p.pb.gz", func(dir string) error { _, err := results.ReadProfileFile(dir, "p.pb.gz"); return err }},
+	{"p.pb.gz", func(dir string) error { _, err := store.ReadProfileFile(dir, "p.pb.gz"); return err }},
 	{results.SpikesFile, func(dir string) error {
-		_, _, err := results.ReadJSONL[results.Spike](filepath.Join(dir, results.SpikesFile))
+		_, _, err := store.ReadJSONL[results.Spike](filepath.Join(dir, results.SpikesFile))
 		return err
 	}},
 }
@@ -132,7 +133,7 @@ func TestReadersRefuseLinksAndFIFOs(t *testing.T) {
 	if err := os.Symlink(dir, own); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := results.ReadSummary(own); err != nil {
+	if _, err := store.ReadSummary(own); err != nil {
 		t.Errorf("own link to a results directory: %v", err)
 	}
 	t.Run("another user's link", func(t *testing.T) {
@@ -140,7 +141,7 @@ func TestReadersRefuseLinksAndFIFOs(t *testing.T) {
 		if err := os.Lchown(own, 65534, 65534); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := results.ReadSummary(own); !errors.Is(err, safeio.ErrRefusedFile) || !strings.Contains(err.Error(), "symlink owned by uid 65534") {
+		if _, err := store.ReadSummary(own); !errors.Is(err, safeio.ErrRefusedFile) || !strings.Contains(err.Error(), "symlink owned by uid 65534") {
 			t.Errorf("another user's link: err = %v", err)
 		}
 	})
@@ -261,7 +262,7 @@ func TestProfileBomb(t *testing.T) {
 		t.Fatal(err)
 	}
 	var err error
-	alloc := allocated(func() { _, err = results.ReadProfileFile(dir, "p.pb.gz") })
+	alloc := allocated(func() { _, err = store.ReadProfileFile(dir, "p.pb.gz") })
 	if !errors.Is(err, safeio.ErrInflateLimit) || !strings.Contains(err.Error(), "p.pb.gz") {
 		t.Fatalf("err = %v, want ErrInflateLimit naming p.pb.gz", err)
 	}
@@ -272,7 +273,7 @@ func TestProfileBomb(t *testing.T) {
 	// Compressed twice: pprof would inflate the inner layer without bound.
 	twice := gzipMembers(t, gzipMembers(t, []byte("x"), 1), 1)
 	os.WriteFile(filepath.Join(dir, "p.pb.gz"), twice, 0o644)
-	if _, err := results.ReadProfileFile(dir, "p.pb.gz"); err == nil || !strings.Contains(err.Error(), "compressed twice") {
+	if _, err := store.ReadProfileFile(dir, "p.pb.gz"); err == nil || !strings.Contains(err.Error(), "compressed twice") {
 		t.Errorf("a profile compressed twice: %v", err)
 	}
 }
@@ -294,7 +295,7 @@ func TestSummaryDecodeBomb(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var err error
-			alloc := allocated(func() { _, err = results.DecodeSummary([]byte(tc.body), "summary.json") })
+			alloc := allocated(func() { _, err = store.DecodeSummary([]byte(tc.body), "summary.json") })
 			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "summary.json:1:") {
 				t.Fatalf("err = %v, want summary.json:1:… %q", err, tc.want)
 			}
@@ -333,7 +334,7 @@ func TestSummaryFoldedKeys(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var err error
-			alloc := allocated(func() { _, err = results.DecodeSummary([]byte(tc.body), "summary.json") })
+			alloc := allocated(func() { _, err = store.DecodeSummary([]byte(tc.body), "summary.json") })
 			if tc.want == "" {
 				if err != nil {
 					t.Fatalf("err = %v, want none", err)
@@ -377,7 +378,7 @@ func TestWakeupLogListedTwice(t *testing.T) {
 			s.Trials[0].Readers[0].WakeupLog = tc.logs[0]
 			s.Trials[1].Readers[0].WakeupLog = tc.logs[1]
 			testutil.WriteSummary(t, dir, s)
-			_, err := results.ReadSummary(dir)
+			_, err := store.ReadSummary(dir)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatal(err)
@@ -432,7 +433,7 @@ func TestHDRGeometry(t *testing.T) {
 	dir := t.TempDir()
 	testutil.WriteSummary(t, dir, s)
 	start := time.Now()
-	if _, err := results.ReadSummary(dir); err == nil || !strings.Contains(err.Error(), "trial 0 reader 0: wakeup_latency: hdr histogram of values 1 to 4611686018427387904 at 5 significant digits needs 6160384 counts") {
+	if _, err := store.ReadSummary(dir); err == nil || !strings.Contains(err.Error(), "trial 0 reader 0: wakeup_latency: hdr histogram of values 1 to 4611686018427387904 at 5 significant digits needs 6160384 counts") {
 		t.Errorf("err = %v", err)
 	}
 	t.Logf("refused in %v", time.Since(start))
@@ -469,7 +470,7 @@ func TestOutPathOwners(t *testing.T) {
 		{"through our own link", filepath.Join(ownLink, "run"), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d, _, err := results.CreateDir(tc.path)
+			d, _, err := store.CreateDir(tc.path)
 			if tc.wantErr == "" {
 				if err != nil {
 					t.Fatalf("err = %v", err)
@@ -549,14 +550,14 @@ func TestJSONLBounded(t *testing.T) {
 	f.WriteString(`{"trial":0,"reader":"rt","tick":1}` + "\n")
 	f.Truncate(results.SpikesLimit + 1)
 	f.Close()
-	recs, _, err := results.ReadJSONL[results.Spike](path)
+	recs, _, err := store.ReadJSONL[results.Spike](path)
 	if want := path + ": 67108865 bytes, larger than the limit of 64 MiB for a JSONL file"; err == nil || !strings.HasPrefix(err.Error(), want) || len(recs) != 0 {
 		t.Errorf("a spikes.jsonl of 64 MiB + 1: %d records, err %v, want %s", len(recs), err, want)
 	}
 	// Three lines of 1 MB of empty noise entries: 56 bytes each for 3.
 	line := `{"trial":0,"reader":"rt","noise":[` + strings.Repeat("{},", (results.MaxJSONLLine-64)/3) + "{}]}\n"
 	os.WriteFile(path, []byte(strings.Repeat(line, 3)), 0o644)
-	alloc := allocated(func() { _, _, err = results.ReadJSONL[results.Spike](path) })
+	alloc := allocated(func() { _, _, err = store.ReadJSONL[results.Spike](path) })
 	// At the 4097th entry: column 35 + 3 × 4096.
 	if want := path + ":1:12323: noise: more than 4096 entries, more than the limit of 4096: refused"; err == nil || err.Error() != want {
 		t.Errorf("err %v, want %s", err, want)

@@ -1,11 +1,10 @@
-package results
+package store
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/rtload/rtload/results/safeio"
 	"io"
 	"io/fs"
 	"os"
@@ -16,81 +15,45 @@ import (
 
 	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/record"
-)
-
-// SummaryFile is the name of the summary inside a results directory.
-const SummaryFile = "summary.json"
-
-// SummaryVersion is the Summary format version this package writes.
-// DecodeSummary reads it and versions 1 and 2. Version 3 added
-// Trial.Process (rtload run --processes: a version 2 summary reads with
-// every trial in process 0), typed Env and Spec (the same JSON as
-// before), one list of marks per trial (Trial.Marks, read from version
-// 2's five fields: legacy.go), Applied with the thread's name, and
-// ClockInfo.CoreTSCRatio.
-const SummaryVersion = 3
-
-// Schema limits, checked by ReadSummary and DecodeSummary before anything
-// uses the data: a summary past them is refused with an error naming the
-// limit, so that no reader runs for minutes or exhausts memory on a
-// hostile or corrupt file.
-const (
-	// MaxSummaryBytes is the largest summary.json read.
-	MaxSummaryBytes = 256 << 20
-	// MaxBuckets is the most buckets one linear histogram may hold (the
-	// scenario's report layout: (overflow − origin) / bucket_width + 1).
-	MaxBuckets = 1 << 16
-	// MaxTrials and MaxReaders bound a summary's trials and a trial's
-	// readers (and probes, traffic and noise entries).
-	MaxTrials  = 1 << 16
-	MaxReaders = 1 << 12
-	// MaxWakeupLogFiles bounds the files one reader's wakeup log lists.
-	MaxWakeupLogFiles = 1 << 16
-	// MaxSummaryMemory bounds the memory a decoded summary may take, as
-	// the pre-pass (safeio.Bounds) estimates it: generous for what rtload
-	// writes (a summary's decoded size is about its size on disk), and far
-	// below what a crafted file of empty objects would cost.
-	MaxSummaryMemory = 256 << 20
-	// MaxDirEntries bounds the entries of a results directory read: the
-	// most wakeup-log chunks a summary may list, and room for the rest.
-	MaxDirEntries = 4 * MaxWakeupLogFiles
+	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/safeio"
 )
 
 // listLimits are the element limits of lists by JSON field name, for the
 // pre-pass over summaries and JSONL lines (safeio.Bounds).
 var listLimits = map[string]int{
-	"trials":          MaxTrials,
-	"profiled_trials": MaxTrials,
-	"readers":         MaxReaders,
-	"probes":          MaxReaders,
-	"traffic":         MaxReaders,
-	"noise":           MaxReaders,
-	"counts":          MaxBuckets,
-	"wakeup_log":      MaxWakeupLogFiles,
-	"profiles":        MaxProfiles,
+	"trials":          results.MaxTrials,
+	"profiled_trials": results.MaxTrials,
+	"readers":         results.MaxReaders,
+	"probes":          results.MaxReaders,
+	"traffic":         results.MaxReaders,
+	"noise":           results.MaxReaders,
+	"counts":          results.MaxBuckets,
+	"wakeup_log":      results.MaxWakeupLogFiles,
+	"profiles":        results.MaxProfiles,
 }
 
 // checkShape runs the pre-pass over a summary's data for type t, before
 // json.Unmarshal builds anything. A syntax error ends it with
 // safeio.ErrSyntax, for Unmarshal to report with its own message.
 func checkShape(data []byte, name string, t reflect.Type) error {
-	b := safeio.Bounds{Lists: listLimits, Limit: MaxSummaryMemory, What: "any summary rtload writes"}
+	b := safeio.Bounds{Lists: listLimits, Limit: results.MaxSummaryMemory, What: "any summary rtload writes"}
 	return b.Check(data, name, 1, t, 0)
 }
 
 // WriteSummary writes s as indented JSON to summary.json atomically (see
 // Dir.WriteFile): a crash or a full disk leaves the previous summary.json,
-// never a torn one. The file says SummaryVersion whatever s.Version holds
-// (s itself is not modified). One summary is written at a time, encoded
-// into a buffer the Dir keeps (up to maxKeptSummary bytes), so that a
-// soak's checkpoints every few seconds do not each allocate the whole
-// text anew (issue 12: with GC off that is what grows the heap).
-func (d *Dir) WriteSummary(s *Summary) error {
+// never a torn one. The file says results.SummaryVersion whatever
+// s.Version holds (s itself is not modified). One summary is written at a
+// time, encoded into a buffer the Dir keeps (up to maxKeptSummary bytes),
+// so that a soak's checkpoints every few seconds do not each allocate the
+// whole text anew (issue 12: with GC off that is what grows the heap).
+func (d *Dir) WriteSummary(s *results.Summary) error {
 	if s == nil {
 		return errors.New("write summary: nil Summary")
 	}
 	out := *s
-	out.Version = SummaryVersion
+	out.Version = results.SummaryVersion
 	// Unit is for readers of the JSON; TickUnit is the name.
 	out.Clock.Unit = out.Clock.TickUnit()
 	if len(out.Processes) > 0 {
@@ -113,9 +76,9 @@ func (d *Dir) WriteSummary(s *Summary) error {
 	}()
 	// Encode ends the text with a newline, as the file always has.
 	if err := d.sumEnc.Encode(&out); err != nil {
-		return fmt.Errorf("write summary %s: %w", filepath.Join(d.Path(), SummaryFile), err)
+		return fmt.Errorf("write summary %s: %w", filepath.Join(d.Path(), results.SummaryFile), err)
 	}
-	if err := d.WriteFile(SummaryFile, d.sumBuf.Bytes()); err != nil {
+	if err := d.WriteFile(results.SummaryFile, d.sumBuf.Bytes()); err != nil {
 		return fmt.Errorf("write summary: %w", err)
 	}
 	return nil
@@ -126,26 +89,26 @@ func (d *Dir) WriteSummary(s *Summary) error {
 const maxKeptSummary = 4 << 20
 
 // ReadSummary reads a Summary from path: a results directory (its
-// summary.json is read) or the file itself, at most MaxSummaryBytes. The
+// summary.json is read) or the file itself, at most results.MaxSummaryBytes. The
 // file is opened as Source.Open opens every results file: a symlink, a
 // FIFO or a device is refused (ErrRefusedFile) before anything is read.
 // See DecodeSummary for the format and errors.
-func ReadSummary(path string) (*Summary, error) {
+func ReadSummary(path string) (*results.Summary, error) {
 	s, _, err := ReadSummaryStat(path)
 	return s, err
 }
 
 // ReadSummaryStat is ReadSummary, also saying where the summary came from.
-func ReadSummaryStat(path string) (*Summary, safeio.FileStat, error) {
+func ReadSummaryStat(path string) (*results.Summary, safeio.FileStat, error) {
 	var src *safeio.Source
 	var f *os.File
 	var fi fs.FileInfo
 	var err error
-	if safeio.IsDir(path) && filepath.Base(path) != SummaryFile {
+	if safeio.IsDir(path) && filepath.Base(path) != results.SummaryFile {
 		if src, err = safeio.OpenSource(path); err == nil {
-			f, fi, err = src.Open(SummaryFile)
+			f, fi, err = src.Open(results.SummaryFile)
 		}
-		path = filepath.Join(path, SummaryFile)
+		path = filepath.Join(path, results.SummaryFile)
 	} else {
 		src, f, fi, err = safeio.OpenInput(path)
 	}
@@ -155,21 +118,21 @@ func ReadSummaryStat(path string) (*Summary, safeio.FileStat, error) {
 	if err != nil {
 		if dir := filepath.Dir(path); errors.Is(err, fs.ErrNotExist) && IsSessions(dir) {
 			err = fmt.Errorf("%w: %s is a sessions directory (run --append): name one of its sessions (%s) or compare it whole", err,
-				termsafe.Escape(dir), termsafe.Escape(filepath.Join(dir, SessionName(1))))
+				termsafe.Escape(dir), termsafe.Escape(filepath.Join(dir, results.SessionName(1))))
 		}
 		return nil, safeio.FileStat{}, fmt.Errorf("read summary: %w", err)
 	}
 	defer f.Close()
 	st := safeio.FileStat{Path: path, File: fi, Dir: src.Info()}
-	if fi.Size() > MaxSummaryBytes {
-		return nil, st, fmt.Errorf("%s: %d bytes, larger than the limit of %d MiB for a summary", termsafe.Escape(path), fi.Size(), MaxSummaryBytes>>20)
+	if fi.Size() > results.MaxSummaryBytes {
+		return nil, st, fmt.Errorf("%s: %d bytes, larger than the limit of %d MiB for a summary", termsafe.Escape(path), fi.Size(), results.MaxSummaryBytes>>20)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxSummaryBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, results.MaxSummaryBytes+1))
 	if err != nil {
 		return nil, st, fmt.Errorf("read summary: %w", err)
 	}
-	if len(data) > MaxSummaryBytes {
-		return nil, st, fmt.Errorf("%s: larger than the limit of %d MiB for a summary", termsafe.Escape(path), MaxSummaryBytes>>20)
+	if len(data) > results.MaxSummaryBytes {
+		return nil, st, fmt.Errorf("%s: larger than the limit of %d MiB for a summary", termsafe.Escape(path), results.MaxSummaryBytes>>20)
 	}
 	s, err := DecodeSummary(data, termsafe.Escape(path))
 	return s, st, err
@@ -177,32 +140,33 @@ func ReadSummaryStat(path string) (*Summary, safeio.FileStat, error) {
 
 // DecodeSummary decodes summary.json bytes; name prefixes errors. Bad JSON
 // gives an error naming name with line and column ("dir/summary.json:3:14:
-// …"); a version other than 1, 2 or SummaryVersion, or a summary past the
-// schema limits (MaxBuckets, MaxTrials, …, or a wakeup log named by a path
-// rather than a file name) is an error.
+// …"); a version other than 1, 2 or results.SummaryVersion, or a summary
+// past the schema limits (results.MaxBuckets, results.MaxTrials, …, or a
+// wakeup log named by a path rather than a file name) is an error.
 //
 // Older versions are read into today's types, and Version says which was
 // read. Version 1: its per-call tick summaries, written under *_ns names,
 // become TickStats, and each trial's list of wakeup logs is given to the
-// readers it belongs to (all of them to a lone reader; with several, a
-// log whose name WakeupLogBase gives for the reader). Version 2 and
-// before: every trial is in process 0, and the trial marks of its five
-// old fields become Trial.Marks. Plan is read from Spec for every version.
-func DecodeSummary(data []byte, name string) (*Summary, error) {
+// readers it belongs to (all of them to a lone reader; with several, a log
+// whose name results.WakeupLogBase gives for the reader). Version 2 and
+// before: every trial is in process 0, and the trial marks of its five old
+// fields become results.Trial.Marks. Plan is read from Spec for every
+// version.
+func DecodeSummary(data []byte, name string) (*results.Summary, error) {
 	var head struct {
 		Version int `json:"version"`
 	}
 	if err := json.Unmarshal(data, &head); err != nil {
 		return nil, jsonError(data, name, err)
 	}
-	if head.Version < 1 || head.Version > SummaryVersion {
-		return nil, fmt.Errorf("%s: summary version %d not supported (this rtload reads versions 1 to %d)", name, head.Version, SummaryVersion)
+	if head.Version < 1 || head.Version > results.SummaryVersion {
+		return nil, fmt.Errorf("%s: summary version %d not supported (this rtload reads versions 1 to %d)", name, head.Version, results.SummaryVersion)
 	}
 	// Limits on lists and memory hold before Unmarshal builds anything.
-	if err := checkShape(data, name, reflect.TypeFor[Summary]()); err != nil && !errors.Is(err, safeio.ErrSyntax) {
+	if err := checkShape(data, name, reflect.TypeFor[results.Summary]()); err != nil && !errors.Is(err, safeio.ErrSyntax) {
 		return nil, err
 	}
-	var s Summary
+	var s results.Summary
 	if err := json.Unmarshal(data, &s); err != nil {
 		return nil, jsonError(data, name, err)
 	}
@@ -222,8 +186,8 @@ func DecodeSummary(data []byte, name string) (*Summary, error) {
 	if err := legacyMarks(&s, data, name); err != nil {
 		return nil, err
 	}
-	s.Plan = PlanOf(s.Spec)
-	if err := s.check(); err != nil {
+	s.Plan = results.PlanOf(s.Spec)
+	if err := check(&s); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return &s, nil
@@ -248,7 +212,7 @@ func jsonError(data []byte, name string, err error) error {
 }
 
 // assignV1Logs gives a version 1 trial's wakeup logs to its readers.
-func assignV1Logs(t *Trial, logs []string) {
+func assignV1Logs(t *results.Trial, logs []string) {
 	if len(t.Readers) == 1 {
 		t.Readers[0].WakeupLog = logs
 		return
@@ -257,7 +221,7 @@ func assignV1Logs(t *Trial, logs []string) {
 		base := wakeupLogBaseOf(f)
 		for i := range t.Readers {
 			r := &t.Readers[i]
-			if base == WakeupLogBase(t.Index, t.Variant, t.Round, r.Name) {
+			if base == results.WakeupLogBase(t.Index, t.Variant, t.Round, r.Name) {
 				r.WakeupLog = append(r.WakeupLog, f)
 				break
 			}
@@ -266,16 +230,16 @@ func assignV1Logs(t *Trial, logs []string) {
 }
 
 // check enforces the schema limits.
-func (s *Summary) check() error {
-	if n := len(s.Trials) + len(s.ProfiledTrials); n > MaxTrials {
-		return fmt.Errorf("%d trials, more than the limit of %d", n, MaxTrials)
+func check(s *results.Summary) error {
+	if n := len(s.Trials) + len(s.ProfiledTrials); n > results.MaxTrials {
+		return fmt.Errorf("%d trials, more than the limit of %d", n, results.MaxTrials)
 	}
-	if err := s.checkProfiles(); err != nil {
+	if err := checkProfiles(s); err != nil {
 		return err
 	}
 	var hh safeio.HDRHeader
 	defer hh.Close()
-	trials := make([]*Trial, 0, len(s.Trials)+len(s.ProfiledTrials))
+	trials := make([]*results.Trial, 0, len(s.Trials)+len(s.ProfiledTrials))
 	for i := range s.Trials {
 		trials = append(trials, &s.Trials[i])
 	}
@@ -284,11 +248,11 @@ func (s *Summary) check() error {
 	}
 	logs := map[string]string{} // a wakeup-log file (without .gz) → who lists it
 	for i, t := range trials {
-		if n := max(len(t.Readers), len(t.Probes), len(t.Traffic), len(t.Noise)); n > MaxReaders {
-			return fmt.Errorf("trial %d: %d entries, more than the limit of %d", i, n, MaxReaders)
+		if n := max(len(t.Readers), len(t.Probes), len(t.Traffic), len(t.Noise)); n > results.MaxReaders {
+			return fmt.Errorf("trial %d: %d entries, more than the limit of %d", i, n, results.MaxReaders)
 		}
 		for j := range t.Readers {
-			if err := t.Readers[j].check(&hh); err != nil {
+			if err := checkReader(&t.Readers[j], &hh); err != nil {
 				return fmt.Errorf("trial %d reader %d: %w", i, j, err)
 			}
 			// Each reader logs to its own files, each chunk once: a file
@@ -338,7 +302,8 @@ func (s *Summary) check() error {
 	return nil
 }
 
-func (r *Reader) check(hh *safeio.HDRHeader) error {
+// checkReader enforces the schema limits of one reader.
+func checkReader(r *results.Reader, hh *safeio.HDRHeader) error {
 	hists := map[string]record.Snapshot{"per_call.all": r.PerCall.All, "per_call.data": r.PerCall.Data, "per_call.eagain": r.PerCall.EAGAIN}
 	if c := r.PerCallClass; c != nil {
 		hists["per_call_class.warm_eagain"], hists["per_call_class.cold_eagain"] = c.Warm, c.Cold
@@ -362,8 +327,8 @@ func (r *Reader) check(hh *safeio.HDRHeader) error {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	if len(r.WakeupLog) > MaxWakeupLogFiles {
-		return fmt.Errorf("wakeup_log: %d files, more than the limit of %d", len(r.WakeupLog), MaxWakeupLogFiles)
+	if len(r.WakeupLog) > results.MaxWakeupLogFiles {
+		return fmt.Errorf("wakeup_log: %d files, more than the limit of %d", len(r.WakeupLog), results.MaxWakeupLogFiles)
 	}
 	for _, f := range r.WakeupLog {
 		if err := safeio.CheckName(f); err != nil || strings.HasPrefix(f, ".") {
@@ -373,40 +338,42 @@ func (r *Reader) check(hh *safeio.HDRHeader) error {
 	return nil
 }
 
-// checkSnapshot refuses a linear histogram past MaxBuckets or whose
+// checkSnapshot refuses a linear histogram past results.MaxBuckets or whose
 // layout does not hold together.
 func checkSnapshot(s record.Snapshot) error {
-	return CheckLayout(s.Width, s.Origin, s.Overflow, len(s.Counts))
+	return results.CheckLayout(s.Width, s.Origin, s.Overflow, len(s.Counts))
 }
 
-// CheckLayout reports whether a linear histogram layout is one rtload can
-// read back: at most MaxBuckets buckets, and (buckets > 0) a width > 0 and
-// overflow = origin + (buckets − 1) × width, as record.NewLinear makes it.
-// buckets < 0 asks only whether the layout NewLinear(width, origin,
-// overflow) would make fits (the engine checks a scenario with it).
-func CheckLayout(width, origin, overflow uint64, buckets int) error {
-	if buckets < 0 {
-		if width == 0 || overflow <= origin {
-			return fmt.Errorf("histogram layout: bucket width %d, origin %d, overflow %d: need width > 0 and overflow > origin", width, origin, overflow)
-		}
-		n := (overflow - origin) / width // no overflow of uint64, unlike rounding up first
-		if (overflow-origin)%width != 0 {
-			n++
-		}
-		if n >= MaxBuckets { // n buckets above origin, one below it
-			n += min(1, ^n)
-			return fmt.Errorf("histogram layout: (overflow %d − origin %d) / bucket width %d gives %d buckets, more than the limit of %d", overflow, origin, width, n, MaxBuckets)
-		}
-		return nil
+// checkProfiles enforces the schema limits of the profile fields.
+func checkProfiles(s *results.Summary) error {
+	if len(s.Profiles) > results.MaxProfiles {
+		return fmt.Errorf("%d profiles, more than the limit of %d", len(s.Profiles), results.MaxProfiles)
 	}
-	if buckets > MaxBuckets {
-		return fmt.Errorf("histogram of %d buckets, more than the limit of %d", buckets, MaxBuckets)
-	}
-	if buckets == 0 {
-		return nil
-	}
-	if width == 0 || overflow < origin || (overflow-origin)/width != uint64(buckets-1) || (overflow-origin)%width != 0 {
-		return fmt.Errorf("histogram layout (width %d, origin %d, overflow %d) does not match its %d buckets", width, origin, overflow, buckets)
+	for _, p := range s.Profiles {
+		for _, f := range []string{p.Pprof, p.Folded} {
+			if f == "" {
+				continue
+			}
+			if err := safeio.CheckName(f); err != nil || strings.HasPrefix(f, ".") {
+				return fmt.Errorf("profile of %s: %q is not a file name in the results directory", p.Variant, f)
+			}
+		}
+		if len(p.Trials) > results.MaxTrials {
+			return fmt.Errorf("profile of %s: %d trials, more than the limit of %d", p.Variant, len(p.Trials), results.MaxTrials)
+		}
 	}
 	return nil
+}
+
+// wakeupLogBaseOf is the base of a log file name: "<base>.csv",
+// "<base>.<n>.csv" and "<base>.<n>.csv.gz" give <base>.
+func wakeupLogBaseOf(name string) string {
+	name = strings.TrimSuffix(strings.TrimSuffix(name, ".gz"), ".csv")
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		digits := name[i+1:]
+		if digits != "" && strings.Trim(digits, "0123456789") == "" {
+			return name[:i]
+		}
+	}
+	return name
 }

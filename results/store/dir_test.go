@@ -1,4 +1,4 @@
-package results_test
+package store_test
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 	"github.com/rtload/rtload/results/wakelog"
 )
 
@@ -58,7 +59,7 @@ func TestPlantedSymlinks(t *testing.T) {
 	}
 	// A wakeup log removes what sits under its names first (a link itself,
 	// never its target), then creates its files with O_EXCL.
-	l, err := wakelog.Create(wakelog.Config{Dir: d, Base: "wakeups-00-a-r0-rt", ChunkBytes: 4096})
+	l, err := wakelog.Create(wakelog.Config{Dir: d.Dir, Base: "wakeups-00-a-r0-rt", ChunkBytes: 4096})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func TestUmask(t *testing.T) {
 		// would be world-writable, which CreateDir refuses.
 		dir := filepath.Join(t.TempDir(), "out")
 		old := syscall.Umask(mask)
-		d, _, err := results.CreateDir(dir)
+		d, _, err := store.CreateDir(dir)
 		if err != nil {
 			syscall.Umask(old)
 			t.Fatalf("umask %03o: %v", mask, err)
@@ -130,7 +131,7 @@ func TestFullDisk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := wakelog.Create(wakelog.Config{Dir: d, Base: "w"})
+	l, err := wakelog.Create(wakelog.Config{Dir: d.Dir, Base: "w"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +139,7 @@ func TestFullDisk(t *testing.T) {
 	if err := d.WriteSummary(testutil.SeedSummary()); err == nil || !strings.Contains(err.Error(), "no space left on device") {
 		t.Errorf("summary on a full disk: %v", err)
 	}
-	got, err := results.ReadSummary(disk)
+	got, err := store.ReadSummary(disk)
 	if err != nil || len(got.Trials) != 1 {
 		t.Errorf("summary after the failed write: %v, %d trials (want the first write's 1)", err, len(got.Trials))
 	}
@@ -164,7 +165,7 @@ func TestFullDisk(t *testing.T) {
 	}
 	j.Close()
 	l.Close()
-	recs, torn, err := results.ReadJSONL[map[string]string](filepath.Join(disk, results.IntervalsFile))
+	recs, torn, err := store.ReadJSONL[map[string]string](filepath.Join(disk, results.IntervalsFile))
 	if err != nil || torn != 0 {
 		t.Errorf("intervals after ENOSPC: %d records, torn %d, %v", len(recs), torn, err)
 	}
@@ -199,7 +200,7 @@ func TestJSONLLimit(t *testing.T) {
 		}
 	}
 	j.Close()
-	recs, _, err := results.ReadJSONL[map[string]int](filepath.Join(d.Path(), results.SpikesFile))
+	recs, _, err := store.ReadJSONL[map[string]int](filepath.Join(d.Path(), results.SpikesFile))
 	if err != nil || len(recs)+int(j.Dropped()) != 200 || j.Dropped() == 0 || sizeOf(t, filepath.Join(d.Path(), results.SpikesFile)) > 1000 {
 		t.Errorf("%d written + %d dropped, %v", len(recs), j.Dropped(), err)
 	}
@@ -211,7 +212,7 @@ func TestRemoveTemps(t *testing.T) {
 	// A compression in flight leaves its temporary .gz; RemoveTemps
 	// deletes exactly what this Dir created.
 	os.WriteFile(filepath.Join(dir, ".foreign.tmp"), nil, 0o644)
-	l, err := wakelog.Create(wakelog.Config{Dir: d, Base: "w", ChunkBytes: 4096, Compress: true})
+	l, err := wakelog.Create(wakelog.Config{Dir: d.Dir, Base: "w", ChunkBytes: 4096, Compress: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +241,7 @@ func TestChown(t *testing.T) {
 	testutil.Requires(t, testutil.Root)
 	victim, content := plantVictim(t)
 	path := filepath.Join(t.TempDir(), "run")
-	d, _, err := results.CreateDir(path)
+	d, _, err := store.CreateDir(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,11 @@
-package results_test
+package store_test
 
 import (
 	"os"
 	"testing"
 
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 )
 
 // FuzzDecodeSummary feeds arbitrary bytes to the summary.json reader. It
@@ -28,7 +29,7 @@ func FuzzDecodeSummary(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := results.DecodeSummary(data, "fuzz.json")
+		s, err := store.DecodeSummary(data, "fuzz.json")
 		if err != nil {
 			return
 		}

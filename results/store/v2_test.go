@@ -1,4 +1,4 @@
-package results_test
+package store_test
 
 import (
 	"os"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/results/store"
 )
 
 // TestReadV2 reads a version 2 summary written by the code of 40bfdd6^,
@@ -20,7 +21,7 @@ import (
 // as this version writes it is the golden file, so that any change to
 // how version 2 reads shows as a diff.
 func TestReadV2(t *testing.T) {
-	s, err := results.ReadSummary("testdata/v2")
+	s, err := store.ReadSummary("testdata/v2")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func TestReadV2(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.Golden(t, "v2/summary.v3.json", v3)
-	again, err := results.ReadSummary(dir)
+	again, err := store.ReadSummary(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
