@@ -487,7 +487,7 @@ func (r *Result) headlineRows() [][]string {
 		for _, c := range r.Columns {
 			cell := "-"
 			for _, m := range r.Metrics {
-				if m.Column == c.Label && metricKey(m) == key && m.Probe == "" && slices.Contains(briefMetrics, m.Name) {
+				if m.Column == c.Label && m.Key() == key && m.Probe == "" && slices.Contains(briefMetrics, m.Name) {
 					cell = fmtVal(m.Value, m.Unit)
 				}
 			}

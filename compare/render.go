@@ -118,7 +118,7 @@ func (r *Result) Text(w io.Writer) error {
 		for _, name := range r.metricNames() {
 			first := true
 			for _, m := range r.Metrics {
-				if metricKey(m) != name {
+				if m.Key() != name {
 					continue
 				}
 				label := ""
@@ -172,7 +172,7 @@ func (r *Result) writeProbeRuns(b *strings.Builder) {
 	for _, name := range r.metricNames() {
 		var ms []Metric
 		for _, m := range r.Metrics {
-			if m.Probe != "" && metricKey(m) == name && len(m.Rounds) > 0 {
+			if m.Probe != "" && m.Key() == name && len(m.Rounds) > 0 {
 				ms = append(ms, m)
 			}
 		}
@@ -189,7 +189,7 @@ func (r *Result) writeProbeRuns(b *strings.Builder) {
 			var base []float64
 			if m.Verdict != VerdictBaseline {
 				for _, x := range r.Metrics {
-					if x.Column == m.Baseline && metricKey(x) == name {
+					if x.Column == m.Baseline && x.Key() == name {
 						base = x.Rounds
 					}
 				}
@@ -287,7 +287,7 @@ func (r *Result) Markdown(w io.Writer) error {
 		fmt.Fprintf(&b, "\n## Headline metrics\n\n| metric | column | value | change | %.0f%% CI | verdict | method |\n|---|---|---:|---:|---:|---|---|\n", Confidence*100)
 		for _, name := range r.metricNames() {
 			for _, m := range r.Metrics {
-				if metricKey(m) == name {
+				if m.Key() == name {
 					fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", md(name), md(m.Column), fmtVal(m.Value, m.Unit), change(m), ci(m), m.Verdict, md(m.MethodNote))
 				}
 			}
@@ -465,9 +465,6 @@ func (r *Result) pctRows(get func(c Column) Percentiles, format string) [][]stri
 	}
 	return rows
 }
-
-// metricKey names a metric with its unit: "mean per-call cost (ns)".
-func metricKey(m Metric) string { return m.Name + " (" + m.Unit + ")" }
 
 func (r *Result) metricNames() []string { return MetricNames(r.Metrics) }
 

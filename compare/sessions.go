@@ -362,10 +362,10 @@ func SessionSizing(r *Result, threshold float64) []string {
 	prim := r.Primary()
 	var out []string
 	for i, m := range r.Metrics {
-		if !prim[i] || m.Verdict == VerdictBaseline || m.sa == nil {
+		v, pooled := m.SessionComponents()
+		if !prim[i] || m.Verdict == VerdictBaseline || !pooled {
 			continue
 		}
-		v := stats.SessionComponents(append(append([][][]float64(nil), m.sa...), m.sb...))
 		p := max(int(math.Round(v.ProcessesPerSession)), 1)
 		rounds := max(int(math.Round(v.Rounds)), 1)
 		var need []string
@@ -377,7 +377,7 @@ func SessionSizing(r *Result, threshold float64) []string {
 			}
 		}
 		l := fmt.Sprintf("sizing: %s %s: log-SD %s between sessions, %s between processes, %s between rounds: this design (%d processes × %d rounds a session) needs about %s, sessions per side (slower beyond +%s%%, 80%% power)",
-			m.Column, metricKey(m), sdOr(v.BetweenSessions), sdOr(v.BetweenProcesses), sdOr(v.BetweenRounds), p, rounds,
+			m.Column, m.Key(), sdOr(v.BetweenSessions), sdOr(v.BetweenProcesses), sdOr(v.BetweenRounds), p, rounds,
 			strings.Join(need, ", "), fmtPct(threshold*100))
 		if w := v.SessionVar(p, rounds); w > 0 && !math.IsNaN(v.BetweenSessions) && v.BetweenSessions/w > 0.5 {
 			l += "; the boot dominates: more sessions help, more processes a session hardly do"
@@ -401,16 +401,16 @@ func (r *Result) writeSessions(b *strings.Builder) {
 	prim := r.Primary()
 	var lines []string
 	for i, m := range r.Metrics {
-		if !prim[i] || m.Verdict == VerdictBaseline || m.sa == nil {
+		v, pooled := m.SessionComponents()
+		if !prim[i] || m.Verdict == VerdictBaseline || !pooled {
 			continue
 		}
 		n := "-"
 		if m.Interval != nil {
 			n = m.Interval.N
 		}
-		v := stats.SessionComponents(append(append([][][]float64(nil), m.sa...), m.sb...))
 		lines = append(lines, fmt.Sprintf("%s %s vs %s: n = %s; log-SD between sessions %s, between processes %s, between rounds %s (both sides)",
-			m.Column, metricKey(m), m.Baseline, n, sdOr(v.BetweenSessions), sdOr(v.BetweenProcesses), sdOr(v.BetweenRounds)))
+			m.Column, m.Key(), m.Baseline, n, sdOr(v.BetweenSessions), sdOr(v.BetweenProcesses), sdOr(v.BetweenRounds)))
 	}
 	if len(lines) == 0 {
 		return
@@ -422,6 +422,16 @@ func (r *Result) writeSessions(b *strings.Builder) {
 	for _, l := range SessionSizing(r, r.ThresholdPct/100) {
 		b.WriteString("  " + l + "\n")
 	}
+}
+
+// SessionComponents is the variance split of m's units pooled over
+// sessions, both sides together (stats.SessionComponents); pooled is
+// false when neither side pools ≥ 2 sessions.
+func (m *Metric) SessionComponents() (v stats.SessionVariance, pooled bool) {
+	if m.sa == nil {
+		return v, false
+	}
+	return stats.SessionComponents(append(append([][][]float64(nil), m.sa...), m.sb...)), true
 }
 
 // AppendSession is prior (a run loaded from a sessions directory, or any

@@ -8,47 +8,6 @@ import (
 	"github.com/rtload/rtload/stats"
 )
 
-// SizingChanges are the changes a sizing says a baseline needs
-// processes (or sessions: SessionSizing) to detect: +5% and +10%.
-var SizingChanges = []float64{0.05, 0.10}
-
-// Primary reports which of res's metrics are primary: one per column, the
-// metric a gate judges by default (DefaultGated): a reader's mean
-// per-call cost (in ns where the clock converts, else in its ticks), a
-// timer-only reader's wakeup latency p99, a probe's first metric.
-func (r *Result) Primary() []bool { return Primary(r.Metrics) }
-
-// Primary reports which of ms (a Result's Metrics, in their order) are
-// primary, as Result.Primary does.
-func Primary(ms []Metric) []bool {
-	out := make([]bool, len(ms))
-	first := map[string]int{}
-	hasNs := map[string]bool{}
-	for _, m := range ms {
-		if m.Name == "mean per-call cost" && m.Unit == "ns" {
-			hasNs[m.Column] = true
-		}
-	}
-	for i, m := range ms {
-		key := m.Column
-		if m.Probe != "" {
-			key += "\x00" + m.Probe
-		}
-		if _, ok := first[key]; ok {
-			continue
-		}
-		switch {
-		case m.Name == "mean per-call cost" && hasNs[m.Column] && m.Unit != "ns":
-			continue // the same metric in ticks: its ns row is the primary
-		case m.Name == "messages lost per round" || strings.HasPrefix(m.Name, "spikes per hour"):
-			continue
-		}
-		first[key] = i
-		out[i] = true
-	}
-	return out
-}
-
 // writeVerdicts prints, for every primary metric against its baseline,
 // the three-way verdict with its CI, n, the smallest change it could
 // have detected and how many more units would decide it.
@@ -78,7 +37,7 @@ func (r *Result) writeVerdicts(b *strings.Builder) {
 // processes × 8 rounds, unit process, df 9.8); smallest detectable
 // change +12.3%; 14 more processes per side would decide it".
 func VerdictLine(m Metric, thresholdPct float64) string {
-	l := fmt.Sprintf("%s %s: %s", m.Column, metricKey(m), m.Verdict)
+	l := fmt.Sprintf("%s %s: %s", m.Column, m.Key(), m.Verdict)
 	iv := m.Interval
 	if iv == nil {
 		return l + ": " + m.MethodNote
@@ -196,7 +155,7 @@ func (r *Result) writeVariance(b *strings.Builder) {
 		if v.RoundsPerProcess > 0 {
 			kj = fmt.Sprint(v.RoundsPerProcess)
 		}
-		row := []string{metricKey(m), m.Column, shapeOf(m), sdNote(v.BetweenProcessesLogSD, "1 process"),
+		row := []string{m.Key(), m.Column, shapeOf(m), sdNote(v.BetweenProcessesLogSD, "1 process"),
 			sdNote(v.BetweenRoundsLogSD, "1 round"), sdNote(v.WithinRoundLogSD, "no blocks"), lag, kj}
 		if pooled {
 			row = append([]string{row[0], row[1], row[2], sdNote(v.BetweenSessionsLogSD, "1 session")}, row[3:]...)
