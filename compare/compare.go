@@ -34,8 +34,9 @@ const (
 	MethodNone = "none"    // no interval
 )
 
-// Result is a comparison of runs, ready to render (Text, JSON, CSV,
-// Markdown). Its JSON form is stable: fields are only ever added.
+// Result is a comparison of runs, ready to render (package compare/view:
+// text, JSON, CSV, markdown, LKP and the closing blocks). Its JSON form
+// is stable: fields are only ever added.
 type Result struct {
 	// Schema is SchemaCompare, Version SchemaVersion.
 	Schema  string    `json:"schema"`
@@ -347,7 +348,7 @@ func CompareWith(runs []Run, opt Options) (*Result, error) {
 	for _, r := range runs {
 		s := r.Summary
 		res.Runs = append(res.Runs, RunInfo{
-			Label: r.Label, Dir: r.Dir, Scenario: s.Scenario, Kernel: orNone(s.Env.Kernel),
+			Label: r.Label, Dir: r.Dir, Scenario: s.Scenario, Kernel: OrNone(s.Env.Kernel),
 			Start: s.Start, Trials: len(s.Trials), Degraded: s.Degraded, Stopped: s.Stopped, Clock: s.Clock,
 			InProgress: s.InProgress, Foreign: r.Foreign, Unread: r.Unread,
 		})

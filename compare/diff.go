@@ -9,8 +9,9 @@ import (
 	"github.com/rtload/rtload/results"
 )
 
-// none stands for a value a run does not record.
-const none = "(none)"
+// None stands for a value a run does not record: "(none)" in every
+// table and difference.
+const None = "(none)"
 
 // envFact is one `rtload env` fact (a field of Summary.Env) as compare
 // names it (its JSON name) and prints it ("(none)" when the run records
@@ -43,7 +44,7 @@ var (
 )
 
 // of is the fact's value in run r.
-func (f envFact) of(r Run) string { return orNone(f.get(&r.Summary.Env)) }
+func (f envFact) of(r Run) string { return OrNone(f.get(&r.Summary.Env)) }
 
 // count prints a count, "" for 0 (not recorded).
 func count(n int) string {
@@ -93,11 +94,11 @@ func Differences(all []Run) (warnings, info []Difference) {
 			}
 		}
 	}
-	field(&warnings, "scenario", func(r Run) string { return orNone(r.Summary.Scenario) })
+	field(&warnings, "scenario", func(r Run) string { return OrNone(r.Summary.Scenario) })
 	for _, f := range envWarn {
 		field(&warnings, f.name, f.of)
 	}
-	field(&warnings, "clock kind", func(r Run) string { return orNone(r.Summary.Clock.Kind) })
+	field(&warnings, "clock kind", func(r Run) string { return OrNone(r.Summary.Clock.Kind) })
 	field(&warnings, "clock unit", func(r Run) string { return r.Summary.Clock.TickUnit() })
 	// A TSC read with RDTSCP and one read LFENCE;RDTSC;LFENCE (a VM that
 	// hides RDTSCP) carry a different read cost in every call.
@@ -147,7 +148,7 @@ func Differences(all []Run) (warnings, info []Difference) {
 					}
 				}
 			}
-			return none
+			return None
 		})
 	}
 	for _, f := range envInfo {
@@ -180,9 +181,10 @@ func seccompFact(s *results.Summary) string {
 	return strings.Join(seen, "; ")
 }
 
-func orNone(s string) string {
+// OrNone is s, or None when s is empty.
+func OrNone(s string) string {
 	if s == "" {
-		return none
+		return None
 	}
 	return s
 }

@@ -1,10 +1,12 @@
 // Package compare puts the results directories of several rtload runs side
-// by side: `rtload compare DIR_A DIR_B`. It prints the seed's histogram
-// table (seed 000_b19799733a2511c2: recvfrom and recvmsg, each on an
-// unhardened and a hardened kernel) with one column per (variant, run), a
-// percentile table per column, and for every headline metric the change
-// against the first run in % with a 95% confidence interval and issue 24's
-// one verdict (stats.Decide): slower, not slower, same, or undecided.
+// by side: `rtload compare DIR_A DIR_B`. It holds the model of that
+// comparison (Result): the seed's histogram columns (seed
+// 000_b19799733a2511c2: recvfrom and recvmsg, each on an unhardened and a
+// hardened kernel), one per (variant, run), their percentiles, and for
+// every headline metric the change against the first run in % with a 95%
+// confidence interval and issue 24's one verdict (stats.Decide): slower,
+// not slower, same, or undecided. Package compare/view renders it (text,
+// JSON, CSV, markdown, LKP, the closing blocks); compare prints nothing.
 //
 // The interval is Student's t on log values of independent samples
 // (package stats): the processes of a run (rtload run --processes),
@@ -25,6 +27,6 @@
 //
 // The package is pure: it reads summary.json and each reader's own
 // per-wakeup log through package results (the percentiles are results'
-// one definition, so they match the report's), lays text out with
-// package report's helpers, and never touches the kernel.
+// one definition, so they match the report's) and never touches the
+// kernel.
 package compare

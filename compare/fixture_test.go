@@ -1,16 +1,9 @@
 package compare
 
 import (
-	"testing"
-
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
 )
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	testutil.Golden(t, name, got)
-}
 
 // seedSummary is testutil.SeedRun.
 func seedSummary(kernel string, cols [2]int, shift int) *results.Summary {

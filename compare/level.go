@@ -111,7 +111,7 @@ func UnknownMetric(name string, ms []Metric) error {
 }
 
 // SizingChanges are the changes a sizing says a baseline needs
-// processes (or sessions: SessionSizing) to detect: +5% and +10%.
+// processes (or sessions: view.SessionSizing) to detect: +5% and +10%.
 var SizingChanges = []float64{0.05, 0.10}
 
 // Primary reports which of res's metrics are primary: one per column, the

@@ -2,7 +2,6 @@ package compare
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/rtload/rtload/explain"
 	"github.com/rtload/rtload/profile"
@@ -138,15 +137,4 @@ func profileDiff(variant, run, baseline string, a, b profile.Variant) ProfileDif
 
 func funcOf(f profile.FuncDiff) ProfileFunc {
 	return ProfileFunc{Func: f.Func, DiffNs: f.Diff.Value, LowNs: f.Diff.Lo, HighNs: f.Diff.Hi, Samples: f.SamplesA, BaselineSamples: f.SamplesB}
-}
-
-// profileText writes the profile differences between runs, if any.
-func (r *Result) profileText(b *strings.Builder) {
-	if len(r.Profiles) == 0 {
-		return
-	}
-	b.WriteString("\nwhere in the kernel the time goes, run against run (profiled trials of each variant):\n")
-	for _, d := range r.Profiles {
-		b.WriteString(d.Text)
-	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/view"
 	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/results"
@@ -17,7 +18,7 @@ import (
 
 // WriteRun prints a run's results at level, ending on its closing block:
 // the brief report (report.Brief) or, verbose, the whole of it with the
-// interleaved changes and the sizing; then compare.RunClosing. saveErr,
+// interleaved changes and the sizing; then view.RunClosing. saveErr,
 // when the summary was not saved in full, says so in the closing block.
 // run and report both print with it.
 func WriteRun(w io.Writer, s *results.Summary, dir, saveErr string, level report.Level) error {
@@ -28,7 +29,7 @@ func WriteRun(w io.Writer, s *results.Summary, dir, saveErr string, level report
 		if err := report.Report(w, s); err != nil {
 			return err
 		}
-		if err := compare.WriteInterleaved(w, s); err != nil {
+		if err := view.WriteInterleaved(w, s); err != nil {
 			return err
 		}
 		printSizing(w, res)
@@ -43,10 +44,10 @@ func WriteRun(w io.Writer, s *results.Summary, dir, saveErr string, level report
 	var c report.Closing
 	if cerr != nil {
 		c.AddText("no comparison: " + cerr.Error())
-		c.Add(compare.MarksLine(compare.RunMarks(s), len(s.Trials)))
+		c.Add(view.MarksLine(view.RunMarks(s), len(s.Trials)))
 		c.Add("results: " + dir)
 	} else {
-		c = compare.RunClosing(res, s, dir, saveErr)
+		c = view.RunClosing(res, s, dir, saveErr)
 	}
 	if d := verdict.RunDropped(s); d != nil && s.ProcessCount() > 1 {
 		// Before the last line (the results directory or why not saved).
@@ -87,7 +88,7 @@ func WriteOutcome(w io.Writer, o Outcome, format string, level report.Level, str
 
 // StrictExit is the error a run exits with under --strict when s is not
 // the run asked for (exit ExitNotAsAsked): degraded, a trial invalid, a
-// reader starved, traffic not as specified (compare.RunMarks); nil
+// reader starved, traffic not as specified (view.RunMarks); nil
 // otherwise, and always without strict. A stopped or incomplete run has
 // its own code.
 func StrictExit(strict bool, s *results.Summary) error {
@@ -95,7 +96,7 @@ func StrictExit(strict bool, s *results.Summary) error {
 		return nil
 	}
 	var kinds []string
-	for _, m := range compare.RunMarks(s) {
+	for _, m := range view.RunMarks(s) {
 		if m.Kind != results.MarkStopped.Phrase() && m.Kind != results.MarkIncomplete.Phrase() {
 			kinds = append(kinds, m.Kind)
 		}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/view"
 	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/verdict"
 )
@@ -43,7 +44,7 @@ func Compare(dirs, labels []string, gate verdict.Options, gating bool) (verdict.
 
 // WriteCompare prints c as text at level, ending on its closing block:
 // the gate's (verdict.Gate.Closing, with the code compare returns) when
-// there is one, else the comparison's (compare.Result.Closing).
+// there is one, else the comparison's (view.Closing).
 func WriteCompare(w io.Writer, c verdict.Compared, runs []compare.Run, level report.Level) error {
 	switch level {
 	case report.Verbose:
@@ -51,13 +52,13 @@ func WriteCompare(w io.Writer, c verdict.Compared, runs []compare.Run, level rep
 			return err
 		}
 	case report.Normal:
-		if err := c.Brief(w); err != nil {
+		if err := view.Brief(c.Result, w); err != nil {
 			return err
 		}
 	}
-	closing := c.Closing(runsMarked(runs))
+	closing := view.Closing(c.Result, runsMarked(runs))
 	if g := c.Gate; g != nil {
-		extra := c.Result.MachineLines()
+		extra := view.MachineLines(c.Result)
 		for _, l := range c.LeftOut {
 			extra = append(extra, l.LineOf(l.Label))
 		}
@@ -74,8 +75,8 @@ func runsMarked(runs []compare.Run) []string {
 		if r.Summary == nil || r.Foreign {
 			continue
 		}
-		if m := compare.RunMarks(r.Summary); len(m) > 0 {
-			out = append(out, r.Label+": "+strings.TrimSuffix(strings.TrimPrefix(compare.MarksLine(m, len(r.Summary.Trials)), "*** NOT THE RUN ASKED FOR: "), compare.MarksHint))
+		if m := view.RunMarks(r.Summary); len(m) > 0 {
+			out = append(out, r.Label+": "+strings.TrimSuffix(strings.TrimPrefix(view.MarksLine(m, len(r.Summary.Trials)), "*** NOT THE RUN ASKED FOR: "), view.MarksHint))
 		}
 	}
 	return out

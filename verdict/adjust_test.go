@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/view"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/results"
@@ -145,7 +146,7 @@ func TestAdjustedVerdict(t *testing.T) {
 				t.Errorf("the raw change and the controls' are not beside the judged one: %+v", adj)
 			}
 			var b bytes.Buffer
-			if err := c.Gate.Closing("gate", nil, c.Result.MachineLines(), g.ExitCode()).Write(&b, true); err != nil {
+			if err := c.Gate.Closing("gate", nil, view.MachineLines(c.Result), g.ExitCode()).Write(&b, true); err != nil {
 				t.Fatal(err)
 			}
 			if err := c.Write(&b, "text"); err != nil {

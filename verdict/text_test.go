@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/view"
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/report"
 )
@@ -47,7 +48,7 @@ func TestClosingGate(t *testing.T) {
 		if m.Interval == nil || m.Interval.LowPct == nil {
 			t.Fatalf("gate metric without an interval: %+v", m)
 		}
-		if want := compare.ChangeLine(compare.Metric{Name: m.Name, Column: m.Column, Baseline: m.Baseline, Interval: m.Interval}, name); !strings.Contains(b.String(), want) {
+		if want := view.ChangeLine(compare.Metric{Name: m.Name, Column: m.Column, Baseline: m.Baseline, Interval: m.Interval}, name); !strings.Contains(b.String(), want) {
 			t.Errorf("closing block lacks the gate's %q:\n%s", want, b.String())
 		}
 	}
@@ -57,7 +58,7 @@ func TestClosingGate(t *testing.T) {
 		"cannot judge: new: trial 3: invalid", "cannot judge: new: trial 3: traffic not as specified", "  … and 2 more reasons (-v, --format json)"}
 	full := g.Closing("check", nil, extra, exit)
 	first := g.Metrics[0]
-	want := compare.ChangeLine(compare.Metric{Name: first.Name, Column: first.Column, Baseline: first.Baseline, Interval: first.Interval}, name)
+	want := view.ChangeLine(compare.Metric{Name: first.Name, Column: first.Column, Baseline: first.Baseline, Interval: first.Interval}, name)
 	if len(full.Lines) > report.MaxClosingLines || !strings.HasPrefix(full.Lines[1], "  "+want) {
 		t.Errorf("a full check closing block (%d lines, at most %d) lacks its first verdict %q:\n%s", len(full.Lines), report.MaxClosingLines, want, strings.Join(full.Lines, "\n"))
 	}

@@ -34,8 +34,10 @@ func deps(mod map[string]pkg, modPath, rel string) []string {
 // results/wakelog, the wakeup logs on the contract, results, safeio and
 // record;
 // interop results, safeio and record; report results and record, never a file or the schema's
-// producers; verdict compare, results, stats and report; readers of
-// results (compare, explain, plot, verdict) and the contract
+// producers; compare/view, the views of a comparison, compare, results,
+// stats and report, never a file, and compare never it; verdict compare,
+// compare/view, results, stats and report; readers of results (compare,
+// compare/view, explain, plot, verdict) and the contract
 // itself depend on no kernel package, no scenario and no engine, however
 // indirectly; and engine writes results, never through report.
 func TestResultsBoundaries(t *testing.T) {
@@ -54,7 +56,10 @@ func TestResultsBoundaries(t *testing.T) {
 		{"internal/termsafe", nil},
 		// The gates sit on the model of a comparison and the statistics:
 		// never on a run, the kernel or the command.
-		{"verdict", []string{"compare", "results", "stats", "report", "internal/termsafe"}},
+		{"verdict", []string{"compare", "compare/view", "results", "stats", "report", "internal/termsafe"}},
+		// The views render the model of a comparison: they never compute
+		// it (compare) nor judge it (verdict).
+		{"compare/view", []string{"compare", "results", "stats", "report", "internal/termsafe"}},
 	}
 	for _, rule := range direct {
 		p, ok := mod[rule.pkg]
@@ -69,15 +74,24 @@ func TestResultsBoundaries(t *testing.T) {
 			}
 		}
 	}
-	// report renders: no os file I/O besides what fmt and io need.
-	if p, ok := mod["report"]; ok {
+	// report and compare/view render: no os file I/O besides what fmt
+	// and io need.
+	for _, pkg := range []string{"report", "compare/view"} {
+		p, ok := mod[pkg]
+		if !ok {
+			continue
+		}
 		for _, imp := range []string{"os", "io/fs", "path/filepath", "syscall"} {
 			if slices.Contains(p.Imports, imp) {
-				t.Errorf("report imports %s: file I/O belongs to results", imp)
+				t.Errorf("%s imports %s: file I/O belongs to results", pkg, imp)
 			}
 		}
 	}
-	for _, pkg := range []string{"results/safeio", "results", "results/wakelog", "interop", "report", "compare", "explain", "plot", "verdict"} {
+	// compare is the model: its views sit on it, never under it.
+	if p, ok := mod["compare"]; ok && slices.Contains(p.Imports, modPath+"/compare/view") {
+		t.Errorf("compare imports compare/view: the model never renders itself")
+	}
+	for _, pkg := range []string{"results/safeio", "results", "results/wakelog", "interop", "report", "compare", "compare/view", "explain", "plot", "verdict"} {
 		if _, ok := mod[pkg]; !ok {
 			t.Errorf("package %s missing from go list", pkg)
 			continue

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/view"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/verdict"
 )
@@ -125,7 +126,7 @@ func pool(w io.Writer, args []string) error {
 	fmt.Fprintf(w, "pooled: A = %d directories, B = %d directories\n", len(a), len(b))
 	for i, m := range res.Metrics {
 		if prim[i] && m.Verdict != compare.VerdictBaseline {
-			fmt.Fprintln(w, "  "+compare.VerdictLine(m, res.ThresholdPct))
+			fmt.Fprintln(w, "  "+view.VerdictLine(m, res.ThresholdPct))
 		}
 	}
 	return nil
