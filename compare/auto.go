@@ -116,7 +116,7 @@ func halfWidthPct(values [][]float64) (float64, int, []stats.Change) {
 // that drain sockets, wakeup latency p99 for timer-only readers, the
 // first probe's metric for probe-only runs) over every column holding it.
 func Headline(s *results.Summary) (name, unit string, columns []string, values [][]float64, err error) {
-	res, err := Compare([]Run{{Label: "run", Summary: s}})
+	res, err := Headlines([]Run{{Label: "run", Summary: s}}, Options{})
 	if err != nil {
 		return "", "", nil, nil, err
 	}

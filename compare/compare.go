@@ -335,12 +335,30 @@ type Options struct {
 	SpikeThreshold time.Duration
 }
 
-// CompareWith is Compare with options: the headline metrics
-// (Headlines), then what a person reads beside them: each run's facts and
-// notes, the differences between the runs and their trial marks, the
-// machine and kernel metadata, each column's percentiles and the kernel
-// profiles' differences.
+// CompareWith is Compare with options: the model (Model), then the
+// differences between the runs and their trial marks, the machine and
+// kernel metadata and the kernel profiles' differences.
 func CompareWith(runs []Run, opt Options) (*Result, error) {
+	res, err := Model(runs, opt)
+	if err != nil {
+		return nil, err
+	}
+	res.Warnings, res.Info = Differences(runs)
+	res.Warnings = append(res.Warnings, TrialMarks(runs)...)
+	res.Metadata = Metadata(runs)
+	res.Profiles = profileDiffs(runs)
+	return res, nil
+}
+
+// Model is the model of a comparison of runs (from Load, or built in
+// code): the headline metrics (Headlines), then what a person reads
+// beside them of the runs themselves: each run's facts and notes and
+// each column's percentiles. It fails as Compare does. What the runs are
+// beside their numbers (their differences, trial marks, metadata and
+// profiles' differences) is package compare/facts', whose Compare fills
+// them in: this model's Warnings, Info and Metadata are empty, its
+// Profiles nil.
+func Model(runs []Run, opt Options) (*Result, error) {
 	res, cols, err := headlines(runs, opt)
 	if err != nil {
 		return nil, err
@@ -359,13 +377,9 @@ func CompareWith(runs []Run, opt Options) (*Result, error) {
 			res.Notes = append(res.Notes, r.Label+": "+n)
 		}
 	}
-	res.Warnings, res.Info = Differences(runs)
-	res.Warnings = append(res.Warnings, TrialMarks(runs)...)
-	res.Metadata = Metadata(runs)
 	for i := range cols {
 		res.Columns = append(res.Columns, cols[i].public(runs[cols[i].runIdx].Label))
 	}
-	res.Profiles = profileDiffs(runs)
 	return res, nil
 }
 

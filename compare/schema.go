@@ -49,7 +49,7 @@ type RunReport struct {
 // NewRunReport describes run r (from Load, or built from a summary in
 // memory) as a RunReport, Saved set.
 func NewRunReport(r Run) (*RunReport, error) {
-	res, err := Compare([]Run{r})
+	res, err := Model([]Run{r}, Options{})
 	if err != nil {
 		return nil, err
 	}
