@@ -21,7 +21,7 @@ func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
 // [−2.4849%, +40.1057%] around +16.8863%, undecided at ±3%, unit round
 // with a note that the processes were not measured.
 func TestLogT(t *testing.T) {
-	res, err := Compare([]Run{roundsRun("a", []float64{10, 11, 12, 13, 14}, []float64{1, 1, 1, 1, 1}),
+	res, err := modelOf([]Run{roundsRun("a", []float64{10, 11, 12, 13, 14}, []float64{1, 1, 1, 1, 1}),
 		roundsRun("b", []float64{12, 13, 14, 15, 16}, []float64{1, 1, 1, 1, 1})})
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +70,7 @@ func TestVerdicts(t *testing.T) {
 	}
 	shifted := Run{Label: "shifted", Summary: seedSummary("6.12", [2]int{0, 2}, 4)} // +512 ticks
 	for _, runs := range [][]Run{{same("a"), same("b")}, {same("a"), shifted}} {
-		res, err := Compare(runs)
+		res, err := modelOf(runs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +124,7 @@ func TestVerdictsRounds(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := Compare([]Run{base, tc.b})
+			res, err := modelOf([]Run{base, tc.b})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -167,7 +167,7 @@ func TestVerdictsProcesses(t *testing.T) {
 	// Each process has its own level (±10%), shared by A and B; B is 20%
 	// dearer in every process: pairing by process removes the level.
 	level := []float64{1000, 1100, 900, 1050, 950, 1000}
-	res, err := Compare([]Run{run("one", func(p, r int, v string) float64 {
+	res, err := modelOf([]Run{run("one", func(p, r int, v string) float64 {
 		c := level[p] + float64(r)
 		if v == "B" {
 			c *= 1.2
@@ -195,7 +195,7 @@ func TestVerdictsProcesses(t *testing.T) {
 	// Two runs: the processes are independent units (Welch over 6 + 6).
 	a := run("a", func(p, r int, v string) float64 { return level[p] + float64(r) })
 	b := run("b", func(p, r int, v string) float64 { return level[5-p] + float64(r) })
-	res, err = Compare([]Run{a, b})
+	res, err = modelOf([]Run{a, b})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,27 +205,6 @@ func TestVerdictsProcesses(t *testing.T) {
 				t.Errorf("two runs: %+v", m.Interval)
 			}
 		}
-	}
-}
-
-// TestDifferencesClockRead: two TSC runs read with different
-// instructions (RDTSCP, and LFENCE;RDTSC;LFENCE on a VM that hides it)
-// differ in every call's read cost: a warning, a file written before the
-// field counting as RDTSCP.
-func TestDifferencesClockRead(t *testing.T) {
-	a := seedSummary("6.12.0", [2]int{0, 2}, 0)
-	b := seedSummary("6.12.0", [2]int{1, 3}, 0)
-	if a.Clock.Kind != "tsc" {
-		t.Fatalf("fixture clock %q, want tsc", a.Clock.Kind)
-	}
-	b.Clock.Read = results.ReadRDTSCFenced
-	warn, _ := Differences([]Run{{Label: "metal", Summary: a}, {Label: "vm", Summary: b}})
-	if len(warn) != 1 || warn[0].Field != "clock read" || warn[0].Values[0] != results.ReadRDTSCP || warn[0].Values[1] != results.ReadRDTSCFenced {
-		t.Errorf("warnings %+v, want clock read %s vs %s", warn, results.ReadRDTSCP, results.ReadRDTSCFenced)
-	}
-	b.Clock.Read = results.ReadRDTSCP
-	if warn, _ := Differences([]Run{{Label: "old", Summary: a}, {Label: "new", Summary: b}}); len(warn) != 0 {
-		t.Errorf("RDTSCP written and RDTSCP implied: warnings %+v", warn)
 	}
 }
 
@@ -287,7 +266,7 @@ func TestLoadRefusesHugeHistogram(t *testing.T) {
 // independent samples: a verdict over them says so.
 func TestLagNote(t *testing.T) {
 	drift := []float64{100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111}
-	res, err := Compare([]Run{roundsRun("a", drift, drift), roundsRun("b", drift, drift)})
+	res, err := modelOf([]Run{roundsRun("a", drift, drift), roundsRun("b", drift, drift)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,12 +277,13 @@ func TestLagNote(t *testing.T) {
 	}
 }
 
-// TestHeadlines: what a verdict judges is CompareWith's headline metrics,
+// TestHeadlines: what a verdict judges is Model's headline metrics,
 // computed without the run facts, differences, marks, metadata, column
-// percentiles or profiles a person reads (each of check's looks).
+// percentiles or profiles a person reads (each of check's looks);
+// facts' TestCompareFacts: Model's are facts.Compare's.
 func TestHeadlines(t *testing.T) {
 	runs := seedRuns() // two kernels: metadata and warnings differ
-	full, err := Compare(runs)
+	full, err := modelOf(runs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,10 +292,10 @@ func TestHeadlines(t *testing.T) {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(full.Metrics, h.Metrics, cmp.AllowUnexported(Metric{}, rateSample{})); diff != "" {
-		t.Errorf("headline metrics differ from CompareWith's (-full +headlines):\n%s", diff)
+		t.Errorf("headline metrics differ from Model's (-full +headlines):\n%s", diff)
 	}
-	if len(full.Metadata) == 0 || len(full.Runs) == 0 || len(full.Columns) == 0 {
-		t.Fatalf("the fixture's full comparison has no metadata, runs or columns: %+v", full)
+	if len(full.Runs) == 0 || len(full.Columns) == 0 {
+		t.Fatalf("the fixture's model has no runs or columns: %+v", full)
 	}
 	if len(h.Runs) != 0 || len(h.Warnings) != 0 || len(h.Info) != 0 || len(h.Metadata) != 0 || len(h.Columns) != 0 || len(h.Profiles) != 0 || len(h.Notes) != 0 {
 		t.Errorf("Headlines computed more than the metrics: %+v", h)

@@ -23,7 +23,10 @@
 // Runs that differ in something that matters (scenario, CPU model,
 // clocksource, clock unit, degraded mode, kernel command line, the
 // scenario as run) are listed field by field as warnings; a differing
-// kernel is expected and listed as information.
+// kernel is expected and listed as information. Package compare/facts
+// finds those differences, the metadata table and the profiles'
+// differences, and fills them into the model (facts.Compare); a check's
+// look (Headlines) never reads them.
 //
 // The package is pure: it reads summary.json and each reader's own
 // per-wakeup log through package results (the percentiles are results'

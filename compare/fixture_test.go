@@ -18,3 +18,7 @@ func seedRuns() []Run {
 		{Label: "hard", Dir: "results/hard", Summary: seedSummary("5.4.0-rc7-hardened", [2]int{1, 3}, 0)},
 	}
 }
+
+// modelOf is runs' Model with no options: what the tests of the
+// headline metrics read (facts.Compare adds the runs' differences).
+func modelOf(runs []Run) (*Result, error) { return Model(runs, Options{}) }

@@ -59,7 +59,7 @@ func TestBlockPairs(t *testing.T) {
 // change is still listed.
 func TestInterleavedTwoRuns(t *testing.T) {
 	runs := []Run{{Label: "a", Summary: interleavedSummary(20)}, {Label: "b", Summary: interleavedSummary(20)}}
-	res, err := Compare(runs)
+	res, err := modelOf(runs)
 	if err != nil {
 		t.Fatal(err)
 	}

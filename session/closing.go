@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/facts"
 	"github.com/rtload/rtload/compare/view"
 	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/report"
@@ -23,7 +24,7 @@ import (
 // run and report both print with it.
 func WriteRun(w io.Writer, s *results.Summary, dir, saveErr string, level report.Level) error {
 	w = termsafe.Writer(w)
-	res, cerr := compare.Compare([]compare.Run{{Label: "run", Summary: s}})
+	res, cerr := facts.Compare([]compare.Run{{Label: "run", Summary: s}})
 	switch level {
 	case report.Verbose:
 		if err := report.Report(w, s); err != nil {

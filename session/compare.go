@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/facts"
 	"github.com/rtload/rtload/compare/view"
 	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/verdict"
@@ -28,7 +29,7 @@ func Compare(dirs, labels []string, gate verdict.Options, gating bool) (verdict.
 		// disturbed (those a run of --processes replaced) left out.
 		judged, left, more = verdict.GateRuns(runs)
 	}
-	res, err := compare.CompareWith(judged, copt)
+	res, err := facts.CompareWith(judged, copt)
 	if err != nil {
 		return verdict.Compared{}, nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/facts"
 	"github.com/rtload/rtload/compare/view"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/report"
@@ -73,7 +74,7 @@ func machineRun(procs, shift int, step, workShare, loopShare, entry, change floa
 func judgeRuns(t *testing.T, base, news *results.Summary, opt Options) (Compared, []compare.Run) {
 	t.Helper()
 	runs := []compare.Run{{Label: "base", Summary: base}, {Label: "new", Summary: news}}
-	res, err := compare.CompareWith(runs, compare.Options{})
+	res, err := facts.CompareWith(runs, compare.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/facts"
 	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/stats"
@@ -343,7 +344,7 @@ func (c *Check) look(sum *results.Summary, why string) Verdict {
 
 // End makes the verdict on the new run's summary sum (as saved; never
 // nil) once it ran to its end: a last look when no look judged its final
-// processes, then the comparison a person reads (compare.CompareWith, on
+// processes, then the comparison a person reads (facts.CompareWith, on
 // the last look's summary) with the gate.
 func (c *Check) End(sum *results.Summary) {
 	q := &c.seq
@@ -365,7 +366,7 @@ func (c *Check) End(sum *results.Summary) {
 		return
 	}
 	c.Gate = *c.gate
-	res, err := compare.CompareWith([]compare.Run{c.base, c.newRun(c.sum)}, c.opt.CompareOptions())
+	res, err := facts.CompareWith([]compare.Run{c.base, c.newRun(c.sum)}, c.opt.CompareOptions())
 	if err == nil {
 		c.Compare = &Compared{Result: res}
 	}

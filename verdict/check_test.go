@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/facts"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/results"
@@ -459,7 +460,7 @@ func TestGateRuns(t *testing.T) {
 	if len(judged[1].Summary.Trials) != 12 || len(b.Trials) != 14 || judged[0].Summary != a {
 		t.Errorf("judged trials %d (want 12), the run's %d (want 14, unchanged)", len(judged[1].Summary.Trials), len(b.Trials))
 	}
-	res, err := compare.CompareWith(judged, compare.Options{Threshold: 0.03})
+	res, err := facts.CompareWith(judged, compare.Options{Threshold: 0.03})
 	if err != nil {
 		t.Fatal(err)
 	}

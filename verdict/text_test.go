@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/facts"
 	"github.com/rtload/rtload/compare/view"
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/report"
@@ -24,7 +25,7 @@ func closingRuns() []compare.Run {
 // TestClosingGate: with a gate the closing block is the gate's: its
 // metrics at the gate's level and its verdict with the exit code.
 func TestClosingGate(t *testing.T) {
-	res, err := compare.Compare(closingRuns())
+	res, err := facts.Compare(closingRuns())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/facts"
 	"github.com/rtload/rtload/engine"
 	"github.com/rtload/rtload/explain"
 	"github.com/rtload/rtload/exporter"
@@ -92,7 +93,7 @@ func TestOneNumberPerQuantity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmpRes, err := compare.Compare(runs)
+	cmpRes, err := facts.Compare(runs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/facts"
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
 )
@@ -31,7 +32,7 @@ func closingRuns() []compare.Run {
 // block, which ends on the verdict line; at most 60 lines. The closing
 // block's numbers are the metrics' own (--format json's).
 func TestCompareBriefGolden(t *testing.T) {
-	res, err := compare.Compare(closingRuns())
+	res, err := facts.Compare(closingRuns())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func TestCompareBriefGolden(t *testing.T) {
 func TestRunClosing(t *testing.T) {
 	s := interleavedSummary(100)
 	s.Trials[1].Marks = append(s.Trials[1].Marks, results.Mark{Kind: results.MarkTraffic, Endpoint: "lo450", Text: "lo450: send lag p99 49.5ms > max_send_lag 20ms"})
-	res, err := compare.Compare([]compare.Run{{Label: "run", Summary: s}})
+	res, err := facts.Compare([]compare.Run{{Label: "run", Summary: s}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +125,7 @@ func TestNeverRan(t *testing.T) {
 	}
 	s.Trials = s.Trials[:1]
 	s.Stopped = true
-	res, err := compare.Compare([]compare.Run{{Label: "run", Summary: s}})
+	res, err := facts.Compare([]compare.Run{{Label: "run", Summary: s}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +143,7 @@ func TestCompareBriefKernelAB(t *testing.T) {
 	runs := closingRuns()
 	runs[1].Summary.Env = results.Env{Kernel: "6.1.0-hard", CPUModel: "Intel(R) Core(TM) i7-3770", Clocksource: "tsc",
 		Cmdline: "quiet init_on_free=1", KernelConfig: map[string]string{"CONFIG_HARDENED_USERCOPY": "y"}}
-	res, err := compare.Compare(runs)
+	res, err := facts.Compare(runs)
 	if err != nil {
 		t.Fatal(err)
 	}

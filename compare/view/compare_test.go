@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/facts"
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
 )
@@ -31,7 +32,7 @@ func TestDifferences(t *testing.T) {
 	b.Env.CPUModel = "AMD EPYC 7763"
 	b.Clock.Kind, b.Clock.Unit = "monotonic", "ns"
 	b.Clock.Hz = a.Clock.Hz * 1.0005 // calibration jitter: not a difference
-	res, err := compare.Compare([]compare.Run{{Label: "unhard", Summary: a}, {Label: "hard", Summary: b}})
+	res, err := facts.Compare([]compare.Run{{Label: "unhard", Summary: a}, {Label: "hard", Summary: b}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +67,7 @@ func TestDifferences(t *testing.T) {
 	for i := range b.Trials {
 		b.Trials[i].Readers[0].Seccomp = &results.Seccomp{Profile: "runtime-default", Instructions: 310, Mode: 2, Filters: 1}
 	}
-	warn, info := compare.Differences([]compare.Run{{Label: "unhard", Summary: a}, {Label: "hard", Summary: b}})
+	warn, info := facts.Differences([]compare.Run{{Label: "unhard", Summary: a}, {Label: "hard", Summary: b}})
 	var fields []string
 	for _, d := range warn {
 		fields = append(fields, d.Field)
@@ -105,7 +106,7 @@ func TestSeedTableGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := compare.Compare(runs)
+	res, err := facts.Compare(runs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +134,7 @@ func TestSeedTableGolden(t *testing.T) {
 	}
 
 	// The whole text report, from runs with fixed directory names.
-	res, err = compare.Compare(seedRuns())
+	res, err = facts.Compare(seedRuns())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +146,7 @@ func TestSeedTableGolden(t *testing.T) {
 }
 
 func TestFormatsParse(t *testing.T) {
-	res, err := compare.Compare(seedRuns())
+	res, err := facts.Compare(seedRuns())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +243,7 @@ func TestSpikeRate(t *testing.T) {
 		}
 		return compare.Run{Label: label, Summary: s}
 	}
-	res, err := compare.Compare([]compare.Run{run("a", 10), run("b", 40)})
+	res, err := facts.Compare([]compare.Run{run("a", 10), run("b", 40)})
 	if err != nil {
 		t.Fatal(err)
 	}

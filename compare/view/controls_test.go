@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/facts"
 	"github.com/rtload/rtload/results"
 )
 
@@ -36,7 +37,7 @@ func TestControlsInTheModel(t *testing.T) {
 	flat := func(int) float64 { return 570 }
 	base := withControls(seedSummary("6.1", [2]int{0, 2}, 0), func(int) float64 { return 600 }, flat)
 	slow := withControls(seedSummary("6.1", [2]int{0, 2}, 1), func(int) float64 { return 660 }, flat)
-	res, err := compare.Compare([]compare.Run{{Label: "a", Summary: base}, {Label: "b", Summary: slow}})
+	res, err := facts.Compare([]compare.Run{{Label: "a", Summary: base}, {Label: "b", Summary: slow}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func TestControlsInTheModel(t *testing.T) {
 
 	// One interleaved run: the block pairs carry their blocks' controls.
 	il := withControls(interleavedSummary(40), func(i int) float64 { return 600 + 30*float64(i) }, flat)
-	res, err = compare.Compare([]compare.Run{{Label: "il", Summary: il}})
+	res, err = facts.Compare([]compare.Run{{Label: "il", Summary: il}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func TestControlsInTheModel(t *testing.T) {
 	}
 
 	// Without controls: no machine, and the line says it was not measured.
-	res, err = compare.Compare([]compare.Run{{Label: "a", Summary: seedSummary("6.1", [2]int{0, 2}, 0)}, {Label: "b", Summary: seedSummary("6.1", [2]int{0, 2}, 1)}})
+	res, err = facts.Compare([]compare.Run{{Label: "a", Summary: seedSummary("6.1", [2]int{0, 2}, 0)}, {Label: "b", Summary: seedSummary("6.1", [2]int{0, 2}, 1)}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/facts"
 	"github.com/rtload/rtload/results"
 )
 
@@ -40,7 +41,7 @@ func interleavedSummary(pairs int) *results.Summary {
 // per-call cost rows take their interval from the block pairs, and the
 // paired change is listed in the seed's words.
 func TestInterleavedCompare(t *testing.T) {
-	res, err := compare.Compare([]compare.Run{{Label: "il", Dir: "results/il", Summary: interleavedSummary(100)}})
+	res, err := facts.Compare([]compare.Run{{Label: "il", Dir: "results/il", Summary: interleavedSummary(100)}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/facts"
 	"github.com/rtload/rtload/results"
 )
 
@@ -21,7 +22,7 @@ func TestInvalidTrialUndecided(t *testing.T) {
 	slow := roundsRun("b", []float64{150, 152, 154}, []float64{800, 810, 790})
 	slow.Summary.Trials[1].Marks = append(slow.Summary.Trials[1].Marks, results.Mark{Kind: results.MarkInvalid, Text: "TSC marked unstable at 0.4 s"})
 	base.Summary.Trials[0].Marks = append(base.Summary.Trials[0].Marks, results.Mark{Kind: results.MarkTraffic, Endpoint: "s", Text: "s: send lag p99 3ms > max_send_lag 1ms"})
-	res, err := compare.Compare([]compare.Run{base, slow})
+	res, err := facts.Compare([]compare.Run{base, slow})
 	if err != nil {
 		t.Fatal(err)
 	}

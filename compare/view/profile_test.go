@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/facts"
 	"github.com/rtload/rtload/internal/testutil"
 )
 
@@ -30,7 +31,7 @@ func TestProfileDiffs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := compare.Compare(runs)
+	res, err := facts.Compare(runs)
 	if err != nil {
 		t.Fatal(err)
 	}

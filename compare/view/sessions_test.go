@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/facts"
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
 )
@@ -72,7 +73,7 @@ func TestComparePooledSessions(t *testing.T) {
 	if len(runs[0].Sessions) != 3 || runs[0].Boots() != 3 || len(runs[0].Summary.Trials) != 3*2*2*2 {
 		t.Fatalf("run A: %d sessions, %d boots, %d trials", len(runs[0].Sessions), runs[0].Boots(), len(runs[0].Summary.Trials))
 	}
-	res, err := compare.CompareWith(runs, compare.Options{})
+	res, err := facts.CompareWith(runs, compare.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/facts"
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/interop"
 	"github.com/rtload/rtload/results"
@@ -109,7 +110,7 @@ func lkpRuns() []compare.Run {
 }
 
 func TestLKPGolden(t *testing.T) {
-	res, err := compare.Compare(lkpRuns())
+	res, err := facts.Compare(lkpRuns())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +165,7 @@ func metadataRuns() []compare.Run {
 
 func TestMetadataHeaderGolden(t *testing.T) {
 	runs := metadataRuns()
-	md := compare.Metadata(runs)
+	md := facts.Metadata(runs)
 	var fields []string
 	for _, d := range md {
 		fields = append(fields, d.Field)
@@ -174,7 +175,7 @@ func TestMetadataHeaderGolden(t *testing.T) {
 	if diff := cmp.Diff(want, fields); diff != "" {
 		t.Errorf("metadata fields (-want +got):\n%s", diff)
 	}
-	res, err := compare.Compare(runs)
+	res, err := facts.Compare(runs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,10 +199,10 @@ func TestMetadataHeaderGolden(t *testing.T) {
 		}
 	}
 	// One run, or runs that agree: no table.
-	if md := compare.Metadata(runs[:1]); len(md) != 0 {
+	if md := facts.Metadata(runs[:1]); len(md) != 0 {
 		t.Errorf("one run: metadata %v", md)
 	}
-	if md := compare.Metadata([]compare.Run{runs[0], {Label: "copy", Summary: runs[0].Summary}}); len(md) != 0 {
+	if md := facts.Metadata([]compare.Run{runs[0], {Label: "copy", Summary: runs[0].Summary}}); len(md) != 0 {
 		t.Errorf("identical runs: metadata %v", md)
 	}
 }
@@ -220,7 +221,7 @@ func hackbenchRun(label string, secs []float64) compare.Run {
 // TestProbeRunsSeed001: comparing two hackbench runs prints seed 001's
 // block per run and the % change line (the seed's own numbers).
 func TestProbeRunsSeed001(t *testing.T) {
-	res, err := compare.Compare([]compare.Run{
+	res, err := facts.Compare([]compare.Run{
 		hackbenchRun("alloc0", []float64{289.72, 286.95, 287.87, 287.34, 287.35}),
 		hackbenchRun("free1", []float64{303.26, 301.44, 301.19, 301.55, 301.39}),
 	})
@@ -272,7 +273,7 @@ func TestWakeupOnlyTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := compare.Compare(runs)
+	res, err := facts.Compare(runs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/facts"
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
 )
@@ -39,7 +40,7 @@ func TestCompareV2V3(t *testing.T) {
 	if runs[0].Summary.Version != 2 || runs[1].Summary.Version != results.SummaryVersion {
 		t.Fatalf("versions %d, %d", runs[0].Summary.Version, runs[1].Summary.Version)
 	}
-	res, err := compare.Compare(runs)
+	res, err := facts.Compare(runs)
 	if err != nil {
 		t.Fatal(err)
 	}

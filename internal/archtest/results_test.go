@@ -35,9 +35,10 @@ func deps(mod map[string]pkg, modPath, rel string) []string {
 // record;
 // interop results, safeio and record; report results and record, never a file or the schema's
 // producers; compare/view, the views of a comparison, compare, results,
-// stats and report, never a file, and compare never it; verdict compare,
-// compare/view, results, stats and report; readers of results (compare,
-// compare/view, explain, plot, verdict) and the contract
+// stats and report, never a file; compare/facts compare, results,
+// explain and profile; compare neither of them; verdict compare, its
+// view and facts, results, stats and report; readers of results
+// (compare and its subpackages, explain, plot, verdict) and the contract
 // itself depend on no kernel package, no scenario and no engine, however
 // indirectly; and engine writes results, never through report.
 func TestResultsBoundaries(t *testing.T) {
@@ -56,10 +57,13 @@ func TestResultsBoundaries(t *testing.T) {
 		{"internal/termsafe", nil},
 		// The gates sit on the model of a comparison and the statistics:
 		// never on a run, the kernel or the command.
-		{"verdict", []string{"compare", "compare/view", "results", "stats", "report", "internal/termsafe"}},
+		{"verdict", []string{"compare", "compare/view", "compare/facts", "results", "stats", "report", "internal/termsafe"}},
 		// The views render the model of a comparison: they never compute
 		// it (compare) nor judge it (verdict).
 		{"compare/view", []string{"compare", "results", "stats", "report", "internal/termsafe"}},
+		// What runs are beside their numbers: the runs' summaries and
+		// their profiles, never a view.
+		{"compare/facts", []string{"compare", "results", "explain", "profile"}},
 	}
 	for _, rule := range direct {
 		p, ok := mod[rule.pkg]
@@ -87,11 +91,16 @@ func TestResultsBoundaries(t *testing.T) {
 			}
 		}
 	}
-	// compare is the model: its views sit on it, never under it.
-	if p, ok := mod["compare"]; ok && slices.Contains(p.Imports, modPath+"/compare/view") {
-		t.Errorf("compare imports compare/view: the model never renders itself")
+	// compare is the model: its views and the runs' facts sit on it,
+	// never under it.
+	if p, ok := mod["compare"]; ok {
+		for _, up := range []string{"compare/view", "compare/facts"} {
+			if slices.Contains(p.Imports, modPath+"/"+up) {
+				t.Errorf("compare imports %s: the model sits under it", up)
+			}
+		}
 	}
-	for _, pkg := range []string{"results/safeio", "results", "results/wakelog", "interop", "report", "compare", "compare/view", "explain", "plot", "verdict"} {
+	for _, pkg := range []string{"results/safeio", "results", "results/wakelog", "interop", "report", "compare", "compare/view", "compare/facts", "explain", "plot", "verdict"} {
 		if _, ok := mod[pkg]; !ok {
 			t.Errorf("package %s missing from go list", pkg)
 			continue

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/facts"
 	"github.com/rtload/rtload/compare/view"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/verdict"
@@ -118,7 +119,7 @@ func pool(w io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := compare.Compare([]compare.Run{ra, rb})
+	res, err := facts.Compare([]compare.Run{ra, rb})
 	if err != nil {
 		return err
 	}
