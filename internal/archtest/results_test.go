@@ -36,7 +36,8 @@ func deps(mod map[string]pkg, modPath, rel string) []string {
 // interop results, safeio and record; report results and record, never a file or the schema's
 // producers; compare/view, the views of a comparison, compare, results,
 // stats and report, never a file; compare/facts compare, results,
-// explain and profile; compare neither of them; verdict compare, its
+// explain and profile; compare/auto compare, results and stats; compare
+// none of them; verdict compare, its
 // view and facts, results, stats and report; readers of results
 // (compare and its subpackages, explain, plot, verdict) and the contract
 // itself depend on no kernel package, no scenario and no engine, however
@@ -64,6 +65,8 @@ func TestResultsBoundaries(t *testing.T) {
 		// What runs are beside their numbers: the runs' summaries and
 		// their profiles, never a view.
 		{"compare/facts", []string{"compare", "results", "explain", "profile"}},
+		// rounds: auto's rule reads the headline metrics, as a look does.
+		{"compare/auto", []string{"compare", "results", "stats"}},
 	}
 	for _, rule := range direct {
 		p, ok := mod[rule.pkg]
@@ -94,13 +97,13 @@ func TestResultsBoundaries(t *testing.T) {
 	// compare is the model: its views and the runs' facts sit on it,
 	// never under it.
 	if p, ok := mod["compare"]; ok {
-		for _, up := range []string{"compare/view", "compare/facts"} {
+		for _, up := range []string{"compare/view", "compare/facts", "compare/auto"} {
 			if slices.Contains(p.Imports, modPath+"/"+up) {
 				t.Errorf("compare imports %s: the model sits under it", up)
 			}
 		}
 	}
-	for _, pkg := range []string{"results/safeio", "results", "results/wakelog", "interop", "report", "compare", "compare/view", "compare/facts", "explain", "plot", "verdict"} {
+	for _, pkg := range []string{"results/safeio", "results", "results/wakelog", "interop", "report", "compare", "compare/view", "compare/facts", "compare/auto", "explain", "plot", "verdict"} {
 		if _, ok := mod[pkg]; !ok {
 			t.Errorf("package %s missing from go list", pkg)
 			continue
