@@ -327,8 +327,8 @@ type Options struct {
 	SpikeThreshold time.Duration
 }
 
-// Model builds the model of a comparison of runs (from Load, or built in
-// code with Wakeups optional): the headline metrics (Headlines), then
+// Model builds the model of a comparison of runs (from compare/load, or
+// built in code with Wakeups optional): the headline metrics (Headlines), then
 // what a person reads beside them of the runs themselves: each run's
 // facts and notes and each column's percentiles. Columns come in variant
 // order (first seen), and within a variant in run order, so two runs ×

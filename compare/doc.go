@@ -28,8 +28,8 @@
 // differences, and fills them into the model (facts.Compare); a check's
 // look (Headlines) never reads them.
 //
-// The package is pure: it reads summary.json and each reader's own
-// per-wakeup log through package results (the percentiles are results'
-// one definition, so they match the report's) and never touches the
-// kernel.
+// The package is pure: package compare/load reads summary.json and each
+// reader's own per-wakeup log into Runs, through package results (the
+// percentiles are results' one definition, so they match the report's);
+// compare computes in memory and never touches a file or the kernel.
 package compare

@@ -1,12 +1,5 @@
 package compare
 
-import (
-	"fmt"
-
-	"github.com/rtload/rtload/explain"
-	"github.com/rtload/rtload/results"
-)
-
 // ProfileDiff is one variant's kernel profile in one run against the same
 // variant in the first run that profiled it (two kernels, two builds):
 // the per-call drain cost difference attributed to the kernel functions
@@ -54,17 +47,4 @@ type ProfileFunc struct {
 	HighNs          float64 `json:"ci_high_ns"`
 	Samples         uint64  `json:"samples"`
 	BaselineSamples uint64  `json:"baseline_samples"`
-}
-
-// loadProfiles reads r's variant profiles (results directories only).
-func (r *Run) loadProfiles() {
-	s := r.Summary
-	for _, vp := range s.Profiles {
-		v := explain.LoadVariant(s, vp, func(name string) ([]byte, error) { return results.ReadProfileFile(r.Dir, name) })
-		if v.Err != "" {
-			n := fmt.Sprintf("profile of %s not read: %s", vp.Variant, v.Err)
-			r.Notes, r.Unread = append(r.Notes, n), append(r.Unread, n)
-		}
-		r.Profiles = append(r.Profiles, v)
-	}
 }

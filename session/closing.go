@@ -10,6 +10,7 @@ import (
 
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/compare/facts"
+	"github.com/rtload/rtload/compare/load"
 	"github.com/rtload/rtload/compare/view"
 	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/report"
@@ -112,7 +113,7 @@ func StrictExit(strict bool, s *results.Summary) error {
 // directory dir read back as compare.RunReport; a directory that is not a
 // results directory is bad input (UsageError).
 func ReadRunReport(dir string) (*compare.RunReport, error) {
-	runs, err := compare.Load([]string{dir}, nil)
+	runs, err := load.Runs([]string{dir}, nil)
 	if err != nil {
 		return nil, UsageError{Err: err}
 	}
@@ -124,7 +125,7 @@ func ReadRunReport(dir string) (*compare.RunReport, error) {
 func WriteRunJSON(w io.Writer, o Outcome) error {
 	r := compare.Run{Label: filepath.Base(o.Path), Dir: o.Path, Summary: o.Sum}
 	if o.SaveErr == nil {
-		if runs, err := compare.Load([]string{o.Path}, nil); err == nil {
+		if runs, err := load.Runs([]string{o.Path}, nil); err == nil {
 			r = runs[0]
 		}
 	}

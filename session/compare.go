@@ -6,6 +6,7 @@ import (
 
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/compare/facts"
+	"github.com/rtload/rtload/compare/load"
 	"github.com/rtload/rtload/compare/view"
 	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/verdict"
@@ -17,7 +18,7 @@ import (
 // directory, or a gate that cannot judge the runs, is the user's to fix
 // (UsageError), gate or not.
 func Compare(dirs, labels []string, gate verdict.Options, gating bool) (verdict.Compared, []compare.Run, error) {
-	runs, err := compare.Load(dirs, labels)
+	runs, err := load.Runs(dirs, labels)
 	if err != nil { // not a results directory: bad input (2), gate or not
 		return verdict.Compared{}, nil, UsageError{Err: err}
 	}

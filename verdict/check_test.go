@@ -12,6 +12,7 @@ import (
 
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/compare/facts"
+	"github.com/rtload/rtload/compare/load"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/results"
@@ -393,7 +394,7 @@ func TestCheckFailLines(t *testing.T) {
 // unit is the session at every look, and the new session counts.
 func TestCheckPriorSessions(t *testing.T) {
 	base := procRun(10, 1000, large, 0)
-	prior := compare.AppendSession(compare.Run{Label: "new", Summary: procRun(4, 1000, large, 3)}, procRun(4, 1010, large, 7))
+	prior := load.AppendSession(compare.Run{Label: "new", Summary: procRun(4, 1000, large, 3)}, procRun(4, 1010, large, 7))
 	if len(prior.Sessions) != 2 {
 		t.Fatalf("prior: %d sessions", len(prior.Sessions))
 	}
@@ -491,7 +492,7 @@ func TestGateRuns(t *testing.T) {
 // with "CANNOT JUDGE: new: trial 5 …".
 func TestCheckPriorDisturbed(t *testing.T) {
 	base := procRun(10, 1000, small, 0)
-	prior := compare.AppendSession(compare.Run{Label: "new", Summary: procRun(4, 1000, small, 3)}, starved(procRun(5, 1000, small, 7), 3))
+	prior := load.AppendSession(compare.Run{Label: "new", Summary: procRun(4, 1000, small, 3)}, starved(procRun(5, 1000, small, 7), 3))
 	c := NewCheck(compare.Run{Label: "baseline", Dir: "/srv/base", Summary: base},
 		CheckOptions{Labels: [2]string{"baseline", "new"}, Budget: DefaultBudget, Looks: DefaultLooks, Prior: &prior})
 	if c.PriorDropped == nil || len(c.PriorDropped.Disturbed) != 1 || c.PriorDropped.Disturbed[0].Process != 5 {

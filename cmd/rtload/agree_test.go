@@ -17,6 +17,7 @@ import (
 
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/compare/facts"
+	"github.com/rtload/rtload/compare/load"
 	"github.com/rtload/rtload/engine"
 	"github.com/rtload/rtload/explain"
 	"github.com/rtload/rtload/exporter"
@@ -89,7 +90,7 @@ func TestOneNumberPerQuantity(t *testing.T) {
 	if err := report.Report(&text, s); err != nil {
 		t.Fatal(err)
 	}
-	runs, err := compare.Load([]string{dir}, []string{"run"})
+	runs, err := load.Runs([]string{dir}, []string{"run"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/load"
 	"github.com/rtload/rtload/compare/view"
 	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/session"
@@ -88,7 +88,7 @@ func runCompare(cmd *cobra.Command, args []string, f compareFlags) error {
 		return err
 	}
 	if len(f.labels) > 0 {
-		if err := compare.CheckLabels(args, f.labels); err != nil {
+		if err := load.CheckLabels(args, f.labels); err != nil {
 			return usageError{Err: err}
 		}
 	}

@@ -5,8 +5,8 @@ import (
 )
 
 // Compare builds the comparison of runs a person reads (from
-// compare.Load, or built in code with Wakeups optional): CompareWith with
-// no options. It fails as compare.Model does.
+// compare/load's Runs, or built in code with Wakeups optional):
+// CompareWith with no options. It fails as compare.Model does.
 func Compare(runs []compare.Run) (*compare.Result, error) {
 	return CompareWith(runs, compare.Options{})
 }

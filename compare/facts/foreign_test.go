@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/load"
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/interop"
 	"github.com/rtload/rtload/results"
@@ -28,7 +28,7 @@ func TestForeignFiles(t *testing.T) {
 	if _, err := interop.WriteInterop(testutil.ResultsDir(t, dir), s); err != nil {
 		t.Fatal(err)
 	}
-	runs, err := compare.Load([]string{filepath.Join(dir, "wakeup-cyclictest.txt"), filepath.Join(dir, "wakeup.hlog")}, []string{"ct", "hlog"})
+	runs, err := load.Runs([]string{filepath.Join(dir, "wakeup-cyclictest.txt"), filepath.Join(dir, "wakeup.hlog")}, []string{"ct", "hlog"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,7 @@ package facts
 import (
 	"testing"
 
-	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/load"
 	"github.com/rtload/rtload/internal/testutil"
 )
 
@@ -11,7 +11,7 @@ import (
 func TestProfileDiffsNeedTwoRuns(t *testing.T) {
 	dir := t.TempDir()
 	testutil.WriteSummary(t, dir, testutil.ProfiledSummary(t, dir, map[string]string{"recvmsg": "recvmsg"}))
-	runs, err := compare.Load([]string{dir, dir}, []string{"a", "b"})
+	runs, err := load.Runs([]string{dir, dir}, []string{"a", "b"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/compare/facts"
+	"github.com/rtload/rtload/compare/load"
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
 )
@@ -102,7 +103,7 @@ func TestSeedTableGolden(t *testing.T) {
 		}
 		dirs = append(dirs, d)
 	}
-	runs, err := compare.Load(dirs, []string{"unhard", "hard"})
+	runs, err := load.Runs(dirs, []string{"unhard", "hard"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/compare/facts"
+	"github.com/rtload/rtload/compare/load"
 	"github.com/rtload/rtload/internal/testutil"
 )
 
@@ -27,7 +28,7 @@ func TestProfileDiffs(t *testing.T) {
 		testutil.WriteSummary(t, dir, testutil.ProfiledSummary(t, dir, fx))
 		dirs = append(dirs, dir)
 	}
-	runs, err := compare.Load(dirs, []string{"before", "after"})
+	runs, err := load.Runs(dirs, []string{"before", "after"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/compare/facts"
+	"github.com/rtload/rtload/compare/load"
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
 )
@@ -66,7 +67,7 @@ func sessionsDirWith(t *testing.T, cols [2]int, boot []float64, null func(k int)
 func TestComparePooledSessions(t *testing.T) {
 	a := sessionsDir(t, [2]int{0, 2}, []float64{1.00, 1.04, 0.97})
 	b := sessionsDir(t, [2]int{0, 2}, []float64{1.10, 1.16, 1.07})
-	runs, err := compare.Load([]string{a, b}, []string{"A", "B"})
+	runs, err := load.Runs([]string{a, b}, []string{"A", "B"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/compare/facts"
+	"github.com/rtload/rtload/compare/load"
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/interop"
 	"github.com/rtload/rtload/results"
@@ -269,7 +270,7 @@ func TestWakeupOnlyTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	ct := filepath.Join(ctDir, "wakeup-cyclictest.txt")
-	runs, err := compare.Load([]string{dir, ct}, []string{"rtload", "cyclictest"})
+	runs, err := load.Runs([]string{dir, ct}, []string{"rtload", "cyclictest"})
 	if err != nil {
 		t.Fatal(err)
 	}

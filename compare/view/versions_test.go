@@ -8,6 +8,7 @@ import (
 
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/compare/facts"
+	"github.com/rtload/rtload/compare/load"
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
 )
@@ -33,7 +34,7 @@ func TestCompareV2V3(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.WriteSummary(t, v3dir, s)
-	runs, err := compare.Load([]string{"../../results/testdata/v2", v3dir}, []string{"v2", "v3"})
+	runs, err := load.Runs([]string{"../../results/testdata/v2", v3dir}, []string{"v2", "v3"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package compare
+package load
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
 )
@@ -67,11 +68,11 @@ func TestComparePooledOneSide(t *testing.T) {
 		s.Trials[i].Readers[0].WakeupLog = nil
 	}
 	testutil.WriteSummary(t, one, s)
-	runs, err := Load([]string{a, one}, []string{"A", "B"})
+	runs, err := Runs([]string{a, one}, []string{"A", "B"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Headlines(runs, Options{})
+	res, err := compare.Headlines(runs, compare.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,15 +97,15 @@ func TestComparePooledControls(t *testing.T) {
 	speedA, speedB := []float64{1.00, 1.08, 0.95}, []float64{1.05, 0.97, 1.10}
 	a := sessionsDirWith(t, [2]int{0, 2}, speedA, func(k int) float64 { return 600 * speedA[k] })
 	b := sessionsDirWith(t, [2]int{0, 2}, speedB, func(k int) float64 { return 600 * speedB[k] })
-	runs, err := Load([]string{a, b}, []string{"A", "B"})
+	runs, err := Runs([]string{a, b}, []string{"A", "B"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Headlines(runs, Options{})
+	res, err := compare.Headlines(runs, compare.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m *Metric
+	var m *compare.Metric
 	for i := range res.Metrics {
 		if res.Metrics[i].Column == "recvfrom/B" && res.Metrics[i].Name == "mean per-call cost" && res.Metrics[i].Unit == "ns" {
 			m = &res.Metrics[i]
@@ -113,7 +114,7 @@ func TestComparePooledControls(t *testing.T) {
 	if m == nil || !m.Controlled() {
 		t.Fatalf("no controlled recvfrom/B metric")
 	}
-	adj := m.AdjustedAt(ControlNull, Confidence)
+	adj := m.AdjustedAt(compare.ControlNull, compare.Confidence)
 	t.Logf("raw %+.1f%% [%+.1f, %+.1f], adjusted %+.1f%% [%+.1f, %+.1f] (θ %.2f, r %.2f), machine %+.1f%%", 100*adj.Raw.Point, 100*adj.Raw.Lo, 100*adj.Raw.Hi,
 		100*adj.Point, 100*adj.Lo, 100*adj.Hi, adj.Theta, adj.R, 100*adj.Control.Point)
 	if adj.Unit != "session" || adj.Raw.Unit != "session" || adj.Control.Unit != "session" {
@@ -138,7 +139,7 @@ func TestLoadSessionsRefused(t *testing.T) {
 	if err := os.Symlink(t.TempDir(), s2); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Load([]string{a}, []string{"A"})
+	_, err := Runs([]string{a}, []string{"A"})
 	if err == nil || !strings.Contains(err.Error(), "s002") || !strings.Contains(err.Error(), "symlink") {
 		t.Fatalf("got %v", err)
 	}
