@@ -54,7 +54,7 @@ func WriteCompare(w io.Writer, c verdict.Compared, runs []compare.Run, level rep
 			return err
 		}
 	case report.Normal:
-		if err := view.Brief(c.Result, w); err != nil {
+		if err := view.Brief(w, c.Result); err != nil {
 			return err
 		}
 	}

@@ -314,7 +314,7 @@ func (r *Report) Write(w io.Writer, format string, level report.Level) error {
 			}
 		}
 	case report.Normal:
-		if err := view.Brief(r.Compare.Result, w); err != nil {
+		if err := view.Brief(w, r.Compare.Result); err != nil {
 			return err
 		}
 	}

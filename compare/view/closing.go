@@ -429,7 +429,7 @@ func overallLine(verdicts []string, thr float64) string {
 // p99 per-call cost, wakeup latency p99 and max, as the headline metrics
 // hold them), and the probes' runs. Text prints the rest; the closing
 // block (Closing) follows either.
-func Brief(r *compare.Result, w io.Writer) error {
+func Brief(w io.Writer, r *compare.Result) error {
 	r = termsafe.Copy(r)
 	var top, grid strings.Builder
 	head(r, &top, false)

@@ -37,7 +37,7 @@ func TestCompareBriefGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	if err := Brief(res, &b); err != nil {
+	if err := Brief(&b, res); err != nil {
 		t.Fatal(err)
 	}
 	c := Closing(res, nil)
@@ -148,7 +148,7 @@ func TestCompareBriefKernelAB(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	if err := Brief(res, &b); err != nil {
+	if err := Brief(&b, res); err != nil {
 		t.Fatal(err)
 	}
 	if err := Closing(res, nil).Write(&b, false); err != nil {

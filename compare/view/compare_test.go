@@ -38,7 +38,7 @@ func TestDifferences(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := Text(res, &out); err != nil {
+	if err := Text(&out, res); err != nil {
 		t.Fatal(err)
 	}
 	text := out.String()
@@ -140,7 +140,7 @@ func TestSeedTableGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := Text(res, &out); err != nil {
+	if err := Text(&out, res); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "seed_text", out.Bytes())

@@ -73,7 +73,7 @@ func TestInterleavedCompare(t *testing.T) {
 		t.Errorf("%d mean per-call cost rows for recvmsg, want 2", n)
 	}
 	var b strings.Builder
-	if err := Text(res, &b); err != nil {
+	if err := Text(&b, res); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), InterleavedTitle+"\n  recvmsg +") {

@@ -41,7 +41,7 @@ const LKPRule = `change rule (lkp-tests' default, lib/stats.rb and lib/changed_s
 // rule LKP uses (LKPRule) and the metrics it calls changed (LKPChanged).
 // Values are the means of each column's per-round values (the metric's
 // merged value when it has none). A run lacking a column shows "-".
-func LKP(r *compare.Result, w io.Writer) error {
+func LKP(w io.Writer, r *compare.Result) error {
 	r = termsafe.Copy(r) // strings from results, escaped for the terminal
 	var b strings.Builder
 	runs := r.Runs

@@ -52,7 +52,7 @@ func TestInvalidTrialUndecided(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	if err := Text(res, &buf); err != nil {
+	if err := Text(&buf, res); err != nil {
 		t.Fatal(err)
 	}
 	for _, l := range []string{

@@ -27,21 +27,21 @@ var Formats = []string{"text", "json", "csv", "markdown", "lkp"}
 func Write(w io.Writer, r *compare.Result, format string) error {
 	switch format {
 	case "text", "":
-		return Text(r, w)
+		return Text(w, r)
 	case "json":
-		return JSON(r, w)
+		return JSON(w, r)
 	case "csv":
-		return CSV(r, w)
+		return CSV(w, r)
 	case "markdown", "md":
-		return Markdown(r, w)
+		return Markdown(w, r)
 	case "lkp":
-		return LKP(r, w)
+		return LKP(w, r)
 	}
 	return fmt.Errorf("compare: format %q unknown (allowed: %s)", format, strings.Join(Formats, ", "))
 }
 
 // JSON writes r as indented JSON.
-func JSON(r *compare.Result, w io.Writer) error {
+func JSON(w io.Writer, r *compare.Result) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
@@ -53,7 +53,7 @@ var CSVHeader = []string{"metric", "unit", "higher_is_better", "column", "baseli
 
 // CSV writes one row per column × headline metric under CSVHeader; empty
 // cells mean "none" (no change for a baseline, no interval).
-func CSV(r *compare.Result, w io.Writer) error {
+func CSV(w io.Writer, r *compare.Result) error {
 	r = termsafe.Copy(r) // strings from results, escaped for the terminal
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVHeader); err != nil {
@@ -90,7 +90,7 @@ func CSV(r *compare.Result, w io.Writer) error {
 // first (termsafe.Copy): names, notes and facts read from results other
 // people wrote cannot move the cursor, retitle the terminal or forge a
 // line. JSON needs no escaping.
-func Text(r *compare.Result, w io.Writer) error {
+func Text(w io.Writer, r *compare.Result) error {
 	r = termsafe.Copy(r)
 	var b strings.Builder
 	writeHead(r, &b, "")
@@ -214,7 +214,7 @@ const methodsNote = `methods: t = Student's t on log values of independent units
 
 // Markdown writes r as Markdown: a runs table, warnings, the seed's table
 // in a code block, percentile tables and the metrics table.
-func Markdown(r *compare.Result, w io.Writer) error {
+func Markdown(w io.Writer, r *compare.Result) error {
 	r = termsafe.Copy(r) // strings from results, escaped for the terminal
 	var b strings.Builder
 	b.WriteString("# rtload compare\n\n| run | dir | scenario | kernel | start | trials |\n|---|---|---|---|---|---|\n")

@@ -105,7 +105,7 @@ func TestComparePooledSessions(t *testing.T) {
 	}
 	_ = within // the variants within a side (compare's baseline is the first run's group)
 	var brief bytes.Buffer
-	if err := Brief(res, &brief); err != nil {
+	if err := Brief(&brief, res); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"pooled over sessions", "n = 3 sessions × 2 processes × 2 rounds", "log-SD between sessions", "sessions per side"} {

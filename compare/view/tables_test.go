@@ -230,7 +230,7 @@ func TestProbeRunsSeed001(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := Text(res, &b); err != nil {
+	if err := Text(&b, res); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -279,7 +279,7 @@ func TestWakeupOnlyTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := Text(res, &b); err != nil {
+	if err := Text(&b, res); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()

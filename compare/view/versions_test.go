@@ -62,7 +62,7 @@ func TestCompareV2V3(t *testing.T) {
 		t.Errorf("no recvmsg verdict undecided against the v2 run's invalid recvmsg trial: %+v", res.Metrics)
 	}
 	var b bytes.Buffer
-	if err := Text(res, &b); err != nil {
+	if err := Text(&b, res); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
