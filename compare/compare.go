@@ -34,8 +34,9 @@ const (
 	MethodNone = "none"    // no interval
 )
 
-// Result is a comparison of runs, ready to render (Text, JSON, CSV,
-// Markdown). Its JSON form is stable: fields are only ever added.
+// Result is a comparison of runs, ready to render (package compare/view:
+// text, JSON, CSV, markdown, LKP and the closing blocks). Its JSON form
+// is stable: fields are only ever added.
 type Result struct {
 	// Schema is SchemaCompare, Version SchemaVersion.
 	Schema  string    `json:"schema"`
@@ -46,7 +47,7 @@ type Result struct {
 	Warnings []Difference `json:"warnings"`
 	Info     []Difference `json:"info"`
 	// Metadata lists only the machine and kernel facts in which the runs
-	// differ (see Metadata): the text header's mmtests-style table.
+	// differ (facts.Metadata): the text header's mmtests-style table.
 	Metadata []Difference `json:"metadata"`
 	// Notes are anything else worth saying (unreadable logs, skipped tables).
 	Notes []string `json:"notes,omitempty"`
@@ -311,15 +312,7 @@ type column struct {
 	invalid      []string // the rounds' Invalid reasons, "trial N (…): invalid: …"
 }
 
-// Compare builds the comparison of runs (from Load, or built in code with
-// Wakeups optional). Columns come in variant order (first seen), and within
-// a variant in run order, so two runs × (recvfrom, recvmsg) give the
-// seed's recvfrom/unhard, recvfrom/hard, recvmsg/unhard, recvmsg/hard. It
-// fails on no runs, or on per-call histograms whose layouts differ between
-// rounds of one run.
-func Compare(runs []Run) (*Result, error) { return CompareWith(runs, Options{}) }
-
-// Options choose how Compare reads its verdicts.
+// Options choose how Model reads its verdicts.
 type Options struct {
 	// Threshold is the change the verdicts are read against, a fraction
 	// of the baseline (0.03 = 3%); 0 means DefaultThreshold.
@@ -334,12 +327,19 @@ type Options struct {
 	SpikeThreshold time.Duration
 }
 
-// CompareWith is Compare with options: the headline metrics
-// (Headlines), then what a person reads beside them: each run's facts and
-// notes, the differences between the runs and their trial marks, the
-// machine and kernel metadata, each column's percentiles and the kernel
-// profiles' differences.
-func CompareWith(runs []Run, opt Options) (*Result, error) {
+// Model builds the model of a comparison of runs (from compare/load, or
+// built in code with Wakeups optional): the headline metrics (Headlines), then
+// what a person reads beside them of the runs themselves: each run's
+// facts and notes and each column's percentiles. Columns come in variant
+// order (first seen), and within a variant in run order, so two runs ×
+// (recvfrom, recvmsg) give the seed's recvfrom/unhard, recvfrom/hard,
+// recvmsg/unhard, recvmsg/hard. It fails on no runs, or on per-call
+// histograms whose layouts differ between rounds of one run. What the
+// runs are beside their numbers (their differences, trial marks,
+// metadata and profiles' differences) is package compare/facts', whose
+// Compare fills them in: this model's Warnings, Info and Metadata are
+// empty, its Profiles nil.
+func Model(runs []Run, opt Options) (*Result, error) {
 	res, cols, err := headlines(runs, opt)
 	if err != nil {
 		return nil, err
@@ -347,7 +347,7 @@ func CompareWith(runs []Run, opt Options) (*Result, error) {
 	for _, r := range runs {
 		s := r.Summary
 		res.Runs = append(res.Runs, RunInfo{
-			Label: r.Label, Dir: r.Dir, Scenario: s.Scenario, Kernel: orNone(s.Env.Kernel),
+			Label: r.Label, Dir: r.Dir, Scenario: s.Scenario, Kernel: OrNone(s.Env.Kernel),
 			Start: s.Start, Trials: len(s.Trials), Degraded: s.Degraded, Stopped: s.Stopped, Clock: s.Clock,
 			InProgress: s.InProgress, Foreign: r.Foreign, Unread: r.Unread,
 		})
@@ -358,13 +358,9 @@ func CompareWith(runs []Run, opt Options) (*Result, error) {
 			res.Notes = append(res.Notes, r.Label+": "+n)
 		}
 	}
-	res.Warnings, res.Info = Differences(runs)
-	res.Warnings = append(res.Warnings, TrialMarks(runs)...)
-	res.Metadata = Metadata(runs)
 	for i := range cols {
 		res.Columns = append(res.Columns, cols[i].public(runs[cols[i].runIdx].Label))
 	}
-	res.Profiles = profileDiffs(runs)
 	return res, nil
 }
 
@@ -372,9 +368,9 @@ func CompareWith(runs []Run, opt Options) (*Result, error) {
 // a Result whose Metrics (each with its samples and their drift
 // controls, its interval at Confidence and its verdict against opt's
 // threshold), Interleaved, Machine, ThresholdPct and TickUnit are filled,
-// as CompareWith fills them; no run
+// as Model fills them; no run
 // facts, differences, marks, metadata, column percentiles or profiles.
-// Each of check's looks reads this (verdict.Judge); it fails as Compare
+// Each of check's looks reads this (verdict.Judge); it fails as Model
 // does.
 func Headlines(runs []Run, opt Options) (*Result, error) {
 	res, _, err := headlines(runs, opt)
@@ -891,4 +887,16 @@ func ptr(v float64) *float64 {
 		return nil
 	}
 	return &v
+}
+
+// None stands for a value a run does not record: "(none)" in every
+// table and difference.
+const None = "(none)"
+
+// OrNone is s, or None when s is empty.
+func OrNone(s string) string {
+	if s == "" {
+		return None
+	}
+	return s
 }

@@ -1,9 +1,7 @@
 package compare
 
 import (
-	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/rtload/rtload/stats"
 )
@@ -235,51 +233,6 @@ func (r *Result) machine(runs []Run, cols []column) {
 			NullSyscall: intervalOf(change(a.null, b.null)), UserLoop: intervalOf(change(a.loop, b.loop))})
 	}
 }
-
-// MachineLines say the machine's own change in one line per Machine
-// entry: "machine, new vs base: null syscall -4.1% [-6.0, -2.2], user loop
-// +0.3% [-0.5, +1.1] (95% CI, n = 10 processes × 4 rounds)". When the
-// runs compare per-call costs but timed no controls, one line says so.
-func (r *Result) MachineLines() []string {
-	var out []string
-	for _, m := range r.Machine {
-		n := ""
-		if m.NullSyscall != nil && m.NullSyscall.N != "" {
-			n = ", n = " + m.NullSyscall.N
-		}
-		out = append(out, fmt.Sprintf("machine, %s vs %s: %s %s, %s %s (%s CI%s)", m.Column, m.Baseline,
-			ControlNull, intervalWords(m.NullSyscall), ControlLoop, intervalWords(m.UserLoop), LevelPct(Confidence), n))
-	}
-	if len(out) > 0 || !r.comparesPerCall() {
-		return out
-	}
-	return []string{"machine: not measured (no drift controls in these results: rtload before readers[].controls, or controls: 0): per-call verdicts are raw"}
-}
-
-// comparesPerCall reports whether r compares some column's mean per-call
-// cost with a baseline.
-func (r *Result) comparesPerCall() bool {
-	return slices.ContainsFunc(r.Metrics, func(m Metric) bool {
-		return m.Name == "mean per-call cost" && m.Verdict != VerdictBaseline
-	})
-}
-
-// intervalWords is an interval as a closing line quotes it: "+0.3%
-// [-0.5, +1.1]", or "no interval (why)".
-func intervalWords(iv *Interval) string {
-	if iv == nil || iv.PointPct == nil || iv.LowPct == nil || iv.HighPct == nil {
-		why := ""
-		if iv != nil && len(iv.Notes) > 0 {
-			why = " (" + strings.Join(iv.Notes, "; ") + ")"
-		}
-		return "no interval" + why
-	}
-	return fmt.Sprintf("%+.1f%% [%+.1f, %+.1f]", *iv.PointPct, *iv.LowPct, *iv.HighPct)
-}
-
-// IntervalWords is an Interval as closing lines quote a change: "+0.3%
-// [-0.5, +1.1]", or "no interval (why)".
-func IntervalWords(iv *Interval) string { return intervalWords(iv) }
 
 // IntervalOf is c in compare's JSON terms (Interval), the one shape of a
 // change with its interval; nil for a Change with no level (the zero

@@ -1,10 +1,12 @@
 // Package compare puts the results directories of several rtload runs side
-// by side: `rtload compare DIR_A DIR_B`. It prints the seed's histogram
-// table (seed 000_b19799733a2511c2: recvfrom and recvmsg, each on an
-// unhardened and a hardened kernel) with one column per (variant, run), a
-// percentile table per column, and for every headline metric the change
-// against the first run in % with a 95% confidence interval and issue 24's
-// one verdict (stats.Decide): slower, not slower, same, or undecided.
+// by side: `rtload compare DIR_A DIR_B`. It holds the model of that
+// comparison (Result): the seed's histogram columns (seed
+// 000_b19799733a2511c2: recvfrom and recvmsg, each on an unhardened and a
+// hardened kernel), one per (variant, run), their percentiles, and for
+// every headline metric the change against the first run in % with a 95%
+// confidence interval and issue 24's one verdict (stats.Decide): slower,
+// not slower, same, or undecided. Package compare/view renders it (text,
+// JSON, CSV, markdown, LKP, the closing blocks); compare prints nothing.
 //
 // The interval is Student's t on log values of independent samples
 // (package stats): the processes of a run (rtload run --processes),
@@ -21,10 +23,13 @@
 // Runs that differ in something that matters (scenario, CPU model,
 // clocksource, clock unit, degraded mode, kernel command line, the
 // scenario as run) are listed field by field as warnings; a differing
-// kernel is expected and listed as information.
+// kernel is expected and listed as information. Package compare/facts
+// finds those differences, the metadata table and the profiles'
+// differences, and fills them into the model (facts.Compare); a check's
+// look (Headlines) never reads them.
 //
-// The package is pure: it reads summary.json and each reader's own
-// per-wakeup log through package results (the percentiles are results'
-// one definition, so they match the report's), lays text out with
-// package report's helpers, and never touches the kernel.
+// The package is pure: package compare/load reads summary.json and each
+// reader's own per-wakeup log into Runs, through package results (the
+// percentiles are results' one definition, so they match the report's);
+// compare computes in memory and never touches a file or the kernel.
 package compare

@@ -1,16 +1,9 @@
 package compare
 
 import (
-	"testing"
-
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
 )
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	testutil.Golden(t, name, got)
-}
 
 // seedSummary is testutil.SeedRun.
 func seedSummary(kernel string, cols [2]int, shift int) *results.Summary {
@@ -25,3 +18,7 @@ func seedRuns() []Run {
 		{Label: "hard", Dir: "results/hard", Summary: seedSummary("5.4.0-rc7-hardened", [2]int{1, 3}, 0)},
 	}
 }
+
+// modelOf is runs' Model with no options: what the tests of the
+// headline metrics read (facts.Compare adds the runs' differences).
+func modelOf(runs []Run) (*Result, error) { return Model(runs, Options{}) }

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
 	"github.com/rtload/rtload/results"
 )
 
@@ -55,56 +54,12 @@ func TestBlockPairs(t *testing.T) {
 	}
 }
 
-// TestInterleavedCompare: comparing one interleaved run, the mean
-// per-call cost rows take their interval from the block pairs, and the
-// paired change is listed in the seed's words.
-func TestInterleavedCompare(t *testing.T) {
-	res, err := Compare([]Run{{Label: "il", Dir: "results/il", Summary: interleavedSummary(100)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Interleaved) != 1 {
-		t.Fatalf("interleaved changes %+v, want 1", res.Interleaved)
-	}
-	c := res.Interleaved[0]
-	if c.Pairs != 100 || c.ChangePct == nil || math.Abs(*c.ChangePct-8.0) > 0.3 || *c.LoPct > 7.95 || *c.HiPct < 8.05 || *c.HiPct-*c.LoPct > 1 {
-		t.Errorf("change %+v, want +8.0%% within a CI of about ±0.2%%", c)
-	}
-	if l := c.Line(); !strings.HasPrefix(l, "recvmsg +") || !strings.Contains(l, "vs recvfrom, n = 100 ABBA block pairs in 25 batches of 4") {
-		t.Errorf("line %q", l)
-	}
-	n := 0
-	for _, m := range res.Metrics {
-		if m.Name == "mean per-call cost" && m.Column == "recvmsg/il" {
-			n++
-			if m.Method != MethodPaired || m.Verdict != VerdictSlower || !strings.Contains(m.MethodNote, "100 ABBA block pairs") || m.CILow == nil || *m.CILow <= 0 {
-				t.Errorf("metric %+v: want the paired interval, slower", m)
-			}
-		}
-	}
-	for _, m := range res.Metrics {
-		if m.Name == "mean per-call cost" && (m.Variance == nil || m.Variance.WithinRoundLogSD == nil || *m.Variance.WithinRoundLogSD <= 0) {
-			t.Errorf("%s %s: no within-round log-SD from the blocks: %+v", m.Column, m.Unit, m.Variance)
-		}
-	}
-	if n != 2 { // ticks and ns
-		t.Errorf("%d mean per-call cost rows for recvmsg, want 2", n)
-	}
-	var b strings.Builder
-	if err := res.Text(&b); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(b.String(), InterleavedTitle+"\n  recvmsg +") {
-		t.Errorf("text lacks the interleaved line:\n%s", b.String())
-	}
-}
-
 // TestInterleavedTwoRuns: with two runs the rows compare each variant
 // with its first run's (no block pairs those), and each run's paired
 // change is still listed.
 func TestInterleavedTwoRuns(t *testing.T) {
 	runs := []Run{{Label: "a", Summary: interleavedSummary(20)}, {Label: "b", Summary: interleavedSummary(20)}}
-	res, err := Compare(runs)
+	res, err := modelOf(runs)
 	if err != nil {
 		t.Fatal(err)
 	}

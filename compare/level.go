@@ -109,3 +109,47 @@ func MetricNames(ms []Metric) []string {
 func UnknownMetric(name string, ms []Metric) error {
 	return fmt.Errorf("gate: no headline metric %q (have: %s)", name, strings.Join(MetricNames(ms), ", "))
 }
+
+// SizingChanges are the changes a sizing says a baseline needs
+// processes (or sessions: view.SessionSizing) to detect: +5% and +10%.
+var SizingChanges = []float64{0.05, 0.10}
+
+// Primary reports which of res's metrics are primary: one per column, the
+// metric a gate judges by default (DefaultGated): a reader's mean
+// per-call cost (in ns where the clock converts, else in its ticks), a
+// timer-only reader's wakeup latency p99, a probe's first metric.
+func (r *Result) Primary() []bool { return Primary(r.Metrics) }
+
+// Primary reports which of ms (a Result's Metrics, in their order) are
+// primary, as Result.Primary does.
+func Primary(ms []Metric) []bool {
+	out := make([]bool, len(ms))
+	first := map[string]int{}
+	hasNs := map[string]bool{}
+	for _, m := range ms {
+		if m.Name == "mean per-call cost" && m.Unit == "ns" {
+			hasNs[m.Column] = true
+		}
+	}
+	for i, m := range ms {
+		key := m.Column
+		if m.Probe != "" {
+			key += "\x00" + m.Probe
+		}
+		if _, ok := first[key]; ok {
+			continue
+		}
+		switch {
+		case m.Name == "mean per-call cost" && hasNs[m.Column] && m.Unit != "ns":
+			continue // the same metric in ticks: its ns row is the primary
+		case m.Name == "messages lost per round" || strings.HasPrefix(m.Name, "spikes per hour"):
+			continue
+		}
+		first[key] = i
+		out[i] = true
+	}
+	return out
+}
+
+// metricKey names a metric with its unit: "mean per-call cost (ns)".
+func metricKey(m Metric) string { return m.Name + " (" + m.Unit + ")" }

@@ -1,7 +1,6 @@
 package compare
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/rtload/rtload/results"
@@ -77,7 +76,7 @@ func TrialMarks(runs []Run) []Difference {
 					marked = append(marked, t.Name()+": "+v)
 				}
 			}
-			vals[i] = none
+			vals[i] = None
 			if len(marked) > 0 {
 				vals[i], found = strings.Join(marked, "; "), true
 			}
@@ -85,28 +84,6 @@ func TrialMarks(runs []Run) []Difference {
 		if found {
 			out = append(out, Difference{Field: trialWarnings[k], Values: vals})
 		}
-	}
-	return out
-}
-
-// isMark reports whether warning d is a trial marker (TrialMarks).
-func isMark(d Difference) bool {
-	return d.Field == WarnInvalid || d.Field == WarnTraffic || d.Field == WarnStarved || d.Field == WarnShared
-}
-
-// markLines are the lines of trial-marker warning d, one per run holding
-// marked trials: "WARNING: invalid trials in b: trial 2 (…): invalid: …".
-func (r *Result) markLines(d Difference) []string {
-	var out []string
-	for i, v := range d.Values {
-		if v == none {
-			continue
-		}
-		l := "run " + strconv.Itoa(i+1)
-		if i < len(r.Runs) {
-			l = r.Runs[i].Label
-		}
-		out = append(out, "WARNING: "+d.Field+" in "+l+": "+v)
 	}
 	return out
 }

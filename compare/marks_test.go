@@ -1,72 +1,11 @@
 package compare
 
 import (
-	"bytes"
 	"slices"
-	"strings"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/rtload/rtload/results"
 )
-
-// TestInvalidTrialUndecided: a clearly slower column whose run holds an
-// invalid trial gets "undecided", not "slower", in every metric touching
-// it (the baseline's invalid trial touches every column compared with
-// it; verdict's TestJudgeInvalidTrial: the gate neither); both markers are warnings,
-// listed even when every run carries one, and printed per run.
-func TestInvalidTrialUndecided(t *testing.T) {
-	base := roundsRun("a", []float64{100, 102, 104}, []float64{1000, 1010, 990})
-	slow := roundsRun("b", []float64{150, 152, 154}, []float64{800, 810, 790})
-	slow.Summary.Trials[1].Marks = append(slow.Summary.Trials[1].Marks, results.Mark{Kind: results.MarkInvalid, Text: "TSC marked unstable at 0.4 s"})
-	base.Summary.Trials[0].Marks = append(base.Summary.Trials[0].Marks, results.Mark{Kind: results.MarkTraffic, Endpoint: "s", Text: "s: send lag p99 3ms > max_send_lag 1ms"})
-	res, err := Compare([]Run{base, slow})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, m := range res.Metrics {
-		if m.Verdict == VerdictBaseline {
-			continue
-		}
-		n++
-		if m.Verdict != VerdictUndecided || !strings.Contains(m.MethodNote, "/b trial 2 (v, round 2): invalid: TSC marked unstable at 0.4 s") {
-			t.Errorf("%s %s: verdict %q, note %q; want undecided naming the invalid trial", m.Name, m.Column, m.Verdict, m.MethodNote)
-		}
-	}
-	if n == 0 {
-		t.Fatal("no metric compared")
-	}
-	want := []Difference{
-		{Field: WarnInvalid, Values: []string{none, "trial 2 (v, round 2): invalid: TSC marked unstable at 0.4 s"}},
-		{Field: WarnTraffic, Values: []string{"trial 1 (v, round 1): traffic not as specified: s: send lag p99 3ms > max_send_lag 1ms", none}},
-	}
-	if diff := cmp.Diff(want, TrialMarks([]Run{base, slow})); diff != "" {
-		t.Errorf("marks (-want +got):\n%s", diff)
-	}
-	for _, d := range want {
-		if !slices.ContainsFunc(res.Warnings, func(w Difference) bool { return cmp.Equal(w, d) }) {
-			t.Errorf("warnings %v lack %v", res.Warnings, d)
-		}
-	}
-	var buf bytes.Buffer
-	if err := res.Text(&buf); err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range []string{
-		"WARNING: invalid trials in b: trial 2 (v, round 2): invalid: TSC marked unstable at 0.4 s\n",
-		"WARNING: traffic not as specified in a: trial 1 (v, round 1): traffic not as specified: s: send lag p99 3ms > max_send_lag 1ms\n",
-	} {
-		if !strings.Contains(buf.String(), l) {
-			t.Errorf("text lacks %q:\n%s", l, buf.String())
-		}
-	}
-	// Both runs marked alike: still listed.
-	if got := TrialMarks([]Run{slow, slow}); len(got) != 1 || got[0].Field != WarnInvalid {
-		t.Errorf("two runs with the same invalid trial: marks %v", got)
-	}
-}
 
 // TestTrialMarkKindsJudged: the kinds check quotes are the kinds results
 // judges (results.MarkKind.Judged), MarkInvalid standing for MarkEmpty.

@@ -46,10 +46,10 @@ type RunReport struct {
 	Interleaved []Interleaved `json:"interleaved,omitempty"`
 }
 
-// NewRunReport describes run r (from Load, or built from a summary in
-// memory) as a RunReport, Saved set.
+// NewRunReport describes run r (from compare/load, or built from a
+// summary in memory) as a RunReport, Saved set.
 func NewRunReport(r Run) (*RunReport, error) {
-	res, err := Compare([]Run{r})
+	res, err := Model([]Run{r}, Options{})
 	if err != nil {
 		return nil, err
 	}

@@ -1,16 +1,10 @@
 package compare
 
 import (
-	"fmt"
 	"math"
 	"slices"
-	"strings"
 
-	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
-	"github.com/rtload/rtload/results/safeio"
-	"github.com/rtload/rtload/results/store"
-	"github.com/rtload/rtload/results/wakelog"
 	"github.com/rtload/rtload/stats"
 )
 
@@ -61,143 +55,6 @@ func (r *Run) Boots() int {
 		seen[s.Boot.BootID] = true
 	}
 	return n
-}
-
-// loadSessions reads the sessions directory dir as one Run labelled
-// label: every session's summary and wakeup logs (rows bounds them all),
-// merged by mergeSessions.
-func loadSessions(dir, label string, rows *wakelog.RowBudget) (Run, error) {
-	x, dirs, err := store.ReadSessions(dir)
-	if err != nil {
-		return Run{}, err
-	}
-	if len(dirs) == 0 {
-		return Run{}, fmt.Errorf("sessions %s: no session yet (rtload run --append %s adds one)", dir, dir)
-	}
-	if err := boundSessions(dir, dirs); err != nil {
-		return Run{}, err
-	}
-	sums := make([]*results.Summary, len(dirs))
-	logs := make([]map[ReaderIndex]wakelog.ReadStats, len(dirs))
-	var notes, unread []string
-	trials := 0
-	for i, d := range dirs {
-		s, err := store.ReadSummary(d)
-		if err != nil {
-			return Run{}, fmt.Errorf("session %d: %w", i+1, err)
-		}
-		if trials += len(s.Trials); trials > results.MaxTrials {
-			return Run{}, fmt.Errorf("sessions %s: more than %d trials in all, the limit of one summary", dir, results.MaxTrials)
-		}
-		sums[i] = s
-		logs[i] = map[ReaderIndex]wakelog.ReadStats{}
-		for ti, t := range s.Trials {
-			for ri, rd := range t.Readers {
-				if len(rd.WakeupLog) == 0 {
-					continue
-				}
-				st, err := rows.EachReaderWakeup(d, rd, func(record.Wakeup) {})
-				if err != nil {
-					notes, unread = append(notes, err.Error()), append(unread, err.Error())
-					continue
-				}
-				logs[i][ReaderIndex{ti, ri}] = st
-			}
-		}
-	}
-	sum, sessions := mergeSessions(sums, dirs)
-	for i := range sessions {
-		sessions[i].Boot = x.Sessions[i].Boot
-	}
-	r := Run{Label: label, Dir: dir, Summary: sum, WakeupLogs: map[ReaderIndex]wakelog.ReadStats{}, Notes: notes, Unread: unread, Sessions: sessions}
-	off := 0
-	for i, s := range sums {
-		for k, st := range logs[i] {
-			r.WakeupLogs[ReaderIndex{k.Trial + off, k.Reader}] = st
-		}
-		off += len(s.Trials)
-	}
-	if b := r.Boots(); b < len(sessions) {
-		r.Notes = append(r.Notes, fmt.Sprintf("%d sessions from %s: sessions of one boot share its boot effect, which only other boots measure", len(sessions), plural(b, "boot", "boots")))
-	}
-	return r, nil
-}
-
-// boundSessions refuses sessions whose summaries together are larger
-// than one summary may be (results.MaxSummaryBytes), before any is read:
-// a side is held in memory whole, however many sessions it has.
-func boundSessions(dir string, dirs []string) error {
-	var total int64
-	for i, d := range dirs {
-		src, err := safeio.OpenSource(d)
-		if err != nil {
-			return fmt.Errorf("session %d: %w", i+1, err)
-		}
-		fi, err := src.Lstat(results.SummaryFile)
-		src.Close()
-		if err != nil {
-			return fmt.Errorf("session %d: %w", i+1, err)
-		}
-		if total += fi.Size(); total > results.MaxSummaryBytes {
-			return fmt.Errorf("sessions %s: their summaries hold more than %d MiB in all (the limit of one summary) by session %d: compare fewer sessions", dir, results.MaxSummaryBytes>>20, i+1)
-		}
-	}
-	return nil
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
-// mergeSessions merges the sessions' summaries (in order, from dirs)
-// into one: the first session's scenario, environment and clock; every
-// trial, its process renumbered past the earlier sessions' (and its
-// index made the merged position); every process; degraded, stopped and
-// in progress when any session was, with their reasons. Profiles and a
-// rounds: auto rule are per session and left out.
-func mergeSessions(sums []*results.Summary, dirs []string) (*results.Summary, []Session) {
-	m := *sums[0]
-	m.Trials, m.Processes, m.DegradedReasons = nil, nil, nil
-	m.ProfiledTrials, m.Profiles, m.Auto = nil, nil, nil
-	m.Degraded, m.Stopped, m.InProgress = false, false, false
-	sessions := make([]Session, len(sums))
-	base := 0
-	for i, s := range sums {
-		sessions[i].Dir = dirs[i]
-		top := base
-		procs := map[int]bool{}
-		for _, t := range s.Trials {
-			t.Process += base
-			t.Index = len(m.Trials)
-			m.Trials = append(m.Trials, t)
-			procs[t.Process] = true
-			top = max(top, t.Process+1)
-		}
-		for _, p := range s.Processes {
-			p.Process += base
-			m.Processes = append(m.Processes, p)
-			procs[p.Process] = true
-			top = max(top, p.Process+1)
-		}
-		for p := range procs {
-			sessions[i].Processes = append(sessions[i].Processes, p)
-		}
-		slices.Sort(sessions[i].Processes)
-		m.Degraded = m.Degraded || s.Degraded
-		m.Stopped = m.Stopped || s.Stopped
-		m.InProgress = m.InProgress || s.InProgress
-		for _, r := range s.DegradedReasons {
-			m.DegradedReasons = append(m.DegradedReasons, fmt.Sprintf("session %d: %s", i+1, r))
-		}
-		if s.End.After(m.End) {
-			m.End = s.End
-		}
-		base = max(top, base+1)
-	}
-	return &m, sessions
 }
 
 // sessionGroups splits a sample's per-round values by session, then by
@@ -353,94 +210,12 @@ func roundSessions(s sample, sessionOf map[int]int) []int {
 	return out
 }
 
-// SessionSizing says, for every primary metric judged over sessions, how
-// many sessions per side a comparison of this design needs to find each
-// of SizingChanges slower beyond threshold with 80% power at the noise
-// measured (stats.SessionsToDetect on the pooled components of both
-// sides), and whether more processes per session would help. One line
-// per metric; none when nothing was pooled.
-func SessionSizing(r *Result, threshold float64) []string {
-	prim := r.Primary()
-	var out []string
-	for i, m := range r.Metrics {
-		if !prim[i] || m.Verdict == VerdictBaseline || m.sa == nil {
-			continue
-		}
-		v := stats.SessionComponents(append(append([][][]float64(nil), m.sa...), m.sb...))
-		p := max(int(math.Round(v.ProcessesPerSession)), 1)
-		rounds := max(int(math.Round(v.Rounds)), 1)
-		var need []string
-		for _, c := range SizingChanges {
-			if n, ok := stats.SessionsToDetect(v, p, rounds, c, threshold, Confidence, stats.DefaultPower); ok {
-				need = append(need, fmt.Sprintf("%d to find %+.0f%%", n, c*100))
-			} else {
-				need = append(need, fmt.Sprintf("none can find %+.0f%%", c*100))
-			}
-		}
-		l := fmt.Sprintf("sizing: %s %s: log-SD %s between sessions, %s between processes, %s between rounds: this design (%d processes × %d rounds a session) needs about %s, sessions per side (slower beyond +%s%%, 80%% power)",
-			m.Column, metricKey(m), sdOr(v.BetweenSessions), sdOr(v.BetweenProcesses), sdOr(v.BetweenRounds), p, rounds,
-			strings.Join(need, ", "), fmtPct(threshold*100))
-		if w := v.SessionVar(p, rounds); w > 0 && !math.IsNaN(v.BetweenSessions) && v.BetweenSessions/w > 0.5 {
-			l += "; the boot dominates: more sessions help, more processes a session hardly do"
-		}
-		out = append(out, l)
+// SessionComponents is the variance split of m's units pooled over
+// sessions, both sides together (stats.SessionComponents); pooled is
+// false when neither side pools ≥ 2 sessions.
+func (m *Metric) SessionComponents() (v stats.SessionVariance, pooled bool) {
+	if m.sa == nil {
+		return v, false
 	}
-	return out
-}
-
-func sdOr(v float64) string {
-	if math.IsNaN(v) {
-		return "-"
-	}
-	return fmt.Sprintf("%.3f", math.Sqrt(v))
-}
-
-// writeSessions prints, for a comparison pooling sessions, each primary
-// metric's n and variance split with the session level, and the sizing
-// in sessions (SessionSizing): Brief's few lines on it.
-func (r *Result) writeSessions(b *strings.Builder) {
-	prim := r.Primary()
-	var lines []string
-	for i, m := range r.Metrics {
-		if !prim[i] || m.Verdict == VerdictBaseline || m.sa == nil {
-			continue
-		}
-		n := "-"
-		if m.Interval != nil {
-			n = m.Interval.N
-		}
-		v := stats.SessionComponents(append(append([][][]float64(nil), m.sa...), m.sb...))
-		lines = append(lines, fmt.Sprintf("%s %s vs %s: n = %s; log-SD between sessions %s, between processes %s, between rounds %s (both sides)",
-			m.Column, metricKey(m), m.Baseline, n, sdOr(v.BetweenSessions), sdOr(v.BetweenProcesses), sdOr(v.BetweenRounds)))
-	}
-	if len(lines) == 0 {
-		return
-	}
-	b.WriteString("\npooled over sessions (the session the unit; variance split, log-SD of one unit: 0.10 ≈ ±10%):\n")
-	for _, l := range lines {
-		b.WriteString("  " + l + "\n")
-	}
-	for _, l := range SessionSizing(r, r.ThresholdPct/100) {
-		b.WriteString("  " + l + "\n")
-	}
-}
-
-// AppendSession is prior (a run loaded from a sessions directory, or any
-// run: then its one session) with the run sum as one more session (its
-// processes renumbered past prior's): check --append's candidate side
-// while its new session runs. prior is not modified.
-func AppendSession(prior Run, sum *results.Summary) Run {
-	sums := []*results.Summary{prior.Summary, sum}
-	dirs := []string{prior.Dir, ""}
-	m, sessions := mergeSessions(sums, dirs)
-	r := prior
-	r.Summary = m
-	if len(prior.Sessions) > 0 {
-		// prior's own sessions keep their processes; the new one follows.
-		r.Sessions = append(append([]Session(nil), prior.Sessions...), Session{Boot: results.BootOf(sum.Env), Processes: sessions[1].Processes})
-	} else {
-		sessions[0].Boot, sessions[1].Boot = results.BootOf(prior.Summary.Env), results.BootOf(sum.Env)
-		r.Sessions = sessions
-	}
-	return r
+	return stats.SessionComponents(append(append([][][]float64(nil), m.sa...), m.sb...)), true
 }

@@ -72,7 +72,7 @@ type Options struct {
 	// AfterRound, when set, is called after every complete round (each
 	// variant of it ran) with the summary so far, on Run's goroutine;
 	// returning false ends the run there, as finished (rounds: auto, whose
-	// rule lives in compare.AutoStop; it may fill Summary.Auto).
+	// rule lives in compare/auto (Stop); it may fill Summary.Auto).
 	AfterRound func(*results.Summary) bool
 	// Process is this process's number in a multi-process run (rtload
 	// run --processes: a child, 0-based) and Processes their count (0 or

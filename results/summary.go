@@ -558,7 +558,7 @@ type ProbeSize struct {
 }
 
 // AutoRounds records a rounds: auto run: the rule it stopped on and its
-// last decision (compare.AutoStop).
+// last decision (package compare/auto's Stop).
 type AutoRounds struct {
 	// Metric and Unit name the headline metric the rule watched
 	// ("mean per-call cost", "TSC ticks"); Columns the columns compared,

@@ -10,7 +10,7 @@ import (
 // Rounds is how many times the variant list runs: a count 1–MaxRounds,
 // or RoundsAuto, written `rounds: auto`, for "until the 95% CI of the
 // headline difference is as narrow as asked" (rtload run's --precision,
-// --max-rounds and --max-time decide; compare.AutoStop is the rule). It
+// --max-rounds and --max-time decide; compare/auto's Stop is the rule). It
 // decodes from YAML and --set as a number or "auto", and encodes to JSON
 // as a number, or "auto".
 type Rounds int

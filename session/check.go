@@ -11,6 +11,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/load"
 	"github.com/rtload/rtload/engine"
 	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/results"
@@ -84,7 +85,7 @@ func OpenCheck(r *CheckRun, opt verdict.CheckOptions) (*verdict.Check, error) {
 	}
 	r.base, r.baseDir, r.foreign = base, first, bst.Foreign()
 	if r.Append != "" && store.IsSessions(r.Append) {
-		prior, err := compare.Load([]string{r.Append}, r.Labels[1:])
+		prior, err := load.Runs([]string{r.Append}, r.Labels[1:])
 		if err != nil {
 			return nil, UsageError{fmt.Errorf("--append: %w", err)}
 		}
@@ -93,7 +94,7 @@ func OpenCheck(r *CheckRun, opt verdict.CheckOptions) (*verdict.Check, error) {
 	if err := verdict.CheckMetrics(compare.Run{Label: opt.Labels[0], Summary: base}, opt.Options); err != nil {
 		return nil, UsageError{fmt.Errorf("--metric: %w", err)}
 	}
-	baseRuns, err := compare.Load([]string{r.Baseline}, r.Labels[:1])
+	baseRuns, err := load.Runs([]string{r.Baseline}, r.Labels[:1])
 	if err != nil {
 		return nil, UsageError{fmt.Errorf("baseline: %w", err)}
 	}

@@ -9,6 +9,9 @@ import (
 	"strings"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/facts"
+	"github.com/rtload/rtload/compare/load"
+	"github.com/rtload/rtload/compare/view"
 	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/results"
@@ -17,18 +20,18 @@ import (
 
 // WriteRun prints a run's results at level, ending on its closing block:
 // the brief report (report.Brief) or, verbose, the whole of it with the
-// interleaved changes and the sizing; then compare.RunClosing. saveErr,
+// interleaved changes and the sizing; then view.RunClosing. saveErr,
 // when the summary was not saved in full, says so in the closing block.
 // run and report both print with it.
 func WriteRun(w io.Writer, s *results.Summary, dir, saveErr string, level report.Level) error {
 	w = termsafe.Writer(w)
-	res, cerr := compare.Compare([]compare.Run{{Label: "run", Summary: s}})
+	res, cerr := facts.Compare([]compare.Run{{Label: "run", Summary: s}})
 	switch level {
 	case report.Verbose:
 		if err := report.Report(w, s); err != nil {
 			return err
 		}
-		if err := compare.WriteInterleaved(w, s); err != nil {
+		if err := view.WriteInterleaved(w, s); err != nil {
 			return err
 		}
 		printSizing(w, res)
@@ -43,10 +46,10 @@ func WriteRun(w io.Writer, s *results.Summary, dir, saveErr string, level report
 	var c report.Closing
 	if cerr != nil {
 		c.AddText("no comparison: " + cerr.Error())
-		c.Add(compare.MarksLine(compare.RunMarks(s), len(s.Trials)))
+		c.Add(view.MarksLine(view.RunMarks(s), len(s.Trials)))
 		c.Add("results: " + dir)
 	} else {
-		c = compare.RunClosing(res, s, dir, saveErr)
+		c = view.RunClosing(res, s, dir, saveErr)
 	}
 	if d := verdict.RunDropped(s); d != nil && s.ProcessCount() > 1 {
 		// Before the last line (the results directory or why not saved).
@@ -87,7 +90,7 @@ func WriteOutcome(w io.Writer, o Outcome, format string, level report.Level, str
 
 // StrictExit is the error a run exits with under --strict when s is not
 // the run asked for (exit ExitNotAsAsked): degraded, a trial invalid, a
-// reader starved, traffic not as specified (compare.RunMarks); nil
+// reader starved, traffic not as specified (view.RunMarks); nil
 // otherwise, and always without strict. A stopped or incomplete run has
 // its own code.
 func StrictExit(strict bool, s *results.Summary) error {
@@ -95,7 +98,7 @@ func StrictExit(strict bool, s *results.Summary) error {
 		return nil
 	}
 	var kinds []string
-	for _, m := range compare.RunMarks(s) {
+	for _, m := range view.RunMarks(s) {
 		if m.Kind != results.MarkStopped.Phrase() && m.Kind != results.MarkIncomplete.Phrase() {
 			kinds = append(kinds, m.Kind)
 		}
@@ -110,7 +113,7 @@ func StrictExit(strict bool, s *results.Summary) error {
 // directory dir read back as compare.RunReport; a directory that is not a
 // results directory is bad input (UsageError).
 func ReadRunReport(dir string) (*compare.RunReport, error) {
-	runs, err := compare.Load([]string{dir}, nil)
+	runs, err := load.Runs([]string{dir}, nil)
 	if err != nil {
 		return nil, UsageError{Err: err}
 	}
@@ -122,7 +125,7 @@ func ReadRunReport(dir string) (*compare.RunReport, error) {
 func WriteRunJSON(w io.Writer, o Outcome) error {
 	r := compare.Run{Label: filepath.Base(o.Path), Dir: o.Path, Summary: o.Sum}
 	if o.SaveErr == nil {
-		if runs, err := compare.Load([]string{o.Path}, nil); err == nil {
+		if runs, err := load.Runs([]string{o.Path}, nil); err == nil {
 			r = runs[0]
 		}
 	}

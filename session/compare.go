@@ -5,6 +5,9 @@ import (
 	"strings"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/facts"
+	"github.com/rtload/rtload/compare/load"
+	"github.com/rtload/rtload/compare/view"
 	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/verdict"
 )
@@ -15,7 +18,7 @@ import (
 // directory, or a gate that cannot judge the runs, is the user's to fix
 // (UsageError), gate or not.
 func Compare(dirs, labels []string, gate verdict.Options, gating bool) (verdict.Compared, []compare.Run, error) {
-	runs, err := compare.Load(dirs, labels)
+	runs, err := load.Runs(dirs, labels)
 	if err != nil { // not a results directory: bad input (2), gate or not
 		return verdict.Compared{}, nil, UsageError{Err: err}
 	}
@@ -27,7 +30,7 @@ func Compare(dirs, labels []string, gate verdict.Options, gating bool) (verdict.
 		// disturbed (those a run of --processes replaced) left out.
 		judged, left, more = verdict.GateRuns(runs)
 	}
-	res, err := compare.CompareWith(judged, copt)
+	res, err := facts.CompareWith(judged, copt)
 	if err != nil {
 		return verdict.Compared{}, nil, err
 	}
@@ -43,7 +46,7 @@ func Compare(dirs, labels []string, gate verdict.Options, gating bool) (verdict.
 
 // WriteCompare prints c as text at level, ending on its closing block:
 // the gate's (verdict.Gate.Closing, with the code compare returns) when
-// there is one, else the comparison's (compare.Result.Closing).
+// there is one, else the comparison's (view.Closing).
 func WriteCompare(w io.Writer, c verdict.Compared, runs []compare.Run, level report.Level) error {
 	switch level {
 	case report.Verbose:
@@ -51,13 +54,13 @@ func WriteCompare(w io.Writer, c verdict.Compared, runs []compare.Run, level rep
 			return err
 		}
 	case report.Normal:
-		if err := c.Brief(w); err != nil {
+		if err := view.Brief(w, c.Result); err != nil {
 			return err
 		}
 	}
-	closing := c.Closing(runsMarked(runs))
+	closing := view.Closing(c.Result, runsMarked(runs))
 	if g := c.Gate; g != nil {
-		extra := c.Result.MachineLines()
+		extra := view.MachineLines(c.Result)
 		for _, l := range c.LeftOut {
 			extra = append(extra, l.LineOf(l.Label))
 		}
@@ -74,8 +77,8 @@ func runsMarked(runs []compare.Run) []string {
 		if r.Summary == nil || r.Foreign {
 			continue
 		}
-		if m := compare.RunMarks(r.Summary); len(m) > 0 {
-			out = append(out, r.Label+": "+strings.TrimSuffix(strings.TrimPrefix(compare.MarksLine(m, len(r.Summary.Trials)), "*** NOT THE RUN ASKED FOR: "), compare.MarksHint))
+		if m := view.RunMarks(r.Summary); len(m) > 0 {
+			out = append(out, r.Label+": "+strings.TrimSuffix(strings.TrimPrefix(view.MarksLine(m, len(r.Summary.Trials)), "*** NOT THE RUN ASKED FOR: "), view.MarksHint))
 		}
 	}
 	return out

@@ -10,7 +10,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
-	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/auto"
 	"github.com/rtload/rtload/engine"
 	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/report"
@@ -19,12 +19,12 @@ import (
 )
 
 // autoRounds is a rounds: auto run's engine.Options.AfterRound: after
-// every round it applies rule (compare.AutoRound, which records the
+// every round it applies rule (auto.Round, which records the
 // decision in the summary) and prints a line saying where the interval
 // stands.
-func autoRounds(w io.Writer, rule compare.AutoRule, start time.Time) func(*results.Summary) bool {
+func autoRounds(w io.Writer, rule auto.Rule, start time.Time) func(*results.Summary) bool {
 	return func(s *results.Summary) bool {
-		stop := compare.AutoRound(s, rule, time.Since(start))
+		stop := auto.Round(s, rule, time.Since(start))
 		a := s.Auto
 		line := fmt.Sprintf("rounds: auto: %d round(s)", a.Rounds)
 		if a.HalfWidthPct != nil {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/auto"
 	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/scenario"
 )
@@ -59,7 +59,7 @@ type Plan struct {
 	Spec   *scenario.Spec
 	Trials []scenario.Trial
 	// Auto is the stopping rule of a rounds: auto run; nil otherwise.
-	Auto *compare.AutoRule
+	Auto *auto.Rule
 }
 
 // Load plans a run of the scenario name (a file or a built-in, ReadSpec)
@@ -166,18 +166,18 @@ func (ov Overrides) apply(spec *scenario.Spec) error {
 }
 
 // rule reads rounds: auto's flags.
-func (a AutoOverrides) rule() (compare.AutoRule, error) {
+func (a AutoOverrides) rule() (auto.Rule, error) {
 	p, err := ParsePercent("precision", a.Precision)
 	if err != nil {
-		return compare.AutoRule{}, err
+		return auto.Rule{}, err
 	}
 	if a.MaxRounds < 2 || a.MaxRounds > scenario.MaxRounds {
-		return compare.AutoRule{}, UsageError{fmt.Errorf("--max-rounds %d out of range (allowed: 2–%d)", a.MaxRounds, scenario.MaxRounds)}
+		return auto.Rule{}, UsageError{fmt.Errorf("--max-rounds %d out of range (allowed: 2–%d)", a.MaxRounds, scenario.MaxRounds)}
 	}
 	if a.MaxTime < 0 {
-		return compare.AutoRule{}, UsageError{fmt.Errorf("--max-time %v: not negative", a.MaxTime)}
+		return auto.Rule{}, UsageError{fmt.Errorf("--max-time %v: not negative", a.MaxTime)}
 	}
-	return compare.AutoRule{Precision: p, MaxRounds: a.MaxRounds, MaxTime: a.MaxTime}, nil
+	return auto.Rule{Precision: p, MaxRounds: a.MaxRounds, MaxTime: a.MaxTime}, nil
 }
 
 // ParsePercent reads a percentage flag's value ("3%", "3") as a fraction
@@ -194,7 +194,7 @@ func ParsePercent(flag, s string) (float64, error) {
 // name and description, and what --set changed (the description is the
 // scenario's own: "reader on CPU 1" stays in it after --set
 // readers[0].cpu=0).
-func printPlan(out io.Writer, spec *scenario.Spec, trials int, auto *compare.AutoRule, sequential bool) {
+func printPlan(out io.Writer, spec *scenario.Spec, trials int, auto *auto.Rule, sequential bool) {
 	fmt.Fprintf(out, "rtload %s: %s\n", spec.Name, spec.Description)
 	if sets := spec.Sets(); len(sets) > 0 {
 		fmt.Fprintf(out, "changed by --set (the description above is the scenario's own): %s\n", termsafe.Escape(strings.Join(sets, ", ")))

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/view"
 	"github.com/rtload/rtload/stats"
 )
 
@@ -208,13 +209,13 @@ func adjusted(m *compare.Metric, level float64, c Control) (stats.Change, *Adjus
 // system-call entry changed, not the machine".
 func entryWhy(null, loop stats.Change) string {
 	return fmt.Sprintf("the null syscall moved %s with the user loop %s: the system-call entry changed, not the machine",
-		compare.IntervalWords(compare.IntervalOf(null)), loopWords(loop))
+		view.IntervalWords(compare.IntervalOf(null)), loopWords(loop))
 }
 
 // loopWords is the user loop's change: "flat (+0.3% [-0.5, +1.1])" when
 // its interval holds 0.
 func loopWords(c stats.Change) string {
-	w := compare.IntervalWords(compare.IntervalOf(c))
+	w := view.IntervalWords(compare.IntervalOf(c))
 	if c.Defined() && c.Lo <= 0 && c.Hi >= 0 {
 		return "flat (" + w + ")"
 	}
@@ -246,9 +247,9 @@ func (a *Adjustment) Long() string {
 		return ""
 	}
 	if a.Judged == JudgedAdjusted {
-		w := fmt.Sprintf("adjusted on the %s (θ %s, r %s; raw %s)", a.Control, num(a.Theta), num(a.R), compare.IntervalWords(a.Raw))
+		w := fmt.Sprintf("adjusted on the %s (θ %s, r %s; raw %s)", a.Control, num(a.Theta), num(a.R), view.IntervalWords(a.Raw))
 		if a.EntryChanged { // adjusted on the loop, which the entry does not move
-			w += "; the null syscall moved " + compare.IntervalWords(a.NullChange) + " beyond the loop's change: the system-call entry changed"
+			w += "; the null syscall moved " + view.IntervalWords(a.NullChange) + " beyond the loop's change: the system-call entry changed"
 		}
 		return w
 	}

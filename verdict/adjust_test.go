@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/facts"
+	"github.com/rtload/rtload/compare/view"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/results"
@@ -72,7 +74,7 @@ func machineRun(procs, shift int, step, workShare, loopShare, entry, change floa
 func judgeRuns(t *testing.T, base, news *results.Summary, opt Options) (Compared, []compare.Run) {
 	t.Helper()
 	runs := []compare.Run{{Label: "base", Summary: base}, {Label: "new", Summary: news}}
-	res, err := compare.CompareWith(runs, compare.Options{})
+	res, err := facts.CompareWith(runs, compare.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +147,7 @@ func TestAdjustedVerdict(t *testing.T) {
 				t.Errorf("the raw change and the controls' are not beside the judged one: %+v", adj)
 			}
 			var b bytes.Buffer
-			if err := c.Gate.Closing("gate", nil, c.Result.MachineLines(), g.ExitCode()).Write(&b, true); err != nil {
+			if err := c.Gate.Closing("gate", nil, view.MachineLines(c.Result), g.ExitCode()).Write(&b, true); err != nil {
 				t.Fatal(err)
 			}
 			if err := c.Write(&b, "text"); err != nil {

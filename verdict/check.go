@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/facts"
+	"github.com/rtload/rtload/compare/load"
 	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/stats"
@@ -93,7 +95,7 @@ type CheckOptions struct {
 	// Prior, when set, are the candidate's earlier sessions (check
 	// --append CAND: a sessions directory): each look judges the baseline
 	// against them with the new run as one more session
-	// (compare.AppendSession), the session the unit.
+	// (load.AppendSession), the session the unit.
 	Prior *compare.Run
 }
 
@@ -112,7 +114,7 @@ type Check struct {
 	reasons []string
 }
 
-// NewCheck is a check of a new run against base (compare.Load's, from
+// NewCheck is a check of a new run against base (load.Runs's, from
 // the directory Baseline names), judged on base's processes less those
 // the machine disturbed (BaselineDropped). When base cannot be judged
 // against (too many disturbed, or Unjudgeable) the check is over before
@@ -343,7 +345,7 @@ func (c *Check) look(sum *results.Summary, why string) Verdict {
 
 // End makes the verdict on the new run's summary sum (as saved; never
 // nil) once it ran to its end: a last look when no look judged its final
-// processes, then the comparison a person reads (compare.CompareWith, on
+// processes, then the comparison a person reads (facts.CompareWith, on
 // the last look's summary) with the gate.
 func (c *Check) End(sum *results.Summary) {
 	q := &c.seq
@@ -365,7 +367,7 @@ func (c *Check) End(sum *results.Summary) {
 		return
 	}
 	c.Gate = *c.gate
-	res, err := compare.CompareWith([]compare.Run{c.base, c.newRun(c.sum)}, c.opt.CompareOptions())
+	res, err := facts.CompareWith([]compare.Run{c.base, c.newRun(c.sum)}, c.opt.CompareOptions())
 	if err == nil {
 		c.Compare = &Compared{Result: res}
 	}
@@ -417,7 +419,7 @@ func (c *Check) newRun(sum *results.Summary) compare.Run {
 	}
 	// Prior whole, then its disturbed processes out: its processes keep
 	// their numbers in the merge (it comes first) and its sessions' lists.
-	r := compare.AppendSession(*c.opt.Prior, sum)
+	r := load.AppendSession(*c.opt.Prior, sum)
 	r.Label = c.opt.Labels[1]
 	if d := c.PriorDropped; d != nil {
 		r.Summary = withoutProcesses(r.Summary, d.processes())

@@ -11,6 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/facts"
+	"github.com/rtload/rtload/compare/load"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/results"
@@ -392,7 +394,7 @@ func TestCheckFailLines(t *testing.T) {
 // unit is the session at every look, and the new session counts.
 func TestCheckPriorSessions(t *testing.T) {
 	base := procRun(10, 1000, large, 0)
-	prior := compare.AppendSession(compare.Run{Label: "new", Summary: procRun(4, 1000, large, 3)}, procRun(4, 1010, large, 7))
+	prior := load.AppendSession(compare.Run{Label: "new", Summary: procRun(4, 1000, large, 3)}, procRun(4, 1010, large, 7))
 	if len(prior.Sessions) != 2 {
 		t.Fatalf("prior: %d sessions", len(prior.Sessions))
 	}
@@ -459,7 +461,7 @@ func TestGateRuns(t *testing.T) {
 	if len(judged[1].Summary.Trials) != 12 || len(b.Trials) != 14 || judged[0].Summary != a {
 		t.Errorf("judged trials %d (want 12), the run's %d (want 14, unchanged)", len(judged[1].Summary.Trials), len(b.Trials))
 	}
-	res, err := compare.CompareWith(judged, compare.Options{Threshold: 0.03})
+	res, err := facts.CompareWith(judged, compare.Options{Threshold: 0.03})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -490,7 +492,7 @@ func TestGateRuns(t *testing.T) {
 // with "CANNOT JUDGE: new: trial 5 …".
 func TestCheckPriorDisturbed(t *testing.T) {
 	base := procRun(10, 1000, small, 0)
-	prior := compare.AppendSession(compare.Run{Label: "new", Summary: procRun(4, 1000, small, 3)}, starved(procRun(5, 1000, small, 7), 3))
+	prior := load.AppendSession(compare.Run{Label: "new", Summary: procRun(4, 1000, small, 3)}, starved(procRun(5, 1000, small, 7), 3))
 	c := NewCheck(compare.Run{Label: "baseline", Dir: "/srv/base", Summary: base},
 		CheckOptions{Labels: [2]string{"baseline", "new"}, Budget: DefaultBudget, Looks: DefaultLooks, Prior: &prior})
 	if c.PriorDropped == nil || len(c.PriorDropped.Disturbed) != 1 || c.PriorDropped.Disturbed[0].Process != 5 {

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/facts"
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
 )
@@ -49,7 +50,7 @@ func TestJudge(t *testing.T) {
 			[]string{"b: degraded: SCHED_OTHER"}, Options{}, CannotJudge, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := compare.Compare([]compare.Run{base, tc.b})
+			res, err := facts.Compare([]compare.Run{base, tc.b})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -76,7 +77,7 @@ func TestJudge(t *testing.T) {
 // 1000, 1001, 1002 against 1020, 1021, 1022: log ratio 0.019783, se
 // 0.000808, df 3.9984, t(0.975) 2.776874: CI [+1.7695%, +2.2270%].
 func TestJudgeThreshold(t *testing.T) {
-	res, err := compare.Compare([]compare.Run{roundsRun("a", []float64{1000, 1001, 1002}, []float64{1, 1, 1}),
+	res, err := facts.Compare([]compare.Run{roundsRun("a", []float64{1000, 1001, 1002}, []float64{1, 1, 1}),
 		roundsRun("b", []float64{1020, 1021, 1022}, []float64{1, 1, 1})})
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +107,7 @@ func TestJudgeThreshold(t *testing.T) {
 }
 
 func TestJudgeCIPercent(t *testing.T) {
-	res, err := compare.Compare([]compare.Run{roundsRun("a", []float64{100, 102, 104}, []float64{1000, 1010, 990}),
+	res, err := facts.Compare([]compare.Run{roundsRun("a", []float64{100, 102, 104}, []float64{1000, 1010, 990}),
 		roundsRun("b", []float64{150, 152, 154}, []float64{800, 810, 790})})
 	if err != nil {
 		t.Fatal(err)
@@ -146,7 +147,7 @@ func TestJudgeCannot(t *testing.T) {
 	one := func(label string) compare.Run {
 		return compare.Run{Label: label, Summary: testutil.SeedRun("6.12", [2]int{0, 2}, 0)}
 	}
-	res, err := compare.Compare([]compare.Run{one("a"), one("b")})
+	res, err := facts.Compare([]compare.Run{one("a"), one("b")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +221,7 @@ func TestJudgeInvalidTrial(t *testing.T) {
 	base := roundsRun("a", []float64{100, 102, 104}, []float64{1000, 1010, 990})
 	slow := roundsRun("b", []float64{150, 152, 154}, []float64{800, 810, 790})
 	slow.Summary.Trials[1].Marks = append(slow.Summary.Trials[1].Marks, results.Mark{Kind: results.MarkInvalid, Text: "TSC marked unstable at 0.4 s"})
-	res, err := compare.Compare([]compare.Run{base, slow})
+	res, err := facts.Compare([]compare.Run{base, slow})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/view"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/stats"
 )
@@ -62,7 +63,7 @@ func Sizing(r *compare.Result, threshold float64, looks int) []string {
 		}
 		l := fmt.Sprintf("sizing: %s %s: log-SD %s between processes, %s between rounds of %d: a check needs about %s, processes per side (slower beyond +%s%%, 80%% power, %d looks)",
 			x.Column, x.Key(), logSD(v.BetweenProcessesLogSD, "not measured: 1 process"), logSD(v.BetweenRoundsLogSD, "1 round"), rounds,
-			strings.Join(need, ", "), compare.Pct(threshold*100), looks)
+			strings.Join(need, ", "), view.Pct(threshold*100), looks)
 		if v.RoundsPerProcess > 0 {
 			l += fmt.Sprintf("; Kalibera & Jones: %d %s per process", v.RoundsPerProcess, plural(v.RoundsPerProcess, "round", "rounds"))
 		}
@@ -346,8 +347,8 @@ func (d *Detectable) Line(who string) string {
 		cols = append(cols, "unknown (no column to judge)")
 	}
 	b.WriteString(strings.Join(cols, ", "))
-	fmt.Fprintf(&b, " (%s; slower beyond +%s%% with %.0f%% power, %s per metric and look: %d %s over %d %s)", metric, compare.Pct(d.ThresholdPct),
-		d.Power*100, compare.LevelPct(d.Level), d.Metrics, plural(d.Metrics, "metric", "metrics"), d.Looks, plural(d.Looks, "look", "looks"))
+	fmt.Fprintf(&b, " (%s; slower beyond +%s%% with %.0f%% power, %s per metric and look: %d %s over %d %s)", metric, view.Pct(d.ThresholdPct),
+		d.Power*100, view.LevelPct(d.Level), d.Metrics, plural(d.Metrics, "metric", "metrics"), d.Looks, plural(d.Looks, "look", "looks"))
 	return b.String()
 }
 

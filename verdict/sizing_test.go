@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/facts"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/stats"
@@ -109,7 +110,7 @@ func TestSizing(t *testing.T) {
 				i++
 			}
 		}
-		res, err := compare.Compare([]compare.Run{{Label: "run", Summary: s}})
+		res, err := facts.Compare([]compare.Run{{Label: "run", Summary: s}})
 		if err != nil {
 			t.Fatal(err)
 		}

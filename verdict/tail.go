@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/view"
 	"github.com/rtload/rtload/stats"
 )
 
@@ -128,7 +129,7 @@ func judgeTail(m *compare.Metric, level, thr float64) Metric {
 	case m.Invalid() || !c.Defined():
 		out.Judged = JudgedUndecided + ": " + at.MethodNote
 	case c.Lo > 0:
-		out.Judged = fmt.Sprintf("%s: %s is higher (the whole CI above 0), not proven beyond +%s%%", JudgedUndecided, what, compare.Pct(thr*100))
+		out.Judged = fmt.Sprintf("%s: %s is higher (the whole CI above 0), not proven beyond +%s%%", JudgedUndecided, what, view.Pct(thr*100))
 	default:
 		out.Judged = JudgedTailClear + ": not shown higher than the baseline's (the CI reaches 0)"
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/view"
 	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/report"
 )
@@ -20,15 +21,15 @@ func (g Gate) Text(w io.Writer) error {
 	var b strings.Builder
 	slower, notSlower, n := g.judgedCounts()
 	undecided := n - slower - notSlower
-	level := compare.LevelPct(g.Level)
+	level := view.LevelPct(g.Level)
 	if n > 1 {
 		level += " each, 95% family-wise"
 	}
-	thr := compare.Pct(g.ThresholdPct)
+	thr := view.Pct(g.ThresholdPct)
 	counts := fmt.Sprintf("%d slower, %d not slower, %d undecided at +%s%% (CI %s)", slower, notSlower, undecided, thr, level)
 	if tails, clear, tthr := g.tailCounts(); tails > 0 {
 		counts += fmt.Sprintf("; of them %d %s (spike rates, wakeup latency p99), judged by the tail guard at +%s%%: %d clear (not shown higher: counted as not slower)",
-			tails, plural(tails, "tail metric", "tail metrics"), compare.Pct(tthr), clear)
+			tails, plural(tails, "tail metric", "tail metrics"), view.Pct(tthr), clear)
 	}
 	switch g.Verdict {
 	case NotSlower:
@@ -45,11 +46,11 @@ func (g Gate) Text(w io.Writer) error {
 		b.WriteByte('\n')
 	}
 	for _, m := range g.Metrics {
-		l := compare.VerdictLine(m.compareMetric(), m.threshold(g.ThresholdPct))
+		l := view.VerdictLine(m.compareMetric(), m.threshold(g.ThresholdPct))
 		if m.Tail {
 			l += "; tail guard: " + m.Judged
 		} else if a := m.Adjustment; a != nil && a.Judged == JudgedAdjusted { // θ and r are in the interval's notes
-			l += "; the raw change " + compare.IntervalWords(a.Raw)
+			l += "; the raw change " + view.IntervalWords(a.Raw)
 		} else if a != nil {
 			l += "; " + a.Long()
 		}
@@ -68,11 +69,11 @@ func (g Gate) Text(w io.Writer) error {
 }
 
 // worseNotBeyond counts g's undecided metrics whose interval lies on the
-// worse side of 0 (compare.WorseNotBeyond).
+// worse side of 0 (view.WorseNotBeyond).
 func (g Gate) worseNotBeyond() int {
 	k := 0
 	for _, m := range g.Metrics {
-		if compare.WorseNotBeyond(m.compareMetric()) {
+		if view.WorseNotBeyond(m.compareMetric()) {
 			k++
 		}
 	}
@@ -110,14 +111,14 @@ func (g Gate) slowerBeyond() string {
 		}
 	}
 	_, _, tthr := g.tailCounts()
-	t := "+" + compare.Pct(tthr) + "% in the tail (a spike rate or the wakeup latency p99)"
+	t := "+" + view.Pct(tthr) + "% in the tail (a spike rate or the wakeup latency p99)"
 	switch {
 	case tail && metric:
-		return "+" + compare.Pct(g.ThresholdPct) + "%, and " + t
+		return "+" + view.Pct(g.ThresholdPct) + "%, and " + t
 	case tail:
 		return t
 	}
-	return "+" + compare.Pct(g.ThresholdPct) + "%"
+	return "+" + view.Pct(g.ThresholdPct) + "%"
 }
 
 // clearNote is ", the tail clear" when g judged a tail metric (all clear
@@ -182,7 +183,7 @@ func (g Gate) Line(who string, exit int) string {
 	case ExitCannotJudge:
 		code += " (git bisect: skip)"
 	}
-	thr := compare.Pct(g.ThresholdPct)
+	thr := view.Pct(g.ThresholdPct)
 	switch g.Verdict {
 	case NotSlower:
 		return fmt.Sprintf("%s: NOT SLOWER: every judged metric proven not slower beyond +%s%%%s (%s): %s", who, thr, g.clearNote(), counts, code)
@@ -207,7 +208,7 @@ func (g Gate) Line(who string, exit int) string {
 
 // Closing is the closing block of a gate (compare --fail-on, check) over
 // the comparison it judged: the gate's metrics at its level, each with
-// its change (compare.ChangeLine) and verdict, the runs not as asked for
+// its change (view.ChangeLine) and verdict, the runs not as asked for
 // (marked), extra lines, and the gate's verdict line with exit.
 func (g Gate) Closing(who string, marked, extra []string, exit int) report.Closing {
 	name := func(l string) string { return l }
@@ -227,29 +228,29 @@ func (g Gate) Closing(who string, marked, extra []string, exit int) report.Closi
 	slices.SortStableFunc(ms, func(a, b Metric) int { return rank(a) - rank(b) })
 	for _, m := range ms {
 		cm := m.compareMetric()
-		cl := compare.ChangeLine(cm, name)
+		cl := view.ChangeLine(cm, name)
 		if w := m.Adjustment.Words(); w != "" {
 			cl += ", " + w
 		}
-		v := compare.VerdictWords(cm, m.threshold(g.ThresholdPct), "+")
+		v := view.VerdictWords(cm, m.threshold(g.ThresholdPct), "+")
 		if m.Tail {
-			v = "tail guard at +" + compare.Pct(m.ThresholdPct) + "%: " + m.Judged
+			v = "tail guard at +" + view.Pct(m.ThresholdPct) + "%: " + m.Judged
 		}
 		lines = append(lines, cl+": "+v)
 	}
-	head := fmt.Sprintf("verdicts at +%s%% (the gate's CI: %s per metric):", compare.Pct(g.ThresholdPct), compare.LevelPct(g.Level))
-	return compare.ClosingBlock(head, lines, marked, extra, g.Line(who, exit))
+	head := fmt.Sprintf("verdicts at +%s%% (the gate's CI: %s per metric):", view.Pct(g.ThresholdPct), view.LevelPct(g.Level))
+	return view.ClosingBlock(head, lines, marked, extra, g.Line(who, exit))
 }
 
-// Write writes c in format (compare.Formats): the comparison's own view,
+// Write writes c in format (view.Formats): the comparison's own view,
 // then, in text, markdown and lkp, the gate's verdict after a blank line
 // (Gate.Text); in json the comparison with "gate"; csv has no gate.
-// Without a gate it is compare.Write.
+// Without a gate it is view.Write.
 func (c Compared) Write(w io.Writer, format string) error {
 	if format == "json" && c.Gate != nil {
 		return compare.WriteJSON(w, c)
 	}
-	if err := compare.Write(w, c.Result, format); err != nil {
+	if err := view.Write(w, c.Result, format); err != nil {
 		return err
 	}
 	if c.Gate == nil || format == "csv" {
@@ -272,7 +273,7 @@ func (r *Report) Write(w io.Writer, format string, level report.Level) error {
 	w = termsafe.Writer(w)
 	var extra []string
 	if r.Compare != nil {
-		extra = append(extra, r.Compare.MachineLines()...)
+		extra = append(extra, view.MachineLines(r.Compare.Result)...)
 	}
 	if q := r.Sequential; q != nil {
 		extra = append(extra, q.Short())
@@ -313,7 +314,7 @@ func (r *Report) Write(w io.Writer, format string, level report.Level) error {
 			}
 		}
 	case report.Normal:
-		if err := r.Compare.Brief(w); err != nil {
+		if err := view.Brief(w, r.Compare.Result); err != nil {
 			return err
 		}
 	}

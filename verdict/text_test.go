@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/facts"
+	"github.com/rtload/rtload/compare/view"
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/report"
 )
@@ -23,7 +25,7 @@ func closingRuns() []compare.Run {
 // TestClosingGate: with a gate the closing block is the gate's: its
 // metrics at the gate's level and its verdict with the exit code.
 func TestClosingGate(t *testing.T) {
-	res, err := compare.Compare(closingRuns())
+	res, err := facts.Compare(closingRuns())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +49,7 @@ func TestClosingGate(t *testing.T) {
 		if m.Interval == nil || m.Interval.LowPct == nil {
 			t.Fatalf("gate metric without an interval: %+v", m)
 		}
-		if want := compare.ChangeLine(compare.Metric{Name: m.Name, Column: m.Column, Baseline: m.Baseline, Interval: m.Interval}, name); !strings.Contains(b.String(), want) {
+		if want := view.ChangeLine(compare.Metric{Name: m.Name, Column: m.Column, Baseline: m.Baseline, Interval: m.Interval}, name); !strings.Contains(b.String(), want) {
 			t.Errorf("closing block lacks the gate's %q:\n%s", want, b.String())
 		}
 	}
@@ -57,7 +59,7 @@ func TestClosingGate(t *testing.T) {
 		"cannot judge: new: trial 3: invalid", "cannot judge: new: trial 3: traffic not as specified", "  … and 2 more reasons (-v, --format json)"}
 	full := g.Closing("check", nil, extra, exit)
 	first := g.Metrics[0]
-	want := compare.ChangeLine(compare.Metric{Name: first.Name, Column: first.Column, Baseline: first.Baseline, Interval: first.Interval}, name)
+	want := view.ChangeLine(compare.Metric{Name: first.Name, Column: first.Column, Baseline: first.Baseline, Interval: first.Interval}, name)
 	if len(full.Lines) > report.MaxClosingLines || !strings.HasPrefix(full.Lines[1], "  "+want) {
 		t.Errorf("a full check closing block (%d lines, at most %d) lacks its first verdict %q:\n%s", len(full.Lines), report.MaxClosingLines, want, strings.Join(full.Lines, "\n"))
 	}

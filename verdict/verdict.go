@@ -101,7 +101,7 @@ func (o Options) threshold() float64 {
 }
 
 // CompareOptions are the options of the comparison a gate with o judges
-// (compare.Headlines, compare.CompareWith): its threshold and the spike
+// (compare.Headlines, facts.CompareWith): its threshold and the spike
 // threshold of readers without their own.
 func (o Options) CompareOptions() compare.Options {
 	return compare.Options{Threshold: o.Threshold, SpikeThreshold: o.spikeThreshold()}

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/facts"
+	"github.com/rtload/rtload/compare/load"
 	"github.com/rtload/rtload/engine"
 	"github.com/rtload/rtload/explain"
 	"github.com/rtload/rtload/exporter"
@@ -89,11 +91,11 @@ func TestOneNumberPerQuantity(t *testing.T) {
 	if err := report.Report(&text, s); err != nil {
 		t.Fatal(err)
 	}
-	runs, err := compare.Load([]string{dir}, []string{"run"})
+	runs, err := load.Runs([]string{dir}, []string{"run"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmpRes, err := compare.Compare(runs)
+	cmpRes, err := facts.Compare(runs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/auto"
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results/store"
 )
@@ -30,11 +31,11 @@ func TestRoundsAuto(t *testing.T) {
 		t.Fatalf("summary auto %+v", a)
 	}
 	switch a.Reason {
-	case compare.StopPrecision:
+	case auto.StopPrecision:
 		if !a.Within || a.HalfWidthPct == nil || *a.HalfWidthPct > 50 || a.Rounds < 2 {
 			t.Errorf("precision reached: %+v", a)
 		}
-	case compare.StopMaxRounds:
+	case auto.StopMaxRounds:
 		if a.Rounds != 3 || a.Within {
 			t.Errorf("max rounds: %+v", a)
 		}

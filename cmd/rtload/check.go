@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/load"
 	"github.com/rtload/rtload/session"
 	"github.com/rtload/rtload/verdict"
 )
@@ -212,7 +212,7 @@ func checkOptions(f checkFlags, log io.Writer) (verdict.CheckOptions, error) {
 	if _, err := levelOf(f.run.quiet, f.run.verbose); err != nil {
 		return opt, err
 	}
-	if err := compare.CheckLabels([]string{"a", "b"}, f.labels); err != nil {
+	if err := load.CheckLabels([]string{"a", "b"}, f.labels); err != nil {
 		return opt, usageError{Err: fmt.Errorf("--label: %w", err)}
 	}
 	thr, err := session.ParsePercent("threshold", f.threshold)

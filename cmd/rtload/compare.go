@@ -7,7 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/load"
+	"github.com/rtload/rtload/compare/view"
 	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/session"
 	"github.com/rtload/rtload/verdict"
@@ -57,7 +58,7 @@ change (the drift controls', "machine, new vs base: …").`,
 		},
 	}
 	cmd.Flags().StringSliceVar(&f.labels, "label", nil, "name the runs' columns, one per DIR in order (comma-separated: unhard,hard); default: each DIR's base name")
-	cmd.Flags().StringVar(&f.format, "format", "text", "output format: "+strings.Join(compare.Formats, ", "))
+	cmd.Flags().StringVar(&f.format, "format", "text", "output format: "+strings.Join(view.Formats, ", "))
 	cmd.Flags().StringVar(&f.failOn, "fail-on", "", "gate: slower (every column's primary metric) or slower=METRIC,... (by name, as compare prints them); exit 0 proven not slower, 1 proven slower beyond --threshold, 125 undecided or cannot judge")
 	cmd.Flags().StringVar(&f.threshold, "threshold", "3%", "the change the verdicts are read against, in % of the baseline")
 	cmd.Flags().StringVar(&f.control, "control", string(verdict.ControlNull), controlUsage)
@@ -79,7 +80,7 @@ const controlUsage = "the gate adjusts per-call costs on this drift control: nul
 // runCompare is rtload compare: its flags, then the session's comparison
 // (session.Compare: load, compare, judge with --fail-on); print, and exit with the gate's verdict's code.
 func runCompare(cmd *cobra.Command, args []string, f compareFlags) error {
-	if err := checkFormatIn(f.format, compare.Formats); err != nil {
+	if err := checkFormatIn(f.format, view.Formats); err != nil {
 		return err
 	}
 	level, err := levelOf(f.quiet, f.verbose)
@@ -87,7 +88,7 @@ func runCompare(cmd *cobra.Command, args []string, f compareFlags) error {
 		return err
 	}
 	if len(f.labels) > 0 {
-		if err := compare.CheckLabels(args, f.labels); err != nil {
+		if err := load.CheckLabels(args, f.labels); err != nil {
 			return usageError{Err: err}
 		}
 	}

@@ -55,7 +55,7 @@ const (
 	// its results are written, but it was not the run asked for: degraded,
 	// or a trial invalid (the kernel changed what was measured, a reader
 	// measured nothing), with a starved reader or with traffic not as
-	// specified (compare.RunMarks). Without --strict such a run exits 0,
+	// specified (view.RunMarks). Without --strict such a run exits 0,
 	// its closing block saying so: a soak or an exploration is not a gate.
 	ExitNotAsAsked = session.ExitNotAsAsked
 )

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/auto"
 	"github.com/rtload/rtload/configs"
 	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/session"
@@ -129,7 +129,7 @@ func autoFlags(cmd *cobra.Command, f *runFlags) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.ov.Rounds, "rounds", "", "rounds: a count, or auto (alternate the variants until the 95% CI of the headline difference is within --precision); same as --set rounds=…")
 	fl.StringVar(&f.ov.Auto.Precision, "precision", "2%", "rounds: auto: stop once the 95% CI of the headline difference is within ± this much of the baseline")
-	fl.IntVar(&f.ov.Auto.MaxRounds, "max-rounds", compare.DefaultMaxRounds, "rounds: auto: stop after this many rounds")
+	fl.IntVar(&f.ov.Auto.MaxRounds, "max-rounds", auto.DefaultMaxRounds, "rounds: auto: stop after this many rounds")
 	fl.DurationVar(&f.ov.Auto.MaxTime, "max-time", 0, "rounds: auto: stop before a round that would end past this long into the run (0: no limit)")
 }
 

@@ -36,8 +36,13 @@ func deps(mod map[string]pkg, modPath, rel string) []string {
 // results/wakelog, the wakeup logs on the contract, results, safeio and
 // record;
 // interop results, safeio and record; report results and record, never a file or the schema's
-// producers; verdict compare, results, stats and report; readers of
-// results (compare, explain, plot, verdict) and the contract
+// producers; compare/view, the views of a comparison, compare, results,
+// stats and report, never a file; compare/facts compare, results,
+// explain and profile; compare/auto compare, results and stats;
+// compare/load compare, the contract and its readers (store, safeio, wakelog,
+// interop), explain and record; compare none of them; verdict compare, its
+// view and facts, results, stats and report; readers of results
+// (compare and its subpackages, explain, plot, verdict) and the contract
 // itself depend on no kernel package, no scenario and no engine, however
 // indirectly; and engine writes results, never through report.
 func TestResultsBoundaries(t *testing.T) {
@@ -57,9 +62,21 @@ func TestResultsBoundaries(t *testing.T) {
 		{"interop", []string{"results", "results/safeio", "record", "github.com/HdrHistogram/hdrhistogram-go"}},
 		{"report", []string{"results", "record", "internal/termsafe"}},
 		{"internal/termsafe", nil},
-		// The gates sit on the model of a comparison and the statistics:
+		// The gates sit on the model of a comparison (with its views, the
+		// runs' facts and the runs read: compare/load) and the statistics:
 		// never on a run, the kernel or the command.
-		{"verdict", []string{"compare", "results", "stats", "report", "internal/termsafe"}},
+		{"verdict", []string{"compare", "compare/view", "compare/facts", "compare/load", "results", "stats", "report", "internal/termsafe"}},
+		// The views render the model of a comparison: they never compute
+		// it (compare) nor judge it (verdict).
+		{"compare/view", []string{"compare", "results", "stats", "report", "internal/termsafe"}},
+		// What runs are beside their numbers: the runs' summaries and
+		// their profiles, never a view.
+		{"compare/facts", []string{"compare", "results", "explain", "profile"}},
+		// rounds: auto's rule reads the headline metrics, as a look does.
+		{"compare/auto", []string{"compare", "results", "stats"}},
+		// Runs are read here, through the contract: compare computes on
+		// them and reads no file.
+		{"compare/load", []string{"compare", "results", "results/store", "results/safeio", "results/wakelog", "interop", "explain", "record"}},
 	}
 	for _, rule := range direct {
 		p, ok := mod[rule.pkg]
@@ -74,15 +91,29 @@ func TestResultsBoundaries(t *testing.T) {
 			}
 		}
 	}
-	// report renders: no os file I/O besides what fmt and io need.
-	if p, ok := mod["report"]; ok {
+	// report and compare/view render, and compare computes on runs
+	// compare/load read: no os file I/O besides what fmt and io need.
+	for _, pkg := range []string{"report", "compare/view", "compare"} {
+		p, ok := mod[pkg]
+		if !ok {
+			continue
+		}
 		for _, imp := range []string{"os", "io/fs", "path/filepath", "syscall"} {
 			if slices.Contains(p.Imports, imp) {
-				t.Errorf("report imports %s: file I/O belongs to results", imp)
+				t.Errorf("%s imports %s: file I/O belongs to results", pkg, imp)
 			}
 		}
 	}
-	for _, pkg := range []string{"results/safeio", "results", "results/store", "results/wakelog", "interop", "report", "compare", "explain", "plot", "verdict"} {
+	// compare is the model: its views and the runs' facts sit on it,
+	// never under it.
+	if p, ok := mod["compare"]; ok {
+		for _, up := range []string{"compare/view", "compare/facts", "compare/auto", "compare/load"} {
+			if slices.Contains(p.Imports, modPath+"/"+up) {
+				t.Errorf("compare imports %s: the model sits under it", up)
+			}
+		}
+	}
+	for _, pkg := range []string{"results/safeio", "results", "results/store", "results/wakelog", "interop", "report", "compare", "compare/view", "compare/facts", "compare/auto", "compare/load", "explain", "plot", "verdict"} {
 		if _, ok := mod[pkg]; !ok {
 			t.Errorf("package %s missing from go list", pkg)
 			continue

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/facts"
+	"github.com/rtload/rtload/compare/view"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/results/store"
 	"github.com/rtload/rtload/verdict"
@@ -118,7 +120,7 @@ func pool(w io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := compare.Compare([]compare.Run{ra, rb})
+	res, err := facts.Compare([]compare.Run{ra, rb})
 	if err != nil {
 		return err
 	}
@@ -126,7 +128,7 @@ func pool(w io.Writer, args []string) error {
 	fmt.Fprintf(w, "pooled: A = %d directories, B = %d directories\n", len(a), len(b))
 	for i, m := range res.Metrics {
 		if prim[i] && m.Verdict != compare.VerdictBaseline {
-			fmt.Fprintln(w, "  "+compare.VerdictLine(m, res.ThresholdPct))
+			fmt.Fprintln(w, "  "+view.VerdictLine(m, res.ThresholdPct))
 		}
 	}
 	return nil

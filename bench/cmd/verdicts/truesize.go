@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/facts"
 	"github.com/rtload/rtload/results/store"
 )
 
@@ -38,7 +39,7 @@ func trueSizes(dir string, ladder []string) ([]trueSize, error) {
 		return nil, err
 	}
 	const label = "truesize"
-	res, err := compare.Compare([]compare.Run{{Label: label, Summary: s}})
+	res, err := facts.Compare([]compare.Run{{Label: label, Summary: s}})
 	if err != nil {
 		return nil, err
 	}

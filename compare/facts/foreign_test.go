@@ -1,11 +1,11 @@
-package compare
+package facts
 
 import (
 	"path/filepath"
 	"testing"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/rtload/rtload/compare/load"
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/interop"
 	"github.com/rtload/rtload/results"
@@ -28,7 +28,7 @@ func TestForeignFiles(t *testing.T) {
 	if _, err := interop.WriteInterop(testutil.ResultsDir(t, dir).Dir, s); err != nil {
 		t.Fatal(err)
 	}
-	runs, err := Load([]string{filepath.Join(dir, "wakeup-cyclictest.txt"), filepath.Join(dir, "wakeup.hlog")}, []string{"ct", "hlog"})
+	runs, err := load.Runs([]string{filepath.Join(dir, "wakeup-cyclictest.txt"), filepath.Join(dir, "wakeup.hlog")}, []string{"ct", "hlog"})
 	if err != nil {
 		t.Fatal(err)
 	}

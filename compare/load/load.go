@@ -1,4 +1,4 @@
-package compare
+package load
 
 import (
 	"errors"
@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/rtload/rtload/explain"
+	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/results/safeio"
@@ -14,43 +14,13 @@ import (
 	"github.com/rtload/rtload/results/wakelog"
 )
 
-// Run is one results directory under the label that names its columns
-// ("unhard", "hard").
-type Run struct {
-	Label string
-	// Dir is the results directory (or summary.json) it was read from.
-	Dir     string
-	Summary *results.Summary
-	// WakeupLogs says what was read of each reader's per-wakeup log (the
-	// files summary.json lists for it, streamed by
-	// wakelog.EachReaderWakeup: checked row by row, none held), keyed by
-	// the reader's position in Summary. Missing logs are simply absent.
-	// No verdict uses the rows (calls and wakeups are not samples).
-	WakeupLogs map[ReaderIndex]wakelog.ReadStats
-	// Notes says which logs could not be read, and why.
-	Notes []string
-	// Unread says which of the run's files (wakeup logs, profiles) were
-	// not read, and why: each is in Notes too. A fleet's controller marks
-	// the host whose files are here (deploy/ansible).
-	Unread []string
-	// Foreign marks a run read from another tool's histogram file
-	// (cyclictest -h text, an HdrHistogram log): wakeup latency only, no
-	// scenario, environment or clock to compare.
-	Foreign bool
-	// Profiles are the run's variant profiles read back (profile.go).
-	Profiles []explain.ProfiledVariant
-	// Sessions are the sessions of a run read from a sessions directory
-	// (sessions.go), in order; nil for a results directory.
-	Sessions []Session
-}
-
-// Load reads the Summary of every results directory in dirs (see
+// Runs reads the Summary of every results directory in dirs (see
 // report.ReadSummary) and checks its per-wakeup logs (streamed; see
-// Run.WakeupLogs); a sessions directory (store.IsSessions) is read as
+// compare.Run.WakeupLogs); a sessions directory (store.IsSessions) is read as
 // one run pooling its sessions (sessions.go). labels names the runs; empty means the base name of
 // each directory. Labels must be as many as dirs, non-empty, unique, and
 // free of "/" (which splits a table header).
-func Load(dirs, labels []string) ([]Run, error) {
+func Runs(dirs, labels []string) ([]compare.Run, error) {
 	if len(dirs) == 0 {
 		return nil, errors.New("compare: no results directories")
 	}
@@ -60,7 +30,7 @@ func Load(dirs, labels []string) ([]Run, error) {
 	if err := CheckLabels(dirs, labels); err != nil {
 		return nil, err
 	}
-	runs := make([]Run, len(dirs))
+	runs := make([]compare.Run, len(dirs))
 	rows := wakelog.NewRowBudget()
 	for i, d := range dirs {
 		if store.IsSessions(d) {
@@ -75,7 +45,7 @@ func Load(dirs, labels []string) ([]Run, error) {
 			if err != nil {
 				return nil, fmt.Errorf("compare %s: %w", labels[i], err)
 			}
-			runs[i] = Run{Label: labels[i], Dir: d, Summary: s, WakeupLogs: map[ReaderIndex]wakelog.ReadStats{}, Foreign: true,
+			runs[i] = compare.Run{Label: labels[i], Dir: d, Summary: s, WakeupLogs: map[compare.ReaderIndex]wakelog.ReadStats{}, Foreign: true,
 				Notes: []string{"wakeup latency only, read from " + filepath.Base(d) + " (no scenario, environment or per-call data)"}}
 			continue
 		}
@@ -83,8 +53,8 @@ func Load(dirs, labels []string) ([]Run, error) {
 		if err != nil {
 			return nil, fmt.Errorf("compare %s: %w", labels[i], err)
 		}
-		runs[i] = Run{Label: labels[i], Dir: d, Summary: s, WakeupLogs: map[ReaderIndex]wakelog.ReadStats{}}
-		runs[i].loadProfiles()
+		runs[i] = compare.Run{Label: labels[i], Dir: d, Summary: s, WakeupLogs: map[compare.ReaderIndex]wakelog.ReadStats{}}
+		loadProfiles(&runs[i])
 		base := d
 		if !safeio.IsDir(d) {
 			base = filepath.Dir(d)
@@ -100,15 +70,12 @@ func Load(dirs, labels []string) ([]Run, error) {
 					runs[i].Unread = append(runs[i].Unread, err.Error())
 					continue
 				}
-				runs[i].WakeupLogs[ReaderIndex{ti, ri}] = st
+				runs[i].WakeupLogs[compare.ReaderIndex{Trial: ti, Reader: ri}] = st
 			}
 		}
 	}
 	return runs, nil
 }
-
-// ReaderIndex is a reader's position in a Summary: Trials[Trial].Readers[Reader].
-type ReaderIndex struct{ Trial, Reader int }
 
 // CheckLabels reports why labels cannot name the runs in dirs, or nil.
 func CheckLabels(dirs, labels []string) error {

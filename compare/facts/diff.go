@@ -1,4 +1,4 @@
-package compare
+package facts
 
 import (
 	"math"
@@ -6,11 +6,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/results"
 )
-
-// none stands for a value a run does not record.
-const none = "(none)"
 
 // envFact is one `rtload env` fact (a field of Summary.Env) as compare
 // names it (its JSON name) and prints it ("(none)" when the run records
@@ -43,7 +41,7 @@ var (
 )
 
 // of is the fact's value in run r.
-func (f envFact) of(r Run) string { return orNone(f.get(&r.Summary.Env)) }
+func (f envFact) of(r compare.Run) string { return compare.OrNone(f.get(&r.Summary.Env)) }
 
 // count prints a count, "" for 0 (not recorded).
 func count(n int) string {
@@ -69,10 +67,10 @@ var specIgnore = []string{"name", "description", "processes"}
 // the scenario as run except its name, description and processes) and
 // info for what is expected to differ (kernel release and build). Values
 // are in run order.
-func Differences(all []Run) (warnings, info []Difference) {
-	warnings, info = []Difference{}, []Difference{}
+func Differences(all []compare.Run) (warnings, info []compare.Difference) {
+	warnings, info = []compare.Difference{}, []compare.Difference{}
 	// Runs read from another tool's histogram file have nothing to compare.
-	var runs []Run
+	var runs []compare.Run
 	for _, r := range all {
 		if !r.Foreign {
 			runs = append(runs, r)
@@ -81,40 +79,40 @@ func Differences(all []Run) (warnings, info []Difference) {
 	if len(runs) < 2 {
 		return warnings, info
 	}
-	field := func(dst *[]Difference, name string, get func(r Run) string) {
+	field := func(dst *[]compare.Difference, name string, get func(r compare.Run) string) {
 		vals := make([]string, len(runs))
 		for i, r := range runs {
 			vals[i] = get(r)
 		}
 		for _, v := range vals[1:] {
 			if v != vals[0] {
-				*dst = append(*dst, Difference{Field: name, Values: vals})
+				*dst = append(*dst, compare.Difference{Field: name, Values: vals})
 				return
 			}
 		}
 	}
-	field(&warnings, "scenario", func(r Run) string { return orNone(r.Summary.Scenario) })
+	field(&warnings, "scenario", func(r compare.Run) string { return compare.OrNone(r.Summary.Scenario) })
 	for _, f := range envWarn {
 		field(&warnings, f.name, f.of)
 	}
-	field(&warnings, "clock kind", func(r Run) string { return orNone(r.Summary.Clock.Kind) })
-	field(&warnings, "clock unit", func(r Run) string { return r.Summary.Clock.TickUnit() })
+	field(&warnings, "clock kind", func(r compare.Run) string { return compare.OrNone(r.Summary.Clock.Kind) })
+	field(&warnings, "clock unit", func(r compare.Run) string { return r.Summary.Clock.TickUnit() })
 	// A TSC read with RDTSCP and one read LFENCE;RDTSC;LFENCE (a VM that
 	// hides RDTSCP) carry a different read cost in every call.
 	// Only between TSC clocks: another kind is "clock kind" already.
-	if !slices.ContainsFunc(runs, func(r Run) bool { return r.Summary.Clock.Kind != "tsc" }) {
-		field(&warnings, "clock read", func(r Run) string { return tscRead(r.Summary.Clock) })
+	if !slices.ContainsFunc(runs, func(r compare.Run) bool { return r.Summary.Clock.Kind != "tsc" }) {
+		field(&warnings, "clock read", func(r compare.Run) string { return tscRead(r.Summary.Clock) })
 	}
 	// Hz: calibration differs a little between runs; 0.1% is a different clock.
 	hz0 := runs[0].Summary.Clock.Hz
 	for _, r := range runs[1:] {
 		hz := r.Summary.Clock.Hz
 		if math.Abs(hz-hz0) > 1e-3*math.Max(math.Abs(hz0), math.Abs(hz)) {
-			field(&warnings, "clock hz", func(r Run) string { return strconv.FormatFloat(r.Summary.Clock.Hz, 'f', 0, 64) })
+			field(&warnings, "clock hz", func(r compare.Run) string { return strconv.FormatFloat(r.Summary.Clock.Hz, 'f', 0, 64) })
 			break
 		}
 	}
-	field(&warnings, "degraded", func(r Run) string {
+	field(&warnings, "degraded", func(r compare.Run) string {
 		if !r.Summary.Degraded {
 			return "false"
 		}
@@ -123,7 +121,7 @@ func Differences(all []Run) (warnings, info []Difference) {
 		}
 		return "true (" + strings.Join(r.Summary.DegradedReasons, "; ") + ")"
 	})
-	field(&warnings, "seccomp (read back)", func(r Run) string { return seccompFact(r.Summary) })
+	field(&warnings, "seccomp (read back)", func(r compare.Run) string { return seccompFact(r.Summary) })
 	flat := make([]map[string]string, len(runs))
 	var paths []string
 	for i, r := range runs {
@@ -139,7 +137,7 @@ func Differences(all []Run) (warnings, info []Difference) {
 		if slices.Contains(specIgnore, p) {
 			continue
 		}
-		field(&warnings, "spec "+p, func(r Run) string {
+		field(&warnings, "spec "+p, func(r compare.Run) string {
 			for i := range runs {
 				if runs[i].Label == r.Label {
 					if v, ok := flat[i][p]; ok {
@@ -147,7 +145,7 @@ func Differences(all []Run) (warnings, info []Difference) {
 					}
 				}
 			}
-			return none
+			return compare.None
 		})
 	}
 	for _, f := range envInfo {
@@ -178,13 +176,6 @@ func seccompFact(s *results.Summary) string {
 		return "none"
 	}
 	return strings.Join(seen, "; ")
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return none
-	}
-	return s
 }
 
 // tscRead is the instruction a tsc clock read (results.ClockInfo.Read;

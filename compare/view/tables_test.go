@@ -1,4 +1,4 @@
-package compare
+package view
 
 import (
 	"bytes"
@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
+	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/facts"
+	"github.com/rtload/rtload/compare/load"
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/interop"
 	"github.com/rtload/rtload/results"
@@ -97,19 +99,19 @@ func TestLKPCells(t *testing.T) {
 
 // lkpRuns are three runs of three rounds each: the second slower per call
 // and in fstime, the third like the first.
-func lkpRuns() []Run {
+func lkpRuns() []compare.Run {
 	a := roundsRun("base", []float64{100, 102, 104}, []float64{1000, 1010, 990})
 	b := roundsRun("slow", []float64{150, 152, 154}, []float64{800, 810, 790})
 	c := roundsRun("again", []float64{101, 103, 99}, []float64{1002, 1000, 995})
-	for i, r := range []*Run{&a, &b, &c} {
+	for i, r := range []*compare.Run{&a, &b, &c} {
 		r.Summary.Env = results.Env{Kernel: []string{"6.12.0", "6.12.0-slow", "6.12.0"}[i]}
 		r.Dir = "results/" + r.Label
 	}
-	return []Run{a, b, c}
+	return []compare.Run{a, b, c}
 }
 
 func TestLKPGolden(t *testing.T) {
-	res, err := Compare(lkpRuns())
+	res, err := facts.Compare(lkpRuns())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +143,7 @@ func TestLKPGolden(t *testing.T) {
 
 // metadataRuns are two runs whose environments differ in every fact the
 // metadata header shows, and agree on others (hostname).
-func metadataRuns() []Run {
+func metadataRuns() []compare.Run {
 	env := func(kernel, cmdline, hardened, preempt, spectre, cs, ucode, cpu, idle string) results.Env {
 		return results.Env{
 			Hostname: "lab1", Kernel: kernel, KernelVersion: "#1 SMP " + preempt,
@@ -159,12 +161,12 @@ func metadataRuns() []Run {
 	for i := range b.Trials {
 		b.Trials[i].CPUDMALatencyUs = -1
 	}
-	return []Run{{Label: "unhard", Dir: "results/unhard", Summary: a}, {Label: "hard", Dir: "results/hard", Summary: b}}
+	return []compare.Run{{Label: "unhard", Dir: "results/unhard", Summary: a}, {Label: "hard", Dir: "results/hard", Summary: b}}
 }
 
 func TestMetadataHeaderGolden(t *testing.T) {
 	runs := metadataRuns()
-	md := Metadata(runs)
+	md := facts.Metadata(runs)
 	var fields []string
 	for _, d := range md {
 		fields = append(fields, d.Field)
@@ -174,12 +176,12 @@ func TestMetadataHeaderGolden(t *testing.T) {
 	if diff := cmp.Diff(want, fields); diff != "" {
 		t.Errorf("metadata fields (-want +got):\n%s", diff)
 	}
-	res, err := Compare(runs)
+	res, err := facts.Compare(runs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	res.writeHead(&b, "")
+	writeHead(res, &b, "")
 	golden(t, "metadata_header", []byte(b.String()))
 	for _, want := range []string{
 		"  cmdline init_on_free      (none)                  1\n",
@@ -198,29 +200,29 @@ func TestMetadataHeaderGolden(t *testing.T) {
 		}
 	}
 	// One run, or runs that agree: no table.
-	if md := Metadata(runs[:1]); len(md) != 0 {
+	if md := facts.Metadata(runs[:1]); len(md) != 0 {
 		t.Errorf("one run: metadata %v", md)
 	}
-	if md := Metadata([]Run{runs[0], {Label: "copy", Summary: runs[0].Summary}}); len(md) != 0 {
+	if md := facts.Metadata([]compare.Run{runs[0], {Label: "copy", Summary: runs[0].Summary}}); len(md) != 0 {
 		t.Errorf("identical runs: metadata %v", md)
 	}
 }
 
 // hackbenchRun is a messaging probe run with one value per round.
-func hackbenchRun(label string, secs []float64) Run {
+func hackbenchRun(label string, secs []float64) compare.Run {
 	s := &results.Summary{Version: results.SummaryVersion, Scenario: "cook-hackbench", Clock: results.ClockInfo{Kind: "tsc", Unit: "TSC ticks", Hz: 2e9}}
 	for i, v := range secs {
 		s.Trials = append(s.Trials, results.Trial{Index: i, Round: i, Variant: "base",
 			Probes: []results.Probe{{Name: "hackbench", Kind: "messaging", Messaging: &results.MessagingResult{
 				ElapsedNs: int64(v * 1e9), SysNs: int64(v * 0.8e9)}}}})
 	}
-	return Run{Label: label, Summary: s}
+	return compare.Run{Label: label, Summary: s}
 }
 
 // TestProbeRunsSeed001: comparing two hackbench runs prints seed 001's
 // block per run and the % change line (the seed's own numbers).
 func TestProbeRunsSeed001(t *testing.T) {
-	res, err := Compare([]Run{
+	res, err := facts.Compare([]compare.Run{
 		hackbenchRun("alloc0", []float64{289.72, 286.95, 287.87, 287.34, 287.35}),
 		hackbenchRun("free1", []float64{303.26, 301.44, 301.19, 301.55, 301.39}),
 	})
@@ -228,7 +230,7 @@ func TestProbeRunsSeed001(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := res.Text(&b); err != nil {
+	if err := Text(&b, res); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -268,16 +270,16 @@ func TestWakeupOnlyTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	ct := filepath.Join(ctDir, "wakeup-cyclictest.txt")
-	runs, err := Load([]string{dir, ct}, []string{"rtload", "cyclictest"})
+	runs, err := load.Runs([]string{dir, ct}, []string{"rtload", "cyclictest"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Compare(runs)
+	res, err := facts.Compare(runs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := res.Text(&b); err != nil {
+	if err := Text(&b, res); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()

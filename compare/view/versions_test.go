@@ -1,4 +1,4 @@
-package compare
+package view
 
 import (
 	"bytes"
@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/facts"
+	"github.com/rtload/rtload/compare/load"
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/results/store"
@@ -19,7 +22,7 @@ import (
 // compared field by field: the v3 run has the v2 run's scenario and
 // machine but for its kernel, and only the kernel differs.
 func TestCompareV2V3(t *testing.T) {
-	v2, err := store.ReadSummary("../results/store/testdata/v2")
+	v2, err := store.ReadSummary("../../results/store/testdata/v2")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,14 +35,14 @@ func TestCompareV2V3(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.WriteSummary(t, v3dir, s)
-	runs, err := Load([]string{"../results/store/testdata/v2", v3dir}, []string{"v2", "v3"})
+	runs, err := load.Runs([]string{"../../results/store/testdata/v2", v3dir}, []string{"v2", "v3"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if runs[0].Summary.Version != 2 || runs[1].Summary.Version != results.SummaryVersion {
 		t.Fatalf("versions %d, %d", runs[0].Summary.Version, runs[1].Summary.Version)
 	}
-	res, err := Compare(runs)
+	res, err := facts.Compare(runs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +55,7 @@ func TestCompareV2V3(t *testing.T) {
 	}
 	undecided := 0
 	for _, m := range res.Metrics {
-		if m.Column == "recvmsg/v3" && m.Verdict == VerdictUndecided {
+		if m.Column == "recvmsg/v3" && m.Verdict == compare.VerdictUndecided {
 			undecided++
 		}
 	}
@@ -60,7 +63,7 @@ func TestCompareV2V3(t *testing.T) {
 		t.Errorf("no recvmsg verdict undecided against the v2 run's invalid recvmsg trial: %+v", res.Metrics)
 	}
 	var b bytes.Buffer
-	if err := res.Text(&b); err != nil {
+	if err := Text(&b, res); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()

@@ -1,4 +1,4 @@
-package compare
+package view
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/results"
@@ -43,7 +44,7 @@ func RunMarks(s *results.Summary) []MarkCount {
 	for _, k := range []results.MarkKind{results.MarkInvalid, results.MarkStarved, results.MarkShared, results.MarkTraffic} {
 		var trials []int
 		for i := range s.Trials {
-			if MarkText(k, &s.Trials[i]) != "" {
+			if compare.MarkText(k, &s.Trials[i]) != "" {
 				trials = append(trials, s.Trials[i].Index+1)
 			}
 		}
@@ -104,7 +105,7 @@ func trialList(ts []int) string {
 }
 
 // groupOf is the variant (":reader") of column label in r.
-func (r *Result) groupOf(label string) string {
+func groupOf(r *compare.Result, label string) string {
 	for _, c := range r.Columns {
 		if c.Label == label {
 			return c.Group
@@ -115,7 +116,7 @@ func (r *Result) groupOf(label string) string {
 
 // what names a metric inside a change line: "per call" for the mean
 // per-call cost (seed 000's words), else its name.
-func what(m Metric) string {
+func what(m compare.Metric) string {
 	if m.Name == "mean per-call cost" {
 		return "per call"
 	}
@@ -127,7 +128,7 @@ func what(m Metric) string {
 // recvfrom, n = 600 ABBA block pairs", names from name (a column label to
 // the name to print), its numbers the Interval's (Metric.Interval: the
 // verdicts' rule); "…: no interval (why)" without one.
-func ChangeLine(m Metric, name func(string) string) string {
+func ChangeLine(m compare.Metric, name func(string) string) string {
 	iv := m.Interval
 	if iv == nil || iv.PointPct == nil || iv.LowPct == nil || iv.HighPct == nil {
 		why := m.MethodNote
@@ -145,7 +146,7 @@ func ChangeLine(m Metric, name func(string) string) string {
 }
 
 // verdictWords is how a closing block says m's verdict at threshold thr.
-func verdictWords(m Metric, thr float64) string { return VerdictWords(m, thr, "±") }
+func verdictWords(m compare.Metric, thr float64) string { return VerdictWords(m, thr, "±") }
 
 // VerdictWords is how a closing block says m's verdict at threshold thr
 // (in %; sign as VerdictAt), and, when it is undecided at the threshold
@@ -153,7 +154,7 @@ func verdictWords(m Metric, thr float64) string { return VerdictWords(m, thr, "�
 // the run gives (issue 31: "+3.8% [+2.8, +4.8] … undecided at ±3%" read
 // as "we don't know"): "slower (CI excludes 0); beyond +3%: undecided".
 // A metric undecided for an invalid trial stays "undecided at …".
-func VerdictWords(m Metric, thr float64, sign string) string {
+func VerdictWords(m compare.Metric, thr float64, sign string) string {
 	if !WorseNotBeyond(m) {
 		return VerdictAt(m.Verdict, thr, sign)
 	}
@@ -166,9 +167,9 @@ func VerdictWords(m Metric, thr float64, sign string) string {
 // WorseNotBeyond reports whether m is undecided at its threshold while
 // its whole interval lies on the worse side of 0 (and no invalid trial
 // made it undecided): slower, not shown beyond the threshold.
-func WorseNotBeyond(m Metric) bool {
+func WorseNotBeyond(m compare.Metric) bool {
 	iv := m.Interval
-	if m.Verdict != VerdictUndecided || iv == nil || iv.LowPct == nil || iv.HighPct == nil || strings.Contains(m.MethodNote, ": invalid: ") {
+	if m.Verdict != compare.VerdictUndecided || iv == nil || iv.LowPct == nil || iv.HighPct == nil || strings.Contains(m.MethodNote, ": invalid: ") {
 		return false
 	}
 	if m.HigherIsBetter {
@@ -184,11 +185,11 @@ func WorseNotBeyond(m Metric) bool {
 func VerdictAt(verdict string, thr float64, sign string) string {
 	t := fmtPct(thr)
 	switch verdict {
-	case VerdictSlower:
+	case compare.VerdictSlower:
 		return "slower: the whole CI beyond +" + t + "%"
-	case VerdictNotSlower:
+	case compare.VerdictNotSlower:
 		return "not slower: the whole CI below +" + t + "%"
-	case VerdictSame:
+	case compare.VerdictSame:
 		return "same: the whole CI within ±" + t + "%"
 	}
 	return "undecided at " + sign + t + "%"
@@ -201,17 +202,17 @@ func VerdictAt(verdict string, thr float64, sign string) string {
 // recvmsg against recvfrom, with its interval and n) and its verdict, the
 // marks (MarksLine), and the results directory. saveErr, when the summary
 // could not be saved in full, ends it instead of the path.
-func RunClosing(r *Result, s *results.Summary, dir, saveErr string) report.Closing {
+func RunClosing(r *compare.Result, s *results.Summary, dir, saveErr string) report.Closing {
 	var c report.Closing
 	prim := r.Primary()
-	name := r.groupOf
+	name := func(label string) string { return groupOf(r, label) }
 	var figures, changes []string
 	for i, m := range r.Metrics {
 		if !prim[i] {
 			continue
 		}
-		figures = append(figures, fmt.Sprintf("%s: %s %s %s%s", name(m.Column), m.Name, fmtVal(m.Value, m.Unit), m.Unit, r.wakeupOf(m.Column, m.Name)))
-		if m.Verdict != VerdictBaseline {
+		figures = append(figures, fmt.Sprintf("%s: %s %s %s%s", name(m.Column), m.Name, fmtVal(m.Value, m.Unit), m.Unit, wakeupOf(r, m.Column, m.Name)))
+		if m.Verdict != compare.VerdictBaseline {
 			changes = append(changes, ChangeLine(m, name)+": "+verdictWords(m, r.ThresholdPct))
 		}
 	}
@@ -305,7 +306,7 @@ func durationOf(v any) (time.Duration, bool) {
 
 // wakeupOf is ", wakeup latency p99 X µs" for column col from its
 // headline metric, "" when it has none or it is the primary metric.
-func (r *Result) wakeupOf(col, primary string) string {
+func wakeupOf(r *compare.Result, col, primary string) string {
 	if primary == "wakeup latency p99" {
 		return ""
 	}
@@ -324,10 +325,10 @@ func (r *Result) wakeupOf(col, primary string) string {
 // (MachineLines), and last the overall verdict:
 // what the primary metrics' verdicts add up to. A gate's closing block is
 // verdict.Closing.
-func (r *Result) Closing(marked []string) report.Closing {
-	lines, verdicts := r.closingMetrics()
+func Closing(r *compare.Result, marked []string) report.Closing {
+	lines, verdicts := closingMetrics(r)
 	head := fmt.Sprintf("verdicts at ±%s%% (95%% CI of each change):", fmtPct(r.ThresholdPct))
-	return ClosingBlock(head, lines, marked, r.MachineLines(), overallLine(verdicts, r.ThresholdPct))
+	return ClosingBlock(head, lines, marked, MachineLines(r), overallLine(verdicts, r.ThresholdPct))
 }
 
 // ClosingBlock is a comparison's closing block: head (when there are
@@ -366,11 +367,11 @@ func ClosingBlock(head string, lines, marked, extra []string, last string) repor
 
 // closingMetrics are the metric lines of a compare closing block and
 // their verdicts: every column's primary metric against its baseline.
-func (r *Result) closingMetrics() (lines, verdicts []string) {
+func closingMetrics(r *compare.Result) (lines, verdicts []string) {
 	name := func(l string) string { return l }
 	prim := r.Primary()
 	for i, m := range r.Metrics {
-		if !prim[i] || m.Verdict == VerdictBaseline {
+		if !prim[i] || m.Verdict == compare.VerdictBaseline {
 			continue
 		}
 		lines = append(lines, ChangeLine(m, name)+": "+verdictWords(m, r.ThresholdPct))
@@ -385,7 +386,7 @@ func (r *Result) closingMetrics() (lines, verdicts []string) {
 
 // verdictWorseNotBeyond stands, among overallLine's verdicts, for an
 // undecided one whose interval excludes 0 on the worse side.
-const verdictWorseNotBeyond = VerdictUndecided + ", worse"
+const verdictWorseNotBeyond = compare.VerdictUndecided + ", worse"
 
 // overallLine adds up the primary metrics' verdicts without a gate: slower
 // when one is slower, same when every one is the same, not slower when
@@ -404,17 +405,17 @@ func overallLine(verdicts []string, thr float64) string {
 		}
 		return k
 	}
-	counts := fmt.Sprintf("%d slower, %d not slower, %d same, %d undecided of %d", n(VerdictSlower), n(VerdictNotSlower), n(VerdictSame), n(VerdictUndecided, verdictWorseNotBeyond), len(verdicts))
+	counts := fmt.Sprintf("%d slower, %d not slower, %d same, %d undecided of %d", n(compare.VerdictSlower), n(compare.VerdictNotSlower), n(compare.VerdictSame), n(compare.VerdictUndecided, verdictWorseNotBeyond), len(verdicts))
 	if k := n(verdictWorseNotBeyond); k > 0 {
 		counts += fmt.Sprintf(", %d of them slower with the CI excluding 0", k)
 	}
 	var v string
 	switch {
-	case n(VerdictSlower) > 0:
+	case n(compare.VerdictSlower) > 0:
 		v = "SLOWER"
-	case n(VerdictSame) == len(verdicts):
+	case n(compare.VerdictSame) == len(verdicts):
 		v = "SAME"
-	case n(VerdictNotSlower, VerdictSame) == len(verdicts):
+	case n(compare.VerdictNotSlower, compare.VerdictSame) == len(verdicts):
 		v = "NOT SLOWER"
 	default:
 		v = "UNDECIDED"
@@ -428,29 +429,29 @@ func overallLine(verdicts []string, thr float64) string {
 // p99 per-call cost, wakeup latency p99 and max, as the headline metrics
 // hold them), and the probes' runs. Text prints the rest; the closing
 // block (Closing) follows either.
-func (r *Result) Brief(w io.Writer) error {
+func Brief(w io.Writer, r *compare.Result) error {
 	r = termsafe.Copy(r)
-	var head, grid strings.Builder
-	r.head(&head, false)
-	if rows := r.headlineRows(); len(rows) > 0 {
+	var top, grid strings.Builder
+	head(r, &top, false)
+	if rows := headlineRows(r); len(rows) > 0 {
 		grid.WriteByte('\n')
-		report.Grid(&grid, "headline values, rounds merged (-v: each change with its CI and method, percentiles, variance split)", r.labels(), rows)
+		report.Grid(&grid, "headline values, rounds merged (-v: each change with its CI and method, percentiles, variance split)", labels(r), rows)
 	}
-	r.writeProbeRuns(&grid)
+	writeProbeRuns(r, &grid)
 	var b strings.Builder
-	b.WriteString(head.String())
-	if len(r.Columns) > 0 && r.hasPerCall() {
+	b.WriteString(top.String())
+	if len(r.Columns) > 0 && hasPerCall(r) {
 		// The table gives up rows to a long header (a kernel A/B's
 		// metadata) so that the whole fits BriefLines with its closing
 		// block, but keeps at least minBriefRows.
-		rows := BriefLines - strings.Count(head.String(), "\n") - strings.Count(grid.String(), "\n") - briefClosingLines - briefTableLines
+		rows := BriefLines - strings.Count(top.String(), "\n") - strings.Count(grid.String(), "\n") - briefClosingLines - briefTableLines
 		b.WriteByte('\n')
-		if err := r.table(&b, max(minBriefRows, min(report.BriefRows, rows))); err != nil {
+		if err := table(r, &b, max(minBriefRows, min(report.BriefRows, rows))); err != nil {
 			fmt.Fprintf(&b, "per-call histogram table skipped: %v\n", err)
 		}
 	}
 	b.WriteString(grid.String())
-	r.writeSessions(&b)
+	writeSessions(r, &b)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -476,10 +477,10 @@ var briefMetrics = []string{"mean per-call cost", "p99 per-call cost", "wakeup l
 // headlineRows are Brief's rows: one per briefMetrics entry (and unit)
 // some column has, a cell per column with its value; the mean per-call
 // cost in ticks is left out where it is in ns too.
-func (r *Result) headlineRows() [][]string {
+func headlineRows(r *compare.Result) [][]string {
 	var rows [][]string
-	ns := slices.ContainsFunc(r.Metrics, func(m Metric) bool { return m.Name == "mean per-call cost" && m.Unit == "ns" })
-	for _, key := range r.metricNames() {
+	ns := slices.ContainsFunc(r.Metrics, func(m compare.Metric) bool { return m.Name == "mean per-call cost" && m.Unit == "ns" })
+	for _, key := range metricNames(r) {
 		if ns && strings.HasPrefix(key, "mean per-call cost (") && key != "mean per-call cost (ns)" {
 			continue
 		}
@@ -487,7 +488,7 @@ func (r *Result) headlineRows() [][]string {
 		for _, c := range r.Columns {
 			cell := "-"
 			for _, m := range r.Metrics {
-				if m.Column == c.Label && metricKey(m) == key && m.Probe == "" && slices.Contains(briefMetrics, m.Name) {
+				if m.Column == c.Label && m.Key() == key && m.Probe == "" && slices.Contains(briefMetrics, m.Name) {
 					cell = fmtVal(m.Value, m.Unit)
 				}
 			}

@@ -1,15 +1,16 @@
-package compare
+package auto
 
 import (
 	"fmt"
 	"math"
 	"time"
 
+	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/stats"
 )
 
-// Reasons a rounds: auto run stops (AutoDecision.Reason).
+// Reasons a rounds: auto run stops (Decision.Reason).
 const (
 	StopPrecision = "precision reached" // the CI is as narrow as asked
 	StopMaxRounds = "max rounds reached"
@@ -22,19 +23,19 @@ const (
 	DefaultMaxRounds = 30
 )
 
-// AutoRule is when a rounds: auto run stops: once the 95% CI of the
+// Rule is when a rounds: auto run stops: once the 95% CI of the
 // headline difference (every variant against the first) is no wider than
 // ±Precision of the first variant's mean, or after MaxRounds rounds, or
 // before a round that would end past MaxTime (0: no limit). With one
 // variant the interval is that of its mean.
-type AutoRule struct {
+type Rule struct {
 	Precision float64       // fraction of the baseline: 0.02 = ±2%
 	MaxRounds int           // ≥ 2
 	MaxTime   time.Duration // 0 = none
 }
 
-// AutoDecision is the rule's answer after a round.
-type AutoDecision struct {
+// Decision is the rule's answer after a round.
+type Decision struct {
 	Stop bool `json:"stop"`
 	// Reason is StopPrecision, StopMaxRounds or StopMaxTime when Stop.
 	Reason string `json:"reason,omitempty"`
@@ -48,14 +49,14 @@ type AutoDecision struct {
 	Worst        int     `json:"worst_variant"`
 }
 
-// AutoStop applies rule to the per-round headline values of each variant
+// Stop applies rule to the per-round headline values of each variant
 // (values[0] the baseline, in round order, all in one process) after
 // elapsed time running: elapsed/rounds predicts the next round's
 // duration. A variant with fewer rounds bounds Rounds. The rule is
 // stats.Stop on precision alone (which needs no sequential correction):
 // it never stops on precision before two rounds.
-func AutoStop(values [][]float64, elapsed time.Duration, rule AutoRule) AutoDecision {
-	d := AutoDecision{HalfWidthPct: math.NaN()}
+func Stop(values [][]float64, elapsed time.Duration, rule Rule) Decision {
+	d := Decision{HalfWidthPct: math.NaN()}
 	if len(values) == 0 {
 		return d
 	}
@@ -116,7 +117,7 @@ func halfWidthPct(values [][]float64) (float64, int, []stats.Change) {
 // that drain sockets, wakeup latency p99 for timer-only readers, the
 // first probe's metric for probe-only runs) over every column holding it.
 func Headline(s *results.Summary) (name, unit string, columns []string, values [][]float64, err error) {
-	res, err := Compare([]Run{{Label: "run", Summary: s}})
+	res, err := compare.Headlines([]compare.Run{{Label: "run", Summary: s}}, compare.Options{})
 	if err != nil {
 		return "", "", nil, nil, err
 	}
@@ -133,11 +134,11 @@ func Headline(s *results.Summary) (name, unit string, columns []string, values [
 	return first.Name, first.Unit, columns, values, nil
 }
 
-// AutoRound applies rule to s after a complete round of a rounds: auto
+// Round applies rule to s after a complete round of a rounds: auto
 // run, elapsed into it: it records the decision in s.Auto and reports
 // whether to stop. With no headline metric yet it runs on to MaxRounds
 // (or MaxTime) and says why in s.Auto.Reason once it stops.
-func AutoRound(s *results.Summary, rule AutoRule, elapsed time.Duration) (stop bool) {
+func Round(s *results.Summary, rule Rule, elapsed time.Duration) (stop bool) {
 	a := &results.AutoRounds{PrecisionPct: rule.Precision * 100, MaxRounds: rule.MaxRounds, MaxTimeNs: int64(rule.MaxTime)}
 	s.Auto = a
 	name, unit, cols, vals, err := Headline(s)
@@ -146,13 +147,13 @@ func AutoRound(s *results.Summary, rule AutoRule, elapsed time.Duration) (stop b
 			a.Rounds = max(a.Rounds, t.Round+1)
 		}
 		// No metric: only the limits can stop it.
-		d := AutoStop([][]float64{make([]float64, a.Rounds)}, elapsed, AutoRule{Precision: -1, MaxRounds: rule.MaxRounds, MaxTime: rule.MaxTime})
+		d := Stop([][]float64{make([]float64, a.Rounds)}, elapsed, Rule{Precision: -1, MaxRounds: rule.MaxRounds, MaxTime: rule.MaxTime})
 		if d.Stop {
 			a.Reason = d.Reason + " (" + err.Error() + ")"
 		}
 		return d.Stop
 	}
-	d := AutoStop(vals, elapsed, rule)
+	d := Stop(vals, elapsed, rule)
 	a.Metric, a.Unit, a.Columns, a.Rounds = name, unit, cols, d.Rounds
 	if !math.IsNaN(d.HalfWidthPct) && !math.IsInf(d.HalfWidthPct, 0) {
 		hw := d.HalfWidthPct

@@ -1,13 +1,15 @@
-package compare
+package view
 
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/facts"
+	"github.com/rtload/rtload/compare/load"
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results/store"
 )
@@ -65,18 +67,18 @@ func sessionsDirWith(t *testing.T, cols [2]int, boot []float64, null func(k int)
 func TestComparePooledSessions(t *testing.T) {
 	a := sessionsDir(t, [2]int{0, 2}, []float64{1.00, 1.04, 0.97})
 	b := sessionsDir(t, [2]int{0, 2}, []float64{1.10, 1.16, 1.07})
-	runs, err := Load([]string{a, b}, []string{"A", "B"})
+	runs, err := load.Runs([]string{a, b}, []string{"A", "B"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(runs[0].Sessions) != 3 || runs[0].Boots() != 3 || len(runs[0].Summary.Trials) != 3*2*2*2 {
 		t.Fatalf("run A: %d sessions, %d boots, %d trials", len(runs[0].Sessions), runs[0].Boots(), len(runs[0].Summary.Trials))
 	}
-	res, err := CompareWith(runs, Options{})
+	res, err := facts.CompareWith(runs, compare.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cross, within *Metric
+	var cross, within *compare.Metric
 	for i, m := range res.Metrics {
 		if m.Name != "mean per-call cost" || m.Unit != "ns" {
 			continue
@@ -103,7 +105,7 @@ func TestComparePooledSessions(t *testing.T) {
 	}
 	_ = within // the variants within a side (compare's baseline is the first run's group)
 	var brief bytes.Buffer
-	if err := res.Brief(&brief); err != nil {
+	if err := Brief(&brief, res); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"pooled over sessions", "n = 3 sessions × 2 processes × 2 rounds", "log-SD between sessions", "sessions per side"} {
@@ -111,98 +113,10 @@ func TestComparePooledSessions(t *testing.T) {
 			t.Errorf("brief lacks %q:\n%s", want, brief.String())
 		}
 	}
-	closing := res.Closing(nil)
+	closing := Closing(res, nil)
 	var cb bytes.Buffer
 	closing.Write(&cb, true)
 	if !strings.Contains(cb.String(), "n = 3 sessions × 2 processes × 2 rounds") {
 		t.Errorf("closing block:\n%s", cb.String())
-	}
-}
-
-// TestComparePooledOneSide: a sessions directory against one run (a check
-// on one boot, or a first boot of the candidate) borrows the boot
-// variance of the pooled side and says so.
-func TestComparePooledOneSide(t *testing.T) {
-	a := sessionsDir(t, [2]int{0, 2}, []float64{1.00, 1.04, 0.97, 1.02})
-	one := t.TempDir()
-	s := testutil.ProcessRun("6.1.0", [2]int{0, 2}, 0, 3, []float64{1.1, 1.11, 1.09, 1.1, 1.12, 1.08})
-	for i := range s.Trials {
-		s.Trials[i].Readers[0].WakeupLog = nil
-	}
-	testutil.WriteSummary(t, one, s)
-	runs, err := Load([]string{a, one}, []string{"A", "B"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Headlines(runs, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range res.Metrics {
-		if m.Column != "recvfrom/B" || m.Name != "mean per-call cost" || m.Unit != "ns" {
-			continue
-		}
-		if m.Interval == nil || m.Interval.Unit != "session" || m.Interval.N != "A 4 sessions × 2 processes × 2 rounds, B 1 session × 3 processes × 2 rounds" ||
-			!strings.Contains(strings.Join(m.Interval.Notes, ";"), "B has 1 session") {
-			t.Errorf("interval %+v", m.Interval)
-		}
-		return
-	}
-	t.Fatal("no recvfrom/B")
-}
-
-// TestComparePooledControls: the machine's speed steps from boot to boot,
-// moving the per-call cost and the null syscall alike (an A/A across
-// sessions): the adjusted change takes the session as its unit and is
-// much narrower than the raw one, and the machine line is by session.
-func TestComparePooledControls(t *testing.T) {
-	speedA, speedB := []float64{1.00, 1.08, 0.95}, []float64{1.05, 0.97, 1.10}
-	a := sessionsDirWith(t, [2]int{0, 2}, speedA, func(k int) float64 { return 600 * speedA[k] })
-	b := sessionsDirWith(t, [2]int{0, 2}, speedB, func(k int) float64 { return 600 * speedB[k] })
-	runs, err := Load([]string{a, b}, []string{"A", "B"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Headlines(runs, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m *Metric
-	for i := range res.Metrics {
-		if res.Metrics[i].Column == "recvfrom/B" && res.Metrics[i].Name == "mean per-call cost" && res.Metrics[i].Unit == "ns" {
-			m = &res.Metrics[i]
-		}
-	}
-	if m == nil || !m.Controlled() {
-		t.Fatalf("no controlled recvfrom/B metric")
-	}
-	adj := m.AdjustedAt(ControlNull, Confidence)
-	t.Logf("raw %+.1f%% [%+.1f, %+.1f], adjusted %+.1f%% [%+.1f, %+.1f] (θ %.2f, r %.2f), machine %+.1f%%", 100*adj.Raw.Point, 100*adj.Raw.Lo, 100*adj.Raw.Hi,
-		100*adj.Point, 100*adj.Lo, 100*adj.Hi, adj.Theta, adj.R, 100*adj.Control.Point)
-	if adj.Unit != "session" || adj.Raw.Unit != "session" || adj.Control.Unit != "session" {
-		t.Errorf("units: adjusted %q, raw %q, control %q", adj.Unit, adj.Raw.Unit, adj.Control.Unit)
-	}
-	if !(adj.HalfWidth() < adj.Raw.HalfWidth()/2) || adj.Lo > 0 || adj.Hi < 0 {
-		t.Errorf("adjusted ±%.3f against raw ±%.3f, [%+.3f, %+.3f]", adj.HalfWidth(), adj.Raw.HalfWidth(), adj.Lo, adj.Hi)
-	}
-	if len(res.Machine) != 1 || res.Machine[0].NullSyscall == nil || res.Machine[0].NullSyscall.Unit != "session" {
-		t.Errorf("machine %+v", res.Machine)
-	}
-}
-
-// TestLoadSessionsRefused: a sessions directory whose index names a link
-// is refused whole, naming it, before any session is read.
-func TestLoadSessionsRefused(t *testing.T) {
-	a := sessionsDir(t, [2]int{0, 2}, []float64{1, 1})
-	s2 := filepath.Join(a, "s002")
-	if err := os.RemoveAll(s2); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(t.TempDir(), s2); err != nil {
-		t.Fatal(err)
-	}
-	_, err := Load([]string{a}, []string{"A"})
-	if err == nil || !strings.Contains(err.Error(), "s002") || !strings.Contains(err.Error(), "symlink") {
-		t.Fatalf("got %v", err)
 	}
 }

@@ -1,62 +1,22 @@
-package compare
+package view
 
 import (
 	"fmt"
 	"strings"
 
+	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/stats"
 )
 
-// SizingChanges are the changes a sizing says a baseline needs
-// processes (or sessions: SessionSizing) to detect: +5% and +10%.
-var SizingChanges = []float64{0.05, 0.10}
-
-// Primary reports which of res's metrics are primary: one per column, the
-// metric a gate judges by default (DefaultGated): a reader's mean
-// per-call cost (in ns where the clock converts, else in its ticks), a
-// timer-only reader's wakeup latency p99, a probe's first metric.
-func (r *Result) Primary() []bool { return Primary(r.Metrics) }
-
-// Primary reports which of ms (a Result's Metrics, in their order) are
-// primary, as Result.Primary does.
-func Primary(ms []Metric) []bool {
-	out := make([]bool, len(ms))
-	first := map[string]int{}
-	hasNs := map[string]bool{}
-	for _, m := range ms {
-		if m.Name == "mean per-call cost" && m.Unit == "ns" {
-			hasNs[m.Column] = true
-		}
-	}
-	for i, m := range ms {
-		key := m.Column
-		if m.Probe != "" {
-			key += "\x00" + m.Probe
-		}
-		if _, ok := first[key]; ok {
-			continue
-		}
-		switch {
-		case m.Name == "mean per-call cost" && hasNs[m.Column] && m.Unit != "ns":
-			continue // the same metric in ticks: its ns row is the primary
-		case m.Name == "messages lost per round" || strings.HasPrefix(m.Name, "spikes per hour"):
-			continue
-		}
-		first[key] = i
-		out[i] = true
-	}
-	return out
-}
-
 // writeVerdicts prints, for every primary metric against its baseline,
 // the three-way verdict with its CI, n, the smallest change it could
 // have detected and how many more units would decide it.
-func (r *Result) writeVerdicts(b *strings.Builder) {
+func writeVerdicts(r *compare.Result, b *strings.Builder) {
 	prim := r.Primary()
 	var lines []string
 	for i, m := range r.Metrics {
-		if (!prim[i] && m.Rate == nil) || m.Verdict == VerdictBaseline {
+		if (!prim[i] && m.Rate == nil) || m.Verdict == compare.VerdictBaseline {
 			continue
 		}
 		lines = append(lines, "  "+VerdictLine(m, r.ThresholdPct))
@@ -67,7 +27,7 @@ func (r *Result) writeVerdicts(b *strings.Builder) {
 	fmt.Fprintf(b, "\nverdicts (primary metrics and spike rates, threshold ±%s%%):\n%s\n", fmtPct(r.ThresholdPct), strings.Join(lines, "\n"))
 	if len(r.Machine) > 0 {
 		b.WriteString("\ndrift controls' own change (the machine's, or the system-call entry's; a gate adjusts per-call costs on the null syscall):\n")
-		for _, l := range r.MachineLines() {
+		for _, l := range MachineLines(r) {
 			b.WriteString("  " + l + "\n")
 		}
 	}
@@ -77,8 +37,8 @@ func (r *Result) writeVerdicts(b *strings.Builder) {
 // per-call cost (ns): undecided: +2.10% [−4.01%, +8.60%] (95% CI, n = 6
 // processes × 8 rounds, unit process, df 9.8); smallest detectable
 // change +12.3%; 14 more processes per side would decide it".
-func VerdictLine(m Metric, thresholdPct float64) string {
-	l := fmt.Sprintf("%s %s: %s", m.Column, metricKey(m), m.Verdict)
+func VerdictLine(m compare.Metric, thresholdPct float64) string {
+	l := fmt.Sprintf("%s %s: %s", m.Column, m.Key(), m.Verdict)
 	iv := m.Interval
 	if iv == nil {
 		return l + ": " + m.MethodNote
@@ -111,14 +71,14 @@ func VerdictLine(m Metric, thresholdPct float64) string {
 	}
 	clear := iv.LowPct != nil && iv.HighPct != nil && (*iv.LowPct > thresholdPct || *iv.HighPct < thresholdPct)
 	switch {
-	case m.Verdict == VerdictUndecided && clear:
+	case m.Verdict == compare.VerdictUndecided && clear:
 		// The interval decides, something else does not let it.
 		if i := strings.Index(m.MethodNote, "invalid"); i >= 0 {
 			l += "; undecided whatever the interval says: a trial is invalid (" + strings.TrimSpace(m.MethodNote[strings.LastIndex(m.MethodNote[:i], ";")+1:]) + ")"
 		}
 	case m.MoreUnits != nil && *m.MoreUnits > 0:
 		l += fmt.Sprintf("; %d more %s per side would decide it", *m.MoreUnits, unitPlural(iv.Unit, *m.MoreUnits))
-	case m.Verdict == VerdictUndecided && iv.LowPct != nil && iv.Unit != "event":
+	case m.Verdict == compare.VerdictUndecided && iv.LowPct != nil && iv.Unit != "event":
 		l += "; no number of samples would decide it at the change measured: it lies within the noise of the threshold, or the side that cannot grow (a check's baseline) is too noisy alone"
 	}
 	if r := m.Rate; r != nil {
@@ -173,7 +133,7 @@ func unitPlural(u string, n int) string {
 
 // writeVariance prints the variance split of every primary metric's
 // columns: where the noise is, and Kalibera & Jones' rounds per process.
-func (r *Result) writeVariance(b *strings.Builder) {
+func writeVariance(r *compare.Result, b *strings.Builder) {
 	prim := r.Primary()
 	rows := [][]string{{"metric", "column", "n", "between processes", "between rounds", "within round", "lag-1", "K&J rounds/process"}}
 	pooled := false
@@ -196,7 +156,7 @@ func (r *Result) writeVariance(b *strings.Builder) {
 		if v.RoundsPerProcess > 0 {
 			kj = fmt.Sprint(v.RoundsPerProcess)
 		}
-		row := []string{metricKey(m), m.Column, shapeOf(m), sdNote(v.BetweenProcessesLogSD, "1 process"),
+		row := []string{m.Key(), m.Column, shapeOf(m), sdNote(v.BetweenProcessesLogSD, "1 process"),
 			sdNote(v.BetweenRoundsLogSD, "1 round"), sdNote(v.WithinRoundLogSD, "no blocks"), lag, kj}
 		if pooled {
 			row = append([]string{row[0], row[1], row[2], sdNote(v.BetweenSessionsLogSD, "1 session")}, row[3:]...)
@@ -219,7 +179,7 @@ func (r *Result) writeVariance(b *strings.Builder) {
 
 // shapeOf names a metric's samples: "6 processes × 8 rounds", "3
 // sessions × 4 processes × 2 rounds" for a column pooled over sessions.
-func shapeOf(m Metric) string {
+func shapeOf(m compare.Metric) string {
 	if len(m.RoundSessions) == len(m.Rounds) && len(m.Rounds) > 0 {
 		groups := map[int]map[int][]float64{}
 		for i, v := range m.Rounds {

@@ -1,4 +1,4 @@
-package compare
+package view
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/report"
 )
@@ -40,16 +41,16 @@ const LKPRule = `change rule (lkp-tests' default, lib/stats.rb and lib/changed_s
 // rule LKP uses (LKPRule) and the metrics it calls changed (LKPChanged).
 // Values are the means of each column's per-round values (the metric's
 // merged value when it has none). A run lacking a column shows "-".
-func (r *Result) LKP(w io.Writer) error {
+func LKP(w io.Writer, r *compare.Result) error {
 	r = termsafe.Copy(r) // strings from results, escaped for the terminal
 	var b strings.Builder
 	runs := r.Runs
 	b.WriteString(strings.Repeat("=", 89) + "\n")
-	keys, vals := r.lkpAxes()
+	keys, vals := lkpAxes(r)
 	fmt.Fprintf(&b, "%s:\n  %s\n\n", strings.Join(keys, "/"), strings.Join(vals, "/"))
 	b.WriteString("run: \n")
 	for _, ri := range runs {
-		if ri.Kernel != none && ri.Kernel != "" {
+		if ri.Kernel != compare.None && ri.Kernel != "" {
 			fmt.Fprintf(&b, "  %s (%q)\n", ri.Label, ri.Kernel)
 		} else {
 			fmt.Fprintf(&b, "  %s\n", ri.Label)
@@ -75,7 +76,7 @@ func (r *Result) LKP(w io.Writer) error {
 	fmt.Fprintf(&b, "         %%stddev%s\n", strings.Repeat("     %change         %stddev", n))
 	fmt.Fprintf(&b, "             \\  %s\n", strings.Repeat("        |                \\  ", n))
 	var changed []string
-	for _, row := range r.lkpRows() {
+	for _, row := range lkpRows(r) {
 		var base []float64
 		for i := range runs {
 			c := row.cells[i]
@@ -125,12 +126,12 @@ type lkpRow struct {
 
 // lkpRows lays the headline metrics out by (group, metric), in the order
 // Metrics has them.
-func (r *Result) lkpRows() []lkpRow {
+func lkpRows(r *compare.Result) []lkpRow {
 	runIndex := map[string]int{}
 	for i, ri := range r.Runs {
 		runIndex[ri.Label] = i
 	}
-	group := map[string]Column{}
+	group := map[string]compare.Column{}
 	for _, c := range r.Columns {
 		group[c.Label] = c
 	}
@@ -165,8 +166,8 @@ func (r *Result) lkpRows() []lkpRow {
 
 // lkpAxes are the facts every run shares, LKP's common axes: scenario,
 // clock, CPU count and model, where the runs agree on them.
-func (r *Result) lkpAxes() (keys, vals []string) {
-	same := func(get func(ri RunInfo) string) (string, bool) {
+func lkpAxes(r *compare.Result) (keys, vals []string) {
+	same := func(get func(ri compare.RunInfo) string) (string, bool) {
 		if len(r.Runs) == 0 {
 			return "", false
 		}
@@ -176,15 +177,15 @@ func (r *Result) lkpAxes() (keys, vals []string) {
 				return "", false
 			}
 		}
-		return v, v != "" && v != none
+		return v, v != "" && v != compare.None
 	}
 	for _, a := range []struct {
 		key string
-		get func(ri RunInfo) string
+		get func(ri compare.RunInfo) string
 	}{
-		{"scenario", func(ri RunInfo) string { return ri.Scenario }},
-		{"clock", func(ri RunInfo) string { return ri.Clock.Kind }},
-		{"tick_unit", func(RunInfo) string { return r.TickUnit }},
+		{"scenario", func(ri compare.RunInfo) string { return ri.Scenario }},
+		{"clock", func(ri compare.RunInfo) string { return ri.Clock.Kind }},
+		{"tick_unit", func(compare.RunInfo) string { return r.TickUnit }},
 	} {
 		if v, ok := same(a.get); ok {
 			keys, vals = append(keys, a.key), append(vals, v)

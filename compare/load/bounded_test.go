@@ -1,4 +1,4 @@
-package compare
+package load
 
 import (
 	"runtime"
@@ -16,7 +16,7 @@ func TestLoadStreamsWakeupLogs(t *testing.T) {
 	testutil.LongLogDir(t, dir, 400_000, 123_456, 900_000)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	runs, err := Load([]string{dir}, []string{"a"})
+	runs, err := Runs([]string{dir}, []string{"a"})
 	runtime.ReadMemStats(&after)
 	if err != nil {
 		t.Fatal(err)

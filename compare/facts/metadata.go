@@ -1,12 +1,11 @@
-package compare
+package facts
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/rtload/rtload/report"
+	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/results"
 )
 
@@ -32,9 +31,9 @@ var (
 // governor (C-states) and the cpu_dma_latency the trials held. Runs read
 // from other tools' files are left out; with fewer than two rtload runs
 // the list is empty.
-func Metadata(all []Run) []Difference {
-	out := []Difference{}
-	var runs []Run
+func Metadata(all []compare.Run) []compare.Difference {
+	out := []compare.Difference{}
+	var runs []compare.Run
 	for _, r := range all {
 		if !r.Foreign {
 			runs = append(runs, r)
@@ -43,14 +42,14 @@ func Metadata(all []Run) []Difference {
 	if len(runs) < 2 {
 		return out
 	}
-	add := func(field string, get func(r Run) string) {
+	add := func(field string, get func(r compare.Run) string) {
 		vals := make([]string, len(runs))
 		for i, r := range runs {
 			vals[i] = get(r)
 		}
 		for _, v := range vals[1:] {
 			if v != vals[0] {
-				out = append(out, Difference{Field: field, Values: vals})
+				out = append(out, compare.Difference{Field: field, Values: vals})
 				return
 			}
 		}
@@ -74,7 +73,7 @@ func Metadata(all []Run) []Difference {
 		}
 	}
 	for _, k := range keys {
-		add("cmdline "+k, func(r Run) string { return lookup(params[indexOf(runs, r)], k) })
+		add("cmdline "+k, func(r compare.Run) string { return lookup(params[indexOf(runs, r)], k) })
 	}
 	for _, m := range []struct {
 		get    func(e *results.Env) map[string]string
@@ -95,17 +94,17 @@ func Metadata(all []Run) []Difference {
 		}
 		slices.Sort(names)
 		for _, k := range names {
-			add(m.prefix+k, func(r Run) string { return lookup(maps[indexOf(runs, r)], k) })
+			add(m.prefix+k, func(r compare.Run) string { return lookup(maps[indexOf(runs, r)], k) })
 		}
 	}
 	for _, f := range metadataMach {
 		add(f.name, f.of)
 	}
-	add("cpu_dma_latency", func(r Run) string { return dmaLatency(r) })
+	add("cpu_dma_latency", func(r compare.Run) string { return dmaLatency(r) })
 	return out
 }
 
-func indexOf(runs []Run, r Run) int {
+func indexOf(runs []compare.Run, r compare.Run) int {
 	for i := range runs {
 		if runs[i].Label == r.Label {
 			return i
@@ -118,7 +117,7 @@ func lookup(m map[string]string, k string) string {
 	if v, ok := m[k]; ok {
 		return v
 	}
-	return none
+	return compare.None
 }
 
 // cmdlineParams splits the kernel's part of a command line (before a bare
@@ -161,7 +160,7 @@ func cmdlineParams(s string) []string {
 
 // dmaLatency is the cpu_dma_latency the run's trials held: "0 µs", "not
 // held" for −1, several values comma-separated in ascending order.
-func dmaLatency(r Run) string {
+func dmaLatency(r compare.Run) string {
 	var vals []int
 	for _, t := range r.Summary.Trials {
 		if !slices.Contains(vals, t.CPUDMALatencyUs) {
@@ -169,7 +168,7 @@ func dmaLatency(r Run) string {
 		}
 	}
 	if len(vals) == 0 {
-		return none
+		return compare.None
 	}
 	slices.Sort(vals)
 	parts := make([]string, len(vals))
@@ -181,61 +180,4 @@ func dmaLatency(r Run) string {
 		}
 	}
 	return strings.Join(parts, ", ")
-}
-
-// writeMetadata prints the Metadata table: one row per fact that differs,
-// one column per rtload run.
-func (r *Result) writeMetadata(b *strings.Builder) {
-	if len(r.Metadata) == 0 {
-		return
-	}
-	var labels []string
-	for _, ri := range r.Runs {
-		if !ri.Foreign {
-			labels = append(labels, ri.Label)
-		}
-	}
-	b.WriteString("\nmetadata that differs between the runs (mmtests-style; every other fact is the same):\n")
-	rows := [][]string{append([]string{""}, labels...)}
-	for _, d := range r.Metadata {
-		rows = append(rows, append([]string{d.Field}, d.Values...))
-	}
-	for i := range rows {
-		rows[i][0] = "  " + rows[i][0]
-	}
-	report.Aligned(b, rows, nil)
-}
-
-// inMetadata reports whether the metadata table shows field (a
-// Differences field): a row of that name, or for "cmdline" a row of one
-// of its parameters.
-func (r *Result) inMetadata(field string) bool {
-	for _, d := range r.Metadata {
-		if d.Field == field || (field == "cmdline" && strings.HasPrefix(d.Field, "cmdline ")) {
-			return true
-		}
-	}
-	return false
-}
-
-// splitWarnings returns the warnings and infos the metadata table does not
-// show, and a line naming the warned fields it does ("" when none).
-func (r *Result) splitWarnings() (warnings, info []Difference, line string) {
-	var shown []string
-	for _, d := range r.Warnings {
-		if r.inMetadata(d.Field) {
-			shown = append(shown, d.Field)
-		} else {
-			warnings = append(warnings, d)
-		}
-	}
-	for _, d := range r.Info {
-		if !r.inMetadata(d.Field) {
-			info = append(info, d)
-		}
-	}
-	if len(shown) > 0 {
-		line = fmt.Sprintf("WARNING: runs differ in %s (above): not the same machine setup, compare with care\n", strings.Join(shown, ", "))
-	}
-	return warnings, info, line
 }

@@ -1,4 +1,4 @@
-package compare
+package auto
 
 import (
 	"math"
@@ -17,7 +17,7 @@ func TestAutoStop(t *testing.T) {
 		name    string
 		values  [][]float64
 		elapsed time.Duration
-		rule    AutoRule
+		rule    Rule
 		stop    bool
 		reason  string
 		rounds  int
@@ -26,22 +26,22 @@ func TestAutoStop(t *testing.T) {
 		// Welch on the logs of 5+5 rounds: log ratio 0.156032, se
 		// 0.078245, df 7.811487, t(0.975) 2.3413: half-width exp(t·se) −
 		// 1 = ±19.8649% (on the ratio scale).
-		{"two variants: within ±20%", ab, time.Minute, AutoRule{Precision: 0.20, MaxRounds: 30}, true, StopPrecision, 5, 19.8649},
-		{"two variants: not within ±19.8%", ab, time.Minute, AutoRule{Precision: 0.198, MaxRounds: 30}, false, "", 5, 19.8649},
+		{"two variants: within ±20%", ab, time.Minute, Rule{Precision: 0.20, MaxRounds: 30}, true, StopPrecision, 5, 19.8649},
+		{"two variants: not within ±19.8%", ab, time.Minute, Rule{Precision: 0.198, MaxRounds: 30}, false, "", 5, 19.8649},
 		// One variant: the geometric mean's t interval: se of the mean log
 		// 0.011322, t(0.975, 2) = 4.302653: exp(t·se) − 1 = ±4.99217%.
-		{"one variant: within ±5%", one, time.Minute, AutoRule{Precision: 0.05, MaxRounds: 30}, true, StopPrecision, 3, 4.99217},
-		{"one variant: not within ±4.9%", one, time.Minute, AutoRule{Precision: 0.049, MaxRounds: 30}, false, "", 3, 4.99217},
-		{"max rounds", one, time.Minute, AutoRule{Precision: 0.01, MaxRounds: 3}, true, StopMaxRounds, 3, 4.99217},
+		{"one variant: within ±5%", one, time.Minute, Rule{Precision: 0.05, MaxRounds: 30}, true, StopPrecision, 3, 4.99217},
+		{"one variant: not within ±4.9%", one, time.Minute, Rule{Precision: 0.049, MaxRounds: 30}, false, "", 3, 4.99217},
+		{"max rounds", one, time.Minute, Rule{Precision: 0.01, MaxRounds: 3}, true, StopMaxRounds, 3, 4.99217},
 		// 3 rounds in 90 s: 30 s a round, the next would end at 120 s.
-		{"another round would pass max time", one, 90 * time.Second, AutoRule{Precision: 0.01, MaxRounds: 30, MaxTime: 100 * time.Second}, true, StopMaxTime, 3, 4.99217},
-		{"another round ends at max time", one, 90 * time.Second, AutoRule{Precision: 0.01, MaxRounds: 30, MaxTime: 120 * time.Second}, false, "", 3, 4.99217},
-		{"one round: no interval yet", [][]float64{{10}, {10}}, time.Second, AutoRule{Precision: 0.5, MaxRounds: 30}, false, "", 1, math.NaN()},
-		{"the fewest rounds count", [][]float64{{10, 11, 12}, {12, 13}}, time.Second, AutoRule{Precision: 0.01, MaxRounds: 2}, true, StopMaxRounds, 2, -1},
-		{"a zero baseline never reaches a relative precision", [][]float64{{0, 0, 0}, {1, 2, 3}}, time.Second, AutoRule{Precision: 0.5, MaxRounds: 30}, false, "", 3, math.Inf(1)},
+		{"another round would pass max time", one, 90 * time.Second, Rule{Precision: 0.01, MaxRounds: 30, MaxTime: 100 * time.Second}, true, StopMaxTime, 3, 4.99217},
+		{"another round ends at max time", one, 90 * time.Second, Rule{Precision: 0.01, MaxRounds: 30, MaxTime: 120 * time.Second}, false, "", 3, 4.99217},
+		{"one round: no interval yet", [][]float64{{10}, {10}}, time.Second, Rule{Precision: 0.5, MaxRounds: 30}, false, "", 1, math.NaN()},
+		{"the fewest rounds count", [][]float64{{10, 11, 12}, {12, 13}}, time.Second, Rule{Precision: 0.01, MaxRounds: 2}, true, StopMaxRounds, 2, -1},
+		{"a zero baseline never reaches a relative precision", [][]float64{{0, 0, 0}, {1, 2, 3}}, time.Second, Rule{Precision: 0.5, MaxRounds: 30}, false, "", 3, math.Inf(1)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := AutoStop(tc.values, tc.elapsed, tc.rule)
+			d := Stop(tc.values, tc.elapsed, tc.rule)
 			if d.Stop != tc.stop || d.Reason != tc.reason || d.Rounds != tc.rounds {
 				t.Errorf("stop %v reason %q rounds %d, want %v %q %d", d.Stop, d.Reason, d.Rounds, tc.stop, tc.reason, tc.rounds)
 			}
@@ -104,18 +104,18 @@ func TestAutoRound(t *testing.T) {
 	const want = 7.93164
 	for _, tc := range []struct {
 		name   string
-		rule   AutoRule
+		rule   Rule
 		stop   bool
 		reason string
 		within bool
 	}{
-		{"within ±20%: precision reached", AutoRule{Precision: 0.20, MaxRounds: 30}, true, StopPrecision, true},
-		{"not within ±5%: on", AutoRule{Precision: 0.05, MaxRounds: 30}, false, "", false},
-		{"not within ±5%, 2 rounds allowed", AutoRule{Precision: 0.05, MaxRounds: 2}, true, StopMaxRounds, false},
+		{"within ±20%: precision reached", Rule{Precision: 0.20, MaxRounds: 30}, true, StopPrecision, true},
+		{"not within ±5%: on", Rule{Precision: 0.05, MaxRounds: 30}, false, "", false},
+		{"not within ±5%, 2 rounds allowed", Rule{Precision: 0.05, MaxRounds: 2}, true, StopMaxRounds, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := *s
-			stop := AutoRound(&c, tc.rule, time.Minute)
+			stop := Round(&c, tc.rule, time.Minute)
 			a := c.Auto
 			if stop != tc.stop || a == nil || a.Reason != tc.reason || a.Within != tc.within || a.Rounds != 2 ||
 				a.Metric != "mean per-call cost" || a.Unit != "ns" || a.HalfWidthPct == nil || !near(*a.HalfWidthPct, want, 1e-4) ||
@@ -126,8 +126,10 @@ func TestAutoRound(t *testing.T) {
 	}
 	// No headline metric (no readers, no probes): only the limits stop it.
 	empty := &results.Summary{Trials: []results.Trial{{Round: 0}, {Round: 1}}}
-	if stop := AutoRound(empty, AutoRule{Precision: 0.5, MaxRounds: 2}, time.Second); !stop ||
+	if stop := Round(empty, Rule{Precision: 0.5, MaxRounds: 2}, time.Second); !stop ||
 		!strings.HasPrefix(empty.Auto.Reason, StopMaxRounds+" (no headline metric") || empty.Auto.HalfWidthPct != nil {
 		t.Errorf("stop %v, auto %+v", stop, empty.Auto)
 	}
 }
+
+func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol }

@@ -1,10 +1,12 @@
-package compare
+package view
 
 import (
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/facts"
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
 )
@@ -18,8 +20,8 @@ var closingJitter = []float64{1.00, 1.01, 0.99, 1.02, 0.98, 1.005, 0.995, 1.015,
 
 // closingRuns are two runs of 3 processes × 2 rounds: "base" and "new",
 // whose recvmsg column is the seed's hardened one (slower per call).
-func closingRuns() []Run {
-	return []Run{
+func closingRuns() []compare.Run {
+	return []compare.Run{
 		{Label: "base", Dir: "results/base", Summary: processRun("6.1.0", [2]int{0, 2}, 0, 3, closingJitter)},
 		{Label: "new", Dir: "results/new", Summary: processRun("6.1.0", [2]int{0, 3}, 1, 3, closingJitter[3:])},
 	}
@@ -30,15 +32,15 @@ func closingRuns() []Run {
 // block, which ends on the verdict line; at most 60 lines. The closing
 // block's numbers are the metrics' own (--format json's).
 func TestCompareBriefGolden(t *testing.T) {
-	res, err := Compare(closingRuns())
+	res, err := facts.Compare(closingRuns())
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	if err := res.Brief(&b); err != nil {
+	if err := Brief(&b, res); err != nil {
 		t.Fatal(err)
 	}
-	c := res.Closing(nil)
+	c := Closing(res, nil)
 	if err := c.Write(&b, false); err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +58,7 @@ func TestCompareBriefGolden(t *testing.T) {
 	}
 	prim := res.Primary()
 	for i, m := range res.Metrics {
-		if !prim[i] || m.Verdict == VerdictBaseline {
+		if !prim[i] || m.Verdict == compare.VerdictBaseline {
 			continue
 		}
 		want := ChangeLine(m, func(l string) string { return l }) + ": " + verdictWords(m, res.ThresholdPct)
@@ -73,7 +75,7 @@ func TestCompareBriefGolden(t *testing.T) {
 func TestRunClosing(t *testing.T) {
 	s := interleavedSummary(100)
 	s.Trials[1].Marks = append(s.Trials[1].Marks, results.Mark{Kind: results.MarkTraffic, Endpoint: "lo450", Text: "lo450: send lag p99 49.5ms > max_send_lag 20ms"})
-	res, err := Compare([]Run{{Label: "run", Summary: s}})
+	res, err := facts.Compare([]compare.Run{{Label: "run", Summary: s}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +125,7 @@ func TestNeverRan(t *testing.T) {
 	}
 	s.Trials = s.Trials[:1]
 	s.Stopped = true
-	res, err := Compare([]Run{{Label: "run", Summary: s}})
+	res, err := facts.Compare([]compare.Run{{Label: "run", Summary: s}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,15 +143,15 @@ func TestCompareBriefKernelAB(t *testing.T) {
 	runs := closingRuns()
 	runs[1].Summary.Env = results.Env{Kernel: "6.1.0-hard", CPUModel: "Intel(R) Core(TM) i7-3770", Clocksource: "tsc",
 		Cmdline: "quiet init_on_free=1", KernelConfig: map[string]string{"CONFIG_HARDENED_USERCOPY": "y"}}
-	res, err := Compare(runs)
+	res, err := facts.Compare(runs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	if err := res.Brief(&b); err != nil {
+	if err := Brief(&b, res); err != nil {
 		t.Fatal(err)
 	}
-	if err := res.Closing(nil).Write(&b, false); err != nil {
+	if err := Closing(res, nil).Write(&b, false); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()

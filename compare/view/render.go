@@ -1,4 +1,4 @@
-package compare
+package view
 
 import (
 	"encoding/csv"
@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/internal/termsafe"
 	"github.com/rtload/rtload/report"
 	"github.com/rtload/rtload/results"
@@ -23,24 +24,24 @@ var Formats = []string{"text", "json", "csv", "markdown", "lkp"}
 // first), "json" (Result, indented), "csv" (one row per column × metric),
 // "markdown" (tables, the histogram in a code block) or "lkp" (the 0-day
 // robot's `lkp compare` layout, see LKP).
-func Write(w io.Writer, r *Result, format string) error {
+func Write(w io.Writer, r *compare.Result, format string) error {
 	switch format {
 	case "text", "":
-		return r.Text(w)
+		return Text(w, r)
 	case "json":
-		return r.JSON(w)
+		return JSON(w, r)
 	case "csv":
-		return r.CSV(w)
+		return CSV(w, r)
 	case "markdown", "md":
-		return r.Markdown(w)
+		return Markdown(w, r)
 	case "lkp":
-		return r.LKP(w)
+		return LKP(w, r)
 	}
 	return fmt.Errorf("compare: format %q unknown (allowed: %s)", format, strings.Join(Formats, ", "))
 }
 
 // JSON writes r as indented JSON.
-func (r *Result) JSON(w io.Writer) error {
+func JSON(w io.Writer, r *compare.Result) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
@@ -52,7 +53,7 @@ var CSVHeader = []string{"metric", "unit", "higher_is_better", "column", "baseli
 
 // CSV writes one row per column × headline metric under CSVHeader; empty
 // cells mean "none" (no change for a baseline, no interval).
-func (r *Result) CSV(w io.Writer) error {
+func CSV(w io.Writer, r *compare.Result) error {
 	r = termsafe.Copy(r) // strings from results, escaped for the terminal
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVHeader); err != nil {
@@ -67,7 +68,7 @@ func (r *Result) CSV(w io.Writer) error {
 	for _, m := range r.Metrics {
 		conf := ""
 		if m.CILow != nil {
-			conf = strconv.FormatFloat(Confidence, 'g', -1, 64)
+			conf = strconv.FormatFloat(compare.Confidence, 'g', -1, 64)
 		}
 		if err := cw.Write([]string{m.Name, m.Unit, strconv.FormatBool(m.HigherIsBetter), m.Column, m.Baseline,
 			strconv.FormatFloat(m.Value, 'g', 10, 64), strconv.FormatFloat(m.BaselineValue, 'g', 10, 64),
@@ -89,36 +90,36 @@ func (r *Result) CSV(w io.Writer) error {
 // first (termsafe.Copy): names, notes and facts read from results other
 // people wrote cannot move the cursor, retitle the terminal or forge a
 // line. JSON needs no escaping.
-func (r *Result) Text(w io.Writer) error {
+func Text(w io.Writer, r *compare.Result) error {
 	r = termsafe.Copy(r)
 	var b strings.Builder
-	r.writeHead(&b, "")
+	writeHead(r, &b, "")
 	if len(r.Columns) > 0 {
-		labels := r.labels()
-		if r.hasPerCall() {
+		labels := labels(r)
+		if hasPerCall(r) {
 			b.WriteByte('\n')
-			if err := r.histogram(&b); err != nil {
+			if err := histogram(r, &b); err != nil {
 				fmt.Fprintf(&b, "per-call histogram table skipped: %v\n", err)
 			}
 			b.WriteByte('\n')
-			report.Grid(&b, "per-call cost percentiles ("+r.TickUnit+"; "+r.pctSource(func(c Column) Percentiles { return c.PerCallTicks })+")",
-				labels, r.pctRows(func(c Column) Percentiles { return c.PerCallTicks }, "%.0f"))
+			report.Grid(&b, "per-call cost percentiles ("+r.TickUnit+"; "+pctSource(r, func(c compare.Column) compare.Percentiles { return c.PerCallTicks })+")",
+				labels, pctRows(r, func(c compare.Column) compare.Percentiles { return c.PerCallTicks }, "%.0f"))
 		}
-		if r.hasWakeups() {
+		if hasWakeups(r) {
 			b.WriteByte('\n')
-			report.Grid(&b, "wakeup latency percentiles (µs, wake − deadline; "+r.pctSource(func(c Column) Percentiles { return c.WakeupUs })+")",
-				labels, r.pctRows(func(c Column) Percentiles { return c.WakeupUs }, "%.1f"))
+			report.Grid(&b, "wakeup latency percentiles (µs, wake − deadline; "+pctSource(r, func(c compare.Column) compare.Percentiles { return c.WakeupUs })+")",
+				labels, pctRows(r, func(c compare.Column) compare.Percentiles { return c.WakeupUs }, "%.1f"))
 		}
 	}
-	r.writeProbeRuns(&b)
+	writeProbeRuns(r, &b)
 	if len(r.Metrics) > 0 {
 		b.WriteByte('\n')
-		fmt.Fprintf(&b, "headline metrics: change against the first run of each variant, %.0f%% CI of the change, verdict at ±%s%%\n", Confidence*100, fmtPct(r.ThresholdPct))
-		rows := [][]string{{"metric", "column", "value", "change", fmt.Sprintf("%.0f%% CI", Confidence*100), "verdict", "method"}}
-		for _, name := range r.metricNames() {
+		fmt.Fprintf(&b, "headline metrics: change against the first run of each variant, %.0f%% CI of the change, verdict at ±%s%%\n", compare.Confidence*100, fmtPct(r.ThresholdPct))
+		rows := [][]string{{"metric", "column", "value", "change", fmt.Sprintf("%.0f%% CI", compare.Confidence*100), "verdict", "method"}}
+		for _, name := range metricNames(r) {
 			first := true
 			for _, m := range r.Metrics {
-				if metricKey(m) != name {
+				if m.Key() != name {
 					continue
 				}
 				label := ""
@@ -131,17 +132,17 @@ func (r *Result) Text(w io.Writer) error {
 		}
 		report.Aligned(&b, rows, []bool{false, false, true, true, true, false, false})
 		b.WriteString(methodsNote)
-		r.writeVerdicts(&b)
-		r.writeVariance(&b)
+		writeVerdicts(r, &b)
+		writeVariance(r, &b)
 	}
-	r.interleavedText(&b)
-	r.profileText(&b)
+	interleavedText(r, &b)
+	profileText(r, &b)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
 // hasPerCall reports whether any column holds per-call samples.
-func (r *Result) hasPerCall() bool {
+func hasPerCall(r *compare.Result) bool {
 	for _, c := range r.Columns {
 		if c.PerCall.Total > 0 || c.PerCallTicks.Count > 0 {
 			return true
@@ -151,7 +152,7 @@ func (r *Result) hasPerCall() bool {
 }
 
 // hasWakeups reports whether any column holds wakeup-latency samples.
-func (r *Result) hasWakeups() bool {
+func hasWakeups(r *compare.Result) bool {
 	for _, c := range r.Columns {
 		if c.WakeupUs.Count > 0 {
 			return true
@@ -168,11 +169,11 @@ var probeFormats = map[string]string{"s": "%.3f", "KB/s": "%.0f", "ns": "%.0f"}
 // "Runs: …", "Min: … Max: … Mean: … Std Dev: …" (Std Dev over n, as the
 // seed) and, against the baseline, its % change line ("4.57% slower than
 // …", "(within the std dev noise)"), with report's seed 001 printer.
-func (r *Result) writeProbeRuns(b *strings.Builder) {
-	for _, name := range r.metricNames() {
-		var ms []Metric
+func writeProbeRuns(r *compare.Result, b *strings.Builder) {
+	for _, name := range metricNames(r) {
+		var ms []compare.Metric
 		for _, m := range r.Metrics {
-			if m.Probe != "" && metricKey(m) == name && len(m.Rounds) > 0 {
+			if m.Probe != "" && m.Key() == name && len(m.Rounds) > 0 {
 				ms = append(ms, m)
 			}
 		}
@@ -187,9 +188,9 @@ func (r *Result) writeProbeRuns(b *strings.Builder) {
 		tw := tabwriter.NewWriter(b, 0, 4, 2, ' ', 0)
 		for _, m := range ms {
 			var base []float64
-			if m.Verdict != VerdictBaseline {
+			if m.Verdict != compare.VerdictBaseline {
 				for _, x := range r.Metrics {
-					if x.Column == m.Baseline && metricKey(x) == name {
+					if x.Column == m.Baseline && x.Key() == name {
 						base = x.Rounds
 					}
 				}
@@ -213,7 +214,7 @@ const methodsNote = `methods: t = Student's t on log values of independent units
 
 // Markdown writes r as Markdown: a runs table, warnings, the seed's table
 // in a code block, percentile tables and the metrics table.
-func (r *Result) Markdown(w io.Writer) error {
+func Markdown(w io.Writer, r *compare.Result) error {
 	r = termsafe.Copy(r) // strings from results, escaped for the terminal
 	var b strings.Builder
 	b.WriteString("# rtload compare\n\n| run | dir | scenario | kernel | start | trials |\n|---|---|---|---|---|---|\n")
@@ -224,15 +225,15 @@ func (r *Result) Markdown(w io.Writer) error {
 		b.WriteByte('\n')
 		for _, d := range r.Warnings {
 			if isMark(d) {
-				for _, l := range r.markLines(d) {
+				for _, l := range markLines(r, d) {
 					fmt.Fprintf(&b, "- **WARNING**: %s\n", md(strings.TrimPrefix(l, "WARNING: ")))
 				}
 				continue
 			}
-			fmt.Fprintf(&b, "- **WARNING**: runs differ in %s: %s\n", md(d.Field), md(r.values(d)))
+			fmt.Fprintf(&b, "- **WARNING**: runs differ in %s: %s\n", md(d.Field), md(values(r, d)))
 		}
 		for _, d := range r.Info {
-			fmt.Fprintf(&b, "- info: runs differ in %s (expected): %s\n", md(d.Field), md(r.values(d)))
+			fmt.Fprintf(&b, "- info: runs differ in %s (expected): %s\n", md(d.Field), md(values(r, d)))
 		}
 		for _, n := range r.Notes {
 			fmt.Fprintf(&b, "- note: %s\n", md(n))
@@ -257,45 +258,45 @@ func (r *Result) Markdown(w io.Writer) error {
 	if len(r.Columns) > 0 {
 		type pctTable struct {
 			title  string
-			get    func(c Column) Percentiles
+			get    func(c compare.Column) compare.Percentiles
 			format string
 		}
 		var tables []pctTable
-		if r.hasPerCall() {
+		if hasPerCall(r) {
 			b.WriteString("\n## Per-call cost histogram\n\n```text\n")
-			if err := r.histogram(&b); err != nil {
+			if err := histogram(r, &b); err != nil {
 				fmt.Fprintf(&b, "skipped: %v\n", err)
 			}
 			b.WriteString("```\n")
-			tables = append(tables, pctTable{"Per-call cost percentiles (" + r.TickUnit + ")", func(c Column) Percentiles { return c.PerCallTicks }, "%.0f"})
+			tables = append(tables, pctTable{"Per-call cost percentiles (" + r.TickUnit + ")", func(c compare.Column) compare.Percentiles { return c.PerCallTicks }, "%.0f"})
 		}
-		if r.hasWakeups() {
-			tables = append(tables, pctTable{"Wakeup latency percentiles (µs)", func(c Column) Percentiles { return c.WakeupUs }, "%.1f"})
+		if hasWakeups(r) {
+			tables = append(tables, pctTable{"Wakeup latency percentiles (µs)", func(c compare.Column) compare.Percentiles { return c.WakeupUs }, "%.1f"})
 		}
 		for _, t := range tables {
 			fmt.Fprintf(&b, "\n## %s\n\n|  |", t.title)
-			for _, l := range r.labels() {
+			for _, l := range labels(r) {
 				fmt.Fprintf(&b, " %s |", md(l))
 			}
 			b.WriteString("\n|---|" + strings.Repeat("---:|", len(r.Columns)) + "\n")
-			for _, row := range r.pctRows(t.get, t.format) {
+			for _, row := range pctRows(r, t.get, t.format) {
 				b.WriteString("| " + strings.Join(row, " | ") + " |\n")
 			}
 		}
 	}
 	if len(r.Metrics) > 0 {
-		fmt.Fprintf(&b, "\n## Headline metrics\n\n| metric | column | value | change | %.0f%% CI | verdict | method |\n|---|---|---:|---:|---:|---|---|\n", Confidence*100)
-		for _, name := range r.metricNames() {
+		fmt.Fprintf(&b, "\n## Headline metrics\n\n| metric | column | value | change | %.0f%% CI | verdict | method |\n|---|---|---:|---:|---:|---|---|\n", compare.Confidence*100)
+		for _, name := range metricNames(r) {
 			for _, m := range r.Metrics {
-				if metricKey(m) == name {
+				if m.Key() == name {
 					fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", md(name), md(m.Column), fmtVal(m.Value, m.Unit), change(m), ci(m), m.Verdict, md(m.MethodNote))
 				}
 			}
 		}
 		b.WriteString("\n" + strings.ReplaceAll(methodsNote, "\n  ", " "))
 		var vb strings.Builder
-		r.writeVerdicts(&vb)
-		r.writeVariance(&vb)
+		writeVerdicts(r, &vb)
+		writeVariance(r, &vb)
 		if vb.Len() > 0 {
 			b.WriteString("\n## Verdicts and variance split\n\n```" + vb.String() + "```\n")
 		}
@@ -306,15 +307,15 @@ func (r *Result) Markdown(w io.Writer) error {
 
 func md(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
-func (r *Result) writeHead(b *strings.Builder, _ string) { r.head(b, true) }
+func writeHead(r *compare.Result, b *strings.Builder, _ string) { head(r, b, true) }
 
 // head is writeHead; unit says which clock the per-call unit is (Brief
 // leaves it to the table's title).
-func (r *Result) head(b *strings.Builder, unit bool) {
+func head(r *compare.Result, b *strings.Builder, unit bool) {
 	fmt.Fprintf(b, "rtload compare: %d runs\n", len(r.Runs))
 	rows := make([][]string, 0, len(r.Runs))
 	for _, ri := range r.Runs {
-		desc := "scenario " + orNone(ri.Scenario) + ", kernel " + ri.Kernel + fmt.Sprintf(", %d trials", ri.Trials)
+		desc := "scenario " + compare.OrNone(ri.Scenario) + ", kernel " + ri.Kernel + fmt.Sprintf(", %d trials", ri.Trials)
 		if s := startString(ri.Start); s != "" {
 			desc += ", " + s
 		}
@@ -330,26 +331,26 @@ func (r *Result) head(b *strings.Builder, unit bool) {
 		rows = append(rows, []string{"  " + ri.Label, ri.Dir, desc})
 	}
 	report.Aligned(b, rows, []bool{false, false, false})
-	if unit && len(r.Runs) > 0 && r.hasPerCall() {
+	if unit && len(r.Runs) > 0 && hasPerCall(r) {
 		fmt.Fprintf(b, "  per-call unit: %s (%s)\n", r.TickUnit, clockString(r.Runs[0].Clock))
 	}
-	r.writeMetadata(b)
-	warnings, info, folded := r.splitWarnings()
+	writeMetadata(r, b)
+	warnings, info, folded := splitWarnings(r)
 	if len(info)+len(warnings)+len(r.Notes) > 0 || folded != "" {
 		b.WriteByte('\n')
 	}
 	for _, d := range info {
-		fmt.Fprintf(b, "info: runs differ in %s (expected): %s\n", d.Field, r.values(d))
+		fmt.Fprintf(b, "info: runs differ in %s (expected): %s\n", d.Field, values(r, d))
 	}
 	b.WriteString(folded)
 	for _, d := range warnings {
 		if isMark(d) {
-			for _, l := range r.markLines(d) {
+			for _, l := range markLines(r, d) {
 				b.WriteString(l + "\n")
 			}
 			continue
 		}
-		fmt.Fprintf(b, "WARNING: runs differ in %s: %s\n", d.Field, r.values(d))
+		fmt.Fprintf(b, "WARNING: runs differ in %s: %s\n", d.Field, values(r, d))
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(b, "note: %s\n", n)
@@ -374,7 +375,7 @@ func clockString(c results.ClockInfo) string {
 }
 
 // values prints a Difference as label="value" pairs.
-func (r *Result) values(d Difference) string {
+func values(r *compare.Result, d compare.Difference) string {
 	parts := make([]string, len(d.Values))
 	for i, v := range d.Values {
 		l := strconv.Itoa(i)
@@ -386,7 +387,7 @@ func (r *Result) values(d Difference) string {
 	return strings.Join(parts, " ")
 }
 
-func (r *Result) labels() []string {
+func labels(r *compare.Result) []string {
 	l := make([]string, len(r.Columns))
 	for i, c := range r.Columns {
 		l[i] = c.Label
@@ -396,12 +397,12 @@ func (r *Result) labels() []string {
 
 // histogram prints the seed's table: the all-calls per-call histogram,
 // one column per (variant, run).
-func (r *Result) histogram(b *strings.Builder) error { return r.table(b, 0) }
+func histogram(r *compare.Result, b *strings.Builder) error { return table(r, b, 0) }
 
 // table is histogram, its sparse tail folded into one row after at most
 // rows bucket rows when rows > 0 (report.FoldBelow, as report.Brief folds
 // it); 0 prints every row.
-func (r *Result) table(b *strings.Builder, rows int) error {
+func table(r *compare.Result, b *strings.Builder, rows int) error {
 	cols := make([]report.Column, len(r.Columns))
 	merged := false
 	for i, c := range r.Columns {
@@ -420,7 +421,7 @@ func (r *Result) table(b *strings.Builder, rows int) error {
 	return report.Table(b, cols, opt)
 }
 
-func (r *Result) pctSource(get func(c Column) Percentiles) string {
+func pctSource(r *compare.Result, get func(c compare.Column) compare.Percentiles) string {
 	var srcs []string
 	for _, c := range r.Columns {
 		if s := get(c).Source; s != "" && !slices.Contains(srcs, s) {
@@ -440,7 +441,7 @@ func (r *Result) pctSource(get func(c Column) Percentiles) string {
 	return strings.Join(srcs, " / ")
 }
 
-func (r *Result) pctRows(get func(c Column) Percentiles, format string) [][]string {
+func pctRows(r *compare.Result, get func(c compare.Column) compare.Percentiles, format string) [][]string {
 	names := []string{"count", "p50", "p90", "p99", "p99.9", "max"}
 	rows := make([][]string, len(names))
 	for i, n := range names {
@@ -466,10 +467,7 @@ func (r *Result) pctRows(get func(c Column) Percentiles, format string) [][]stri
 	return rows
 }
 
-// metricKey names a metric with its unit: "mean per-call cost (ns)".
-func metricKey(m Metric) string { return m.Name + " (" + m.Unit + ")" }
-
-func (r *Result) metricNames() []string { return MetricNames(r.Metrics) }
+func metricNames(r *compare.Result) []string { return compare.MetricNames(r.Metrics) }
 
 // fmtVal prints v with the precision its unit deserves.
 func fmtVal(v float64, unit string) string {
@@ -490,9 +488,9 @@ func signed(v float64, unit string) string {
 	return s
 }
 
-func change(m Metric) string {
+func change(m compare.Metric) string {
 	switch {
-	case m.Verdict == VerdictBaseline:
+	case m.Verdict == compare.VerdictBaseline:
 		return "baseline"
 	case m.ChangePct == nil:
 		return "-"
@@ -500,7 +498,7 @@ func change(m Metric) string {
 	return fmt.Sprintf("%+.2f%%", *m.ChangePct)
 }
 
-func ci(m Metric) string {
+func ci(m compare.Metric) string {
 	if m.CILow == nil || m.CIHigh == nil {
 		return "-"
 	}
