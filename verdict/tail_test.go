@@ -11,7 +11,7 @@ import (
 	"github.com/rtload/rtload/results"
 )
 
-// The tail guard (tail.go), driven like TestCheckLooks by synthetic
+// The tail guard (judge.go), driven like TestCheckLooks by synthetic
 // process summaries: each trial a 4 s window of 400 wakeups.
 
 // withTail gives every trial of s a 4 s window and wakeup latencies: 400

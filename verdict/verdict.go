@@ -10,9 +10,12 @@
 // that make a run unjudgeable are results' (Unjudgeable).
 //
 // The core, from a parsed check to its exit code, reads in this order:
-// verdict.go (the types), judge.go (Judge, Unjudgeable), looks.go (the
-// looks and their stop rule), check.go (a check from its baseline to its
-// report), text.go (the gate's and the check's views).
+// verdict.go (the types), judge.go (Judge, Unjudgeable, the tail guard),
+// adjust.go (a change adjusted on the drift controls), replace.go (the
+// processes the machine disturbed, left out), check.go (a check from its
+// baseline to its report: the looks and their stop rule). Beside it:
+// sizing.go (what a check can see, printed before it runs) and text.go
+// (the gate's and the check's views).
 package verdict
 
 import (
@@ -81,13 +84,13 @@ type Options struct {
 	Control Control
 	// Estimator, when set, is the change judged for each metric instead
 	// (Raw: the metric's own samples', whatever Control says). A spike
-	// rate is always judged on its own counts (tail.go).
+	// rate is always judged on its own counts (judge.go).
 	Estimator Estimator
 	// TailThreshold is the growth of a spike rate the tail guard
 	// tolerates (1 = +100%, a doubling); 0 means DefaultTailThreshold.
 	// SpikeThreshold is the wakeup latency past which a reader without a
 	// readers[].threshold counts spikes for the gate; 0 means
-	// DefaultSpikeThreshold (tail.go).
+	// DefaultSpikeThreshold (judge.go).
 	TailThreshold  float64
 	SpikeThreshold time.Duration
 }
@@ -164,7 +167,7 @@ type Metric struct {
 	// ThresholdPct is the change this metric was read against: the gate's
 	// threshold, or for a spike rate the tail guard's (Tail).
 	ThresholdPct float64 `json:"threshold_pct"`
-	// Tail marks a metric the tail guard judged (tail.go): a spike rate,
+	// Tail marks a metric the tail guard judged (judge.go): a spike rate,
 	// or a wakeup latency p99 that is not its column's primary metric.
 	Tail bool `json:"tail,omitempty"`
 	// Interval, Variance, MinDetectablePct and MoreUnits as
@@ -187,6 +190,6 @@ const (
 	JudgedUndecided = "undecided"
 	// JudgedTailClear: a spike rate not shown higher than the baseline's
 	// (its interval reaches no change, or neither side had a spike): the
-	// tail guard does not hold the gate (tail.go).
+	// tail guard does not hold the gate (judge.go).
 	JudgedTailClear = "tail clear"
 )
