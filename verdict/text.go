@@ -33,7 +33,7 @@ func (g Gate) Text(w io.Writer) error {
 	}
 	switch g.Verdict {
 	case NotSlower:
-		fmt.Fprintf(&b, "gate: NOT SLOWER: every judged metric is proven not slower beyond +%s%%%s (%s)\n", thr, g.clearNote(), counts)
+		fmt.Fprintf(&b, "gate: NOT SLOWER: %s is proven not slower beyond +%s%%%s (%s)\n", g.provenSubject(), thr, g.clearNote(), counts)
 	case Slower:
 		fmt.Fprintf(&b, "gate: SLOWER: %d judged metric(s) proven slower beyond %s, the whole CI beyond it (%s)\n", slower, g.slowerBeyond(), counts)
 	case Undecided:
@@ -121,11 +121,22 @@ func (g Gate) slowerBeyond() string {
 	return "+" + view.Pct(g.ThresholdPct) + "%"
 }
 
-// clearNote is ", the tail clear" when g judged a tail metric (all clear
-// when g passed), "" otherwise.
+// provenSubject is what a passed gate proved not slower: "every judged
+// metric", or with tail metrics "every judged metric outside the tail"
+// (the tail guard never proves a tail not slower: clearNote).
+func (g Gate) provenSubject() string {
+	if tails, _, _ := g.tailCounts(); tails > 0 {
+		return "every judged metric outside the tail"
+	}
+	return "every judged metric"
+}
+
+// clearNote is what the tail guard said when g judged a tail metric (all
+// clear when g passed): "; the tail guard holds nothing (…)", "" without
+// tail metrics.
 func (g Gate) clearNote() string {
 	if tails, _, _ := g.tailCounts(); tails > 0 {
-		return ", the tail clear"
+		return "; the tail guard holds nothing (not shown higher, nor measured beyond its threshold: a guard, not a proof)"
 	}
 	return ""
 }
@@ -186,7 +197,7 @@ func (g Gate) Line(who string, exit int) string {
 	thr := view.Pct(g.ThresholdPct)
 	switch g.Verdict {
 	case NotSlower:
-		return fmt.Sprintf("%s: NOT SLOWER: every judged metric proven not slower beyond +%s%%%s (%s): %s", who, thr, g.clearNote(), counts, code)
+		return fmt.Sprintf("%s: NOT SLOWER: %s proven not slower beyond +%s%%%s (%s): %s", who, g.provenSubject(), thr, g.clearNote(), counts, code)
 	case Slower:
 		return fmt.Sprintf("%s: SLOWER: proven slower beyond %s (%s): %s", who, g.slowerBeyond(), counts, code)
 	case Undecided:

@@ -37,9 +37,9 @@ other (each re-executes rtload with its setup randomised), compares the new
 results with the baseline's after planned looks and exits:
 
   0    proven not slower: every judged metric's whole confidence interval
-       lies below +threshold
+       lies below +threshold, and the tail guard holds nothing (below)
   1    proven slower: a judged metric's whole interval lies beyond
-       +threshold (not only its mean)
+       +threshold (not only its mean), or a tail metric's beyond +100%
   125  undecided (not shown either way when the budget ran out), or the runs
        cannot be judged: a degraded, stopped or incomplete run (either one),
        a missing privilege or requirement, a run that failed, a trial marked
@@ -55,7 +55,8 @@ hypervisor taking the sender's CPU) is left out of the verdict and a
 fresh one runs in its place within the budget; the output says how many
 and why. A baseline is judged on its clean processes. A mark the workload
 brought on itself (a reader starved by its own overruns) is never
-replaced: the run cannot be judged. Before the first new process, check
+replaced: the run never passes; the check samples on and exits 1 when a
+look proves it slower, 125 otherwise. Before the first new process, check
 prints the smallest slowdown it can find from the baseline's noise, raw
 and adjusted on the null-syscall drift control.
 
@@ -75,9 +76,12 @@ processes detect a 5% or 10% change at the noise it saw; with one baseline
 process its between-process noise is borrowed from the new run's and the
 verdict is mostly undecided). By default the judged metrics are each
 column's primary one (mean per-call cost; wakeup latency p99 for a
-timer-only reader) and each reader's spike rate (wakeups later than its
-threshold, or 1 ms, per hour: slower when proven more than doubled), held
-at a 5% family-wise false-alarm rate.
+timer-only reader) and, for the tail guard, its wakeup latency p99 and
+each reader's spike rate (wakeups later than its threshold, or 1 ms, per
+hour), held at a 5% family-wise false-alarm rate. The tail guard never
+proves a tail not slower: a tail metric proven more than doubled is
+slower (exit 1); one proven higher, or a wakeup p99 measured beyond
++100%, holds the gate undecided (125); otherwise it holds nothing.
 
 Each reader times drift controls in every tick (a null syscall and a
 user-space loop, readers[].controls): the machine's change between the
