@@ -176,16 +176,44 @@ func gated(ms []compare.Metric, names []string) (judged []int, guard []bool, err
 	}
 	prim := compare.Primary(ms)
 	guard = make([]bool, len(ms))
+	// A name without its unit ("mean per-call cost") selects one metric
+	// of a column, not the same cost in two units (TSC ticks and ns):
+	// judged twice, it took a Bonferroni share twice. The column's
+	// primary one when it is among them, else the first.
+	type key struct{ column, name string }
+	pick := map[key]int{}
+	if len(names) > 0 {
+		for i, m := range ms {
+			k := key{m.Column, m.Name}
+			if j, ok := pick[k]; m.Verdict != compare.VerdictBaseline && m.Selected(names) && (!ok || (prim[i] && !prim[j])) {
+				pick[k] = i
+			}
+		}
+	}
 	for i, m := range ms {
 		if m.Verdict == compare.VerdictBaseline {
 			continue
 		}
 		guard[i] = m.Tail() || (!prim[i] && m.Name == WakeupP99)
-		if (len(names) > 0 && m.Selected(names)) || (len(names) == 0 && (prim[i] || guard[i])) {
+		switch {
+		case len(names) == 0 && (prim[i] || guard[i]):
+			judged = append(judged, i)
+		case len(names) > 0 && m.Selected(names) && (pick[key{m.Column, m.Name}] == i || namedKey(names, m)):
 			judged = append(judged, i)
 		}
 	}
 	return judged, guard, nil
+}
+
+// namedKey reports whether names name m by its key, unit included ("mean
+// per-call cost (ns)"): then m is judged whatever else shares its name.
+func namedKey(names []string, m compare.Metric) bool {
+	for _, n := range names {
+		if strings.EqualFold(strings.TrimSpace(n), m.Key()) {
+			return true
+		}
+	}
+	return false
 }
 
 func hasMetric(ms []compare.Metric, name string) bool {

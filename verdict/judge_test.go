@@ -247,3 +247,39 @@ func TestExitCode(t *testing.T) {
 		}
 	}
 }
+
+// TestJudgeNameOneUnit: a metric named without its unit is judged once
+// per column (its primary one, ns), not in both its units (TSC ticks and
+// ns), which took two Bonferroni shares; named with its unit, each is.
+func TestJudgeNameOneUnit(t *testing.T) {
+	tsc := func(s *results.Summary) *results.Summary {
+		s.Clock = results.ClockInfo{Kind: "tsc", Unit: "TSC ticks", Hz: 2.6e9}
+		return s
+	}
+	res, err := compare.Headlines([]compare.Run{{Label: "a", Summary: tsc(procRun(10, 1000, small, 0))}, {Label: "b", Summary: tsc(procRun(5, 1000, small, 5))}}, compare.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	units := 0
+	for _, m := range res.Metrics {
+		if m.Name == "mean per-call cost" && m.Verdict != compare.VerdictBaseline {
+			units++
+		}
+	}
+	if units != 2 {
+		t.Fatalf("the fixture has the mean per-call cost in %d units, want 2 (ticks and ns)", units)
+	}
+	g, err := Judge(res.Metrics, nil, Options{Metrics: []string{"mean per-call cost"}})
+	if err != nil || len(g.Metrics) != 1 || g.Metrics[0].Unit != "ns" {
+		t.Fatalf("named without its unit: %d judged (%v), want 1, in ns (the primary): %+v", len(g.Metrics), err, g.Metrics)
+	}
+	var keys []string
+	for _, m := range res.Metrics {
+		if m.Name == "mean per-call cost" && m.Verdict != compare.VerdictBaseline {
+			keys = append(keys, m.Key())
+		}
+	}
+	if g, err := Judge(res.Metrics, nil, Options{Metrics: keys}); err != nil || len(g.Metrics) != 2 {
+		t.Errorf("named with their units %q: %d judged (%v), want 2", keys, len(g.Metrics), err)
+	}
+}

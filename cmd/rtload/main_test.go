@@ -146,6 +146,14 @@ func TestUsageExitCode(t *testing.T) {
 	if r.code != 2 {
 		t.Errorf("unknown flag: exit %d, want 2 (%s)", r.code, r.stderr)
 	}
+	// -v before the command is not the command's -v (verbose): it printed
+	// the version and exited 0, which git bisect run reads as "good".
+	if r := rtload(t, nil, "-v", "check", filepath.Join(t.TempDir(), "none")); r.code != 2 || !strings.Contains(r.stderr, "-v") {
+		t.Errorf("rtload -v check: exit %d, want 2 naming -v (%s%s)", r.code, r.stdout, r.stderr)
+	}
+	if r := rtload(t, nil, "--version"); r.code != 0 || !strings.HasPrefix(r.stdout, "rtload version ") {
+		t.Errorf("rtload --version: exit %d: %s%s", r.code, r.stdout, r.stderr)
+	}
 }
 
 func TestList(t *testing.T) {

@@ -43,6 +43,10 @@ Every command takes --format json; a file written is named on stderr.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	// --version without cobra's -v: before a command, -v would print the
+	// version and exit 0 (git bisect run: good) where the user meant the
+	// command's -v (verbose); now it is a usage error naming -v.
+	root.Flags().Bool("version", false, "print rtload's version")
 	root.AddCommand(newRunCmd(), newValidateCmd(), newListCmd(), newEnvCmd(), newReportCmd(), newCleanupCmd(), newPlotCmd(), newCompareCmd(), newExplainCmd(), newCheckCmd(), newProcessCmd())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{Err: err} })
 	root.Args = cobra.NoArgs // an unknown command is a usage error (exit 2)
