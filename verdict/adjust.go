@@ -173,7 +173,8 @@ func adjusted(m *compare.Metric, level float64, c Control) (stats.Change, *Adjus
 		ControlChange: compare.IntervalOf(m.ControlChangeAt(k, level))}
 	null, loop := m.ControlChangeAt(compare.ControlNull, level), m.ControlChangeAt(compare.ControlLoop, level)
 	adj.NullChange, adj.LoopChange = compare.IntervalOf(null), compare.IntervalOf(loop)
-	if u := m.NullNetOfLoopAt(level, EntryMinSlope); u.Defined() {
+	u := m.NullNetOfLoopAt(level, EntryMinSlope)
+	if u.Defined() {
 		adj.NullNetOfLoop = compare.IntervalOf(u.Change)
 		adj.EntryChanged = entryChanged(u.Change)
 	}
@@ -190,7 +191,7 @@ func adjusted(m *compare.Metric, level float64, c Control) (stats.Change, *Adjus
 	case adj.EntryChanged && k == compare.ControlNull:
 		// Adjusting on the null syscall would take the entry's change
 		// out of the metric; the loop does not move with it.
-		adj.Why = entryWhy(null, loop) + "; the raw change is judged"
+		adj.Why = entryWhy(null, loop, u.Change) + "; the raw change is judged"
 		return raw, adj
 	case !a.Defined():
 		adj.Why = "no adjusted interval: " + strings.Join(a.Notes, "; ")
@@ -204,12 +205,14 @@ func adjusted(m *compare.Metric, level float64, c Control) (stats.Change, *Adjus
 	return a.Change, adj
 }
 
-// entryWhy is the entry-change rule's sentence: "the null syscall moved
-// +22.0% [+20.1, +24.0] with the user loop flat (+0.3% [-0.5, +1.1]): the
-// system-call entry changed, not the machine".
-func entryWhy(null, loop stats.Change) string {
-	return fmt.Sprintf("the null syscall moved %s with the user loop %s: the system-call entry changed, not the machine",
-		view.IntervalWords(compare.IntervalOf(null)), loopWords(loop))
+// entryWhy is the entry-change rule's sentence, with net the null
+// syscall's change net of the loop's (what the rule tests): "the null
+// syscall moved +22.0% [+20.1, +24.0] with the user loop flat (+0.3%
+// [-0.5, +1.1]), +21.6% [+19.5, +23.8] net of it: the system-call entry
+// changed, not the machine".
+func entryWhy(null, loop, net stats.Change) string {
+	return fmt.Sprintf("the null syscall moved %s with the user loop %s, %s net of it: the system-call entry changed, not the machine",
+		view.IntervalWords(compare.IntervalOf(null)), loopWords(loop), view.IntervalWords(compare.IntervalOf(net)))
 }
 
 // loopWords is the user loop's change: "flat (+0.3% [-0.5, +1.1])" when
