@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rtload/rtload/compare/internal/comparetest"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
 )
@@ -132,4 +133,5 @@ func TestAutoRound(t *testing.T) {
 	}
 }
 
-func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
+// near is comparetest.Near: the assertions read as before.
+var near = comparetest.Near

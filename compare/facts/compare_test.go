@@ -7,6 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/internal/comparetest"
+	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
 )
 
@@ -15,8 +17,8 @@ import (
 // differ in every call's read cost: a warning, a file written before the
 // field counting as RDTSCP.
 func TestDifferencesClockRead(t *testing.T) {
-	a := seedSummary("6.12.0", [2]int{0, 2}, 0)
-	b := seedSummary("6.12.0", [2]int{1, 3}, 0)
+	a := testutil.SeedRun("6.12.0", [2]int{0, 2}, 0)
+	b := testutil.SeedRun("6.12.0", [2]int{1, 3}, 0)
 	if a.Clock.Kind != "tsc" {
 		t.Fatalf("fixture clock %q, want tsc", a.Clock.Kind)
 	}
@@ -36,7 +38,7 @@ func TestDifferencesClockRead(t *testing.T) {
 // kernels give it metadata, which the model leaves empty (compare's
 // TestHeadlines: the model's metrics are each look's).
 func TestCompareFacts(t *testing.T) {
-	runs := seedRuns() // two kernels: metadata and warnings differ
+	runs := comparetest.SeedRuns() // two kernels: metadata and warnings differ
 	full, err := Compare(runs)
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rtload/rtload/compare/internal/comparetest"
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
@@ -13,10 +14,10 @@ import (
 func TestLoadErrors(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good")
-	if err := mkdir(good); err != nil {
+	if err := comparetest.Mkdir(good); err != nil {
 		t.Fatal(err)
 	}
-	if err := testutil.ResultsDir(t, good).WriteSummary(seedRuns()[0].Summary); err != nil {
+	if err := testutil.ResultsDir(t, good).WriteSummary(comparetest.SeedRuns()[0].Summary); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {

@@ -1,67 +1,21 @@
 package load
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/rtload/rtload/compare"
+	"github.com/rtload/rtload/compare/internal/comparetest"
 	"github.com/rtload/rtload/internal/testutil"
-	"github.com/rtload/rtload/results/store"
 )
-
-// sessionsDir writes a sessions directory of n sessions, each
-// testutil.ProcessRun (seed columns cols, 2 processes × 2 rounds), the
-// k-th session's per-call costs scaled by boot[k] (its boot effect), each
-// in a boot of its own.
-func sessionsDir(t *testing.T, cols [2]int, boot []float64) string {
-	return sessionsDirWith(t, cols, boot, nil)
-}
-
-// sessionsDirWith is sessionsDir with drift controls when null is set:
-// session k's null syscall null(k) ticks, its user loop 570.
-func sessionsDirWith(t *testing.T, cols [2]int, boot []float64, null func(k int) float64) string {
-	t.Helper()
-	base := filepath.Join(t.TempDir(), "base")
-	for k, f := range boot {
-		s, err := store.OpenSessions(base)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dir, err := s.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, err := store.CreateNewDir(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d.Close()
-		jitter := []float64{f * 1.00, f * 1.01, f * 0.99, f * 1.02, f * 0.98, f * 1.0, f * 1.005, f * 0.995}
-		sum := testutil.ProcessRun("6.1.0", cols, 0, 2, jitter)
-		sum.Env.BootID = fmt.Sprintf("00000000-0000-0000-0000-%012d", k)
-		for i := range sum.Trials {
-			sum.Trials[i].Readers[0].WakeupLog = nil
-		}
-		if null != nil {
-			withControls(sum, func(i int) float64 { return null(k) * (1 + 0.002*float64(i%3)) }, func(int) float64 { return 570 })
-		}
-		testutil.WriteSummary(t, dir, sum)
-		if err := s.Add(dir, sum); err != nil {
-			t.Fatal(err)
-		}
-		s.Close()
-	}
-	return base
-}
 
 // TestComparePooledOneSide: a sessions directory against one run (a check
 // on one boot, or a first boot of the candidate) borrows the boot
 // variance of the pooled side and says so.
 func TestComparePooledOneSide(t *testing.T) {
-	a := sessionsDir(t, [2]int{0, 2}, []float64{1.00, 1.04, 0.97, 1.02})
+	a := comparetest.SessionsDir(t, [2]int{0, 2}, []float64{1.00, 1.04, 0.97, 1.02})
 	one := t.TempDir()
 	s := testutil.ProcessRun("6.1.0", [2]int{0, 2}, 0, 3, []float64{1.1, 1.11, 1.09, 1.1, 1.12, 1.08})
 	for i := range s.Trials {
@@ -95,8 +49,8 @@ func TestComparePooledOneSide(t *testing.T) {
 // much narrower than the raw one, and the machine line is by session.
 func TestComparePooledControls(t *testing.T) {
 	speedA, speedB := []float64{1.00, 1.08, 0.95}, []float64{1.05, 0.97, 1.10}
-	a := sessionsDirWith(t, [2]int{0, 2}, speedA, func(k int) float64 { return 600 * speedA[k] })
-	b := sessionsDirWith(t, [2]int{0, 2}, speedB, func(k int) float64 { return 600 * speedB[k] })
+	a := comparetest.SessionsDirWith(t, [2]int{0, 2}, speedA, func(k int) float64 { return 600 * speedA[k] })
+	b := comparetest.SessionsDirWith(t, [2]int{0, 2}, speedB, func(k int) float64 { return 600 * speedB[k] })
 	runs, err := Runs([]string{a, b}, []string{"A", "B"})
 	if err != nil {
 		t.Fatal(err)
@@ -131,7 +85,7 @@ func TestComparePooledControls(t *testing.T) {
 // TestLoadSessionsRefused: a sessions directory whose index names a link
 // is refused whole, naming it, before any session is read.
 func TestLoadSessionsRefused(t *testing.T) {
-	a := sessionsDir(t, [2]int{0, 2}, []float64{1, 1})
+	a := comparetest.SessionsDir(t, [2]int{0, 2}, []float64{1, 1})
 	s2 := filepath.Join(a, "s002")
 	if err := os.RemoveAll(s2); err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/compare/facts"
+	"github.com/rtload/rtload/compare/internal/comparetest"
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
 )
@@ -73,7 +74,7 @@ func TestCompareBriefGolden(t *testing.T) {
 // from the block pairs (the metric's interval, the same numbers
 // Interleaved prints), the marks and the results path, last.
 func TestRunClosing(t *testing.T) {
-	s := interleavedSummary(100)
+	s := comparetest.InterleavedSummary(100)
 	s.Trials[1].Marks = append(s.Trials[1].Marks, results.Mark{Kind: results.MarkTraffic, Endpoint: "lo450", Text: "lo450: send lag p99 49.5ms > max_send_lag 20ms"})
 	res, err := facts.Compare([]compare.Run{{Label: "run", Summary: s}})
 	if err != nil {
@@ -100,7 +101,7 @@ func TestRunClosing(t *testing.T) {
 
 // TestRunMarks counts each kind of mark and lists the trials from 1.
 func TestRunMarks(t *testing.T) {
-	s := seedSummary("6.1", [2]int{0, 2}, 0)
+	s := testutil.SeedRun("6.1", [2]int{0, 2}, 0)
 	if m := RunMarks(s); len(m) != 0 || !strings.HasPrefix(MarksLine(m, 2), "marks: none") {
 		t.Errorf("marks of a clean run: %+v", m)
 	}
@@ -118,7 +119,7 @@ func TestRunMarks(t *testing.T) {
 // TestNeverRan: a soak stopped before its first slice ended says in its
 // closing block which variants never ran, and why.
 func TestNeverRan(t *testing.T) {
-	s := seedSummary("6.1", [2]int{0, 2}, 0)
+	s := testutil.SeedRun("6.1", [2]int{0, 2}, 0)
 	s.Spec = results.Spec(`{"name":"laight-450","duration":"0s","slice":"1m0s","variants":[{"name":"recvfrom"},{"name":"recvmsg"}]}`)
 	if n := NeverRan(s); len(n) != 0 {
 		t.Fatalf("both ran, NeverRan says %v", n)

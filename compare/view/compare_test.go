@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
-	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,22 +13,15 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/compare/facts"
+	"github.com/rtload/rtload/compare/internal/comparetest"
 	"github.com/rtload/rtload/compare/load"
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
 )
 
-func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
-
-// roundsRun is a run with one reader metric per round (Welch) and a
-// file_write probe (testutil.RoundsRun).
-func roundsRun(label string, costs, kbps []float64) compare.Run {
-	return compare.Run{Label: label, Summary: testutil.RoundsRun(costs, kbps)}
-}
-
 func TestDifferences(t *testing.T) {
-	a := seedSummary("6.12.0", [2]int{0, 2}, 0)
-	b := seedSummary("6.12.0-hardened", [2]int{1, 3}, 0)
+	a := testutil.SeedRun("6.12.0", [2]int{0, 2}, 0)
+	b := testutil.SeedRun("6.12.0-hardened", [2]int{1, 3}, 0)
 	b.Env.CPUModel = "AMD EPYC 7763"
 	b.Clock.Kind, b.Clock.Unit = "monotonic", "ns"
 	b.Clock.Hz = a.Clock.Hz * 1.0005 // calibration jitter: not a difference
@@ -93,9 +85,9 @@ func TestSeedTableGolden(t *testing.T) {
 	// back as results directories.
 	dir := t.TempDir()
 	var dirs []string
-	for _, r := range seedRuns() {
+	for _, r := range comparetest.SeedRuns() {
 		d := filepath.Join(dir, r.Label)
-		if err := mkdir(d); err != nil {
+		if err := comparetest.Mkdir(d); err != nil {
 			t.Fatal(err)
 		}
 		if err := testutil.ResultsDir(t, d).WriteSummary(r.Summary); err != nil {
@@ -135,7 +127,7 @@ func TestSeedTableGolden(t *testing.T) {
 	}
 
 	// The whole text report, from runs with fixed directory names.
-	res, err = facts.Compare(seedRuns())
+	res, err = facts.Compare(comparetest.SeedRuns())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +139,7 @@ func TestSeedTableGolden(t *testing.T) {
 }
 
 func TestFormatsParse(t *testing.T) {
-	res, err := facts.Compare(seedRuns())
+	res, err := facts.Compare(comparetest.SeedRuns())
 	if err != nil {
 		t.Fatal(err)
 	}

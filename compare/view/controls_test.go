@@ -7,27 +7,9 @@ import (
 
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/compare/facts"
-	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/compare/internal/comparetest"
+	"github.com/rtload/rtload/internal/testutil"
 )
-
-// withControls gives every reader of s drift controls: trial i's null
-// syscall null(i) and user loop loop(i) ticks on average, and every
-// interleaved block the same means (its sums over 640 calls each).
-func withControls(s *results.Summary, null, loop func(i int) float64) *results.Summary {
-	for i := range s.Trials {
-		t := &s.Trials[i]
-		for r := range t.Readers {
-			t.Readers[r].Controls = &results.Controls{PerTick: 64, UserLoopIters: 180,
-				NullSyscall: results.TickStats{Count: 6400, MeanTicks: null(i)}, UserLoop: results.TickStats{Count: 6400, MeanTicks: loop(i)}}
-		}
-		if il := t.Interleave; il != nil {
-			for b := range il.Blocks {
-				il.Blocks[b].Controls = &results.BlockControls{NullCalls: 640, NullSumTicks: uint64(640 * null(i)), LoopCalls: 640, LoopSumTicks: uint64(640 * loop(i))}
-			}
-		}
-	}
-	return s
-}
 
 // TestControlsInTheModel: each per-call round carries its reader's
 // controls, each interleaved block pair its blocks'; the machine's
@@ -35,8 +17,8 @@ func withControls(s *results.Summary, null, loop func(i int) float64) *results.S
 // variant's against the first), in the Interval shape.
 func TestControlsInTheModel(t *testing.T) {
 	flat := func(int) float64 { return 570 }
-	base := withControls(seedSummary("6.1", [2]int{0, 2}, 0), func(int) float64 { return 600 }, flat)
-	slow := withControls(seedSummary("6.1", [2]int{0, 2}, 1), func(int) float64 { return 660 }, flat)
+	base := comparetest.WithControls(testutil.SeedRun("6.1", [2]int{0, 2}, 0), func(int) float64 { return 600 }, flat)
+	slow := comparetest.WithControls(testutil.SeedRun("6.1", [2]int{0, 2}, 1), func(int) float64 { return 660 }, flat)
 	res, err := facts.Compare([]compare.Run{{Label: "a", Summary: base}, {Label: "b", Summary: slow}})
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +49,7 @@ func TestControlsInTheModel(t *testing.T) {
 	}
 
 	// One interleaved run: the block pairs carry their blocks' controls.
-	il := withControls(interleavedSummary(40), func(i int) float64 { return 600 + 30*float64(i) }, flat)
+	il := comparetest.WithControls(comparetest.InterleavedSummary(40), func(i int) float64 { return 600 + 30*float64(i) }, flat)
 	res, err = facts.Compare([]compare.Run{{Label: "il", Summary: il}})
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +74,7 @@ func TestControlsInTheModel(t *testing.T) {
 	}
 
 	// Without controls: no machine, and the line says it was not measured.
-	res, err = facts.Compare([]compare.Run{{Label: "a", Summary: seedSummary("6.1", [2]int{0, 2}, 0)}, {Label: "b", Summary: seedSummary("6.1", [2]int{0, 2}, 1)}})
+	res, err = facts.Compare([]compare.Run{{Label: "a", Summary: testutil.SeedRun("6.1", [2]int{0, 2}, 0)}, {Label: "b", Summary: testutil.SeedRun("6.1", [2]int{0, 2}, 1)}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,46 +2,19 @@ package view
 
 import (
 	"math"
-	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/compare/facts"
-	"github.com/rtload/rtload/results"
+	"github.com/rtload/rtload/compare/internal/comparetest"
 )
-
-// interleavedSummary is seedSummary with its two trials interleaved in
-// one group: pairs blocks of 1000 calls each in ABBA order, recvfrom at
-// 1000 + 10·(i mod 3) ticks per call in pair i and recvmsg 8% above it,
-// times 1 + 1%·x, x standard normal (a fixed seed).
-func interleavedSummary(pairs int) *results.Summary {
-	s := seedSummary("6.1", [2]int{0, 2}, 0)
-	order := []string{"recvfrom", "recvmsg", "recvmsg", "recvfrom"}
-	rng := rand.New(rand.NewPCG(1, 2))
-	for i := range s.Trials {
-		s.Trials[i].Interleave = &results.Interleave{Group: 0, BlockNs: 1e8, WindowNs: int64(2*pairs) * 1e8, Order: order}
-	}
-	for seq := range 2 * pairs {
-		pair := seq / 2
-		base := 1000 + 10*float64(pair%3)
-		v, mean := order[seq%4], base
-		if v == "recvmsg" {
-			mean = base * 1.08 * (1 + 0.01*rng.NormFloat64())
-		}
-		b := results.Block{Seq: seq, StartNs: int64(seq) * 1e8, EndNs: int64(seq+1) * 1e8, Ticks: 10, Calls: 1000, EAGAIN: 500, Data: 500,
-			SumTicks: uint64(math.Round(mean * 1000))}
-		t := &s.Trials[map[string]int{"recvfrom": 0, "recvmsg": 1}[v]]
-		t.Interleave.Blocks = append(t.Interleave.Blocks, b)
-	}
-	return s
-}
 
 // TestInterleavedCompare: comparing one interleaved run, the mean
 // per-call cost rows take their interval from the block pairs, and the
 // paired change is listed in the seed's words.
 func TestInterleavedCompare(t *testing.T) {
-	res, err := facts.Compare([]compare.Run{{Label: "il", Dir: "results/il", Summary: interleavedSummary(100)}})
+	res, err := facts.Compare([]compare.Run{{Label: "il", Dir: "results/il", Summary: comparetest.InterleavedSummary(100)}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/compare/facts"
+	"github.com/rtload/rtload/compare/internal/comparetest"
 	"github.com/rtload/rtload/results"
 )
 
@@ -18,8 +19,8 @@ import (
 // it; verdict's TestJudgeInvalidTrial: the gate neither); both markers are warnings,
 // listed even when every run carries one, and printed per run.
 func TestInvalidTrialUndecided(t *testing.T) {
-	base := roundsRun("a", []float64{100, 102, 104}, []float64{1000, 1010, 990})
-	slow := roundsRun("b", []float64{150, 152, 154}, []float64{800, 810, 790})
+	base := comparetest.RoundsRun("a", []float64{100, 102, 104}, []float64{1000, 1010, 990})
+	slow := comparetest.RoundsRun("b", []float64{150, 152, 154}, []float64{800, 810, 790})
 	slow.Summary.Trials[1].Marks = append(slow.Summary.Trials[1].Marks, results.Mark{Kind: results.MarkInvalid, Text: "TSC marked unstable at 0.4 s"})
 	base.Summary.Trials[0].Marks = append(base.Summary.Trials[0].Marks, results.Mark{Kind: results.MarkTraffic, Endpoint: "s", Text: "s: send lag p99 3ms > max_send_lag 1ms"})
 	res, err := facts.Compare([]compare.Run{base, slow})

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/compare/facts"
+	"github.com/rtload/rtload/compare/internal/comparetest"
 	"github.com/rtload/rtload/compare/load"
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/interop"
@@ -100,9 +101,9 @@ func TestLKPCells(t *testing.T) {
 // lkpRuns are three runs of three rounds each: the second slower per call
 // and in fstime, the third like the first.
 func lkpRuns() []compare.Run {
-	a := roundsRun("base", []float64{100, 102, 104}, []float64{1000, 1010, 990})
-	b := roundsRun("slow", []float64{150, 152, 154}, []float64{800, 810, 790})
-	c := roundsRun("again", []float64{101, 103, 99}, []float64{1002, 1000, 995})
+	a := comparetest.RoundsRun("base", []float64{100, 102, 104}, []float64{1000, 1010, 990})
+	b := comparetest.RoundsRun("slow", []float64{150, 152, 154}, []float64{800, 810, 790})
+	c := comparetest.RoundsRun("again", []float64{101, 103, 99}, []float64{1002, 1000, 995})
 	for i, r := range []*compare.Run{&a, &b, &c} {
 		r.Summary.Env = results.Env{Kernel: []string{"6.12.0", "6.12.0-slow", "6.12.0"}[i]}
 		r.Dir = "results/" + r.Label
@@ -154,8 +155,8 @@ func metadataRuns() []compare.Run {
 			Vulnerabilities: map[string]string{"meltdown": "Not affected", "spectre_v2": spectre},
 		}
 	}
-	a := seedSummary("x", [2]int{0, 2}, 0)
-	b := seedSummary("x", [2]int{1, 3}, 0)
+	a := testutil.SeedRun("x", [2]int{0, 2}, 0)
+	b := testutil.SeedRun("x", [2]int{1, 3}, 0)
 	a.Env = env("6.12.0", "BOOT_IMAGE=/vmlinuz root=/dev/sda1 quiet -- single", "n", "PREEMPT", "Mitigation: Retpolines", "tsc", "0xde", "Intel(R) Xeon(R) Gold 6230", "menu")
 	b.Env = env("6.12.0-hard", `BOOT_IMAGE=/vmlinuz root=/dev/sda1 quiet init_on_free=1 "dyndbg=file x +p"`, "y", "PREEMPT_DYNAMIC", "Mitigation: Enhanced IBRS", "hpet", "0xf0", "Intel(R) Xeon(R) Gold 6230", "teo")
 	for i := range b.Trials {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rtload/rtload/compare"
 	"github.com/rtload/rtload/compare/facts"
+	"github.com/rtload/rtload/compare/internal/comparetest"
 	"github.com/rtload/rtload/compare/load"
 	"github.com/rtload/rtload/internal/testutil"
 	"github.com/rtload/rtload/results"
@@ -31,7 +32,7 @@ func TestCompareV2V3(t *testing.T) {
 	s.Spec, s.Plan, s.Env = v2.Spec, v2.Plan, v2.Env
 	s.Env.Kernel = "6.1.0-20-amd64"
 	s.Trials[0].Marks = []results.Mark{{Kind: results.MarkStarved, Reader: "drain", Text: "reader drain runnable but off CPU 1 for 30ms (…)"}}
-	if err := mkdir(v3dir); err != nil {
+	if err := comparetest.Mkdir(v3dir); err != nil {
 		t.Fatal(err)
 	}
 	testutil.WriteSummary(t, v3dir, s)

@@ -1,7 +1,0 @@
-package view
-
-import (
-	"os"
-)
-
-func mkdir(d string) error { return os.MkdirAll(d, 0o755) }
