@@ -224,12 +224,16 @@ func (c *Check) After(sum *results.Summary, elapsed time.Duration) bool {
 		q.Stop = q.after(false, "", overBudget)
 		return q.Stop == ""
 	}
-	reasons, own := OwnMarks(c.opt.Labels[1], c.newRun(judged).Summary)
-	if why != "" || len(reasons) > 0 {
-		// A run the machine disturbed past a third, or that cannot be
+	cand := c.newRun(judged).Summary
+	reasons, own := OwnMarks(c.opt.Labels[1], cand)
+	if why != "" || len(reasons) > 0 || (len(own) > 0 && measuredNothing(cand)) {
+		// A run the machine disturbed past a third, that cannot be
 		// judged for a reason of its own run (degraded, a requirement
-		// not met): no later process can mend it. What this look proves
-		// slower stands (JudgeMarked); nothing else does.
+		// not met), or whose reader measured nothing in a trial by its
+		// own doing (a trial with no samples proves nothing slower, and
+		// a fresh process would repeat it): no later process can mend
+		// it. What this look proves slower stands (JudgeMarked);
+		// nothing else does.
 		if c.look(judged, why) == Slower {
 			q.Stop = StopDecided
 		} else {
@@ -262,6 +266,20 @@ func (c *Check) After(sum *results.Summary, elapsed time.Duration) bool {
 		q.Stop = StopCannotJudge
 	}
 	return q.Stop == ""
+}
+
+// measuredNothing reports whether a trial of s is invalid or empty
+// (results.MarkInvalid, MarkEmpty): a reader that measured nothing, or a
+// trial whose measure the kernel changed.
+func measuredNothing(s *results.Summary) bool {
+	for i := range s.Trials {
+		for _, m := range s.Trials[i].Marks {
+			if m.Kind == results.MarkInvalid || m.Kind == results.MarkEmpty {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // judged is the new run sum without the processes the machine disturbed

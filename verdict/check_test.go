@@ -148,6 +148,16 @@ func TestCheckLooks(t *testing.T) {
 		// the last (15 processes, the budget's): cannot judge.
 		{"starved by its own work", func(n int) *results.Summary { return selfStarved(procRun(n, 1000, small, 5), 0) }, 20 * time.Second, 20 * time.Second, DefaultBudget, DefaultLooks, MaxProcesses,
 			CannotJudge, ExitCannotJudge, StopCannotJudge, 5, 15, "new: trial 1 (v, round 1): reader rt runnable but off CPU 1 for 66ms", 0},
+		// The same, its reader measuring nothing in that trial (as
+		// TestCheckStarvedReader's, starved the whole window): no look
+		// can prove anything slower from it and a fresh process would
+		// repeat it: it stops at once, as before sampling on.
+		{"starved by its own work, measured nothing", func(n int) *results.Summary {
+			s := selfStarved(procRun(n, 1000, small, 5), 0)
+			s.Trials[0].Marks = append(s.Trials[0].Marks, results.Mark{Kind: results.MarkEmpty, Reader: "rt", Text: "reader rt measured nothing"})
+			return s
+		}, 20 * time.Second, 20 * time.Second, DefaultBudget, DefaultLooks, MaxProcesses,
+			CannotJudge, ExitCannotJudge, StopCannotJudge, 1, 1, "new: trial 1 (v, round 1)", 0},
 		// The first process starved by the machine: left out, a fresh one
 		// in its place; the first look (5 judged, 6 run) decides.
 		{"the first process disturbed", disturbed(1000, 0), 20 * time.Second, 20 * time.Second, DefaultBudget, DefaultLooks, MaxProcesses,
