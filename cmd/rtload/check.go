@@ -56,7 +56,8 @@ fresh one runs in its place within the budget; the output says how many
 and why. A baseline is judged on its clean processes. A mark the workload
 brought on itself (a reader starved by its own overruns) is never
 replaced: the run never passes; the check samples on and exits 1 when a
-look proves it slower, 125 otherwise. Before the first new process, check
+look proves it slower, 125 otherwise (at once when a reader measured
+nothing). Before the first new process, check
 prints the smallest slowdown it can find from the baseline's noise, raw
 and adjusted on the null-syscall drift control.
 
