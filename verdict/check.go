@@ -273,10 +273,8 @@ func (c *Check) After(sum *results.Summary, elapsed time.Duration) bool {
 // trial whose measure the kernel changed.
 func measuredNothing(s *results.Summary) bool {
 	for i := range s.Trials {
-		for _, m := range s.Trials[i].Marks {
-			if m.Kind == results.MarkInvalid || m.Kind == results.MarkEmpty {
-				return true
-			}
+		if s.Trials[i].Marked(results.MarkInvalid, results.MarkEmpty) {
+			return true
 		}
 	}
 	return false
