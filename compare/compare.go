@@ -215,10 +215,12 @@ type sample struct {
 	// null and loop are the drift controls of each of rounds (the mean
 	// null syscall and user loop of the same reader and trial,
 	// results.Reader.ControlMeans; 0 where it timed none); nil for a
-	// metric that has none (everything but the per-call costs).
-	null, loop []float64
-	rate       *rateSample
-	probe      string // the probe kind, "" for a reader
+	// metric that has none (everything but the per-call costs). recv is
+	// the recv control's mean data call beside each round
+	// (results.Controls.RecvMeanTicks; 0 where it timed none).
+	null, loop, recv []float64
+	rate             *rateSample
+	probe            string // the probe kind, "" for a reader
 }
 
 // rateSample is a count of events over hours measured, and each round's
@@ -275,6 +277,12 @@ func (s *sample) addControlled(v float64, p int, r *results.Reader) {
 	s.add(v, p)
 	null, loop, _ := r.ControlMeans()
 	s.null, s.loop = append(s.null, null), append(s.loop, loop)
+	s.recv = append(s.recv, r.Controls.RecvMeanTicks())
+}
+
+// recvControlled reports whether every round of s has the recv control.
+func (s *sample) recvControlled() bool {
+	return len(s.rounds) > 0 && len(s.recv) == len(s.rounds) && !slices.ContainsFunc(s.recv, func(v float64) bool { return !(v > 0) })
 }
 
 // controlled reports whether every round of s has both drift controls.

@@ -22,13 +22,17 @@ type Control string
 const (
 	ControlNull Control = "null syscall" // getppid(2), timed like a recv call
 	ControlLoop Control = "user loop"    // a fixed user-space loop
+	// ControlRecv is the recv control's data call (probe's xrecv.go): a
+	// 64-byte datagram of the reader's own, read with its own receiver.
+	ControlRecv Control = "recv control"
 )
 
 // controlSamples are a metric's drift controls, value by value in the
 // shape of its samples: null[0] and loop[0] beside Metric.a (or the
-// A blocks of Metric.blocks, as one group), null[1] and loop[1] beside b.
+// A blocks of Metric.blocks, as one group), null[1] and loop[1] beside b;
+// recv likewise, nil unless every round of both sides timed it.
 type controlSamples struct {
-	null, loop [2][][]float64
+	null, loop, recv [2][][]float64
 }
 
 // controlsOf are the controls of baseline b and column x grouped by
@@ -38,10 +42,14 @@ func controlsOf(b, x sample, ida, idb []int) *controlSamples {
 	if !b.controlled() || !x.controlled() {
 		return nil
 	}
-	return &controlSamples{
+	c := &controlSamples{
 		null: [2][][]float64{groupValues(b.null, b.procs, ida), groupValues(x.null, x.procs, idb)},
 		loop: [2][][]float64{groupValues(b.loop, b.procs, ida), groupValues(x.loop, x.procs, idb)},
 	}
+	if b.recvControlled() && x.recvControlled() {
+		c.recv = [2][][]float64{groupValues(b.recv, b.procs, ida), groupValues(x.recv, x.procs, idb)}
+	}
+	return c
 }
 
 // blockControls are the controls of block pairs p, flattened as
@@ -65,12 +73,33 @@ func blockControls(p blockPairs) *controlSamples {
 	return &c
 }
 
-// of is control k's groups, A's and B's.
+// of is control k's groups, A's and B's (nil for a recv control not
+// timed on both sides).
 func (c *controlSamples) of(k Control) (a, b [][]float64) {
-	if k == ControlLoop {
+	switch k {
+	case ControlLoop:
 		return c.loop[0], c.loop[1]
+	case ControlRecv:
+		return c.recv[0], c.recv[1]
 	}
 	return c.null[0], c.null[1]
+}
+
+// noRecvControl says why a metric has no recv control to read.
+const noRecvControl = "no recv control on both sides (results of an rtload before it, or controls: 0)"
+
+// has reports whether m carries control k on both sides.
+func (m *Metric) has(k Control) bool {
+	if !m.Controlled() {
+		return false
+	}
+	if k != ControlRecv {
+		return true
+	}
+	if m.sctl != nil {
+		return m.sctl.recv[0] != nil && m.sctl.recv[1] != nil
+	}
+	return m.ctl.recv[0] != nil && m.ctl.recv[1] != nil
 }
 
 // Controlled reports whether m carries its drift controls: every
@@ -91,6 +120,9 @@ func (m *Metric) SameProcesses() bool { return m.paired || m.blocks != nil }
 func (m *Metric) ControlChangeAt(k Control, level float64) stats.Change {
 	if !m.Controlled() {
 		return stats.Undefined("no drift controls")
+	}
+	if !m.has(k) {
+		return stats.Undefined(noRecvControl)
 	}
 	if m.sctl != nil {
 		a, b := m.sctl.of(k)
@@ -122,6 +154,9 @@ func (m *Metric) AdjustedAt(k Control, level float64) stats.Adjusted {
 			why = "interleaved block pairs are not adjusted"
 		}
 		return stats.Adjusted{Change: stats.Undefined(why), Raw: raw, Control: m.ControlChangeAt(k, level)}
+	}
+	if !m.has(k) {
+		return stats.Adjusted{Change: stats.Undefined(noRecvControl), Raw: m.ChangeAt(level), Control: m.ControlChangeAt(k, level)}
 	}
 	if m.sctl != nil {
 		// Sessions: the rounds adjusted, the session the unit
@@ -175,6 +210,9 @@ type Machine struct {
 	Baseline    string    `json:"baseline"`
 	NullSyscall *Interval `json:"null_syscall"`
 	UserLoop    *Interval `json:"user_loop"`
+	// RecvControl is the recv control's data call's change; nil when
+	// either side did not time it.
+	RecvControl *Interval `json:"recv_control,omitempty"`
 }
 
 // machine fills r.Machine: with several runs, each run's controls against
@@ -191,12 +229,16 @@ func (r *Result) machine(runs []Run, cols []column) {
 				continue
 			}
 			seen[m.Column] = true
-			r.Machine = append(r.Machine, Machine{Column: m.Column, Baseline: m.Baseline,
-				NullSyscall: intervalOf(m.ControlChangeAt(ControlNull, Confidence)), UserLoop: intervalOf(m.ControlChangeAt(ControlLoop, Confidence))})
+			mc := Machine{Column: m.Column, Baseline: m.Baseline,
+				NullSyscall: intervalOf(m.ControlChangeAt(ControlNull, Confidence)), UserLoop: intervalOf(m.ControlChangeAt(ControlLoop, Confidence))}
+			if m.has(ControlRecv) {
+				mc.RecvControl = intervalOf(m.ControlChangeAt(ControlRecv, Confidence))
+			}
+			r.Machine = append(r.Machine, mc)
 		}
 		return
 	}
-	type side struct{ null, loop sample }
+	type side struct{ null, loop, recv sample }
 	sides := make([]side, len(runs))
 	for _, c := range cols {
 		s := &sides[c.runIdx]
@@ -204,6 +246,9 @@ func (r *Result) machine(runs []Run, cols []column) {
 			if null, loop, ok := c.readers[i].ControlMeans(); ok {
 				s.null.add(null, c.procs[i])
 				s.loop.add(loop, c.procs[i])
+				if v := c.readers[i].Controls.RecvMeanTicks(); v > 0 {
+					s.recv.add(v, c.procs[i])
+				}
 			}
 		}
 	}
@@ -229,8 +274,13 @@ func (r *Result) machine(runs []Run, cols []column) {
 			}
 			return stats.SessionsAt(gx, gy, Confidence)
 		}
-		r.Machine = append(r.Machine, Machine{Column: runs[ri].Label, Baseline: runs[0].Label,
-			NullSyscall: intervalOf(change(a.null, b.null)), UserLoop: intervalOf(change(a.loop, b.loop))})
+		mc := Machine{Column: runs[ri].Label, Baseline: runs[0].Label,
+			NullSyscall: intervalOf(change(a.null, b.null)), UserLoop: intervalOf(change(a.loop, b.loop))}
+		if len(a.recv.rounds) == len(a.null.rounds) && len(b.recv.rounds) == len(b.null.rounds) {
+			// Every reader round of both runs timed the recv control.
+			mc.RecvControl = intervalOf(change(a.recv, b.recv))
+		}
+		r.Machine = append(r.Machine, mc)
 	}
 }
 

@@ -102,13 +102,16 @@ func sessionSplit(vals []float64, procs []int, sessionOf map[int]int, ids []int)
 // sessionControls are a metric's drift controls in the shape of Metric.sa
 // and sb: null[0], loop[0] beside sa, null[1], loop[1] beside sb.
 type sessionControls struct {
-	null, loop [2][][][]float64
+	null, loop, recv [2][][][]float64
 }
 
 // of is control k's sessions, A's and B's.
 func (c *sessionControls) of(k Control) (a, b [][][]float64) {
-	if k == ControlLoop {
+	switch k {
+	case ControlLoop:
 		return c.loop[0], c.loop[1]
+	case ControlRecv:
+		return c.recv[0], c.recv[1]
 	}
 	return c.null[0], c.null[1]
 }
@@ -134,19 +137,15 @@ func (m *Metric) pool(b, x sample, sb, sx map[int]int, ida, idb []int) {
 		return
 	}
 	var c sessionControls
-	for k, vals := range [2][2][]float64{{b.null, x.null}, {b.loop, x.loop}} {
-		na, oka := sessionSplit(vals[0], b.procs, sb, ida)
-		nb, okb2 := sessionSplit(vals[1], x.procs, sx, idb)
-		flatA, flatB := m.ctl.null[0], m.ctl.null[1]
-		if k == 1 {
-			flatA, flatB = m.ctl.loop[0], m.ctl.loop[1]
-		}
-		pair := [2][][][]float64{side(na, oka, flatA), side(nb, okb2, flatB)}
-		if k == 0 {
-			c.null = pair
-		} else {
-			c.loop = pair
-		}
+	split := func(va, vb []float64, flat [2][][]float64) [2][][][]float64 {
+		na, oka := sessionSplit(va, b.procs, sb, ida)
+		nb, okb2 := sessionSplit(vb, x.procs, sx, idb)
+		return [2][][][]float64{side(na, oka, flat[0]), side(nb, okb2, flat[1])}
+	}
+	c.null = split(b.null, x.null, m.ctl.null)
+	c.loop = split(b.loop, x.loop, m.ctl.loop)
+	if m.ctl.recv[0] != nil {
+		c.recv = split(b.recv, x.recv, m.ctl.recv)
 	}
 	m.sctl = &c
 }

@@ -192,7 +192,7 @@ func drainConfig(rs scenario.Reader, eps map[string]*endpoint, rx udp.Receiver, 
 }
 
 // xControls reports whether RTLOAD_XCONTROLS (a comma-separated list:
-// ping, chase, recv) asks for the experimental drift control kind (probe's
+// ping, chase) asks for the experimental drift control kind (probe's
 // xcontrols.go; bench/DRIFT.md).
 func xControls(kind string) bool {
 	for _, k := range strings.Split(os.Getenv("RTLOAD_XCONTROLS"), ",") {

@@ -52,7 +52,7 @@ type trial struct {
 	probes  []probeRunner
 	readers []*reader
 	noises  []*noise.Noise
-	// recvSelf is each reader's recv-control socket (RTLOAD_XCONTROLS=recv,
+	// recvSelf is each reader's recv-control socket (readers that time controls,
 	// by reader index; nil: none), opened with the endpoints.
 	recvSelf []*udp.Self
 	// hk confines rtload's own threads to the housekeeping CPUs for the
@@ -171,7 +171,7 @@ func (t *trial) build() error {
 }
 
 // buildNet opens the endpoints (tap devices numbered across them), a
-// sender per traffic entry, the probes and (RTLOAD_XCONTROLS=recv) the
+// sender per traffic entry, the probes and the
 // readers' recv-control sockets.
 func (t *trial) buildNet() error {
 	dev := 0
@@ -204,13 +204,11 @@ func (t *trial) buildNet() error {
 	return t.openRecvControls()
 }
 
-// openRecvControls opens, with RTLOAD_XCONTROLS=recv, a socket for the
-// recv control (probe's xrecv.go) of each reader that times controls: in
-// the endpoints' namespace, never one of the workload's sockets.
+// openRecvControls opens a socket for the recv control (probe's xrecv.go)
+// of each reader that times controls (readers[].controls > 0) and reads
+// sockets: in the endpoints' namespace, never one of the workload's
+// sockets.
 func (t *trial) openRecvControls() error {
-	if !xControls("recv") {
-		return nil
-	}
 	t.recvSelf = make([]*udp.Self, len(t.sp.Readers))
 	for i, rs := range t.sp.Readers {
 		if rs.Controls == 0 || len(rs.Endpoints) == 0 {

@@ -9,22 +9,22 @@ import (
 	"github.com/rtload/rtload/results"
 )
 
-// TestRunRecvControl runs a 1 s trial of 50 sockets with
-// RTLOAD_XCONTROLS=recv, in the default and in a private namespace: the
+// TestRunRecvControl runs a 1 s trial of 50 sockets, in the default and in
+// a private namespace (with the experimental controls on beside it): the
 // reader's controls carry the recv control's data and EAGAIN calls,
 // probe.RecvRounds of each per measured tick that ran its controls, in the
 // summary and in every interval record; the workload's own calls stay
 // one EAGAIN call per socket and tick (the control's socket is not
-// drained as the workload's). Without the variable, neither is there.
+// drained as the workload's). With controls: 0 there is none.
 func TestRunRecvControl(t *testing.T) {
 	testutil.Requires(t, testutil.Root, testutil.CPUs(2))
 	for _, tc := range []struct {
 		name, env string
 		sets      []string
 	}{
-		{"recv", "recv", nil},
-		{"ping,chase,recv private", "ping,chase,recv", []string{"network.namespace=private"}},
-		{"off", "", nil},
+		{"default", "", nil},
+		{"ping,chase private", "ping,chase", []string{"network.namespace=private"}},
+		{"controls 0", "", []string{"readers[0].controls=0"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("RTLOAD_XCONTROLS", tc.env)
@@ -35,17 +35,17 @@ func TestRunRecvControl(t *testing.T) {
 				t.Fatal(err)
 			}
 			rx := sum.Trials[0].Readers[0]
-			checkControls(t, tc.name, rx)
 			c := rx.Controls
 			if rx.EAGAIN != 50*rx.Wakeups {
 				t.Errorf("workload EAGAIN calls %d, want 50 × %d wakeups", rx.EAGAIN, rx.Wakeups)
 			}
-			if tc.env == "" {
+			if tc.name == "controls 0" {
 				if c.RecvData != nil || c.RecvEAGAIN != nil {
-					t.Errorf("without RTLOAD_XCONTROLS: recv control %+v, %+v", c.RecvData, c.RecvEAGAIN)
+					t.Errorf("controls: 0: recv control %+v, %+v", c.RecvData, c.RecvEAGAIN)
 				}
 				return
 			}
+			checkControls(t, tc.name, rx)
 			want := probe.RecvRounds * (rx.Wakeups - c.SkippedTicks)
 			if c.RecvData == nil || c.RecvEAGAIN == nil || c.RecvData.Count != want || c.RecvEAGAIN.Count != want || c.RecvData.HDR == "" {
 				t.Fatalf("recv control %+v, %+v; want %d calls of each (%d a tick that ran its controls, %d wakeups, %d skipped)", c.RecvData, c.RecvEAGAIN, want, probe.RecvRounds, rx.Wakeups, c.SkippedTicks)

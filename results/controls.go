@@ -23,9 +23,10 @@ type Controls struct {
 	CacheLine *TickStats `json:"cache_line,omitempty"`
 	MemChase  *TickStats `json:"mem_chase,omitempty"`
 	// RecvData and RecvEAGAIN summarise the recv control's calls (probe's
-	// xcontrols.go: a datagram the reader sends to a socket of its own,
-	// read with the workload's recv call, then that call on the empty
-	// socket) where the reader timed them; nil otherwise.
+	// xrecv.go: every tick, probe.RecvRounds times, a 64-byte datagram the
+	// reader sends to a loopback socket of its own, read with the
+	// workload's recv call, then that call on the empty socket), timed by
+	// every reader that times controls; nil in results before it.
 	RecvData   *TickStats `json:"recv_data,omitempty"`
 	RecvEAGAIN *TickStats `json:"recv_eagain,omitempty"`
 	// UserLoopIters is the user loop's fixed iteration count: the same
@@ -68,6 +69,15 @@ func (c *Controls) LoopMeanNs(clk ClockInfo) float64 { return clk.Ns(c.LoopMeanT
 func (c *Controls) Means() (null, loop float64, ok bool) {
 	null, loop = c.NullMeanTicks(), c.LoopMeanTicks()
 	return null, loop, null > 0 && loop > 0
+}
+
+// RecvMeanTicks is the recv control's mean data-call cost in clock ticks
+// (RecvData); 0 for nil or none timed (results before it, controls: 0).
+func (c *Controls) RecvMeanTicks() float64 {
+	if c == nil || c.RecvData == nil || c.RecvData.Count == 0 {
+		return 0
+	}
+	return c.RecvData.MeanTicks
 }
 
 // ControlMeans is r's Controls.Means: ok is false for a reader that timed

@@ -44,10 +44,17 @@ const (
 	ControlNull Control = "null" // the null syscall (the default): r 0.9 with the per-call cost under drift (issue 31)
 	ControlLoop Control = "loop" // the user-space loop: blind to the system-call path, r 0.45 under drift (bench/DRIFT.md's smoke run)
 	ControlNone Control = "none" // no adjustment: the raw change is judged
+	// ControlRecv adjusts on the recv control (a datagram of the reader's
+	// own, read with its own receiver: results.Controls.RecvData). It is
+	// the recv path itself, so it also moves with a kernel change of that
+	// path, the change a check exists to find, and takes it out: only for
+	// a change outside the kernel's recv path (a scenario, user space),
+	// never the default. Measured: ControlRecvNote.
+	ControlRecv Control = "recv"
 )
 
 // ControlNames are the values --control takes.
-var ControlNames = []Control{ControlNull, ControlLoop, ControlNone}
+var ControlNames = []Control{ControlNull, ControlLoop, ControlNone, ControlRecv}
 
 // ParseControl reads a --control value; the error names the allowed ones.
 func ParseControl(s string) (Control, error) {
@@ -71,6 +78,8 @@ func (c Control) control() compare.Control {
 		return ""
 	case ControlLoop:
 		return compare.ControlLoop
+	case ControlRecv:
+		return compare.ControlRecv
 	}
 	return compare.ControlNull
 }
@@ -188,9 +197,10 @@ func adjusted(m *compare.Metric, level float64, c Control) (stats.Change, *Adjus
 	adj.Theta, adj.R, adj.Rounds = finite(a.Theta), finite(a.R), a.Rounds
 	adj.Adjusted = compare.IntervalOf(a.Change)
 	switch {
-	case adj.EntryChanged && k == compare.ControlNull:
-		// Adjusting on the null syscall would take the entry's change
-		// out of the metric; the loop does not move with it.
+	case adj.EntryChanged && k != compare.ControlLoop:
+		// Adjusting on the null syscall (or the recv control, a system
+		// call too) would take the entry's change out of the metric; the
+		// loop does not move with it.
 		adj.Why = entryWhy(null, loop, u.Change) + "; the raw change is judged"
 		return raw, adj
 	case !a.Defined():

@@ -212,15 +212,90 @@ func TestCheckAdjusted(t *testing.T) {
 	}
 }
 
-// TestParseControl: --control takes null, loop, none, and names them
+// TestParseControl: --control takes null, loop, none, recv, and names them
 // otherwise.
 func TestParseControl(t *testing.T) {
-	for in, want := range map[string]Control{"null": ControlNull, "Loop": ControlLoop, " none ": ControlNone} {
+	for in, want := range map[string]Control{"null": ControlNull, "Loop": ControlLoop, " none ": ControlNone, "recv": ControlRecv} {
 		if got, err := ParseControl(in); err != nil || got != want {
 			t.Errorf("ParseControl(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
-	if _, err := ParseControl("getppid"); err == nil || err.Error() != `--control "getppid": allowed: null, loop, none` {
+	if _, err := ParseControl("getppid"); err == nil || err.Error() != `--control "getppid": allowed: null, loop, none, recv` {
 		t.Errorf("error %v", err)
+	}
+}
+
+// recvRun is a run whose per-call cost (1000 ns) and recv control
+// (265 ns) drift together from trial to trial (drifts, from shift) and by
+// step overall, while the null syscall (600 ns) and the loop (570 ns)
+// stay flat but for wobble: the recv path's own drift, which the null
+// syscall does not see (bench/DRIFT.md run 5). change multiplies the
+// workload alone, entry the null syscall and the recv control (both
+// enter the kernel); recv false leaves the recv control out (results of
+// an rtload before it).
+func recvRun(procs, shift int, step, change, entry float64, recv bool) *results.Summary {
+	s := ctlRun(procs, func(i int) (float64, float64, float64) {
+		d := drifts[(i+shift)%len(drifts)] * step
+		return 1000 * d * wobble[(i+shift)%len(wobble)] * change, 600 * wobble[(i+shift+3)%len(wobble)] * entry, 570 * wobble[(i+shift+5)%len(wobble)]
+	})
+	for i := range s.Trials {
+		if recv {
+			d := drifts[(i+shift)%len(drifts)] * step
+			s.Trials[i].Readers[0].Controls.RecvData = &results.TickStats{Count: 1600, MeanTicks: 265 * d * entry}
+		}
+	}
+	return s
+}
+
+// TestAdjustedOnRecv: --control recv adjusts on the recv control, which
+// sees a drift of the recv path the null syscall does not; without it on
+// both sides the raw change is judged and the output says why; an entry
+// change (the null syscall and the recv control both moved, the loop
+// flat) is judged raw, never not slower.
+func TestAdjustedOnRecv(t *testing.T) {
+	base := recvRun(10, 0, 1, 1, 1, true)
+	for _, tc := range []struct {
+		name    string
+		new     *results.Summary
+		control Control
+		verdict Verdict
+		judged  string
+		text    []string
+	}{
+		// The recv path 10% slower with the null syscall flat: on the
+		// null syscall nothing is taken out (raw, slower); on the recv
+		// control the drift is gone.
+		{"recv drift, null", recvRun(10, 5, 1.10, 1, 1, true), ControlNull, Slower, JudgedRaw, []string{"recv control +9.8% ["}},
+		{"recv drift, recv", recvRun(10, 5, 1.10, 1, 1, true), ControlRecv, NotSlower, JudgedAdjusted, []string{"adjusted on the recv control (θ 1.01, r 1.00; raw +9.8% [", "recv control +9.8% ["}},
+		// A true +10% change of the workload alone: slower adjusted too.
+		{"true change, recv", recvRun(10, 5, 1, 1.10, 1, true), ControlRecv, Slower, JudgedAdjusted, []string{"adjusted on the recv control"}},
+		// No recv control in the new run: raw, and why.
+		{"no recv control", recvRun(10, 5, 1.10, 1, 1, false), ControlRecv, Slower, JudgedRaw, []string{"no recv control on both sides"}},
+		// An entry change: the null syscall and the recv control +20%,
+		// the loop flat, the workload +4%: raw, never not slower.
+		{"entry change, recv", recvRun(10, 5, 1, 1.04, 1.20, true), ControlRecv, Undecided, JudgedRaw, []string{"the system-call entry changed, not the machine; the raw change is judged"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _ := judgeRuns(t, base, tc.new, Options{Control: tc.control})
+			g := c.Gate
+			if g.Verdict != tc.verdict || len(g.Metrics) != 1 {
+				t.Fatalf("verdict %q over %d metrics, want %q: %+v", g.Verdict, len(g.Metrics), tc.verdict, g.Metrics)
+			}
+			if a := g.Metrics[0].Adjustment; a == nil || a.Judged != tc.judged {
+				t.Fatalf("adjustment %+v, want judged %q", a, tc.judged)
+			}
+			var b bytes.Buffer
+			if err := c.Gate.Closing("gate", nil, view.MachineLines(c.Result), g.ExitCode()).Write(&b, true); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Write(&b, "text"); err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range tc.text {
+				if !strings.Contains(b.String(), want) {
+					t.Errorf("output lacks %q:\n%s", want, b.String())
+				}
+			}
+		})
 	}
 }

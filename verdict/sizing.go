@@ -184,7 +184,8 @@ func sizeCheck(base compare.Run, opt Options, baseline, looks int, budget, perPr
 	if err != nil {
 		return d
 	}
-	adj := adjustedNoise(base.Summary)
+	k := opt.Control.control()
+	adj := adjustedNoise(base.Summary, k)
 	prim := one.Primary()
 	for i, m := range one.Metrics {
 		if !prim[i] {
@@ -204,7 +205,7 @@ func sizeCheck(base compare.Run, opt Options, baseline, looks int, budget, perPr
 			x.SmallestPct = smallest(uv, d.BaselineProcesses, d.NewProcesses, 0, opt.threshold(), d.Level)
 		}
 		if a, ok := adj[group]; ok && m.Name == "mean per-call cost" && x.ProcessLogSD != nil {
-			x.Adjusted = &DetectableAdjusted{Control: "null syscall", Theta: a.theta, R: a.r, ProcessLogSD: math.Sqrt(a.unitVar),
+			x.Adjusted = &DetectableAdjusted{Control: string(k), Theta: a.theta, R: a.r, ProcessLogSD: math.Sqrt(a.unitVar),
 				SmallestPct: smallest(a.unitVar, d.BaselineProcesses, d.NewProcesses, 1, opt.threshold(), d.Level)}
 		}
 		d.Columns = append(d.Columns, x)
@@ -240,28 +241,46 @@ func ptr(v float64) *float64 {
 	return &v
 }
 
-// adjustment is one column's noise with its per-call cost adjusted on the
-// null syscall.
+// adjustment is one column's noise with its per-call cost adjusted on a
+// drift control.
 type adjustment struct {
 	theta, r, unitVar float64
 }
 
+// controlMean is reader r's mean of control k in clock ticks (0: none).
+func controlMean(r *results.Reader, k compare.Control) float64 {
+	null, loop, ok := r.ControlMeans()
+	switch {
+	case !ok:
+		return 0
+	case k == compare.ControlLoop:
+		return loop
+	case k == compare.ControlRecv:
+		return r.Controls.RecvMeanTicks()
+	}
+	return null
+}
+
 // adjustedNoise is, per column group of s (as compare labels them), the
 // variance of one process's mean log per-call cost once each round is
-// adjusted on its reader's mean null-syscall cost (Y − θ(X − X̄) on the
+// adjusted on its reader's mean cost of control k (Y − θ(X − X̄) on the
 // logs, θ = cov/var of the rounds' deviations from the run's mean, as
-// stats.Adjust estimates it within one side); a group is missing when a
-// round lacks its control or there are fewer than 4 rounds.
-func adjustedNoise(s *results.Summary) map[string]adjustment {
+// stats.Adjust estimates it within one side); none for k "" (--control
+// none), and a group is missing when a round lacks its control or there
+// are fewer than 4 rounds.
+func adjustedNoise(s *results.Summary, k compare.Control) map[string]adjustment {
 	out := map[string]adjustment{}
+	if k == "" {
+		return out
+	}
 	per := results.PerReader(s)
 	for _, c := range results.Columns(s) {
 		var ly, lx []float64
 		var procs []int
 		for _, rd := range c.Rounds {
 			y := rd.Reader.PerCall.All.Mean()
-			x, _, ok := rd.Reader.ControlMeans()
-			if rd.Reader.PerCall.All.Total == 0 || !ok || !(y > 0) {
+			x := controlMean(rd.Reader, k)
+			if rd.Reader.PerCall.All.Total == 0 || !(x > 0) || !(y > 0) {
 				ly = nil
 				break
 			}

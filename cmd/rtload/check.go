@@ -94,7 +94,12 @@ control's own change. When the null syscall moves by more than 10% beyond
 what the user loop's change predicts (a change of the system-call entry:
 a mitigation, a seccomp filter), the raw change is judged instead, and the
 output says so. --control none judges the raw change; --control loop
-adjusts on the user loop.
+adjusts on the user loop. --control recv adjusts on the recv control (a
+64-byte datagram of the reader's own, read with its own receiver in the
+same ticks): it sees the recv path's drift that the null syscall misses,
+and it moves with any kernel change of that path too, so it is only for
+a change outside it (a scenario's payload, user space, a container's
+setting), never for a kernel A/B of the recv path.
 
 --budget bounds the new run, its first process included: a plan whose one
 process cannot fit (its trials' durations and warm-ups alone reach the

@@ -79,7 +79,7 @@ type compareFlags struct {
 }
 
 // controlUsage is --control's help, check's and compare's.
-const controlUsage = "the gate adjusts per-call costs on this drift control: null (the null syscall), loop (the user-space loop) or none (judge the raw change); the raw change is printed beside the adjusted one"
+const controlUsage = "the gate adjusts per-call costs on this drift control: null (the null syscall), loop (the user-space loop), none (judge the raw change) or recv (the recv control: only for a change outside the kernel's recv path, which moves it too); the raw change is printed beside the adjusted one"
 
 // runCompare is rtload compare: its flags, then the session's comparison
 // (session.Compare: load, compare, judge with --fail-on); print, and exit with the gate's verdict's code.

@@ -10,7 +10,8 @@ import (
 
 // MachineLines say the machine's own change in one line per Machine
 // entry: "machine, new vs base: null syscall -4.1% [-6.0, -2.2], user loop
-// +0.3% [-0.5, +1.1] (95% CI, n = 10 processes × 4 rounds)". When the
+// +0.3% [-0.5, +1.1], recv control +2.0% [+0.4, +3.6] (95% CI, n = 10
+// processes × 4 rounds)", the recv control where both runs timed it. When the
 // runs compare per-call costs but timed no controls, one line says so.
 func MachineLines(r *compare.Result) []string {
 	var out []string
@@ -19,8 +20,12 @@ func MachineLines(r *compare.Result) []string {
 		if m.NullSyscall != nil && m.NullSyscall.N != "" {
 			n = ", n = " + m.NullSyscall.N
 		}
-		out = append(out, fmt.Sprintf("machine, %s vs %s: %s %s, %s %s (%s CI%s)", m.Column, m.Baseline,
-			compare.ControlNull, intervalWords(m.NullSyscall), compare.ControlLoop, intervalWords(m.UserLoop), LevelPct(compare.Confidence), n))
+		recv := ""
+		if m.RecvControl != nil {
+			recv = fmt.Sprintf(", %s %s", compare.ControlRecv, intervalWords(m.RecvControl))
+		}
+		out = append(out, fmt.Sprintf("machine, %s vs %s: %s %s, %s %s%s (%s CI%s)", m.Column, m.Baseline,
+			compare.ControlNull, intervalWords(m.NullSyscall), compare.ControlLoop, intervalWords(m.UserLoop), recv, LevelPct(compare.Confidence), n))
 	}
 	if len(out) > 0 || !comparesPerCall(r) {
 		return out

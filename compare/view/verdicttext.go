@@ -26,7 +26,7 @@ func writeVerdicts(r *compare.Result, b *strings.Builder) {
 	}
 	fmt.Fprintf(b, "\nverdicts (primary metrics and spike rates, threshold ±%s%%):\n%s\n", fmtPct(r.ThresholdPct), strings.Join(lines, "\n"))
 	if len(r.Machine) > 0 {
-		b.WriteString("\ndrift controls' own change (the machine's, or the system-call entry's; a gate adjusts per-call costs on the null syscall):\n")
+		b.WriteString("\ndrift controls' own change (the machine's, or the system-call entry's; a gate adjusts per-call costs on the null syscall unless --control names another):\n")
 		for _, l := range MachineLines(r) {
 			b.WriteString("  " + l + "\n")
 		}
