@@ -54,7 +54,8 @@ var CSVHeader = []string{"metric", "unit", "higher_is_better", "column", "baseli
 // CSV writes one row per column × headline metric under CSVHeader; empty
 // cells mean "none" (no change for a baseline, no interval). change_pct
 // and diff are the values' (Metric.ChangePct, Diff), ci_low and ci_high
-// the interval's mapped onto the baseline value (CILow, CIHigh).
+// the interval's mapped onto the baseline value (CILow, CIHigh). A gate
+// adds its own row after them (CSVGateRow).
 func CSV(w io.Writer, r *compare.Result) error {
 	r = termsafe.Copy(r) // strings from results, escaped for the terminal
 	cw := csv.NewWriter(w)
@@ -80,6 +81,35 @@ func CSV(w io.Writer, r *compare.Result) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// CSVGateRow is the row a gate (compare --fail-on) adds under CSV's
+// rows, in CSVHeader's columns: metric "gate", unit "exit code", value
+// the code the gate exits with, confidence the per-metric level it judged
+// at (0.975 for two metrics: 95% family-wise), method "fail-on slower",
+// method_note note (the threshold first: "threshold +3%; …") and verdict
+// the gate's ("not slower", "slower", "undecided", "cannot judge").
+func CSVGateRow(verdict string, exitCode int, level float64, note string) []string {
+	row := make([]string, len(CSVHeader))
+	for i, h := range CSVHeader {
+		switch h {
+		case "metric":
+			row[i] = "gate"
+		case "unit":
+			row[i] = "exit code"
+		case "value":
+			row[i] = strconv.Itoa(exitCode)
+		case "confidence":
+			row[i] = strconv.FormatFloat(level, 'g', 10, 64)
+		case "method":
+			row[i] = "fail-on slower"
+		case "method_note":
+			row[i] = note
+		case "verdict":
+			row[i] = verdict
+		}
+	}
+	return row
 }
 
 // Text writes r as aligned text: the runs and what differs between them,
