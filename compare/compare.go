@@ -145,8 +145,12 @@ type Metric struct {
 	// baseline's.
 	Value         float64 `json:"value"`
 	BaselineValue float64 `json:"baseline_value"`
-	// ChangePct is (Value − BaselineValue)/BaselineValue in %; nil for the
-	// baseline itself or a zero baseline.
+	// ChangePct is the values' change, (Value − BaselineValue)/BaselineValue
+	// in % (rounds merged, not the samples the interval is from: a max of
+	// merged rounds can fall while the per-process maxima rise); nil for
+	// the baseline itself or a zero baseline. For the mean per-call cost of
+	// one run whose variants ran interleaved it is the block pairs'
+	// estimate, Interval.PointPct.
 	ChangePct *float64 `json:"change_pct,omitempty"`
 	// Diff is Value − BaselineValue and [CILow, CIHigh] the 95% CI of the
 	// change mapped onto the baseline's value (BaselineValue × CI of B/A −
@@ -154,8 +158,13 @@ type Metric struct {
 	Diff   *float64 `json:"diff,omitempty"`
 	CILow  *float64 `json:"ci_low,omitempty"`
 	CIHigh *float64 `json:"ci_high,omitempty"`
-	// Interval is the change B/A − 1 with its CI, n and method (stats.Change);
-	// nil for the baseline and without samples.
+	// Interval is the change B/A − 1 with its CI, n and method
+	// (stats.Change), its point and bounds from one computation on the
+	// samples Method names (per-process means, block pairs, event
+	// counts): what the verdict judges and the headline table prints as
+	// the change beside its CI. Nil for the baseline and without samples;
+	// without an interval (LowPct nil) the table prints ChangePct and no
+	// CI.
 	Interval *Interval `json:"interval,omitempty"`
 	// Variance is the variance split of this column's own samples.
 	Variance *Variance `json:"variance,omitempty"`

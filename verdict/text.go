@@ -1,6 +1,7 @@
 package verdict
 
 import (
+	"encoding/csv"
 	"fmt"
 	"io"
 	"slices"
@@ -264,13 +265,44 @@ func (c Compared) Write(w io.Writer, format string) error {
 	if err := view.Write(w, c.Result, format); err != nil {
 		return err
 	}
-	if c.Gate == nil || format == "csv" {
+	if c.Gate != nil && format == "csv" {
+		return c.Gate.CSV(w)
+	}
+	if c.Gate == nil {
 		return nil
 	}
 	if _, err := io.WriteString(w, "\n"); err != nil {
 		return err
 	}
 	return c.Gate.Text(w)
+}
+
+// CSV writes g as one row in the CSV view's columns (view.CSVGateRow),
+// to follow the comparison's rows: its verdict, the code it exits with,
+// the per-metric level it judged at, and a note with the threshold, the
+// counts, the metrics proven slower and why it cannot judge.
+func (g Gate) CSV(w io.Writer) error {
+	reasons := g.Reasons
+	g = termsafe.Copy(g) // strings from results, escaped for the terminal
+	slower, notSlower, n := g.judgedCounts()
+	note := fmt.Sprintf("threshold +%s%%; %d judged at %s CI each: %d slower, %d not slower, %d undecided",
+		view.Pct(g.ThresholdPct), n, view.LevelPct(g.Level), slower, notSlower, n-slower-notSlower)
+	if tails, clear, tthr := g.tailCounts(); tails > 0 {
+		note += fmt.Sprintf("; of them %d %s judged by the tail guard at +%s%%: %d clear",
+			tails, plural(tails, "tail metric", "tail metrics"), view.Pct(tthr), clear)
+	}
+	if len(g.Slower) > 0 {
+		note += "; slower: " + strings.Join(g.Slower, ", ")
+	}
+	for _, r := range reasons { // one cell: a reason's lines joined, then escaped
+		note += "; cannot judge: " + termsafe.Escape(strings.Join(strings.Fields(r), " "))
+	}
+	cw := csv.NewWriter(w)
+	if err := cw.Write(view.CSVGateRow(string(g.Verdict), g.ExitCode(), g.Level, note)); err != nil {
+		return err
+	}
+	cw.Flush()
+	return cw.Error()
 }
 
 // Write prints the check's report: JSON (Schema), or text at level,

@@ -1,6 +1,9 @@
 package verdict
 
 import (
+	"encoding/csv"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -62,5 +65,63 @@ func TestClosingGate(t *testing.T) {
 	want := view.ChangeLine(compare.Metric{Name: first.Name, Column: first.Column, Baseline: first.Baseline, Interval: first.Interval}, name)
 	if len(full.Lines) > report.MaxClosingLines || !strings.HasPrefix(full.Lines[1], "  "+want) {
 		t.Errorf("a full check closing block (%d lines, at most %d) lacks its first verdict %q:\n%s", len(full.Lines), report.MaxClosingLines, want, strings.Join(full.Lines, "\n"))
+	}
+}
+
+// TestCompareCSVGate: compare --fail-on --format csv ends on one row for
+// the gate, in the CSV view's columns: its verdict, its exit code and its
+// threshold (and the level it judged at); without a gate, no such row.
+func TestCompareCSVGate(t *testing.T) {
+	res, err := facts.Compare(closingRuns())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := Judge(res.Metrics, nil, Options{GrowBaseline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cannot := Gate{Verdict: CannotJudge, ThresholdPct: 5, Level: 0.95, Reasons: []string{"new: trial 3: invalid:\n  clocksource changed"}}
+	col := func(name string) int { return slices.Index(view.CSVHeader, name) }
+	for _, tc := range []struct {
+		name string
+		gate *Gate
+		want map[string]string // the gate row's cells by header; nil: no gate row
+	}{
+		{"no gate: the comparison's rows only", nil, nil},
+		{"a gate: its verdict, exit code, level and threshold", &g, map[string]string{"metric": "gate", "unit": "exit code",
+			"value": strconv.Itoa(g.ExitCode()), "confidence": strconv.FormatFloat(g.Level, 'g', 10, 64), "method": "fail-on slower",
+			"verdict": string(g.Verdict), "method_note": "threshold +3%; "}},
+		{"cannot judge: the reasons in the note, one cell", &cannot, map[string]string{"metric": "gate", "value": "125", "verdict": "cannot judge",
+			"method_note": "threshold +5%; 0 judged at 95% CI each: 0 slower, 0 not slower, 0 undecided; cannot judge: new: trial 3: invalid: clocksource changed"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			if err := (Compared{Result: res, Gate: tc.gate}).Write(&b, "csv"); err != nil {
+				t.Fatal(err)
+			}
+			rows, err := csv.NewReader(strings.NewReader(b.String())).ReadAll() // every row as wide as the header
+			if err != nil {
+				t.Fatalf("%v:\n%s", err, b.String())
+			}
+			wantRows := len(res.Metrics) + 1 // the header
+			if tc.gate != nil {
+				wantRows++
+			}
+			if len(rows) != wantRows {
+				t.Errorf("%d rows for %d metrics, want %d", len(rows), len(res.Metrics), wantRows)
+			}
+			last := rows[len(rows)-1]
+			if tc.want == nil {
+				if last[col("metric")] == "gate" {
+					t.Errorf("a gate row without a gate: %q", last)
+				}
+				return
+			}
+			for h, want := range tc.want {
+				if got := last[col(h)]; h == "method_note" && !strings.HasPrefix(got, want) || h != "method_note" && got != want {
+					t.Errorf("gate row %s = %q, want %q", h, got, want)
+				}
+			}
+		})
 	}
 }

@@ -52,7 +52,10 @@ var CSVHeader = []string{"metric", "unit", "higher_is_better", "column", "baseli
 	"change_pct", "diff", "ci_low", "ci_high", "confidence", "method", "method_note", "verdict"}
 
 // CSV writes one row per column × headline metric under CSVHeader; empty
-// cells mean "none" (no change for a baseline, no interval).
+// cells mean "none" (no change for a baseline, no interval). change_pct
+// and diff are the values' (Metric.ChangePct, Diff), ci_low and ci_high
+// the interval's mapped onto the baseline value (CILow, CIHigh). A gate
+// adds its own row after them (CSVGateRow).
 func CSV(w io.Writer, r *compare.Result) error {
 	r = termsafe.Copy(r) // strings from results, escaped for the terminal
 	cw := csv.NewWriter(w)
@@ -78,6 +81,35 @@ func CSV(w io.Writer, r *compare.Result) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// CSVGateRow is the row a gate (compare --fail-on) adds under CSV's
+// rows, in CSVHeader's columns: metric "gate", unit "exit code", value
+// the code the gate exits with, confidence the per-metric level it judged
+// at (0.975 for two metrics: 95% family-wise), method "fail-on slower",
+// method_note note (the threshold first: "threshold +3%; …") and verdict
+// the gate's ("not slower", "slower", "undecided", "cannot judge").
+func CSVGateRow(verdict string, exitCode int, level float64, note string) []string {
+	row := make([]string, len(CSVHeader))
+	for i, h := range CSVHeader {
+		switch h {
+		case "metric":
+			row[i] = "gate"
+		case "unit":
+			row[i] = "exit code"
+		case "value":
+			row[i] = strconv.Itoa(exitCode)
+		case "confidence":
+			row[i] = strconv.FormatFloat(level, 'g', 10, 64)
+		case "method":
+			row[i] = "fail-on slower"
+		case "method_note":
+			row[i] = note
+		case "verdict":
+			row[i] = verdict
+		}
+	}
+	return row
 }
 
 // Text writes r as aligned text: the runs and what differs between them,
@@ -115,6 +147,7 @@ func Text(w io.Writer, r *compare.Result) error {
 	if len(r.Metrics) > 0 {
 		b.WriteByte('\n')
 		fmt.Fprintf(&b, "headline metrics: change against the first run of each variant, %.0f%% CI of the change, verdict at ±%s%%\n", compare.Confidence*100, fmtPct(r.ThresholdPct))
+		b.WriteString(changeNote)
 		rows := [][]string{{"metric", "column", "value", "change", fmt.Sprintf("%.0f%% CI", compare.Confidence*100), "verdict", "method"}}
 		for _, name := range metricNames(r) {
 			first := true
@@ -200,6 +233,12 @@ func writeProbeRuns(r *compare.Result, b *strings.Builder) {
 		tw.Flush()
 	}
 }
+
+// changeNote says what the table's change and interval are: one
+// computation, the verdicts' (change), not the merged values'.
+const changeNote = `  change and CI: B/A − 1 in %, both from the samples the method names, as the
+  verdicts print them; value: rounds merged; a change with no CI is the values'
+`
 
 // methodsNote states how every interval and verdict is computed.
 const methodsNote = `methods: t = Student's t on log values of independent units (processes when
@@ -293,6 +332,7 @@ func Markdown(w io.Writer, r *compare.Result) error {
 				}
 			}
 		}
+		b.WriteString("\n" + strings.TrimSpace(strings.ReplaceAll(changeNote, "\n  ", " ")) + "\n")
 		b.WriteString("\n" + strings.ReplaceAll(methodsNote, "\n  ", " "))
 		var vb strings.Builder
 		writeVerdicts(r, &vb)
@@ -480,27 +520,39 @@ func fmtVal(v float64, unit string) string {
 	return strconv.FormatFloat(v, 'f', 1, 64)
 }
 
-func signed(v float64, unit string) string {
-	s := fmtVal(v, unit)
-	if v >= 0 {
-		s = "+" + s
-	}
-	return s
-}
-
+// change prints m's change in the headline table: the interval's own
+// point (Metric.Interval.PointPct, B/A − 1 from the samples the method
+// names: per-process means, block pairs, event counts) when m has an
+// interval, so that change and interval come from one computation; else
+// the change of the values, rounds merged (Metric.ChangePct), with no
+// interval beside it.
 func change(m compare.Metric) string {
 	switch {
 	case m.Verdict == compare.VerdictBaseline:
 		return "baseline"
-	case m.ChangePct == nil:
-		return "-"
+	case hasInterval(m) && m.Interval.PointPct != nil:
+		return fmt.Sprintf("%+.2f%%", *m.Interval.PointPct)
+	case hasInterval(m) || m.ChangePct == nil:
+		return "-" // no finite point (a rate over no baseline event)
 	}
 	return fmt.Sprintf("%+.2f%%", *m.ChangePct)
 }
 
+// ci prints m's interval in % (Metric.Interval: the one the verdict lines
+// print), "-" without one; "+∞" is a rate's missing upper bound.
 func ci(m compare.Metric) string {
-	if m.CILow == nil || m.CIHigh == nil {
+	if !hasInterval(m) {
 		return "-"
 	}
-	return "[" + signed(*m.CILow, m.Unit) + ", " + signed(*m.CIHigh, m.Unit) + "]"
+	hi := "+∞"
+	if h := m.Interval.HighPct; h != nil {
+		hi = fmt.Sprintf("%+.2f%%", *h)
+	}
+	return fmt.Sprintf("[%+.2f%%, %s]", *m.Interval.LowPct, hi)
+}
+
+// hasInterval reports whether m has a change with its interval (a lower
+// bound at least: a rate over no baseline event has no upper one).
+func hasInterval(m compare.Metric) bool {
+	return m.Verdict != compare.VerdictBaseline && m.Interval != nil && m.Interval.LowPct != nil
 }
