@@ -54,7 +54,9 @@ profile: {event: cpu-clock, frequency: 20000}
 `
 
 // TestProfiledRun is a real profiled run: a timed trial and its profiled
-// twin. The profiled trial is kept apart from the timed one; its samples
+// twin. The profiled trial is kept apart from the timed one, and only the
+// timed one runs the recv control (a receive call outside the drain, which
+// the phase rule would count as the drain's); the profiled one's samples
 // were taken on the reader thread (the TID the kernel reports for the
 // reader) inside the measured window; kernel frames resolve through
 // /proc/kallsyms to recvmsg's own functions; the written pprof profile
@@ -78,6 +80,12 @@ func TestProfiledRun(t *testing.T) {
 		t.Errorf("the timed trial's reader has a profile")
 	}
 	rd := sum.ProfiledTrials[0].Readers[0]
+	if c := sum.Trials[0].Readers[0].Controls; c == nil || c.RecvData == nil {
+		t.Errorf("the timed trial's reader has no recv control: %+v", c)
+	}
+	if c := rd.Controls; c != nil && (c.RecvData != nil || c.RecvEAGAIN != nil) {
+		t.Errorf("the profiled trial timed the recv control (its receive calls would be counted as the drain's): %+v", c)
+	}
 	rp := rd.Profile
 	if rp == nil {
 		t.Fatal("the profiled trial's reader has no profile")
