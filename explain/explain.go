@@ -164,10 +164,12 @@ func Dir(dir string) ([]Reader, error) {
 	for _, t := range s.Trials {
 		for _, r := range t.Readers {
 			x := Analyze(t, r)
-			if w, note := wakeupsOf(budget, dir, t, r, spikes[spikeKey{t.Index, r.Name}]); w != nil {
+			w, note := wakeupsOf(budget, dir, t, r, spikes[spikeKey{t.Index, r.Name}])
+			if w != nil {
 				x.Wakeups = w
 				x.Wakeups.Preemption, x.Wakeups.VM = env.Preemption, env.Virtualization != ""
-			} else if note != "" {
+			}
+			if note != "" {
 				x.Notes = append(x.Notes, note)
 			}
 			out = append(out, x)
@@ -199,19 +201,23 @@ func wakeupsOf(budget *wakelog.RowBudget, dir string, t results.Trial, r results
 	if len(r.WakeupLog) == 0 {
 		return nil, "no per-wakeup log: wakeup spikes not explained"
 	}
-	first := true
+	first, torn := true, ""
 	w, err := analyzeWakeupLog(t, r, func(f func(record.Wakeup)) error {
 		var err error
+		var st wakelog.ReadStats
 		if first {
-			_, err = budget.EachReaderWakeup(dir, r, f)
+			st, err = budget.EachReaderWakeup(dir, r, f)
 		} else {
-			_, err = wakelog.EachReaderWakeup(dir, r, f)
+			st, err = wakelog.EachReaderWakeup(dir, r, f)
 		}
-		first = false
+		first, torn = false, st.Torn
 		return err
 	}, spikes)
 	if err != nil {
 		return nil, fmt.Sprintf("wakeup log: %v", err)
+	}
+	if torn != "" {
+		return w, "wakeup log: " + torn // its last row not read, said
 	}
 	return w, ""
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/results/wakelog"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -310,5 +311,40 @@ func TestBriefAndClosingGolden(t *testing.T) {
 		if !strings.Contains(out.String(), want) && want != "nothing recorded explains 0" {
 			t.Errorf("lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestDirTornLog: a wakeup log whose last line was cut short is explained
+// from its whole rows, and the reader's notes say which line was skipped.
+func TestDirTornLog(t *testing.T) {
+	dir := t.TempDir()
+	d := testutil.ResultsDir(t, dir)
+	base := results.WakeupLogBase(0, "recvfrom", 0, "rt")
+	l, err := wakelog.Create(wakelog.Config{Dir: d.Dir, Base: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range 10 {
+		l.Write(&record.Wakeup{Tick: uint64(k), LatencyNs: 1000})
+	}
+	l.Close()
+	r := laight().reader()
+	r.Name, r.WakeupLog = "rt", l.Stats().Files
+	f, err := os.OpenFile(filepath.Join(dir, r.WakeupLog[0]), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("10,1000"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	testutil.WriteSummary(t, dir, &results.Summary{Scenario: "x", Trials: []results.Trial{{Variant: "recvfrom", Readers: []results.Reader{r}}}})
+	rs, err := Dir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := r.WakeupLog[0] + ":12: last line cut short (no newline; 2 of 10 fields): skipped"
+	if rs[0].Wakeups == nil || rs[0].Wakeups.Rows != 10 || !strings.Contains(strings.Join(rs[0].Notes, "\n"), want) {
+		t.Errorf("wakeups %+v, notes %q; want 10 rows and a note ending %q", rs[0].Wakeups, rs[0].Notes, want)
 	}
 }

@@ -256,7 +256,8 @@ func kindName(n *yaml.Node) string {
 }
 
 // decode stores node n into v, whose field path is path. A null value
-// leaves v untouched and unrecorded, as if the key were absent.
+// on a pointer, struct, slice or map leaves v untouched and unrecorded,
+// as if the key were absent; on a scalar it is an error (null.go).
 func (d *decoder) decode(at *yaml.Node, v reflect.Value, path string) {
 	if !d.spend(at, path) {
 		return
@@ -267,6 +268,10 @@ func (d *decoder) decode(at *yaml.Node, v reflect.Value, path string) {
 	}
 	n := resolve(at)
 	if isNull(n) {
+		if !nullIsAbsent(v.Type()) {
+			d.pos[path] = Pos{at.Line, at.Column}
+			d.fail(at, path, nullProblem(path, v.Type()))
+		}
 		return
 	}
 	d.pos[path] = Pos{at.Line, at.Column}

@@ -106,6 +106,14 @@ func TestLoadErrors(t *testing.T) {
 		{"empty document", "", "x.yaml: empty document"},
 		{"comments only", "# nothing\n", "x.yaml: empty document"},
 		{"null document", "~\n", "x.yaml:1:1: empty document"},
+		// An explicit null on a scalar is not its default: refused, with
+		// the default and the allowed values (null.go).
+		{"null priority", "readers:\n  - priority: ~\n", "x.yaml:2:15: readers[0].priority: null is not a value: omit the key for its default, 80 (fifo/rr) (allowed: 1–99 for fifo/rr, 0 for other)"},
+		{"null priority spelled out", "readers: [{priority: null}]\n", "x.yaml:1:22: readers[0].priority: null is not a value"},
+		{"empty priority", "readers:\n  - priority:\n", "x.yaml:2:14: readers[0].priority: null is not a value"},
+		{"null policy", "readers: [{policy: ~}]\n", "readers[0].policy: null is not a value: omit the key for its default, fifo (allowed: fifo, rr, other)"},
+		{"null duration", "duration: ~\nreaders: [{}]\n", "x.yaml:1:11: duration: null is not a value: omit the key for its default, 10s (allowed: 0–24h0m0s)"},
+		{"null through an alias", "readers: [{priority: &p ~}, {priority: *p}]\n", "readers[1].priority: null is not a value"},
 		{"multiple documents", "readers: [{}]\n---\nreaders: [{}]\n", "x.yaml:2:1: multiple documents"},
 		{"syntax error wrapped with file", "readers:\n  - name: x\n   cpu: 1\n", "x.yaml:1: yaml: line 1: did not find expected '-' indicator"},
 		{"top-level sequence", "- a\n", "x.yaml:1:1: expected a mapping, got a sequence (allowed: name, description, duration"},
@@ -177,7 +185,7 @@ func TestLoadAccepts(t *testing.T) {
 		yaml  string
 		check func(*Spec) bool
 	}{
-		{"null leaves the default", "duration: ~\nreaders: [{}]\n", func(s *Spec) bool { return s.Duration == Duration(10*time.Second) }},
+		{"null section is none", "readers: [{}]\nnoise:\n", func(s *Spec) bool { return len(s.Noise) == 0 }},
 		{"null cpu stays unpinned", "traffic: [{cpu: null}]\n", func(s *Spec) bool { return s.Traffic[0].CPU == nil }},
 		{"cpu zero is pinned", "traffic: [{cpu: 0}]\n", func(s *Spec) bool { return s.Traffic[0].CPU != nil && *s.Traffic[0].CPU == 0 }},
 		{"explicit zero duration kept for Validate", "duration: 0\n", func(s *Spec) bool { return s.Duration == 0 }},

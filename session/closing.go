@@ -109,19 +109,49 @@ func StrictExit(strict bool, s *results.Summary) error {
 	return ExitError{Code: ExitNotAsAsked, Msg: fmt.Sprintf("--strict: not the run asked for (%s): exit %d", strings.Join(kinds, ", "), ExitNotAsAsked)}
 }
 
+// RunDoc is the document run and report print with --format json
+// (schema rtload-report): the run read back (compare.RunReport), with,
+// for a run of several processes, what a default check against it can
+// see (Sizing: verdict.SizeRun) and its processes the machine disturbed,
+// which a check leaves out (Replaced: verdict.RunDropped). Its figures
+// are over every process, those included, as the text's.
+type RunDoc struct {
+	*compare.RunReport
+	Sizing   *verdict.Detectable `json:"sizing,omitempty"`
+	Replaced *verdict.Dropped    `json:"replaced,omitempty"`
+}
+
+// newRunDoc is r's RunDoc.
+func newRunDoc(r compare.Run) (*RunDoc, error) {
+	doc, err := compare.NewRunReport(r)
+	if err != nil {
+		return nil, err
+	}
+	out := &RunDoc{RunReport: doc}
+	if n := r.Summary.ProcessCount(); n > 1 {
+		out.Replaced = verdict.RunDropped(r.Summary)
+		clean := n
+		if out.Replaced != nil {
+			clean -= len(out.Replaced.Disturbed)
+		}
+		out.Sizing = verdict.SizeRun(r, clean, verdict.PerProcess(r.Summary), verdict.Options{})
+	}
+	return out, nil
+}
+
 // ReadRunReport is report --format json's document: the results
-// directory dir read back as compare.RunReport; a directory that is not a
-// results directory is bad input (UsageError).
-func ReadRunReport(dir string) (*compare.RunReport, error) {
+// directory dir read back as a RunDoc, as run prints it; a directory
+// that is not a results directory is bad input (UsageError).
+func ReadRunReport(dir string) (*RunDoc, error) {
 	runs, err := load.Runs([]string{dir}, nil)
 	if err != nil {
 		return nil, UsageError{Err: err}
 	}
-	return compare.NewRunReport(runs[0])
+	return newRunDoc(runs[0])
 }
 
-// WriteRunJSON prints the run as compare.RunReport: read back from its
-// results directory when saved (with its wakeup logs), else from memory.
+// WriteRunJSON prints the run as a RunDoc: read back from its results
+// directory when saved (with its wakeup logs), else from memory.
 func WriteRunJSON(w io.Writer, o Outcome) error {
 	r := compare.Run{Label: filepath.Base(o.Path), Dir: o.Path, Summary: o.Sum}
 	if o.SaveErr == nil {
@@ -129,7 +159,7 @@ func WriteRunJSON(w io.Writer, o Outcome) error {
 			r = runs[0]
 		}
 	}
-	doc, err := compare.NewRunReport(r)
+	doc, err := newRunDoc(r)
 	if err != nil {
 		return err
 	}
@@ -139,24 +169,7 @@ func WriteRunJSON(w io.Writer, o Outcome) error {
 	if o.RunErr != nil {
 		doc.Error = o.RunErr.Error()
 	}
-	out := struct {
-		*compare.RunReport
-		// Sizing is what a default check against this run can see
-		// (verdict.SizeRun), Replaced its processes the machine disturbed,
-		// which a check leaves out (verdict.RunDropped): a run of several
-		// processes, a baseline.
-		Sizing   *verdict.Detectable `json:"sizing,omitempty"`
-		Replaced *verdict.Dropped    `json:"replaced,omitempty"`
-	}{RunReport: doc}
-	if n := r.Summary.ProcessCount(); n > 1 {
-		out.Replaced = verdict.RunDropped(r.Summary)
-		clean := n
-		if out.Replaced != nil {
-			clean -= len(out.Replaced.Disturbed)
-		}
-		out.Sizing = verdict.SizeRun(r, clean, verdict.PerProcess(r.Summary), verdict.Options{})
-	}
-	return compare.WriteJSON(w, out)
+	return compare.WriteJSON(w, doc)
 }
 
 // printSizing says how many processes a baseline like this run needs for

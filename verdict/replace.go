@@ -214,13 +214,38 @@ func RunDropped(s *results.Summary) *Dropped {
 	return d
 }
 
-// RunLine says in one line what a check will leave out of a run of
-// several processes: "disturbed by the machine: 1 of 11 processes, which
-// a check leaves out (run ran a fresh one in the place of each, at most
-// a third): reader rt off CPU 1 for 66ms (starved)".
+// RunLine says in one line how many processes a run of several ran,
+// which of them a check leaves out and why, and that the run's own
+// figures (its report: the table, the headline statistics, the
+// intervals) are over all of them, those included: "6 processes ran, 1
+// left out by a check (disturbed by the machine: process 2: reader rt
+// off CPU 1 for 176ms (starved)): the figures of this report are over
+// all 6; a check judges the other 5 (a fresh process ran in the place of
+// each, at most a third)". Past a third, a check cannot judge the run:
+// it says so instead. Processes are numbered from 1, as the text does.
 func (d *Dropped) RunLine() string {
-	return fmt.Sprintf("disturbed by the machine: %d of %d processes, which a check leaves out (run ran a fresh one in the place of each, at most a third): %s",
-		len(d.Disturbed), d.Processes, d.whys())
+	n, k := d.Processes, len(d.Disturbed)
+	if d.TooMany {
+		return fmt.Sprintf("%d processes ran, %d disturbed by the machine (%s): more than a check may leave out (at most %d, a third): a check cannot judge this run; the figures of this report are over all %d",
+			n, k, d.which(), d.MaxDropped, n)
+	}
+	return fmt.Sprintf("%d processes ran, %d left out by a check (disturbed by the machine: %s): the figures of this report are over all %d; a check judges the other %d (a fresh process ran in the place of each, at most a third)",
+		n, k, d.which(), n, n-k)
+}
+
+// which names d's disturbed processes, numbered from 1, with why:
+// "process 2: reader rt off CPU 1 for 176ms (starved)", "processes 2, 5:
+// …" (whys).
+func (d *Dropped) which() string {
+	nums := make([]string, len(d.Disturbed))
+	for i, x := range d.Disturbed {
+		nums[i] = strconv.Itoa(x.Process + 1)
+	}
+	word := "process "
+	if len(nums) > 1 {
+		word = "processes "
+	}
+	return word + strings.Join(nums, ", ") + ": " + d.whys()
 }
 
 // Whose a trial's mark is. A verdict drops a process the machine

@@ -31,7 +31,17 @@ func TestReplacer(t *testing.T) {
 	if d == nil || len(d.Disturbed) != 2 || d.Processes != 8 || d.TooMany {
 		t.Fatalf("dropped %+v", d)
 	}
-	if l := d.RunLine(); l != "disturbed by the machine: 2 of 8 processes, which a check leaves out (run ran a fresh one in the place of each, at most a third): reader rt runnable but off CPU 1 for 66ms (starved)" {
+	// How many ran, which a check leaves out (numbered from 1) and why,
+	// and over what the report's figures are: never mixed in silently.
+	if l := d.RunLine(); l != "8 processes ran, 2 left out by a check (disturbed by the machine: processes 2, 4: reader rt runnable but off CPU 1 for 66ms (starved)): the figures of this report are over all 8; a check judges the other 6 (a fresh process ran in the place of each, at most a third)" {
+		t.Errorf("line %q", l)
+	}
+	// Past a third a check leaves none out: it cannot judge the run.
+	d = RunDropped(disturbed(1000, 0, 1, 3)(6))
+	if d == nil || !d.TooMany {
+		t.Fatalf("dropped %+v", d)
+	}
+	if l := d.RunLine(); l != "6 processes ran, 3 disturbed by the machine (processes 1, 2, 4: reader rt runnable but off CPU 1 for 66ms (starved)): more than a check may leave out (at most 2, a third): a check cannot judge this run; the figures of this report are over all 6" {
 		t.Errorf("line %q", l)
 	}
 }

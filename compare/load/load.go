@@ -71,6 +71,9 @@ func Runs(dirs, labels []string) ([]compare.Run, error) {
 					continue
 				}
 				runs[i].WakeupLogs[compare.ReaderIndex{Trial: ti, Reader: ri}] = st
+				if st.Torn != "" { // its last row not read: said, never silent
+					runs[i].Notes = append(runs[i].Notes, "wakeup log: "+st.Torn)
+				}
 			}
 		}
 	}

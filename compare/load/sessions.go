@@ -51,6 +51,9 @@ func loadSessions(dir, label string, rows *wakelog.RowBudget) (compare.Run, erro
 					continue
 				}
 				logs[i][compare.ReaderIndex{Trial: ti, Reader: ri}] = st
+				if st.Torn != "" { // its last row not read: said, never silent
+					notes = append(notes, "wakeup log: "+st.Torn)
+				}
 			}
 		}
 	}

@@ -37,5 +37,6 @@ func LogFiles(dir, base string) ([]string, error) {
 // A .gz inflates to at most MaxChunkBytes and MaxInflateRatio times
 // its size (ErrInflateLimit); out holds at most MaxRows rows.
 func ParseLog(r io.Reader, name string, gz, last bool, out *[]record.Wakeup) (torn int, err error) {
-	return parseWakeupLog(r, name, gz, last, &rowSink{n: len(*out), max: MaxRows, f: func(w record.Wakeup) { *out = append(*out, w) }})
+	tt, err := parseWakeupLog(r, name, gz, last, &rowSink{n: len(*out), max: MaxRows, f: func(w record.Wakeup) { *out = append(*out, w) }})
+	return tt.rows, err
 }

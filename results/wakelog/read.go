@@ -2,6 +2,7 @@ package wakelog
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -86,6 +87,11 @@ type ReadStats struct {
 	Files    int
 	Rows     int
 	TornRows int
+	// Torn says where the log's last line was cut short and how, naming
+	// the file and line ("wakeups-p00-00-recvfrom-r0-rt.csv:841: last
+	// line cut short (no newline; 7 of 10 fields): skipped"), "" when it
+	// was not: a reader of results passes it on as a note.
+	Torn string
 }
 
 // ReadLog reads every chunk of log base in dir in order (plain or
@@ -219,7 +225,8 @@ const MaxRows = 1 << 24
 // ending in a line without its newline. That unterminated last line of the
 // last file is skipped and counted in TornRows (even if it parses: a
 // number may be cut short), never an error; so is a torn or missing header
-// there. Anything else is an error naming file and line: a torn line or a
+// there. Either is said in ReadStats.Torn, naming the file and line, for
+// the reader of results to pass on as a note. Anything else is an error naming file and line: a torn line or a
 // bad value in any other place, a chunk without its header, a truncated or
 // corrupt .gz.
 //
@@ -270,28 +277,38 @@ func readWakeups(open func(sub string) (*safeio.Source, error), files []string, 
 			return st, err
 		}
 		st.Files++
-		st.TornRows += torn
+		st.TornRows += torn.rows
+		if torn.note != "" {
+			st.Torn = torn.note
+		}
 	}
 	st.Rows = sink.n
 	return st, nil
 }
 
+// tornTail is what a log file's unterminated last line was: rows (1 for
+// a row, 0 for a header) and a note naming the file and line.
+type tornTail struct {
+	rows int
+	note string
+}
+
 // readWakeupFile gives the rows of one file to sink; last allows a torn
-// tail, which it skips and returns as torn rows.
-func readWakeupFile(src *safeio.Source, name string, last bool, sink *rowSink) (torn int, err error) {
+// tail, which it skips and returns.
+func readWakeupFile(src *safeio.Source, name string, last bool, sink *rowSink) (torn tornTail, err error) {
 	f, _, err := src.Open(name)
 	if err != nil {
-		return 0, fmt.Errorf("wakeup log: %w", err)
+		return tornTail{}, fmt.Errorf("wakeup log: %w", err)
 	}
 	defer f.Close()
 	return parseWakeupLog(f, termsafe.Escape(src.Join(name)), strings.HasSuffix(name, ".gz"), last, sink)
 }
 
-func parseWakeupLog(r io.Reader, name string, gz, last bool, sink *rowSink) (torn int, err error) {
+func parseWakeupLog(r io.Reader, name string, gz, last bool, sink *rowSink) (torn tornTail, err error) {
 	if gz {
 		zr, err := safeio.Inflate(r, name, MaxChunkBytes)
 		if err != nil {
-			return 0, err
+			return tornTail{}, err
 		}
 		defer zr.Close()
 		r = zr
@@ -311,43 +328,72 @@ func parseWakeupLog(r io.Reader, name string, gz, last bool, sink *rowSink) (tor
 			}
 			line++
 			if !last {
-				return 0, fmt.Errorf("%s:%d: torn line (no newline) in a closed chunk", name, line)
+				return tornTail{}, fmt.Errorf("%s:%d: torn line (no newline) in a closed chunk", name, line)
 			}
-			if line > 1 {
-				torn++
-			}
+			torn = tornNote(name, line, cols, b, long)
 			break
 		}
 		if err != nil {
-			return 0, fmt.Errorf("%s:%d: %w", name, line+1, err)
+			return tornTail{}, fmt.Errorf("%s:%d: %w", name, line+1, err)
 		}
 		line++
 		if long {
-			return 0, fmt.Errorf("%s:%d: line longer than %d bytes", name, line, wakeupLogBuffer)
+			return tornTail{}, fmt.Errorf("%s:%d: line longer than %d bytes", name, line, wakeupLogBuffer)
 		}
 		b = b[:len(b)-1]
 		if line == 1 {
 			if cols = wakeupHeaderColumns(string(b)); cols == 0 {
 				// The line is not quoted: a file that is not a wakeup
 				// log says nothing of its content.
-				return 0, fmt.Errorf("%s:1: not a wakeup log header (want %q)", name, Header)
+				return tornTail{}, fmt.Errorf("%s:1: not a wakeup log header (want %q)", name, Header)
 			}
 			continue
 		}
 		w, err := parseWakeupRow(b, cols)
 		if err != nil {
-			return 0, fmt.Errorf("%s:%d: %w", name, line, err)
+			return tornTail{}, fmt.Errorf("%s:%d: %w", name, line, err)
 		}
 		if sink.n >= sink.max {
-			return 0, fmt.Errorf("%s:%d: more than %d rows, more wakeups than rtload reads back (at most %d for a reader, %d for a command): refused", name, line, sink.max, MaxRows, MaxRowsTotal)
+			return tornTail{}, fmt.Errorf("%s:%d: more than %d rows, more wakeups than rtload reads back (at most %d for a reader, %d for a command): refused", name, line, sink.max, MaxRows, MaxRowsTotal)
 		}
 		sink.n++
 		sink.f(w)
 	}
 	if line == 0 && !last {
-		return 0, fmt.Errorf("%s: empty, want header %q", name, Header)
+		return tornTail{}, fmt.Errorf("%s: empty, want header %q", name, Header)
 	}
 	return torn, nil
+}
+
+// maxTornHow bounds how a torn tail was cut, in a note (bytes).
+const maxTornHow = 200
+
+// tornNote is the torn tail b (the last line of the newest chunk, line,
+// without its newline; long when it passed the buffer, b its last part)
+// of a log whose header gave cols columns (0: the header is the torn
+// line). A row is skipped even when its fields parse: a number may be
+// cut short. The note is bounded: b is never quoted whole.
+func tornNote(name string, line, cols int, b []byte, long bool) tornTail {
+	if line == 1 {
+		return tornTail{note: fmt.Sprintf("%s:1: header cut short (no newline): no rows", name)}
+	}
+	how := "no newline"
+	switch {
+	case long:
+		how = fmt.Sprintf("no newline; longer than %d bytes", wakeupLogBuffer)
+	default:
+		if n := bytes.Count(b, []byte{','}) + 1; n != cols {
+			how = fmt.Sprintf("no newline; %d of %d fields", n, cols)
+		} else if _, err := parseWakeupRow(b, cols); err != nil {
+			how = "no newline; " + err.Error()
+			if len(how) > maxTornHow { // a field quoted whole may be long
+				how = strings.ToValidUTF8(how[:maxTornHow], "") + "…"
+			}
+		} else {
+			how = fmt.Sprintf("no newline; %d fields, the last maybe cut inside its number", n)
+		}
+	}
+	return tornTail{rows: 1, note: fmt.Sprintf("%s:%d: last line cut short (%s): skipped", name, line, how)}
 }
 
 var wakeupColumns = [10]string{"tick", "deadline_ns", "latency_ns", "drain_ns", "messages", "calls", "eagain", "missed", "vol_cs", "invol_cs"}

@@ -401,13 +401,22 @@ func TestWakeupLogTornTail(t *testing.T) {
 		name string
 		cfg  Config
 		tail string
+		note string // ReadStats.Torn after the file's name: never silent
 	}{
-		{"chunked half row", Config{ChunkBytes: 64 << 10, Compress: true}, "10000,1000100000"},
+		{"chunked half row", Config{ChunkBytes: 64 << 10, Compress: true}, "10000,1000100000",
+			".0006.csv:1138: last line cut short (no newline; 2 of 10 fields): skipped"},
+		{"chunked row without newline", Config{ChunkBytes: 64 << 10, Compress: true}, "10000,1,2,3,4,5,6,7",
+			".0006.csv:1138: last line cut short (no newline; 8 of 10 fields): skipped"},
 		// A whole-looking row without its newline may be cut inside a number.
-		{"chunked row without newline", Config{ChunkBytes: 64 << 10, Compress: true}, "10000,1,2,3,4,5,6,7"},
-		{"unchunked half row", Config{}, "10000,"},
+		{"whole row without newline", Config{}, "10000,1,2,3,4,5,6,7,8,9",
+			".csv:10002: last line cut short (no newline; 10 fields, the last maybe cut inside its number): skipped"},
+		{"bad value without newline", Config{}, "10000,1,2,3,4,5,6,7,8,x",
+			".csv:10002: last line cut short (no newline; invol_cs: invalid value \"x\"): skipped"},
+		{"unchunked half row", Config{}, "10000,",
+			".csv:10002: last line cut short (no newline; 2 of 10 fields): skipped"},
 		// Power loss can leave the tail zero-filled, longer than a buffer.
-		{"zero-filled tail", Config{ChunkBytes: 64 << 10}, strings.Repeat("\x00", 100<<10)},
+		{"zero-filled tail", Config{ChunkBytes: 64 << 10}, strings.Repeat("\x00", 100<<10),
+			".0006.csv:1138: last line cut short (no newline; longer than 65536 bytes): skipped"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -438,6 +447,10 @@ func TestWakeupLogTornTail(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if !strings.HasSuffix(rst.Torn, tc.note) || !strings.HasPrefix(rst.Torn, filepath.Join(dir, wlBase)) {
+				t.Errorf("Torn %q, want the file's path then %q", rst.Torn, tc.note)
+			}
+			rst.Torn = ""
 			if want := (ReadStats{Files: len(files), Rows: rows, TornRows: 1}); rst != want {
 				t.Errorf("ReadStats %+v, want %+v", rst, want)
 			}
@@ -830,4 +843,30 @@ func dirNames(t *testing.T, dir string) []string {
 		names = append(names, e.Name())
 	}
 	return names
+}
+
+// TestWakeupLogTornHeader: a newest chunk whose header was cut short
+// gives no rows and says so, naming the file; a long bad field in a torn
+// row is cut in the note.
+func TestWakeupLogTornHeader(t *testing.T) {
+	for _, tc := range []struct {
+		name, content, note string
+	}{
+		{"header", "tick,deadline", "w.csv:1: header cut short (no newline): no rows"},
+		{"long field", Header + "\n1,2,3,4,5,6,7,8,9," + strings.Repeat("y", 1000), "w.csv:2: last line cut short (no newline; invol_cs: invalid value \"yyyy"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "w.csv"), []byte(tc.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			rows, st, err := ReadFiles(dir, []string{"w.csv"})
+			if err != nil || len(rows) != 0 {
+				t.Fatalf("rows %d, err %v", len(rows), err)
+			}
+			if !strings.HasPrefix(st.Torn, filepath.Join(dir, tc.note)) || len(st.Torn) > len(dir)+300 {
+				t.Errorf("Torn %q, want %q…, bounded", st.Torn, tc.note)
+			}
+		})
+	}
 }
