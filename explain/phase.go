@@ -98,7 +98,10 @@ func newPhaseCheck(n OwnNoise) *phaseCheck {
 	}
 	period := n.OnNs + n.OffNs
 	// Bins a quarter of the on phase wide, at most maxPhaseBins.
-	nb := int(min(int64(maxPhaseBins), max(int64(4), 4*period/max(n.OnNs, 1))))
+	nb := maxPhaseBins
+	if ratio := period / max(n.OnNs, 1); ratio < maxPhaseBins/4 {
+		nb = int(max(4, 4*ratio))
+	}
 	binNs := (period + int64(nb) - 1) / int64(nb)
 	w := int(min(int64(nb), max(1, (n.OnNs+binNs/2)/binNs)))
 	return &phaseCheck{x: &OwnNoisePhase{Noise: n}, period: period, binNs: binNs, window: w,
