@@ -109,6 +109,7 @@ func TestDirOwnNoise(t *testing.T) {
 		"by a foreign thread, process 8019 (python3) thread 8019 (python3) SCHED_FIFO 90 on CPUs 1",
 		"by nothing the results name",
 		"unexplained 0",
+		"3 spikes in 1 of 3 reader trials coincide with the on phases of the run's own noise[1] spin",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("lacks %q:\n%s", want, out.String())

@@ -162,3 +162,37 @@ func starvedBrief(s Starved) string {
 	}
 	return fmt.Sprintf("  reader starved (%s): by %s\n", wait, strings.Join(by, "; "))
 }
+
+// ownNoiseLine sums the spikes that coincide with the run's own noise
+// over the reader trials, per noise: "" when none does.
+func ownNoiseLine(rs []Reader) string {
+	var parts []string
+	seen := map[string]int{}
+	var spikes, trials []int
+	for _, r := range rs {
+		x := (*OwnNoisePhase)(nil)
+		if r.Wakeups != nil {
+			x = r.Wakeups.OwnNoise
+		}
+		if x == nil || !x.Coincide {
+			continue
+		}
+		n := x.Noise
+		n.DutyObserved = 0 // it varies from trial to trial
+		name := n.String()
+		i, ok := seen[name]
+		if !ok {
+			i, seen[name] = len(parts), len(parts)
+			parts, spikes, trials = append(parts, name), append(spikes, 0), append(trials, 0)
+		}
+		spikes[i] += x.WindowSpikes
+		trials[i]++
+	}
+	for i := range parts {
+		parts[i] = fmt.Sprintf("%d spikes in %d of %d reader trials coincide with the on phases of the run's own %s", spikes[i], trials[i], len(rs), parts[i])
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, "; ") + ": the workload's doing, not the kernel's or the machine's"
+}

@@ -470,6 +470,9 @@ func Closing(rs []Reader) report.Closing {
 			c.Add(fmt.Sprintf("  nothing recorded explains %d (%s): checked %s%s", n, pct(uint64(n), uint64(total)), strings.Join(last.Checked, ", "), unseen(last)))
 		}
 	}
+	if l := ownNoiseLine(rs); l != "" {
+		c.Add(l)
+	}
 	if l := starvedLine(rs); l != "" {
 		c.Add(l)
 	}
