@@ -459,11 +459,21 @@ func analyzeWakeupLog(t results.Trial, r results.Reader, pass func(func(record.W
 }
 
 // noiseAlways names the kinds of t's noise on throughout the trial (an
-// observed duty of 99% or more), ", "-joined.
+// observed duty of 99% or more), ", "-joined; as noise[i] kind when
+// another of its noise has the same kind (laight-450's spinners and a
+// duty-cycled one).
 func noiseAlways(t results.Trial) string {
-	var always []string
+	kinds := map[string]int{}
 	for _, n := range t.Noise {
-		if n.Duty >= 0.99 {
+		kinds[n.Kind]++
+	}
+	var always []string
+	for i, n := range t.Noise {
+		switch {
+		case n.Duty < 0.99:
+		case kinds[n.Kind] > 1:
+			always = append(always, fmt.Sprintf("noise[%d] %s", i, n.Kind))
+		default:
 			always = append(always, n.Kind)
 		}
 	}

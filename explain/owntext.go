@@ -78,7 +78,10 @@ func writeStarved(b *strings.Builder, r Reader) {
 		for _, f := range s.Foreign {
 			fmt.Fprintf(b, "    by another process's thread on its CPU (reader CPU shared): %s\n", f)
 		}
-		if !s.own() && len(s.Foreign) == 0 {
+		if s.Throttled != "" {
+			fmt.Fprintf(b, "    the kernel logged RT throttling at %s of the trial: real-time threads were stopped\n", s.Throttled)
+		}
+		if !s.own() && len(s.Foreign) == 0 && s.Throttled == "" {
 			b.WriteString("    by nothing the results name: none of the run's own threads at or above its priority on its CPU, no other process's thread seen there: RT throttling, or a thread the scans missed (short-lived, or a kernel thread)\n")
 		}
 		fmt.Fprintf(b, "    what explain can attribute: %s\n", starvedBound(r, s))
@@ -152,6 +155,9 @@ func starvedBrief(s Starved) string {
 	by = append(by, s.OwnReaders...)
 	for _, f := range s.Foreign {
 		by = append(by, "a foreign thread, "+f)
+	}
+	if s.Throttled != "" {
+		by = append(by, "RT throttling (logged at "+s.Throttled+")")
 	}
 	if len(by) == 0 {
 		by = []string{"nothing the results name (RT throttling, or a thread the scans missed)"}

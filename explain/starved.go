@@ -31,6 +31,9 @@ type Starved struct {
 	// Foreign are the threads of other processes the trial saw on the
 	// reader's CPU (Trial.Culprits: its "reader CPU shared" mark).
 	Foreign []string `json:"foreign,omitempty"`
+	// Throttled is when the kernel logged RT throttling during the trial
+	// (its kernel watch), "" when it did not.
+	Throttled string `json:"rt_throttled,omitempty"`
 }
 
 // starvedOf is t's starved marks of reader r, each with who may have kept
@@ -51,6 +54,13 @@ func starvedOf(t results.Trial, r results.Reader, noise []OwnNoise) []Starved {
 		}
 		s.OwnOnNs = min(s.OwnOnNs, max(s.WindowNs, 0))
 		s.OwnReaders = ownReaders(t, r)
+		if t.Kernel != nil {
+			for _, e := range t.Kernel.Events {
+				if e.Kind == results.RTThrottled && s.Throttled == "" {
+					s.Throttled = fmt.Sprintf("%.1f s", e.At.Seconds())
+				}
+			}
+		}
 		for _, c := range t.Culprits {
 			if c.Reader == r.Name {
 				s.Foreign = append(s.Foreign, fmt.Sprintf("%s, seen in %d of %d scans", c.ForeignThread, c.Seen, c.Scans))
