@@ -177,7 +177,7 @@ func TestPhaseCheckDrains(t *testing.T) {
 	}
 	r := Reader{Wakeups: w}
 	s := Starved{OwnNoise: []OwnNoise{hog()}}
-	if got := starvedBound(r, s); !strings.Contains(got, "fell in the reader's drains, not its wakeups") {
+	if got := starvedBound(r, s); !strings.Contains(got, "fell in the reader's drains, not its wakeups: a reader preempted mid-drain counts an involuntary context switch") {
 		t.Errorf("starved bound %q; want the drains named", got)
 	}
 }

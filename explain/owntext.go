@@ -114,7 +114,7 @@ func starvedBound(r Reader, s Starved) string {
 		return l + fmt.Sprintf("; %d of the %d spikes fall in noise[%d]'s window and are the workload's: only the other %d can be set against the kernel and the machine",
 			w.OwnNoise.WindowSpikes, w.Spikes, w.OwnNoise.Noise.Index, w.Spikes-w.OwnNoise.WindowSpikes)
 	case w != nil && w.OwnNoise != nil && w.OwnNoise.Drains != nil && w.OwnNoise.Drains.Coincide:
-		return l + fmt.Sprintf("; here noise[%d]'s on phases fell in the reader's drains, not its wakeups: the wait is in the per-call times of those %d ticks (the per-call tail), while the wakeup spikes are not its",
+		return fmt.Sprintf("noise[%d]'s on phases fell in the reader's drains, not its wakeups: a reader preempted mid-drain counts an involuntary context switch, and the wait is in the per-call times of those %d ticks (the per-call tail), while the wakeup spikes are not its",
 			w.OwnNoise.Noise.Index, w.OwnNoise.Drains.Ticks)
 	case s.own():
 		return l + "; which spikes the run's own threads caused is not recorded, nor found in the wakeup log: every spike of this trial may be the workload's"
