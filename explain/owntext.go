@@ -18,14 +18,24 @@ func writeOwnNoise(b *strings.Builder, w *Wakeups) {
 	if x.Spikes == 0 {
 		b.WriteString("no spike to set against it\n")
 	} else {
-		fmt.Fprintf(b, "the %s window of its %s cycle that holds the most spikes holds %d of %d, against %.1f by chance (that window holds %d of the wakeups' deadlines, %.1f%%; p %s, allowing for the window being fitted)\n",
-			duration(float64(n.OnNs)), duration(float64(n.OnNs+n.OffNs)), x.WindowSpikes, x.Spikes, x.Chance, x.WindowWakeups, 100*x.WindowShare, pValue(x.P))
+		fmt.Fprintf(b, "the %s window of its %s cycle that holds the most spikes holds %d of %d, against %.1f by chance (that window holds %d of the wakeups' deadlines, %.1f%%%s; p %s, allowing for the window being fitted)\n",
+			duration(float64(n.OnNs)), duration(float64(n.OnNs+n.OffNs)), x.WindowSpikes, x.Spikes, x.Chance, x.WindowWakeups, 100*x.WindowShare, dutyNote(x), pValue(x.P))
 		writeWindow(b, x)
 	}
 	if d := x.Drains; d != nil && d.Coincide {
 		fmt.Fprintf(b, "      its on phases fall in the reader's drains: the %d ticks whose deadline falls in the %s window of its cycle that holds the most long drains drained in %s on average, the others in %s; %d of them at or above the trial's drain p90 (%s), against %.1f by chance (p %s): calls it preempted are timed with its run in them (the per-call tail)\n",
 			d.Ticks, duration(float64(n.OnNs)), duration(d.MeanInNs), duration(d.MeanOutNs), d.LongIn, duration(float64(d.LongNs)), d.Chance, pValue(d.P))
 	}
+}
+
+// dutyNote sets the window's share of the deadlines against the duty,
+// when one is 1.5 times the other or more; "" when they agree.
+func dutyNote(x *OwnNoisePhase) string {
+	d := x.Noise.Duty()
+	if x.WindowShare < 1.5*d && x.WindowShare > d/1.5 {
+		return ""
+	}
+	return fmt.Sprintf(", where its duty alone gives %.1f%%: the reader's period puts its deadlines on a few points of the cycle", 100*d)
 }
 
 // writeWindow prints the wakeups of the spikes' window and the verdict.
