@@ -96,6 +96,10 @@ type Wakeups struct {
 	// inside it but as steal time.
 	Preemption string `json:"preemption,omitempty"`
 	VM         bool   `json:"vm,omitempty"`
+	// OwnNoise sets the spikes against the duty cycle of the run's own
+	// noise that may keep the reader off its CPU (the first such noise
+	// with a duty cycle); nil when there is none, or no spike.
+	OwnNoise *OwnNoisePhase `json:"own_noise,omitempty"`
 	// Checked lists what was looked at for each spike before it was
 	// counted as unexplained.
 	Checked []string `json:"checked"`
@@ -128,7 +132,10 @@ type Reader struct {
 	Counters        []results.Counter      `json:"counters,omitempty"`
 	CountersSkipped []string               `json:"counters_skipped,omitempty"`
 	CPUInterrupts   *results.CPUInterrupts `json:"cpu_interrupts,omitempty"`
-	Notes           []string               `json:"notes,omitempty"`
+	// Starved is the trial's "reader starved" marks of this reader, with
+	// who may have kept it off its CPU.
+	Starved []Starved `json:"starved,omitempty"`
+	Notes   []string  `json:"notes,omitempty"`
 }
 
 // Schema and SchemaVersion name Doc, `rtload explain --format json`.
@@ -161,10 +168,14 @@ func Dir(dir string) ([]Reader, error) {
 	var out []Reader
 	budget := wakelog.NewRowBudget()
 	env := envOf(s)
+	spec := ownNoiseOf(s.Spec)
 	for _, t := range s.Trials {
+		noise, notes := noiseOfTrial(t, spec)
 		for _, r := range t.Readers {
 			x := Analyze(t, r)
-			w, note := wakeupsOf(budget, dir, t, r, spikes[spikeKey{t.Index, r.Name}])
+			x.Notes = append(x.Notes, notes...)
+			x.Starved = starvedOf(t, r, noise)
+			w, note := wakeupsOf(budget, dir, t, r, spikes[spikeKey{t.Index, r.Name}], noise)
 			if w != nil {
 				x.Wakeups = w
 				x.Wakeups.Preemption, x.Wakeups.VM = env.Preemption, env.Virtualization != ""
@@ -197,7 +208,7 @@ func envOf(s *results.Summary) env {
 // lists for it), streamed: each pass reads the files again, the first
 // taking its rows from budget, and no row is held, so memory does not grow
 // with the log (issue 34: holding 32.8 M rows took explain to 3.9 GB).
-func wakeupsOf(budget *wakelog.RowBudget, dir string, t results.Trial, r results.Reader, spikes *readerSpikes) (*Wakeups, string) {
+func wakeupsOf(budget *wakelog.RowBudget, dir string, t results.Trial, r results.Reader, spikes *readerSpikes, noise []OwnNoise) (*Wakeups, string) {
 	if len(r.WakeupLog) == 0 {
 		return nil, "no per-wakeup log: wakeup spikes not explained"
 	}
@@ -212,7 +223,7 @@ func wakeupsOf(budget *wakelog.RowBudget, dir string, t results.Trial, r results
 		}
 		first, torn = false, st.Torn
 		return err
-	}, spikes)
+	}, spikes, noise)
 	if err != nil {
 		return nil, fmt.Sprintf("wakeup log: %v", err)
 	}
@@ -315,8 +326,8 @@ func sameLayout(a record.Snapshot, o ...record.Snapshot) bool {
 }
 
 // analyzeWakeups finds the latency spikes of the log and what coincided
-// with them.
-func analyzeWakeups(t results.Trial, r results.Reader, rows []record.Wakeup, spikes []results.Spike) *Wakeups {
+// with them, the run's own noise among it.
+func analyzeWakeups(t results.Trial, r results.Reader, rows []record.Wakeup, spikes []results.Spike, noise []OwnNoise) *Wakeups {
 	idx := spikeIndex{}
 	for _, s := range spikes {
 		idx.add(s)
@@ -326,7 +337,7 @@ func analyzeWakeups(t results.Trial, r results.Reader, rows []record.Wakeup, spi
 			f(wk)
 		}
 		return nil
-	}, idx[spikeKey{t.Index, r.Name}])
+	}, idx[spikeKey{t.Index, r.Name}], noise)
 	return w
 }
 
@@ -361,7 +372,7 @@ func (x spikeIndex) add(s results.Spike) {
 // analyzeWakeupLog is analyzeWakeups over a log read in passes: each call
 // of pass gives every row, in order (two passes at most). Its error is
 // pass's.
-func analyzeWakeupLog(t results.Trial, r results.Reader, pass func(func(record.Wakeup)) error, spikes *readerSpikes) (*Wakeups, error) {
+func analyzeWakeupLog(t results.Trial, r results.Reader, pass func(func(record.Wakeup)) error, spikes *readerSpikes, noise []OwnNoise) (*Wakeups, error) {
 	w := &Wakeups{}
 	// The trial's numbers (results' definition), from the reader's
 	// recorder; from the log itself only when the summary has none.
@@ -370,8 +381,10 @@ func analyzeWakeupLog(t results.Trial, r results.Reader, pass func(func(record.W
 	if lat.Count == 0 {
 		h = record.NewHDR(results.WakeupLatencyRange)
 	}
+	pc := ownPhaseCheck(noise, r)
 	err := pass(func(wk record.Wakeup) {
 		w.Rows++
+		pc.wakeup(wk)
 		if wk.Missed > 0 {
 			w.OverrunAll++
 		}
@@ -403,19 +416,14 @@ func analyzeWakeupLog(t results.Trial, r results.Reader, pass func(func(record.W
 	if w.Threshold == 0 {
 		w.Threshold, w.ThresholdFrom = w.P99, "the 99th percentile"
 	}
-	var always []string
-	for _, n := range t.Noise {
-		if n.Duty >= 0.99 {
-			always = append(always, n.Kind)
-		}
-	}
-	w.NoiseAlways = strings.Join(always, ", ")
+	w.NoiseAlways = noiseAlways(t)
 	w.Checked = append(w.Checked, "overruns")
 	if w.HasCS {
 		w.Checked = append(w.Checked, "involuntary context switches")
 	}
 	mc := newMachineCheck(w, r.Machine)
 	err = pass(func(wk record.Wakeup) {
+		pc.row(wk, lat.P90Ns, r.Drain.P90Ns)
 		if wk.LatencyNs < w.Threshold || wk.LatencyNs == 0 {
 			return
 		}
@@ -437,6 +445,7 @@ func analyzeWakeupLog(t results.Trial, r results.Reader, pass func(func(record.W
 				explained = explained || w.NoiseAlways == ""
 			}
 		}
+		pc.spike(wk, explained)
 		if !explained {
 			w.Unexplained++
 		}
@@ -448,5 +457,42 @@ func analyzeWakeupLog(t results.Trial, r results.Reader, pass func(func(record.W
 		w.Checked = append(w.Checked, "noise state")
 	}
 	mc.done()
+	if w.OwnNoise = pc.done(); w.OwnNoise != nil {
+		w.Checked = append(w.Checked, "the on phases of the run's own "+fmt.Sprintf("noise[%d]", w.OwnNoise.Noise.Index))
+		w.Unexplained -= w.OwnNoise.Explained
+	}
 	return w, nil
+}
+
+// noiseAlways names the kinds of t's noise on throughout the trial (an
+// observed duty of 99% or more), ", "-joined; as noise[i] kind when
+// another of its noise has the same kind (laight-450's spinners and a
+// duty-cycled one).
+func noiseAlways(t results.Trial) string {
+	kinds := map[string]int{}
+	for _, n := range t.Noise {
+		kinds[n.Kind]++
+	}
+	var always []string
+	for i, n := range t.Noise {
+		switch {
+		case n.Duty < 0.99:
+		case kinds[n.Kind] > 1:
+			always = append(always, fmt.Sprintf("noise[%d] %s", i, n.Kind))
+		default:
+			always = append(always, n.Kind)
+		}
+	}
+	return strings.Join(always, ", ")
+}
+
+// ownPhaseCheck is the phase check of the first of noise, with a duty
+// cycle, that may keep r off its CPU; nil when none.
+func ownPhaseCheck(noise []OwnNoise, r results.Reader) *phaseCheck {
+	for _, n := range preempting(noise, r) {
+		if c := newPhaseCheck(n); c != nil {
+			return c
+		}
+	}
+	return nil
 }

@@ -170,7 +170,7 @@ func TestMachineCheck(t *testing.T) {
 	rows, _ := wakeups()
 	m := machineOf(rows)
 	rows[40].Missed, rows[40].InvolCS = 0, 0 // only the machine can explain them now
-	w := analyzeWakeups(results.Trial{}, results.Reader{Name: "rt", Machine: m}, rows, nil)
+	w := analyzeWakeups(results.Trial{}, results.Reader{Name: "rt", Machine: m}, rows, nil, nil)
 	if w.Spikes != 3 || w.MachineKnown != 3 || w.Steal != 1 || w.StealNs != 2e7 || w.IRQBurst != 1 || w.BurstTop != "irq:RES" || w.Unexplained != 1 {
 		t.Errorf("machine check %+v; want 3 spikes, 1 with steal (20 ms), 1 with an interrupt burst (RES), 1 unexplained", w)
 	}
@@ -186,7 +186,7 @@ func TestMachineCheck(t *testing.T) {
 func TestAnalyzeWakeups(t *testing.T) {
 	rows, sp := wakeups()
 	tr := results.Trial{Noise: []results.Noise{{Kind: "spin", Duty: 0.5}}}
-	w := analyzeWakeups(tr, results.Reader{Name: "rt"}, rows, sp)
+	w := analyzeWakeups(tr, results.Reader{Name: "rt"}, rows, sp, nil)
 	want := Wakeups{Rows: 103, P50: 10007, P99: 50000, Max: 50000, Threshold: 40000, ThresholdFrom: "the reader's threshold",
 		Spikes: 3, Overrun: 1, OverrunAll: 1, InvolCS: 1, InvolCSAll: 2, NoiseOn: 1, NoiseKnown: 3, Unexplained: 1, HasCS: true,
 		MachineNote: "steal time and interrupts per window not recorded in these results (rtload before the machine watch)",
@@ -196,7 +196,7 @@ func TestAnalyzeWakeups(t *testing.T) {
 	}
 	// Noise on throughout explains nothing; no spikes.jsonl: threshold p99.
 	tr.Noise[0].Duty = 1
-	w = analyzeWakeups(tr, results.Reader{Name: "rt"}, rows, nil)
+	w = analyzeWakeups(tr, results.Reader{Name: "rt"}, rows, nil, nil)
 	if w.ThresholdFrom != "the 99th percentile" || w.Spikes != 3 || w.Unexplained != 2 || w.NoiseAlways != "spin" {
 		t.Errorf("without spikes.jsonl: %+v; want 3 spikes over p99, 2 unexplained, spin always on", w)
 	}
@@ -206,7 +206,7 @@ func TestWriteGolden(t *testing.T) {
 	rows, sp := wakeups()
 	tr := results.Trial{Index: 0, Variant: "recvfrom", Noise: []results.Noise{{Kind: "spin", Duty: 0.5}}}
 	a := Analyze(tr, laight().reader())
-	a.Wakeups = analyzeWakeups(tr, results.Reader{Name: "rt", Machine: machineOf(rows)}, rows, sp)
+	a.Wakeups = analyzeWakeups(tr, results.Reader{Name: "rt", Machine: machineOf(rows)}, rows, sp, nil)
 	a.Wakeups.Preemption, a.Wakeups.VM = "dynamic, none (build default; no preempt= on cmdline)", true
 	a.WakeupCount = 200
 	a.Counters = []results.Counter{{Name: "context-switches", Value: 398}, {Name: "cpu-migrations", Value: 0}, {Name: "task-clock", Value: 145744955},
@@ -230,7 +230,7 @@ func TestWriteGolden(t *testing.T) {
 func TestWakeupsAreTheSummarys(t *testing.T) {
 	rows, _ := wakeups()
 	r := results.Reader{Name: "rt", WakeupLatency: results.Latency{Count: 103, P50Ns: 10001, P99Ns: 50003, MaxNs: 50007}}
-	w := analyzeWakeups(results.Trial{}, r, rows, nil)
+	w := analyzeWakeups(results.Trial{}, r, rows, nil, nil)
 	if w.P50 != 10001 || w.P99 != 50003 || w.Max != 50007 {
 		t.Errorf("p50 %d p99 %d max %d, want the summary's 10001 50003 50007", w.P50, w.P99, w.Max)
 	}
@@ -292,7 +292,7 @@ func TestBriefAndClosingGolden(t *testing.T) {
 	rows, sp := wakeups()
 	tr := results.Trial{Index: 0, Variant: "recvfrom", Noise: []results.Noise{{Kind: "spin", Duty: 0.5}}}
 	a := Analyze(tr, laight().reader())
-	a.Wakeups = analyzeWakeups(tr, results.Reader{Name: "rt", Machine: machineOf(rows)}, rows, sp)
+	a.Wakeups = analyzeWakeups(tr, results.Reader{Name: "rt", Machine: machineOf(rows)}, rows, sp, nil)
 	a.Wakeups.Preemption, a.Wakeups.VM = "dynamic, none (build default; no preempt= on cmdline)", true
 	var out bytes.Buffer
 	if err := WriteBrief(&out, []Reader{a}); err != nil {

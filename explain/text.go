@@ -95,6 +95,7 @@ func writeReader(b *strings.Builder, r Reader) {
 	if r.Wakeups != nil {
 		writeWakeups(b, r.Wakeups)
 	}
+	writeStarved(b, r)
 	writeKernel(b, r)
 }
 
@@ -274,6 +275,7 @@ func writeWakeups(b *strings.Builder, w *Wakeups) {
 	default:
 		b.WriteString("    noise state: not recorded per spike (spikes.jsonl is written only above a reader threshold)\n")
 	}
+	writeOwnNoise(b, w)
 	writeMachine(b, w)
 	if w.Unexplained > 0 {
 		fmt.Fprintf(b, "    nothing recorded explains %d spike(s), %s of spikes; checked: %s%s\n", w.Unexplained, pct(uint64(w.Unexplained), n),
@@ -372,6 +374,10 @@ func WriteBrief(w io.Writer, rs []Reader) error {
 		}
 		if wk := r.Wakeups; wk != nil {
 			fmt.Fprintf(&b, "  spikes ≥ %s (%s): %d of %d wakeups; %s\n", us(wk.Threshold), wk.ThresholdFrom, wk.Spikes, wk.Rows, strings.Join(causeWords(causesOf(wk)), ", "))
+			b.WriteString(ownNoiseBrief(wk))
+		}
+		for _, s := range r.Starved {
+			b.WriteString(starvedBrief(s))
 		}
 		for _, n := range r.Notes {
 			if strings.Contains(n, "wakeup") {
@@ -398,6 +404,9 @@ func causesOf(w *Wakeups) []cause {
 	}
 	if w.NoiseKnown > 0 && w.NoiseAlways == "" {
 		cs = append(cs, cause{"noise on", "noise on", w.NoiseOn})
+	}
+	if x := w.OwnNoise; x != nil && x.Coincide {
+		cs = append(cs, cause{"the on phases of the run's own noise", "own noise", x.WindowSpikes})
 	}
 	if w.MachineKnown > 0 || w.MachineCPU != 0 {
 		cs = append(cs, cause{"steal time on the reader's CPU", "steal", w.Steal}, cause{"an interrupt burst on the reader's CPU", "irq burst", w.IRQBurst})
@@ -461,10 +470,42 @@ func Closing(rs []Reader) report.Closing {
 			c.Add(fmt.Sprintf("  nothing recorded explains %d (%s): checked %s%s", n, pct(uint64(n), uint64(total)), strings.Join(last.Checked, ", "), unseen(last)))
 		}
 	}
+	if l := ownNoiseLine(rs); l != "" {
+		c.Add(l)
+	}
+	if l := starvedLine(rs); l != "" {
+		c.Add(l)
+	}
 	if l := tailLine(rs); l != "" {
 		c.Add(l)
 	}
 	return c
+}
+
+// starvedLine counts the reader trials marked starved and by whom, "" when
+// none was.
+func starvedLine(rs []Reader) string {
+	var n, own, foreign, none int
+	for _, r := range rs {
+		if len(r.Starved) == 0 {
+			continue
+		}
+		n++
+		s := r.Starved[0]
+		switch {
+		case s.own():
+			own++
+		case len(s.Foreign) > 0:
+			foreign++
+		default:
+			none++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("reader starved in %d of %d reader trials: by the run's own threads (noise or readers) in %d, by another process's thread in %d, by nothing the results name in %d; their late wakeups time the thread that held the CPU, not the kernel",
+		n, len(rs), own, foreign, none)
 }
 
 // tailLine sums every reader's per-call tail (calls at or above its p99
