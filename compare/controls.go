@@ -293,3 +293,58 @@ func IntervalOf(c stats.Change) *Interval {
 	}
 	return intervalOf(c)
 }
+
+// NetOfAt is m's change net of control k at slope 1: the change of each
+// round's value over its control's (y/x, on the logs log y − log x)
+// between m's sides, by the interval m's change takes over processes
+// (Welch t), or sessions as the unit. Unlike AdjustedAt it estimates no
+// slope: a machine that slowed both by the same share leaves it flat.
+// Undefined without controls (or without k on both sides), and for sides
+// in the same processes (variants of one run, block pairs: the machine's
+// drift cancels in their pairs).
+func (m *Metric) NetOfAt(k Control, level float64) stats.Change {
+	switch {
+	case !m.Controlled():
+		return stats.Undefined("no drift controls")
+	case !m.has(k):
+		return stats.Undefined(noRecvControl)
+	case m.SameProcesses():
+		return stats.Undefined("the sides ran in the same processes")
+	}
+	if m.sctl != nil {
+		xa, xb := m.sctl.of(k)
+		return stats.SessionsAt(ratioSessions(m.sa, xa), ratioSessions(m.sb, xb), level)
+	}
+	xa, xb := m.ctl.of(k)
+	return stats.NestedAt(ratios(m.a, xa), ratios(m.b, xb), level)
+}
+
+// ratios are y/x value by value (the shapes of y and x are the same:
+// controlsOf groups them alike); a value ≤ 0 stays ≤ 0, so that the
+// interval refuses it.
+func ratios(y, x [][]float64) [][]float64 {
+	out := make([][]float64, len(y))
+	for i := range y {
+		out[i] = make([]float64, len(y[i]))
+		for j, v := range y[i] {
+			out[i][j] = -1
+			if i < len(x) && j < len(x[i]) && x[i][j] > 0 {
+				out[i][j] = v / x[i][j]
+			}
+		}
+	}
+	return out
+}
+
+// ratioSessions is ratios session by session.
+func ratioSessions(y, x [][][]float64) [][][]float64 {
+	out := make([][][]float64, len(y))
+	for s := range y {
+		var xs [][]float64
+		if s < len(x) {
+			xs = x[s]
+		}
+		out[s] = ratios(y[s], xs)
+	}
+	return out
+}

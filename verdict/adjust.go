@@ -155,6 +155,67 @@ type Adjustment struct {
 	NullChange    *compare.Interval `json:"null_change,omitempty"`
 	LoopChange    *compare.Interval `json:"loop_change,omitempty"`
 	EntryChanged  bool              `json:"entry_changed,omitempty"`
+	// NetOfLoop is the metric's change net of the user loop's at slope 1
+	// (compare.Metric.NetOfAt), read when the loop's own interval
+	// excludes 0; MachineGuard says why the verdict was held undecided
+	// when the two readings disagree ("" when they agree or the loop did
+	// not move).
+	NetOfLoop    *compare.Interval `json:"net_of_loop,omitempty"`
+	MachineGuard string            `json:"machine_guard,omitempty"`
+}
+
+// machineGuard is the machine guard on a per-call verdict at (m read at
+// level against thr, as the gate judged it, adj how it read the
+// controls). When the user loop's own change between the sides excludes
+// 0, the machine's speed moved between them: the loop is user space
+// only, and no kernel change moves it. Then the metric's change net of
+// the loop's at slope 1 (NetOfAt) is read too, and the verdict stands
+// only when both readings agree (both slower, or both not slower); else
+// it is undecided, and adj.MachineGuard says why. A slope of 1 is the
+// least the per-call cost follows a machine's speed (in the A/A checks
+// below its log change was 1.3–1.7 times the loop's), so the net reading
+// leaves part of the machine's change in, never more than the raw one
+// does; the guard can only turn a verdict undecided.
+//
+// Why (bench/DRIFT.md, "The machine guard"; docs/ci-bisect.md): in 7 A/A
+// checks of laight-450 at --threshold 5% (2026-12-07), the loop and the
+// null syscall moved together, +5% to +15%, between the baseline and the
+// check; θ estimated within the sides came out low where they barely
+// varied within either side (r 0.15–0.41), the adjustment was not taken
+// or took out part, and 2 of the 7 said slower. Re-judged with the guard
+// (compare --fail-on, 45 checks of two sessions), both were undecided,
+// every A/A "not slower" stayed, and 8 of 9 checks of a real change
+// stayed slower.
+func machineGuard(m *compare.Metric, at compare.Metric, adj *Adjustment, level, thr float64, grow stats.Grow) compare.Metric {
+	if m.SameProcesses() || at.Verdict == compare.VerdictUndecided || at.Invalid() {
+		return at
+	}
+	loop := m.ControlChangeAt(compare.ControlLoop, level)
+	if !loop.Defined() || loop.Lo <= 0 && loop.Hi >= 0 {
+		return at
+	}
+	net := m.NetOfAt(compare.ControlLoop, level)
+	adj.NetOfLoop = compare.IntervalOf(net)
+	nv := compare.VerdictUndecided
+	if net.Defined() {
+		nv = m.At(net, thr, grow).Verdict
+	}
+	if verdictClass(nv) == verdictClass(at.Verdict) {
+		return at
+	}
+	adj.MachineGuard = fmt.Sprintf("the machine's own speed moved between the runs (the user loop, which no kernel change moves, %s): net of it the change is %s, %s, against %s as judged: undecided",
+		view.IntervalWords(compare.IntervalOf(loop)), view.IntervalWords(adj.NetOfLoop), nv, at.Verdict)
+	at.Verdict, at.MethodNote = compare.VerdictUndecided, adj.MachineGuard
+	return at
+}
+
+// verdictClass is a verdict as a gate reads it: slower, not slower
+// (same included) or undecided.
+func verdictClass(v string) string {
+	if v == compare.VerdictSame {
+		return compare.VerdictNotSlower
+	}
+	return v
 }
 
 // entryChanged is the entry-change rule on u, the null syscall's change
@@ -264,7 +325,13 @@ func (a *Adjustment) Long() string {
 		if a.EntryChanged { // adjusted on the loop, which the entry does not move
 			w += "; the null syscall moved " + view.IntervalWords(a.NullChange) + " beyond the loop's change: the system-call entry changed"
 		}
+		if a.MachineGuard != "" {
+			w += "; " + a.MachineGuard
+		}
 		return w
+	}
+	if a.MachineGuard != "" {
+		return "not adjusted: " + a.Why + "; " + a.MachineGuard
 	}
 	return "not adjusted: " + a.Why
 }

@@ -299,3 +299,59 @@ func TestAdjustedOnRecv(t *testing.T) {
 		})
 	}
 }
+
+// steppedRun is a run on a machine whose speed is steady within the run
+// but step times the baseline's: the null syscall (600 ns) and the user
+// loop (570 ns) take the step and barely vary (wobble), the per-call cost
+// (1000 ns) takes it at slope 1.5, with ±6% noise of its own from trial
+// to trial (drifts) and change on top. The controls then explain nothing
+// within the sides (θ near 0), as in the A/A checks the machine guard was
+// made for.
+func steppedRun(procs int, step, change float64) *results.Summary {
+	return ctlRun(procs, func(i int) (float64, float64, float64) {
+		return 1000 * math.Pow(step, 1.5) * drifts[i%len(drifts)] * change, 600 * step * wobble[i%len(wobble)], 570 * step * wobble[(i+3)%len(wobble)]
+	})
+}
+
+// TestMachineGuard: the machine 12% slower between the runs, seen by
+// both controls, with nothing to estimate θ from within the sides. An
+// A/A comparison is slower on the raw change, and the guard holds it
+// undecided (net of the loop it is +5.8%); a true +30% change stays
+// slower; with the machine steady the guard reads nothing.
+func TestMachineGuard(t *testing.T) {
+	base := steppedRun(10, 1, 1)
+	for _, tc := range []struct {
+		name    string
+		new     *results.Summary
+		verdict Verdict
+		guard   bool
+	}{
+		{"A/A, machine +12%", steppedRun(10, 1.12, 1), Undecided, true},
+		{"+30%, machine +12%", steppedRun(10, 1.12, 1.30), Slower, false},
+		{"A/A, machine steady", steppedRun(10, 1, 1), NotSlower, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _ := judgeRuns(t, base, tc.new, Options{Control: ControlNull, Threshold: 0.05})
+			g := c.Gate
+			if g.Verdict != tc.verdict || len(g.Metrics) != 1 {
+				t.Fatalf("verdict %q over %d metrics, want %q: %+v", g.Verdict, len(g.Metrics), tc.verdict, g.Metrics)
+			}
+			a := g.Metrics[0].Adjustment
+			if a == nil || (a.MachineGuard != "") != tc.guard {
+				t.Fatalf("adjustment %+v, want the guard %v", a, tc.guard)
+			}
+			if tc.guard && (a.NetOfLoop == nil || !strings.Contains(g.Metrics[0].Judged, "the machine's own speed moved between the runs (the user loop, which no kernel change moves, +12.0% [")) {
+				t.Errorf("judged %q, net of the loop %+v", g.Metrics[0].Judged, a.NetOfLoop)
+			}
+			_, err := ParseControl("none")
+			if err != nil {
+				t.Fatal(err)
+			}
+			// --control none judges the raw change: no guard.
+			c, _ = judgeRuns(t, base, tc.new, Options{Control: ControlNone, Threshold: 0.05})
+			if a := c.Gate.Metrics[0].Adjustment; a != nil {
+				t.Errorf("--control none: adjustment %+v", a)
+			}
+		})
+	}
+}

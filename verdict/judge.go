@@ -240,6 +240,9 @@ func judgeMetric(m *compare.Metric, level, thr float64, grow stats.Grow, opt Opt
 			c, adj = adjusted(m, level, opt.Control)
 		}
 		at = m.At(c, thr, grow)
+		if adj != nil {
+			at = machineGuard(m, at, adj, level, thr, grow)
+		}
 	}
 	out := Metric{Name: m.Name, Unit: m.Unit, HigherIsBetter: m.HigherIsBetter, Column: m.Column, Baseline: m.Baseline, Value: m.Value, BaselineValue: m.BaselineValue,
 		Verdict: at.Verdict, Interval: at.Interval, Variance: m.Variance, MinDetectablePct: at.MinDetectablePct, MoreUnits: at.MoreUnits,

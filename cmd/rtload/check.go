@@ -101,6 +101,14 @@ and it moves with any kernel change of that path too, so it is only for
 a change outside it (a scenario's payload, user space, a container's
 setting), never for a kernel A/B of the recv path.
 
+The machine guard: when the user loop's own change between the baseline
+and the check excludes 0, the machine's speed moved (no kernel change
+moves a user-space loop). A per-call verdict then stands only when the
+change net of the loop's (slope 1) reads the same (both slower, or both
+not slower); otherwise it is undecided and the line says why. In A/A
+checks whose machine slowed 8–15% between the runs it held 2 false
+"slower" undecided (docs/ci-bisect.md).
+
 --budget bounds the new run, its first process included: a plan whose one
 process cannot fit (its trials' durations and warm-ups alone reach the
 budget) is refused (exit 2), and a first process still running when the
