@@ -132,6 +132,11 @@ type Reader struct {
 	Counters        []results.Counter      `json:"counters,omitempty"`
 	CountersSkipped []string               `json:"counters_skipped,omitempty"`
 	CPUInterrupts   *results.CPUInterrupts `json:"cpu_interrupts,omitempty"`
+	// OwnSoftIRQs is how many loopback datagrams the reader's own recv
+	// control sent in the trial (results.Controls.RecvData's count, one
+	// read each): each raises at most one NET_RX softirq on the reader's
+	// CPU, counted in CPUInterrupts beside the machine's. 0 without it.
+	OwnSoftIRQs uint64 `json:"own_softirqs,omitempty"`
 	// Starved is the trial's "reader starved" marks of this reader, with
 	// who may have kept it off its CPU.
 	Starved []Starved `json:"starved,omitempty"`
@@ -239,6 +244,9 @@ func Analyze(t results.Trial, r results.Reader) Reader {
 	pc := r.PerCall
 	x := Reader{Trial: t.Index, Variant: t.Variant, Round: t.Round, Reader: r.Name, Method: r.Method, Unit: pc.Unit,
 		WakeupCount: r.Wakeups, Counters: r.Counters, CountersSkipped: r.CountersSkipped, CPUInterrupts: r.CPUInterrupts}
+	if c := r.Controls; c != nil && c.RecvData != nil {
+		x.OwnSoftIRQs = c.RecvData.Count
+	}
 	all := pc.All
 	cls := r.PerCallClass
 	if cls != nil && !sameLayout(all, cls.Warm, cls.Cold, cls.First, cls.Rest) {

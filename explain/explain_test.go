@@ -348,3 +348,28 @@ func TestDirTornLog(t *testing.T) {
 		t.Errorf("wakeups %+v, notes %q; want 10 rows and a note ending %q", rs[0].Wakeups, rs[0].Notes, want)
 	}
 }
+
+// TestOwnSoftIRQs: a reader that timed the recv control has its loopback
+// datagrams counted (one NET_RX softirq each at most, on its own CPU),
+// and the kernel lines say they are its own, not the machine's.
+func TestOwnSoftIRQs(t *testing.T) {
+	rd := laight().reader()
+	rd.Wakeups = 800
+	rd.Controls = &results.Controls{PerTick: 64, RecvData: &results.TickStats{Count: 12800}}
+	rd.CPUInterrupts = &results.CPUInterrupts{CPU: 1, IRQs: 900, SoftIRQs: 13100, Sources: []results.Counter{{Name: "softirq:NET_RX", Value: 12900}}}
+	a := Analyze(results.Trial{Variant: "recvfrom"}, rd)
+	if a.OwnSoftIRQs != 12800 {
+		t.Fatalf("own softirqs %d, want the recv control's 12800 datagrams", a.OwnSoftIRQs)
+	}
+	var out bytes.Buffer
+	if err := Write(&out, []Reader{a}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "of those softirqs, up to 12800 (NET_RX (16.0 per wakeup)) are the reader's own recv control"; !strings.Contains(out.String(), want) {
+		t.Errorf("output lacks %q:\n%s", want, out.String())
+	}
+	rd.Controls = nil
+	if a := Analyze(results.Trial{Variant: "recvfrom"}, rd); a.OwnSoftIRQs != 0 {
+		t.Errorf("without the recv control: own softirqs %d", a.OwnSoftIRQs)
+	}
+}

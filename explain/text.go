@@ -122,6 +122,10 @@ func writeKernel(b *strings.Builder, r Reader) {
 		}
 		fmt.Fprintf(b, "  reader CPU %d over the measured window: %d interrupts%s, %d softirqs%s; largest: %s (sampled every 50 ms: not tied to single wakeups)\n",
 			ci.CPU, ci.IRQs, perWakeup(ci.IRQs), ci.SoftIRQs, perWakeup(ci.SoftIRQs), strings.Join(top, ", "))
+		if r.OwnSoftIRQs > 0 {
+			fmt.Fprintf(b, "  of those softirqs, up to %d (NET_RX%s) are the reader's own recv control (a loopback datagram it sends itself every tick after the drain, readers[].controls), not the machine's\n",
+				r.OwnSoftIRQs, perWakeup(r.OwnSoftIRQs))
+		}
 	}
 	if len(r.Counters) > 0 {
 		var cs []string
