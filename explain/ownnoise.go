@@ -99,31 +99,12 @@ func ownNoiseOf(spec results.Spec) []OwnNoise {
 	}
 	out := make([]OwnNoise, 0, len(f.Noise))
 	for i, s := range f.Noise {
-		on, _ := durationOf(s.Duty.On)
-		off, _ := durationOf(s.Duty.Off)
+		on, _ := results.DurationOf(s.Duty.On)
+		off, _ := results.DurationOf(s.Duty.Off)
 		out = append(out, OwnNoise{Index: i, Kind: s.Kind, Threads: s.Threads, Policy: s.Policy, Priority: s.Priority,
-			CPUs: s.CPUs, OnNs: int64(on), OffNs: int64(off)})
+			CPUs: s.CPUs, OnNs: int64(max(on, 0)), OffNs: int64(max(off, 0))})
 	}
 	return out
-}
-
-// durationOf reads a recorded duration: a Go duration string ("3ms"),
-// "0", or ns as a number.
-func durationOf(raw json.RawMessage) (time.Duration, bool) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return 0, true
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		if s == "0" {
-			return 0, true
-		}
-		d, err := time.ParseDuration(s)
-		return max(d, 0), err == nil
-	}
-	var ns int64
-	err := json.Unmarshal(raw, &ns)
-	return time.Duration(max(ns, 0)), err == nil
 }
 
 // noiseOfTrial is the scenario's noise as trial t ran it: the variant's

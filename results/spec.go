@@ -138,10 +138,10 @@ func PlanOf(spec Spec) Plan {
 	}
 	p := Plan{Processes: max(f.Processes, 1)}
 	var ok [5]bool
-	p.Duration, ok[0] = durationOf(f.Duration)
-	p.Warmup, ok[1] = durationOf(f.Warmup)
-	p.Interval, ok[2] = durationOf(f.Interval)
-	p.Slice, ok[3] = durationOf(f.Slice)
+	p.Duration, ok[0] = DurationOf(f.Duration)
+	p.Warmup, ok[1] = DurationOf(f.Warmup)
+	p.Interval, ok[2] = DurationOf(f.Interval)
+	p.Slice, ok[3] = DurationOf(f.Slice)
 	p.Rounds, ok[4] = roundsOf(f.Rounds)
 	for _, v := range f.Variants {
 		p.Variants = append(p.Variants, v.Name)
@@ -153,9 +153,10 @@ func PlanOf(spec Spec) Plan {
 	return p
 }
 
-// durationOf reads a recorded duration: a Go duration string, a number
-// of ns, or absent (0).
-func durationOf(raw json.RawMessage) (time.Duration, bool) {
+// DurationOf reads a duration as summary.json's spec records it: a Go
+// duration string ("3ms"), "0", a number of ns, or absent or null (0); ok
+// is false for anything else.
+func DurationOf(raw json.RawMessage) (time.Duration, bool) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return 0, true
 	}
