@@ -146,20 +146,14 @@ func TestAdjustedVerdict(t *testing.T) {
 			if adj != nil && (adj.Raw == nil || adj.Raw.PointPct == nil || adj.NullChange == nil || adj.LoopChange == nil) {
 				t.Errorf("the raw change and the controls' are not beside the judged one: %+v", adj)
 			}
-			var b bytes.Buffer
-			if err := c.Gate.Closing("gate", nil, view.MachineLines(c.Result), g.ExitCode()).Write(&b, true); err != nil {
-				t.Fatal(err)
-			}
-			if err := c.Write(&b, "text"); err != nil {
-				t.Fatal(err)
-			}
+			out := gateText(t, c)
 			for _, want := range tc.text {
-				if !strings.Contains(b.String(), want) {
-					t.Errorf("output lacks %q:\n%s", want, b.String())
+				if !strings.Contains(out, want) {
+					t.Errorf("output lacks %q:\n%s", want, out)
 				}
 			}
-			if strings.Contains(b.String(), "faster") {
-				t.Errorf("output says faster:\n%s", b.String())
+			if strings.Contains(out, "faster") {
+				t.Errorf("output says faster:\n%s", out)
 			}
 			_ = runs
 		})
@@ -284,16 +278,10 @@ func TestAdjustedOnRecv(t *testing.T) {
 			if a := g.Metrics[0].Adjustment; a == nil || a.Judged != tc.judged {
 				t.Fatalf("adjustment %+v, want judged %q", a, tc.judged)
 			}
-			var b bytes.Buffer
-			if err := c.Gate.Closing("gate", nil, view.MachineLines(c.Result), g.ExitCode()).Write(&b, true); err != nil {
-				t.Fatal(err)
-			}
-			if err := c.Write(&b, "text"); err != nil {
-				t.Fatal(err)
-			}
+			out := gateText(t, c)
 			for _, want := range tc.text {
-				if !strings.Contains(b.String(), want) {
-					t.Errorf("output lacks %q:\n%s", want, b.String())
+				if !strings.Contains(out, want) {
+					t.Errorf("output lacks %q:\n%s", want, out)
 				}
 			}
 		})
@@ -354,4 +342,18 @@ func TestMachineGuard(t *testing.T) {
 			}
 		})
 	}
+}
+
+// gateText is a gate's closing block (its machine lines included) and the
+// comparison it judged, as text.
+func gateText(t *testing.T, c Compared) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := c.Gate.Closing("gate", nil, view.MachineLines(c.Result), c.Gate.ExitCode()).Write(&b, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Write(&b, "text"); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
