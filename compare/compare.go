@@ -289,22 +289,14 @@ func (s *sample) addControlled(v float64, p int, r *results.Reader) {
 	s.recv = append(s.recv, r.Controls.RecvMeanTicks())
 }
 
-// recvControlled reports whether every round of s has the recv control.
-func (s *sample) recvControlled() bool {
-	return len(s.rounds) > 0 && len(s.recv) == len(s.rounds) && !slices.ContainsFunc(s.recv, func(v float64) bool { return !(v > 0) })
-}
-
 // controlled reports whether every round of s has both drift controls.
 func (s *sample) controlled() bool {
-	if len(s.rounds) == 0 || len(s.null) != len(s.rounds) || len(s.loop) != len(s.rounds) {
-		return false
-	}
-	for i := range s.null {
-		if !(s.null[i] > 0 && s.loop[i] > 0) {
-			return false
-		}
-	}
-	return true
+	return allPositive(s.null, len(s.rounds)) && allPositive(s.loop, len(s.rounds))
+}
+
+// allPositive reports whether vs holds n > 0 values, each > 0.
+func allPositive(vs []float64, n int) bool {
+	return n > 0 && len(vs) == n && !slices.ContainsFunc(vs, func(v float64) bool { return !(v > 0) })
 }
 
 // subject is something with headline metrics: a column or a probe.

@@ -46,7 +46,7 @@ func controlsOf(b, x sample, ida, idb []int) *controlSamples {
 		null: [2][][]float64{groupValues(b.null, b.procs, ida), groupValues(x.null, x.procs, idb)},
 		loop: [2][][]float64{groupValues(b.loop, b.procs, ida), groupValues(x.loop, x.procs, idb)},
 	}
-	if b.recvControlled() && x.recvControlled() {
+	if allPositive(b.recv, len(b.rounds)) && allPositive(x.recv, len(x.rounds)) {
 		c.recv = [2][][]float64{groupValues(b.recv, b.procs, ida), groupValues(x.recv, x.procs, idb)}
 	}
 	return c
@@ -85,21 +85,12 @@ func (c *controlSamples) of(k Control) (a, b [][]float64) {
 	return c.null[0], c.null[1]
 }
 
-// noRecvControl says why a metric has no recv control to read.
-const noRecvControl = "no recv control on both sides (results of an rtload before it, or controls: 0)"
+const noRecvControl = "the recv control is not in both runs (results of an rtload before it, or controls: 0)" // why none
 
-// has reports whether m carries control k on both sides.
+// has reports whether m carries control k on both sides (sessions split
+// the recv control only where controlsOf found it).
 func (m *Metric) has(k Control) bool {
-	if !m.Controlled() {
-		return false
-	}
-	if k != ControlRecv {
-		return true
-	}
-	if m.sctl != nil {
-		return m.sctl.recv[0] != nil && m.sctl.recv[1] != nil
-	}
-	return m.ctl.recv[0] != nil && m.ctl.recv[1] != nil
+	return m.Controlled() && (k != ControlRecv || m.ctl.recv[0] != nil)
 }
 
 // Controlled reports whether m carries its drift controls: every
@@ -156,7 +147,7 @@ func (m *Metric) AdjustedAt(k Control, level float64) stats.Adjusted {
 		return stats.Adjusted{Change: stats.Undefined(why), Raw: raw, Control: m.ControlChangeAt(k, level)}
 	}
 	if !m.has(k) {
-		return stats.Adjusted{Change: stats.Undefined(noRecvControl), Raw: m.ChangeAt(level), Control: m.ControlChangeAt(k, level)}
+		return stats.Adjusted{Change: stats.Undefined(noRecvControl), Raw: m.ChangeAt(level)}
 	}
 	if m.sctl != nil {
 		// Sessions: the rounds adjusted, the session the unit
@@ -294,14 +285,10 @@ func IntervalOf(c stats.Change) *Interval {
 	return intervalOf(c)
 }
 
-// NetOfAt is m's change net of control k at slope 1: the change of each
-// round's value over its control's (y/x, on the logs log y − log x)
-// between m's sides, by the interval m's change takes over processes
-// (Welch t), or sessions as the unit. Unlike AdjustedAt it estimates no
-// slope: a machine that slowed both by the same share leaves it flat.
-// Undefined without controls (or without k on both sides), and for sides
-// in the same processes (variants of one run, block pairs: the machine's
-// drift cancels in their pairs).
+// NetOfAt is m's change net of control k at slope 1: of each round's y/x
+// between m's sides, by processes (Welch t) or sessions; no slope is
+// estimated. Undefined without k on both sides, and for sides in the same
+// processes (the machine's drift cancels in their pairs).
 func (m *Metric) NetOfAt(k Control, level float64) stats.Change {
 	switch {
 	case !m.Controlled():
@@ -313,38 +300,8 @@ func (m *Metric) NetOfAt(k Control, level float64) stats.Change {
 	}
 	if m.sctl != nil {
 		xa, xb := m.sctl.of(k)
-		return stats.SessionsAt(ratioSessions(m.sa, xa), ratioSessions(m.sb, xb), level)
+		return stats.SessionsAt(stats.RatioSessions(m.sa, xa), stats.RatioSessions(m.sb, xb), level)
 	}
 	xa, xb := m.ctl.of(k)
-	return stats.NestedAt(ratios(m.a, xa), ratios(m.b, xb), level)
-}
-
-// ratios are y/x value by value (the shapes of y and x are the same:
-// controlsOf groups them alike); a value ≤ 0 stays ≤ 0, so that the
-// interval refuses it.
-func ratios(y, x [][]float64) [][]float64 {
-	out := make([][]float64, len(y))
-	for i := range y {
-		out[i] = make([]float64, len(y[i]))
-		for j, v := range y[i] {
-			out[i][j] = -1
-			if i < len(x) && j < len(x[i]) && x[i][j] > 0 {
-				out[i][j] = v / x[i][j]
-			}
-		}
-	}
-	return out
-}
-
-// ratioSessions is ratios session by session.
-func ratioSessions(y, x [][][]float64) [][][]float64 {
-	out := make([][][]float64, len(y))
-	for s := range y {
-		var xs [][]float64
-		if s < len(x) {
-			xs = x[s]
-		}
-		out[s] = ratios(y[s], xs)
-	}
-	return out
+	return stats.NestedAt(stats.Ratios(m.a, xa), stats.Ratios(m.b, xb), level)
 }

@@ -133,9 +133,11 @@ type Reader struct {
 	CountersSkipped []string               `json:"counters_skipped,omitempty"`
 	CPUInterrupts   *results.CPUInterrupts `json:"cpu_interrupts,omitempty"`
 	// OwnSoftIRQs is how many loopback datagrams the reader's own recv
-	// control sent in the trial (results.Controls.RecvData's count, one
-	// read each): each raises at most one NET_RX softirq on the reader's
-	// CPU, counted in CPUInterrupts beside the machine's. 0 without it.
+	// control sent in the trial's window (results.Controls.RecvData's
+	// count, one read each; summed over an interleaved trial's variants,
+	// whose window CPUInterrupts shares): each raises at most one NET_RX
+	// softirq on the reader's CPU, counted there beside the machine's. 0
+	// without it.
 	OwnSoftIRQs uint64 `json:"own_softirqs,omitempty"`
 	// Starved is the trial's "reader starved" marks of this reader, with
 	// who may have kept it off its CPU.
@@ -174,10 +176,14 @@ func Dir(dir string) ([]Reader, error) {
 	budget := wakelog.NewRowBudget()
 	env := envOf(s)
 	spec := ownNoiseOf(s.Spec)
+	own := groupRecvCounts(s.Trials)
 	for _, t := range s.Trials {
 		noise, notes := noiseOfTrial(t, spec)
 		for _, r := range t.Readers {
 			x := Analyze(t, r)
+			if n, ok := own[groupReader{groupOf(t), r.Name}]; ok {
+				x.OwnSoftIRQs = n
+			}
 			x.Notes = append(x.Notes, notes...)
 			x.Starved = starvedOf(t, r, noise)
 			w, note := wakeupsOf(budget, dir, t, r, spikes[spikeKey{t.Index, r.Name}], noise)
@@ -192,6 +198,39 @@ func Dir(dir string) ([]Reader, error) {
 		}
 	}
 	return out, nil
+}
+
+// groupReader is a reader of an interleaved group of trials (or of one
+// trial: its Index), whose variants share one measured window.
+type groupReader struct {
+	group  int
+	reader string
+}
+
+// groupOf is t's interleaved group (the Index of its first trial), else
+// t's own Index, negated so that the two never collide.
+func groupOf(t results.Trial) int {
+	if t.Interleave != nil {
+		return t.Interleave.Group
+	}
+	return -1 - t.Index
+}
+
+// groupRecvCounts are the recv control's datagrams per reader over each
+// interleaved group: the variants of one interleaved trial each record
+// their own blocks' calls, while the CPU's interrupts (CPUInterrupts)
+// count over the group's whole window, so the softirqs that are the
+// reader's own are the sum over the group.
+func groupRecvCounts(ts []results.Trial) map[groupReader]uint64 {
+	out := map[groupReader]uint64{}
+	for _, t := range ts {
+		for _, r := range t.Readers {
+			if c := r.Controls; c != nil && c.RecvData != nil {
+				out[groupReader{groupOf(t), r.Name}] += c.RecvData.Count
+			}
+		}
+	}
+	return out
 }
 
 // env is what explain reads of summary.json's env (sysinfo.Facts).

@@ -123,8 +123,8 @@ func writeKernel(b *strings.Builder, r Reader) {
 		fmt.Fprintf(b, "  reader CPU %d over the measured window: %d interrupts%s, %d softirqs%s; largest: %s (sampled every 50 ms: not tied to single wakeups)\n",
 			ci.CPU, ci.IRQs, perWakeup(ci.IRQs), ci.SoftIRQs, perWakeup(ci.SoftIRQs), strings.Join(top, ", "))
 		if r.OwnSoftIRQs > 0 {
-			fmt.Fprintf(b, "  of those softirqs, up to %d (NET_RX%s) are the reader's own recv control (a loopback datagram it sends itself every tick after the drain, readers[].controls), not the machine's\n",
-				r.OwnSoftIRQs, perWakeup(r.OwnSoftIRQs))
+			fmt.Fprintf(b, "  of those softirqs, up to %d NET_RX are the reader's own recv control (16 loopback datagrams it sends itself every tick after the drain, readers[].controls), not the machine's\n",
+				r.OwnSoftIRQs)
 		}
 	}
 	if len(r.Counters) > 0 {

@@ -177,20 +177,22 @@ type Adjustment struct {
 // leaves part of the machine's change in, never more than the raw one
 // does; the guard can only turn a verdict undecided.
 //
-// Why (bench/DRIFT.md, "The machine guard"; docs/ci-bisect.md): in 7 A/A
-// checks of laight-450 at --threshold 5% (2026-12-07), the loop and the
-// null syscall moved together, +5% to +15%, between the baseline and the
-// check; θ estimated within the sides came out low where they barely
-// varied within either side (r 0.15–0.41), the adjustment was not taken
-// or took out part, and 2 of the 7 said slower. Re-judged with the guard
-// (compare --fail-on, 45 checks of two sessions), both were undecided,
-// every A/A "not slower" stayed, and 8 of 9 checks of a real change
-// stayed slower.
-func machineGuard(m *compare.Metric, at compare.Metric, adj *Adjustment, level, thr float64, grow stats.Grow) compare.Metric {
+// Why (bench/DRIFT.md; docs/ci-bisect.md): in 10 A/A checks of
+// laight-450 at --threshold 5% (2026-12-07), the loop and the null syscall
+// moved together, up to +15%, between the baseline and the check; θ
+// estimated within the sides came out low where they barely varied within
+// either side (r 0.15–0.41), the adjustment was not taken or took out
+// part, and 3 of the 10 said slower. Re-judged with the guard (compare
+// --fail-on), 2 of the 3 were undecided, every A/A "not slower" of 30
+// stayed, and 8 of 10 checks of a real change stayed slower.
+func machineGuard(m *compare.Metric, at compare.Metric, adj *Adjustment, level, thr float64, grow stats.Grow, machine []compare.Machine) compare.Metric {
 	if m.SameProcesses() || at.Verdict == compare.VerdictUndecided || at.Invalid() {
 		return at
 	}
-	loop := m.ControlChangeAt(compare.ControlLoop, level)
+	loop := machineLoop(m, machine)
+	if !loop.Defined() {
+		loop = m.ControlChangeAt(compare.ControlLoop, level)
+	}
 	if !loop.Defined() || loop.Lo <= 0 && loop.Hi >= 0 {
 		return at
 	}
@@ -203,10 +205,24 @@ func machineGuard(m *compare.Metric, at compare.Metric, adj *Adjustment, level, 
 	if verdictClass(nv) == verdictClass(at.Verdict) {
 		return at
 	}
-	adj.MachineGuard = fmt.Sprintf("the machine's own speed moved between the runs (the user loop, which no kernel change moves, %s): net of it the change is %s, %s, against %s as judged: undecided",
-		view.IntervalWords(compare.IntervalOf(loop)), view.IntervalWords(adj.NetOfLoop), nv, at.Verdict)
+	adj.MachineGuard = fmt.Sprintf("%s the user loop (no system call: the machine's speed) moved %s, and net of it the change is %s (%s) where the judged one is %s: held undecided",
+		view.MachineGuardWords, view.IntervalWords(compare.IntervalOf(loop)), view.IntervalWords(adj.NetOfLoop), nv, at.Verdict)
 	at.Verdict, at.MethodNote = compare.VerdictUndecided, adj.MachineGuard
 	return at
+}
+
+// machineLoop is the user loop's change on the machine line of m's run
+// (every reader's rounds of the run against the baseline run's, at 95%:
+// what the output prints), so that the guard reads one loop for every
+// column of a run; undefined when there is none (m's own is read then).
+func machineLoop(m *compare.Metric, machine []compare.Machine) stats.Change {
+	for _, x := range machine {
+		if x.UserLoop != nil && x.UserLoop.LowPct != nil && x.UserLoop.HighPct != nil && x.UserLoop.PointPct != nil &&
+			(m.Column == x.Column || strings.HasSuffix(m.Column, "/"+x.Column)) {
+			return stats.Change{Level: x.UserLoop.Level, Point: *x.UserLoop.PointPct / 100, Lo: *x.UserLoop.LowPct / 100, Hi: *x.UserLoop.HighPct / 100}
+		}
+	}
+	return stats.Undefined("no machine line")
 }
 
 // verdictClass is a verdict as a gate reads it: slower, not slower

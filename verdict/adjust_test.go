@@ -264,7 +264,7 @@ func TestAdjustedOnRecv(t *testing.T) {
 		// A true +10% change of the workload alone: slower adjusted too.
 		{"true change, recv", recvRun(10, 5, 1, 1.10, 1, true), ControlRecv, Slower, JudgedAdjusted, []string{"adjusted on the recv control"}},
 		// No recv control in the new run: raw, and why.
-		{"no recv control", recvRun(10, 5, 1.10, 1, 1, false), ControlRecv, Slower, JudgedRaw, []string{"no recv control on both sides"}},
+		{"no recv control", recvRun(10, 5, 1.10, 1, 1, false), ControlRecv, Slower, JudgedRaw, []string{"the recv control is not in both runs"}},
 		// An entry change: the null syscall and the recv control +20%,
 		// the loop flat, the workload +4%: raw, never not slower.
 		{"entry change, recv", recvRun(10, 5, 1, 1.04, 1.20, true), ControlRecv, Undecided, JudgedRaw, []string{"the system-call entry changed, not the machine; the raw change is judged"}},
@@ -328,8 +328,11 @@ func TestMachineGuard(t *testing.T) {
 			if a == nil || (a.MachineGuard != "") != tc.guard {
 				t.Fatalf("adjustment %+v, want the guard %v", a, tc.guard)
 			}
-			if tc.guard && (a.NetOfLoop == nil || !strings.Contains(g.Metrics[0].Judged, "the machine's own speed moved between the runs (the user loop, which no kernel change moves, +12.0% [")) {
+			if tc.guard && (a.NetOfLoop == nil || !strings.Contains(g.Metrics[0].Judged, "machine guard: the user loop (no system call: the machine's speed) moved +12.0% [")) {
 				t.Errorf("judged %q, net of the loop %+v", g.Metrics[0].Judged, a.NetOfLoop)
+			}
+			if out := gateText(t, c); tc.guard && strings.Contains(out, "CI excludes 0") {
+				t.Errorf("a verdict the guard held is read as slower with the CI excluding 0:\n%s", out)
 			}
 			_, err := ParseControl("none")
 			if err != nil {

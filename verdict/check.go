@@ -344,7 +344,7 @@ func (c *Check) look(sum *results.Summary, why string) Verdict {
 		q.Level = stats.Stop{Decide: true, MaxLooks: q.MaxLooks, Metrics: q.Metrics}.Level()
 	}
 	opt := c.opt.Options
-	opt.Level = q.Level
+	opt.Level, opt.Machine = q.Level, res.Machine
 	g, err := JudgeMarked(res.Metrics, c.reasons, own, opt)
 	if err != nil {
 		c.reasons = append(append(c.reasons, own...), termsafe.Escape(err.Error()))

@@ -157,6 +157,7 @@ func JudgeRuns(runs []compare.Run, res *compare.Result, opt Options, more ...str
 		reasons, own = append(reasons, rs...), append(own, o...)
 	}
 	reasons = append(reasons, more...)
+	opt.Machine = res.Machine
 	g, err := JudgeMarked(res.Metrics, reasons, own, opt)
 	return Compared{Result: res, Gate: &g}, err
 }
@@ -241,7 +242,7 @@ func judgeMetric(m *compare.Metric, level, thr float64, grow stats.Grow, opt Opt
 		}
 		at = m.At(c, thr, grow)
 		if adj != nil {
-			at = machineGuard(m, at, adj, level, thr, grow)
+			at = machineGuard(m, at, adj, level, thr, grow, opt.Machine)
 		}
 	}
 	out := Metric{Name: m.Name, Unit: m.Unit, HigherIsBetter: m.HigherIsBetter, Column: m.Column, Baseline: m.Baseline, Value: m.Value, BaselineValue: m.BaselineValue,

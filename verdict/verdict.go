@@ -93,6 +93,10 @@ type Options struct {
 	// DefaultSpikeThreshold (judge.go).
 	TailThreshold  float64
 	SpikeThreshold time.Duration
+	// Machine is the comparison's machine lines (compare.Result.Machine):
+	// the machine guard reads the user loop of the metric's run there
+	// (adjust.go); JudgeRuns and a check's looks set it.
+	Machine []compare.Machine
 }
 
 // threshold is o's threshold, its default filled in.

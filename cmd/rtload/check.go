@@ -57,18 +57,17 @@ and why. A baseline is judged on its clean processes. A mark the workload
 brought on itself (a reader starved by its own overruns) is never
 replaced: the run never passes; the check samples on and exits 1 when a
 look proves it slower, 125 otherwise (at once when a reader measured
-nothing). Before the first new process, check
-prints the smallest slowdown it can find from the baseline's noise, raw
-and adjusted on the null-syscall drift control.
+nothing). Before the first new process, check prints the smallest
+slowdown it can find from the baseline's noise, raw and adjusted on the
+drift control it judges with.
 
---as COUNTERPART runs the baseline's own scenario, every --set override it
-ran with kept, under the counterpart's name and requires: instead of its
-own: the other boot of an A/B (a laight-450-unhardened baseline checked on
-a hardened_usercopy=on boot: --as laight-450-hardened). A counterpart
-differs from the baseline's scenario only in name, description and
-requires: (the shipped pairs: laight-450-hardened/-unhardened,
-cook-hackbench-init-off/-on-alloc/-on-free); check says which overrides it
-kept, and refuses a scenario that differs in more.
+--as COUNTERPART runs the baseline's own scenario, its --set overrides
+kept, under the counterpart's name and requires:, for the other boot of an
+A/B (a laight-450-unhardened baseline on a hardened_usercopy=on boot: --as
+laight-450-hardened). A counterpart differs from the baseline's scenario
+only in name, description and requires: (shipped: laight-450-hardened/
+-unhardened, cook-hackbench-init-off/-on-alloc/-on-free); check says which
+overrides it kept, and refuses a scenario that differs in more.
 
 The samples are processes, never calls: each interval is Student's t on
 the log values of per-process means (n = processes × rounds), so the
@@ -84,30 +83,20 @@ proves a tail not slower: a tail metric proven more than doubled is
 slower (exit 1); one proven higher, or a wakeup p99 measured beyond
 +100%, holds the gate undecided (125); otherwise it holds nothing.
 
-Each reader times drift controls in every tick (a null syscall and a
-user-space loop, readers[].controls): the machine's change between the
-baseline and the check moves them with the recv calls. A per-call cost is
-judged adjusted on the null syscall (regression on the logs, its slope θ
-estimated within each side, never assumed 1), with θ, the correlation r
-and the raw change printed beside it, and a "machine" line gives each
-control's own change. When the null syscall moves by more than 10% beyond
-what the user loop's change predicts (a change of the system-call entry:
-a mitigation, a seccomp filter), the raw change is judged instead, and the
-output says so. --control none judges the raw change; --control loop
-adjusts on the user loop. --control recv adjusts on the recv control (a
-64-byte datagram of the reader's own, read with its own receiver in the
-same ticks): it sees the recv path's drift that the null syscall misses,
-and it moves with any kernel change of that path too, so it is only for
-a change outside it (a scenario's payload, user space, a container's
-setting), never for a kernel A/B of the recv path.
-
-The machine guard: when the user loop's own change between the baseline
-and the check excludes 0, the machine's speed moved (no kernel change
-moves a user-space loop). A per-call verdict then stands only when the
-change net of the loop's (slope 1) reads the same (both slower, or both
-not slower); otherwise it is undecided and the line says why. In A/A
-checks whose machine slowed 8–15% between the runs it held 2 false
-"slower" undecided (docs/ci-bisect.md).
+Each reader times drift controls in every tick (readers[].controls: a
+null syscall, a user-space loop, a loopback datagram through its recv
+call): the machine's change between baseline and check moves them with
+the recv calls. A per-call cost is judged adjusted on the null syscall
+(θ estimated within each side, never assumed 1), θ, r and the raw change
+beside it, and a "machine" line gives each control's own change. When
+the null syscall moves over 10% beyond what the loop predicts (the
+system-call entry changed: a mitigation, a seccomp filter), the raw
+change is judged, and the output says so. --control none judges the raw
+change (no guard), loop adjusts on the user loop, recv on the recv control
+(only for a change outside the kernel's recv path, which moves it too).
+When the machine line's loop excludes 0 (it makes no system call: the
+machine's speed moved), a per-call verdict stands only if its change net
+of the loop's reads the same; else it is undecided (the machine guard).
 
 --budget bounds the new run, its first process included: a plan whose one
 process cannot fit (its trials' durations and warm-ups alone reach the

@@ -37,20 +37,17 @@ The header lists, mmtests-style, only the facts that differ between runs
 microcode, CPU, C-states, cpu_dma_latency); other differences (scenario,
 clock, degraded mode) are listed field by field as warnings.
 
---fail-on slower makes it a gate, as rtload check is: it judges every
-column's primary metric (mean per-call cost; wakeup latency p99 for a
-timer-only reader) and, for the tail guard, its wakeup latency p99 and
-spike rates (or those named: --fail-on slower=METRIC,...) at a
-family-wise 95% level (Bonferroni over the metrics judged) and exits 0 only
-when every one outside the tail is proven not slower than +threshold and
-the tail guard holds nothing, 1 when one is proven slower (a tail metric:
-proven more than doubled), 125 when it is undecided or a run cannot be
-judged (degraded, stopped, incomplete). The tail guard never proves a
-tail not slower: it holds the gate (125) on a tail metric proven higher or
-a wakeup p99 measured beyond +100%, and otherwise lets it pass. Between runs, a per-call cost is judged adjusted on
-the null syscall timed in the same ticks (--control), with the raw change
-beside it, as rtload check does; every comparison prints the machine's own
-change (the drift controls', "machine, new vs base: …").`,
+--fail-on slower makes it a gate, as rtload check is (check --help): it
+judges every column's primary metric (mean per-call cost; wakeup latency
+p99 for a timer-only reader) and, for the tail guard, its wakeup latency
+p99 and spike rates (or those named: --fail-on slower=METRIC,...) at a
+family-wise 95% level (Bonferroni over the metrics judged) and exits 0
+only when every one outside the tail is proven not slower than
++threshold and the tail guard holds nothing, 1 when one is proven slower
+(a tail metric: proven more than doubled), 125 when it is undecided or a
+run cannot be judged. A per-call cost between runs is judged as check
+judges it (--control, the machine guard); every comparison prints the
+machine's own change.`,
 		Example: `  rtload compare results/unhard results/hard --label unhard,hard
   rtload compare A B --format json > cmp.json
   rtload compare A B --format lkp

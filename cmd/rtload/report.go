@@ -25,14 +25,9 @@ change of every other variant against the first with its interval, the
 marks, the results directory. A checkpoint (a run killed, or one whose
 final summary could not be written) is flagged *** INCOMPLETE.
 
-Of a run of several processes (run --processes, a check's new run), the
-closing block says how many processes ran, which ones the machine
-disturbed (numbered from 1) and why, which a check leaves out (and
-replaced with fresh ones), and that every figure of the report is over
-all of them, those included: "6 processes ran, 1 left out by a check
-(disturbed by the machine: process 2: reader rt off CPU 1 for 176ms
-(starved)): the figures of this report are over all 6; a check judges
-the other 5". The JSON lists them under "replaced" (numbered from 0).`,
+Of several processes, it says which the machine disturbed (a check
+leaves them out) and that every figure is over all of them ("replaced"
+in the JSON, numbered from 0).`,
 		Example: `  rtload report rtload-results/laight-450-20261130-101500
   rtload report rtload-results/laight-450-20261130-101500 -v
   rtload report rtload-results/laight-450-20261130-101500 --format json | jq '.metrics[0]'`,

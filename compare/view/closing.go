@@ -164,12 +164,18 @@ func VerdictWords(m compare.Metric, thr float64, sign string) string {
 	return "slower (CI excludes 0); beyond +" + fmtPct(thr) + "%: undecided"
 }
 
+// MachineGuardWords begin the note of a verdict the machine guard held
+// undecided (verdict's machineGuard): its interval is not read as slower.
+const MachineGuardWords = "machine guard:"
+
 // WorseNotBeyond reports whether m is undecided at its threshold while
 // its whole interval lies on the worse side of 0 (and no invalid trial
-// made it undecided): slower, not shown beyond the threshold.
+// nor the machine guard made it undecided): slower, not shown beyond the
+// threshold.
 func WorseNotBeyond(m compare.Metric) bool {
 	iv := m.Interval
-	if m.Verdict != compare.VerdictUndecided || iv == nil || iv.LowPct == nil || iv.HighPct == nil || strings.Contains(m.MethodNote, ": invalid: ") {
+	if m.Verdict != compare.VerdictUndecided || iv == nil || iv.LowPct == nil || iv.HighPct == nil || strings.Contains(m.MethodNote, ": invalid: ") ||
+		strings.HasPrefix(m.MethodNote, MachineGuardWords) {
 		return false
 	}
 	if m.HigherIsBetter {
