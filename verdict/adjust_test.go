@@ -360,3 +360,22 @@ func gateText(t *testing.T, c Compared) string {
 	}
 	return b.String()
 }
+
+// TestMachineLoop: the guard reads the machine line of the metric's own
+// run (its column "group/run" or "run"), and none where there is none.
+func TestMachineLoop(t *testing.T) {
+	pct := func(v float64) *float64 { return &v }
+	machine := []compare.Machine{
+		{Column: "other", Baseline: "base", UserLoop: &compare.Interval{Level: 0.95, PointPct: pct(1), LowPct: pct(-1), HighPct: pct(3)}},
+		{Column: "new", Baseline: "base", UserLoop: &compare.Interval{Level: 0.95, PointPct: pct(14.9), LowPct: pct(7.7), HighPct: pct(22.7)}},
+	}
+	for col, want := range map[string]float64{"recvfrom/new": 0.149, "new": 0.149, "recvfrom/other": 0.01} {
+		c := machineLoop(&compare.Metric{Column: col}, machine)
+		if !c.Defined() || math.Abs(c.Point-want) > 1e-9 || c.Level != 0.95 {
+			t.Errorf("%s: loop %+v, want point %v at 95%%", col, c, want)
+		}
+	}
+	if c := machineLoop(&compare.Metric{Column: "recvfrom/renew"}, machine); c.Defined() {
+		t.Errorf("a run with no machine line read %+v", c)
+	}
+}
