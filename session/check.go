@@ -94,6 +94,9 @@ func OpenCheck(r *CheckRun, opt verdict.CheckOptions) (*verdict.Check, error) {
 	if err := verdict.CheckMetrics(compare.Run{Label: opt.Labels[0], Summary: base}, opt.Options); err != nil {
 		return nil, UsageError{fmt.Errorf("--metric: %w", err)}
 	}
+	if err := verdict.ControlTimed([]compare.Run{{Label: "the baseline", Summary: base}}, opt.Control); err != nil {
+		return nil, UsageError{err}
+	}
 	baseRuns, err := load.Runs([]string{r.Baseline}, r.Labels[:1])
 	if err != nil {
 		return nil, UsageError{fmt.Errorf("baseline: %w", err)}

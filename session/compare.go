@@ -25,6 +25,9 @@ func Compare(dirs, labels []string, gate verdict.Options, gating bool) (verdict.
 	copt := compare.Options{Threshold: gate.Threshold}
 	judged, left, more := runs, []verdict.LeftOut(nil), []string(nil)
 	if gating {
+		if err := verdict.ControlTimed(runs, gate.Control); err != nil {
+			return verdict.Compared{}, nil, UsageError{Err: err}
+		}
 		copt = gate.CompareOptions() // the spike rates the tail guard judges too
 		// As a check judges a baseline: the processes the machine
 		// disturbed (those a run of --processes replaced) left out.

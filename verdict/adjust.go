@@ -358,3 +358,23 @@ func num(p *float64) string {
 	}
 	return fmt.Sprintf("%.2f", *p)
 }
+
+// ControlTimed checks that every run timed control c where it timed
+// controls at all: --control recv on results without the recv control
+// (an rtload before it) is a usage error naming the fix, not a raw
+// verdict in its place. Every other control is in every run with controls.
+func ControlTimed(runs []compare.Run, c Control) error {
+	if c != ControlRecv {
+		return nil
+	}
+	for _, r := range runs {
+		for _, t := range r.Summary.Trials {
+			for _, rd := range t.Readers {
+				if rd.Controls != nil && rd.Controls.RecvData == nil {
+					return fmt.Errorf("--control recv: %s has no recv control (results of an rtload before it): allowed: null, loop, none", r.Label)
+				}
+			}
+		}
+	}
+	return nil
+}

@@ -379,3 +379,21 @@ func TestMachineLoop(t *testing.T) {
 		t.Errorf("a run with no machine line read %+v", c)
 	}
 }
+
+// TestControlTimed: --control recv on a run without the recv control is a
+// usage error naming the run and the other controls; with it, or with
+// another control, nothing is refused.
+func TestControlTimed(t *testing.T) {
+	with, without := recvRun(2, 0, 1, 1, 1, true), recvRun(2, 0, 1, 1, 1, false)
+	runs := []compare.Run{{Label: "base", Summary: with}, {Label: "old", Summary: without}}
+	err := ControlTimed(runs, ControlRecv)
+	if err == nil || err.Error() != "--control recv: old has no recv control (results of an rtload before it): allowed: null, loop, none" {
+		t.Errorf("error %v", err)
+	}
+	if err := ControlTimed(runs[:1], ControlRecv); err != nil {
+		t.Errorf("with the recv control: %v", err)
+	}
+	if err := ControlTimed(runs, ControlNull); err != nil {
+		t.Errorf("--control null: %v", err)
+	}
+}
