@@ -16,6 +16,7 @@ import (
 	"github.com/rtload/rtload/record"
 	"github.com/rtload/rtload/results"
 	"github.com/rtload/rtload/results/store"
+	"github.com/rtload/rtload/session"
 	"github.com/rtload/rtload/verdict"
 )
 
@@ -49,11 +50,20 @@ func TestCheckGate(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("baseline: exit %d\n%s", r.code, r.stderr)
 	}
-	var run compare.RunReport
+	var run session.RunDoc
 	decode(t, r, &run)
+	// 3 processes, and a fresh one in the place of one the machine
+	// disturbed (at most a third: verdict.Replacer), 5 trials each.
+	procs := 3
+	if run.Replaced != nil && len(run.Replaced.Disturbed) > 0 {
+		procs++
+	}
+	if run.RunReport == nil || run.Summary == nil {
+		t.Fatalf("run --format json: no report or no summary:\n%s", r.stdout)
+	}
 	if run.Schema != compare.SchemaReport || run.Version != compare.SchemaVersion || !run.Saved || run.Dir != base ||
-		run.Summary == nil || len(run.Summary.Trials) != 15 || len(run.Summary.Processes) != 3 || len(run.Metrics) == 0 || run.Metrics[0].Name != "mean per-call cost" {
-		t.Fatalf("run --format json: %+v", run)
+		len(run.Summary.Trials) != 5*procs || len(run.Summary.Processes) != procs || len(run.Metrics) == 0 || run.Metrics[0].Name != "mean per-call cost" {
+		t.Fatalf("run --format json: %d processes, %d trials (want %d and %d: %+v replaced): %+v", len(run.Summary.Processes), len(run.Summary.Trials), procs, 5*procs, run.Replaced, run.RunReport)
 	}
 	// Three fresh processes: their trials say so, and their files too.
 	for i, tr := range run.Summary.Trials {
