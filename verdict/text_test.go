@@ -28,14 +28,7 @@ func closingRuns() []compare.Run {
 // TestClosingGate: with a gate the closing block is the gate's: its
 // metrics at the gate's level and its verdict with the exit code.
 func TestClosingGate(t *testing.T) {
-	res, err := facts.Compare(closingRuns())
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := Judge(res.Metrics, nil, Options{GrowBaseline: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, g := closingGate(t)
 	exit := g.ExitCode()
 	c := g.Closing("check", []string{"new: 1 of 12 trials traffic not as specified (trial 4)"}, []string{"new run: /tmp/x (removed: --keep or --out keeps it)"}, exit)
 	var b strings.Builder
@@ -72,14 +65,7 @@ func TestClosingGate(t *testing.T) {
 // the gate, in the CSV view's columns: its verdict, its exit code and its
 // threshold (and the level it judged at); without a gate, no such row.
 func TestCompareCSVGate(t *testing.T) {
-	res, err := facts.Compare(closingRuns())
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := Judge(res.Metrics, nil, Options{GrowBaseline: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, g := closingGate(t)
 	cannot := Gate{Verdict: CannotJudge, ThresholdPct: 5, Level: 0.95, Reasons: []string{"new: trial 3: invalid:\n  clocksource changed"}}
 	col := func(name string) int { return slices.Index(view.CSVHeader, name) }
 	for _, tc := range []struct {
@@ -124,4 +110,19 @@ func TestCompareCSVGate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// closingGate is closingRuns compared and judged as compare --fail-on
+// judges them.
+func closingGate(t *testing.T) (*compare.Result, Gate) {
+	t.Helper()
+	res, err := facts.Compare(closingRuns())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := Judge(res.Metrics, nil, Options{GrowBaseline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, g
 }
